@@ -1,0 +1,165 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { StartupConfig } from './config.js';
+import type { AppContext } from './context.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { loadOrCreateKeyFile, Sealer } from './core/crypto.js';
+import type { RouteAccess } from './core/permissions.js';
+import { openDatabase } from './store/database.js';
+import { ConfigStore } from './store/config-store.js';
+import { createPlatform } from './platform/index.js';
+import type { Platform } from './platform/platform.js';
+import { CollectionRegistry } from './http/collection.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { MethodIndex } from './http/method-index.js';
+import { toRouterPath, type RouteSpec } from './http/route.js';
+import { validatorCompiler } from './http/validation.js';
+import { installAccessControl, type Authenticator } from './http/access.js';
+import { AREAS } from './areas/index.js';
+import type { Area } from './areas/area.js';
+import { BUILD } from './core/build-info.js';
+
+export interface BuildOptions {
+  config: StartupConfig;
+  clock?: Clock;
+  platform?: Platform;
+  /** Areas to register; tests may pass their own. */
+  areas?: Area[];
+  authenticator?: (context: AppContext) => Authenticator;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** One row of the route catalogue: what the route-table test compares with endpoints.tsv. */
+export interface CatalogueEntry {
+  method: string;
+  path: string;
+  access: RouteAccess | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    context: AppContext;
+    catalogue: CatalogueEntry[];
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+export const BODY_LIMIT = 10 * 1024 * 1024;
+
+/** Paths served without credentials that are not API operations (documentation). */
+const DOCUMENTATION_PREFIXES = ['/api/docs', '/api/v1/openapi.json'];
+
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      // Belt and braces: request logging below never includes headers or bodies, but nothing that could
+      // carry a credential may ever be serialised by accident.
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
+    },
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (request) => {
+      const supplied = request.headers['x-request-id'];
+      return typeof supplied === 'string' && REQUEST_ID.test(supplied) ? supplied : randomUUID();
+    },
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    bodyLimit: BODY_LIMIT,
+    forceCloseConnections: 'idle',
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // The API speaks JSON only; any other body type is refused with a 400 that says so.
+  app.removeContentTypeParser('text/plain');
+
+  const db = openDatabase(config.dataDir);
+  const sealer = new Sealer(loadOrCreateKeyFile(join(config.dataDir, 'secrets.key')));
+  const store = new ConfigStore(db, clock);
+  const platform = options.platform ?? createPlatform(config.platform);
+  const context: AppContext = {
+    config, clock, db, store, sealer, platform,
+    collections: new CollectionRegistry(store, sealer),
+    log: app.log,
+    startedAt: clock.now(),
+  };
+  app.decorate('context', context);
+  app.decorate('catalogue', [] as CatalogueEntry[]);
+
+  const methods = new MethodIndex();
+  app.addHook('onRoute', (route) => {
+    const url = route.url ?? route.path;
+    if (DOCUMENTATION_PREFIXES.some((prefix) => url.startsWith(prefix))) {
+      route.config = { ...(route.config ?? {}), access: 'public' };
+    }
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      methods.remember(method, url);
+      app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access });
+    }
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One line per request; the path only (query strings may carry tickets), never headers or bodies.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
+      'request',
+    );
+  });
+
+  installErrorHandling(app, methods);
+  if (options.authenticator) installAccessControl(app, options.authenticator(context));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Bulwark firewall appliance API', version: BUILD.version },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'ApiKey <secret>' },
+        },
+      },
+      security: [{ bearer: [] }, { apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  const areas = options.areas ?? AREAS;
+  for (const area of areas) {
+    for (const route of area.routes(context)) registerRoute(app, route);
+  }
+  app.addHook('onReady', async () => {
+    for (const area of areas) await area.start?.(context);
+  });
+  app.addHook('onClose', async () => {
+    for (const area of [...areas].reverse()) await area.stop?.();
+    await platform.close();
+    db.close();
+  });
+  return app;
+}
+
+function registerRoute(app: FastifyInstance, route: RouteSpec): void {
+  const permissionNote = route.access === 'public' ? 'No credential needed.' : route.access === 'authenticated' ? 'Any valid credential.' : `Requires \`${route.access}\`.`;
+  app.route({
+    method: route.method,
+    url: toRouterPath(route.path),
+    config: { access: route.access },
+    bodyLimit: route.bodyLimit,
+    schema: {
+      ...route.schema,
+      tags: route.tags,
+      summary: route.summary,
+      description: permissionNote,
+      ...(route.access === 'public' ? { security: [] } : {}),
+    },
+    handler: async (request, reply) => route.handler(request, reply),
+  });
+}

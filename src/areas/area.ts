@@ -1,0 +1,10 @@
+import type { AppContext } from '../context.js';
+import type { RouteSpec } from '../http/route.js';
+
+/** One API area: its route table, and optional start/stop for background work. */
+export interface Area {
+  name: string;
+  routes(context: AppContext): RouteSpec[];
+  start?(context: AppContext): Promise<void> | void;
+  stop?(): Promise<void> | void;
+}

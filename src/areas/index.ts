@@ -1,0 +1,5 @@
+import type { Area } from './area.js';
+import { statusArea } from './status/routes.js';
+
+/** Every API area, in registration order. */
+export const AREAS: Area[] = [statusArea];

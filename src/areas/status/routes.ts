@@ -1,0 +1,98 @@
+import { Type } from 'typebox';
+import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
+import { BUILD } from '../../core/build-info.js';
+
+const PlatformInfo = Type.Object({
+  name: Type.String(),
+  simulated: Type.Boolean(),
+  description: Type.String(),
+});
+
+const About = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  git_commit: Type.Union([Type.String(), Type.Null()]),
+  built_at: Type.Union([Type.String(), Type.Null()]),
+  node_version: Type.String(),
+  platform: PlatformInfo,
+  simulated: Type.Boolean(),
+  features: Type.Record(Type.String(), Type.Boolean()),
+});
+
+const Status = Type.Object({
+  status: Type.String({ description: '`ok` or `degraded`' }),
+  simulated: Type.Boolean(),
+  platform: PlatformInfo,
+  uptime_seconds: Type.Integer(),
+  store: Type.Object({ ok: Type.Boolean(), configuration_objects: Type.Integer(), error: Type.Optional(Type.String()) }),
+  pf_running: Type.Boolean(),
+  pf_backend: Type.String(),
+  pf_states: Type.Integer(),
+  pf_rules: Type.Integer(),
+  packets_in: Type.Integer(),
+  packets_out: Type.Integer(),
+  bytes_in: Type.Integer(),
+  bytes_out: Type.Integer(),
+  pf_error: Type.Optional(Type.String()),
+});
+
+function platformInfo(context: AppContext) {
+  const { platform } = context;
+  return { name: platform.name, simulated: platform.simulated, description: platform.description };
+}
+
+function storeHealth(context: AppContext) {
+  try {
+    const row = context.db.prepare('SELECT count(*) AS n FROM config_objects').get() as { n: number };
+    return { ok: true, configuration_objects: row.n };
+  } catch (error) {
+    return { ok: false, configuration_objects: 0, error: (error as Error).message };
+  }
+}
+
+export const statusArea: Area = {
+  name: 'status',
+  routes: (context) => [
+    {
+      method: 'GET', path: '/api/v1/about', access: 'dashboard:view', tags: ['status'],
+      summary: 'Build, version, platform and feature flags',
+      schema: { response: { 200: About } },
+      handler: () => ({
+        name: 'Bulwark',
+        version: BUILD.version,
+        git_commit: BUILD.gitCommit,
+        built_at: BUILD.builtAt,
+        node_version: process.version,
+        platform: platformInfo(context),
+        simulated: context.platform.simulated,
+        features: { simulated_platform: context.platform.simulated, packet_filter: true },
+      }),
+    },
+    {
+      method: 'GET', path: '/api/v1/status', access: 'dashboard:view', tags: ['status'],
+      summary: 'Health snapshot of the service, the store and the packet filter',
+      schema: { response: { 200: Status } },
+      handler: async () => {
+        const pf = await context.platform.packetFilter.status();
+        const store = storeHealth(context);
+        return {
+          status: store.ok && pf.running ? 'ok' : 'degraded',
+          simulated: context.platform.simulated,
+          platform: platformInfo(context),
+          uptime_seconds: Math.floor((context.clock.now() - context.startedAt) / 1000),
+          store,
+          pf_running: pf.running,
+          pf_backend: pf.backend,
+          pf_states: pf.states,
+          pf_rules: pf.rules,
+          packets_in: pf.packets_in,
+          packets_out: pf.packets_out,
+          bytes_in: pf.bytes_in,
+          bytes_out: pf.bytes_out,
+          ...(pf.error ? { pf_error: pf.error } : {}),
+        };
+      },
+    },
+  ],
+};

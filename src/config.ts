@@ -1,0 +1,75 @@
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { isIP } from 'node:net';
+
+export type PlatformName = 'simulated' | 'linux' | 'freebsd';
+export const PLATFORMS: readonly PlatformName[] = ['simulated', 'linux', 'freebsd'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface StartupConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  platform: PlatformName;
+  trustedProxies: string[];
+  logLevel: LogLevel;
+}
+
+export class StartupError extends Error {}
+
+/** Splits HOST:PORT, accepting a bracketed IPv6 host ("[::1]:8080"). */
+export function parseListen(value: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value.trim());
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port < 0 || port > 65535) throw new StartupError(`--listen must be HOST:PORT, got "${value}"`);
+  return { host: match[1] ?? match[2], port };
+}
+
+/** Comma-separated IPs or CIDRs; anything else is a startup error rather than a silently ignored entry. */
+export function parseTrustedProxies(value: string): string[] {
+  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxPrefix = family === 6 ? 128 : 32;
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (!family || !prefixOk || extra !== undefined) {
+      throw new StartupError(`--trusted-proxies: "${entry}" is not an IP address or CIDR`);
+    }
+  }
+  return entries;
+}
+
+/** Flags win over environment variables, which win over defaults. */
+export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): StartupConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      listen: { type: 'string' },
+      'data-dir': { type: 'string' },
+      platform: { type: 'string' },
+      'trusted-proxies': { type: 'string' },
+      'log-level': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const { host, port } = parseListen(values.listen ?? env.BULWARK_LISTEN ?? '0.0.0.0:8080');
+  const platform = values.platform ?? env.BULWARK_PLATFORM ?? 'simulated';
+  if (!PLATFORMS.includes(platform as PlatformName)) {
+    throw new StartupError(`--platform must be one of ${PLATFORMS.join(', ')}, got "${platform}"`);
+  }
+  const logLevel = values['log-level'] ?? env.BULWARK_LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new StartupError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  return {
+    host,
+    port,
+    dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
+    platform: platform as PlatformName,
+    trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),
+    logLevel: logLevel as LogLevel,
+  };
+}

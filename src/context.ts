@@ -1,0 +1,21 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { StartupConfig } from './config.js';
+import type { Clock } from './core/clock.js';
+import type { Sealer } from './core/crypto.js';
+import type { Db } from './store/database.js';
+import type { ConfigStore } from './store/config-store.js';
+import type { Platform } from './platform/platform.js';
+import type { CollectionRegistry } from './http/collection.js';
+
+/** What every area's routes and services are built from. Created once in app.ts. */
+export interface AppContext {
+  config: StartupConfig;
+  clock: Clock;
+  db: Db;
+  store: ConfigStore;
+  sealer: Sealer;
+  platform: Platform;
+  collections: CollectionRegistry;
+  log: FastifyBaseLogger;
+  startedAt: number;
+}

@@ -1,0 +1,20 @@
+/** Errors are values with a status; one handler (http/error-handler.ts) turns them into `{"error": ...}`. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const badRequest = (message: string) => new HttpError(400, message);
+export const unauthorized = (message = 'authentication required') => new HttpError(401, message);
+export const forbidden = (message = 'permission denied') => new HttpError(403, message);
+export const notFound = (message = 'not found') => new HttpError(404, message);
+export const conflict = (message: string) => new HttpError(409, message);
+export const tooManyRequests = (retryAfterSeconds: number, message = 'too many requests') =>
+  new HttpError(429, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+export const unavailable = (message: string) => new HttpError(503, message);

@@ -1,0 +1,30 @@
+import { execFile } from 'node:child_process';
+
+export interface CommandResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+/**
+ * Runs a program with an argument array (never a shell string), optionally feeding stdin.
+ * Resolves with the exit code instead of throwing so drivers can report the tool's own message.
+ */
+export function runCommand(
+  file: string,
+  args: readonly string[],
+  options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      file,
+      args,
+      { timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, env: options.env ?? process.env },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
+        resolve({ stdout: String(stdout), stderr: String(stderr || (error && !stderr ? error.message : '')), code });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}

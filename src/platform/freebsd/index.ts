@@ -1,0 +1,33 @@
+import type { Platform, PacketFilterStatus } from '../platform.js';
+import { readSystemInfo } from '../os-info.js';
+import { runCommand } from '../exec.js';
+
+export const PF_ANCHOR = 'bulwark';
+
+/** Parses `pfctl -s info` for the enabled flag and the state-table size. */
+export function parsePfInfo(text: string): { running: boolean; states: number } {
+  const running = /Status:\s+Enabled/i.test(text);
+  const states = Number(/current entries\s+(\d+)/i.exec(text)?.[1] ?? 0);
+  return { running, states };
+}
+
+async function pfStatus(): Promise<PacketFilterStatus> {
+  const base: PacketFilterStatus = { running: false, backend: 'pf', rules: 0, states: 0, packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0 };
+  const info = await runCommand('pfctl', ['-s', 'info']);
+  if (info.code !== 0) return { ...base, error: info.stderr.trim() || `pfctl exited ${info.code}` };
+  const rules = await runCommand('pfctl', ['-a', PF_ANCHOR, '-s', 'rules']);
+  const ruleCount = rules.code === 0 ? rules.stdout.split('\n').filter((l) => l.trim()).length : 0;
+  return { ...base, ...parsePfInfo(info.stdout), rules: ruleCount };
+}
+
+/** FreeBSD: pfctl and rc.d. Tested with fake tools on PATH, since FreeBSD is not available here. */
+export function createFreebsdPlatform(): Platform {
+  return {
+    name: 'freebsd',
+    simulated: false,
+    description: 'freebsd: pf through pfctl anchors, services through rc.d',
+    packetFilter: { status: pfStatus },
+    system: { info: async () => readSystemInfo() },
+    async close() {},
+  };
+}

@@ -1,0 +1,16 @@
+import type { PlatformName } from '../config.js';
+import type { Platform } from './platform.js';
+import { createSimulatedPlatform } from './simulated/index.js';
+import { createLinuxPlatform } from './linux/index.js';
+import { createFreebsdPlatform } from './freebsd/index.js';
+
+export function createPlatform(name: PlatformName): Platform {
+  switch (name) {
+    case 'simulated':
+      return createSimulatedPlatform();
+    case 'linux':
+      return createLinuxPlatform();
+    case 'freebsd':
+      return createFreebsdPlatform();
+  }
+}

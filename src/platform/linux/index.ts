@@ -1,0 +1,28 @@
+import { readFile } from 'node:fs/promises';
+import type { Platform, PacketFilterStatus } from '../platform.js';
+import { readSystemInfo } from '../os-info.js';
+import { runCommand } from '../exec.js';
+
+export const NFT_TABLE = 'bulwark';
+
+/** Reads the state of Bulwark's own nftables table and the kernel's conntrack count. */
+async function nftablesStatus(): Promise<PacketFilterStatus> {
+  const base: PacketFilterStatus = { running: false, backend: 'nftables', rules: 0, states: 0, packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0 };
+  const states = await readFile('/proc/sys/net/netfilter/nf_conntrack_count', 'utf8').then(Number, () => 0);
+  const listed = await runCommand('nft', ['-j', 'list', 'table', 'inet', NFT_TABLE]);
+  if (listed.code !== 0) return { ...base, states, error: listed.stderr.trim() || `nft exited ${listed.code}` };
+  const items = (JSON.parse(listed.stdout) as { nftables: Record<string, unknown>[] }).nftables;
+  return { ...base, running: true, states, rules: items.filter((item) => 'rule' in item).length };
+}
+
+/** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
+export function createLinuxPlatform(): Platform {
+  return {
+    name: 'linux',
+    simulated: false,
+    description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
+    packetFilter: { status: nftablesStatus },
+    system: { info: async () => readSystemInfo() },
+    async close() {},
+  };
+}

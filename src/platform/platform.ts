@@ -1,0 +1,47 @@
+import type { PlatformName } from '../config.js';
+
+export interface PacketFilterStatus {
+  running: boolean;
+  backend: 'nftables' | 'pf' | 'simulated';
+  /** Rules loaded in the kernel (Bulwark's table or anchor). */
+  rules: number;
+  /** Size of the connection-state table. */
+  states: number;
+  packets_in: number;
+  packets_out: number;
+  bytes_in: number;
+  bytes_out: number;
+  /** Why the status could not be read, when it could not. */
+  error?: string;
+}
+
+export interface SystemInfo {
+  hostname: string;
+  os: string;
+  kernel: string;
+  arch: string;
+  cpus: number;
+  memory_total_bytes: number;
+  memory_free_bytes: number;
+  uptime_seconds: number;
+  load_average: number[];
+}
+
+/**
+ * Everything that touches the operating system goes through this interface. `simulated` keeps state in
+ * memory and the data directory; `linux` drives nftables, iproute2, conntrack and Debian's daemons;
+ * `freebsd` drives pfctl and rc.d. Later areas add their drivers here.
+ */
+export interface Platform {
+  readonly name: PlatformName;
+  /** True only for the simulated platform; /about and /status say so. */
+  readonly simulated: boolean;
+  readonly description: string;
+  readonly packetFilter: {
+    status(): Promise<PacketFilterStatus>;
+  };
+  readonly system: {
+    info(): Promise<SystemInfo>;
+  };
+  close(): Promise<void>;
+}

@@ -1,0 +1,172 @@
+import type { Db } from './database.js';
+import type { Clock } from '../core/clock.js';
+import { isoTime } from '../core/clock.js';
+import { newId } from '../core/ids.js';
+
+export type ConfigData = Record<string, unknown>;
+
+export interface ConfigObject {
+  id: string;
+  kind: string;
+  position: number;
+  data: ConfigData;
+  created_at: string;
+  updated_at: string;
+}
+
+interface Row {
+  id: string;
+  kind: string;
+  position: number;
+  data: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ConfigChange = { kind: string; op: 'insert' | 'update' | 'delete' | 'reorder' | 'replace' };
+
+const singletonId = (kind: string) => `singleton:${kind}`;
+
+/**
+ * The configuration store: every configuration object of every kind in one table, so history, export,
+ * restore and commit-confirm work on the whole configuration at once. Reads are served from an in-memory
+ * copy per kind (this process is the only writer); any failed transaction drops the copy so it is re-read.
+ */
+export class ConfigStore {
+  private readonly cache = new Map<string, ConfigObject[]>();
+  private readonly listeners = new Set<(change: ConfigChange) => void>();
+  private depth = 0;
+  private readonly statements;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {
+    this.statements = {
+      byKind: db.prepare('SELECT * FROM config_objects WHERE kind = ? ORDER BY position, created_at'),
+      insert: db.prepare(
+        'INSERT INTO config_objects (id, kind, position, data, created_at, updated_at) VALUES (@id, @kind, @position, @data, @created_at, @updated_at)',
+      ),
+      update: db.prepare('UPDATE config_objects SET data = ?, updated_at = ? WHERE id = ? AND kind = ?'),
+      position: db.prepare('UPDATE config_objects SET position = ? WHERE id = ? AND kind = ?'),
+      remove: db.prepare('DELETE FROM config_objects WHERE id = ? AND kind = ?'),
+      all: db.prepare('SELECT * FROM config_objects ORDER BY kind, position, created_at'),
+      clear: db.prepare('DELETE FROM config_objects'),
+    };
+  }
+
+  /** Runs fn in one SQLite transaction (nesting joins the outer one). */
+  transaction<T>(fn: () => T): T {
+    this.depth++;
+    try {
+      return this.db.transaction(fn)();
+    } catch (error) {
+      this.cache.clear();
+      throw error;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  onChange(listener: (change: ConfigChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  list(kind: string): readonly ConfigObject[] {
+    let objects = this.cache.get(kind);
+    if (!objects) {
+      objects = (this.statements.byKind.all(kind) as Row[]).map(fromRow);
+      this.cache.set(kind, objects);
+    }
+    return objects;
+  }
+
+  get(kind: string, id: string): ConfigObject | undefined {
+    return this.list(kind).find((o) => o.id === id);
+  }
+
+  insert(kind: string, data: ConfigData, id = newId()): ConfigObject {
+    const objects = this.mutable(kind);
+    const now = isoTime(this.clock.now());
+    const position = objects.length === 0 ? 0 : objects[objects.length - 1].position + 1;
+    const object: ConfigObject = { id, kind, position, data, created_at: now, updated_at: now };
+    this.statements.insert.run({ ...object, data: JSON.stringify(data) });
+    objects.push(object);
+    this.emit({ kind, op: 'insert' });
+    return object;
+  }
+
+  update(kind: string, id: string, data: ConfigData): ConfigObject | undefined {
+    const objects = this.mutable(kind);
+    const index = objects.findIndex((o) => o.id === id);
+    if (index < 0) return undefined;
+    const updated: ConfigObject = { ...objects[index], data, updated_at: isoTime(this.clock.now()) };
+    this.statements.update.run(JSON.stringify(data), updated.updated_at, id, kind);
+    objects[index] = updated;
+    this.emit({ kind, op: 'update' });
+    return updated;
+  }
+
+  remove(kind: string, id: string): boolean {
+    const objects = this.mutable(kind);
+    const index = objects.findIndex((o) => o.id === id);
+    if (index < 0) return false;
+    this.statements.remove.run(id, kind);
+    objects.splice(index, 1);
+    this.emit({ kind, op: 'delete' });
+    return true;
+  }
+
+  /** Gives the objects of a kind a new complete order; the caller has checked that ids is a permutation. */
+  reorder(kind: string, ids: readonly string[]): void {
+    this.transaction(() => {
+      const byId = new Map(this.mutable(kind).map((o) => [o.id, o]));
+      const reordered = ids.map((id, position) => {
+        this.statements.position.run(position, id, kind);
+        return { ...byId.get(id)!, position };
+      });
+      this.cache.set(kind, reordered);
+    });
+    this.emit({ kind, op: 'reorder' });
+  }
+
+  /** Settings sections and other one-of-a-kind objects. */
+  getSingleton(kind: string): ConfigData | undefined {
+    return this.get(kind, singletonId(kind))?.data;
+  }
+
+  putSingleton(kind: string, data: ConfigData): ConfigData {
+    return this.transaction(() => {
+      const id = singletonId(kind);
+      return (this.update(kind, id, data) ?? this.insert(kind, data, id)).data;
+    });
+  }
+
+  /** The whole configuration, for versions, export and diff. */
+  snapshot(): ConfigObject[] {
+    return (this.statements.all.all() as Row[]).map(fromRow);
+  }
+
+  /** Replaces the whole configuration atomically (restore, import). */
+  replaceAll(objects: readonly ConfigObject[]): void {
+    this.transaction(() => {
+      this.statements.clear.run();
+      for (const object of objects) this.statements.insert.run({ ...object, data: JSON.stringify(object.data) });
+      this.cache.clear();
+    });
+    this.emit({ kind: '*', op: 'replace' });
+  }
+
+  private mutable(kind: string): ConfigObject[] {
+    return this.list(kind) as ConfigObject[];
+  }
+
+  private emit(change: ConfigChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}
+
+function fromRow(row: Row): ConfigObject {
+  return { ...row, data: JSON.parse(row.data) as ConfigData };
+}

@@ -1,0 +1,93 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadStartupConfig, StartupError } from '../src/config.js';
+import type { Area } from '../src/areas/area.js';
+import { startTestApp } from './helpers/app.js';
+
+test('flags win over environment variables, which win over defaults', () => {
+  const defaults = loadStartupConfig([], {});
+  assert.equal(defaults.host, '0.0.0.0');
+  assert.equal(defaults.port, 8080);
+  assert.equal(defaults.platform, 'simulated');
+  assert.equal(defaults.dataDir, resolve('./data'));
+  assert.deepEqual(defaults.trustedProxies, []);
+  const env = { BULWARK_LISTEN: '127.0.0.1:9000', BULWARK_PLATFORM: 'linux', BULWARK_TRUSTED_PROXIES: '10.0.0.1, 192.168.0.0/16', BULWARK_DATA_DIR: '/tmp/x' };
+  const fromEnv = loadStartupConfig([], env);
+  assert.equal(fromEnv.port, 9000);
+  assert.equal(fromEnv.platform, 'linux');
+  assert.deepEqual(fromEnv.trustedProxies, ['10.0.0.1', '192.168.0.0/16']);
+  const fromFlags = loadStartupConfig(['--listen', '[::1]:18080', '--platform', 'freebsd', '--data-dir', '/tmp/y', '--log-level', 'warn'], env);
+  assert.equal(fromFlags.host, '::1');
+  assert.equal(fromFlags.port, 18080);
+  assert.equal(fromFlags.platform, 'freebsd');
+  assert.equal(fromFlags.dataDir, '/tmp/y');
+  assert.equal(fromFlags.logLevel, 'warn');
+});
+
+test('bad startup options are refused with a clear message', () => {
+  assert.throws(() => loadStartupConfig(['--listen', 'nope'], {}), StartupError);
+  assert.throws(() => loadStartupConfig(['--platform', 'windows'], {}), /--platform must be one of/);
+  assert.throws(() => loadStartupConfig(['--trusted-proxies', '10.0.0.1/33'], {}), /not an IP address or CIDR/);
+  assert.throws(() => loadStartupConfig(['--log-level', 'loud'], {}), /--log-level/);
+  assert.throws(() => loadStartupConfig(['--unknown'], {}));
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+test('the real binary starts with --listen and --data-dir, logs its URL, and exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-start-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!output.includes(`Bulwark listening on http://127.0.0.1:${port}`)) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`did not start: ${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(existsSync(join(dataDir, 'bulwark.db')), 'database created on first start');
+    const response = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`);
+    assert.equal(response.status, 200);
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const stoppedAt = Date.now();
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    assert.ok(Date.now() - stoppedAt < 5000, 'exits within a few seconds');
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('closing the server finishes a request in flight before it stops', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const slow: Area = {
+    name: 'slow',
+    routes: () => [{ method: 'GET', path: '/api/v1/test/slow', access: 'public', summary: 'slow', handler: async () => { await gate; return { done: true }; } }],
+  };
+  const t = await startTestApp({ areas: [slow] });
+  const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const inFlight = fetch(`${address}/api/v1/test/slow`).then((r) => r.json());
+  await new Promise((r) => setTimeout(r, 100));
+  const closing = t.close();
+  setTimeout(release, 200);
+  assert.deepEqual(await inFlight, { done: true });
+  await closing;
+});
