@@ -101,8 +101,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     }
   });
 
+  // While shutting down, answers in flight ask the client to close its keep-alive connection, so closing
+  // does not wait for idle sockets to time out.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
   });
   // One line per request; the path only (query strings may carry tickets), never headers or bodies.
   app.addHook('onResponse', async (request, reply) => {
