@@ -1,0 +1,85 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { Agent, fetch, type RequestInit, type Response } from 'undici';
+import { badRequest, HttpError } from '../core/errors.js';
+import { allowListOf, isAllowed } from './special-addresses.js';
+
+export interface OutboundPolicy {
+  /** IPs/CIDRs an admin allowed although private or otherwise special. */
+  allowList?: readonly string[];
+  /** Plain http is refused unless the caller's setting explicitly allows it (e.g. a local Ollama). */
+  allowHttp?: boolean;
+  /** Maximum number of same-host redirects followed; default 3. */
+  maxRedirects?: number;
+  timeoutMs?: number;
+}
+
+/** A refused outbound request is the caller's configuration at fault: 400 with the reason. */
+export class OutboundRefused extends HttpError {
+  constructor(message: string) {
+    super(400, `outbound request refused: ${message}`);
+  }
+}
+
+/**
+ * The one way the appliance fetches a URL: https by default, redirects only to the same host, and the
+ * address checked at connect time (after DNS, so a name that resolves to 127.0.0.1 or 169.254.169.254 is
+ * refused even if it resolved elsewhere a moment earlier).
+ */
+export async function outboundFetch(url: string, init: RequestInit = {}, policy: OutboundPolicy = {}): Promise<Response> {
+  const allowList = allowListOf(policy.allowList ?? []);
+  let target = parseTarget(url, policy);
+  const dispatcher = new Agent({
+    connect: {
+      lookup: (hostname, options, callback) => {
+        dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+          if (error) return callback(error, '', 4);
+          const list = addresses as unknown as LookupAddress[];
+          const refused = list.find((entry) => !isAllowed(entry.address, allowList));
+          if (refused) {
+            return callback(new OutboundRefused(`${hostname} resolves to ${refused.address}, a blocked address`), '', 4);
+          }
+          if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+          callback(null, list[0].address, list[0].family);
+        });
+      },
+    },
+  });
+  try {
+    for (let hop = 0; ; hop++) {
+      const literal = isIP(target.hostname.replace(/^\[|\]$/g, ''));
+      if (literal && !isAllowed(target.hostname.replace(/^\[|\]$/g, ''), allowList)) {
+        throw new OutboundRefused(`${target.hostname} is a blocked address`);
+      }
+      const response = await fetch(target, {
+        ...init,
+        redirect: 'manual',
+        dispatcher,
+        signal: init.signal ?? AbortSignal.timeout(policy.timeoutMs ?? 15_000),
+      }).catch((error: Error & { cause?: unknown }) => {
+        if (error.cause instanceof OutboundRefused) throw error.cause;
+        throw error;
+      });
+      const location = response.headers.get('location');
+      if (response.status < 300 || response.status >= 400 || !location) return response;
+      const next = parseTarget(new URL(location, target).toString(), policy);
+      if (next.host !== target.host) throw new OutboundRefused(`redirect to another host (${next.host}) refused`);
+      if (hop >= (policy.maxRedirects ?? 3)) throw new OutboundRefused('too many redirects');
+      target = next;
+    }
+  } finally {
+    dispatcher.close().catch(() => undefined);
+  }
+}
+
+function parseTarget(url: string, policy: OutboundPolicy): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw badRequest(`"${url}" is not a URL`);
+  }
+  if (parsed.protocol === 'https:') return parsed;
+  if (parsed.protocol === 'http:' && policy.allowHttp) return parsed;
+  throw new OutboundRefused(`${parsed.protocol}// is not allowed for outbound requests (https only)`);
+}
