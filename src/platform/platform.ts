@@ -1,4 +1,7 @@
 import type { PlatformName } from '../config.js';
+import type { Daemons } from './daemons.js';
+import type { Network } from './network.js';
+import type { Maintenance } from './maintenance.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -43,5 +46,11 @@ export interface Platform {
   readonly system: {
     info(): Promise<SystemInfo>;
   };
+  /** Unbound, Kea and chrony: checkers, lifecycle, logs and live state (src/platform/daemons.ts). */
+  readonly daemons: Daemons;
+  /** Interfaces and routes of the host (src/platform/network.ts). */
+  readonly network: Network;
+  /** OS updates and power control (src/platform/maintenance.ts). */
+  readonly maintenance: Maintenance;
   close(): Promise<void>;
 }

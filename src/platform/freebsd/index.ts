@@ -1,6 +1,9 @@
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { createProcessDaemons } from '../process-daemons.js';
+import { createFreebsdNetwork } from './network.js';
+import { createFreebsdMaintenance } from './maintenance.js';
 
 export const PF_ANCHOR = 'bulwark';
 
@@ -22,12 +25,16 @@ async function pfStatus(): Promise<PacketFilterStatus> {
 
 /** FreeBSD: pfctl and rc.d. Tested with fake tools on PATH, since FreeBSD is not available here. */
 export function createFreebsdPlatform(): Platform {
+  const daemons = createProcessDaemons();
   return {
     name: 'freebsd',
     simulated: false,
     description: 'freebsd: pf through pfctl anchors, services through rc.d',
     packetFilter: { status: pfStatus },
     system: { info: async () => readSystemInfo() },
-    async close() {},
+    daemons,
+    network: createFreebsdNetwork(),
+    maintenance: createFreebsdMaintenance(),
+    close: () => daemons.closeAll(),
   };
 }

@@ -2,6 +2,9 @@ import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { createProcessDaemons } from '../process-daemons.js';
+import { createLinuxNetwork } from './network.js';
+import { createLinuxMaintenance } from './maintenance.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -17,12 +20,16 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
 export function createLinuxPlatform(): Platform {
+  const daemons = createProcessDaemons();
   return {
     name: 'linux',
     simulated: false,
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
     packetFilter: { status: nftablesStatus },
     system: { info: async () => readSystemInfo() },
-    async close() {},
+    daemons,
+    network: createLinuxNetwork(),
+    maintenance: createLinuxMaintenance(),
+    close: () => daemons.closeAll(),
   };
 }

@@ -1,5 +1,8 @@
 import type { Platform } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { createSimulatedDaemons } from './daemons.js';
+import { createSimulatedNetwork } from './network.js';
+import { createSimulatedMaintenance } from './maintenance.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
@@ -13,6 +16,9 @@ export function createSimulatedPlatform(): Platform {
       },
     },
     system: { info: async () => readSystemInfo() },
+    daemons: createSimulatedDaemons(),
+    network: createSimulatedNetwork(),
+    maintenance: createSimulatedMaintenance(),
     async close() {},
   };
 }

@@ -1,0 +1,88 @@
+/**
+ * The network-service daemons Bulwark renders configuration for (Debian's packages): Unbound for DNS,
+ * Kea DHCPv4 for DHCP, chrony for time. Areas render a file into the data directory and hand its path here;
+ * the platform validates it with the daemon's own checker, runs the daemon, and reads its live state.
+ */
+export type DaemonName = 'unbound' | 'kea-dhcp4' | 'chronyd';
+export const DAEMON_NAMES: readonly DaemonName[] = ['unbound', 'kea-dhcp4', 'chronyd'];
+
+export interface DaemonStatus {
+  name: DaemonName;
+  running: boolean;
+  pid: number | null;
+  /** RFC 3339 time of the last start, or null. */
+  started_at: string | null;
+  /** The daemon's version line, or `not installed`. */
+  version: string;
+  /** The configuration file the daemon runs with (or last ran with). */
+  config_file: string | null;
+  /** How many times it was started since this process began. */
+  starts: number;
+  simulated: boolean;
+  /** Why the last action failed, when it did. */
+  last_error: string | null;
+}
+
+export interface CheckResult {
+  /** False when the checker is not installed: the file was written but not validated. */
+  checked: boolean;
+  ok: boolean;
+  /** The command that checked it, e.g. `unbound-checkconf FILE`. */
+  checker: string | null;
+  output: string;
+}
+
+export interface DnsStats {
+  ts: number;
+  running: boolean;
+  queries_total: number;
+  cache: { entries: number; max_entries: number; hits: number; misses: number; insertions: number; evictions: number; hit_rate_pct: number };
+  rpz: { rules: number; zones: number; hits: number; per_zone: { name: string; rules: number; hits: number }[] };
+  simulated: boolean;
+}
+
+export interface DhcpLease {
+  ip_address: string;
+  mac_address: string;
+  hostname: string | null;
+  client_id: string | null;
+  state: string;
+  lease_time: number;
+  /** Unix seconds. */
+  start_time: number;
+  expire_time: number;
+  subnet: string;
+}
+
+export interface TimeSourceState {
+  address: string;
+  state: 'selected' | 'candidate' | 'unreachable' | 'falseticker' | 'unknown';
+  stratum: number;
+  offset_ms: number;
+  reach: number;
+}
+
+export interface TimeTracking {
+  synchronized: boolean;
+  reference: string | null;
+  stratum: number;
+  offset_ms: number;
+  sources: TimeSourceState[];
+}
+
+export interface Daemons {
+  status(name: DaemonName): Promise<DaemonStatus>;
+  /** Starts (or keeps running) the daemon with this configuration file. */
+  start(name: DaemonName, configFile: string): Promise<DaemonStatus>;
+  stop(name: DaemonName): Promise<DaemonStatus>;
+  restart(name: DaemonName, configFile: string): Promise<DaemonStatus>;
+  /** Runs the daemon's own configuration checker on the file. */
+  check(name: DaemonName, configFile: string): Promise<CheckResult>;
+  /** The daemon's log lines, oldest first (at most a few thousand). */
+  logs(name: DaemonName): Promise<string[]>;
+  dnsStats(): Promise<DnsStats>;
+  dhcpLeases(): Promise<DhcpLease[]>;
+  /** Releases one lease; false when no such lease exists. */
+  releaseDhcpLease(ip: string): Promise<boolean>;
+  timeTracking(): Promise<TimeTracking>;
+}

@@ -1,0 +1,202 @@
+import { readFileSync } from 'node:fs';
+import type { DaemonName, DaemonStatus, Daemons, DhcpLease, DnsStats, TimeTracking } from '../daemons.js';
+import { daemonVersion, runChecker } from '../daemon-tools.js';
+import { ipv4ToNumber, numberToIpv4 } from '../../core/ip.js';
+
+interface SimulatedDaemon {
+  running: boolean;
+  startedAt: number | null;
+  configFile: string | null;
+  starts: number;
+  log: string[];
+}
+
+const MAX_LOG = 5000;
+
+/** Reads the rendered file the daemon would run with; the simulation's state is derived from it. */
+function readConfig(file: string | null): string {
+  if (!file) return '';
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Leases a Kea server would hand out for the rendered configuration: every reservation, plus two dynamic leases per pool. */
+export function simulatedLeases(keaConfig: string, nowSeconds: number): DhcpLease[] {
+  let parsed: { Dhcp4?: { 'valid-lifetime'?: number; subnet4?: Record<string, unknown>[] } };
+  try {
+    parsed = JSON.parse(keaConfig);
+  } catch {
+    return [];
+  }
+  const leases: DhcpLease[] = [];
+  const subnets = parsed.Dhcp4?.subnet4 ?? [];
+  for (const subnet of subnets) {
+    const lifetime = Number(subnet['valid-lifetime'] ?? parsed.Dhcp4?.['valid-lifetime'] ?? 3600);
+    const network = String(subnet.subnet);
+    const reservations = (subnet.reservations as Record<string, string>[] | undefined) ?? [];
+    for (const reservation of reservations) {
+      leases.push({
+        ip_address: reservation['ip-address'],
+        mac_address: reservation['hw-address'] ?? '',
+        hostname: reservation.hostname ?? null,
+        client_id: reservation['client-id'] ?? null,
+        state: 'bound',
+        lease_time: lifetime,
+        start_time: nowSeconds - 60,
+        expire_time: nowSeconds - 60 + lifetime,
+        subnet: network,
+      });
+    }
+    const reserved = new Set(reservations.map((r) => r['ip-address']));
+    const pools = (subnet.pools as { pool: string }[] | undefined) ?? [];
+    pools.forEach((pool, poolIndex) => {
+      const [first] = pool.pool.split('-').map((s) => s.trim());
+      const start = ipv4ToNumber(first);
+      if (start === null) return;
+      for (let i = 0, made = 0; made < 2 && i < 16; i++) {
+        const ip = numberToIpv4(start + i);
+        if (reserved.has(ip)) continue;
+        made++;
+        const octet = (n: number) => n.toString(16).padStart(2, '0');
+        leases.push({
+          ip_address: ip,
+          mac_address: `02:00:5e:${octet(poolIndex)}:${octet((start + i) >> 8 & 0xff)}:${octet((start + i) & 0xff)}`,
+          hostname: `sim-client-${ip.split('.').join('-')}`,
+          client_id: null,
+          state: 'bound',
+          lease_time: lifetime,
+          start_time: nowSeconds - 120,
+          expire_time: nowSeconds - 120 + lifetime,
+          subnet: network,
+        });
+      }
+    });
+  }
+  return leases;
+}
+
+/** Keeps daemon state in memory, derived from the files that were rendered; never starts a process. */
+export function createSimulatedDaemons(): Daemons {
+  const daemons = new Map<DaemonName, SimulatedDaemon>();
+  const released = new Set<string>();
+  let dnsQueries = 0;
+  const state = (name: DaemonName): SimulatedDaemon => {
+    let daemon = daemons.get(name);
+    if (!daemon) {
+      daemon = { running: false, startedAt: null, configFile: null, starts: 0, log: [] };
+      daemons.set(name, daemon);
+    }
+    return daemon;
+  };
+  const log = (name: DaemonName, message: string) => {
+    const daemon = state(name);
+    daemon.log.push(`${new Date().toISOString()} ${name}[simulated]: ${message}`);
+    if (daemon.log.length > MAX_LOG) daemon.log.splice(0, daemon.log.length - MAX_LOG);
+  };
+  const status = async (name: DaemonName): Promise<DaemonStatus> => {
+    const daemon = state(name);
+    return {
+      name,
+      running: daemon.running,
+      pid: null,
+      started_at: daemon.startedAt === null ? null : new Date(daemon.startedAt).toISOString(),
+      version: `${await daemonVersion(name)} (simulated)`,
+      config_file: daemon.configFile,
+      starts: daemon.starts,
+      simulated: true,
+      last_error: null,
+    };
+  };
+  const start = async (name: DaemonName, configFile: string) => {
+    const daemon = state(name);
+    if (daemon.configFile !== configFile || !daemon.running) released.clear();
+    daemon.configFile = configFile;
+    if (!daemon.running) {
+      daemon.running = true;
+      daemon.startedAt = Date.now();
+      daemon.starts++;
+      log(name, `started with ${configFile} (no process: simulated platform)`);
+    }
+    return status(name);
+  };
+  const stop = async (name: DaemonName) => {
+    const daemon = state(name);
+    if (daemon.running) log(name, 'stopped');
+    daemon.running = false;
+    return status(name);
+  };
+  return {
+    status,
+    start,
+    stop,
+    async restart(name, configFile) {
+      await stop(name);
+      return start(name, configFile);
+    },
+    check: (name, file) => runChecker(name, file),
+    logs: async (name) => [...state(name).log],
+    async dnsStats(): Promise<DnsStats> {
+      const daemon = state('unbound');
+      const config = daemon.running ? readConfig(daemon.configFile) : '';
+      const includes = [...config.matchAll(/^\s*include:\s*"?([^"\n]+)"?/gm)].map((m) => m[1]);
+      const perZone = includes.map((file) => ({
+        name: file.split('/').pop()!.replace(/\.conf$/, ''),
+        rules: (readConfig(file).match(/^\s*local-zone:/gm) ?? []).length,
+        hits: 0,
+      }));
+      // Queries accumulate while the simulated resolver runs, so consecutive reads show movement.
+      if (daemon.running) dnsQueries += 17;
+      const hits = Math.floor(dnsQueries * 0.7);
+      return {
+        ts: Date.now(),
+        running: daemon.running,
+        queries_total: dnsQueries,
+        cache: {
+          entries: daemon.running ? Math.min(dnsQueries, 4096) : 0,
+          max_entries: 1_000_000,
+          hits,
+          misses: dnsQueries - hits,
+          insertions: dnsQueries - hits,
+          evictions: 0,
+          hit_rate_pct: dnsQueries ? Math.round((hits / dnsQueries) * 1000) / 10 : 0,
+        },
+        rpz: { rules: perZone.reduce((n, z) => n + z.rules, 0), zones: perZone.length, hits: 0, per_zone: perZone },
+        simulated: true,
+      };
+    },
+    async dhcpLeases() {
+      const daemon = state('kea-dhcp4');
+      if (!daemon.running) return [];
+      return simulatedLeases(readConfig(daemon.configFile), Math.floor(Date.now() / 1000)).filter((l) => !released.has(l.ip_address));
+    },
+    async releaseDhcpLease(ip) {
+      const leases = await this.dhcpLeases();
+      if (!leases.some((l) => l.ip_address === ip)) return false;
+      released.add(ip);
+      log('kea-dhcp4', `lease ${ip} released`);
+      return true;
+    },
+    async timeTracking(): Promise<TimeTracking> {
+      const daemon = state('chronyd');
+      const config = daemon.running ? readConfig(daemon.configFile) : '';
+      const addresses = [...config.matchAll(/^(?:server|pool)\s+(\S+)/gm)].map((m) => m[1]);
+      const sources = addresses.map((address, index) => ({
+        address,
+        state: index === 0 ? ('selected' as const) : ('candidate' as const),
+        stratum: 2,
+        offset_ms: Math.round((index + 1) * 0.137 * 1000) / 1000,
+        reach: 377,
+      }));
+      return {
+        synchronized: sources.length > 0,
+        reference: sources[0]?.address ?? null,
+        stratum: sources.length > 0 ? 3 : 0,
+        offset_ms: sources[0]?.offset_ms ?? 0,
+        sources,
+      };
+    },
+  };
+}
