@@ -61,4 +61,32 @@ export const MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 20,
+    name: 'areas A: service state, blocklist status, update history',
+    sql: `
+      CREATE TABLE service_state (
+        name        TEXT PRIMARY KEY,
+        data        TEXT NOT NULL CHECK (json_valid(data)),
+        updated_at  TEXT NOT NULL
+      );
+
+      CREATE TABLE dns_blocklist_status (
+        source_id     TEXT PRIMARY KEY,
+        last_updated  INTEGER,
+        last_sha256   TEXT,
+        rule_count    INTEGER NOT NULL DEFAULT 0,
+        bytes         INTEGER NOT NULL DEFAULT 0,
+        last_error    TEXT
+      );
+
+      CREATE TABLE update_history (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        action      TEXT NOT NULL,
+        details     TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        created_at  TEXT NOT NULL
+      );
+    `,
+  },
 ];

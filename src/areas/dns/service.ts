@@ -1,0 +1,514 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, copyFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { Cron } from 'croner';
+import type { AppContext } from '../../context.js';
+import type { Collection } from '../../http/collection.js';
+import type { Singleton } from '../../http/singleton.js';
+import { badRequest, conflict, HttpError } from '../../core/errors.js';
+import { isoTime } from '../../core/clock.js';
+import { isDomainName, isIpOrCidr } from '../../core/ip.js';
+import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import { outboundFetch } from '../../net/outbound.js';
+import { isSpecialAddress, allowListOf, isAllowed } from '../../net/special-addresses.js';
+import { renderLocalZones, renderUnbound, reservedCustomOption, ROOT_TRUST_ANCHORS, type UnboundResolver, type BlockAction } from '../../compile/unbound.js';
+import { parseBlocklist, type BlocklistFormat } from './blocklist-format.js';
+import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
+import { ServiceState } from '../common/service-state.js';
+import type { CheckResult } from '../../platform/daemons.js';
+
+export const DNS_KINDS = {
+  blocklist: 'dns_blocklist',
+  whitelist: 'dns_whitelist',
+  customblock: 'dns_customblock',
+  host: 'dns_host',
+  domain: 'dns_domain',
+  acl: 'dns_acl',
+  resolver: 'dns_resolver',
+  schedule: 'dns_blocklist_schedule',
+  system: 'dns_system',
+} as const;
+
+const MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024;
+const DOWNLOAD_TIMEOUT_MS = 30_000;
+
+interface ResolverState {
+  pending: boolean;
+  last_switch_at: string | null;
+  last_switch_result: string | null;
+  backend: string | null;
+}
+const INITIAL_STATE: ResolverState = { pending: false, last_switch_at: null, last_switch_result: null, backend: null };
+
+export interface RefreshOutcome {
+  source_id: string;
+  ok: boolean;
+  rule_count: number;
+  bytes: number;
+  sha256: string | null;
+  error: string | null;
+}
+
+interface BlocklistStatusRow {
+  source_id: string;
+  last_updated: number | null;
+  last_sha256: string | null;
+  rule_count: number;
+  bytes: number;
+  last_error: string | null;
+}
+
+/** The 14 seeded sources (all disabled): popular public lists an admin can switch on. */
+export const BUILT_IN_SOURCES: { name: string; category: string; url: string; format: BlocklistFormat }[] = [
+  { name: 'StevenBlack Hosts', category: 'ads', url: 'https://raw.githubusercontent.com/StevenBlack/hosts/master/hosts', format: 'hosts' },
+  { name: 'OISD Big', category: 'ads', url: 'https://big.oisd.nl/domainswild', format: 'domains' },
+  { name: 'OISD NSFW', category: 'adult', url: 'https://nsfw.oisd.nl/domainswild', format: 'domains' },
+  { name: 'AdGuard DNS', category: 'ads', url: 'https://adguardteam.github.io/AdGuardSDNSFilter/Filters/filter.txt', format: 'adblock' },
+  { name: 'EasyList', category: 'ads', url: 'https://easylist.to/easylist/easylist.txt', format: 'adblock' },
+  { name: 'EasyPrivacy', category: 'tracking', url: 'https://easylist.to/easylist/easyprivacy.txt', format: 'adblock' },
+  { name: 'Disconnect Tracking', category: 'tracking', url: 'https://s3.amazonaws.com/lists.disconnect.me/simple_tracking.txt', format: 'domains' },
+  { name: 'URLhaus', category: 'malware', url: 'https://urlhaus.abuse.ch/downloads/hostfile/', format: 'hosts' },
+  { name: 'DigitalSide Threat', category: 'malware', url: 'https://osint.digitalside.it/Threat-Intel/lists/latestdomains.txt', format: 'domains' },
+  { name: 'Phishing Army', category: 'phishing', url: 'https://phishing.army/download/phishing_army_blocklist.txt', format: 'domains' },
+  { name: 'NoCoin Mining', category: 'crypto', url: 'https://raw.githubusercontent.com/hoshsadiq/adblock-nocoin-list/master/hosts.txt', format: 'hosts' },
+  { name: 'CoinBlocker', category: 'crypto', url: 'https://zerodot1.gitlab.io/CoinBlockerLists/hosts_browser', format: 'hosts' },
+  { name: 'Smart-TV Tracking', category: 'tracking', url: 'https://raw.githubusercontent.com/Perflyst/PiHoleBlocklist/master/SmartTV.txt', format: 'domains' },
+  { name: 'Facebook', category: 'social', url: 'https://raw.githubusercontent.com/anudeepND/blacklist/master/facebook.txt', format: 'hosts' },
+];
+
+// ---- validation of the collections (pure; used by the declarations in routes.ts) ----
+
+export function validateHost(data: ConfigData): void {
+  const hostname = String(data.hostname);
+  const domain = String(data.domain);
+  const nameOk = (name: string) => /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(name) && !name.includes('..') && !name.endsWith('.') && name.length <= 253;
+  if (!nameOk(hostname)) throw badRequest('body.hostname must be letters, digits, -, _ and . (no leading - or ., no ..)');
+  if (!nameOk(domain)) throw badRequest('body.domain must be letters, digits, -, _ and . (no leading - or ., no ..)');
+  const value = String(data.value);
+  switch (data.record_type) {
+    case 'A':
+      if (isIP(value) !== 4) throw badRequest('body.value must be an IPv4 address for an A record');
+      break;
+    case 'AAAA':
+      if (isIP(value) !== 6) throw badRequest('body.value must be an IPv6 address for an AAAA record');
+      break;
+    case 'TXT':
+      if (value.length > 4096 || /[\r\n]/.test(value)) throw badRequest('body.value must be at most 4096 characters on one line for a TXT record');
+      break;
+    default:
+      if (!isDomainName(value.replace(/\.$/, ''))) throw badRequest(`body.value must be a domain name for a ${String(data.record_type)} record`);
+  }
+}
+
+export function validateDomainOverride(data: ConfigData): void {
+  if (!isDomainName(String(data.domain).replace(/\.$/, ''))) throw badRequest('body.domain must be a domain name');
+  const server = String(data.server);
+  const ok = isIP(server) || /^\d+\.\d+\.\d+\.\d+:\d{1,5}$/.test(server) && isIP(server.split(':')[0]) === 4 || /^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(server) && isIP(server.slice(1, server.indexOf(']'))) === 6;
+  if (!ok) throw badRequest('body.server must be an IP address, IPv4:port or [IPv6]:port');
+}
+
+export function validateAcl(data: ConfigData): void {
+  if (!isIpOrCidr(String(data.network))) throw badRequest('body.network must be an IP address or IP/prefix');
+}
+
+export function validatePattern(data: ConfigData): void {
+  const pattern = String(data.pattern).toLowerCase();
+  if (!isDomainName(pattern, { wildcard: true, requireDot: true }) || /(^-|-\.|\.-|-$)/.test(pattern.replace(/^\*\./, ''))) {
+    throw badRequest('body.pattern must be a domain name with at least one dot (optionally starting with *.), labels of 1-63 letters, digits or -');
+  }
+}
+
+export function validateResolver(data: ConfigData): void {
+  const listFields: [string, (v: string) => boolean, string][] = [
+    ['listen_interfaces', (v) => isIP(v) !== 0, 'an IP address'],
+    ['forwarding_servers', (v) => isIP(v.replace(/^\[|\](:\d+)?$/g, '').replace(/:\d+$/, '')) !== 0 || isIP(v) !== 0, 'an IP address (optionally with :port)'],
+    ['private_addresses', isIpOrCidr, 'an IP address or CIDR'],
+  ];
+  for (const [field, ok, what] of listFields) {
+    const values = (data[field] as string[] | undefined) ?? [];
+    values.forEach((value, index) => {
+      if (!ok(value)) throw badRequest(`body.${field}.${index} must be ${what}`);
+    });
+  }
+  if (data.outgoing_interface && !isIP(String(data.outgoing_interface))) throw badRequest('body.outgoing_interface must be an IP address');
+  if (data.blocklist_redirect_ip && !isIP(String(data.blocklist_redirect_ip))) throw badRequest('body.blocklist_redirect_ip must be an IP address');
+  if (data.dhcp_domain && !isDomainName(String(data.dhcp_domain))) throw badRequest('body.dhcp_domain must be a domain name');
+  if (Number(data.cache_min_ttl) > Number(data.cache_max_ttl)) throw badRequest('body.cache_min_ttl must not exceed cache_max_ttl');
+  const reserved = reservedCustomOption(String(data.custom_options ?? ''));
+  if (reserved) throw badRequest(`body.custom_options may not set ${reserved}: the appliance manages it`);
+}
+
+/** Create-time checks of a blocklist source URL: a web URL, and no literal blocked address unless allow-listed. */
+export function validateBlocklistSource(data: ConfigData, allowList: readonly string[], existing?: ConfigObject): void {
+  let url: URL;
+  try {
+    url = new URL(String(data.url));
+  } catch {
+    throw badRequest('body.url is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('body.url must start with http:// or https://');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && isSpecialAddress(host) && !isAllowed(host, allowListOf(allowList))) {
+    throw badRequest(`body.url points at ${host}, a loopback, private or otherwise special address; add it to the blocklist schedule's allow_private_sources first`);
+  }
+  if (data.action === 'redirect' && !(typeof data.redirect_ip === 'string' && isIP(data.redirect_ip))) {
+    throw badRequest('body.redirect_ip must be an IP address when action is redirect');
+  }
+  if (data.redirect_ip === '') data.redirect_ip = null;
+  if (existing ? data.built_in !== existing.data.built_in : data.built_in === true) {
+    throw badRequest('body.built_in is set by the appliance and cannot be changed');
+  }
+}
+
+/** The DNS area's logic: rendering for Unbound, applying, blocklist downloads. */
+export class DnsService {
+  readonly state: ServiceState;
+  private readonly statusRead;
+  private readonly statusWrite;
+  private readonly statusDelete;
+  private timers: NodeJS.Timeout[] = [];
+  private nextScheduledRun: number | null = null;
+
+  constructor(
+    private readonly context: AppContext,
+    private readonly parts: {
+      blocklists: Collection;
+      whitelist: Collection;
+      customblocks: Collection;
+      hosts: Collection;
+      domains: Collection;
+      acls: Collection;
+      resolver: Singleton;
+      schedule: Singleton;
+    },
+  ) {
+    this.state = new ServiceState(context.db, context.clock);
+    this.statusRead = context.db.prepare('SELECT * FROM dns_blocklist_status WHERE source_id = ?');
+    this.statusWrite = context.db.prepare(
+      `INSERT INTO dns_blocklist_status (source_id, last_updated, last_sha256, rule_count, bytes, last_error) VALUES (@source_id, @last_updated, @last_sha256, @rule_count, @bytes, @last_error)
+       ON CONFLICT(source_id) DO UPDATE SET last_updated = excluded.last_updated, last_sha256 = excluded.last_sha256, rule_count = excluded.rule_count, bytes = excluded.bytes, last_error = excluded.last_error`,
+    );
+    this.statusDelete = context.db.prepare('DELETE FROM dns_blocklist_status WHERE source_id = ?');
+  }
+
+  private get dataDir(): string {
+    return this.context.config.dataDir;
+  }
+
+  // ---- pending flag ----
+
+  resolverState(): ResolverState {
+    return this.state.get('dns.resolver', INITIAL_STATE);
+  }
+
+  markPending(): void {
+    this.state.patch('dns.resolver', INITIAL_STATE, { pending: true });
+  }
+
+  // ---- blocklist status (operational, computed into the records) ----
+
+  blocklistStatus(id: string): Omit<BlocklistStatusRow, 'source_id' | 'bytes'> {
+    const row = this.statusRead.get(id) as BlocklistStatusRow | undefined;
+    return { last_updated: row?.last_updated ?? null, last_sha256: row?.last_sha256 ?? null, rule_count: row?.rule_count ?? 0, last_error: row?.last_error ?? null };
+  }
+
+  forgetBlocklist(id: string): void {
+    this.statusDelete.run(id);
+    removeDataFile(this.dataDir, ['dns', 'lists', `${id}.txt`]);
+  }
+
+  seedBuiltIns(): void {
+    const { store } = this.context;
+    if (this.state.get('dns.seeded', { done: false }).done) return;
+    store.transaction(() => {
+      for (const source of BUILT_IN_SOURCES) {
+        if (store.list(DNS_KINDS.blocklist).some((o) => o.data.name === source.name)) continue;
+        store.insert(DNS_KINDS.blocklist, { ...source, enabled: false, action: 'nxdomain', redirect_ip: null, built_in: true });
+      }
+    });
+    this.state.set('dns.seeded', { done: true });
+  }
+
+  schedule(): { cron: string; on_boot: boolean; concurrency: number; enabled: boolean; allow_private_sources: string[]; allow_http: boolean } {
+    return this.parts.schedule.read() as ReturnType<DnsService['schedule']>;
+  }
+
+  /** Downloads, parses and stores one source; re-renders the resolver when it changed. */
+  async refresh(id: string, options: { reload?: boolean } = {}): Promise<RefreshOutcome> {
+    const fail = (error: string, extra: Partial<RefreshOutcome> = {}): RefreshOutcome => ({ source_id: id, ok: false, rule_count: 0, bytes: 0, sha256: null, error, ...extra });
+    const schedule = this.schedule();
+    if (!schedule.enabled) return fail('blocklisting is turned off: turn it on first (PUT /api/v1/dns/blocklists/enabled)');
+    const source = this.context.store.get(DNS_KINDS.blocklist, id);
+    if (!source) return fail('source not found');
+    if (!source.data.enabled) {
+      removeDataFile(this.dataDir, ['dns', 'lists', `${id}.txt`]);
+      this.statusWrite.run({ source_id: id, last_updated: this.nowSeconds(), last_sha256: null, rule_count: 0, bytes: 0, last_error: null });
+      if (options.reload !== false) await this.reloadIfRunning();
+      return { source_id: id, ok: true, rule_count: 0, bytes: 0, sha256: null, error: null };
+    }
+    const previous = this.statusRead.get(id) as BlocklistStatusRow | undefined;
+    let body: Buffer;
+    try {
+      body = await this.download(String(source.data.url), schedule);
+    } catch (error) {
+      const message = (error as Error).message;
+      this.statusWrite.run({ ...this.rowOf(id, previous), last_error: message });
+      return fail(message);
+    }
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const listFile = ['dns', 'lists', `${id}.txt`];
+    if (previous?.last_sha256 === sha256 && existsSync(dataPath(this.dataDir, ...listFile))) {
+      this.statusWrite.run({ ...this.rowOf(id, previous), last_updated: this.nowSeconds(), last_error: null });
+      return { source_id: id, ok: true, rule_count: previous.rule_count, bytes: body.length, sha256, error: null };
+    }
+    const whitelist = this.parts.whitelist.objects().map((o) => String(o.data.pattern));
+    const domains = parseBlocklist(body.toString('utf8'), source.data.format as BlocklistFormat, whitelist);
+    writeDataFile(this.dataDir, listFile, domains.join('\n') + (domains.length ? '\n' : ''));
+    this.statusWrite.run({ source_id: id, last_updated: this.nowSeconds(), last_sha256: sha256, rule_count: domains.length, bytes: body.length, last_error: null });
+    if (options.reload !== false) await this.reloadIfRunning();
+    return { source_id: id, ok: true, rule_count: domains.length, bytes: body.length, sha256, error: null };
+  }
+
+  /** Refreshes every enabled source, at most `concurrency` at a time; one reload at the end. */
+  async refreshAll(): Promise<RefreshOutcome[]> {
+    const schedule = this.schedule();
+    if (!schedule.enabled) return [];
+    const sources = this.parts.blocklists.objects().filter((o) => o.data.enabled);
+    const outcomes: RefreshOutcome[] = new Array(sources.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < sources.length) {
+        const index = next++;
+        outcomes[index] = await this.refresh(sources[index].id, { reload: false });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(schedule.concurrency, sources.length) }, worker));
+    await this.reloadIfRunning();
+    return outcomes;
+  }
+
+  async setEnabled(enabled: boolean): Promise<{ enabled: boolean; refreshed: RefreshOutcome[] }> {
+    this.parts.schedule.write({ enabled });
+    const refreshed = enabled ? await this.refreshAll() : [];
+    if (!enabled) await this.reloadIfRunning();
+    return { enabled, refreshed };
+  }
+
+  private rowOf(id: string, previous: BlocklistStatusRow | undefined): BlocklistStatusRow {
+    return previous ?? { source_id: id, last_updated: null, last_sha256: null, rule_count: 0, bytes: 0, last_error: null };
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.context.clock.now() / 1000);
+  }
+
+  private async download(url: string, schedule: ReturnType<DnsService['schedule']>): Promise<Buffer> {
+    const response = await outboundFetch(url, {}, { allowList: schedule.allow_private_sources, allowHttp: schedule.allow_http, timeoutMs: DOWNLOAD_TIMEOUT_MS });
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new Error(`download failed: HTTP ${response.status}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body ?? []) {
+      size += (chunk as Uint8Array).length;
+      if (size > MAX_DOWNLOAD_BYTES) throw new Error('download failed: larger than 50 MiB');
+      chunks.push(Buffer.from(chunk as Uint8Array));
+    }
+    return Buffer.concat(chunks);
+  }
+
+  // ---- rendering and applying ----
+
+  /** Writes the include files and unbound.conf; returns the main file's path. Pure rendering lives in compile/unbound.ts. */
+  async render(): Promise<{ file: string; text: string }> {
+    const resolver = this.parts.resolver.read();
+    const hosts = this.parts.hosts.objects().map((o) => o.data);
+    const domains = this.parts.domains.objects().map((o) => o.data);
+    // Names the appliance answers itself (host and domain overrides) and whitelisted names are never blocked.
+    const passthru = [
+      ...hosts.filter((h) => h.enabled).map((h) => `${String(h.hostname)}.${String(h.domain)}`.toLowerCase()),
+      ...domains.filter((d) => d.enabled).map((d) => String(d.domain).toLowerCase().replace(/\.$/, '')),
+    ];
+    const whitelist = this.parts.whitelist.objects().map((o) => String(o.data.pattern).toLowerCase().replace(/^\*\./, ''));
+    const exempt = [...passthru, ...whitelist];
+    const isExempt = (name: string) => exempt.some((e) => name === e || name.endsWith(`.${e}`));
+    const claimed = new Set<string>();
+    const includes: string[] = [];
+    const zoneFile = (name: string, title: string, list: string[], action: BlockAction, redirectIp?: string | null) => {
+      const fresh = list.filter((d) => !claimed.has(d) && (action === 'passthru' || !isExempt(d)));
+      for (const d of fresh) claimed.add(d);
+      includes.push(writeDataFile(this.dataDir, ['dns', 'zones', `${name}.conf`], renderLocalZones(title, fresh, action, redirectIp)));
+    };
+    zoneFile('whitelist', 'whitelist', [...new Set(whitelist)], 'passthru');
+    zoneFile('custom', 'custom blocks', [...new Set(this.parts.customblocks.objects().map((o) => String(o.data.pattern).toLowerCase().replace(/^\*\./, '')))], 'nxdomain');
+    if (this.schedule().enabled) {
+      for (const source of this.parts.blocklists.objects()) {
+        if (!source.data.enabled) continue;
+        const listPath = dataPath(this.dataDir, 'dns', 'lists', `${source.id}.txt`);
+        if (!existsSync(listPath)) continue;
+        const list = readFileSync(listPath, 'utf8').split('\n').filter(Boolean);
+        zoneFile(`blocklist-${source.id}`, `blocklist ${String(source.data.name)}`, list, source.data.action as BlockAction, source.data.redirect_ip as string | null);
+      }
+    }
+    const trustAnchorFile = dataPath(this.dataDir, 'dns', 'root.key');
+    if (!existsSync(trustAnchorFile)) writeDataFile(this.dataDir, ['dns', 'root.key'], `${ROOT_TRUST_ANCHORS}\n`, 0o644);
+    const reservations = resolver.register_dhcp ? this.context.store.list('dhcp_reservation').map((o) => o.data).filter((r) => r.hostname) : [];
+    const text = renderUnbound({
+      resolver: resolver as unknown as UnboundResolver,
+      hosts: hosts as never,
+      domains: domains as never,
+      acls: this.parts.acls.objects().map((o) => o.data) as never,
+      dhcpNames: reservations.map((r) => ({ hostname: String(r.hostname), ip: String(r.ip_address) })).filter((r) => isDomainName(r.hostname)),
+      systemNameservers: readHostNameservers(),
+      includes,
+      paths: {
+        directory: dataPath(this.dataDir, 'dns'),
+        pidfile: dataPath(this.dataDir, 'dns', 'unbound.pid'),
+        controlSocket: dataPath(this.dataDir, 'dns', 'unbound.ctl'),
+        trustAnchorFile,
+        logfile: '',
+      },
+    });
+    return { file: writeDataFile(this.dataDir, ['dns', 'unbound.conf.new'], text), text };
+  }
+
+  /** Renders, checks with unbound-checkconf, installs the file and (re)starts or stops Unbound. */
+  async apply(mode: 'apply' | 'start' | 'stop' | 'restart'): Promise<ApplyReportValue> {
+    const resolver = this.parts.resolver.read();
+    const enabled = mode === 'start' || mode === 'restart' ? true : mode === 'stop' ? false : Boolean(resolver.enabled);
+    const { daemons } = this.context.platform;
+    const previousState = this.resolverState();
+    const configFile = dataPath(this.dataDir, 'dns', 'unbound.conf');
+    const base = { backend: 'unbound', enabled, previous: previousState.backend, rolled_back: false, config_file: configFile, simulated: this.context.platform.simulated };
+    if (!enabled) {
+      const status = await daemons.stop('unbound');
+      this.recordSwitch('ok_disabled', false);
+      const check: CheckResult = { checked: false, ok: true, checker: null, output: 'not rendered: the resolver is stopped' };
+      return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, message: 'DNS resolver stopped', check };
+    }
+    const candidate = await this.render();
+    const check = await daemons.check('unbound', candidate.file);
+    if (!check.ok) {
+      this.recordSwitch(`failed: ${check.checker} rejected the configuration`, true);
+      throw new HttpError(409, `the rendered Unbound configuration was rejected by ${check.checker}: ${check.output}`);
+    }
+    const backup = dataPath(this.dataDir, 'dns', 'unbound.conf.prev');
+    const hadPrevious = existsSync(configFile);
+    if (hadPrevious) copyFileSync(configFile, backup);
+    writeDataFile(this.dataDir, ['dns', 'unbound.conf'], candidate.text);
+    removeDataFile(this.dataDir, ['dns', 'unbound.conf.new']);
+    let status = mode === 'start' ? await daemons.start('unbound', configFile) : await daemons.restart('unbound', configFile);
+    if (!status.running && hadPrevious) {
+      // The new configuration did not come up: put the previous one back and start it again.
+      copyFileSync(backup, configFile);
+      status = await daemons.restart('unbound', configFile);
+      this.recordSwitch(`rolled_back: ${status.last_error ?? 'unbound did not start'}`, true);
+      return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, rolled_back: true, message: 'Unbound did not start with the new configuration; the previous one was restored', check };
+    }
+    this.recordSwitch(status.running ? 'ok' : `failed: ${status.last_error ?? 'unbound did not start'}`, !status.running);
+    return {
+      ...base,
+      running: status.running,
+      probe_udp: status.running,
+      probe_tcp: status.running,
+      message: status.running ? `DNS resolver ${mode === 'apply' ? 'applied' : mode === 'start' ? 'started' : 'restarted'}${status.simulated ? ' (simulated)' : ''}` : `Unbound failed to start: ${status.last_error ?? 'unknown error'}`,
+      check,
+    };
+  }
+
+  /** After list changes: re-render and restart only when the resolver is running (nothing starts by surprise). */
+  async reloadIfRunning(): Promise<void> {
+    if (!(await this.context.platform.daemons.status('unbound')).running) return;
+    try {
+      await this.apply('restart');
+    } catch (error) {
+      this.context.log.warn({ err: error }, 'DNS reload after a list change failed');
+    }
+  }
+
+  private recordSwitch(result: string, pending: boolean): void {
+    this.state.patch('dns.resolver', INITIAL_STATE, { last_switch_at: isoTime(this.context.clock.now()), last_switch_result: result, backend: 'unbound', pending });
+  }
+
+  // ---- the blocklist schedule ----
+
+  start(alive: () => boolean = () => true): void {
+    const tick = () => {
+      if (!alive()) return this.stop();
+      const schedule = this.schedule();
+      if (!schedule.enabled) {
+        this.nextScheduledRun = null;
+        return;
+      }
+      const now = this.context.clock.now();
+      if (this.nextScheduledRun === null) {
+        this.nextScheduledRun = nextRun(schedule.cron, now);
+        return;
+      }
+      if (now >= this.nextScheduledRun) {
+        this.nextScheduledRun = nextRun(schedule.cron, now);
+        this.refreshAll().catch((error) => this.context.log.warn({ err: error }, 'scheduled blocklist refresh failed'));
+      }
+    };
+    const interval = setInterval(tick, 60_000);
+    interval.unref();
+    this.timers.push(interval);
+    const boot = setTimeout(() => {
+      if (!alive()) return;
+      const schedule = this.schedule();
+      if (schedule.enabled && schedule.on_boot) this.refreshAll().catch((error) => this.context.log.warn({ err: error }, 'boot blocklist refresh failed'));
+    }, 15_000);
+    boot.unref();
+    this.timers.push(boot);
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers = [];
+  }
+}
+
+export type ApplyReportValue = {
+  backend: string;
+  enabled: boolean;
+  running: boolean;
+  probe_udp: boolean;
+  probe_tcp: boolean;
+  rolled_back: boolean;
+  previous: string | null;
+  message: string;
+  config_file: string | null;
+  check: CheckResult;
+  simulated: boolean;
+};
+
+/** Validates a 6-field cron expression (seconds first); throws 400 naming it. */
+export function validateCron(expression: string): void {
+  if (expression.trim().split(/\s+/).length !== 6) throw badRequest(`body.cron: invalid cron: "${expression}" must have 6 fields (sec min hour dom mon dow)`);
+  try {
+    new Cron(expression, { paused: true });
+  } catch (error) {
+    throw badRequest(`body.cron: invalid cron: ${(error as Error).message}`);
+  }
+}
+
+function nextRun(expression: string, now: number): number | null {
+  try {
+    return new Cron(expression, { paused: true }).nextRun(new Date(now))?.getTime() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The `nameserver` lines of the host's resolv.conf. */
+export function readHostNameservers(file = '/etc/resolv.conf'): string[] {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .map((line) => /^\s*nameserver\s+(\S+)/.exec(line)?.[1])
+      .filter((value): value is string => !!value && isIP(value) !== 0);
+  } catch {
+    return [];
+  }
+}
