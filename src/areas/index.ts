@@ -2,10 +2,12 @@ import type { Area } from './area.js';
 import { authArea } from './auth/routes.js';
 import { statusArea } from './status/routes.js';
 import { dnsArea } from './dns/routes.js';
+import { dhcpArea } from './dhcp/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
   authArea,
   statusArea,
   dnsArea,
+  dhcpArea,
 ];

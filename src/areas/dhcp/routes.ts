@@ -1,0 +1,176 @@
+import { Type } from 'typebox';
+import { isIP } from 'node:net';
+import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
+import type { RouteSpec } from '../../http/route.js';
+import { Singleton } from '../../http/singleton.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { isoTime } from '../../core/clock.js';
+import { isDomainName } from '../../core/ip.js';
+import type { ConfigData } from '../../store/config-store.js';
+import { inSubnet } from '../../compile/kea.js';
+import { afterWrite } from '../common/after-write.js';
+import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
+import { Message } from '../common/schemas.js';
+import { DhcpActionResult, DhcpConfig, DhcpDdns, DhcpHaConfig, DhcpStatus, HaStatus, Lease, PoolStats, Reservation, Subnet } from './schema.js';
+import { DHCP_KINDS, DhcpService, validateConfig, validateSubnet } from './service.js';
+
+const TAGS = ['dhcp'];
+const READ = 'dhcp:read' as const;
+const WRITE = 'dhcp:write' as const;
+
+function routes(context: AppContext): RouteSpec[] {
+  const { collections, store, sealer } = context;
+  const config = new Singleton({ kind: DHCP_KINDS.config, path: '/api/v1/dhcp/v4/config', schema: DhcpConfig, access: { read: READ, write: WRITE }, validate: validateConfig, tags: TAGS, noun: 'DHCPv4 configuration' }, store, sealer);
+  const subnets = collections.declare({
+    kind: DHCP_KINDS.subnet, path: '/api/v1/dhcp/v4/subnets', schema: Subnet, access: { read: READ, write: WRITE },
+    operations: ['list', 'create', 'update', 'delete'], unique: ['network'], validate: validateSubnet, tags: TAGS, noun: 'DHCP subnet',
+  });
+  const reservations = collections.declare({
+    kind: DHCP_KINDS.reservation, path: '/api/v1/dhcp/v4/reservations', schema: Reservation, access: { read: READ, write: WRITE },
+    operations: ['list', 'create', 'update', 'delete'], unique: ['ip_address'],
+    references: [{ field: 'subnet_id', kind: DHCP_KINDS.subnet }],
+    validate: (data: ConfigData, ctx) => {
+      if (isIP(String(data.ip_address)) !== 4) throw badRequest('body.ip_address must be an IPv4 address');
+      if (data.hostname && !isDomainName(String(data.hostname))) throw badRequest('body.hostname must be a host name');
+      if (data.subnet_id) {
+        const subnet = ctx.store.get(DHCP_KINDS.subnet, String(data.subnet_id))!;
+        if (!inSubnet(String(data.ip_address), String(subnet.data.network))) throw badRequest(`body.ip_address must lie inside subnet ${String(subnet.data.network)}`);
+      }
+      if (!data.mac_address && !data.client_id) throw badRequest('body.mac_address is required unless client_id identifies the client');
+      const mac = String(data.mac_address).toLowerCase().replace(/-/g, ':');
+      const clash = mac && ctx.collections.get(DHCP_KINDS.reservation).objects().find((o) => o.id !== ctx.existing?.id && String(o.data.mac_address).toLowerCase().replace(/-/g, ':') === mac && o.data.subnet_id === data.subnet_id);
+      if (clash) throw conflict(`a reservation for ${mac} already exists in that subnet`);
+    },
+    tags: TAGS, noun: 'DHCP reservation',
+  });
+  const ddns = new Singleton({ kind: DHCP_KINDS.ddns, path: '/api/v1/dhcp/ddns', schema: DhcpDdns, access: { read: READ, write: WRITE }, writeOnly: ['tsig_secret'], tags: TAGS, noun: 'DHCP dynamic DNS' }, store, sealer);
+  const ha = new Singleton({
+    kind: DHCP_KINDS.ha, path: '/api/v1/dhcp/ha/config', schema: DhcpHaConfig, access: { read: READ, write: WRITE },
+    validate: (data) => {
+      for (const field of ['peer', 'listen', 'tls_cert', 'tls_key', 'tls_ca']) if (data[field] === '') data[field] = null;
+      if (data.mode !== 'standalone' && !data.peer) throw badRequest(`body.peer is required for mode ${String(data.mode)}`);
+      for (const field of ['peer', 'listen']) {
+        const value = data[field];
+        if (value && !/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{1,5}$/.test(String(value))) throw badRequest(`body.${field} must be host:port`);
+      }
+    },
+    tags: TAGS, noun: 'DHCP high availability',
+  }, store, sealer);
+  const dhcp = new DhcpService(context, { config, subnets, reservations, ddns });
+  const autoApply = () => dhcp.autoApply();
+
+  const ddnsView = () => ({ ...ddns.visible(ddns.read()), tsig_secret_set: Boolean(ddns.read().tsig_secret) });
+  const DdnsView = Type.Object({ ...Type.Omit(DhcpDdns, ['tsig_secret']).properties, tsig_secret_set: Type.Boolean() });
+  const haStatus = async () => {
+    const mode = String(ha.read().mode);
+    const running = (await context.platform.daemons.status('kea-dhcp4')).running;
+    return mode === 'standalone'
+      ? { mode, role: 'standalone', peer_state: null, healthy: running }
+      : { mode, role: mode === 'hot-standby' ? 'primary' : 'load-balancing', peer_state: running ? 'unknown' : null, healthy: running };
+  };
+  const action = (name: 'start' | 'stop' | 'restart'): RouteSpec => ({
+    method: 'POST', path: `/api/v1/dhcp/${name}`, access: WRITE, tags: TAGS, summary: `${name[0].toUpperCase()}${name.slice(1)} the DHCP server (Kea)`,
+    schema: { response: { 200: DhcpActionResult } },
+    handler: () => dhcp.control(name),
+  });
+
+  return [
+    {
+      method: 'GET', path: '/api/v1/dhcp/status', access: READ, tags: TAGS, summary: 'DHCP server state, counts and pools',
+      schema: { response: { 200: DhcpStatus } },
+      handler: async () => {
+        const status = await context.platform.daemons.status('kea-dhcp4');
+        const pools = await dhcp.poolStats();
+        const state = dhcp.applyState();
+        return {
+          running: status.running,
+          version: status.running ? status.version : 'stopped',
+          uptime: status.running && status.started_at ? Math.max(0, Math.floor((Date.now() - Date.parse(status.started_at)) / 1000)) : null,
+          total_subnets: subnets.objects().length,
+          total_reservations: reservations.objects().length,
+          active_leases: (await dhcp.leases()).length,
+          ha: status.running ? await haStatus() : null,
+          pool_stats: pools,
+          last_apply_at: state.last_apply_at,
+          last_apply_result: state.last_apply_result,
+          simulated: status.simulated,
+        };
+      },
+    },
+    action('start'),
+    action('stop'),
+    action('restart'),
+    {
+      method: 'GET', path: '/api/v1/dhcp/logs', access: READ, tags: TAGS, summary: 'Tail of the DHCP server log, newest first',
+      schema: { querystring: LogQuery, response: { 200: LogLines } },
+      handler: async (request) => tailLines(await context.platform.daemons.logs('kea-dhcp4'), request.query as { lines?: number }),
+    },
+    {
+      method: 'GET', path: '/api/v1/dhcp/metrics', access: READ, tags: TAGS, summary: 'Prometheus exposition of the DHCP figures (text/plain)',
+      schema: { response: { 200: Type.String() } },
+      handler: async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await dhcp.metrics()),
+    },
+    {
+      method: 'GET', path: '/api/v1/dhcp/pool-stats', access: READ, tags: TAGS, summary: 'Pool size and use per subnet',
+      schema: { response: { 200: Type.Array(PoolStats) } },
+      handler: () => dhcp.poolStats(),
+    },
+    ...afterWrite(config.routes(), autoApply),
+    {
+      method: 'POST', path: '/api/v1/dhcp/v4/apply', access: WRITE, tags: TAGS, summary: 'Render kea-dhcp4.conf, check it with kea-dhcp4 -t, and restart or stop Kea',
+      schema: { response: { 200: DhcpActionResult } },
+      handler: () => dhcp.apply(),
+    },
+    ...afterWrite(subnets.routes(), autoApply),
+    ...afterWrite(reservations.routes(), autoApply),
+    {
+      method: 'GET', path: '/api/v1/dhcp/v4/leases', access: READ, tags: TAGS, summary: 'Active leases',
+      schema: { response: { 200: Type.Array(Lease) } },
+      handler: async (_request, reply) => {
+        const leases = (await dhcp.leases()).map((lease) => ({
+          ip_address: lease.ip_address, mac_address: lease.mac_address, hostname: lease.hostname, client_id: lease.client_id,
+          state: lease.state, lease_time: lease.lease_time, starts: isoTime(lease.start_time * 1000), expires: isoTime(lease.expire_time * 1000), subnet: lease.subnet,
+        }));
+        reply.header('x-total-count', String(leases.length));
+        return leases;
+      },
+    },
+    {
+      method: 'DELETE', path: '/api/v1/dhcp/v4/leases/{ip}', access: WRITE, tags: TAGS, summary: 'Release one lease',
+      schema: { params: Type.Object({ ip: Type.String() }), response: { 200: Message } },
+      handler: async (request) => {
+        const { ip } = request.params as { ip: string };
+        if (isIP(ip) !== 4) throw badRequest('params.ip must be an IPv4 address');
+        if (!(await context.platform.daemons.releaseDhcpLease(ip))) throw notFound(`no active lease for ${ip}`);
+        return { message: `Lease ${ip} released` };
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/dhcp/ddns', access: READ, tags: TAGS, summary: 'Dynamic DNS updates from DHCP (the TSIG secret is never returned)',
+      schema: { response: { 200: DdnsView } },
+      handler: ddnsView,
+    },
+    {
+      method: 'PUT', path: '/api/v1/dhcp/ddns', access: WRITE, tags: TAGS, summary: 'Change DHCP dynamic DNS (fields not sent are kept; an empty tsig_secret clears it)',
+      schema: { body: { ...Type.Partial(DhcpDdns), additionalProperties: false }, response: { 200: DdnsView } },
+      handler: async (request) => {
+        const body = request.body as ConfigData;
+        const merged = { ...ddns.read(), ...body };
+        if (merged.enabled && !merged.forward_zone) throw badRequest('body.forward_zone is required when enabled');
+        if (merged.dns_server && !/^[0-9A-Fa-f.:]+$/.test(String(merged.dns_server))) throw badRequest('body.dns_server must be an IP address');
+        ddns.write(body);
+        await autoApply();
+        return ddnsView();
+      },
+    },
+    ...ha.routes(),
+    {
+      method: 'GET', path: '/api/v1/dhcp/ha/status', access: READ, tags: TAGS, summary: 'High-availability state',
+      schema: { response: { 200: HaStatus } },
+      handler: haStatus,
+    },
+  ];
+}
+
+export const dhcpArea: Area = { name: 'dhcp', routes };

@@ -1,0 +1,231 @@
+import { isIP } from 'node:net';
+import type { AppContext } from '../../context.js';
+import type { Collection } from '../../http/collection.js';
+import type { Singleton } from '../../http/singleton.js';
+import { badRequest, HttpError } from '../../core/errors.js';
+import { isoTime } from '../../core/clock.js';
+import { ipv4ToNumber, parseIpv4Cidr } from '../../core/ip.js';
+import type { ConfigData } from '../../store/config-store.js';
+import { renderKea, inSubnet, type KeaInput } from '../../compile/kea.js';
+import type { CheckResult, DhcpLease } from '../../platform/daemons.js';
+import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
+import { ServiceState } from '../common/service-state.js';
+
+export const DHCP_KINDS = {
+  config: 'dhcp_config',
+  subnet: 'dhcp_subnet',
+  reservation: 'dhcp_reservation',
+  ddns: 'dhcp_ddns',
+  ha: 'dhcp_ha',
+} as const;
+
+/** Option codes Kea or the protocol manage themselves, and those set through typed subnet fields. */
+const RESERVED_CODES = new Set([0, 1, 28, 50, 51, 53, 54, 55, 57, 58, 59, 82, 255]);
+const TYPED_CODES: Record<number, string> = { 3: 'gateway', 6: 'dns_servers', 15: 'domain_name', 42: 'ntp_servers' };
+
+function validateOption(option: { code: number; value_type: string; value: string }, index: number): void {
+  const where = `body.options.${index}`;
+  if (RESERVED_CODES.has(option.code)) throw badRequest(`${where}.code ${option.code} is reserved`);
+  if (TYPED_CODES[option.code]) throw badRequest(`${where}.code ${option.code} is set through the ${TYPED_CODES[option.code]} field`);
+  const value = option.value;
+  const ranges: Record<string, number> = { u8: 0xff, u16: 0xffff, u32: 0xffffffff };
+  switch (option.value_type) {
+    case 'ip':
+      if (isIP(value) !== 4) throw badRequest(`${where}.value must be an IPv4 address`);
+      break;
+    case 'ips':
+      if (!value || value.split(',').some((v) => isIP(v.trim()) !== 4)) throw badRequest(`${where}.value must be a comma-separated list of IPv4 addresses`);
+      break;
+    case 'string':
+      if (!/^[\x20-\x7e]{1,255}$/.test(value)) throw badRequest(`${where}.value must be 1-255 printable ASCII characters`);
+      break;
+    case 'hex': {
+      const hex = value.replace(/[:\s]/g, '');
+      if (!hex || hex.length % 2 || hex.length > 510 || !/^[0-9a-fA-F]+$/.test(hex)) throw badRequest(`${where}.value must be an even number (up to 510) of hex digits`);
+      break;
+    }
+    default:
+      if (!/^\d+$/.test(value) || Number(value) > ranges[option.value_type]) throw badRequest(`${where}.value must be an integer within ${option.value_type}`);
+  }
+}
+
+export function validateSubnet(data: ConfigData): void {
+  const cidr = parseIpv4Cidr(String(data.network));
+  if (!cidr || cidr.prefix > 30) throw badRequest('body.network must be an IPv4 network in CIDR form with a prefix of at most /30');
+  const inside = (field: string) => {
+    const value = ipv4ToNumber(String(data[field]));
+    if (value === null) throw badRequest(`body.${field} must be an IPv4 address`);
+    if (value <= cidr.network || value >= cidr.broadcast) throw badRequest(`body.${field} must be a host address inside ${String(data.network)}`);
+    return value;
+  };
+  const start = inside('pool_start');
+  const end = inside('pool_end');
+  if (start > end) throw badRequest('body.pool_end must not be before pool_start');
+  inside('gateway');
+  for (const field of ['dns_servers', 'ntp_servers']) {
+    ((data[field] as string[] | null | undefined) ?? []).forEach((value, index) => {
+      if (isIP(value) !== 4) throw badRequest(`body.${field}.${index} must be an IPv4 address`);
+    });
+  }
+  (data.trusted_relays as string[]).forEach((relay, index) => {
+    if (isIP(relay) !== 4 || relay.startsWith('127.')) throw badRequest(`body.trusted_relays.${index} must be a non-loopback IPv4 address`);
+  });
+  const options = data.options as { code: number; value_type: string; value: string }[];
+  const codes = new Set<number>();
+  options.forEach((option, index) => {
+    validateOption(option, index);
+    if (codes.has(option.code)) throw badRequest(`body.options.${index}.code ${option.code} appears twice`);
+    codes.add(option.code);
+  });
+  if (data.subnet_type === 'prefix-delegation' && !data.delegated_length) throw badRequest('body.delegated_length is required for prefix-delegation subnets');
+  const renew = data.renewal_time as number | null | undefined;
+  const rebind = data.rebinding_time as number | null | undefined;
+  if (renew && rebind && renew >= rebind) throw badRequest('body.renewal_time must be shorter than rebinding_time');
+}
+
+export function validateConfig(data: ConfigData): void {
+  for (const field of ['dns_servers', 'ntp_servers', 'wins_servers']) {
+    (data[field] as string[]).forEach((value, index) => {
+      if (isIP(value) !== 4) throw badRequest(`body.${field}.${index} must be an IPv4 address`);
+    });
+  }
+  if (data.next_server && isIP(String(data.next_server)) !== 4) throw badRequest('body.next_server must be an IPv4 address');
+  if (Number(data.max_lease_time) < Number(data.default_lease_time)) throw badRequest('body.max_lease_time must not be shorter than default_lease_time');
+}
+
+interface DhcpState {
+  last_apply_at: string | null;
+  last_apply_result: string | null;
+}
+
+export interface DhcpActionValue {
+  message: string;
+  running: boolean;
+  config_file: string | null;
+  check: CheckResult;
+  simulated: boolean;
+}
+
+/** Renders for Kea, applies through the platform, and reads leases back. */
+export class DhcpService {
+  readonly state: ServiceState;
+
+  constructor(
+    private readonly context: AppContext,
+    private readonly parts: { config: Singleton; subnets: Collection; reservations: Collection; ddns: Singleton },
+  ) {
+    this.state = new ServiceState(context.db, context.clock);
+  }
+
+  applyState(): DhcpState {
+    return this.state.get('dhcp', { last_apply_at: null, last_apply_result: null });
+  }
+
+  /** Kea's input, from the stored configuration. */
+  input(): KeaInput {
+    const config = this.parts.config.read();
+    const ddns = this.parts.ddns.read();
+    const dir = this.context.config.dataDir;
+    return {
+      global: config as unknown as KeaInput['global'],
+      subnets: this.parts.subnets.records() as unknown as KeaInput['subnets'],
+      reservations: this.parts.reservations.records() as unknown as KeaInput['reservations'],
+      ddns: { enabled: Boolean(ddns.enabled), forward_zone: String(ddns.forward_zone), ttl: Number(ddns.ttl) },
+      paths: { leaseFile: dataPath(dir, 'dhcp', 'kea-leases4.csv'), controlSocket: dataPath(dir, 'dhcp', 'kea4-ctrl.sock') },
+    };
+  }
+
+  /** Renders kea-dhcp4.conf, checks it with `kea-dhcp4 -t`, installs it; 409 with the checker's words when rejected. */
+  async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
+    const dir = this.context.config.dataDir;
+    const text = renderKea(this.input());
+    const candidate = writeDataFile(dir, ['dhcp', 'kea-dhcp4.conf.new'], text);
+    const check = await this.context.platform.daemons.check('kea-dhcp4', candidate);
+    if (!check.ok) {
+      this.record(`failed: ${check.checker} rejected the configuration`);
+      throw new HttpError(409, `the rendered Kea configuration was rejected by ${check.checker}: ${check.output}`);
+    }
+    const file = writeDataFile(dir, ['dhcp', 'kea-dhcp4.conf'], text);
+    removeDataFile(dir, ['dhcp', 'kea-dhcp4.conf.new']);
+    return { file, check };
+  }
+
+  async apply(): Promise<DhcpActionValue> {
+    const enabled = Boolean(this.parts.config.read().enabled);
+    const { file, check } = await this.renderAndCheck();
+    const { daemons } = this.context.platform;
+    const status = enabled ? await daemons.restart('kea-dhcp4', file) : await daemons.stop('kea-dhcp4');
+    const message = enabled
+      ? status.running ? 'DHCP config applied and Kea restarted' : `DHCP config applied but Kea did not start: ${status.last_error ?? 'unknown error'}`
+      : 'DHCP config saved, Kea stopped';
+    this.record(enabled && !status.running ? `failed: ${status.last_error ?? 'kea did not start'}` : 'ok');
+    return { message, running: status.running, config_file: file, check, simulated: status.simulated };
+  }
+
+  async control(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
+    const { daemons } = this.context.platform;
+    if (action === 'stop') {
+      const status = await daemons.stop('kea-dhcp4');
+      return { message: 'DHCP stop: Kea stopped', running: status.running, config_file: status.config_file, check: { checked: false, ok: true, checker: null, output: '' }, simulated: status.simulated };
+    }
+    const { file, check } = await this.renderAndCheck();
+    const status = action === 'start' ? await daemons.start('kea-dhcp4', file) : await daemons.restart('kea-dhcp4', file);
+    this.record(status.running ? 'ok' : `failed: ${status.last_error ?? 'kea did not start'}`);
+    const message = status.running ? `DHCP ${action}: Kea running${status.simulated ? ' (simulated)' : ''}` : `DHCP ${action} failed: ${status.last_error ?? 'unknown error'}`;
+    return { message, running: status.running, config_file: file, check, simulated: status.simulated };
+  }
+
+  /** Changes to subnets, reservations and the global configuration take effect at once while DHCP is enabled. */
+  async autoApply(): Promise<void> {
+    if (!this.parts.config.read().enabled) return;
+    try {
+      await this.apply();
+    } catch (error) {
+      this.context.log.warn({ err: error }, 'DHCP auto-apply failed');
+    }
+  }
+
+  async leases(): Promise<DhcpLease[]> {
+    return this.context.platform.daemons.dhcpLeases();
+  }
+
+  /** Per enabled subnet: pool size and leases in it. */
+  async poolStats(): Promise<{ subnet: string; total: number; allocated: number; available: number; utilization: number }[]> {
+    const leases = await this.leases();
+    return this.parts.subnets
+      .records()
+      .filter((s) => s.enabled && s.subnet_type === 'address')
+      .map((subnet) => {
+        const total = (ipv4ToNumber(String(subnet.pool_end)) ?? 0) - (ipv4ToNumber(String(subnet.pool_start)) ?? 0) + 1;
+        const start = ipv4ToNumber(String(subnet.pool_start))!;
+        const end = ipv4ToNumber(String(subnet.pool_end))!;
+        const allocated = leases.filter((l) => {
+          const ip = ipv4ToNumber(l.ip_address);
+          return ip !== null && ip >= start && ip <= end && inSubnet(l.ip_address, String(subnet.network));
+        }).length;
+        return { subnet: String(subnet.network), total, allocated, available: total - allocated, utilization: Math.round((allocated / total) * 10000) / 100 };
+      });
+  }
+
+  /** Prometheus exposition of the pool figures. */
+  async metrics(): Promise<string> {
+    const pools = await this.poolStats();
+    const running = (await this.context.platform.daemons.status('kea-dhcp4')).running;
+    const lines = [
+      '# HELP bulwark_dhcp4_up Whether the DHCPv4 server runs.',
+      '# TYPE bulwark_dhcp4_up gauge',
+      `bulwark_dhcp4_up ${running ? 1 : 0}`,
+      '# HELP bulwark_dhcp4_pool_addresses Addresses in the pool of a subnet.',
+      '# TYPE bulwark_dhcp4_pool_addresses gauge',
+      ...pools.map((p) => `bulwark_dhcp4_pool_addresses{subnet="${p.subnet}"} ${p.total}`),
+      '# HELP bulwark_dhcp4_leases_assigned Leases currently assigned in a subnet pool.',
+      '# TYPE bulwark_dhcp4_leases_assigned gauge',
+      ...pools.map((p) => `bulwark_dhcp4_leases_assigned{subnet="${p.subnet}"} ${p.allocated}`),
+    ];
+    return `${lines.join('\n')}\n`;
+  }
+
+  private record(result: string): void {
+    this.state.set('dhcp', { last_apply_at: isoTime(this.context.clock.now()), last_apply_result: result });
+  }
+}

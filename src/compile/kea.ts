@@ -1,0 +1,184 @@
+/**
+ * Renders the DHCPv4 configuration for Kea (kea-dhcp4). Pure: configuration in, JSON text out
+ * (golden-tested, and checked with `kea-dhcp4 -t` where it is installed).
+ */
+import { isIP } from 'node:net';
+
+export interface KeaGlobal {
+  interfaces: string[];
+  authoritative: boolean;
+  default_lease_time: number;
+  max_lease_time: number;
+  dns_servers: string[];
+  domain_name: string;
+  domain_search: string[];
+  ntp_servers: string[];
+  wins_servers: string[];
+  next_server?: string | null;
+  boot_filename?: string | null;
+  log_level: string;
+  accept_relayed?: boolean;
+}
+
+export type OptionValueType = 'ip' | 'ips' | 'string' | 'u8' | 'u16' | 'u32' | 'hex';
+
+export interface KeaSubnet {
+  id: string;
+  network: string;
+  pool_start: string;
+  pool_end: string;
+  gateway: string;
+  dns_servers?: string[] | null;
+  domain_name?: string | null;
+  lease_time?: number | null;
+  max_lease_time?: number | null;
+  renewal_time?: number | null;
+  rebinding_time?: number | null;
+  subnet_type: string;
+  enabled: boolean;
+  trusted_relays: string[];
+  ntp_servers?: string[] | null;
+  options: { code: number; value_type: OptionValueType; value: string }[];
+}
+
+export interface KeaReservation {
+  subnet_id?: string | null;
+  mac_address: string;
+  ip_address: string;
+  hostname?: string | null;
+  client_id?: string | null;
+}
+
+export interface KeaDdns {
+  enabled: boolean;
+  forward_zone: string;
+  ttl: number;
+}
+
+export interface KeaInput {
+  global: KeaGlobal;
+  subnets: KeaSubnet[];
+  reservations: KeaReservation[];
+  ddns: KeaDdns;
+  paths: { leaseFile: string; controlSocket: string };
+}
+
+const SEVERITY: Record<string, string> = { error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG', trace: 'DEBUG' };
+
+/** A stable Kea subnet id (1..2^28) from a subnet's UUID, so lease files survive reordering. */
+export function keaSubnetId(uuid: string, taken: Set<number>): number {
+  let id = (parseInt(uuid.replace(/-/g, '').slice(0, 7), 16) % 0x0fffffff) + 1;
+  while (taken.has(id)) id = (id % 0x0fffffff) + 1;
+  taken.add(id);
+  return id;
+}
+
+/** The wire bytes of a custom option value, as hex (Kea accepts any code this way, defined or not). */
+export function optionHex(valueType: OptionValueType, value: string): string {
+  const ipBytes = (ip: string) => ip.trim().split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join('');
+  switch (valueType) {
+    case 'ip':
+      return ipBytes(value);
+    case 'ips':
+      return value.split(',').map(ipBytes).join('');
+    case 'string':
+      return Buffer.from(value, 'ascii').toString('hex');
+    case 'u8':
+      return Number(value).toString(16).padStart(2, '0');
+    case 'u16':
+      return Number(value).toString(16).padStart(4, '0');
+    case 'u32':
+      return Number(value).toString(16).padStart(8, '0');
+    case 'hex':
+      return value.replace(/[:\s]/g, '').toLowerCase();
+  }
+}
+
+const option = (name: string, data: string) => ({ name, data });
+
+function ipv4Number(address: string): number {
+  return address.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+}
+
+/** Whether an IPv4 address lies in a CIDR. */
+export function inSubnet(address: string, cidr: string): boolean {
+  const [network, prefixText] = cidr.split('/');
+  if (isIP(address) !== 4 || isIP(network) !== 4) return false;
+  const size = 2 ** (32 - Number(prefixText ?? 32));
+  return Math.floor(ipv4Number(address) / size) === Math.floor(ipv4Number(network) / size);
+}
+
+/** `192.168.1.1/24` → `192.168.1.0/24` (Kea wants the network address). */
+export function networkOf(cidr: string): string {
+  const [address, prefixText] = cidr.split('/');
+  const prefix = Number(prefixText ?? 32);
+  const size = 2 ** (32 - prefix);
+  const base = Math.floor(ipv4Number(address) / size) * size;
+  return `${[24, 16, 8, 0].map((s) => Math.floor(base / 2 ** s) % 256).join('.')}/${prefix}`;
+}
+
+export function renderKea(input: KeaInput): string {
+  const { global } = input;
+  const taken = new Set<number>();
+  const subnets = input.subnets.filter((s) => s.enabled && s.subnet_type === 'address');
+  const globalOptions = [
+    ...(global.dns_servers.length ? [option('domain-name-servers', global.dns_servers.join(', '))] : []),
+    ...(global.domain_name ? [option('domain-name', global.domain_name)] : []),
+    ...(global.domain_search.length ? [option('domain-search', global.domain_search.join(', '))] : []),
+    ...(global.ntp_servers.length ? [option('ntp-servers', global.ntp_servers.join(', '))] : []),
+    ...(global.wins_servers.length ? [option('netbios-name-servers', global.wins_servers.join(', '))] : []),
+  ];
+  const subnet4 = subnets.map((subnet) => {
+    const reservations = input.reservations
+      .filter((r) => (r.subnet_id ? r.subnet_id === subnet.id : inSubnet(r.ip_address, subnet.network)))
+      .map((r) => ({
+        ...(r.mac_address ? { 'hw-address': r.mac_address.toLowerCase() } : {}),
+        ...(!r.mac_address && r.client_id ? { 'client-id': r.client_id } : {}),
+        'ip-address': r.ip_address,
+        ...(r.hostname ? { hostname: r.hostname } : {}),
+      }));
+    const options = [
+      option('routers', subnet.gateway),
+      ...(subnet.dns_servers?.length ? [option('domain-name-servers', subnet.dns_servers.join(', '))] : []),
+      ...(subnet.domain_name ? [option('domain-name', subnet.domain_name)] : []),
+      ...(subnet.ntp_servers?.length ? [option('ntp-servers', subnet.ntp_servers.join(', '))] : []),
+      ...subnet.options.map((o) => ({ code: o.code, 'csv-format': false, data: optionHex(o.value_type, o.value) })),
+    ];
+    return {
+      id: keaSubnetId(subnet.id, taken),
+      subnet: networkOf(subnet.network),
+      pools: [{ pool: `${subnet.pool_start} - ${subnet.pool_end}` }],
+      ...(subnet.lease_time ? { 'valid-lifetime': subnet.lease_time } : {}),
+      ...(subnet.max_lease_time ? { 'max-valid-lifetime': subnet.max_lease_time } : {}),
+      ...(subnet.renewal_time ? { 'renew-timer': subnet.renewal_time } : {}),
+      ...(subnet.rebinding_time ? { 'rebind-timer': subnet.rebinding_time } : {}),
+      ...(subnet.trusted_relays.length ? { relay: { 'ip-addresses': subnet.trusted_relays } } : {}),
+      'option-data': options,
+      reservations,
+    };
+  });
+  const config = {
+    Dhcp4: {
+      'interfaces-config': { interfaces: global.interfaces, 'dhcp-socket-type': 'raw' },
+      'control-socket': { 'socket-type': 'unix', 'socket-name': input.paths.controlSocket },
+      'lease-database': { type: 'memfile', persist: true, name: input.paths.leaseFile, 'lfc-interval': 3600 },
+      'valid-lifetime': global.default_lease_time,
+      'max-valid-lifetime': Math.max(global.max_lease_time, global.default_lease_time),
+      authoritative: global.authoritative,
+      ...(global.next_server ? { 'next-server': global.next_server } : {}),
+      ...(global.boot_filename ? { 'boot-file-name': global.boot_filename } : {}),
+      'option-data': globalOptions,
+      ...(input.ddns.enabled
+        ? {
+            'dhcp-ddns': { 'enable-updates': true },
+            'ddns-send-updates': true,
+            'ddns-qualifying-suffix': input.ddns.forward_zone,
+            'ddns-override-client-update': true,
+          }
+        : {}),
+      subnet4,
+      loggers: [{ name: 'kea-dhcp4', output_options: [{ output: 'stdout' }], severity: SEVERITY[global.log_level] ?? 'INFO' }],
+    },
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
