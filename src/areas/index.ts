@@ -3,6 +3,7 @@ import { authArea } from './auth/routes.js';
 import { statusArea } from './status/routes.js';
 import { dnsArea } from './dns/routes.js';
 import { dhcpArea } from './dhcp/routes.js';
+import { timeArea } from './time/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -10,4 +11,5 @@ export const AREAS: Area[] = [
   statusArea,
   dnsArea,
   dhcpArea,
+  timeArea,
 ];
