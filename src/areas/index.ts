@@ -4,6 +4,7 @@ import { statusArea } from './status/routes.js';
 import { dnsArea } from './dns/routes.js';
 import { dhcpArea } from './dhcp/routes.js';
 import { timeArea } from './time/routes.js';
+import { networkingArea } from './networking/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -12,4 +13,5 @@ export const AREAS: Area[] = [
   dnsArea,
   dhcpArea,
   timeArea,
+  networkingArea,
 ];

@@ -1,0 +1,257 @@
+import { isIP } from 'node:net';
+import type { AppContext } from '../../context.js';
+import type { Collection } from '../../http/collection.js';
+import type { Singleton } from '../../http/singleton.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { isoTime } from '../../core/clock.js';
+import { isDomainName, isIpOrCidr, parseIpv4Cidr, prefixToNetmask } from '../../core/ip.js';
+import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import type { NetInterface } from '../../platform/network.js';
+import { outboundFetch } from '../../net/outbound.js';
+import { ServiceState } from '../common/service-state.js';
+
+export const NET_KINDS = {
+  interfaceConfig: 'interface_config',
+  interfaceRole: 'interface_role',
+  vlan: 'vlan',
+  route: 'static_route',
+  ddnsRecord: 'ddns_record',
+  ddnsConfig: 'ddns_config',
+} as const;
+
+/** The DNS-provider kind of the ACME area, which DDNS records point at. */
+export const DNS_PROVIDER_KIND = 'acme_dns_provider';
+
+/** Interfaces the API lists but never manages: pf logging/sync and IPsec encapsulation pseudo-devices. */
+const HIDDEN = /^(pflog|pfsync|enc)\d*$/;
+
+export const vlanDevice = (vlanId: unknown) => `vlan${String(vlanId)}`;
+
+export function validateVlanFields(data: ConfigData): void {
+  if (data.ipv4_mode === 'static') {
+    const cidr = parseIpv4Cidr(String(data.ipv4_address ?? ''));
+    if (!cidr) throw badRequest('body.ipv4_address must be an IPv4 address with a prefix (CIDR) when ipv4_mode is static');
+  } else {
+    data.ipv4_address = null;
+  }
+  if (data.ipv6_address) {
+    const [address, prefix] = String(data.ipv6_address).split('/');
+    if (isIP(address) !== 6 || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= 128))) throw badRequest('body.ipv6_address must be an IPv6 address, optionally with /0..128');
+  }
+  if (typeof data.description === 'string') data.description = data.description.trim() || null;
+}
+
+export function validateRouteFields(data: ConfigData): void {
+  const destination = String(data.destination);
+  if (destination !== 'default' && !isIpOrCidr(destination)) throw badRequest('body.destination must be default, an IP address or IP/prefix');
+  if (!isIP(String(data.gateway))) throw badRequest('body.gateway must be an IP address');
+  if (destination !== 'default' && isIP(destination.split('/')[0]) !== isIP(String(data.gateway))) throw badRequest('body.gateway must be of the same address family as the destination');
+}
+
+export function validateDdnsRecord(data: ConfigData, existing: ConfigObject | undefined, records: Collection): void {
+  if (!isDomainName(String(data.hostname).replace(/\.$/, ''), { requireDot: true })) throw badRequest('body.hostname must be a fully qualified domain name');
+  if (data.source === 'interface' && !data.interface) throw badRequest('body.interface is required when source is interface');
+  if (data.source === 'explicit') {
+    const ip = String(data.explicit_ip ?? '');
+    const family = isIP(ip);
+    if (!family) throw badRequest('body.explicit_ip is required (an IP address) when source is explicit');
+    if ((data.record_type === 'a' && family !== 4) || (data.record_type === 'aaaa' && family !== 6)) throw badRequest('body.explicit_ip must match the record type family');
+  }
+  const clash = records.objects().find((o) => o.id !== existing?.id && o.data.provider_id === data.provider_id && o.data.hostname === data.hostname && o.data.record_type === data.record_type);
+  if (clash) throw conflict(`a ${String(data.record_type)} record for ${String(data.hostname)} at that provider already exists`);
+}
+
+interface DdnsState {
+  last_ip: string | null;
+  last_ipv6: string | null;
+  last_updated: string | null;
+  last_status: 'updated' | 'unchanged' | 'error' | null;
+  last_error: string | null;
+}
+const NO_DDNS_STATE: DdnsState = { last_ip: null, last_ipv6: null, last_updated: null, last_status: null, last_error: null };
+
+/** Interfaces as the host shows them plus Bulwark's stored settings, roles and not-yet-created VLANs. */
+export class NetworkingService {
+  readonly state: ServiceState;
+  /** The host's interfaces as last read; collection validators are synchronous and read this. */
+  known: NetInterface[] = [];
+
+  constructor(
+    private readonly context: AppContext,
+    private readonly parts: { vlans: Collection; routes: Collection; ddnsRecords: Collection; ddnsConfig: Singleton },
+  ) {
+    this.state = new ServiceState(context.db, context.clock);
+  }
+
+  async refreshKnown(): Promise<NetInterface[]> {
+    this.known = await this.context.platform.network.interfaces();
+    return this.known;
+  }
+
+  /** Host interfaces and enabled VLAN devices. */
+  interfaceNames(): Set<string> {
+    return new Set([...this.known.map((i) => i.name), ...this.parts.vlans.objects().filter((v) => v.data.enabled).map((v) => vlanDevice(v.data.vlan_id))]);
+  }
+
+  assertInterface(name: string, field: string): void {
+    if (this.known.length > 0 && !this.interfaceNames().has(name)) throw badRequest(`${field}: interface ${name} does not exist`);
+  }
+
+  role(name: string): string | null {
+    const entry = this.context.store.list(NET_KINDS.interfaceRole).find((o) => o.data.name === name);
+    return entry ? String(entry.data.role) : null;
+  }
+
+  roles(): [string, string][] {
+    return this.context.store.list(NET_KINDS.interfaceRole).map((o) => [String(o.data.name), String(o.data.role)]);
+  }
+
+  setRole(name: string, role: string): void {
+    const { store } = this.context;
+    const existing = store.list(NET_KINDS.interfaceRole).find((o) => o.data.name === name);
+    if (existing) store.update(NET_KINDS.interfaceRole, existing.id, { name, role });
+    else store.insert(NET_KINDS.interfaceRole, { name, role });
+  }
+
+  storedConfig(name: string): ConfigData | undefined {
+    return this.context.store.list(NET_KINDS.interfaceConfig).find((o) => o.data.name === name)?.data;
+  }
+
+  saveConfig(name: string, patch: ConfigData): ConfigData {
+    const { store } = this.context;
+    const existing = store.list(NET_KINDS.interfaceConfig).find((o) => o.data.name === name);
+    const merged = { ...(existing?.data ?? {}), ...patch, name };
+    if (existing) store.update(NET_KINDS.interfaceConfig, existing.id, merged);
+    else store.insert(NET_KINDS.interfaceConfig, merged);
+    return merged;
+  }
+
+  async detailed(): Promise<Record<string, unknown>[]> {
+    const interfaces = (await this.refreshKnown()).filter((i) => !HIDDEN.test(i.name));
+    const routes = await this.context.platform.network.routes(0);
+    const defaultRoute = routes.find((r) => r.destination === 'default');
+    const rows = interfaces.map((iface) => {
+      const stored = this.storedConfig(iface.name);
+      return {
+        name: iface.name,
+        mac: iface.mac,
+        ipv4: iface.ipv4,
+        ipv4_netmask: iface.ipv4_prefix === null ? null : `0x${prefixToNetmask(iface.ipv4_prefix).split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join('')}`,
+        ipv4_prefix: iface.ipv4_prefix,
+        ipv6: iface.ipv6,
+        status: iface.up ? 'up' : 'down',
+        mtu: iface.mtu,
+        media: iface.loopback ? null : iface.up ? 'Ethernet autoselect' : null,
+        description: (stored?.description as string | null | undefined) ?? iface.description,
+        is_vlan: iface.vlan_id !== null || iface.name.startsWith('vlan'),
+        vlan_id: iface.vlan_id,
+        vlan_parent: iface.vlan_parent,
+        ...iface.counters,
+        gateway: defaultRoute?.interface === iface.name ? defaultRoute.gateway : null,
+        ipv4_mode: (stored?.ipv4_mode as string | undefined) ?? (iface.ipv4 ? 'static' : null),
+        role: this.role(iface.name),
+      };
+    });
+    // VLANs configured here but not (yet) present on the host are listed as down.
+    for (const vlan of this.parts.vlans.objects()) {
+      const device = vlanDevice(vlan.data.vlan_id);
+      if (!vlan.data.enabled || rows.some((r) => r.name === device)) continue;
+      const cidr = vlan.data.ipv4_address ? String(vlan.data.ipv4_address).split('/') : null;
+      rows.push({
+        name: device, mac: null, ipv4: cidr?.[0] ?? null, ipv4_netmask: null, ipv4_prefix: cidr ? Number(cidr[1]) : null,
+        ipv6: (vlan.data.ipv6_address as string | null | undefined)?.split('/')[0] ?? null, status: 'down', mtu: Number(vlan.data.mtu),
+        media: null, description: (vlan.data.description as string | null | undefined) ?? null, is_vlan: true, vlan_id: Number(vlan.data.vlan_id),
+        vlan_parent: String(vlan.data.parent), bytes_in: 0, bytes_out: 0, packets_in: 0, packets_out: 0, errors_in: 0, errors_out: 0,
+        gateway: null, ipv4_mode: String(vlan.data.ipv4_mode) as 'dhcp', role: this.role(device),
+      });
+    }
+    return rows;
+  }
+
+  /** 409 when a VLAN's device is still named by a route, a role or the DHCP server. */
+  assertVlanUnused(vlan: ConfigObject): void {
+    const device = vlanDevice(vlan.data.vlan_id);
+    const route = this.parts.routes.objects().find((r) => r.data.interface === device);
+    if (route) throw conflict(`VLAN ${device} is in use by static route ${route.id} (field interface)`);
+    if (this.role(device)) throw conflict(`VLAN ${device} has the interface role ${String(this.role(device))}; remove the role first`);
+    const dhcp = this.context.store.getSingleton('dhcp_config');
+    if ((dhcp?.interfaces as string[] | undefined)?.includes(device)) throw conflict(`VLAN ${device} is in use by the DHCP server (field interfaces)`);
+  }
+
+  async syncRoute(route: ConfigData, present: boolean): Promise<{ applied: boolean; message: string }> {
+    return this.context.platform.network.setStaticRoute(
+      { destination: String(route.destination), gateway: String(route.gateway), interface: (route.interface as string | null | undefined) ?? null, metric: Number(route.metric ?? 0), table: Number(route.fib ?? 0) },
+      present && Boolean(route.enabled),
+    );
+  }
+
+  // ---- dynamic DNS ----
+
+  ddnsState(id: string): DdnsState {
+    return this.state.get(`ddns.${id}`, NO_DDNS_STATE);
+  }
+
+  providerName(providerId: string): string {
+    const provider = this.context.store.get(DNS_PROVIDER_KIND, providerId);
+    return provider ? String(provider.data.name ?? `#${providerId}`) : `#${providerId}`;
+  }
+
+  /** Resolves the record's address(es) and pushes them when they changed. */
+  async updateRecord(id: string): Promise<{ ok: boolean; message: string }> {
+    const record = this.parts.ddnsRecords.find(id);
+    if (!record.data.enabled) return { ok: true, message: 'Skipped("record disabled")' };
+    const previous = this.ddnsState(id);
+    const now = isoTime(this.context.clock.now());
+    try {
+      const wantV4 = record.data.record_type !== 'aaaa';
+      const wantV6 = record.data.record_type !== 'a';
+      const v4 = wantV4 ? await this.addressFor(record.data, 4) : null;
+      const v6 = wantV6 ? await this.addressFor(record.data, 6) : null;
+      if (v4 === previous.last_ip && v6 === previous.last_ipv6 && previous.last_status !== 'error') {
+        this.state.set(`ddns.${id}`, { ...previous, last_updated: now, last_status: 'unchanged', last_error: null });
+        return { ok: true, message: 'Unchanged' };
+      }
+      await this.push(record.data, { v4, v6 });
+      this.state.set(`ddns.${id}`, { last_ip: v4, last_ipv6: v6, last_updated: now, last_status: 'updated', last_error: null });
+      return { ok: true, message: `Updated([${[v4, v6].filter(Boolean).map((a) => `"${a}"`).join(', ')}])` };
+    } catch (error) {
+      const message = (error as Error).message;
+      this.state.set(`ddns.${id}`, { ...previous, last_updated: now, last_status: 'error', last_error: message });
+      return { ok: false, message };
+    }
+  }
+
+  private async addressFor(record: ConfigData, family: 4 | 6): Promise<string> {
+    if (record.source === 'explicit') {
+      const ip = String(record.explicit_ip);
+      if (isIP(ip) !== family) throw new Error(`explicit_ip ${ip} is not an IPv${family} address`);
+      return ip;
+    }
+    if (record.source === 'interface') {
+      const iface = (await this.refreshKnown()).find((i) => i.name === record.interface);
+      if (!iface) throw new Error(`interface ${String(record.interface)} does not exist`);
+      const ip = family === 4 ? iface.ipv4 : iface.ipv6;
+      if (!ip) throw new Error(`interface ${iface.name} has no IPv${family} address`);
+      return ip;
+    }
+    const config = this.parts.ddnsConfig.read();
+    const url = String(family === 4 ? config.ip_echo_url_v4 : config.ip_echo_url_v6);
+    const response = await outboundFetch(url, {}, { allowList: config.allow_private_echo as string[], timeoutMs: 10_000 });
+    const text = (await response.text()).trim();
+    if (response.status !== 200 || isIP(text) !== family) throw new Error(`the address echo service ${url} did not answer an IPv${family} address`);
+    return text;
+  }
+
+  private async push(record: ConfigData, _addresses: { v4: string | null; v6: string | null }): Promise<void> {
+    const provider = this.context.store.get(DNS_PROVIDER_KIND, String(record.provider_id));
+    if (!provider) throw new Error(`DNS provider ${String(record.provider_id)} no longer exists`);
+    // Record pushes use the provider's API credentials, which the ACME DNS-provider integration owns.
+    throw new Error(`pushing records through DNS provider ${this.providerName(String(record.provider_id))} is not available on this appliance yet`);
+  }
+
+  assertKnownInterface(name: string): NetInterface | undefined {
+    const found = this.known.find((i) => i.name === name);
+    if (!found && !this.interfaceNames().has(name)) throw notFound(`interface ${name} not found`);
+    return found;
+  }
+}
