@@ -5,6 +5,7 @@ import { dnsArea } from './dns/routes.js';
 import { dhcpArea } from './dhcp/routes.js';
 import { timeArea } from './time/routes.js';
 import { networkingArea } from './networking/routes.js';
+import { systemArea } from './system/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -14,4 +15,5 @@ export const AREAS: Area[] = [
   dhcpArea,
   timeArea,
   networkingArea,
+  systemArea,
 ];

@@ -1,0 +1,56 @@
+import { Type } from 'typebox';
+import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
+import type { RouteSpec } from '../../http/route.js';
+import { Singleton } from '../../http/singleton.js';
+import { withoutDefaults } from '../../http/schema-helpers.js';
+import type { ConfigData } from '../../store/config-store.js';
+import { badRequest } from '../../core/errors.js';
+import { ApplyReport, Banner, Console, General, Ssh, SystemInfo } from './schema.js';
+import { SystemService, validateGeneral } from './service.js';
+import { listTimezones } from './timezones.js';
+
+const TAGS = ['system'];
+const READ = 'settings:read' as const;
+const WRITE = 'settings:write' as const;
+
+let zones: string[] | null = null;
+const timezones = () => (zones ??= listTimezones());
+
+function routes(context: AppContext): RouteSpec[] {
+  const system = new SystemService(context);
+  const section = (kind: string, path: string, schema: typeof General | typeof Banner | typeof Ssh | typeof Console, noun: string, apply: (data: ConfigData) => object, validate?: (data: ConfigData) => void): RouteSpec[] => {
+    const singleton = new Singleton({ kind, path, schema, access: { read: READ, write: WRITE }, validate, tags: TAGS, noun }, context.store, context.sealer);
+    return [
+      singleton.routes()[0],
+      {
+        method: 'PUT', path, access: WRITE, tags: TAGS, summary: `Change ${noun} (fields not sent are kept) and render it for the host`,
+        schema: { body: { ...withoutDefaults(schema), required: [], additionalProperties: false }, response: { 200: ApplyReport } },
+        handler: (request) => apply(singleton.write(request.body as ConfigData)),
+      },
+    ];
+  };
+  const general = { read: () => ({ domain: '', ...(context.store.getSingleton('system_general') ?? {}) }) };
+  return [
+    {
+      method: 'GET', path: '/api/v1/system/info', access: READ, tags: TAGS, summary: 'OS, hardware, uptime, load, memory and disk of the appliance',
+      schema: { response: { 200: SystemInfo } },
+      handler: () => system.info(general.read()),
+    },
+    ...section('system_general', '/api/v1/system/general', General, 'hostname, domain and timezone', (d) => system.applyGeneral(d), (d) => validateGeneral(d, timezones)),
+    ...section('system_banner', '/api/v1/system/banner', Banner, 'login banner and message of the day', (d) => system.applyBanner(d), (d) => {
+      for (const field of ['login_banner', 'motd']) {
+        if (Buffer.byteLength(String(d[field])) > 8192) throw badRequest(`body.${field} must be at most 8 KiB`);
+      }
+    }),
+    ...section('system_ssh', '/api/v1/system/ssh', Ssh, 'SSH server settings', (d) => system.applySsh(d)),
+    ...section('system_console', '/api/v1/system/console', Console, 'console settings', (d) => system.applyConsole(d)),
+    {
+      method: 'GET', path: '/api/v1/system/timezones', access: READ, tags: TAGS, summary: 'IANA timezones of the system zone database',
+      schema: { response: { 200: Type.Array(Type.String()) } },
+      handler: () => timezones(),
+    },
+  ];
+}
+
+export const systemArea: Area = { name: 'system', routes };
