@@ -1,5 +1,6 @@
 import { buildApp } from './app.js';
 import { loadStartupConfig, StartupError } from './config.js';
+import { trustedProxiesFromSettings } from './areas/settings/startup.js';
 
 /** Flags and environment → configuration → store → app → listen; graceful shutdown on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -13,6 +14,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Trusted proxies saved in the api_server settings apply from this (re)start unless a flag or variable sets them.
+  if (config.trustedProxies.length === 0) config = { ...config, trustedProxies: trustedProxiesFromSettings(config.dataDir) };
   const app = await buildApp({ config });
   const address = await app.listen({ host: config.host, port: config.port });
   app.log.info({ url: address, platform: config.platform, dataDir: config.dataDir }, `Bulwark listening on ${address}`);

@@ -6,6 +6,7 @@ import { dhcpArea } from './dhcp/routes.js';
 import { timeArea } from './time/routes.js';
 import { networkingArea } from './networking/routes.js';
 import { systemArea } from './system/routes.js';
+import { settingsArea } from './settings/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -16,4 +17,5 @@ export const AREAS: Area[] = [
   timeArea,
   networkingArea,
   systemArea,
+  settingsArea,
 ];

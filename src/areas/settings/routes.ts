@@ -1,0 +1,217 @@
+import { Type } from 'typebox';
+import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
+import type { RouteSpec } from '../../http/route.js';
+import { Singleton } from '../../http/singleton.js';
+import { badRequest, HttpError } from '../../core/errors.js';
+import { isoTime } from '../../core/clock.js';
+import type { ConfigData } from '../../store/config-store.js';
+import { formatSyslog, sendSyslog, type SyslogTarget } from '../../net/syslog.js';
+import {
+  DashboardHistoryBody, DashboardHistoryView, IdsAlerts, LogRotationConfig, LogRotationView, MetricsStore, OkMessage, PfTuningBody,
+  PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow, Tls,
+} from './schema.js';
+import { clampIdsAlerts, dashboardHistoryFromBody, dashboardHistoryView, probeRedis, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
+import { logSizes, rotate, writeRotationConfig, type RotationConfig } from './log-rotation.js';
+import { mergeSmtp, normaliseTls, SMTP_DEFAULTS, sendTestMail } from './smtp.js';
+
+const TAGS = ['settings'];
+const READ = 'settings:read' as const;
+const WRITE = 'settings:write' as const;
+const MIN_STATES = 1000;
+const MAX_STATES = 4_000_000;
+
+function routes(context: AppContext): RouteSpec[] {
+  const { store, sealer, config } = context;
+  const singleton = (kind: string, path: string, schema: typeof Tls | typeof MetricsStore | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) =>
+    new Singleton({ kind, path, schema, access: { read: READ, write: WRITE }, validate, tags: TAGS, noun }, store, sealer);
+
+  const tls = singleton('settings_tls', '/api/v1/settings/tls', Tls, 'API TLS settings (certificate and key applied at the next restart)', (data) => {
+    validatePemPath(config.dataDir, String(data.cert_path), 'cert_path', /-----BEGIN CERTIFICATE-----/);
+    validatePemPath(config.dataDir, String(data.key_path), 'key_path', /-----BEGIN (RSA |EC )?PRIVATE KEY-----/);
+    if (Boolean(data.cert_path) !== Boolean(data.key_path)) throw badRequest('body.cert_path and body.key_path are set together');
+  });
+  const metricsStore = singleton('settings_metrics_store', '/api/v1/settings/metrics-store', MetricsStore, 'metrics store');
+  const idsAlerts = singleton('settings_ids_alerts', '/api/v1/settings/ids-alerts', IdsAlerts, 'IDS alert retention');
+  const syslog = singleton('settings_syslog', '/api/v1/settings/syslog', Syslog, 'remote syslog', (data) => {
+    if (data.enabled && !String(data.host).trim()) throw badRequest('body.host is required when syslog is enabled');
+    if (/[\s/]/.test(String(data.host))) throw badRequest('body.host must be a host name or IP address');
+  });
+  const rotation = singleton('settings_log_rotation', '/api/v1/settings/log-rotation', LogRotationConfig, 'log rotation');
+  const syslogCounters = { sent: 0, dropped: 0, errors: 0, connected: false, last_error: null as string | null, updated_at: isoTime(context.clock.now()) };
+
+  const metricsView = async () => {
+    const stored = metricsStore.read();
+    const status = !stored.enabled ? 'disabled' : (await probeRedis(String(stored.url))) ? 'connected' : 'disconnected';
+    return { ...stored, status };
+  };
+  const pfView = async () => {
+    const stored = store.getSingleton('settings_pf_tuning');
+    const pf = await context.platform.packetFilter.status();
+    return {
+      configured_max_states: Number(stored?.max_states ?? 100_000),
+      live_max_states: typeof stored?.applied_max_states === 'number' && !context.platform.simulated ? stored.applied_max_states : context.platform.simulated ? Number(stored?.max_states ?? 100_000) : null,
+      current_states: pf.states,
+      min_states: MIN_STATES,
+      max_states: MAX_STATES,
+    };
+  };
+  const rotationView = () => ({
+    config: rotation.read(),
+    logs: logSizes(config.dataDir),
+    conf_path: `${config.dataDir}/logrotate.conf`,
+    limits: { min_size_mb: 1, max_size_mb: 500, max_keep: 50 },
+  });
+  const smtpRead = (): ConfigData => ({ ...SMTP_DEFAULTS, ...(store.getSingleton('notify_smtp') ?? {}) });
+  const smtpView = () => {
+    const { password, ...rest } = smtpRead();
+    return { ...rest, has_password: Boolean(password) };
+  };
+  const SyslogDraft = Type.Optional(Type.Partial(Syslog));
+
+  return [
+    ...tls.routes(),
+    {
+      method: 'GET', path: '/api/v1/settings/metrics-store', access: READ, tags: TAGS, summary: 'Metrics store (Redis/Valkey) settings and reachability',
+      schema: { response: { 200: Type.Object({ ...MetricsStore.properties, status: Type.String({ description: 'connected, disconnected or disabled' }) }) } },
+      handler: metricsView,
+    },
+    {
+      method: 'PUT', path: '/api/v1/settings/metrics-store', access: WRITE, tags: TAGS, summary: 'Change the metrics store (connection changes apply at the next restart)',
+      schema: { body: { ...Type.Partial(MetricsStore), additionalProperties: false }, response: { 200: Type.Object({ message: Type.String(), status: Type.String() }) } },
+      handler: async (request) => {
+        metricsStore.write(request.body as ConfigData);
+        return { message: 'Metrics store settings saved. Restart the API to apply connection changes.', status: (await metricsView()).status };
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
+      schema: { response: { 200: PfTuningView } },
+      handler: pfView,
+    },
+    {
+      method: 'PUT', path: '/api/v1/settings/pf-tuning', access: WRITE, tags: TAGS, summary: 'Set the state-table limit (1000..4000000)',
+      schema: { body: PfTuningBody, response: { 200: PfTuningView } },
+      handler: async (request) => {
+        const { max_states } = request.body as { max_states: number };
+        store.putSingleton('settings_pf_tuning', { max_states });
+        return pfView();
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/settings/dashboard-history', access: READ, tags: TAGS, summary: 'Dashboard history retention',
+      schema: { response: { 200: DashboardHistoryView } },
+      handler: () => dashboardHistoryView(store.getSingleton('settings_dashboard_history') ?? {}),
+    },
+    {
+      method: 'PUT', path: '/api/v1/settings/dashboard-history', access: WRITE, tags: TAGS, summary: 'Retention by duration (300..86400 s) or RAM budget (1..256 MB)',
+      schema: { body: DashboardHistoryBody, response: { 200: Type.Object({ message: Type.String(), history_seconds: Type.Integer(), estimated_ram_mb: Type.Number(), mode: Type.String() }) } },
+      handler: (request) => {
+        const stored = store.putSingleton('settings_dashboard_history', { ...(store.getSingleton('settings_dashboard_history') ?? {}), ...dashboardHistoryFromBody(request.body as object) });
+        const view = dashboardHistoryView(stored);
+        return { message: 'Dashboard history settings saved', history_seconds: view.history_seconds, estimated_ram_mb: view.estimated_ram_mb, mode: view.mode };
+      },
+    },
+    idsAlerts.routes()[0],
+    {
+      method: 'PUT', path: '/api/v1/settings/ids-alerts', access: WRITE, tags: TAGS, summary: 'IDS alert ring size and age (clamped to 8..512 MB and 1 h..7 d)',
+      schema: { body: { type: 'object', properties: { max_mb: Type.Integer(), max_age_secs: Type.Integer() }, additionalProperties: false }, response: { 200: IdsAlerts } },
+      handler: (request) => idsAlerts.write(clampIdsAlerts(request.body as object)),
+    },
+    ...syslog.routes(),
+    {
+      method: 'POST', path: '/api/v1/settings/syslog/test', access: WRITE, tags: TAGS, summary: 'Send one test message (to a draft configuration when its host is set)',
+      schema: { body: SyslogDraft, response: { 200: OkMessage } },
+      handler: async (request) => {
+        const draft = (request.body ?? {}) as ConfigData;
+        const target = { ...syslog.read(), ...(draft.host ? draft : {}) } as unknown as SyslogTarget;
+        if (!target.host) throw badRequest('syslog is not configured: set host first (or send a draft with a host)');
+        const line = formatSyslog(target, 'info', 'bulwark', 'Bulwark syslog test message', new Date(context.clock.now()));
+        try {
+          await sendSyslog(target, line);
+        } catch (error) {
+          syslogCounters.errors++;
+          syslogCounters.connected = false;
+          syslogCounters.last_error = (error as Error).message;
+          syslogCounters.updated_at = isoTime(context.clock.now());
+          throw new HttpError(502, `syslog test failed: ${(error as Error).message}`);
+        }
+        Object.assign(syslogCounters, { sent: syslogCounters.sent + 1, connected: true, last_error: null, updated_at: isoTime(context.clock.now()) });
+        return { ok: true, message: `test message sent to ${target.host}:${target.port} over ${target.transport}` };
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/settings/syslog/status', access: READ, tags: TAGS, summary: 'Delivery counters per process',
+      schema: { response: { 200: Type.Array(SyslogStatusRow) } },
+      handler: () => [{ process: 'bulwark-api', ...syslogCounters }],
+    },
+    {
+      method: 'GET', path: '/api/v1/settings/log-rotation', access: READ, tags: TAGS, summary: 'Rotation policy and the managed logs with their sizes',
+      schema: { response: { 200: LogRotationView } },
+      handler: rotationView,
+    },
+    {
+      method: 'PUT', path: '/api/v1/settings/log-rotation', access: WRITE, tags: TAGS, summary: 'Change the policy; regenerates the rotation config and runs one pass',
+      schema: { body: { ...Type.Partial(LogRotationConfig), additionalProperties: false }, response: { 200: LogRotationView } },
+      handler: async (request) => {
+        const stored = rotation.write(request.body as ConfigData) as unknown as RotationConfig;
+        writeRotationConfig(config.dataDir, stored);
+        await rotate(config.dataDir, stored);
+        return rotationView();
+      },
+    },
+    {
+      method: 'POST', path: '/api/v1/settings/log-rotation/rotate', access: WRITE, tags: TAGS, summary: 'Rotate now: one managed log (path) or a normal pass',
+      schema: { body: Type.Optional(Type.Object({ path: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: false })), response: { 200: Type.Object({ ok: Type.Boolean(), message: Type.String(), logs: Type.Array(Type.Object({ service: Type.String(), path: Type.String(), size_bytes: Type.Union([Type.Integer(), Type.Null()]), rotated: Type.Integer(), total_bytes: Type.Integer() })) }) } },
+      handler: async (request) => {
+        const path = (request.body as { path?: string } | undefined)?.path;
+        const rotated = await rotate(config.dataDir, rotation.read() as unknown as RotationConfig, path || undefined);
+        return { ok: true, message: rotated.length ? `rotated ${rotated.join(', ')}` : 'nothing to rotate', logs: logSizes(config.dataDir) };
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/settings/{section}', access: READ, tags: TAGS, summary: 'Generic key/value section (values are text; an unknown section is {})',
+      schema: { params: Type.Object({ section: Type.String({ pattern: SECTION_NAME }) }), response: { 200: Type.Record(Type.String(), Type.String()) } },
+      handler: (request) => store.getSingleton(sectionKind((request.params as { section: string }).section)) ?? {},
+    },
+    {
+      method: 'PUT', path: '/api/v1/settings/{section}', access: WRITE, tags: TAGS, summary: 'Set keys of a generic section (api_server.trusted_proxies applies at the next restart)',
+      schema: { params: Type.Object({ section: Type.String({ pattern: SECTION_NAME }) }), body: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 64 }), response: { 200: Type.Record(Type.String(), Type.String()) } },
+      handler: (request) => {
+        const { section } = request.params as { section: string };
+        const values = sectionValues(request.body as ConfigData, section);
+        return store.putSingleton(sectionKind(section), { ...(store.getSingleton(sectionKind(section)) ?? {}), ...values });
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/notify/smtp/config', access: READ, tags: ['notifications'], summary: 'SMTP notification settings (the password is never returned)',
+      schema: { response: { 200: SmtpView } },
+      handler: smtpView,
+    },
+    {
+      method: 'PUT', path: '/api/v1/notify/smtp/config', access: WRITE, tags: ['notifications'], summary: 'Change SMTP notifications (password: absent or null keeps it, "" clears it)',
+      schema: { body: SmtpBody, response: { 200: SmtpView } },
+      handler: (request) => {
+        const current = smtpRead();
+        const next = mergeSmtp(current, request.body as ConfigData);
+        if (typeof (request.body as ConfigData).password === 'string' && next.password) next.password = sealer.seal(String(next.password));
+        store.putSingleton('notify_smtp', next);
+        return smtpView();
+      },
+    },
+    {
+      method: 'POST', path: '/api/v1/notify/smtp/test', access: WRITE, tags: ['notifications'], summary: 'Send a test e-mail (to a draft configuration when its host is set)',
+      schema: { body: Type.Optional(SmtpBody), response: { 200: OkMessage } },
+      handler: async (request) => {
+        const draft = (request.body ?? {}) as ConfigData;
+        const stored = smtpRead();
+        const storedPassword = stored.password ? sealer.open(String(stored.password)) : undefined;
+        const settings = draft.host ? { ...stored, ...draft, tls: normaliseTls(draft.tls ?? stored.tls) } : stored;
+        const password = draft.host && typeof draft.password === 'string' ? draft.password : storedPassword;
+        return sendTestMail(settings, password);
+      },
+    },
+  ];
+}
+
+export const settingsArea: Area = { name: 'settings', routes };

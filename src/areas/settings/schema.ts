@@ -1,0 +1,110 @@
+import { Type } from 'typebox';
+import { StringEnum } from '../../http/schema-helpers.js';
+import { NullableString } from '../common/schemas.js';
+
+export const Tls = Type.Object({
+  min_version: StringEnum(['tls12', 'tls13'], { default: 'tls12' }),
+  block_expired: Type.Boolean({ default: true }),
+  block_weak_keys: Type.Boolean({ default: true }),
+  cert_path: Type.String({ default: '', maxLength: 1024, description: 'PEM certificate of the API, inside the data directory; applied at the next restart' }),
+  key_path: Type.String({ default: '', maxLength: 1024, description: 'PEM private key of the API, inside the data directory; applied at the next restart' }),
+});
+
+export const MetricsStore = Type.Object({
+  enabled: Type.Boolean({ default: true }),
+  url: Type.String({ default: 'redis://127.0.0.1:6379', maxLength: 2048, pattern: '^rediss?://' }),
+  retention_minutes: Type.Integer({ minimum: 1, maximum: 10080, default: 30 }),
+});
+
+export const PfTuningBody = Type.Object({ max_states: Type.Integer({ minimum: 1000, maximum: 4_000_000 }) });
+export const PfTuningView = Type.Object({
+  configured_max_states: Type.Integer(),
+  live_max_states: Type.Union([Type.Integer(), Type.Null()]),
+  current_states: Type.Integer(),
+  min_states: Type.Integer(),
+  max_states: Type.Integer(),
+});
+
+export const DashboardHistoryBody = Type.Object({
+  mode: Type.Optional(StringEnum(['duration', 'ram'])),
+  history_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
+  ram_limit_mb: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+});
+export const DashboardHistoryView = Type.Object({
+  history_seconds: Type.Integer(),
+  current_entries: Type.Integer(),
+  estimated_ram_mb: Type.Number(),
+  mode: StringEnum(['duration', 'ram']),
+  ram_limit_mb: Type.Number(),
+});
+
+export const IdsAlerts = Type.Object({
+  max_mb: Type.Integer({ default: 64, description: 'clamped to 8..512' }),
+  max_age_secs: Type.Integer({ default: 86400, description: 'clamped to 3600..604800' }),
+});
+
+export const Syslog = Type.Object({
+  enabled: Type.Boolean({ default: false }),
+  host: Type.String({ default: '', maxLength: 255 }),
+  port: Type.Integer({ minimum: 1, maximum: 65535, default: 514 }),
+  transport: StringEnum(['udp', 'tcp'], { default: 'udp' }),
+  format: StringEnum(['rfc3164', 'rfc5424'], { default: 'rfc3164' }),
+  facility: Type.Integer({ minimum: 0, maximum: 23, default: 16 }),
+  hostname_override: Type.String({ default: '', maxLength: 255 }),
+  pf_enabled: Type.Boolean({ default: false }),
+  ids_enabled: Type.Boolean({ default: false }),
+  app_enabled: Type.Boolean({ default: false }),
+  app_min_level: StringEnum(['error', 'warn', 'info', 'debug'], { default: 'info' }),
+  disable_local: Type.Boolean({ default: false }),
+});
+
+export const SyslogStatusRow = Type.Object({
+  process: Type.String(),
+  sent: Type.Integer(),
+  dropped: Type.Integer(),
+  errors: Type.Integer(),
+  connected: Type.Boolean(),
+  last_error: NullableString(),
+  updated_at: Type.String(),
+});
+
+export const OkMessage = Type.Object({ ok: Type.Boolean(), message: Type.String() });
+
+export const LogRotationConfig = Type.Object({
+  max_size_mb: Type.Integer({ minimum: 1, maximum: 500, default: 5 }),
+  keep: Type.Integer({ minimum: 0, maximum: 50, default: 7 }),
+  compression: StringEnum(['none', 'gzip'], { default: 'gzip', description: 'gzip or none (bzip2, xz and zstd are not supported)' }),
+});
+export const ManagedLog = Type.Object({ service: Type.String(), path: Type.String(), size_bytes: Type.Union([Type.Integer(), Type.Null()]), rotated: Type.Integer(), total_bytes: Type.Integer() });
+export const LogRotationView = Type.Object({
+  config: LogRotationConfig,
+  logs: Type.Array(ManagedLog),
+  conf_path: Type.String(),
+  limits: Type.Object({ min_size_mb: Type.Integer(), max_size_mb: Type.Integer(), max_keep: Type.Integer() }),
+});
+
+export const SmtpView = Type.Object({
+  enabled: Type.Boolean(),
+  host: Type.String(),
+  port: Type.Integer(),
+  tls: StringEnum(['none', 'starttls', 'implicit']),
+  username: NullableString(),
+  has_password: Type.Boolean(),
+  from_address: Type.String(),
+  recipients: Type.String({ description: 'comma-separated addresses' }),
+  enabled_events: Type.Array(Type.String()),
+});
+
+export const SMTP_EVENTS = ['backup_saved', 's3_upload_ok', 's3_upload_failed', 'restore_ok', 'restore_failed', 'pruned', 'cert_renewed_ok', 'cert_renew_failed', 'cert_expiring_soon'] as const;
+
+export const SmtpBody = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  host: Type.Optional(Type.String({ maxLength: 255 })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  tls: Type.Optional(Type.String({ description: 'none, starttls or implicit (tls and implicittls mean implicit)' })),
+  username: Type.Optional(NullableString({ maxLength: 255 })),
+  password: Type.Optional(NullableString({ maxLength: 1024, description: 'write-only: absent or null keeps it, "" clears it' })),
+  from_address: Type.Optional(Type.String({ maxLength: 255 })),
+  recipients: Type.Optional(Type.String({ maxLength: 4096 })),
+  enabled_events: Type.Optional(Type.Array(Type.String(), { maxItems: 32 })),
+});

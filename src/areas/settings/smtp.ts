@@ -1,0 +1,80 @@
+import nodemailer from 'nodemailer';
+import { badRequest, HttpError } from '../../core/errors.js';
+import type { ConfigData } from '../../store/config-store.js';
+import { SMTP_EVENTS } from './schema.js';
+
+export const SMTP_DEFAULTS = {
+  enabled: false,
+  host: '',
+  port: 587,
+  tls: 'starttls',
+  username: null as string | null,
+  password: '',
+  from_address: 'bulwark@localhost',
+  recipients: '',
+  enabled_events: ['s3_upload_failed', 'restore_failed', 'cert_renew_failed', 'cert_expiring_soon'],
+};
+
+/** `tls`, `implicittls` and `implicit` mean implicit TLS; `none` means none; anything else STARTTLS. */
+export function normaliseTls(value: unknown): 'none' | 'starttls' | 'implicit' {
+  const text = String(value ?? '').toLowerCase();
+  if (text === 'none') return 'none';
+  if (['implicit', 'tls', 'implicittls'].includes(text)) return 'implicit';
+  return 'starttls';
+}
+
+/** Applies a PUT body to the stored settings (password: absent/null keeps, "" clears). */
+export function mergeSmtp(current: ConfigData, body: ConfigData): ConfigData {
+  const next: ConfigData = { ...current };
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'password') {
+      if (value === null || value === undefined) continue;
+      next.password = value;
+    } else if (key === 'tls') next.tls = normaliseTls(value);
+    else if (key === 'from_address') next.from_address = String(value).trim() || SMTP_DEFAULTS.from_address;
+    else if (key === 'enabled_events') next.enabled_events = (value as string[]).filter((e) => (SMTP_EVENTS as readonly string[]).includes(e));
+    else next[key] = value;
+  }
+  if (next.enabled && (!String(next.host ?? '').trim() || !String(next.recipients ?? '').trim())) {
+    throw badRequest('body.host and body.recipients are required when SMTP notifications are enabled');
+  }
+  for (const address of [String(next.from_address), ...recipientsOf(next)]) {
+    if (!/^[^\s@]+@[^\s@]+$/.test(address)) throw badRequest(`"${address}" is not an e-mail address`);
+  }
+  return next;
+}
+
+export const recipientsOf = (settings: ConfigData) => String(settings.recipients ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+
+/** Sends one test e-mail with nodemailer; 400 when not configured, 502 when the server refuses. */
+export async function sendTestMail(settings: ConfigData, password: string | undefined): Promise<{ ok: true; message: string }> {
+  const host = String(settings.host ?? '').trim();
+  const recipients = recipientsOf(settings);
+  if (!host) throw badRequest('SMTP is not configured: set host (and recipients) first');
+  if (recipients.length === 0) throw badRequest('SMTP is not configured: no recipients');
+  const tls = normaliseTls(settings.tls);
+  const transport = nodemailer.createTransport({
+    host,
+    port: Number(settings.port ?? 587),
+    secure: tls === 'implicit',
+    requireTLS: tls === 'starttls',
+    ignoreTLS: tls === 'none',
+    auth: settings.username ? { user: String(settings.username), pass: password ?? '' } : undefined,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 15_000,
+  });
+  try {
+    await transport.sendMail({
+      from: String(settings.from_address),
+      to: recipients,
+      subject: 'Bulwark test notification',
+      text: 'This is a test e-mail from your Bulwark appliance. Notifications are delivered.',
+    });
+  } catch (error) {
+    throw new HttpError(502, `SMTP test failed: ${(error as Error).message}`);
+  } finally {
+    transport.close();
+  }
+  return { ok: true, message: 'test email sent' };
+}
