@@ -7,6 +7,7 @@ import { timeArea } from './time/routes.js';
 import { networkingArea } from './networking/routes.js';
 import { systemArea } from './system/routes.js';
 import { settingsArea } from './settings/routes.js';
+import { updatesArea } from './updates/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -18,4 +19,5 @@ export const AREAS: Area[] = [
   networkingArea,
   systemArea,
   settingsArea,
+  updatesArea,
 ];

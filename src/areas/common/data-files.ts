@@ -11,7 +11,7 @@ export function dataPath(dataDir: string, ...segments: string[]): string {
 }
 
 /** Writes a rendered file atomically (temporary file then rename), creating its directory. */
-export function writeDataFile(dataDir: string, segments: string[], text: string, mode = 0o640): string {
+export function writeDataFile(dataDir: string, segments: string[], text: string | Buffer, mode = 0o640): string {
   const path = dataPath(dataDir, ...segments);
   mkdirSync(dirname(path), { recursive: true });
   const temporary = `${path}.tmp-${process.pid}`;

@@ -1,0 +1,96 @@
+import { Type } from 'typebox';
+import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
+import type { RouteSpec } from '../../http/route.js';
+import { Singleton } from '../../http/singleton.js';
+import type { ConfigData } from '../../store/config-store.js';
+import { HistoryEntry, InstallLocalBody, InstallResult, Schedule, UpdateInfo, UpdateStatus } from './schema.js';
+import { UpdatesService } from './service.js';
+
+const TAGS = ['updates'];
+const PowerResult = Type.Object({ message: Type.String(), executed: Type.Boolean({ description: 'false on the simulated platform: the request is recorded only' }) });
+
+function routes(context: AppContext): RouteSpec[] {
+  const updates = new UpdatesService(context);
+  const schedule = new Singleton({ kind: 'updates_schedule', path: '/api/v1/updates/schedule', schema: Schedule, access: { read: 'updates:read', write: 'updates:install' }, tags: TAGS, noun: 'maintenance window' }, context.store, context.sealer);
+  const [getSchedule, putSchedule] = schedule.routes();
+  return [
+    {
+      method: 'GET', path: '/api/v1/updates/status', access: 'updates:read', tags: TAGS, summary: 'Pending OS/package updates and the last check',
+      schema: { response: { 200: UpdateStatus } },
+      handler: () => updates.status(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/check', access: 'updates:read', tags: TAGS, summary: 'Refresh the package index and list pending updates',
+      schema: { response: { 200: Type.Object({ message: Type.String(), ...UpdateStatus.properties }) } },
+      handler: () => updates.check(),
+    },
+    {
+      method: 'GET', path: '/api/v1/updates/history', access: 'updates:read', tags: TAGS, summary: 'The newest 50 update actions',
+      schema: { response: { 200: Type.Array(HistoryEntry) } },
+      handler: () => updates.history(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/install', access: 'updates:install', tags: TAGS, summary: 'Install every pending OS/package update',
+      schema: { response: { 200: Type.Object({ message: Type.String(), installed: Type.Array(Type.String()), needs_reboot: Type.Boolean() }) } },
+      handler: () => updates.install(),
+    },
+    getSchedule,
+    {
+      ...putSchedule,
+      handler: async (request, reply) => {
+        const stored = (await putSchedule.handler(request, reply)) as ConfigData;
+        updates.applySchedule(stored);
+        return stored;
+      },
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/reboot', access: 'system:reboot', tags: TAGS, summary: 'Reboot the appliance in 10 seconds (the simulation records the request)',
+      schema: { response: { 200: PowerResult } },
+      handler: () => updates.power('reboot', 10, 'reboot requested through the API', 'reboot'),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/shutdown', access: 'system:reboot', tags: TAGS, summary: 'Shut the appliance down in 10 seconds (the simulation records the request)',
+      schema: { response: { 200: PowerResult } },
+      handler: () => updates.power('shutdown', 10, 'shutdown requested through the API', 'shutdown'),
+    },
+    {
+      method: 'GET', path: '/api/v1/updates/appliance/status', access: 'updates:read', tags: TAGS, summary: "The appliance's own version, the last release check and the rollback state",
+      schema: { response: { 200: UpdateInfo } },
+      handler: () => updates.appliance.info(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/appliance/check', access: 'updates:read', tags: TAGS, summary: 'Check the release feed (settings section appliance_updates.release_url) through the outbound guard',
+      schema: { response: { 200: UpdateInfo } },
+      handler: () => updates.appliance.check(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/appliance/install', access: 'updates:install', tags: TAGS, summary: 'Download, verify (SHA-256) and stage the latest release',
+      schema: { response: { 200: InstallResult } },
+      handler: () => updates.appliance.install(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/appliance/install-local', access: 'updates:install', tags: TAGS, bodyLimit: 700 * 1024 * 1024,
+      summary: 'Stage an uploaded release tarball (JSON with base64 content; optional checksum verified)',
+      schema: { body: InstallLocalBody, response: { 200: Type.Object({ message: Type.String() }) } },
+      handler: (request) => updates.appliance.installLocal(request.body as { filename: string; content_base64: string; sha256?: string; restart?: boolean }),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/appliance/rollback', access: 'updates:install', tags: TAGS, summary: 'Return to the previous version',
+      schema: { response: { 200: InstallResult } },
+      handler: () => updates.appliance.rollback(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/appliance/restart', access: 'updates:install', tags: TAGS, summary: 'Restart the services to activate a staged version',
+      schema: { response: { 200: Type.Object({ message: Type.String() }) } },
+      handler: () => updates.appliance.restart(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/appliance/reboot', access: 'updates:install', tags: TAGS, summary: 'Reboot in one minute after an install (the simulation records the request)',
+      schema: { response: { 200: PowerResult } },
+      handler: () => updates.power('reboot', 60, 'reboot after an appliance update', 'appliance_reboot'),
+    },
+  ];
+}
+
+export const updatesArea: Area = { name: 'updates', routes };

@@ -1,0 +1,58 @@
+import { Type } from 'typebox';
+import { StringEnum } from '../../http/schema-helpers.js';
+import { NullableString } from '../common/schemas.js';
+
+export const UpdateStatus = Type.Object({
+  os_version: Type.String(),
+  last_check: NullableString(),
+  pending_os_updates: Type.Boolean(),
+  pending_pkg_count: Type.Integer(),
+  pending_packages: Type.Array(Type.String()),
+  needs_reboot: Type.Boolean(),
+  checking: Type.Boolean(),
+  installing: Type.Boolean(),
+  simulated: Type.Boolean(),
+});
+
+export const HistoryEntry = Type.Object({ id: Type.Integer(), action: Type.String(), details: Type.String(), status: Type.String(), created_at: Type.String() });
+
+export const Schedule = Type.Object({
+  enabled: Type.Boolean({ default: false }),
+  day_of_week: StringEnum(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], { default: 'sun' }),
+  time: Type.String({ default: '03:00', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'HH:MM, 24 h' }),
+  auto_install: Type.Boolean({ default: false }),
+  auto_reboot: Type.Boolean({ default: false }),
+  auto_check: Type.Boolean({ default: true }),
+  auto_update_appliance: Type.Boolean({ default: false }),
+});
+
+export const UpdateInfo = Type.Object({
+  current_version: Type.String(),
+  latest_version: Type.String(),
+  update_available: Type.Boolean(),
+  release_notes: Type.String(),
+  published_at: Type.String(),
+  tarball_url: NullableString(),
+  checksum_url: NullableString(),
+  has_backup: Type.Boolean(),
+  backup_version: NullableString(),
+  restart_pending: Type.Boolean(),
+  running_version: Type.String(),
+  reboot_recommended: Type.Boolean(),
+  reboot_reason: NullableString(),
+  release_url: Type.String(),
+});
+
+export const InstallResult = Type.Object({
+  message: Type.String(),
+  restart_required: Type.Boolean(),
+  reboot_recommended: Type.Boolean(),
+  reboot_reason: NullableString(),
+});
+
+export const InstallLocalBody = Type.Object({
+  filename: Type.String({ pattern: '^bulwark-[0-9A-Za-z.+-]+\\.tar\\.(gz|xz)$', description: 'bulwark-<version>.tar.gz or .tar.xz' }),
+  content_base64: Type.String({ minLength: 4 }),
+  sha256: Type.Optional(Type.String({ maxLength: 1024, description: 'checksum line: "hex  file", "SHA256 (file) = hex" or bare hex' })),
+  restart: Type.Optional(Type.Boolean()),
+});

@@ -1,0 +1,90 @@
+import type { AppContext } from '../../context.js';
+import { isoTime } from '../../core/clock.js';
+import type { ConfigData } from '../../store/config-store.js';
+import type { PowerRequest } from '../../platform/maintenance.js';
+import { writeDataFile } from '../common/data-files.js';
+import { ServiceState } from '../common/service-state.js';
+import { ApplianceUpdates } from './appliance.js';
+
+const DAYS: Record<string, number> = { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 };
+
+/** The maintenance window as a crontab line for the host's cron. */
+export function renderMaintenanceCron(schedule: ConfigData): string {
+  const [hour, minute] = String(schedule.time).split(':').map(Number);
+  const steps = [schedule.auto_check && 'check', schedule.auto_install && 'install', schedule.auto_reboot && 'reboot', schedule.auto_update_appliance && 'appliance'].filter(Boolean);
+  if (!schedule.enabled || steps.length === 0) return '# Rendered by Bulwark: maintenance window disabled\n';
+  return `# Rendered by Bulwark: maintenance window\n${minute} ${hour} * * ${DAYS[String(schedule.day_of_week)]} root bulwark-maintenance ${steps.join(' ')}\n`;
+}
+
+/** OS/package updates through the platform, the maintenance window, power, and the history of it all. */
+export class UpdatesService {
+  readonly state: ServiceState;
+  readonly appliance: ApplianceUpdates;
+  private busy = { checking: false, installing: false };
+  private readonly insertHistory;
+  private readonly selectHistory;
+
+  constructor(private readonly context: AppContext) {
+    this.state = new ServiceState(context.db, context.clock);
+    this.insertHistory = context.db.prepare('INSERT INTO update_history (action, details, status, created_at) VALUES (?, ?, ?, ?)');
+    this.selectHistory = context.db.prepare('SELECT id, action, details, status, created_at FROM update_history ORDER BY id DESC LIMIT 50');
+    this.appliance = new ApplianceUpdates(context, this.state, (action, details, status) => this.record(action, details, status));
+  }
+
+  record(action: string, details: string, status: string): void {
+    this.insertHistory.run(action, details, status, isoTime(this.context.clock.now()));
+  }
+
+  history(): { id: number; action: string; details: string; status: string; created_at: string }[] {
+    return this.selectHistory.all() as ReturnType<UpdatesService['history']>;
+  }
+
+  async status() {
+    const os = await this.context.platform.maintenance.osStatus();
+    return {
+      os_version: os.os_version,
+      last_check: this.state.get<{ last_check: string | null }>('updates', { last_check: null }).last_check,
+      pending_os_updates: os.pending_os_updates,
+      pending_pkg_count: os.pending_packages.length,
+      pending_packages: os.pending_packages,
+      needs_reboot: os.needs_reboot,
+      checking: this.busy.checking,
+      installing: this.busy.installing,
+      simulated: this.context.platform.simulated,
+    };
+  }
+
+  async check() {
+    this.busy.checking = true;
+    try {
+      const result = await this.context.platform.maintenance.checkUpdates();
+      this.state.set('updates', { last_check: isoTime(this.context.clock.now()) });
+      this.record('check', result.message, 'completed');
+      return { message: result.message, ...(await this.status()) };
+    } finally {
+      this.busy.checking = false;
+    }
+  }
+
+  async install() {
+    this.busy.installing = true;
+    try {
+      const result = await this.context.platform.maintenance.installUpdates();
+      this.record('install', result.installed.length ? `${result.message}: ${result.installed.join(', ')}` : result.message, result.message.includes('failed') ? 'failed' : 'completed');
+      return { message: result.message, installed: result.installed, needs_reboot: result.status.needs_reboot };
+    } finally {
+      this.busy.installing = false;
+    }
+  }
+
+  applySchedule(schedule: ConfigData): void {
+    writeDataFile(this.context.config.dataDir, ['updates', 'maintenance.cron'], renderMaintenanceCron(schedule), 0o644);
+    this.record('schedule', schedule.enabled ? `${String(schedule.day_of_week)} ${String(schedule.time)}` : 'disabled', 'configured');
+  }
+
+  async power(action: PowerRequest['action'], delaySeconds: number, reason: string, historyAction: string) {
+    const result = await this.context.platform.maintenance.power({ action, at: isoTime(this.context.clock.now()), delay_seconds: delaySeconds, reason });
+    this.record(historyAction, result.message, result.executed ? 'scheduled' : this.context.platform.simulated ? 'recorded' : 'failed');
+    return { message: result.message, executed: result.executed };
+  }
+}
