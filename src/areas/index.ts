@@ -8,6 +8,7 @@ import { networkingArea } from './networking/routes.js';
 import { systemArea } from './system/routes.js';
 import { settingsArea } from './settings/routes.js';
 import { updatesArea } from './updates/routes.js';
+import { pluginsArea } from './plugins/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -20,4 +21,5 @@ export const AREAS: Area[] = [
   systemArea,
   settingsArea,
   updatesArea,
+  pluginsArea,
 ];

@@ -1,0 +1,71 @@
+import { Type } from 'typebox';
+import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
+import type { RouteSpec } from '../../http/route.js';
+import { Message } from '../common/schemas.js';
+import { PluginsService } from './service.js';
+
+const TAGS = ['plugins'];
+const NameParams = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }) });
+const PluginConfig = Type.Object({ name: Type.String(), enabled: Type.Boolean(), settings: Type.Record(Type.String(), Type.Unknown()) });
+const Manifest = Type.Object({
+  name: Type.String(), version: Type.String(), description: Type.String(), author: Type.String(), plugin_type: Type.String(),
+  wasm_file: Type.Union([Type.String(), Type.Null()]), hooks: Type.Array(Type.String()), default_settings: Type.Record(Type.String(), Type.Unknown()),
+});
+
+function routes(context: AppContext): RouteSpec[] {
+  const plugins = new PluginsService(context);
+  return [
+    {
+      method: 'GET', path: '/api/v1/plugins', access: 'plugins:read', tags: TAGS, summary: 'Installed plugins and their state',
+      schema: {
+        response: {
+          200: Type.Object({
+            plugins: Type.Array(Type.Object({ name: Type.String(), version: Type.String(), description: Type.String(), author: Type.String(), state: Type.String(), hooks: Type.Array(Type.String()), built_in: Type.Boolean() })),
+            total: Type.Integer(),
+            running: Type.Integer(),
+          }),
+        },
+      },
+      handler: () => plugins.list(),
+    },
+    {
+      method: 'GET', path: '/api/v1/plugins/discover', access: 'plugins:read', tags: TAGS, summary: 'Scan the plugin directory for plugin.toml manifests',
+      schema: {
+        response: {
+          200: Type.Object({
+            plugins: Type.Array(Type.Object({ manifest: Manifest, path: Type.String(), installed: Type.Boolean() })),
+            plugin_dir: Type.String(),
+            invalid: Type.Array(Type.Object({ path: Type.String(), error: Type.String() })),
+          }),
+        },
+      },
+      handler: () => plugins.discover(),
+    },
+    {
+      method: 'POST', path: '/api/v1/plugins/toggle', access: 'plugins:write', tags: TAGS, summary: 'Enable or disable a plugin (listed name or toggle key)',
+      schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), enabled: Type.Boolean({ default: true }) }), response: { 200: Message } },
+      handler: (request) => {
+        const { name, enabled } = request.body as { name: string; enabled: boolean };
+        return plugins.toggle(name, enabled);
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/plugins/{name}/logs', access: 'plugins:read', tags: TAGS, summary: "A plugin's lifecycle log, newest first",
+      schema: { params: NameParams, querystring: Type.Object({ lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 200 })) }), response: { 200: Type.Object({ name: Type.String(), entries: Type.Array(Type.String()) }) } },
+      handler: (request) => plugins.logs((request.params as { name: string }).name, (request.query as { lines?: number }).lines ?? 200),
+    },
+    {
+      method: 'GET', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
+      schema: { params: NameParams, response: { 200: PluginConfig } },
+      handler: (request) => plugins.config((request.params as { name: string }).name),
+    },
+    {
+      method: 'PUT', path: '/api/v1/plugins/{name}/config', access: 'plugins:write', tags: TAGS, summary: "Change a plugin's settings (keys not sent are kept)",
+      schema: { params: NameParams, body: Type.Object({ settings: Type.Record(Type.String(), Type.Unknown(), { default: {} }) }, { additionalProperties: false }), response: { 200: PluginConfig } },
+      handler: (request) => plugins.setConfig((request.params as { name: string }).name, (request.body as { settings: Record<string, unknown> }).settings),
+    },
+  ];
+}
+
+export const pluginsArea: Area = { name: 'plugins', routes };
