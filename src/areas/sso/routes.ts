@@ -45,7 +45,8 @@ export const ssoArea: Area = {
         schema: { params: S.ProviderParams, querystring: S.CallbackQuery },
         handler: async (request, reply) => {
           const location = await sso.callback(request, reply, providerName(request));
-          return reply.header('cache-control', 'no-store').redirect(location, 303);
+          // The ticket or error travels in the URL: keep it out of caches and out of Referer headers.
+          return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(location, 303);
         },
       },
       {

@@ -20,12 +20,13 @@ export const ProviderSchema = Type.Object({
   provider_type: StringEnum(PROVIDER_TYPES, { description: '`preset_a` and `preset_b` come with their URLs; `oidc` needs all three' }),
   client_id: Type.String({ minLength: 1, maxLength: 512 }),
   client_secret: Type.String({ minLength: 1, maxLength: 4096, writeOnly: true, description: 'write-only; sealed at rest; never returned' }),
-  scopes: Type.String({ maxLength: 1024, default: '', description: 'space-separated; empty: the type\'s default' }),
+  // Optional with a default: filled on create, and not listed as required in the OpenAPI document.
+  scopes: Type.Optional(Type.String({ maxLength: 1024, default: '', description: 'space-separated; empty: the type\'s default' })),
   auth_url: HttpsUrl('authorization endpoint (https); required for oidc, overrides the preset\'s otherwise'),
   token_url: HttpsUrl('token endpoint (https); required for oidc, overrides the preset\'s otherwise'),
   userinfo_url: HttpsUrl('userinfo endpoint (https); required for oidc, overrides the preset\'s otherwise'),
   issuer: HttpsUrl('expected `iss` of ID tokens; default: the preset\'s, or the origin of auth_url'),
-  enabled: Type.Boolean({ default: true, description: 'disabled providers are not offered and refuse sign-ins' }),
+  enabled: Type.Optional(Type.Boolean({ default: true, description: 'disabled providers are not offered and refuse sign-ins' })),
 }) as unknown as JsonObjectSchema;
 
 /** A provider with every URL worked out: what the OAuth client needs. */

@@ -178,7 +178,6 @@ export class SsoService {
       if (this.context.identity.settings().require_totp_for_oauth && user.totp_enabled) {
         const ticket = this.totpTickets.issue({ userId: user.id, provider: provider.name });
         this.audit('oauth_totp_required', 'success', user.username, user.id, request.ip, `via ${provider.name}`);
-        reply.header('referrer-policy', 'no-referrer');
         return `${SIGN_IN_PAGE}?oauth_totp=${ticket}`;
       }
       const pair = await this.context.identity.openSession(user, request.ip);
