@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as oauth from 'openid-client';
 import type { AppContext } from '../../context.js';
-import { sha256Hex, safeEqual } from '../../core/crypto.js';
+import { randomHex, sha256Hex, safeEqual } from '../../core/crypto.js';
 import { badRequest, notFound, unauthorized } from '../../core/errors.js';
 import type { Collection } from '../../http/collection.js';
 import { Singleton } from '../../http/singleton.js';
@@ -136,7 +136,7 @@ export class SsoService {
 
     // One binding value per browser, reused across tabs so parallel sign-ins do not cancel each other.
     const existing = readCookie(request, BROWSER_COOKIE);
-    const browser = existing && /^[0-9a-f]{64}$/.test(existing) ? existing : sha256Hex(oauth.randomState() + oauth.randomState());
+    const browser = existing && /^[0-9a-f]{64}$/.test(existing) ? existing : randomHex(32);
     setScopedCookie(reply, BROWSER_COOKIE, browser, BROWSER_COOKIE_PATH, STATE_TTL_MS / 1000, cookiesSecure(request, this.publicUrl()));
 
     const verifier = oauth.randomPKCECodeVerifier();
@@ -227,7 +227,8 @@ export class SsoService {
     const prefix = usernamePart(provider.name.toLowerCase());
     const candidates = [profile.verifiedEmail, profile.login ? `${prefix}:${usernamePart(profile.login)}` : null, `${prefix}:${usernamePart(profile.subject)}`]
       .filter((candidate): candidate is string => !!candidate && /^[^\s\p{C}]{1,120}$/u.test(candidate));
-    const base = candidates[0];
+    // Room is left for a `-N` suffix within the 128-character limit; an unusable subject still gets a name.
+    const base = candidates[0] ?? `${prefix}:${sha256Hex(profile.subject).slice(0, 16)}`;
     const { users } = this.context.identity;
     for (let suffix = 0; ; suffix++) {
       const username = suffix === 0 ? base : `${base}-${suffix}`;
@@ -321,7 +322,7 @@ function pkceChallenge(verifier: string): string {
 
 /** Keeps a provider-supplied name fragment usable as part of a username (no spaces or control characters). */
 function usernamePart(value: string): string {
-  return value.replace(/[\s\p{C}]+/gu, '_').slice(0, 60);
+  return value.replace(/[\s\p{C}]+/gu, '_').slice(0, 55);
 }
 
 /** A failure detail never carries the client secret, even if a provider echoed it back. */
