@@ -1,6 +1,7 @@
 import type { Area } from './area.js';
 import { authArea } from './auth/routes.js';
 import { statusArea } from './status/routes.js';
+import { ssoArea } from './sso/routes.js';
 import { dnsArea } from './dns/routes.js';
 import { dhcpArea } from './dhcp/routes.js';
 import { timeArea } from './time/routes.js';
@@ -14,6 +15,7 @@ import { pluginsArea } from './plugins/routes.js';
 export const AREAS: Area[] = [
   authArea,
   statusArea,
+  ssoArea,
   dnsArea,
   dhcpArea,
   timeArea,
