@@ -146,7 +146,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const area of areas) await area.start?.(context);
   });
   app.addHook('onClose', async () => {
-    for (const area of [...areas].reverse()) await area.stop?.();
+    for (const area of [...areas].reverse()) await area.stop?.(context);
     await platform.close();
     db.close();
   });

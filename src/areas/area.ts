@@ -6,5 +6,5 @@ export interface Area {
   name: string;
   routes(context: AppContext): RouteSpec[];
   start?(context: AppContext): Promise<void> | void;
-  stop?(): Promise<void> | void;
+  stop?(context: AppContext): Promise<void> | void;
 }

@@ -1,4 +1,5 @@
 import type { PlatformName } from '../config.js';
+import type { PacketFilter } from './packet-filter.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -37,9 +38,7 @@ export interface Platform {
   /** True only for the simulated platform; /about and /status say so. */
   readonly simulated: boolean;
   readonly description: string;
-  readonly packetFilter: {
-    status(): Promise<PacketFilterStatus>;
-  };
+  readonly packetFilter: PacketFilter;
   readonly system: {
     info(): Promise<SystemInfo>;
   };

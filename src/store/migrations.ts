@@ -61,4 +61,17 @@ export const MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 10,
+    name: 'packet filter: the last applied configuration',
+    sql: `
+      CREATE TABLE pf_applied (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        applied_at  TEXT NOT NULL,
+        dialect     TEXT NOT NULL,
+        snapshot    TEXT NOT NULL CHECK (json_valid(snapshot)),
+        ruleset     TEXT NOT NULL
+      );
+    `,
+  },
 ];

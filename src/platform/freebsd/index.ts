@@ -1,6 +1,7 @@
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { PfPacketFilter } from './packet-filter.js';
 
 export const PF_ANCHOR = 'bulwark';
 
@@ -26,7 +27,7 @@ export function createFreebsdPlatform(): Platform {
     name: 'freebsd',
     simulated: false,
     description: 'freebsd: pf through pfctl anchors, services through rc.d',
-    packetFilter: { status: pfStatus },
+    packetFilter: new PfPacketFilter(pfStatus),
     system: { info: async () => readSystemInfo() },
     async close() {},
   };

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { NftablesPacketFilter } from './packet-filter.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -21,7 +22,7 @@ export function createLinuxPlatform(): Platform {
     name: 'linux',
     simulated: false,
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
-    packetFilter: { status: nftablesStatus },
+    packetFilter: new NftablesPacketFilter(nftablesStatus),
     system: { info: async () => readSystemInfo() },
     async close() {},
   };

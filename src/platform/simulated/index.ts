@@ -1,5 +1,6 @@
 import type { Platform } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { SimulatedPacketFilter } from './packet-filter.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
@@ -7,11 +8,7 @@ export function createSimulatedPlatform(): Platform {
     name: 'simulated',
     simulated: true,
     description: 'simulated platform: no packet filter or daemon is touched; state is kept in memory and the data directory',
-    packetFilter: {
-      async status() {
-        return { running: true, backend: 'simulated', rules: 0, states: 0, packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0 };
-      },
-    },
+    packetFilter: new SimulatedPacketFilter(),
     system: { info: async () => readSystemInfo() },
     async close() {},
   };
