@@ -11,7 +11,7 @@ import { formatCidr, formatIp, parseIp, type Family } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { NFT_TABLE } from './compiled.js';
 import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './firewall-types.js';
-import { buildModel, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel } from './firewall-model.js';
+import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel } from './firewall-model.js';
 
 export const NFT_LOOPBACK = 'lo';
 export const counterName = (id: string) => `rule_${id}`;
@@ -158,6 +158,9 @@ function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]
       pre.push([`iifname ${quote(nat.interface)}`, `${ipWord} daddr ${nat.redirect.address}`, counter, `dnat ${target(family, nat.src_addr, null)}`, comment].join(' '));
       break;
     }
+  }
+  if (pre.length + post.length === 0) {
+    throw new CompileError(`nat ${id}: its addresses and its translation target are of different address families`);
   }
   return { pre, post };
 }
