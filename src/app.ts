@@ -106,6 +106,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    for (const area of options.areas ?? AREAS) await area.beforeClose?.(context);
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

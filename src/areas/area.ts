@@ -6,5 +6,7 @@ export interface Area {
   name: string;
   routes(context: AppContext): RouteSpec[];
   start?(context: AppContext): Promise<void> | void;
+  /** Called when closing begins, before in-flight requests finish: end long-lived streams here. */
+  beforeClose?(context: AppContext): Promise<void> | void;
   stop?(context: AppContext): Promise<void> | void;
 }

@@ -159,8 +159,9 @@ export const packetFilterArea: Area = {
         method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'],
         summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s',
         handler: (request, reply) => {
-          const connection = streams.open(request, reply);
-          connection.send(pf.pending());
+          // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
+          const report = pf.pending();
+          streams.open(request, reply).send(report);
         },
       },
     ];
@@ -171,10 +172,11 @@ export const packetFilterArea: Area = {
     area?.service.start();
     await area?.service.restoreApplied();
   },
+  beforeClose(context) {
+    running.get(context)?.hub.closeAll();
+  },
   stop(context) {
-    const area = running.get(context);
-    area?.hub.closeAll();
-    area?.service.stop();
+    running.get(context)?.service.stop();
   },
 };
 

@@ -44,7 +44,8 @@ export function takeSnapshot(store: ConfigStore, settings: Record<string, unknow
   return { objects, settings };
 }
 
-export const emptySnapshot = (): FilterSnapshot => ({ objects: { rule: [], alias: [], schedule: [], nat: [] }, settings: {} });
+/** Before the first reload nothing is applied: no objects, and the settings' defaults. */
+export const emptySnapshot = (): FilterSnapshot => ({ objects: { rule: [], alias: [], schedule: [], nat: [] }, settings: { block_logging: true } });
 
 // Serialising 10,000 stored rules on every check would dominate; stored data objects are replaced, never
 // mutated, on update, so their text can be remembered by identity.
