@@ -1,16 +1,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { grantAll } from './helpers/grant-all.js';
+import { adminHeaders, type Headers } from './helpers/auth.js';
 
 let t: TestApp;
+let headers: Headers;
 before(async () => {
-  t = await startTestApp({ authenticator: grantAll });
+  t = await startTestApp();
+  headers = await adminHeaders(t.app);
 });
 after(() => t.close());
 
 const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object });
+  const response = await t.app.inject({ method, url, payload: payload as object, headers });
   return { status: response.statusCode, body: response.body ? json(response) : undefined, headers: response.headers };
 };
 const created = async (url: string, payload: unknown) => {
@@ -322,5 +324,5 @@ test('pending lists what differs from the applied configuration; reload applies 
   const status = await call('GET', '/api/v1/status');
   assert.equal(status.body.pf_rules, 2);
   const audit = t.app.context.db.prepare("SELECT actor, outcome FROM audit_log WHERE category = 'packet_filter' ORDER BY id DESC LIMIT 1").get() as { actor: string; outcome: string };
-  assert.deepEqual(audit, { actor: 'test-admin', outcome: 'success' });
+  assert.deepEqual(audit, { actor: 'admin', outcome: 'success' });
 });

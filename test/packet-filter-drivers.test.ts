@@ -14,7 +14,7 @@ import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.j
 import { runCommand } from '../src/platform/exec.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import { startTestApp, json } from './helpers/app.js';
-import { grantAll } from './helpers/grant-all.js';
+import { adminHeaders } from './helpers/auth.js';
 import { rootSkipReason } from './helpers/shared.js';
 import { config, fixtureId, rule } from './helpers/firewall-fixtures.js';
 
@@ -57,11 +57,12 @@ const calls = () =>
 const clearCalls = () => { for (const f of readdirSync(fakeDir)) if (f.startsWith('call-')) rmSync(join(fakeDir, f)); };
 
 test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a bulwark -f -; a refusal keeps the old ruleset', async () => {
-  const t = await startTestApp({ authenticator: grantAll, platform: createFreebsdPlatform() });
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
   try {
-    const created = json(await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 } }));
+    const created = json(await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers }));
     clearCalls();
-    const reload = await t.app.inject({ method: 'POST', url: '/api/v1/reload' });
+    const reload = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
     assert.equal(reload.statusCode, 200, reload.body);
     assert.equal(json(reload).dialect, 'pf');
     const [check, load] = calls();
@@ -72,20 +73,20 @@ test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a 
     assert.match(load.input!, /pass in quick inet proto tcp from any to \(self\) port \d+ keep state label "bulwark:anti-lockout"/);
 
     // pfctl refuses: 409 with its message, nothing loaded, the change stays pending.
-    await t.app.inject({ method: 'PUT', url: `/api/v1/rules/${created.id}`, payload: { dst_port_start: 8082 } });
+    await t.app.inject({ method: 'PUT', url: `/api/v1/rules/${created.id}`, payload: { dst_port_start: 8082 }, headers });
     writeFileSync(join(fakeDir, 'refuse'), '');
     clearCalls();
-    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/reload' });
+    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
     rmSync(join(fakeDir, 'refuse'));
     assert.equal(refused.statusCode, 409);
     assert.match(json(refused).error, /pf refused the ruleset; the previous ruleset stays in force: stdin:14: syntax error/);
     assert.deepEqual(calls().map((c) => c.args), ['-n -a bulwark -f -'], 'nothing is loaded after a failed check');
-    const pending = json(await t.app.inject({ url: '/api/v1/pending' }));
+    const pending = json(await t.app.inject({ url: '/api/v1/pending', headers }));
     assert.deepEqual(pending.changes.rules.changed, [created.id]);
 
-    const system = json(await t.app.inject({ url: '/api/v1/rules/system' }));
+    const system = json(await t.app.inject({ url: '/api/v1/rules/system', headers }));
     assert.ok(system.some((line: string) => line.startsWith('pass in quick inet proto tcp from any to (self)')));
-    const status = json(await t.app.inject({ url: '/api/v1/status' }));
+    const status = json(await t.app.inject({ url: '/api/v1/status', headers }));
     assert.equal(status.pf_backend, 'pf');
     assert.equal(status.pf_states, 7);
     assert.equal(status.pf_rules, 2);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { formatEvent, SseHub } from '../src/live/sse.js';
 import { startTestApp } from './helpers/app.js';
-import { grantAll } from './helpers/grant-all.js';
+import { adminHeaders } from './helpers/auth.js';
 
 /** Reads an event stream, handing over each block (event or comment) as it completes. */
 async function* blocks(response: Response): AsyncGenerator<string> {
@@ -61,11 +61,12 @@ test('the hub sends keep-alive comments and forgets a client that disconnects', 
 });
 
 test('GET /pending/stream sends the pending report at once and again when it changes', async () => {
-  const t = await startTestApp({ authenticator: grantAll });
+  const t = await startTestApp();
+  const headers = await adminHeaders(t.app);
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const controller = new AbortController();
-    const response = await fetch(`${address}/api/v1/pending/stream`, { signal: controller.signal });
+    const response = await fetch(`${address}/api/v1/pending/stream`, { signal: controller.signal, headers });
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
     const events = blocks(response);
@@ -79,14 +80,14 @@ test('GET /pending/stream sends the pending report at once and again when it cha
     assert.equal(first.data.firewall, false);
     assert.equal(first.data.applied_at, null);
 
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 23 } });
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 23 }, headers });
     const ruleId = JSON.parse(created.body).id;
     const second = await next();
     assert.ok(second.id > first.id, 'event ids increase');
     assert.equal(second.data.firewall, true);
     assert.deepEqual(second.data.changes.rules.added, [ruleId]);
 
-    await t.app.inject({ method: 'POST', url: '/api/v1/reload' });
+    await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
     const third = await next();
     assert.equal(third.data.firewall, false);
     assert.ok(third.data.applied_at);

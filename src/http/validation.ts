@@ -22,8 +22,13 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv('array');
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart !== 'body') return textAjv.compile(schema as object);
+  const validate = bodyAjv.compile(schema as object);
+  // An action whose body has no required field may be called with no body at all.
+  const optional = !((schema as { required?: string[] }).required?.length);
+  return optional ? (data: unknown) => data === undefined || validate(data) : validate;
+};
 
 /** Compiles a body schema for validation outside a route (merged updates, imports). */
 export function compileBodyValidator(schema: object): ValidateFunction {
