@@ -96,19 +96,17 @@ export function rangeToCidrs(family: Family, first: bigint, last: bigint): Cidr[
   const blocks: Cidr[] = [];
   let current = first;
   while (current <= last) {
-    let size = 0;
-    // Grow the block while it stays aligned and inside the range.
-    while (size < bits) {
-      const next = size + 1;
-      const aligned = (current & ((1n << BigInt(next)) - 1n)) === 0n;
-      if (!aligned || current + (1n << BigInt(next)) - 1n > last) break;
-      size = next;
-    }
+    // The largest block that starts aligned at `current` and ends inside the range.
+    let size = bitLength(last - current + 1n) - 1;
+    const alignment = current === 0n ? bits : bitLength(current & -current) - 1;
+    if (alignment < size) size = alignment;
     blocks.push({ family, base: current, prefix: bits - size });
     current += 1n << BigInt(size);
   }
   return blocks;
 }
+
+const bitLength = (value: bigint): number => value.toString(2).length;
 
 export function formatCidr(cidr: Cidr): string {
   const ip = formatIp(cidr.family, cidr.base);
@@ -129,17 +127,28 @@ export function mergeCidrs(blocks: readonly Cidr[]): Cidr[] {
     const sorted = byFamily[family].sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : a.prefix - b.prefix));
     let start: bigint | undefined;
     let end = 0n;
+    // An interval made of one input block needs no re-splitting (the common case).
+    let single: Cidr | undefined;
+    const flush = () => {
+      if (start === undefined) return;
+      if (single) result.push(single);
+      else result.push(...rangeToCidrs(family, start, end));
+    };
     for (const block of sorted) {
       const last = cidrLast(block);
       if (start !== undefined && block.base <= end + 1n) {
-        if (last > end) end = last;
+        if (last > end) {
+          end = last;
+          single = undefined;
+        }
         continue;
       }
-      if (start !== undefined) result.push(...rangeToCidrs(family, start, end));
+      flush();
       start = block.base;
       end = last;
+      single = block;
     }
-    if (start !== undefined) result.push(...rangeToCidrs(family, start, end));
+    flush();
   }
   return result;
 }

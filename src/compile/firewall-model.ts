@@ -182,8 +182,20 @@ export function buildModel(config: FirewallConfig): FirewallModel {
   return { aliases, addressAliases, rules, skipped, nat, config };
 }
 
+// Rules repeat the same few addresses; parsing (BigInt arithmetic) once per distinct text is enough.
+const parsedAddresses = new Map<string, AddressMatch | undefined>();
+function parseAddressCached(text: string): AddressMatch | undefined {
+  let address = parsedAddresses.get(text);
+  if (address === undefined && !parsedAddresses.has(text)) {
+    if (parsedAddresses.size > 100_000) parsedAddresses.clear();
+    address = parseAddress(text);
+    parsedAddresses.set(text, address);
+  }
+  return address;
+}
+
 function addressOf(text: string, id: string, field: string, aliases: Map<string, ResolvedAlias>): AddressMatch {
-  const address = parseAddress(text);
+  const address = parseAddressCached(text);
   if (!address) throw new CompileError(`${id}: ${field} "${text}" is not an address`);
   if (address.kind === 'alias' && !aliases.has(address.name)) {
     throw new CompileError(`${id}: ${field} names alias "${address.name}", which does not exist or is not an address alias`);

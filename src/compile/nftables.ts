@@ -16,6 +16,7 @@ import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type
 export const NFT_LOOPBACK = 'lo';
 export const counterName = (id: string) => `rule_${id}`;
 export const natCounterName = (id: string) => `nat_${id}`;
+export const TCP_UDP_SET = 'l4_tcp_udp';
 export const aliasSetName = (name: string, family: Family) => `alias_${name}_v${family}`;
 
 const quote = (text: string) => `"${text}"`;
@@ -48,7 +49,7 @@ function addressCondition(field: 'saddr' | 'daddr', address: AddressMatch, negat
 }
 
 /** Protocol and ports. `override` narrows tcp/udp/any to tcp (the TCP-reset half of a block return). */
-function protocolCondition(protocol: Protocol, srcPort: PortRange | null, dstPort: PortRange | null, override?: 'tcp'): string[] {
+function protocolCondition(protocol: Protocol, srcPort: PortRange | null, dstPort: PortRange | null, override?: 'tcp', forNat = false): string[] {
   const effective = override ?? protocol;
   const ports = (keyword: string) => [
     ...(srcPort ? [`${keyword} sport ${portText(srcPort, '-')}`] : []),
@@ -61,7 +62,9 @@ function protocolCondition(protocol: Protocol, srcPort: PortRange | null, dstPor
     case 'udp':
       return srcPort || dstPort ? ports(effective) : [`meta l4proto ${effective}`];
     case 'tcp/udp':
-      return ['meta l4proto { tcp, udp }', ...ports('th')];
+      // A named set: thousands of anonymous `{ tcp, udp }` sets make loading several times slower. NAT with a
+      // port needs the literal form, which nft recognises as a transport-protocol match.
+      return [forNat ? 'meta l4proto { tcp, udp }' : `meta l4proto @${TCP_UDP_SET}`, ...ports('th')];
     case 'icmp':
       return ['meta l4proto icmp'];
     case 'icmp6':
@@ -99,7 +102,6 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
   const iface = rule.interface ? [`${chain === 'in' ? 'iifname' : 'oifname'} ${quote(rule.interface)}`] : [];
   const counter = `counter name ${quote(counterName(id))}`;
   const log = compiled.log ? `log prefix ${quote(`bulwark ${rule.action} ${id}: `)} group ${logGroup}` : undefined;
-  const comment = `comment ${quote(`rule ${id}`)}`;
   // Block return answers TCP with a reset and everything else with an ICMP unreachable (as pf does).
   const verdicts: { override?: 'tcp'; verdict: string }[] =
     rule.action === 'pass' ? [{ verdict: 'accept' }]
@@ -112,7 +114,8 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
   for (const variant of familyVariants(compiled.families, compiled.src, rule.src_invert, compiled.dst, rule.dst_invert, model)) {
     for (const { override, verdict } of verdicts) {
       const proto = protocolCondition(rule.protocol, m.src_port, m.dst_port, override);
-      lines.push([...iface, ...variant, ...proto, counter, ...(log ? [log] : []), verdict, comment].join(' '));
+      // The counter's name carries the rule id, so kernel messages and listings point back to the rule.
+      lines.push([...iface, ...variant, ...proto, counter, ...(log ? [log] : []), verdict].join(' '));
     }
   }
   return lines;
@@ -126,7 +129,7 @@ function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]
   const families: Family[] = redirect && nat.nat_type !== 'masquerade' ? [redirect.family] : [4, 6];
   const counter = `counter name ${quote(natCounterName(id))}`;
   const comment = `comment ${quote(`nat ${id}`)}`;
-  const proto = protocolCondition(nat.protocol, nat.src_port, nat.dst_port);
+  const proto = protocolCondition(nat.protocol, nat.src_port, nat.dst_port, undefined, true);
   const target = (family: Family, address: string, port: PortRange | null) => {
     const text = family === 6 && port ? `[${address}]` : address;
     return `${family === 4 ? 'ip' : 'ip6'} to ${text}${port ? `:${portText(port, '-')}` : ''}`;
@@ -196,6 +199,7 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
     `delete table inet ${NFT_TABLE}`,
     '',
     `table inet ${NFT_TABLE} {`,
+    `\tset ${TCP_UDP_SET} {`, '\t\ttype inet_proto', '\t\telements = { tcp, udp }', '\t}',
   ];
   for (const alias of model.addressAliases) {
     for (const family of [4, 6] as const) {

@@ -131,6 +131,7 @@ function tokenize(line: string): string[] {
 
 export function evaluateNftables(text: string, packet: Packet): Verdict {
   const sets = new Map<string, Cidr[]>();
+  const protocolSets = new Map<string, string[]>();
   const chains = new Map<string, string[]>();
   let currentSet: string | undefined;
   let currentChain: string | undefined;
@@ -143,19 +144,21 @@ export function evaluateNftables(text: string, packet: Packet): Verdict {
     if (line === '}') { currentSet = undefined; currentChain = undefined; continue; }
     if (currentSet) {
       const elements = /^elements = \{ (.*) \}$/.exec(line);
-      if (elements) sets.set(currentSet, elements[1].split(',').map((s) => parseCidr(s.trim())!));
+      const items = elements ? elements[1].split(',').map((s) => s.trim()) : [];
+      if (items.length && !parseCidr(items[0])) protocolSets.set(currentSet, items);
+      else if (elements) sets.set(currentSet, items.map((s) => parseCidr(s)!));
     } else if (currentChain && !line.startsWith('type ')) chains.get(currentChain)!.push(line);
   }
   const chain = chains.get(packet.dir === 'in' ? 'filter_in' : 'filter_out');
   if (!chain) throw new Error('no filter chain');
   for (const line of chain) {
-    const verdict = matchNftLine(tokenize(line), packet, sets);
+    const verdict = matchNftLine(tokenize(line), packet, sets, protocolSets);
     if (verdict) return verdict;
   }
   return 'pass';
 }
 
-function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>): Verdict | undefined {
+function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, protocolSets: Map<string, string[]>): Verdict | undefined {
   const family = familyOf(p.src);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
@@ -176,7 +179,8 @@ function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>): V
         const key = next();
         const value = next();
         if (key === 'nfproto' && value !== (family === 4 ? 'ipv4' : 'ipv6')) return undefined;
-        if (key === 'l4proto' && !names(value).map((n) => (n === 'ipv6-icmp' ? 'icmp6' : n)).includes(p.proto)) return undefined;
+        const protocols = value.startsWith('@') ? protocolSets.get(value.slice(1))! : names(value);
+        if (key === 'l4proto' && !protocols.map((n) => (n === 'ipv6-icmp' ? 'icmp6' : n)).includes(p.proto)) return undefined;
         break;
       }
       case 'ip':
