@@ -326,3 +326,39 @@ test('pending lists what differs from the applied configuration; reload applies 
   const audit = t.app.context.db.prepare("SELECT actor, outcome FROM audit_log WHERE category = 'packet_filter' ORDER BY id DESC LIMIT 1").get() as { actor: string; outcome: string };
   assert.deepEqual(audit, { actor: 'admin', outcome: 'success' });
 });
+
+test('schedules are enforced by re-application when the local time crosses a boundary', async () => {
+  const { packetFilterService } = await import('../src/areas/packet-filter/routes.js');
+  const service = packetFilterService(t.app.context)!;
+  const simulated = t.app.context.platform.packetFilter as unknown as { appliedText: string };
+  t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // a Wednesday, 10:00 local time
+  const office = await created('/api/v1/schedules', { name: 'mornings', time_ranges: '09:00-11:00', days_of_week: ['wed'] });
+  const rule = await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2222, schedule_id: office.id });
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  assert.match(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
+  assert.equal(await service.applySchedules(), false, 'nothing changes inside the window');
+  t.clock.set(new Date(2026, 0, 7, 11, 30).getTime());
+  assert.equal(await service.applySchedules(), true, 'leaving the window reloads');
+  assert.doesNotMatch(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
+  assert.match(simulated.appliedText, new RegExp(`# ${rule.id} not loaded: outside schedule "mornings"`));
+  assert.equal((await call('GET', '/api/v1/pending')).body.firewall, false, 're-application is not a configuration change');
+  t.clock.set(new Date(2026, 0, 14, 9, 15).getTime());
+  assert.equal(await service.applySchedules(), true);
+  assert.match(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
+  await call('DELETE', `/api/v1/rules/${rule.id}`);
+  await call('DELETE', `/api/v1/schedules/${office.id}`);
+  await call('POST', '/api/v1/reload');
+});
+
+test('after a restart the last applied configuration is loaded again', async () => {
+  const rule = await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'udp', dst_port_start: 5353 });
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  const second = await startTestApp({ dataDir: t.dataDir });
+  try {
+    const text = (second.app.context.platform.packetFilter as unknown as { appliedText?: string }).appliedText;
+    assert.match(text ?? '', new RegExp(`counter name "rule_${rule.id}"`));
+  } finally {
+    await second.close();
+  }
+  await call('DELETE', `/api/v1/rules/${rule.id}`);
+});

@@ -63,6 +63,11 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
 /** One service and stream hub per app (tests run several apps in one process). */
 const running = new WeakMap<AppContext, { service: PacketFilterService; hub: SseHub }>();
 
+/** The packet-filter service of an app (for areas that show counters or pending state, and for tests). */
+export function packetFilterService(context: AppContext): PacketFilterService | undefined {
+  return running.get(context)?.service;
+}
+
 export const packetFilterArea: Area = {
   name: 'packet-filter',
   routes(context) {
