@@ -1,5 +1,9 @@
 import type { Area } from './area.js';
 import { statusArea } from './status/routes.js';
+import { vpnArea } from './vpn/routes.js';
 
 /** Every API area, in registration order. */
-export const AREAS: Area[] = [statusArea];
+export const AREAS: Area[] = [
+  statusArea,
+  vpnArea,
+];
