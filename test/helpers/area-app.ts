@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { startTestApp, type TestApp } from './app.js';
 import { adminHeaders, type Headers } from './auth.js';
 import { PERMISSIONS } from '../../src/core/permissions.js';
@@ -6,7 +6,7 @@ import type { Authenticator } from '../../src/http/access.js';
 
 export interface AreaApp extends TestApp {
   headers: Headers;
-  request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): ReturnType<FastifyInstance['inject']>;
+  request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
 }
 
 /**
