@@ -1,9 +1,11 @@
 import type { Area } from './area.js';
 import { statusArea } from './status/routes.js';
 import { vpnArea } from './vpn/routes.js';
+import { caArea } from './ca/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
   statusArea,
   vpnArea,
+  caArea,
 ];
