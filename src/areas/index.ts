@@ -2,10 +2,12 @@ import type { Area } from './area.js';
 import { statusArea } from './status/routes.js';
 import { vpnArea } from './vpn/routes.js';
 import { caArea } from './ca/routes.js';
+import { idsArea } from './ids/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
   statusArea,
   vpnArea,
   caArea,
+  idsArea,
 ];
