@@ -3,6 +3,7 @@ import { statusArea } from './status/routes.js';
 import { vpnArea } from './vpn/routes.js';
 import { caArea } from './ca/routes.js';
 import { idsArea } from './ids/routes.js';
+import { geoipArea } from './geoip/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -10,4 +11,5 @@ export const AREAS: Area[] = [
   vpnArea,
   caArea,
   idsArea,
+  geoipArea,
 ];
