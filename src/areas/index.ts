@@ -4,6 +4,7 @@ import { vpnArea } from './vpn/routes.js';
 import { caArea } from './ca/routes.js';
 import { idsArea } from './ids/routes.js';
 import { geoipArea } from './geoip/routes.js';
+import { reverseProxyArea } from './reverse-proxy/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -12,4 +13,5 @@ export const AREAS: Area[] = [
   caArea,
   idsArea,
   geoipArea,
+  reverseProxyArea,
 ];
