@@ -5,6 +5,7 @@ import { caArea } from './ca/routes.js';
 import { idsArea } from './ids/routes.js';
 import { geoipArea } from './geoip/routes.js';
 import { reverseProxyArea } from './reverse-proxy/routes.js';
+import { multiwanArea } from './multiwan/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -14,4 +15,5 @@ export const AREAS: Area[] = [
   idsArea,
   geoipArea,
   reverseProxyArea,
+  multiwanArea,
 ];

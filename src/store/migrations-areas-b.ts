@@ -107,17 +107,22 @@ export const AREAS_B_MIGRATIONS: Migration[] = [
         probe_snapshot_json TEXT
       );
       CREATE INDEX multiwan_gateway_events_gw ON multiwan_gateway_events (gateway_id, id);
+
+      INSERT INTO config_objects (id, kind, position, data, created_at, updated_at) VALUES
+        ('61696677-0000-0000-0000-000000000000', 'mw_instance', 0,
+         json('{"name":"default","fib_number":0,"description":"Default routing instance (FIB 0)","mgmt_reachable":true,"status":"active"}'),
+         strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
       CREATE TABLE multiwan_sla_samples (
         gateway_id  TEXT NOT NULL,
         bucket_ts   TEXT NOT NULL,
-        samples     INTEGER NOT NULL,
-        rtt_sum     REAL NOT NULL DEFAULT 0,
-        rtt_count   INTEGER NOT NULL DEFAULT 0,
-        rtt_max     REAL,
+        samples     INTEGER NOT NULL DEFAULT 0,
+        rtts        TEXT NOT NULL DEFAULT '[]',
         jitter_sum  REAL NOT NULL DEFAULT 0,
         failures    INTEGER NOT NULL DEFAULT 0,
         mos_sum     REAL NOT NULL DEFAULT 0,
+        mos_count   INTEGER NOT NULL DEFAULT 0,
         up_samples  INTEGER NOT NULL DEFAULT 0,
+        interval_ms INTEGER NOT NULL DEFAULT 1000,
         PRIMARY KEY (gateway_id, bucket_ts)
       );
     `,
