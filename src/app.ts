@@ -17,8 +17,9 @@ import { installErrorHandling } from './http/error-handler.js';
 import { MethodIndex } from './http/method-index.js';
 import { toRouterPath, type RouteSpec } from './http/route.js';
 import { validatorCompiler } from './http/validation.js';
-import { installAccessControl, type Authenticator } from './http/access.js';
+import { installAccessControl } from './http/access.js';
 import { AREAS } from './areas/index.js';
+import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
 
@@ -28,7 +29,6 @@ export interface BuildOptions {
   platform?: Platform;
   /** Areas to register; tests may pass their own. */
   areas?: Area[];
-  authenticator?: (context: AppContext) => Authenticator;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -79,12 +79,13 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const sealer = new Sealer(loadOrCreateKeyFile(join(config.dataDir, 'secrets.key')));
   const store = new ConfigStore(db, clock);
   const platform = options.platform ?? createPlatform(config.platform);
-  const context: AppContext = {
+  const context = {
     config, clock, db, store, sealer, platform,
     collections: new CollectionRegistry(store, sealer),
     log: app.log,
     startedAt: clock.now(),
-  };
+  } as AppContext;
+  context.identity = new IdentityService(context);
   app.decorate('context', context);
   app.decorate('catalogue', [] as CatalogueEntry[]);
 
@@ -120,7 +121,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
 
   installErrorHandling(app, methods);
-  if (options.authenticator) installAccessControl(app, options.authenticator(context));
+  installAccessControl(app, context.identity);
 
   await app.register(swagger, {
     openapi: {
@@ -158,7 +159,7 @@ function registerRoute(app: FastifyInstance, route: RouteSpec): void {
   app.route({
     method: route.method,
     url: toRouterPath(route.path),
-    config: { access: route.access },
+    config: { access: route.access, acceptsTicket: route.acceptsTicket ?? false },
     bodyLimit: route.bodyLimit,
     schema: {
       ...route.schema,

@@ -6,6 +6,7 @@ import type { Db } from './store/database.js';
 import type { ConfigStore } from './store/config-store.js';
 import type { Platform } from './platform/platform.js';
 import type { CollectionRegistry } from './http/collection.js';
+import type { IdentityService } from './auth/identity-service.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -16,6 +17,8 @@ export interface AppContext {
   sealer: Sealer;
   platform: Platform;
   collections: CollectionRegistry;
+  /** Accounts, sessions, keys, tickets and the auth audit. */
+  identity: IdentityService;
   log: FastifyBaseLogger;
   startedAt: number;
 }

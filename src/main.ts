@@ -1,6 +1,5 @@
 import { buildApp } from './app.js';
 import { loadStartupConfig, StartupError } from './config.js';
-import { createAuthenticator } from './auth/authenticator.js';
 
 /** Flags and environment → configuration → store → app → listen; graceful shutdown on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -14,7 +13,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const app = await buildApp({ config, authenticator: createAuthenticator });
+  const app = await buildApp({ config });
   const address = await app.listen({ host: config.host, port: config.port });
   app.log.info({ url: address, platform: config.platform, dataDir: config.dataDir }, `Bulwark listening on ${address}`);
 

@@ -1,4 +1,5 @@
 import type { Area } from './area.js';
+import { authArea } from './auth/routes.js';
 import { statusArea } from './status/routes.js';
 import { vpnArea } from './vpn/routes.js';
 import { caArea } from './ca/routes.js';
@@ -9,6 +10,7 @@ import { multiwanArea } from './multiwan/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
+  authArea,
   statusArea,
   vpnArea,
   caArea,

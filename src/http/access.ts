@@ -24,6 +24,7 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     access?: RouteAccess;
+    acceptsTicket?: boolean;
   }
 }
 

@@ -23,6 +23,8 @@ export interface RouteSpec {
   tags?: string[];
   schema?: RouteSchema;
   bodyLimit?: number;
+  /** Streams a browser opens without headers (EventSource, WebSocket) may authenticate with `?ticket=`. */
+  acceptsTicket?: boolean;
   handler: (request: FastifyRequest, reply: FastifyReply) => unknown;
 }
 

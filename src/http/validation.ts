@@ -22,8 +22,22 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv('array');
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart !== 'body') return textAjv.compile(schema as object);
+  const validate = bodyAjv.compile(schema as object);
+  // An action whose body has no required field may be called with no body at all.
+  const optional = !((schema as { required?: string[] }).required?.length);
+  if (!optional) return validate;
+  // The wrapper must carry ajv's errors: Fastify reads them from the function it was given.
+  const wrapped = (data: unknown) => {
+    if (data === undefined) return true;
+    const valid = validate(data);
+    wrapped.errors = validate.errors;
+    return valid;
+  };
+  wrapped.errors = null as typeof validate.errors;
+  return wrapped;
+};
 
 /** Compiles a body schema for validation outside a route (merged updates, imports). */
 export function compileBodyValidator(schema: object): ValidateFunction {

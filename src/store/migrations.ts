@@ -63,5 +63,70 @@ export const MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: 'identities: roles, users, sessions, refresh tokens, API keys, recovery codes',
+    sql: `
+      CREATE TABLE roles (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        permissions TEXT NOT NULL CHECK (json_valid(permissions)),
+        description TEXT,
+        builtin     INTEGER NOT NULL DEFAULT 0,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE users (
+        id            TEXT PRIMARY KEY,
+        username      TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        password_hash TEXT,
+        email         TEXT,
+        role_id       TEXT NOT NULL REFERENCES roles (id),
+        auth_provider TEXT NOT NULL DEFAULT 'local',
+        enabled       INTEGER NOT NULL DEFAULT 1,
+        totp_secret   TEXT,
+        totp_pending  TEXT,
+        totp_enabled  INTEGER NOT NULL DEFAULT 0,
+        totp_last_step INTEGER NOT NULL DEFAULT 0,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL
+      );
+      CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        generation  INTEGER NOT NULL DEFAULT 0,
+        created_at  TEXT NOT NULL,
+        expires_at  INTEGER NOT NULL,
+        revoked_at  TEXT,
+        client_ip   TEXT
+      );
+      CREATE INDEX sessions_user ON sessions (user_id);
+      CREATE TABLE refresh_tokens (
+        token_hash  TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        created_at  TEXT NOT NULL,
+        expires_at  INTEGER NOT NULL,
+        used_at     TEXT
+      );
+      CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id);
+      CREATE TABLE api_keys (
+        id           TEXT PRIMARY KEY,
+        name         TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        prefix       TEXT NOT NULL,
+        key_hash     TEXT NOT NULL UNIQUE,
+        permissions  TEXT NOT NULL CHECK (json_valid(permissions)),
+        owner_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_by   TEXT,
+        created_at   TEXT NOT NULL,
+        expires_at   TEXT,
+        last_used_at TEXT
+      );
+      CREATE TABLE recovery_codes (
+        code_hash   TEXT PRIMARY KEY,
+        user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        used_at     TEXT
+      );
+    `,
+  },
   ...AREAS_B_MIGRATIONS,
 ];

@@ -5,7 +5,6 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadStartupConfig, type StartupConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { createAuthenticator } from '../../src/auth/authenticator.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -15,11 +14,11 @@ export interface TestApp {
 }
 
 /** A fresh app on a fresh data directory with an injectable clock, served through `app.inject`. */
-export async function startTestApp(options: Partial<BuildOptions> & { config?: Partial<StartupConfig>; dataDir?: string } = {}): Promise<TestApp> {
+export async function startTestApp(options: Omit<Partial<BuildOptions>, 'config'> & { config?: Partial<StartupConfig>; dataDir?: string } = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bulwark-test-'));
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock(Date.now());
   const config = { ...loadStartupConfig([], {}), dataDir, ...options.config };
-  const app = await buildApp({ authenticator: createAuthenticator, logger: false, ...options, config, clock });
+  const app = await buildApp({ logger: false, ...options, config, clock });
   await app.ready();
   return {
     app,

@@ -1,0 +1,44 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { loadStartupConfig } from '../src/config.js';
+
+/** Starts the real app on a loopback port with a fresh data directory. */
+export async function startServer(): Promise<{ app: FastifyInstance; url: string; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-bench-'));
+  const app = await buildApp({ config: { ...loadStartupConfig([], {}), dataDir, logLevel: 'silent' }, logger: false });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    app,
+    url,
+    async stop() {
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Calls fn with `concurrency` workers until `durationMs` elapses; returns per-call latencies in ms. */
+export async function load(fn: () => Promise<void>, concurrency: number, durationMs: number): Promise<number[]> {
+  const latencies: number[] = [];
+  const end = performance.now() + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        await fn();
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  return latencies.sort((a, b) => a - b);
+}
+
+export const fmt = (n: number, digits = 1) => n.toFixed(digits);

@@ -1,0 +1,547 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { isoTime } from '../core/clock.js';
+import { loadOrCreateKeyFile } from '../core/crypto.js';
+import { badRequest, conflict, forbidden, notFound, tooManyRequests, unauthorized } from '../core/errors.js';
+import { fromMask, toMask } from '../core/permissions.js';
+import type { Authenticator, Identity } from '../http/access.js';
+import { Singleton } from '../http/singleton.js';
+import { AuthAudit } from './audit.js';
+import { ApiKeys, type ApiKeyRecord } from './api-keys.js';
+import { OneShotStore } from './one-shot-store.js';
+import { assertPasswordPolicy, hashPassword, verifyPassword } from './passwords.js';
+import { FailureLimiter } from './rate-limit.js';
+import { builtinRoleId, normalisePermissions, Roles } from './roles.js';
+import { refreshTokenPrefix, Sessions } from './sessions.js';
+import { AUTH_SETTINGS_KIND, AuthSettingsSchema, type AuthSettings } from './settings.js';
+import { AccessTokens } from './tokens.js';
+import { matchTotp, newRecoveryCodes, newTotpSecret, provisioningUri, qrCodeDataUrl, recoveryCodeHash } from './totp.js';
+import { SYSTEM_PROVIDER, Users, type UserRow } from './users.js';
+
+export const SERVICE_ACCOUNT = 'bulwark-daemon';
+export const DAEMON_KEY_NAME = 'daemon-loopback';
+const RESERVED_KEY_NAMES = [DAEMON_KEY_NAME, 'cluster-peer'];
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  access_expires_at: string;
+  refresh_expires_at: string;
+}
+
+export type LoginResult =
+  | ({ totp_required: false; tokens: TokenPair } & TokenPair)
+  | { totp_required: true; challenge: string; tokens: null };
+
+export interface UserRecord {
+  id: string;
+  username: string;
+  email: string | null;
+  role: string;
+  role_id: string;
+  enabled: boolean;
+  totp_enabled: boolean;
+  auth_provider: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Who did something, for the audit. */
+export interface Actor {
+  identity: Identity | null;
+  clientIp: string | null;
+}
+
+export const actorOf = (request: FastifyRequest): Actor => ({ identity: request.identity, clientIp: request.ip });
+
+/**
+ * Accounts, roles, sessions, API keys, TOTP, rate limits and the auth audit. Everything that decides who a
+ * caller is and what they may do lives here; the routes only translate HTTP.
+ */
+export class IdentityService implements Authenticator {
+  readonly roles: Roles;
+  readonly users: Users;
+  readonly sessions: Sessions;
+  readonly apiKeys: ApiKeys;
+  readonly audit: AuthAudit;
+  readonly settingsSection: Singleton;
+  /** WebSocket and SSE tickets: 30 s, single use, bound to the issuing identity. */
+  readonly tickets: OneShotStore<Identity>;
+  private readonly totpChallenges: OneShotStore<string>;
+  private readonly limiter: FailureLimiter;
+  private readonly tokens: AccessTokens;
+  private readonly recoveryKey: Buffer;
+
+  constructor(private readonly context: AppContext) {
+    const { db, clock, config } = context;
+    this.roles = new Roles(db, clock);
+    this.users = new Users(db, clock);
+    this.sessions = new Sessions(db, clock);
+    this.apiKeys = new ApiKeys(db, clock);
+    this.audit = new AuthAudit(db, clock);
+    this.settingsSection = new Singleton(
+      { kind: AUTH_SETTINGS_KIND, path: '/api/v1/auth/settings', schema: AuthSettingsSchema, access: { read: 'settings:read', write: 'settings:write' }, tags: ['auth'], noun: 'auth settings' },
+      context.store,
+      context.sealer,
+    );
+    this.tickets = new OneShotStore(clock, 30_000);
+    this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
+    this.limiter = new FailureLimiter(clock, () => {
+      const settings = this.settings();
+      return { maxAttempts: settings.max_login_attempts, windowSeconds: settings.lockout_duration_secs };
+    });
+    this.tokens = new AccessTokens(loadOrCreateKeyFile(join(config.dataDir, 'jwt.key')), clock);
+    this.recoveryKey = loadOrCreateKeyFile(join(config.dataDir, 'recovery.key'));
+    this.ensureServiceAccount();
+  }
+
+  settings(): AuthSettings {
+    return this.settingsSection.read() as unknown as AuthSettings;
+  }
+
+  // ---------------------------------------------------------------- credentials on every request
+
+  async authenticate(request: FastifyRequest): Promise<Identity | null> {
+    const header = request.headers.authorization;
+    if (header !== undefined) {
+      const [scheme, value, extra] = header.trim().split(/\s+/);
+      if (!value || extra !== undefined) throw unauthorized('malformed Authorization header');
+      if (/^bearer$/i.test(scheme)) return this.fromAccessToken(value);
+      if (/^apikey$/i.test(scheme)) return this.fromApiKey(value);
+      throw unauthorized('unsupported authorization scheme: use Bearer or ApiKey');
+    }
+    const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
+    if (typeof ticket === 'string' && request.routeOptions.config?.acceptsTicket) {
+      const identity = this.tickets.take(ticket);
+      if (!identity) throw unauthorized('ticket is unknown, used or expired');
+      return identity;
+    }
+    return null;
+  }
+
+  private async fromAccessToken(token: string): Promise<Identity> {
+    const claims = await this.tokens.verify(token);
+    if (!claims) throw unauthorized('access token is invalid or expired');
+    if (!this.sessions.check(claims.sid, claims.gen)) throw unauthorized('session was revoked or its permissions changed: refresh the token');
+    return {
+      credential: 'session',
+      userId: claims.sub,
+      username: claims.username,
+      role: claims.role,
+      permissions: new Set(fromMask(BigInt(claims.perm))),
+      credentialId: claims.sid,
+    };
+  }
+
+  private fromApiKey(secret: string): Identity {
+    const key = this.apiKeys.resolve(secret);
+    const owner = key && this.users.byId(key.owner_id);
+    if (!key || !owner || !owner.enabled) throw unauthorized('API key is invalid, revoked or expired');
+    return {
+      credential: 'api_key',
+      userId: owner.id,
+      username: `${owner.username} (key ${key.name})`,
+      role: null,
+      permissions: new Set(key.permissions),
+      credentialId: key.id,
+    };
+  }
+
+  // ---------------------------------------------------------------- first boot, login, refresh, logout
+
+  async register(input: { username: string; password: string; email?: string }, actor: Actor): Promise<UserRecord> {
+    if (this.users.countPeople() > 0) {
+      this.audit.record({ action: 'register', outcome: 'failure', actor: input.username, clientIp: actor.clientIp, details: 'an account already exists' });
+      throw forbidden('registration is closed: an account already exists');
+    }
+    assertPasswordPolicy(input.password, this.settings().password_min_length);
+    this.assertUsername(input.username);
+    const user = this.users.insert({ username: input.username, passwordHash: await hashPassword(input.password), email: input.email, roleId: builtinRoleId('admin') });
+    this.audit.record({ action: 'register', outcome: 'success', actor: user.username, actorId: user.id, targetId: user.id, clientIp: actor.clientIp });
+    return this.toUserRecord(user);
+  }
+
+  async login(username: string, password: string, clientIp: string): Promise<LoginResult> {
+    const keys = [`ip:${clientIp}`, `user:${username.toLowerCase()}`];
+    this.assertNotLimited(keys, username, clientIp, 'login');
+    const user = this.users.byUsername(username);
+    const valid = await verifyPassword(user?.auth_provider === SYSTEM_PROVIDER ? null : user?.password_hash, password);
+    if (!user || !valid) {
+      this.recordFailure(keys, { action: 'login_failed', actor: username, clientIp, details: user ? 'wrong password' : 'unknown user' });
+      throw unauthorized('invalid username or password');
+    }
+    if (!user.enabled) {
+      this.recordFailure(keys, { action: 'login_denied_disabled', actor: username, actorId: user.id, clientIp });
+      throw unauthorized('invalid username or password');
+    }
+    this.limiter.succeed(keys);
+    if (user.totp_enabled) {
+      this.audit.record({ action: 'login_totp_challenge', outcome: 'success', actor: user.username, actorId: user.id, clientIp });
+      return { totp_required: true, challenge: this.totpChallenges.issue(user.id), tokens: null };
+    }
+    if (this.settings().require_totp) {
+      this.audit.record({ action: 'login_failed', outcome: 'failure', actor: user.username, actorId: user.id, clientIp, details: 'TOTP required but not enrolled' });
+      throw forbidden('this appliance requires TOTP: an administrator must enrol it for this account');
+    }
+    this.audit.record({ action: 'login_success', outcome: 'success', actor: user.username, actorId: user.id, clientIp });
+    const tokens = await this.openSession(user, clientIp);
+    return { ...tokens, tokens, totp_required: false };
+  }
+
+  async completeTotpLogin(challenge: string, code: string, clientIp: string): Promise<TokenPair> {
+    const keys = [`ip:${clientIp}`];
+    this.assertNotLimited(keys, null, clientIp, 'totp_login');
+    const userId = this.totpChallenges.take(challenge);
+    const user = userId ? this.users.byId(userId) : undefined;
+    if (!user || !user.enabled || !user.totp_enabled) {
+      this.recordFailure(keys, { action: 'totp_login_failed', actor: null, clientIp, details: 'unknown, used or expired challenge' });
+      throw unauthorized('challenge is unknown, used or expired: log in again');
+    }
+    if (!this.acceptSecondFactor(user, code)) {
+      this.recordFailure([...keys, `user:${user.username.toLowerCase()}`], { action: 'totp_login_failed', actor: user.username, actorId: user.id, clientIp, details: 'wrong code' });
+      throw unauthorized('invalid TOTP or recovery code: log in again');
+    }
+    this.audit.record({ action: 'login_success', outcome: 'success', actor: user.username, actorId: user.id, clientIp, details: 'with TOTP' });
+    return this.openSession(user, clientIp);
+  }
+
+  async refresh(refreshToken: string, clientIp: string): Promise<TokenPair> {
+    const keys = [`ip:${clientIp}`, `rfx:${refreshTokenPrefix(refreshToken)}`];
+    this.assertNotLimited(keys, null, clientIp, 'refresh');
+    const outcome = this.sessions.rotate(refreshToken);
+    if (!outcome.ok) {
+      this.recordFailure(keys, { action: outcome.reason === 'reused' ? 'refresh_reuse_revoked_session' : 'refresh_failed', actor: null, clientIp, details: outcome.reason });
+      throw unauthorized('refresh token is invalid, expired or already used');
+    }
+    const user = this.users.byId(outcome.userId);
+    if (!user || !user.enabled) {
+      this.sessions.revoke(outcome.sessionId);
+      throw unauthorized('account is disabled or deleted');
+    }
+    this.limiter.succeed(keys);
+    this.audit.record({ action: 'refresh', outcome: 'success', actor: user.username, actorId: user.id, clientIp });
+    return this.tokenPair(user, outcome.sessionId, outcome.token, outcome.expiresAt);
+  }
+
+  /** Revokes the caller's session (and the session of a refresh token, when one is sent). */
+  logout(actor: Actor, refreshToken?: string): void {
+    const identity = actor.identity!;
+    if (refreshToken) {
+      const sessionId = this.sessions.sessionOfRefresh(refreshToken);
+      if (!sessionId) throw badRequest('body.refresh_token is not a known refresh token');
+      this.sessions.revoke(sessionId);
+    }
+    if (identity.credential === 'session') this.sessions.revoke(identity.credentialId);
+    this.audit.record({ action: 'logout', outcome: 'success', actor: identity.username, actorId: identity.userId, clientIp: actor.clientIp });
+  }
+
+  /** Opens a session for an account resolved elsewhere (password login, TOTP, single sign-on). */
+  async openSession(user: UserRow, clientIp: string | null): Promise<TokenPair> {
+    const lifetimeMs = this.settings().refresh_token_expiry_days * 86_400_000;
+    const { sessionId, token, expiresAt } = this.sessions.open(user.id, lifetimeMs, clientIp);
+    return this.tokenPair(user, sessionId, token, expiresAt);
+  }
+
+  private async tokenPair(user: UserRow, sessionId: string, refreshToken: string, refreshExpiresAt: number): Promise<TokenPair> {
+    const role = this.roles.byId(user.role_id);
+    const lifetimeSeconds = this.settings().access_token_expiry_mins * 60;
+    const access = await this.tokens.sign(
+      {
+        sub: user.id,
+        username: user.username,
+        role: role?.name ?? 'none',
+        perm: Number(toMask(role?.permissions ?? [])),
+        sid: sessionId,
+        gen: this.sessions.generationOf(sessionId),
+      },
+      lifetimeSeconds,
+    );
+    return {
+      access_token: access.token,
+      refresh_token: refreshToken,
+      token_type: 'Bearer',
+      expires_in: lifetimeSeconds,
+      access_expires_at: isoTime(access.expiresAt),
+      refresh_expires_at: isoTime(refreshExpiresAt),
+    };
+  }
+
+  private assertNotLimited(keys: string[], username: string | null, clientIp: string, what: string): void {
+    const wait = this.limiter.blockedFor(keys);
+    if (wait > 0) {
+      this.audit.record({ action: `${what}_rate_limited`, outcome: 'failure', actor: username, clientIp });
+      throw tooManyRequests(wait, 'too many failed attempts: try again later');
+    }
+  }
+
+  private recordFailure(keys: string[], event: { action: string; actor: string | null; actorId?: string; clientIp: string; details?: string }): void {
+    this.audit.record({ ...event, outcome: 'failure' });
+    for (const key of this.limiter.fail(keys)) {
+      this.audit.record({ action: 'lockout', outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: key });
+    }
+  }
+
+  // ---------------------------------------------------------------- TOTP
+
+  async totpSetup(actor: Actor): Promise<{ secret: string; provisioning_uri: string; otpauth_uri: string; qr_code: string }> {
+    const user = this.personOf(actor);
+    if (user.totp_enabled) throw conflict('TOTP is already enabled: disable it first');
+    const secret = newTotpSecret();
+    this.users.update(user.id, { totp_pending: this.context.sealer.seal(secret) });
+    const uri = provisioningUri(secret, user.username);
+    this.audit.record({ action: 'totp_setup', outcome: 'success', actor: user.username, actorId: user.id, clientIp: actor.clientIp });
+    return { secret, provisioning_uri: uri, otpauth_uri: uri, qr_code: await qrCodeDataUrl(uri) };
+  }
+
+  totpVerify(actor: Actor, code: string): { totp_enabled: true; recovery_codes: string[] } {
+    const user = this.personOf(actor);
+    if (user.totp_enabled) throw conflict('TOTP is already enabled');
+    if (!user.totp_pending) throw badRequest('call /auth/totp/setup first');
+    const secret = this.context.sealer.open(user.totp_pending);
+    const step = matchTotp(secret, user.username, code, this.context.clock.now());
+    this.assertNotLimited([`totp:${user.id}`], user.username, actor.clientIp ?? '', 'totp_verify');
+    if (step === null) {
+      this.recordFailure([`totp:${user.id}`], { action: 'totp_verify_failed', actor: user.username, actorId: user.id, clientIp: actor.clientIp ?? '' });
+      throw badRequest('body.code is not a valid code for the pending secret');
+    }
+    const codes = newRecoveryCodes();
+    this.context.db.transaction(() => {
+      this.users.update(user.id, { totp_secret: user.totp_pending, totp_pending: null, totp_enabled: 1, totp_last_step: step });
+      this.context.db.prepare('DELETE FROM recovery_codes WHERE user_id = ?').run(user.id);
+      const insert = this.context.db.prepare('INSERT INTO recovery_codes (code_hash, user_id) VALUES (?, ?)');
+      for (const recovery of codes) insert.run(recoveryCodeHash(this.recoveryKey, recovery), user.id);
+    })();
+    this.audit.record({ action: 'totp_enabled', outcome: 'success', actor: user.username, actorId: user.id, clientIp: actor.clientIp });
+    return { totp_enabled: true, recovery_codes: codes };
+  }
+
+  async totpDisable(actor: Actor, password: string): Promise<{ totp_enabled: false }> {
+    const user = this.personOf(actor);
+    if (!user.totp_enabled) throw badRequest('TOTP is not enabled');
+    this.assertNotLimited([`totp:${user.id}`], user.username, actor.clientIp ?? '', 'totp_disable');
+    if (!(await verifyPassword(user.password_hash, password))) {
+      this.recordFailure([`totp:${user.id}`], { action: 'totp_disable_failed', actor: user.username, actorId: user.id, clientIp: actor.clientIp ?? '' });
+      throw badRequest('body.password is incorrect');
+    }
+    this.context.db.transaction(() => {
+      this.users.update(user.id, { totp_secret: null, totp_pending: null, totp_enabled: 0, totp_last_step: 0 });
+      this.context.db.prepare('DELETE FROM recovery_codes WHERE user_id = ?').run(user.id);
+    })();
+    this.audit.record({ action: 'totp_disabled', outcome: 'success', actor: user.username, actorId: user.id, clientIp: actor.clientIp });
+    return { totp_enabled: false };
+  }
+
+  /** A current TOTP code (newer than the last accepted one) or an unused recovery code. */
+  acceptSecondFactor(user: UserRow, code: string): boolean {
+    const trimmed = code.trim();
+    if (user.totp_secret && /^\d{6}$/.test(trimmed)) {
+      const step = matchTotp(this.context.sealer.open(user.totp_secret), user.username, trimmed, this.context.clock.now());
+      if (step === null || step <= user.totp_last_step) return false;
+      this.users.update(user.id, { totp_last_step: step });
+      return true;
+    }
+    const used = this.context.db
+      .prepare('UPDATE recovery_codes SET used_at = ? WHERE code_hash = ? AND user_id = ? AND used_at IS NULL')
+      .run(isoTime(this.context.clock.now()), recoveryCodeHash(this.recoveryKey, trimmed), user.id);
+    return used.changes === 1;
+  }
+
+  // ---------------------------------------------------------------- users
+
+  listUsers(): UserRecord[] {
+    return this.users.list().map((u) => this.toUserRecord(u));
+  }
+
+  getUser(id: string): UserRecord {
+    const user = this.users.byId(id);
+    if (!user) throw notFound(`user ${id} not found`);
+    return this.toUserRecord(user);
+  }
+
+  async createUser(input: { username: string; password: string; email?: string; role?: string }, actor: Actor): Promise<UserRecord> {
+    this.assertUsername(input.username);
+    const role = this.roles.assignable(input.role ?? 'viewer');
+    assertPasswordPolicy(input.password, this.settings().password_min_length);
+    if (this.users.byUsername(input.username)) throw conflict(`user "${input.username}" already exists`);
+    const user = this.users.insert({ username: input.username, passwordHash: await hashPassword(input.password), email: input.email, roleId: role.id });
+    this.recordChange('user_created', actor, user.id, `${user.username} as ${role.name}`);
+    return this.toUserRecord(user);
+  }
+
+  async updateUser(id: string, patch: { username?: string; password?: string; email?: string | null; role?: string; enabled?: boolean }, actor: Actor): Promise<UserRecord> {
+    const user = this.users.byId(id);
+    if (!user) throw notFound(`user ${id} not found`);
+    if (user.auth_provider === SYSTEM_PROVIDER) throw badRequest('the service account cannot be changed');
+    const role = patch.role !== undefined ? this.roles.assignable(patch.role) : undefined;
+    if (patch.username !== undefined && patch.username.toLowerCase() !== user.username.toLowerCase()) {
+      this.assertUsername(patch.username);
+      if (this.users.byUsername(patch.username)) throw conflict(`user "${patch.username}" already exists`);
+    }
+    if (patch.password !== undefined) assertPasswordPolicy(patch.password, this.settings().password_min_length);
+    if (patch.enabled === false && actor.identity?.userId === id) throw badRequest('body.enabled: you cannot disable your own account');
+    const updated = this.users.update(id, {
+      username: patch.username,
+      email: patch.email,
+      role_id: role?.id,
+      enabled: patch.enabled === undefined ? undefined : Number(patch.enabled),
+      password_hash: patch.password !== undefined ? await hashPassword(patch.password) : undefined,
+    });
+    // Changes take effect at once: a disabled account or a new password ends the sessions (other than the
+    // caller's own), a new role or name makes every access token of the user refresh.
+    if (patch.enabled === false) this.sessions.revokeAllOf(id);
+    if (patch.password !== undefined) this.revokeOtherSessions(id, actor);
+    if (role || patch.username !== undefined) this.sessions.invalidateTokensOf([id]);
+    this.recordChange('user_updated', actor, id, Object.keys(patch).filter((k) => k !== 'password').concat(patch.password ? ['password'] : []).join(', '));
+    return this.toUserRecord(updated);
+  }
+
+  deleteUser(id: string, actor: Actor): void {
+    const user = this.users.byId(id);
+    if (!user) throw notFound(`user ${id} not found`);
+    // A signed-in person cannot delete themselves; an API key may delete its owner (and dies with it), which
+    // is how the last account is removed to return the appliance to first boot.
+    if (actor.identity?.credential === 'session' && actor.identity.userId === id) throw badRequest('you cannot delete your own account');
+    if (user.auth_provider === SYSTEM_PROVIDER) throw badRequest('the service account cannot be deleted');
+    this.sessions.revokeAllOf(id);
+    this.users.remove(id);
+    this.apiKeys.reload();
+    this.recordChange('user_deleted', actor, id, user.username);
+  }
+
+  toUserRecord(user: UserRow): UserRecord {
+    return {
+      id: user.id,
+      username: user.username,
+      email: user.email,
+      role: this.roles.byId(user.role_id)?.name ?? 'none',
+      role_id: user.role_id,
+      enabled: user.enabled === 1,
+      totp_enabled: user.totp_enabled === 1,
+      auth_provider: user.auth_provider,
+      created_at: user.created_at,
+      updated_at: user.updated_at,
+    };
+  }
+
+  private assertUsername(username: string): void {
+    if (!/^[^\s\p{C}]{1,128}$/u.test(username)) throw badRequest('body.username must be 1-128 characters without spaces or control characters');
+    if (username.toLowerCase() === SERVICE_ACCOUNT) throw badRequest(`body.username "${SERVICE_ACCOUNT}" is reserved`);
+  }
+
+  /** A new password ends every session of the account except the one that changed it. */
+  private revokeOtherSessions(userId: string, actor: Actor): void {
+    const own = actor.identity?.credential === 'session' && actor.identity.userId === userId ? actor.identity.credentialId : undefined;
+    this.sessions.revokeAllOf(userId, own);
+  }
+
+  // ---------------------------------------------------------------- roles
+
+  createRole(input: { name: string; permissions: string[]; description?: string | null }, actor: Actor) {
+    const role = this.roles.create(input);
+    this.recordChange('role_created', actor, role.id, `${role.name}: ${role.permissions.join(' ')}`);
+    return role;
+  }
+
+  updateRole(id: string, patch: { name?: string; permissions?: string[]; description?: string | null }, actor: Actor) {
+    const role = this.roles.update(id, patch);
+    this.sessions.invalidateTokensOf(this.users.withRole(id).map((u) => u.id));
+    this.recordChange('role_updated', actor, id, `${role.name}: ${role.permissions.join(' ')}`);
+    return role;
+  }
+
+  deleteRole(id: string, actor: Actor): void {
+    const role = this.roles.remove(id);
+    this.recordChange('role_deleted', actor, id, role.name);
+  }
+
+  // ---------------------------------------------------------------- API keys
+
+  createApiKey(input: { name: string; permissions: string[]; expires_at?: string }, actor: Actor): ApiKeyRecord & { key: string } {
+    const identity = actor.identity!;
+    const name = input.name.trim();
+    if (!name) throw badRequest('body.name must not be blank');
+    if (RESERVED_KEY_NAMES.some((reserved) => name.toLowerCase().startsWith(reserved))) throw badRequest(`body.name "${name}" is reserved`);
+    const permissions = normalisePermissions(input.permissions);
+    const beyond = permissions.filter((p) => !identity.permissions.has(p));
+    if (beyond.length > 0) throw forbidden(`a key cannot hold permissions its creator lacks: ${beyond.join(', ')}`);
+    let expiresAt: string | null = null;
+    if (input.expires_at !== undefined) {
+      const time = Date.parse(input.expires_at);
+      if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]00:?00)$/.test(input.expires_at) || Number.isNaN(time)) {
+        throw badRequest('body.expires_at must be an ISO 8601 UTC timestamp, e.g. 2027-01-01T00:00:00Z');
+      }
+      if (time <= this.context.clock.now()) throw badRequest('body.expires_at must be in the future');
+      expiresAt = isoTime(time);
+    }
+    const { record, key } = this.apiKeys.create({ name, permissions, ownerId: identity.userId, createdBy: identity.username, expiresAt });
+    this.recordChange('api_key_created', actor, record.id, `${name}: ${permissions.join(' ')}`);
+    return { ...record, key };
+  }
+
+  revokeApiKey(id: string, actor: Actor): void {
+    const record = this.apiKeys.remove(id);
+    this.recordChange('api_key_revoked', actor, id, record.name);
+  }
+
+  // ---------------------------------------------------------------- tickets and settings
+
+  issueTicket(actor: Actor): { ticket: string; expires_in_seconds: number } {
+    const identity = actor.identity!;
+    if (identity.credential !== 'session') throw forbidden('tickets are issued to Bearer JWT sessions only');
+    return { ticket: this.tickets.issue(identity), expires_in_seconds: 30 };
+  }
+
+  updateSettings(patch: Record<string, unknown>, actor: Actor): AuthSettings {
+    if (patch.require_totp === true && !this.settings().require_totp) {
+      const caller = actor.identity ? this.users.byId(actor.identity.userId) : undefined;
+      if (!caller?.totp_enabled) throw badRequest('body.require_totp: enrol TOTP on your own account before requiring it for everyone');
+    }
+    const settings = this.settingsSection.write(patch) as unknown as AuthSettings;
+    this.recordChange('auth_settings_updated', actor, null, Object.keys(patch).join(', '));
+    return settings;
+  }
+
+  me(actor: Actor) {
+    const identity = actor.identity!;
+    const user = this.users.byId(identity.userId);
+    if (!user) throw notFound('account no longer exists');
+    return {
+      id: user.id,
+      username: user.username,
+      email: user.email,
+      role: identity.role ?? this.roles.byId(user.role_id)?.name ?? null,
+      role_id: user.role_id,
+      credential: identity.credential,
+      permissions: [...identity.permissions],
+      totp_enabled: user.totp_enabled === 1,
+      auth_provider: user.auth_provider,
+    };
+  }
+
+  // ---------------------------------------------------------------- service account
+
+  /** The locked daemon service account and its loopback key (ha:manage only), created on first start. */
+  private ensureServiceAccount(): void {
+    let account = this.users.byUsername(SERVICE_ACCOUNT);
+    account ??= this.users.insert({ username: SERVICE_ACCOUNT, passwordHash: null, roleId: builtinRoleId('system'), authProvider: SYSTEM_PROVIDER });
+    if (this.apiKeys.list().some((k) => k.name === DAEMON_KEY_NAME)) return;
+    const { key } = this.apiKeys.create({ name: DAEMON_KEY_NAME, permissions: ['ha:manage'], ownerId: account.id, createdBy: SERVICE_ACCOUNT, expiresAt: null });
+    writeFileSync(join(this.context.config.dataDir, 'daemon-api.key'), key + '\n', { mode: 0o600 });
+  }
+
+  private personOf(actor: Actor): UserRow {
+    const identity = actor.identity!;
+    if (identity.credential !== 'session') throw badRequest('TOTP is managed from a signed-in session, not with an API key');
+    const user = this.users.byId(identity.userId);
+    if (!user) throw notFound('account no longer exists');
+    return user;
+  }
+
+  private recordChange(action: string, actor: Actor, targetId: string | null, details: string): void {
+    this.audit.record({ action, outcome: 'success', actor: actor.identity?.username ?? null, actorId: actor.identity?.userId ?? null, targetId, clientIp: actor.clientIp, details });
+  }
+}
