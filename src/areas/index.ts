@@ -7,6 +7,7 @@ import { idsArea } from './ids/routes.js';
 import { geoipArea } from './geoip/routes.js';
 import { reverseProxyArea } from './reverse-proxy/routes.js';
 import { multiwanArea } from './multiwan/routes.js';
+import { aiArea } from './ai/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -18,4 +19,5 @@ export const AREAS: Area[] = [
   geoipArea,
   reverseProxyArea,
   multiwanArea,
+  aiArea,
 ];
