@@ -8,6 +8,7 @@ import { geoipArea } from './geoip/routes.js';
 import { reverseProxyArea } from './reverse-proxy/routes.js';
 import { multiwanArea } from './multiwan/routes.js';
 import { aiArea } from './ai/routes.js';
+import { acmeArea } from './acme/routes.js';
 
 /** Every API area, in registration order. */
 export const AREAS: Area[] = [
@@ -20,4 +21,5 @@ export const AREAS: Area[] = [
   reverseProxyArea,
   multiwanArea,
   aiArea,
+  acmeArea,
 ];
