@@ -30,7 +30,10 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   if (!optional) return validate;
   // The wrapper must carry ajv's errors: Fastify reads them from the function it was given.
   const wrapped = (data: unknown) => {
-    if (data === undefined) return true;
+    if (data === undefined || data === null) {
+      wrapped.errors = null;
+      return true;
+    }
     const valid = validate(data);
     wrapped.errors = validate.errors;
     return valid;
