@@ -1,3 +1,5 @@
+import { AREAS_B_MIGRATIONS } from './migrations-areas-b.js';
+
 /**
  * Numbered schema migrations. Append only: a migration that has shipped is never edited.
  * Configuration lives in config_objects (one versionable document); everything else is operational data.
@@ -142,4 +144,5 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX oauth_identities_user ON oauth_identities (user_id);
     `,
   },
+  ...AREAS_B_MIGRATIONS,
 ];
