@@ -1,3 +1,5 @@
+import { AREAS_B_MIGRATIONS } from './migrations-areas-b.js';
+
 /**
  * Numbered schema migrations. Append only: a migration that has shipped is never edited.
  * Configuration lives in config_objects (one versionable document); everything else is operational data.
@@ -139,4 +141,21 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 40,
+    name: 'single sign-on: links of (provider, subject) to local accounts',
+    sql: `
+      CREATE TABLE oauth_identities (
+        provider_id   TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        email         TEXT,
+        created_at    TEXT NOT NULL,
+        last_login_at TEXT,
+        PRIMARY KEY (provider_id, subject)
+      );
+      CREATE INDEX oauth_identities_user ON oauth_identities (user_id);
+    `,
+  },
+  ...AREAS_B_MIGRATIONS,
 ];
