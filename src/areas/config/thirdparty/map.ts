@@ -11,7 +11,6 @@ const BOOKKEEPING = new Set(['version', 'lastchange', 'revision', 'theme', 'trig
 /** OPNsense MVC models the mapper reads. */
 const READ_MVC = new Set(['Firewall', 'wireguard', 'Kea', 'unboundplus', 'Gateways']);
 
-const NETWORK_KEYWORD = /^(\(self\)|any|lan|wan|lanip|wanip|opt\d+|opt\d+ip|[a-z_]+ip)$/;
 
 /**
  * Maps an OPNsense or pfSense configuration into the intermediate model. Everything read and not mapped is
@@ -75,27 +74,33 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
   });
 
   // Network keywords (`lan`, `lanip`, `opt1`) resolve through the interfaces' static addresses.
-  const interfaceNet = (name: string, addressOnly: boolean): string | undefined => {
+  const interfaceNet = (name: string, addressOnly: boolean, family: 4 | 6): string | undefined => {
     const node = child(interfaces, name);
-    const ip = text(node.ipaddr);
-    const prefix = Number(text(node.subnet));
-    if (!isIP(ip)) return undefined;
+    const ip = text(family === 6 ? node.ipaddrv6 : node.ipaddr);
+    const prefix = Number(text(family === 6 ? node.subnetv6 : node.subnet));
+    if (isIP(ip) !== family) return undefined;
     if (addressOnly) return ip;
-    return isIP(ip) === 4 && Number.isInteger(prefix) ? `${networkOf(ip, prefix)}/${prefix}` : undefined;
+    // an IPv6 interface network would need the prefix arithmetic of the source firewall's tracking modes
+    return family === 4 && Number.isInteger(prefix) ? `${networkOf(ip, prefix)}/${prefix}` : undefined;
   };
-  const resolveKeyword = (keyword: string): { address?: string; reason?: string } => {
+  /** `any`, `(self)`, an interface's network (`lan`, `opt1`) or address (`lanip`, `wanip`). */
+  const isKeyword = (value: string) =>
+    value === 'any' || value === '(self)' || /^(wan|lan|opt\d+)(ip)?$/.test(value) || value in interfaces || (value.endsWith('ip') && value.slice(0, -2) in interfaces);
+  const resolveKeyword = (keyword: string, ipVersion: string): { address?: string; reason?: string } => {
     if (keyword === 'any') return { address: 'any' };
+    if (ipVersion === 'inet46') return { reason: `interface keyword "${keyword}" in a rule for both address families` };
+    const family = ipVersion === 'inet6' ? 6 : 4;
     if (keyword === '(self)') return { reason: '"this firewall" ((self)) has no static equivalent' };
-    const ipMatch = /^(.+)ip$/.exec(keyword);
-    if (ipMatch && ipMatch[1] in interfaces) {
-      const address = interfaceNet(ipMatch[1], true);
-      return address ? { address } : { reason: `${ipMatch[1]}'s address is dynamic` };
-    }
     if (keyword in interfaces) {
-      const address = interfaceNet(keyword, false);
-      return address ? { address } : { reason: `${keyword}'s network is dynamic` };
+      const address = interfaceNet(keyword, false, family);
+      return address ? { address } : { reason: `the IPv${family} network of ${keyword} is dynamic or unknown` };
     }
-    return { address: keyword };
+    const name = keyword.slice(0, -2);
+    if (keyword.endsWith('ip') && name in interfaces) {
+      const address = interfaceNet(name, true, family);
+      return address ? { address } : { reason: `the IPv${family} address of ${name} is dynamic or unknown` };
+    }
+    return { reason: `network keyword "${keyword}" names an interface that is not in the file` };
   };
 
   // ---- gateways and static routes
@@ -175,7 +180,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
   list(child(mvc, 'Firewall', 'Alias', 'aliases').alias).forEach((node, index) => mapAlias(node, `OPNsense/Firewall/Alias/aliases/alias[${index}]`, true));
 
   /** Source/destination of a legacy rule: any, network (keyword or alias), address (IP/CIDR/alias), port, not. */
-  const legacyMatch = (node: Node, forNat = false): { match?: AddressMatch; reason?: string; note?: string } => {
+  const legacyMatch = (node: Node, ipVersion: string, forNat = false): { match?: AddressMatch; reason?: string; note?: string } => {
     const port = text(node.port) || null;
     const invert = flag(node, 'not');
     if ('any' in node) return { match: { address: 'any', port, invert } };
@@ -183,14 +188,15 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const address = text(node.address);
     const value = network || address;
     if (!value) return { match: { address: 'any', port, invert } };
-    if (network && NETWORK_KEYWORD.test(network)) {
-      const resolved = resolveKeyword(network);
+    if (aliasNames.has(value)) return { match: { address: value, port, invert } };
+    if (skippedAliases.has(value)) return { reason: `uses alias ${value}, which was not imported` };
+    if (network && isKeyword(network)) {
+      const resolved = resolveKeyword(network, ipVersion);
       if (resolved.address) return { match: { address: resolved.address, port, invert }, note: resolved.address !== network ? `${network} resolved to ${resolved.address}` : undefined };
-      if (forNat && /ip$/.test(network)) return { match: { address: 'any', port, invert }, note: `${network} is dynamic: matches any destination on the interface` };
+      if (forNat && network.endsWith('ip')) return { match: { address: 'any', port, invert }, note: `${network} is dynamic: matches any destination on the interface` };
       return { reason: resolved.reason };
     }
-    if (skippedAliases.has(value)) return { reason: `uses alias ${value}, which was not imported` };
-    if (!isIP(value) && !isCidr(value) && !aliasNames.has(value)) return { reason: `"${value}" is neither an address nor a known alias` };
+    if (!isIP(value) && !isCidr(value)) return { reason: `"${value}" is neither an address nor a known alias` };
     return { match: { address: value, port, invert } };
   };
   const portAliasOk = (port: string | null): string | undefined =>
@@ -203,8 +209,9 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const label = `rule "${description || index}"`;
     const type = text(node.type) || 'pass';
     if (!['pass', 'block', 'reject'].includes(type)) return skip(source, label, `action "${type}" has no equivalent`);
-    const from = legacyMatch(child(node, 'source'));
-    const to = legacyMatch(child(node, 'destination'));
+    const ipVersion = ['inet', 'inet6', 'inet46'].includes(text(node.ipprotocol)) ? text(node.ipprotocol) : 'inet';
+    const from = legacyMatch(child(node, 'source'), ipVersion);
+    const to = legacyMatch(child(node, 'destination'), ipVersion);
     const reason = from.reason ?? to.reason ?? portAliasOk(from.match?.port ?? null) ?? portAliasOk(to.match?.port ?? null);
     if (reason) return skip(source, label, reason);
     const names = text(node.interface).split(',').map((s) => s.trim()).filter(Boolean);
@@ -216,7 +223,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
         kind: 'rule', ref: `rule:${index}:${part}`, source,
         data: {
           action: type, interface: iface === 'any' ? 'any' : mapInterface(iface), direction: text(node.direction) || 'in',
-          ip_version: ['inet', 'inet6', 'inet46'].includes(text(node.ipprotocol)) ? text(node.ipprotocol) : 'inet',
+          ip_version: ipVersion,
           protocol: text(node.protocol) || 'any', source: from.match, destination: to.match,
           log: flag(node, 'log'), quick: floating ? flag(node, 'quick') : true, enabled: !flag(node, 'disabled'),
           description, gateway: text(node.gateway) || null, floating,
@@ -231,10 +238,11 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const label = `rule "${description || index}"`;
     const action = text(node.action) || 'pass';
     if (!['pass', 'block', 'reject'].includes(action)) return skip(source, label, `action "${action}" has no equivalent`);
+    const ipVersion = ['inet', 'inet6', 'inet46'].includes(text(node.ipprotocol)) ? text(node.ipprotocol) : 'inet';
     const side = (net: string, not: string, port: string): { match?: AddressMatch; reason?: string; note?: string } => {
       const value = net || 'any';
-      const wrapped = NETWORK_KEYWORD.test(value) ? { network: value } : { address: value };
-      const mapped = legacyMatch({ ...wrapped, ...(port ? { port } : {}) });
+      const wrapped = isKeyword(value) ? { network: value } : { address: value };
+      const mapped = legacyMatch({ ...wrapped, ...(port ? { port } : {}) }, ipVersion);
       if (mapped.match) mapped.match.invert = not === '1';
       return mapped;
     };
@@ -248,7 +256,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
         kind: 'rule', ref: `rule:mvc:${index}:${part}`, source,
         data: {
           action, interface: iface === 'any' ? 'any' : mapInterface(iface), direction: text(node.direction) || 'in',
-          ip_version: ['inet', 'inet6', 'inet46'].includes(text(node.ipprotocol)) ? text(node.ipprotocol) : 'inet',
+          ip_version: ipVersion,
           protocol: (text(node.protocol) || 'any').toLowerCase(), source: from.match, destination: to.match,
           log: text(node.log) === '1', quick: text(node.quick) !== '0', enabled: text(node.enabled) !== '0',
           description, gateway: text(node.gateway) || null, floating: names.length !== 1,
@@ -271,15 +279,16 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const target = text(node.target);
     if (!target) return skip(source, label, 'no redirect target');
     if (!isIP(target) && !aliasNames.has(target)) return skip(source, label, `redirect target "${target}" is neither an address nor a known alias`);
-    const from = legacyMatch(child(node, 'source'), true);
-    const to = legacyMatch(child(node, 'destination'), true);
+    const ipVersion = text(node.ipprotocol) === 'inet6' ? 'inet6' : 'inet';
+    const from = legacyMatch(child(node, 'source'), ipVersion, true);
+    const to = legacyMatch(child(node, 'destination'), ipVersion, true);
     const reason = from.reason ?? to.reason;
     if (reason) return skip(source, label, reason);
     objects.push({
       kind: 'nat_port_forward', ref: `nat_port_forward:${index}`, source,
       data: {
         interface: mapInterface(text(node.interface) || 'wan'), protocol: text(node.protocol) || 'tcp',
-        ip_version: text(node.ipprotocol) === 'inet6' ? 'inet6' : 'inet', source: from.match, destination: to.match,
+        ip_version: ipVersion, source: from.match, destination: to.match,
         redirect_address: target, redirect_port: text(node['local-port']) || null, description, enabled: !flag(node, 'disabled'),
         no_rdr: flag(node, 'nordr'),
       },
@@ -295,8 +304,8 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const source = `nat/outbound/rule[${index}]`;
     const description = text(node.descr);
     const label = `outbound NAT "${description || index}"`;
-    const from = legacyMatch(child(node, 'source'));
-    const to = legacyMatch(child(node, 'destination'));
+    const from = legacyMatch(child(node, 'source'), 'inet');
+    const to = legacyMatch(child(node, 'destination'), 'inet');
     const reason = from.reason ?? to.reason;
     if (reason) return skip(source, label, reason);
     const target = text(node.target);
@@ -311,7 +320,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
       notes: mode === 'automatic' ? ['the source firewall was in automatic mode, where manual rules are not used'] : [],
     });
   });
-  const oneToOne = list(child(nat, 'onetoone'));
+  const oneToOne = list(nat.onetoone);
   if (oneToOne.length) skip('nat/onetoone', `${oneToOne.length} 1:1 NAT rule(s)`, '1:1 NAT is not mapped');
 
   // ---- DHCP static mappings (ISC dhcpd per interface, Kea reservations)
@@ -470,6 +479,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
   for (const iface of Object.keys(child(root, 'dhcpd'))) {
     skip(`dhcpd/${iface}`, `DHCP server on ${iface}`, 'server settings (ranges, options) are not mapped; its static mappings are');
   }
+  if (Object.keys(child(root, 'dnsmasq')).some((key) => key !== 'hosts')) skip('dnsmasq', 'dnsmasq settings', 'DNS/DHCP settings of dnsmasq are not mapped; its host overrides are');
   if (Object.keys(unbound).some((key) => !['hosts', 'domainoverrides'].includes(key))) skip('unbound', 'DNS resolver settings', 'resolver settings are not mapped; its host overrides are');
   for (const [model, value] of Object.entries(mvc)) {
     if (READ_MVC.has(model) || value === '') continue;

@@ -36,6 +36,9 @@ export function parseForeignConfig(xml: string): ForeignConfig {
     ignorePiTags: true,
     processEntities: true,
     htmlEntities: false,
+    // OPNsense writes elements named <constructor>; renamed so they can never touch an object's prototype.
+    transformTagName: renameReserved,
+    transformAttributeName: renameReserved,
   });
   const document = parser.parse(xml) as Record<string, unknown>;
   const kind = 'opnsense' in document ? 'opnsense' : 'pfsense' in document ? 'pfsense' : undefined;
@@ -44,6 +47,9 @@ export function parseForeignConfig(xml: string): ForeignConfig {
   const rootObject = root !== null && typeof root === 'object' && !Array.isArray(root) ? (root as Record<string, unknown>) : {};
   return { kind, version: text(rootObject.version) || null, root: rootObject };
 }
+
+const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
+const renameReserved = (name: string) => (RESERVED.has(name) ? `${name}_` : name);
 
 /** The text of an element ('' for empty or structured elements). */
 export function text(node: unknown): string {
