@@ -27,7 +27,16 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const validate = bodyAjv.compile(schema as object);
   // An action whose body has no required field may be called with no body at all.
   const optional = !((schema as { required?: string[] }).required?.length);
-  return optional ? (data: unknown) => data === undefined || validate(data) : validate;
+  if (!optional) return validate;
+  // Fastify reads `.errors` from the function it was given: the wrapper must carry ajv's errors, or a failed
+  // validation of an optional body would count as a pass.
+  const wrapper = Object.assign((data: unknown) => {
+    if (data === undefined || data === null) return true; // no body at all
+    const valid = validate(data);
+    wrapper.errors = validate.errors;
+    return valid;
+  }, { errors: null as ValidateFunction['errors'] });
+  return wrapper;
 };
 
 /** Compiles a body schema for validation outside a route (merged updates, imports). */

@@ -159,6 +159,6 @@ export function diffConfigurations(
     identical,
     summary: { added, removed, changed },
     kinds: result,
-    unified: identical ? '' : formatPatch(patch),
+    unified: identical ? '' : formatPatch(patch).replace(/^=+\n/, ''),
   };
 }
