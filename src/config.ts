@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { isIP } from 'node:net';
+import { presetOverridesFromEnv, type PresetOverrides } from './auth/sso/presets.js';
 
 export type PlatformName = 'simulated' | 'linux' | 'freebsd';
 export const PLATFORMS: readonly PlatformName[] = ['simulated', 'linux', 'freebsd'];
@@ -14,6 +15,8 @@ export interface StartupConfig {
   platform: PlatformName;
   trustedProxies: string[];
   logLevel: LogLevel;
+  /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
+  oauthPresets: PresetOverrides;
 }
 
 export class StartupError extends Error {}
@@ -71,5 +74,6 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     platform: platform as PlatformName,
     trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),
     logLevel: logLevel as LogLevel,
+    oauthPresets: presetOverridesFromEnv(env, (message) => new StartupError(message)),
   };
 }

@@ -9,12 +9,14 @@ import { fromMask, toMask } from '../core/permissions.js';
 import type { Authenticator, Identity } from '../http/access.js';
 import { Singleton } from '../http/singleton.js';
 import { AuthAudit } from './audit.js';
+import { ACCESS_COOKIE, assertCsrfHeader, readCookie } from './cookies.js';
 import { ApiKeys, type ApiKeyRecord } from './api-keys.js';
 import { OneShotStore } from './one-shot-store.js';
 import { assertPasswordPolicy, hashPassword, verifyPassword } from './passwords.js';
 import { FailureLimiter } from './rate-limit.js';
 import { builtinRoleId, normalisePermissions, Roles } from './roles.js';
 import { refreshTokenPrefix, Sessions } from './sessions.js';
+import { SSO_SETTINGS_KIND } from './sso/sso-settings.js';
 import { AUTH_SETTINGS_KIND, AuthSettingsSchema, type AuthSettings } from './settings.js';
 import { AccessTokens } from './tokens.js';
 import { matchTotp, newRecoveryCodes, newTotpSecret, provisioningUri, qrCodeDataUrl, recoveryCodeHash } from './totp.js';
@@ -99,6 +101,12 @@ export class IdentityService implements Authenticator {
     this.ensureServiceAccount();
   }
 
+  /** The single sign-on public URL (see the SSO settings), which also decides whether cookies are Secure. */
+  publicUrl(): string {
+    const value = this.context.store.getSingleton(SSO_SETTINGS_KIND)?.public_url;
+    return typeof value === 'string' ? value : '';
+  }
+
   settings(): AuthSettings {
     return this.settingsSection.read() as unknown as AuthSettings;
   }
@@ -119,6 +127,13 @@ export class IdentityService implements Authenticator {
       const identity = this.tickets.take(ticket);
       if (!identity) throw unauthorized('ticket is unknown, used or expired');
       return identity;
+    }
+    // Browser sessions (single sign-on) carry the same JWT in an HttpOnly cookie. It counts only when no
+    // header credential was sent, and a state-changing request made with it needs the CSRF header.
+    const cookie = readCookie(request, ACCESS_COOKIE);
+    if (cookie !== undefined) {
+      assertCsrfHeader(request);
+      return this.fromAccessToken(cookie);
     }
     return null;
   }
@@ -227,13 +242,16 @@ export class IdentityService implements Authenticator {
     return this.tokenPair(user, outcome.sessionId, outcome.token, outcome.expiresAt);
   }
 
-  /** Revokes the caller's session (and the session of a refresh token, when one is sent). */
-  logout(actor: Actor, refreshToken?: string): void {
+  /**
+   * Revokes the caller's session and the session of a refresh token, when one is sent in the body (unknown:
+   * 400) or found in the refresh cookie (best effort: an unknown cookie is ignored).
+   */
+  logout(actor: Actor, refreshToken?: string, source: 'body' | 'cookie' = 'body'): void {
     const identity = actor.identity!;
     if (refreshToken) {
       const sessionId = this.sessions.sessionOfRefresh(refreshToken);
-      if (!sessionId) throw badRequest('body.refresh_token is not a known refresh token');
-      this.sessions.revoke(sessionId);
+      if (!sessionId && source === 'body') throw badRequest('body.refresh_token is not a known refresh token');
+      if (sessionId) this.sessions.revoke(sessionId);
     }
     if (identity.credential === 'session') this.sessions.revoke(identity.credentialId);
     this.audit.record({ action: 'logout', outcome: 'success', actor: identity.username, actorId: identity.userId, clientIp: actor.clientIp });

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { Agent, fetch, type RequestInit, type Response } from 'undici';
 import { badRequest, HttpError } from '../core/errors.js';
 import { allowListOf, isAllowed } from './special-addresses.js';
@@ -12,6 +13,8 @@ export interface OutboundPolicy {
   /** Maximum number of same-host redirects followed; default 3. */
   maxRedirects?: number;
   timeoutMs?: number;
+  /** Extra CA certificates (PEM) trusted besides the public roots, e.g. an on-premises identity provider's. */
+  extraCa?: readonly string[];
 }
 
 /** A refused outbound request is the caller's configuration at fault: 400 with the reason. */
@@ -31,6 +34,8 @@ export async function outboundFetch(url: string, init: RequestInit = {}, policy:
   let target = parseTarget(url, policy);
   const dispatcher = new Agent({
     connect: {
+      // Node's `ca` replaces the default roots, so the public roots are passed along with the extra ones.
+      ...(policy.extraCa?.length ? { ca: [...rootCertificates, ...policy.extraCa] } : {}),
       lookup: (hostname, options, callback) => {
         dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
           if (error) return callback(error, '', 4);

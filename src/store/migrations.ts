@@ -127,6 +127,22 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    version: 40,
+    name: 'single sign-on: links of (provider, subject) to local accounts',
+    sql: `
+      CREATE TABLE oauth_identities (
+        provider_id   TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        email         TEXT,
+        created_at    TEXT NOT NULL,
+        last_login_at TEXT,
+        PRIMARY KEY (provider_id, subject)
+      );
+      CREATE INDEX oauth_identities_user ON oauth_identities (user_id);
+      `,
+    },
+    {
     version: 50,
     name: 'configuration versions, their deduplicated contents, and lifecycle state',
     sql: `

@@ -2,8 +2,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 
-/** ../shared (specification and fixtures) exists next to a developer checkout and in CI, not in a user's clone. */
-export const SHARED_DIR = resolve(fileURLToPath(new URL('../../../shared', import.meta.url)));
+/**
+ * ../shared (specification and fixtures) exists next to a developer checkout and in CI, not in a user's
+ * clone. BULWARK_SHARED_DIR points elsewhere (.ci/run sets it for a clone of a local checkout).
+ */
+export const SHARED_DIR = process.env.BULWARK_SHARED_DIR
+  ? resolve(process.env.BULWARK_SHARED_DIR)
+  : resolve(fileURLToPath(new URL('../../../shared', import.meta.url)));
 export const REQUIRE_SYSTEM_TESTS = process.env.REQUIRE_SYSTEM_TESTS === '1';
 
 /**

@@ -3,6 +3,8 @@ import type { RouteSpec } from '../../http/route.js';
 import { IdParams } from '../../http/schema-helpers.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
 import { actorOf } from '../../auth/identity-service.js';
+import { assertCsrfHeader, clearSessionCookies, cookiesSecure, readCookie, REFRESH_COOKIE, setSessionCookies } from '../../auth/cookies.js';
+import { badRequest } from '../../core/errors.js';
 import * as S from './schema.js';
 
 type Body<T = Record<string, never>> = T;
@@ -40,16 +42,30 @@ export const authArea: Area = {
       },
       {
         method: 'POST', path: '/api/v1/auth/refresh', access: 'public', tags,
-        summary: 'Exchange a refresh token for a new token pair (the refresh token rotates)',
-        schema: { body: S.RefreshBody, response: { 200: S.TokenPair } },
-        handler: (request) => identity.refresh((request.body as { refresh_token: string }).refresh_token, request.ip),
+        summary: 'Exchange a refresh token (body, or the browser session cookie) for a new token pair; the refresh token rotates',
+        schema: { body: S.RefreshBody, response: { 200: S.RefreshResponse } },
+        handler: async (request, reply) => {
+          const fromBody = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
+          if (fromBody) return identity.refresh(fromBody, request.ip);
+          // A browser session refreshes from its cookie and gets rotated cookies, never the tokens in the body.
+          const fromCookie = readCookie(request, REFRESH_COOKIE);
+          if (!fromCookie) throw badRequest('body.refresh_token is required (or the refresh cookie of a browser session)');
+          assertCsrfHeader(request);
+          const pair = await identity.refresh(fromCookie, request.ip);
+          setSessionCookies(reply, pair, context.clock.now(), cookiesSecure(request, identity.publicUrl()));
+          const { access_token: _access, refresh_token: _refresh, ...lifetimes } = pair;
+          return lifetimes;
+        },
       },
       {
         method: 'POST', path: '/api/v1/auth/logout', access: 'authenticated', tags,
-        summary: 'Revoke the current session (its refresh token stops working at once)',
+        summary: 'Revoke the current session (its refresh token stops working at once) and clear the session cookies',
         schema: { body: S.LogoutBody },
         handler: (request, reply) => {
-          identity.logout(actorOf(request), (request.body as { refresh_token?: string } | undefined)?.refresh_token);
+          const fromBody = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
+          if (fromBody) identity.logout(actorOf(request), fromBody, 'body');
+          else identity.logout(actorOf(request), readCookie(request, REFRESH_COOKIE), 'cookie');
+          clearSessionCookies(reply, cookiesSecure(request, identity.publicUrl()));
           return reply.status(204).send();
         },
       },

@@ -43,7 +43,20 @@ export const TotpLoginBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export const RefreshBody = Type.Object(
+  { refresh_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'omit to refresh a browser session from its cookie' })) },
+  { additionalProperties: false },
+);
+
+/** A token pair; refreshed from the cookie, the tokens travel only in the (HttpOnly) cookies, not in the body. */
+export const RefreshResponse = Type.Object({
+  access_token: Type.Optional(Type.String()),
+  refresh_token: Type.Optional(Type.String()),
+  token_type: Type.String(),
+  expires_in: Type.Integer({ description: 'access-token lifetime in seconds' }),
+  access_expires_at: Type.String(),
+  refresh_expires_at: Type.String(),
+});
 export const LogoutBody = Type.Object({ refresh_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) }, { additionalProperties: false });
 
 export const Me = Type.Object({
