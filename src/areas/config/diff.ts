@@ -130,6 +130,8 @@ export function diffConfigurations(
     const old = before.get(object.id);
     const current = after.get(object.id);
     if (old && current && old.kind === current.kind) {
+      // the common case, an untouched object: equal text needs no field walk
+      if (old.position === current.position && canonicalJson(old.data) === canonicalJson(current.data)) continue;
       const a = comparable(old, kinds, sealer);
       const b = comparable(current, kinds, sealer);
       const changes: FieldChange[] = [];
