@@ -92,7 +92,7 @@ test('every save uploads an export; list shows it; import downloads and restores
   await objstore.idle();
   const status = json(await call('GET', '/api/v1/backup/objstore/config'));
   assert.equal(status.last_upload_error, null);
-  assert.match(status.last_upload_key, new RegExp(`^fw1/bulwark-config-v${saved.version}-\\d{8}T\\d{6}Z\\.json$`));
+  assert.match(status.last_upload_key, new RegExp(`^fw1/bulwark-config-\\d{8}T\\d{6}Z-v${saved.version}\\.json$`));
 
   const listed = await call('GET', '/api/v1/backup/objstore/list');
   assert.equal(listed.statusCode, 200);

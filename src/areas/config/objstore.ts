@@ -153,7 +153,8 @@ export class ObjectStorageBackups {
     try {
       const document = await this.service.exportDocument(this.settings.secret('backup_passphrase'));
       const stamp = isoTime(this.context.clock.now()).replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-      const key = `${settings.prefix}bulwark-config-${record ? `v${record.version}-` : ''}${stamp}.json`;
+      // the stamp leads, so names sort by time even where the server's modification times tie
+      const key = `${settings.prefix}bulwark-config-${stamp}${record ? `-v${record.version}` : ''}.json`;
       await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: Buffer.from(JSON.stringify(document)), ContentType: 'application/json' }));
       this.service.versions.setMeta(STATUS_KEY, {
         ...this.status(), last_upload_at: isoTime(this.context.clock.now()), last_attempt_at: isoTime(this.context.clock.now()),
