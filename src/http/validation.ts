@@ -28,15 +28,18 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   // An action whose body has no required field may be called with no body at all.
   const optional = !((schema as { required?: string[] }).required?.length);
   if (!optional) return validate;
-  // Fastify reads `.errors` from the function it was given: the wrapper must carry ajv's errors, or a failed
-  // validation of an optional body would count as a pass.
-  const wrapper = Object.assign((data: unknown) => {
-    if (data === undefined || data === null) return true; // no body at all
+  // The wrapper must carry ajv's errors: Fastify reads them from the function it was given.
+  const wrapped = (data: unknown) => {
+    if (data === undefined || data === null) {
+      wrapped.errors = null;
+      return true;
+    }
     const valid = validate(data);
-    wrapper.errors = validate.errors;
+    wrapped.errors = validate.errors;
     return valid;
-  }, { errors: null as ValidateFunction['errors'] });
-  return wrapper;
+  };
+  wrapped.errors = null as typeof validate.errors;
+  return wrapped;
 };
 
 /** Compiles a body schema for validation outside a route (merged updates, imports). */

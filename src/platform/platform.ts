@@ -1,4 +1,8 @@
 import type { PlatformName } from '../config.js';
+import type { WireguardControl } from './wireguard.js';
+import type { IdsEngine } from './ids-engine.js';
+import type { RoutingControl } from './routing.js';
+import type { ReverseProxyControl } from './reverse-proxy.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -43,5 +47,9 @@ export interface Platform {
   readonly system: {
     info(): Promise<SystemInfo>;
   };
+  readonly wireguard: WireguardControl;
+  readonly idsEngine: IdsEngine;
+  readonly routing: RoutingControl;
+  readonly reverseProxy: ReverseProxyControl;
   close(): Promise<void>;
 }

@@ -1,3 +1,5 @@
+import { AREAS_B_MIGRATIONS } from './migrations-areas-b.js';
+
 /**
  * Numbered schema migrations. Append only: a migration that has shipped is never edited.
  * Configuration lives in config_objects (one versionable document); everything else is operational data.
@@ -170,4 +172,5 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  ...AREAS_B_MIGRATIONS,
 ];

@@ -1,6 +1,7 @@
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { notDriven } from '../not-driven.js';
 
 export const PF_ANCHOR = 'bulwark';
 
@@ -28,6 +29,10 @@ export function createFreebsdPlatform(): Platform {
     description: 'freebsd: pf through pfctl anchors, services through rc.d',
     packetFilter: { status: pfStatus },
     system: { info: async () => readSystemInfo() },
+    wireguard: notDriven('freebsd', 'WireGuard interface control'),
+    idsEngine: notDriven('freebsd', 'the IDS engine'),
+    routing: notDriven('freebsd', 'policy routing'),
+    reverseProxy: notDriven('freebsd', 'the reverse proxy'),
     async close() {},
   };
 }

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { notDriven } from '../not-driven.js';
+import { createLinuxWireguard } from './wireguard.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -23,6 +25,10 @@ export function createLinuxPlatform(): Platform {
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
     packetFilter: { status: nftablesStatus },
     system: { info: async () => readSystemInfo() },
+    wireguard: createLinuxWireguard(),
+    idsEngine: notDriven('linux', 'the IDS engine'),
+    routing: notDriven('linux', 'policy routing'),
+    reverseProxy: notDriven('linux', 'the reverse proxy'),
     async close() {},
   };
 }

@@ -1,5 +1,9 @@
 import type { Platform } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { createSimulatedWireguard } from './wireguard.js';
+import { createSimulatedIdsEngine } from './ids-engine.js';
+import { createSimulatedRouting } from './routing.js';
+import { createSimulatedReverseProxy } from './reverse-proxy.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
@@ -13,6 +17,10 @@ export function createSimulatedPlatform(): Platform {
       },
     },
     system: { info: async () => readSystemInfo() },
+    wireguard: createSimulatedWireguard(),
+    idsEngine: createSimulatedIdsEngine(),
+    routing: createSimulatedRouting(),
+    reverseProxy: createSimulatedReverseProxy(),
     async close() {},
   };
 }
