@@ -209,3 +209,43 @@ test('document type declarations, external entities and oversized files are refu
   assert.equal(t.app.context.store.snapshot().length, before);
   assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/config/preview-thirdparty', headers: admin, payload: {} })).statusCode, 400);
 });
+
+test('with the VPN area present, WireGuard lands in its declared collections, validated and sealed by them', { skip: opnsenseDir.skip }, async () => {
+  const { vpnArea } = await import('../src/areas/vpn/routes.js');
+  const { authArea } = await import('../src/areas/auth/routes.js');
+  const { configArea } = await import('../src/areas/config/routes.js');
+  const app = await startTestApp({ areas: [authArea, vpnArea, configArea] });
+  try {
+    const headers = await adminHeaders(app.app);
+    const on = { app, headers };
+    const xml = read(opnsenseDir, 'opndossier-sample.config.2.xml');
+    const plan = await preview(xml, {}, on);
+    const tunnel = find(plan.objects, 'wg_tunnel', (d) => d.name === 'WGBootstrap');
+    assert.equal(tunnel.stored_as, 'wg_tunnel');
+    assert.equal(find(plan.objects, 'wg_peer', () => true).stored_as, 'wg_peer');
+    assert.deepEqual(app.app.context.store.list('wg_tunnel'), [], 'the preview wrote nothing');
+
+    const response = await importXml(xml, on);
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(json(response).stored_as.wg_tunnel, 'wg_tunnel');
+    const tunnels = json(await app.app.inject({ method: 'GET', url: '/api/v1/vpn/wg', headers }));
+    assert.equal(tunnels.length, 1);
+    assert.equal(tunnels[0].name, 'WGBootstrap');
+    assert.equal(tunnels[0].interface, 'wg0');
+    assert.equal(tunnels[0].listen_port, 51821);
+    assert.equal(tunnels[0].address, '172.19.0.1/24');
+    assert.equal(tunnels[0].public_key, 'cycoXogW3HFdogG8qSO0GMju3I0hrHYAJhmKnKgWsw0=', 'derived from the imported private key');
+    assert.equal(tunnels[0].private_key, undefined);
+    const peers = json(await app.app.inject({ method: 'GET', url: `/api/v1/vpn/wg/${tunnels[0].id}/peers`, headers }));
+    assert.deepEqual(peers.map((p: { public_key: string; allowed_ips: string[] }) => [p.public_key, p.allowed_ips]), [['Nsn+T8a6qUyR1SP1dHW63cVYpGRhG4di/dDISSyUGT4=', ['172.19.0.2/32']]]);
+    const stored = app.app.context.store.list('wg_tunnel')[0];
+    assert.match(String(stored.data.private_key), /^sealed:v1:/);
+    assert.equal(app.app.context.store.list('thirdparty.wg_tunnel').length, 0);
+    // a second import: the tunnel exists, so it and its peer are skipped
+    const again = await preview(xml, {}, on);
+    assert.equal(again.counts.wg_tunnel, 0);
+    assert.equal(again.counts.wg_peer, 0);
+  } finally {
+    await app.close();
+  }
+});
