@@ -22,6 +22,9 @@ import { AREAS } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
+import { ApplyCoordinator } from './core/apply.js';
+import { EventHub } from './core/event-hub.js';
+import { ConfigVersions } from './store/config-versions.js';
 
 export interface BuildOptions {
   config: StartupConfig;
@@ -84,6 +87,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     collections: new CollectionRegistry(store, sealer),
     log: app.log,
     startedAt: clock.now(),
+    apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
+    events: new EventHub(clock),
   } as AppContext;
   context.identity = new IdentityService(context);
   app.decorate('context', context);

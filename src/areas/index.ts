@@ -11,8 +11,10 @@ import { reverseProxyArea } from './reverse-proxy/routes.js';
 import { multiwanArea } from './multiwan/routes.js';
 import { aiArea } from './ai/routes.js';
 import { acmeArea } from './acme/routes.js';
+import { configArea } from './config/routes.js';
 
-/** Every API area, in registration order. */
+/** Every API area, in registration order. The config area stays last: its start-up commit-confirm rollback
+ * needs every other area's applier registered. */
 export const AREAS: Area[] = [
   authArea,
   statusArea,
@@ -26,4 +28,5 @@ export const AREAS: Area[] = [
   multiwanArea,
   aiArea,
   acmeArea,
+  configArea,
 ];

@@ -155,6 +155,34 @@ export const MIGRATIONS: Migration[] = [
         PRIMARY KEY (provider_id, subject)
       );
       CREATE INDEX oauth_identities_user ON oauth_identities (user_id);
+      `,
+    },
+    {
+    version: 50,
+    name: 'configuration versions, their deduplicated contents, and lifecycle state',
+    sql: `
+      CREATE TABLE config_contents (
+        hash          TEXT PRIMARY KEY,
+        object_count  INTEGER NOT NULL,
+        content       BLOB NOT NULL
+      );
+      CREATE TABLE config_versions (
+        version        INTEGER PRIMARY KEY AUTOINCREMENT,
+        created_at     TEXT NOT NULL,
+        created_by     TEXT NOT NULL,
+        comment        TEXT,
+        source         TEXT NOT NULL,
+        hash           TEXT NOT NULL REFERENCES config_contents (hash),
+        applied        INTEGER NOT NULL DEFAULT 0,
+        applied_at     TEXT,
+        rolled_back    INTEGER NOT NULL DEFAULT 0,
+        resource_count INTEGER NOT NULL
+      );
+      CREATE INDEX config_versions_hash ON config_versions (hash);
+      CREATE TABLE config_meta (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL CHECK (json_valid(value))
+      );
     `,
   },
   ...AREAS_B_MIGRATIONS,
