@@ -143,7 +143,7 @@ test('restore-preview writes nothing; restore replaces the configuration and app
 
   probe.failNext = true;
   const failed = await call('POST', '/api/v1/config/restore', { version: target.version });
-  assert.equal(failed.statusCode, 500);
+  assert.equal(failed.statusCode, 409);
   assert.match(json(failed).error, /simulated daemon refused.*previous configuration was put back/);
   assert.deepEqual(t.app.context.store.snapshot().map((o) => [o.id, o.data]), before.map((o) => [o.id, o.data]));
 
@@ -326,7 +326,7 @@ test('commit-confirm with apply: a failed apply is rolled back at once', async (
   await ok('POST', '/api/v1/test/hosts', { name: 'pending-change' }, 201);
   probe.failNext = true;
   const response = await call('POST', '/api/v1/config/commit-confirm', { timeout_seconds: 60, apply: true });
-  assert.equal(response.statusCode, 500);
+  assert.equal(response.statusCode, 409);
   assert.match(json(response).error, /rolled back to version \d+/);
   const status = await ok('GET', '/api/v1/config/commit-confirm/status');
   assert.equal(status.active, false);

@@ -24,6 +24,7 @@ async function* blocks(response: Response): AsyncGenerator<string> {
 
 const parseEvent = (block: string) => ({
   id: Number(/^id: (\d+)$/m.exec(block)?.[1]),
+  event: /^event: (.+)$/m.exec(block)?.[1],
   data: JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')),
 });
 
@@ -88,7 +89,12 @@ test('GET /pending/stream sends the pending report at once and again when it cha
     assert.deepEqual(second.data.changes.rules.added, [ruleId]);
 
     await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    // The apply is announced under its topic, and the pending report follows.
+    const announced = await next();
+    assert.equal(announced.event, 'config.applied');
+    assert.ok(announced.data.version);
     const third = await next();
+    assert.equal(third.event, undefined);
     assert.equal(third.data.firewall, false);
     assert.ok(third.data.applied_at);
     controller.abort();

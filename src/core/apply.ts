@@ -44,10 +44,13 @@ export interface AppliedEvent {
   results: ApplierResult[];
 }
 
-/** Some applier failed: no version was recorded; `results` says which ones. */
+/**
+ * Some applier failed: no version was recorded; `results` says which ones. 409: the stored configuration
+ * conflicts with what the system accepts (a compiler, checker or kernel refused it); the message carries why.
+ */
 export class ApplyFailed extends HttpError {
   constructor(readonly results: ApplierResult[]) {
-    super(500, `apply failed: ${results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`).join('; ')}`);
+    super(409, `apply failed: ${results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`).join('; ')}`);
   }
 }
 

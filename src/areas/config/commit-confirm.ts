@@ -77,7 +77,7 @@ export class CommitConfirm {
         // The window was open while applying, so a change that cuts the management path is still reverted; a
         // failed apply is reverted at once rather than at the deadline.
         const outcome = await this.rollback(`apply under commit-confirm failed: ${(error as Error).message}`, 'apply_failed');
-        throw new HttpError(500, `${(error as Error).message}; rolled back to version ${outcome.rollback_version}`);
+        throw new HttpError(error instanceof HttpError ? error.statusCode : 500, `${(error as Error).message}; rolled back to version ${outcome.rollback_version}`);
       }
     }
     return this.status();

@@ -179,7 +179,7 @@ export class ConfigService {
         if (options.keepOnFailure || !(error instanceof ApplyFailed)) throw error;
         store.replaceAll(previous);
         await tx.apply(meta.actor, null, { record: false }).catch((again) => this.context.log.error({ err: again }, 're-applying the previous configuration failed'));
-        throw new HttpError(500, `${error.message}; the previous configuration was put back`);
+        throw new HttpError(error.statusCode, `${error.message}; the previous configuration was put back`);
       }
     });
   }

@@ -28,7 +28,7 @@ const Pending = Type.Object({
   applied_at: Type.Union([Type.String(), Type.Null()]),
 });
 const ReloadResult = Type.Object({
-  message: Type.String(), applied_at: Type.String(), dialect: Type.String(), rules: Type.Integer(), nat_rules: Type.Integer(),
+  message: Type.String(), version: Type.Union([Type.Integer(), Type.Null()]), applied_at: Type.String(), dialect: Type.String(), rules: Type.Integer(), nat_rules: Type.Integer(),
 });
 
 /** Checks that ids is a complete permutation of the kind's objects; 400 names what is wrong. */
@@ -84,6 +84,37 @@ export const packetFilterArea: Area = {
     const streams = new SseHub();
     running.set(context, { service: pf, hub: streams });
     pf.subscribe((report) => streams.broadcast(report));
+    // Configuration events (applied, saved, commit-confirm started / confirmed / rolled back) are announced
+    // on the pending stream too, under their topic as the SSE event name.
+    context.events.on('*', (event) => {
+      if (event.topic.startsWith('config.')) streams.broadcast({ ...event.payload, at: event.at }, event.topic);
+    });
+
+    // The packet filter is one applier of the configuration: POST /reload, restore, import and the
+    // commit-confirm rollback all apply through the coordinator, which records a version on success.
+    let lastReload: Extract<Awaited<ReturnType<PacketFilterService['reload']>>, { ok: true }> | undefined;
+    context.apply.register(
+      'packet_filter',
+      async () => {
+        const outcome = await pf.reload();
+        if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
+        lastReload = outcome;
+      },
+      {
+        check: async () => {
+          try {
+            const compiled = pf.compile(pf.storedSnapshot());
+            const result = await context.platform.packetFilter.check({ dialect: compiled.dialect, text: compiled.text });
+            return result.ok
+              ? { errors: [], info: [`${compiled.ruleCount} rules and ${compiled.natCount} NAT rules compile to ${compiled.dialect} and pass its check`] }
+              : { errors: [`${compiled.dialect} refused the ruleset: ${result.message}`] };
+          } catch (error) {
+            if (error instanceof CompileError) return { errors: [`does not compile: ${error.message}`] };
+            throw error;
+          }
+        },
+      },
+    );
 
     const compiledOr409 = <T>(produce: () => T): T => {
       try {
@@ -147,11 +178,16 @@ export const packetFilterArea: Area = {
         summary: 'Compile the stored configuration and apply it atomically; on failure the previous ruleset stays',
         schema: { response: { 200: ReloadResult } },
         handler: async (request) => {
-          const outcome = await pf.reload();
-          audit(context, request.identity?.username ?? null, request.ip, outcome.ok ? 'success' : 'failure', outcome.ok ? `applied ${outcome.rules} rules, ${outcome.nat_rules} NAT rules` : outcome.error);
-          if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
-          const { ok: _ok, ...result } = outcome;
-          return { message: 'Changes applied successfully', ...result };
+          const actor = request.identity?.username ?? 'unknown';
+          try {
+            const { version } = await context.apply.applyAll(actor, 'reload');
+            const { ok: _ok, ...result } = lastReload!;
+            audit(context, actor, request.ip, 'success', `applied ${result.rules} rules, ${result.nat_rules} NAT rules as version ${version?.version}`);
+            return { message: 'Changes applied successfully', version: version?.version ?? null, ...result };
+          } catch (error) {
+            audit(context, actor, request.ip, 'failure', (error as Error).message);
+            throw error;
+          }
         },
       },
       {
