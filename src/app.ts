@@ -22,6 +22,9 @@ import { AREAS } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
+import { ApplyCoordinator } from './core/apply.js';
+import { EventHub } from './core/event-hub.js';
+import { ConfigVersions } from './store/config-versions.js';
 
 export interface BuildOptions {
   config: StartupConfig;
@@ -84,6 +87,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     collections: new CollectionRegistry(store, sealer),
     log: app.log,
     startedAt: clock.now(),
+    apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
+    events: new EventHub(clock),
   } as AppContext;
   context.identity = new IdentityService(context);
   app.decorate('context', context);
@@ -107,6 +112,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    for (const area of options.areas ?? AREAS) await area.beforeClose?.(context);
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -147,7 +153,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const area of areas) await area.start?.(context);
   });
   app.addHook('onClose', async () => {
-    for (const area of [...areas].reverse()) await area.stop?.();
+    for (const area of [...areas].reverse()) await area.stop?.(context);
     await platform.close();
     db.close();
   });

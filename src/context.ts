@@ -7,6 +7,8 @@ import type { ConfigStore } from './store/config-store.js';
 import type { Platform } from './platform/platform.js';
 import type { CollectionRegistry } from './http/collection.js';
 import type { IdentityService } from './auth/identity-service.js';
+import type { ApplyCoordinator } from './core/apply.js';
+import type { EventHub } from './core/event-hub.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -19,6 +21,10 @@ export interface AppContext {
   collections: CollectionRegistry;
   /** Accounts, sessions, keys, tickets and the auth audit. */
   identity: IdentityService;
+  /** Runs every registered applier and records a configuration version on success (POST /reload, restore). */
+  apply: ApplyCoordinator;
+  /** In-process announcements (configuration applied, commit-confirm events) for live streams. */
+  events: EventHub;
   log: FastifyBaseLogger;
   startedAt: number;
 }

@@ -6,5 +6,8 @@ export interface Area {
   name: string;
   routes(context: AppContext): RouteSpec[];
   start?(context: AppContext): Promise<void> | void;
-  stop?(): Promise<void> | void;
+  /** Called when closing begins, before in-flight requests finish: end long-lived streams here. */
+  beforeClose?(context: AppContext): Promise<void> | void;
+  /** Receives the context it was started with, so an area object shared by several apps stops the right one. */
+  stop?(context: AppContext): Promise<void> | void;
 }

@@ -2,7 +2,7 @@ import type { RouteAccess } from '../core/permissions.js';
 import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigStore } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
-import { assertValid, compileBodyValidator } from './validation.js';
+import { assertValid, compileBodyValidator, describeValidationErrors } from './validation.js';
 import { withoutDefaults, type JsonObjectSchema } from './schema-helpers.js';
 
 export interface SingletonSpec {
@@ -32,6 +32,10 @@ export class Singleton {
     const visible = Object.fromEntries(Object.entries(spec.schema.properties).filter(([k]) => !this.writeOnly.has(k)));
     this.validateFull = compileBodyValidator({ ...spec.schema, properties: visible, required: [], additionalProperties: false });
     this.visibleSchema = { type: 'object', properties: visible, additionalProperties: false };
+    store.kinds.declare({
+      kind: spec.kind, shape: 'singleton', writeOnly: [...this.writeOnly],
+      check: (data) => (this.validateFull(structuredClone(this.visible(data))) ? undefined : describeValidationErrors(this.validateFull.errors ?? [], spec.kind)),
+    });
   }
 
   /** The current values (defaults filled in), secrets still sealed. */

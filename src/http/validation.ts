@@ -27,7 +27,19 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const validate = bodyAjv.compile(schema as object);
   // An action whose body has no required field may be called with no body at all.
   const optional = !((schema as { required?: string[] }).required?.length);
-  return optional ? (data: unknown) => data === undefined || validate(data) : validate;
+  if (!optional) return validate;
+  // The wrapper must carry ajv's errors: Fastify reads them from the function it was given.
+  const wrapped = (data: unknown) => {
+    if (data === undefined || data === null) {
+      wrapped.errors = null;
+      return true;
+    }
+    const valid = validate(data);
+    wrapped.errors = validate.errors;
+    return valid;
+  };
+  wrapped.errors = null as typeof validate.errors;
+  return wrapped;
 };
 
 /** Compiles a body schema for validation outside a route (merged updates, imports). */

@@ -1,4 +1,9 @@
 import type { PlatformName } from '../config.js';
+import type { PacketFilter } from './packet-filter.js';
+import type { WireguardControl } from './wireguard.js';
+import type { IdsEngine } from './ids-engine.js';
+import type { RoutingControl } from './routing.js';
+import type { ReverseProxyControl } from './reverse-proxy.js';
 import type { Daemons } from './daemons.js';
 import type { Network } from './network.js';
 import type { Maintenance } from './maintenance.js';
@@ -40,12 +45,14 @@ export interface Platform {
   /** True only for the simulated platform; /about and /status say so. */
   readonly simulated: boolean;
   readonly description: string;
-  readonly packetFilter: {
-    status(): Promise<PacketFilterStatus>;
-  };
+  readonly packetFilter: PacketFilter;
   readonly system: {
     info(): Promise<SystemInfo>;
   };
+  readonly wireguard: WireguardControl;
+  readonly idsEngine: IdsEngine;
+  readonly routing: RoutingControl;
+  readonly reverseProxy: ReverseProxyControl;
   /** Unbound, Kea and chrony: checkers, lifecycle, logs and live state (src/platform/daemons.ts). */
   readonly daemons: Daemons;
   /** Interfaces and routes of the host (src/platform/network.ts). */

@@ -2,6 +2,7 @@ import type { Db } from './database.js';
 import type { Clock } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
 import { newId } from '../core/ids.js';
+import { KindCatalogue } from './kind-catalogue.js';
 
 export type ConfigData = Record<string, unknown>;
 
@@ -37,6 +38,8 @@ export class ConfigStore {
   private readonly listeners = new Set<(change: ConfigChange) => void>();
   private depth = 0;
   private readonly statements;
+  /** Which kinds exist and which of their fields are secret (filled by collections and settings sections). */
+  readonly kinds = new KindCatalogue();
 
   constructor(
     private readonly db: Db,

@@ -1,3 +1,5 @@
+import { AREAS_B_MIGRATIONS } from './migrations-areas-b.js';
+
 /**
  * Numbered schema migrations. Append only: a migration that has shipped is never edited.
  * Configuration lives in config_objects (one versionable document); everything else is operational data.
@@ -127,6 +129,18 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    version: 10,
+    name: 'packet filter: the last applied configuration',
+    sql: `
+      CREATE TABLE pf_applied (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        applied_at  TEXT NOT NULL,
+        dialect     TEXT NOT NULL,
+        snapshot    TEXT NOT NULL CHECK (json_valid(snapshot)),
+        ruleset     TEXT NOT NULL
+    `,
+  },
+  {
     version: 20,
     name: 'areas A: service state, blocklist status, update history',
     sql: `
@@ -168,6 +182,35 @@ export const MIGRATIONS: Migration[] = [
         PRIMARY KEY (provider_id, subject)
       );
       CREATE INDEX oauth_identities_user ON oauth_identities (user_id);
+      `,
+    },
+    {
+    version: 50,
+    name: 'configuration versions, their deduplicated contents, and lifecycle state',
+    sql: `
+      CREATE TABLE config_contents (
+        hash          TEXT PRIMARY KEY,
+        object_count  INTEGER NOT NULL,
+        content       BLOB NOT NULL
+      );
+      CREATE TABLE config_versions (
+        version        INTEGER PRIMARY KEY AUTOINCREMENT,
+        created_at     TEXT NOT NULL,
+        created_by     TEXT NOT NULL,
+        comment        TEXT,
+        source         TEXT NOT NULL,
+        hash           TEXT NOT NULL REFERENCES config_contents (hash),
+        applied        INTEGER NOT NULL DEFAULT 0,
+        applied_at     TEXT,
+        rolled_back    INTEGER NOT NULL DEFAULT 0,
+        resource_count INTEGER NOT NULL
+      );
+      CREATE INDEX config_versions_hash ON config_versions (hash);
+      CREATE TABLE config_meta (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL CHECK (json_valid(value))
+      );
     `,
   },
+  ...AREAS_B_MIGRATIONS,
 ];

@@ -19,7 +19,7 @@ export async function headersWithPermissions(app: FastifyInstance, permissions: 
     method: 'POST',
     url: '/api/v1/auth/api-keys',
     headers,
-    payload: { name: `test-${permissions.join('-') || 'none'}-${Math.random().toString(36).slice(2)}`, permissions },
+    payload: { name: `test-${permissions.length}-${Math.random().toString(36).slice(2)}`, permissions },
   });
   if (created.statusCode !== 201) throw new Error(`api key creation failed: ${created.statusCode} ${created.body}`);
   return { authorization: `ApiKey ${JSON.parse(created.body).key as string}` };

@@ -1,6 +1,8 @@
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { PfPacketFilter } from './packet-filter.js';
+import { notDriven } from '../not-driven.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createFreebsdNetwork } from './network.js';
 import { createFreebsdMaintenance } from './maintenance.js';
@@ -30,8 +32,12 @@ export function createFreebsdPlatform(): Platform {
     name: 'freebsd',
     simulated: false,
     description: 'freebsd: pf through pfctl anchors, services through rc.d',
-    packetFilter: { status: pfStatus },
+    packetFilter: new PfPacketFilter(pfStatus),
     system: { info: async () => readSystemInfo() },
+    wireguard: notDriven('freebsd', 'WireGuard interface control'),
+    idsEngine: notDriven('freebsd', 'the IDS engine'),
+    routing: notDriven('freebsd', 'policy routing'),
+    reverseProxy: notDriven('freebsd', 'the reverse proxy'),
     daemons,
     network: createFreebsdNetwork(),
     maintenance: createFreebsdMaintenance(),

@@ -2,6 +2,9 @@ import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { runCommand } from '../exec.js';
+import { NftablesPacketFilter } from './packet-filter.js';
+import { notDriven } from '../not-driven.js';
+import { createLinuxWireguard } from './wireguard.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createLinuxNetwork } from './network.js';
 import { createLinuxMaintenance } from './maintenance.js';
@@ -25,8 +28,12 @@ export function createLinuxPlatform(): Platform {
     name: 'linux',
     simulated: false,
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
-    packetFilter: { status: nftablesStatus },
+    packetFilter: new NftablesPacketFilter(nftablesStatus),
     system: { info: async () => readSystemInfo() },
+    wireguard: createLinuxWireguard(),
+    idsEngine: notDriven('linux', 'the IDS engine'),
+    routing: notDriven('linux', 'policy routing'),
+    reverseProxy: notDriven('linux', 'the reverse proxy'),
     daemons,
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(),

@@ -1,5 +1,10 @@
 import type { Platform } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { SimulatedPacketFilter } from './packet-filter.js';
+import { createSimulatedWireguard } from './wireguard.js';
+import { createSimulatedIdsEngine } from './ids-engine.js';
+import { createSimulatedRouting } from './routing.js';
+import { createSimulatedReverseProxy } from './reverse-proxy.js';
 import { createSimulatedDaemons } from './daemons.js';
 import { createSimulatedNetwork } from './network.js';
 import { createSimulatedMaintenance } from './maintenance.js';
@@ -10,12 +15,12 @@ export function createSimulatedPlatform(): Platform {
     name: 'simulated',
     simulated: true,
     description: 'simulated platform: no packet filter or daemon is touched; state is kept in memory and the data directory',
-    packetFilter: {
-      async status() {
-        return { running: true, backend: 'simulated', rules: 0, states: 0, packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0 };
-      },
-    },
+    packetFilter: new SimulatedPacketFilter(),
     system: { info: async () => readSystemInfo() },
+    wireguard: createSimulatedWireguard(),
+    idsEngine: createSimulatedIdsEngine(),
+    routing: createSimulatedRouting(),
+    reverseProxy: createSimulatedReverseProxy(),
     daemons: createSimulatedDaemons(),
     network: createSimulatedNetwork(),
     maintenance: createSimulatedMaintenance(),

@@ -1,0 +1,294 @@
+import { mkdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import type { AppContext } from '../../context.js';
+import type { Collection } from '../../http/collection.js';
+import { Singleton } from '../../http/singleton.js';
+import { badRequest } from '../../core/errors.js';
+import { isoTime } from '../../core/clock.js';
+import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import { outboundFetch } from '../../net/outbound.js';
+import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
+
+const NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+/** Where file export targets may write (the daemons that read certificates). */
+const EXPORT_ROOTS = ['/etc/ssl/', '/etc/bulwark/', '/etc/nginx/', '/etc/haproxy/', '/etc/caddy/', '/etc/unbound/', '/etc/strongswan/', '/etc/swanctl/'];
+
+export function checkName(name: string, field: string): string {
+  const value = name.trim().toLowerCase();
+  if (value.length > 253 || !NAME.test(value)) throw badRequest(`${field}: "${name}" is not a valid DNS name`);
+  return value;
+}
+
+/** A file path under one of the allowed roots, with no way out of it. */
+export function confinedPath(path: unknown, field: string, roots: readonly string[] = EXPORT_ROOTS): string {
+  if (typeof path !== 'string' || !path.startsWith('/')) throw badRequest(`${field} must be an absolute path`);
+  const normal = resolve(path);
+  if (normal !== path || !roots.some((root) => normal.startsWith(root))) throw badRequest(`${field} must lie under ${roots.join(', ')}`);
+  return normal;
+}
+
+/** ACME certificates: account, certificate orders, DNS-01 providers and export targets. */
+export class AcmeService {
+  readonly account: Singleton;
+  readonly certs: Collection;
+  readonly targets: Collection;
+  readonly providers: Collection;
+
+  constructor(private readonly context: AppContext) {
+    this.account = new Singleton({
+      kind: 'acme_account', path: '/api/v1/acme/account', noun: 'ACME account', tags: ['acme'], access: { read: 'settings:read', write: 'settings:write' },
+      schema: { type: 'object', properties: { directory_url: { type: 'string', default: LE_PRODUCTION }, contact_email: { type: 'string', default: '' }, account_key_pem: { type: 'string' } } } as never,
+      writeOnly: ['account_key_pem'],
+    }, context.store, context.sealer);
+    this.providers = context.collections.declare({
+      kind: 'acme_dns_provider', path: '/api/v1/acme/dns-providers', noun: 'DNS provider', tags: ['acme'],
+      access: { read: 'settings:read', write: 'settings:write' },
+      schema: DnsProviderStored,
+      operations: ['list', 'create', 'update', 'delete'],
+      unique: ['name'],
+      writeOnly: ['api_token', 'aws_secret_key'],
+      computed: {
+        schema: DnsProviderComputed,
+        add: (object) => ({ has_token: this.hasSecret(object, 'api_token'), has_secret: this.hasSecret(object, 'aws_secret_key') }),
+      },
+      validate: (data) => {
+        checkName(String(data.zone), 'body.zone');
+      },
+    });
+    this.certs = context.collections.declare({
+      kind: 'acme_cert', path: '/api/v1/acme/certs', noun: 'certificate', tags: ['acme'],
+      access: { read: 'settings:read', write: 'settings:write' },
+      schema: CertStored,
+      operations: ['list', 'read'],
+      writeOnly: ['cert_pem', 'chain_pem', 'key_pem'],
+      references: [{ field: 'dns_provider_id', kind: 'acme_dns_provider' }],
+      computed: {
+        schema: CertComputed,
+        add: (object) => {
+          const expires = object.data.expires_at ? Date.parse(String(object.data.expires_at)) : null;
+          return {
+            days_until_expiry: expires === null ? null : Math.floor((expires - this.context.clock.now()) / 86_400_000),
+            has_cert: typeof object.data.cert_pem === 'string',
+          };
+        },
+      },
+      validate: (data) => {
+        if (data.challenge_type === 'dns-01' && !data.dns_provider_id) throw badRequest('body.dns_provider_id is required for dns-01');
+      },
+    });
+    this.targets = context.collections.declare({
+      kind: 'acme_export_target', path: '/api/v1/acme/certs/{cert_id}/targets', itemPath: '/api/v1/acme/export-targets/{id}', noun: 'export target', tags: ['acme'],
+      access: { read: 'settings:read', write: 'settings:write' },
+      schema: TargetStored,
+      operations: ['list'],
+      parent: { kind: 'acme_cert', field: 'cert_id', listParam: 'cert_id' },
+      validate: (data) => this.checkTarget(data),
+    });
+  }
+
+  private hasSecret(object: ConfigObject, field: string): boolean {
+    const value = this.providers.secret(object, field);
+    return value !== undefined && value !== '';
+  }
+
+  // ---- account ---------------------------------------------------------------------------------------
+
+  accountView() {
+    const data = this.account.read();
+    return {
+      id: data.account_key_pem ? 'registered' : null,
+      directory_url: String(data.directory_url),
+      contact_email: String(data.contact_email),
+      registered: typeof data.account_key_pem === 'string' && data.account_key_pem !== '',
+    };
+  }
+
+  saveAccount(body: { directory_url?: string; contact_email: string }) {
+    if (!/^[^@\s]+@[^@\s]+$/.test(body.contact_email)) throw badRequest('body.contact_email must be an email address');
+    const directory = body.directory_url ?? LE_PRODUCTION;
+    let url: URL;
+    try {
+      url = new URL(directory);
+    } catch {
+      throw badRequest('body.directory_url must be an https URL');
+    }
+    if (url.protocol !== 'https:') throw badRequest('body.directory_url must be an https URL');
+    const current = this.account.read();
+    // A new directory means a new account: the stored key belongs to the old one.
+    const patch: ConfigData = { directory_url: directory, contact_email: body.contact_email };
+    if (current.directory_url !== directory) patch.account_key_pem = '';
+    this.account.write(patch);
+    return this.accountView();
+  }
+
+  // ---- certificates ----------------------------------------------------------------------------------
+
+  private certFields(body: ConfigData): ConfigData {
+    const data: ConfigData = { ...body };
+    if (body.common_name !== undefined) data.common_name = checkName(String(body.common_name), 'body.common_name');
+    if (body.sans !== undefined) data.sans = [...new Set((body.sans as string[]).map((s) => checkName(s, 'body.sans')))];
+    if (body.challenge_type !== undefined) data.challenge_type = body.challenge_type === 'http-01' ? 'http-01' : 'dns-01';
+    return data;
+  }
+
+  createCert(body: ConfigData): ConfigObject {
+    return this.certs.create({ challenge_type: 'dns-01', ...this.certFields(body), status: 'pending' });
+  }
+
+  updateCert(id: string, body: ConfigData): ConfigObject {
+    return this.certs.update(id, this.certFields(body));
+  }
+
+  deleteCert(id: string): void {
+    this.context.store.transaction(() => {
+      this.certs.find(id);
+      for (const target of this.targets.objects(id)) this.context.store.remove('acme_export_target', target.id);
+      this.context.store.remove('acme_cert', id);
+    });
+  }
+
+  certPem(id: string): { name: string; body: string } {
+    const cert = this.certs.find(id);
+    const pem = this.certs.secret(cert, 'cert_pem');
+    if (!pem) throw badRequest(`certificate ${id} has not been issued yet`);
+    const chain = this.certs.secret(cert, 'chain_pem') ?? '';
+    return { name: String(cert.data.common_name), body: chain ? `${pem.trimEnd()}\n${chain}` : pem };
+  }
+
+  keyPem(id: string): { name: string; body: string } {
+    const cert = this.certs.find(id);
+    return { name: String(cert.data.common_name), body: this.certs.secret(cert, 'key_pem') ?? '' };
+  }
+
+  /** Stores issued material (from an ACME order or an import) and marks the certificate active. */
+  storeIssued(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }): ConfigObject {
+    const parsed = new X509Certificate(material.cert_pem);
+    return this.certs.update(id, {
+      ...material,
+      status: 'active',
+      issued_at: new Date(parsed.validFrom).toISOString(),
+      expires_at: new Date(parsed.validTo).toISOString(),
+      last_renew_error: null,
+    });
+  }
+
+  /**
+   * "Issue now". The order itself (account registration, DNS-01 TXT publication, finalisation) needs an ACME
+   * client and the provider APIs; until that lands the attempt is recorded with the reason it cannot proceed.
+   */
+  async renew(id: string) {
+    const cert = this.certs.find(id);
+    const now = isoTime(this.context.clock.now());
+    const account = this.accountView();
+    let reason: string;
+    if (!account.contact_email) reason = 'no ACME account: POST /api/v1/acme/account with a contact_email first';
+    else if (cert.data.challenge_type === 'http-01') reason = 'http-01 challenges are not implemented; use dns-01';
+    else {
+      const provider = this.providers.find(String(cert.data.dns_provider_id));
+      reason = provider.data.kind === 'manual'
+        ? `MANUAL_DNS_ACTION_REQUIRED: publish TXT _acme-challenge.${String(cert.data.common_name).replace(/^\*\./, '')} with the order's token; ACME order placement is not available in this build yet`
+        : 'ACME order placement is not available in this build yet';
+    }
+    this.certs.update(id, { status: cert.data.status === 'active' ? 'active' : 'failed', last_renew_attempt: now, last_renew_error: reason });
+    return { ok: false, message: reason, expires_at: (cert.data.expires_at as string | null) ?? null };
+  }
+
+  // ---- export targets --------------------------------------------------------------------------------
+
+  private checkTarget(data: ConfigData): void {
+    const config = (data.config ?? {}) as Record<string, unknown>;
+    if (data.kind === 'file') {
+      confinedPath(config.cert_path, 'body.config.cert_path');
+      confinedPath(config.key_path, 'body.config.key_path');
+      if (config.chain_path !== undefined) confinedPath(config.chain_path, 'body.config.chain_path');
+      for (const field of ['mode', 'key_mode']) {
+        if (config[field] !== undefined && !/^0?[0-7]{3}$/.test(String(config[field]))) throw badRequest(`body.config.${field} must be an octal mode such as 0640`);
+      }
+    } else if (data.kind === 'webhook') {
+      try {
+        if (new URL(String(config.url)).protocol !== 'https:') throw new Error();
+      } catch {
+        throw badRequest('body.config.url must be an https URL');
+      }
+    }
+  }
+
+  createTarget(certId: string, body: { kind: string; config?: Record<string, unknown> | null }): ConfigObject {
+    return this.targets.create({ kind: body.kind, config: body.config ?? {} }, certId);
+  }
+
+  updateTarget(id: string, body: { kind?: string; config?: Record<string, unknown> | null }): ConfigObject {
+    const patch: ConfigData = {};
+    if (body.kind !== undefined) patch.kind = body.kind;
+    if (body.config !== undefined) patch.config = body.config ?? {};
+    return this.targets.update(id, patch);
+  }
+
+  /** Runs every export target of an issued certificate; each records its own outcome. */
+  async publish(id: string) {
+    const { body: fullchain } = this.certPem(id);
+    const cert = this.certs.find(id);
+    const key = this.certs.secret(cert, 'key_pem') ?? '';
+    let failures = 0;
+    for (const target of this.targets.objects(id)) {
+      const config = target.data.config as Record<string, string>;
+      let error: string | null = null;
+      try {
+        if (target.data.kind === 'file') {
+          const write = (path: string, text: string, mode: string) => {
+            mkdirSync(dirname(path), { recursive: true });
+            writeFileSync(path, text, { mode: parseInt(mode, 8) });
+            chmodSync(path, parseInt(mode, 8));
+          };
+          write(config.cert_path, fullchain, config.mode ?? '0644');
+          write(config.key_path, key, config.key_mode ?? '0600');
+          if (config.chain_path) write(config.chain_path, this.certs.secret(cert, 'chain_pem') ?? '', config.mode ?? '0644');
+        } else if (target.data.kind === 'webhook') {
+          const response = await outboundFetch(config.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...(config.auth_header ? { authorization: config.auth_header } : {}) },
+            body: JSON.stringify({ common_name: cert.data.common_name, sans: cert.data.sans, expires_at: cert.data.expires_at, cert_pem: this.certs.secret(cert, 'cert_pem'), chain_pem: this.certs.secret(cert, 'chain_pem'), key_pem: key }),
+          }, { timeoutMs: 20_000 });
+          if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`);
+        } else {
+          throw new Error('local-tls-store publishing arrives with the API TLS settings');
+        }
+      } catch (e) {
+        error = (e as Error).message;
+        failures++;
+      }
+      this.context.store.update('acme_export_target', target.id, { ...target.data, last_run_at: isoTime(this.context.clock.now()), last_run_ok: error === null, last_run_error: error });
+    }
+    return { ok: failures === 0, message: failures === 0 ? 'published to every target' : `${failures} target(s) failed; check per-target status`, expires_at: (cert.data.expires_at as string | null) ?? null };
+  }
+
+  // ---- DNS providers ---------------------------------------------------------------------------------
+
+  /** Adds then removes a TXT record through the provider's API (Cloudflare); other kinds say what they lack. */
+  async testProvider(id: string) {
+    const provider = this.providers.find(id);
+    const token = this.providers.secret(provider, 'api_token');
+    const zone = String(provider.data.zone);
+    if (provider.data.kind === 'manual') return { ok: true, message: 'manual provider: TXT records are added by the operator' };
+    if (provider.data.kind !== 'cloudflare') return { ok: false, message: `${String(provider.data.kind)} DNS updates are not implemented yet` };
+    if (!token) return { ok: false, message: 'no api_token stored' };
+    const api = 'https://api.cloudflare.com/client/v4';
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    try {
+      const extra = provider.data.extra as Record<string, string>;
+      let zoneId = extra?.zone_id;
+      if (!zoneId) {
+        const zones = (await (await outboundFetch(`${api}/zones?name=${encodeURIComponent(zone)}`, { headers })).json()) as { result?: { id: string }[] };
+        zoneId = zones.result?.[0]?.id ?? '';
+        if (!zoneId) return { ok: false, message: `zone ${zone} not found with this token` };
+      }
+      const created = (await (await outboundFetch(`${api}/zones/${zoneId}/dns_records`, { method: 'POST', headers, body: JSON.stringify({ type: 'TXT', name: `_acme-bulwark-test.${zone}`, content: 'bulwark-test', ttl: 60 }) })).json()) as { success?: boolean; result?: { id: string } };
+      if (!created.success || !created.result) return { ok: false, message: 'TXT record could not be added' };
+      await outboundFetch(`${api}/zones/${zoneId}/dns_records/${created.result.id}`, { method: 'DELETE', headers });
+      return { ok: true, message: 'TXT add+remove OK' };
+    } catch (error) {
+      return { ok: false, message: (error as Error).message };
+    }
+  }
+}

@@ -1,0 +1,188 @@
+import type { AppContext } from '../../context.js';
+import { isoTime } from '../../core/clock.js';
+import { conflict, HttpError } from '../../core/errors.js';
+import { CONFIG_TOPICS, type Actor, type ConfigService } from './service.js';
+
+/** An open commit-confirm window, as persisted in config_meta (it survives a restart). */
+export interface CommitConfirmWindow {
+  started_at: string;
+  started_by: string;
+  expires_at_ms: number;
+  timeout_seconds: number;
+  description: string;
+  rollback_version: number;
+}
+
+/** How the last window ended. */
+export interface CommitConfirmOutcome {
+  outcome: 'confirmed' | 'rolled_back' | 'rollback_failed' | 'apply_failed';
+  at: string;
+  rollback_version: number;
+  /** The version recorded by the rollback's apply. */
+  new_version?: number;
+  /** The state the rollback discarded, kept as a version so it can be restored. */
+  discarded_version?: number;
+  error?: string;
+}
+
+const WINDOW_KEY = 'commit_confirm';
+const LAST_KEY = 'commit_confirm_last';
+export const ROLLBACK_ACTOR = 'commit-confirm';
+
+/**
+ * Commit-confirm (Junos `commit confirmed`): opening a window records the running version as the rollback
+ * target; unless confirmed before the deadline, the target is restored and re-applied automatically. A timer
+ * polls the injected clock, so tests move the clock and call expireIfDue() instead of waiting.
+ */
+export class CommitConfirm {
+  private window: CommitConfirmWindow | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private expiring: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly context: AppContext,
+    private readonly service: ConfigService,
+  ) {
+    this.window = service.versions.getMeta<CommitConfirmWindow>(WINDOW_KEY);
+    service.rollbackTarget = () => this.window?.rollback_version ?? null;
+  }
+
+  current(): CommitConfirmWindow | undefined {
+    return this.window;
+  }
+
+  async start(actor: Actor, options: { timeout_seconds: number; description?: string; apply?: boolean }) {
+    await this.expireIfDue();
+    if (this.window) {
+      throw conflict(`a commit-confirm window is already open (started by ${this.window.started_by}, expires ${isoTime(this.window.expires_at_ms)})`);
+    }
+    const { versions } = this.service;
+    // The target is what the system runs now; before any apply, the stored configuration as it is.
+    const target = versions.activeVersion() ?? versions.record({ actor: actor.name, comment: 'commit-confirm rollback target (nothing applied yet)', source: 'commit-confirm', applied: false }).version;
+    const now = this.context.clock.now();
+    this.persist({
+      started_at: isoTime(now),
+      started_by: actor.name,
+      expires_at_ms: now + options.timeout_seconds * 1000,
+      timeout_seconds: options.timeout_seconds,
+      description: options.description ?? 'configuration change',
+      rollback_version: target,
+    });
+    this.service.audit.record({ action: 'config.commit_confirm.start', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `rollback target version ${target}, ${options.timeout_seconds} s` });
+    this.announce('started', { rollback_version: target, expires_at: isoTime(now + options.timeout_seconds * 1000), started_by: actor.name });
+    if (options.apply) {
+      try {
+        await this.context.apply.applyAll(actor.name, `${options.description ?? 'configuration change'} (commit-confirm)`);
+      } catch (error) {
+        // The window was open while applying, so a change that cuts the management path is still reverted; a
+        // failed apply is reverted at once rather than at the deadline.
+        const outcome = await this.rollback(`apply under commit-confirm failed: ${(error as Error).message}`, 'apply_failed');
+        throw new HttpError(error instanceof HttpError ? error.statusCode : 500, `${(error as Error).message}; rolled back to version ${outcome.rollback_version}`);
+      }
+    }
+    return this.status();
+  }
+
+  async confirm(actor: Actor) {
+    await this.expireIfDue();
+    const window = this.window;
+    if (!window) {
+      const last = this.last();
+      const detail = last && last.outcome !== 'confirmed' ? `; the last window ended at ${last.at} with ${last.outcome} to version ${last.rollback_version}` : '';
+      throw conflict(`no commit-confirm window is open${detail}`);
+    }
+    this.persist(undefined);
+    const last: CommitConfirmOutcome = { outcome: 'confirmed', at: isoTime(this.context.clock.now()), rollback_version: window.rollback_version };
+    this.service.versions.setMeta(LAST_KEY, last);
+    this.service.audit.record({ action: 'config.commit_confirm.confirm', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `window opened by ${window.started_by} confirmed` });
+    this.announce('confirmed', { confirmed_by: actor.name, rollback_version: window.rollback_version });
+    return { message: 'Configuration confirmed: the automatic rollback is cancelled', confirmed: true, active_version: this.service.versions.activeVersion() };
+  }
+
+  async status() {
+    await this.expireIfDue();
+    const window = this.window;
+    const now = this.context.clock.now();
+    return {
+      active: window !== undefined,
+      revert_pending: window !== undefined,
+      started_at: window?.started_at ?? null,
+      started_by: window?.started_by ?? null,
+      expires_at: window ? isoTime(window.expires_at_ms) : null,
+      seconds_remaining: window ? Math.max(0, Math.ceil((window.expires_at_ms - now) / 1000)) : 0,
+      timeout_seconds: window?.timeout_seconds ?? null,
+      description: window?.description ?? '',
+      rollback_version: window?.rollback_version ?? null,
+      last: this.last() ?? null,
+    };
+  }
+
+  /** Rolls back when the window's deadline has passed; true when it did. Concurrent callers share one run. */
+  expireIfDue(): Promise<boolean> {
+    if (!this.window || this.context.clock.now() < this.window.expires_at_ms) return Promise.resolve(false);
+    this.expiring ??= this.rollback(`commit-confirm window opened by ${this.window.started_by} at ${this.window.started_at} was not confirmed`, 'rolled_back')
+      .then(() => true)
+      .finally(() => {
+        this.expiring = undefined;
+      });
+    return this.expiring;
+  }
+
+  /** Checks the deadline every intervalMs against the injected clock. */
+  startTimer(intervalMs = 1000): void {
+    this.stopTimer();
+    this.timer = setInterval(() => {
+      this.expireIfDue().catch((error) => this.context.log.error({ err: error }, 'commit-confirm rollback failed'));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stopTimer(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.expiring?.catch(() => undefined);
+  }
+
+  private async rollback(reason: string, outcome: 'rolled_back' | 'apply_failed'): Promise<CommitConfirmOutcome> {
+    const window = this.window!;
+    const { versions } = this.service;
+    const rolledAway = versions.activeVersion();
+    const result: CommitConfirmOutcome = { outcome, at: '', rollback_version: window.rollback_version };
+    try {
+      const target = this.service.contentOf(window.rollback_version);
+      // Nothing is lost: the state being discarded stays in the history.
+      if (versions.currentHash() !== versions.get(window.rollback_version)!.hash) {
+        result.discarded_version = versions.record({ actor: ROLLBACK_ACTOR, comment: `state discarded by the commit-confirm rollback to version ${window.rollback_version}`, source: 'pre-rollback', applied: false }).version;
+      }
+      const record = await this.service.replaceAndApply(target, { actor: ROLLBACK_ACTOR, comment: `automatic rollback to version ${window.rollback_version}: ${reason}`, source: 'rollback' }, { keepOnFailure: true });
+      result.new_version = record.version;
+      if (rolledAway !== null && rolledAway !== window.rollback_version) versions.markRolledBack(rolledAway);
+    } catch (error) {
+      result.outcome = 'rollback_failed';
+      result.error = (error as Error).message;
+    }
+    result.at = isoTime(this.context.clock.now());
+    this.persist(undefined);
+    versions.setMeta(LAST_KEY, result);
+    this.service.audit.record({
+      action: 'config.commit_confirm.rollback', outcome: result.outcome === 'rollback_failed' ? 'failure' : 'success', actor: ROLLBACK_ACTOR,
+      details: `${reason}; ${result.outcome} to version ${window.rollback_version}${result.new_version ? ` as version ${result.new_version}` : ''}${result.error ? `: ${result.error}` : ''}`,
+    });
+    this.context.log.warn({ ...result, reason }, 'commit-confirm rollback');
+    this.announce(result.outcome, { ...result, reason });
+    return result;
+  }
+
+  private last(): CommitConfirmOutcome | undefined {
+    return this.service.versions.getMeta<CommitConfirmOutcome>(LAST_KEY);
+  }
+
+  private persist(window: CommitConfirmWindow | undefined): void {
+    this.window = window;
+    this.service.versions.setMeta(WINDOW_KEY, window ?? null);
+  }
+
+  private announce(event: string, payload: Record<string, unknown>): void {
+    this.context.events.emit(CONFIG_TOPICS.commitConfirm, { event, ...payload });
+  }
+}

@@ -1,0 +1,311 @@
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { isoTime } from '../../core/clock.js';
+import { badRequest, notFound } from '../../core/errors.js';
+import { Singleton } from '../../http/singleton.js';
+import type { RouteSpec } from '../../http/route.js';
+import type { ConfigData } from '../../store/config-store.js';
+import type { VersionRecord } from '../../store/config-versions.js';
+import { OutboundS3Handler } from './s3-http-handler.js';
+import type { ConfigService } from './service.js';
+import { IMPORT_BODY_LIMIT, actorOfRequest } from './request.js';
+
+const ObjstoreSchema = Type.Object({
+  enabled: Type.Boolean({ default: false }),
+  endpoint: Type.String({ default: '', maxLength: 512, description: 'https://host[:port]; empty for AWS itself' }),
+  bucket: Type.String({ default: '', maxLength: 63 }),
+  region: Type.String({ default: 'us-east-1', minLength: 1, maxLength: 64 }),
+  prefix: Type.String({ default: 'bulwark/', maxLength: 512, pattern: '^[^\\\\]*$' }),
+  path_style: Type.Boolean({ default: true, description: 'bucket in the path (MinIO and most self-hosted servers) instead of the host name' }),
+  access_key_id: Type.String({ default: '', maxLength: 256 }),
+  secret_access_key: Type.String({ maxLength: 256, description: 'write-only; sealed at rest' }),
+  backup_passphrase: Type.String({ maxLength: 1024, description: 'write-only; when set, uploads are passphrase-wrapped exports (portable), else redacted exports' }),
+  upload_on_save: Type.Boolean({ default: true }),
+  schedule_hours: Type.Integer({ default: 0, minimum: 0, maximum: 8760, description: 'upload the configuration every N hours when it changed; 0 = off' }),
+  allow_http: Type.Boolean({ default: false, description: 'allow a plain-http endpoint (a server on the local network)' }),
+  allowed_addresses: Type.Array(Type.String({ maxLength: 64 }), { default: [], maxItems: 32, description: 'IPs/CIDRs the endpoint may resolve to although private or loopback' }),
+});
+
+export const OBJSTORE_KIND = 'backup_objstore';
+
+interface ObjstoreSettings {
+  enabled: boolean;
+  endpoint: string;
+  bucket: string;
+  region: string;
+  prefix: string;
+  path_style: boolean;
+  access_key_id: string;
+  upload_on_save: boolean;
+  schedule_hours: number;
+  allow_http: boolean;
+  allowed_addresses: string[];
+}
+
+interface UploadStatus {
+  last_upload_at: string | null;
+  last_upload_key: string | null;
+  last_upload_hash: string | null;
+  last_upload_error: string | null;
+  last_attempt_at: string | null;
+}
+
+const STATUS_KEY = 'objstore_status';
+const EMPTY_STATUS: UploadStatus = { last_upload_at: null, last_upload_key: null, last_upload_hash: null, last_upload_error: null, last_attempt_at: null };
+
+const ConfigBody = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  endpoint: Type.Optional(Type.String({ maxLength: 512 })),
+  bucket: Type.Optional(Type.String({ maxLength: 63 })),
+  region: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  prefix: Type.Optional(Type.String({ maxLength: 512 })),
+  path_style: Type.Optional(Type.Boolean()),
+  access_key_id: Type.Optional(Type.String({ maxLength: 256 })),
+  secret_access_key: Type.Optional(Type.String({ maxLength: 256 })),
+  backup_passphrase: Type.Optional(Type.String({ maxLength: 1024 })),
+  upload_on_save: Type.Optional(Type.Boolean()),
+  schedule_hours: Type.Optional(Type.Integer({ minimum: 0, maximum: 8760 })),
+  allow_http: Type.Optional(Type.Boolean()),
+  allowed_addresses: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32 })),
+}, { additionalProperties: false });
+
+const ImportBody = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: 1024 }),
+  passphrase: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+}, { additionalProperties: false });
+
+const tags = ['config', 'backup'];
+
+/**
+ * Off-box backups to any S3-compatible object storage: the destination is a settings section (secret key and
+ * backup passphrase sealed, write-only); every save uploads an export of that version, and a schedule can
+ * upload a changed configuration every N hours. The S3 client is the AWS SDK's, its traffic routed through
+ * the appliance's outbound guard.
+ */
+export class ObjectStorageBackups {
+  readonly settings: Singleton;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly context: AppContext,
+    private readonly service: ConfigService,
+  ) {
+    this.settings = new Singleton({
+      kind: OBJSTORE_KIND, path: '/api/v1/backup/objstore/config', schema: ObjstoreSchema, writeOnly: ['secret_access_key', 'backup_passphrase'],
+      access: { read: 'backup:read', write: 'backup:write' }, tags, noun: 'object-storage backup settings',
+      validate: (data) => {
+        if (data.endpoint && !/^https?:\/\/[^/\s]+\/?$/.test(String(data.endpoint))) throw badRequest('body.endpoint must be http(s)://host[:port] without a path');
+        if (data.enabled) {
+          for (const field of ['bucket', 'access_key_id'] as const) if (!data[field]) throw badRequest(`body.${field} is required when enabled`);
+        }
+        for (const entry of (data.allowed_addresses as string[]) ?? []) {
+          if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) throw badRequest(`body.allowed_addresses: "${entry}" is not an IP address or CIDR`);
+        }
+      },
+    }, context.store, context.sealer);
+    service.onSaved((record) => {
+      if (this.current().enabled && this.current().upload_on_save) this.queueUpload(record);
+    });
+  }
+
+  current(): ObjstoreSettings {
+    return this.settings.read() as unknown as ObjstoreSettings;
+  }
+
+  status(): UploadStatus {
+    return { ...EMPTY_STATUS, ...(this.service.versions.getMeta<UploadStatus>(STATUS_KEY) ?? {}) };
+  }
+
+  /** Resolves when every upload queued so far has finished (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.inFlight;
+  }
+
+  private view(data: ConfigData) {
+    return {
+      ...this.settings.visible(data),
+      has_secret_access_key: typeof data.secret_access_key === 'string' && data.secret_access_key !== '',
+      has_backup_passphrase: typeof data.backup_passphrase === 'string' && data.backup_passphrase !== '',
+      ...this.status(),
+    };
+  }
+
+  private client(settings: ObjstoreSettings): S3Client {
+    const secret = this.settings.secret('secret_access_key');
+    if (!settings.bucket) throw badRequest('object storage: bucket is not configured');
+    if (!settings.access_key_id || !secret) throw badRequest('object storage: access key id and secret access key are required');
+    return new S3Client({
+      region: settings.region,
+      ...(settings.endpoint ? { endpoint: settings.endpoint.replace(/\/$/, '') } : {}),
+      forcePathStyle: settings.path_style,
+      credentials: { accessKeyId: settings.access_key_id, secretAccessKey: secret },
+      requestHandler: new OutboundS3Handler({ allowHttp: settings.allow_http, allowList: settings.allowed_addresses, timeoutMs: 30_000 }) as never,
+      maxAttempts: 2,
+    });
+  }
+
+  /** The export uploaded for a version: passphrase-wrapped when a backup passphrase is set, else redacted. */
+  private async upload(record: VersionRecord | null): Promise<string> {
+    const settings = this.current();
+    const client = this.client(settings);
+    try {
+      const document = await this.service.exportDocument(this.settings.secret('backup_passphrase'));
+      const stamp = isoTime(this.context.clock.now()).replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+      // the stamp leads, so names sort by time even where the server's modification times tie
+      const key = `${settings.prefix}bulwark-config-${stamp}${record ? `-v${record.version}` : ''}.json`;
+      await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: Buffer.from(JSON.stringify(document)), ContentType: 'application/json' }));
+      this.service.versions.setMeta(STATUS_KEY, {
+        ...this.status(), last_upload_at: isoTime(this.context.clock.now()), last_attempt_at: isoTime(this.context.clock.now()),
+        last_upload_key: key, last_upload_hash: document.config_hash, last_upload_error: null,
+      });
+      this.service.audit.record({ action: 'config.objstore.upload', outcome: 'success', actor: 'objstore', details: key });
+      return key;
+    } catch (error) {
+      const message = describeS3Error(error);
+      this.service.versions.setMeta(STATUS_KEY, { ...this.status(), last_attempt_at: isoTime(this.context.clock.now()), last_upload_error: message });
+      this.service.audit.record({ action: 'config.objstore.upload', outcome: 'failure', actor: 'objstore', details: message });
+      throw error;
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** Uploads run one after another in the background; a failure is recorded in the status, never lost silently. */
+  private queueUpload(record: VersionRecord | null): void {
+    this.inFlight = this.inFlight.then(() => this.upload(record).then(() => undefined, (error) => {
+      this.context.log.warn({ error: describeS3Error(error) }, 'object-storage upload failed');
+    }));
+  }
+
+  /** Every interval, uploads the configuration when the schedule is due and the configuration changed. */
+  startSchedule(intervalMs = 60_000): void {
+    this.timer = setInterval(() => this.scheduledTick(), intervalMs);
+    this.timer.unref();
+  }
+
+  async stopSchedule(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+  }
+
+  /** One schedule check (the timer calls it; tests call it after moving the clock). */
+  scheduledTick(): Promise<void> {
+    const settings = this.current();
+    if (!settings.enabled || settings.schedule_hours <= 0) return this.inFlight;
+    const status = this.status();
+    const last = status.last_attempt_at ? Date.parse(status.last_attempt_at) : 0;
+    if (this.context.clock.now() - last < settings.schedule_hours * 3_600_000) return this.inFlight;
+    if (status.last_upload_hash === this.service.versions.currentHash() && !status.last_upload_error) return this.inFlight;
+    this.queueUpload(null);
+    return this.inFlight;
+  }
+
+  routes(): RouteSpec[] {
+    return [
+      {
+        method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
+        handler: () => this.view(this.settings.read()),
+      },
+      {
+        method: 'PUT', path: '/api/v1/backup/objstore/config', access: 'backup:write', tags, summary: 'Changes the destination (fields not sent are kept; "" clears a secret)',
+        schema: { body: ConfigBody },
+        handler: (request) => this.view(this.settings.write(request.body as ConfigData)),
+      },
+      {
+        method: 'POST', path: '/api/v1/backup/objstore/test', access: 'backup:write', tags,
+        summary: 'Checks credentials and connectivity: the bucket is reachable and a probe object can be written, read and deleted',
+        handler: async () => {
+          const started = performance.now();
+          const settings = this.current();
+          let client: S3Client | undefined;
+          const steps: string[] = [];
+          try {
+            client = this.client(settings);
+            await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
+            steps.push('bucket reachable');
+            const key = `${settings.prefix}.bulwark-probe-${Date.now()}`;
+            await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: 'probe' }));
+            steps.push('write');
+            const read = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
+            if ((await read.Body?.transformToString()) !== 'probe') throw new Error('the probe object read back differs');
+            steps.push('read');
+            await client.send(new DeleteObjectCommand({ Bucket: settings.bucket, Key: key }));
+            steps.push('delete');
+            return { ok: true, message: `object storage works: ${steps.join(', ')}`, steps, latency_ms: Math.round(performance.now() - started) };
+          } catch (error) {
+            return { ok: false, message: describeS3Error(error), steps, latency_ms: Math.round(performance.now() - started) };
+          } finally {
+            client?.destroy();
+          }
+        },
+      },
+      {
+        method: 'GET', path: '/api/v1/backup/objstore/list', access: 'backup:read', tags, summary: 'Backups under the prefix, newest first (X-Total-Count)',
+        handler: async (_request, reply) => {
+          const settings = this.current();
+          const client = this.client(settings);
+          try {
+            const items: { key: string; size: number; last_modified: string | null }[] = [];
+            let token: string | undefined;
+            do {
+              const page = await client.send(new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix, ContinuationToken: token }));
+              for (const item of page.Contents ?? []) {
+                if (!item.Key || !item.Key.endsWith('.json')) continue;
+                items.push({ key: item.Key, size: item.Size ?? 0, last_modified: item.LastModified ? item.LastModified.toISOString() : null });
+              }
+              token = page.IsTruncated ? page.NextContinuationToken : undefined;
+            } while (token && items.length < 100_000);
+            items.sort((a, b) => (b.last_modified ?? '').localeCompare(a.last_modified ?? '') || b.key.localeCompare(a.key));
+            reply.header('x-total-count', String(items.length));
+            return items;
+          } catch (error) {
+            throw badRequest(`object storage: ${describeS3Error(error)}`);
+          } finally {
+            client.destroy();
+          }
+        },
+      },
+      {
+        method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
+        summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
+        schema: { body: ImportBody },
+        handler: async (request) => {
+          const { key, passphrase } = request.body as { key: string; passphrase?: string };
+          const settings = this.current();
+          if (!key.startsWith(settings.prefix)) throw badRequest(`body.key must be under the configured prefix "${settings.prefix}"`);
+          const client = this.client(settings);
+          let text: string;
+          try {
+            const object = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
+            text = (await object.Body?.transformToString()) ?? '';
+          } catch (error) {
+            if ((error as { name?: string }).name === 'NoSuchKey') throw notFound(`backup ${key} not found`);
+            throw badRequest(`object storage: ${describeS3Error(error)}`);
+          } finally {
+            client.destroy();
+          }
+          let document: Record<string, unknown>;
+          try {
+            document = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            throw badRequest(`backup ${key} is not JSON`);
+          }
+          const secret = passphrase ?? this.settings.secret('backup_passphrase');
+          const { record, objects } = await this.service.importDocument({ ...document, ...(secret ? { passphrase: secret } : {}) }, actorOfRequest(request), 'objstore-import', 'objstore.import');
+          return { message: `Restored ${key} as version ${record.version}`, key, objects, ...this.service.withActive(record) };
+        },
+      },
+    ];
+  }
+}
+
+/** S3 errors name themselves (AccessDenied, NoSuchBucket, InvalidAccessKeyId, ...); never include credentials. */
+export function describeS3Error(error: unknown): string {
+  const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e.$metadata?.httpStatusCode ? ` (HTTP ${e.$metadata.httpStatusCode})` : '';
+  const name = e.name && e.name !== 'Error' ? `${e.name}: ` : '';
+  return `${name}${e.message ?? String(error)}${status}`.slice(0, 500);
+}

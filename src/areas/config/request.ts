@@ -1,0 +1,7 @@
+import type { FastifyRequest } from 'fastify';
+import type { Actor } from './service.js';
+
+/** Import bodies carry a whole configuration: allow more than the global 10 MiB. */
+export const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
+
+export const actorOfRequest = (request: FastifyRequest): Actor => ({ name: request.identity?.username ?? 'unknown', clientIp: request.ip });

@@ -1,0 +1,69 @@
+import { Type } from 'typebox';
+
+const Nullable = <T extends object>(schema: T) => Type.Union([schema as never, Type.Null()]);
+
+export const VersionRecordSchema = Type.Object({
+  version: Type.Integer(),
+  hash: Type.String({ description: 'sha256 of the canonical configuration content' }),
+  created_at: Type.String(),
+  created_by: Type.String(),
+  comment: Nullable(Type.String()),
+  source: Type.String({ description: 'apply, save, restore, import, rollback, pre-rollback, commit-confirm, objstore-import, thirdparty-import' }),
+  applied: Type.Boolean(),
+  applied_at: Nullable(Type.String()),
+  rolled_back: Type.Boolean(),
+  resource_count: Type.Integer(),
+  active: Type.Boolean(),
+});
+
+export const HistoryQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 10000, default: 50 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+}, { additionalProperties: false });
+
+export const VersionQuery = Type.Object({
+  version: Type.Optional(Type.Integer({ minimum: 1, description: 'a stored version (with its objects, secrets redacted); default: the active version' })),
+}, { additionalProperties: false });
+
+const VersionReference = Type.String({ pattern: '^(\\d{1,15}|active|current)$', description: 'a version number, `active` (running) or `current` (the store now)' });
+export const DiffQuery = Type.Object({
+  from: Type.Optional(VersionReference),
+  to: Type.Optional(VersionReference),
+  v1: Type.Optional(VersionReference),
+  v2: Type.Optional(VersionReference),
+}, { additionalProperties: false });
+
+export const SaveBody = Type.Object({ comment: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false });
+
+export const VersionBody = Type.Object({ version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+export const RetentionBody = Type.Object({
+  max_versions: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100000 }))),
+  max_days: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 36500 }))),
+}, { additionalProperties: false });
+
+export const RetentionSchema = Type.Object({
+  max_versions: Nullable(Type.Integer()),
+  max_days: Nullable(Type.Integer()),
+  current_count: Type.Integer(),
+  protected_versions: Type.Array(Type.Integer()),
+  pruned: Type.Optional(Type.Array(Type.Integer())),
+});
+
+export const CommitConfirmBody = Type.Object({
+  timeout_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86400, description: 'default 300' })),
+  timeout_secs: Type.Optional(Type.Integer({ minimum: 10, maximum: 86400, description: 'alias of timeout_seconds' })),
+  description: Type.Optional(Type.String({ maxLength: 200 })),
+  apply: Type.Optional(Type.Boolean({ description: 'apply the stored configuration once the window is open (default false)' })),
+}, { additionalProperties: false });
+
+export const PassphraseBody = Type.Object({
+  passphrase: Type.String({ minLength: 8, maxLength: 1024 }),
+}, { additionalProperties: false });
+
+/** Import bodies are an export document plus options; the document itself is validated by the service. */
+export const ImportBody = Type.Object({
+  passphrase: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+}, { additionalProperties: true });
+
+export const AnyObject = Type.Object({}, { additionalProperties: true });

@@ -1,0 +1,371 @@
+import type { AppContext } from '../../context.js';
+import { AuthAudit } from '../../auth/audit.js';
+import { isoTime } from '../../core/clock.js';
+import { Sealer } from '../../core/crypto.js';
+import { badRequest, HttpError, notFound } from '../../core/errors.js';
+import { ApplyFailed } from '../../core/apply.js';
+import { BUILD } from '../../core/build-info.js';
+import type { ConfigObject } from '../../store/config-store.js';
+import type { ConfigVersions, RetentionPolicy, VersionRecord, VersionSource } from '../../store/config-versions.js';
+import { checkConfiguration, scratchStore } from './check.js';
+import { diffConfigurations, type ConfigurationDiff } from './diff.js';
+import {
+  EXPORT_FORMAT, EXPORT_FORMAT_VERSION, integrityOf, newExportKeys, openExportKeys, readExportDocument, unwrapSecret, verifyIntegrity,
+  wrapSecret, type ExportDocument, type ExportKeys,
+} from './export-format.js';
+import { mapSecrets, pathText, redactObject, REDACTED, valueAt, WRAPPED_PREFIX } from './secrets.js';
+
+/** Topics this area announces on context.events. */
+export const CONFIG_TOPICS = {
+  applied: 'config.applied',
+  saved: 'config.saved',
+  commitConfirm: 'config.commit_confirm',
+} as const;
+
+export interface Actor {
+  name: string;
+  clientIp?: string | null;
+}
+
+export interface PreparedImport {
+  document: ExportDocument;
+  /** The objects ready for the store: secrets opened from the passphrase or filled from the live configuration, then sealed. */
+  objects: ConfigObject[];
+  secrets: { state: 'redacted' | 'passphrase'; count: number };
+  unresolved: string[];
+  errors: string[];
+  warnings: string[];
+}
+
+/**
+ * The configuration lifecycle over the versioned store: history, save, diff, check, restore, retention,
+ * export and import. Applying goes through context.apply so every apply, wherever it starts, records a version.
+ */
+export class ConfigService {
+  readonly versions: ConfigVersions;
+  readonly audit: AuthAudit;
+  /** The commit-confirm rollback target, never pruned (set by the commit-confirm service). */
+  rollbackTarget: () => number | null = () => null;
+  private readonly savedListeners = new Set<(record: VersionRecord) => void>();
+
+  constructor(private readonly context: AppContext) {
+    this.versions = context.apply.versions;
+    this.audit = new AuthAudit(context.db, context.clock, 'config');
+    context.apply.onApplied(({ version, actor, comment }) => {
+      this.prune();
+      context.events.emit(CONFIG_TOPICS.applied, { version: version.version, hash: version.hash, actor, comment, source: version.source });
+    });
+  }
+
+  onSaved(listener: (record: VersionRecord) => void): () => void {
+    this.savedListeners.add(listener);
+    return () => this.savedListeners.delete(listener);
+  }
+
+  withActive(record: VersionRecord): VersionRecord & { active: boolean } {
+    return { ...record, active: record.version === this.versions.activeVersion() };
+  }
+
+  requireVersion(version: number): VersionRecord {
+    const record = this.versions.get(version);
+    if (!record) throw notFound(`configuration version ${version} not found`);
+    return record;
+  }
+
+  contentOf(version: number): ConfigObject[] {
+    this.requireVersion(version);
+    const content = this.versions.content(version);
+    if (!content) throw notFound(`configuration version ${version} has no stored content`);
+    return content;
+  }
+
+  /** The running configuration's version and whether the store holds changes not yet applied. */
+  activeSummary() {
+    const active = this.versions.activeVersion();
+    const record = active === null ? undefined : this.versions.get(active);
+    const currentHash = this.versions.currentHash();
+    return {
+      version: record?.version ?? null,
+      hash: record?.hash ?? null,
+      created_at: record?.created_at ?? null,
+      created_by: record?.created_by ?? null,
+      comment: record?.comment ?? null,
+      source: record?.source ?? null,
+      applied_at: record?.applied_at ?? null,
+      resource_count: record?.resource_count ?? null,
+      current_hash: currentHash,
+      current_resource_count: this.context.store.snapshot().length,
+      pending: record ? record.hash !== currentHash : true,
+    };
+  }
+
+  redacted(objects: readonly ConfigObject[]): ConfigObject[] {
+    return objects.map((object) => redactObject(object, this.context.store.kinds));
+  }
+
+  save(actor: Actor, comment: string | null): VersionRecord {
+    const record = this.versions.record({ actor: actor.name, comment, source: 'save', applied: false });
+    this.audit.record({ action: 'config.save', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${record.version}` });
+    this.prune();
+    this.context.events.emit(CONFIG_TOPICS.saved, { version: record.version, hash: record.hash, actor: actor.name });
+    for (const listener of this.savedListeners) listener(record);
+    return record;
+  }
+
+  /** `current` (the store now), `active` (the running version) or a version number. */
+  resolve(reference: string): { label: string; objects: ConfigObject[]; version: number | null } {
+    if (reference === 'current') return { label: 'current', objects: this.context.store.snapshot(), version: null };
+    if (reference === 'active') {
+      const active = this.versions.activeVersion();
+      if (active === null) return { label: 'active (none yet)', objects: [], version: null };
+      return { label: `version ${active}`, objects: this.contentOf(active), version: active };
+    }
+    if (!/^\d{1,15}$/.test(reference)) throw badRequest(`querystring: "${reference}" is not a version number, "active" or "current"`);
+    const version = Number(reference);
+    return { label: `version ${version}`, objects: this.contentOf(version), version };
+  }
+
+  diff(fromReference: string, toReference: string): ConfigurationDiff & { from: string; to: string; from_version: number | null; to_version: number | null } {
+    const from = this.resolve(fromReference);
+    const to = this.resolve(toReference);
+    return {
+      from: from.label,
+      to: to.label,
+      from_version: from.version,
+      to_version: to.version,
+      ...diffConfigurations(from.objects, to.objects, { kinds: this.context.store.kinds, sealer: this.context.sealer, labels: [from.label, to.label] }),
+    };
+  }
+
+  async check() {
+    const result = checkConfiguration(this.context.store, this.context.collections, this.context.store.kinds);
+    const appliers = await this.context.apply.check();
+    const errors = [...result.errors, ...appliers.flatMap((a) => a.errors.map((e) => `${a.name}: ${e}`))];
+    const warnings = [...result.warnings, ...appliers.flatMap((a) => a.warnings.map((w) => `${a.name}: ${w}`))];
+    const unchecked = appliers.filter((a) => !a.checked).map((a) => a.name);
+    const info = [
+      `${result.objects} object(s) of ${result.kinds.length} kind(s) checked against their declared schemas, unique fields, references and invariants`,
+      ...appliers.flatMap((a) => a.info.map((i) => `${a.name}: ${i}`)),
+      appliers.length === 0
+        ? 'no applier is registered: nothing was compiled'
+        : `compiled by ${appliers.filter((a) => a.checked).length} of ${appliers.length} applier(s)${unchecked.length ? `; without an offline check: ${unchecked.join(', ')}` : ''}`,
+    ];
+    return {
+      valid: errors.length === 0,
+      errors,
+      warnings,
+      info,
+      checked: {
+        objects: result.objects,
+        kinds: result.kinds,
+        appliers: appliers.map((a) => ({ name: a.name, compiled: a.checked, errors: a.errors.length, warnings: a.warnings.length })),
+      },
+    };
+  }
+
+  /**
+   * Replaces the whole configuration and applies it under the apply lock. When applying fails, the previous
+   * configuration is put back and re-applied (unless keepOnFailure: the commit-confirm rollback keeps its target).
+   */
+  async replaceAndApply(objects: readonly ConfigObject[], meta: { actor: string; comment: string; source: VersionSource }, options: { keepOnFailure?: boolean } = {}): Promise<VersionRecord> {
+    const { store } = this.context;
+    return this.context.apply.exclusive(async (tx) => {
+      const previous = store.snapshot();
+      store.replaceAll(objects);
+      try {
+        const outcome = await tx.apply(meta.actor, meta.comment, { source: meta.source });
+        return outcome.version!;
+      } catch (error) {
+        if (options.keepOnFailure || !(error instanceof ApplyFailed)) throw error;
+        store.replaceAll(previous);
+        await tx.apply(meta.actor, null, { record: false }).catch((again) => this.context.log.error({ err: again }, 're-applying the previous configuration failed'));
+        throw new HttpError(error.statusCode, `${error.message}; the previous configuration was put back`);
+      }
+    });
+  }
+
+  restorePreview(version: number) {
+    const record = this.requireVersion(version);
+    const target = this.contentOf(version);
+    const diff = diffConfigurations(this.context.store.snapshot(), target, {
+      kinds: this.context.store.kinds, sealer: this.context.sealer, labels: ['current', `version ${version}`],
+    });
+    const scratch = scratchStore(target, this.context.clock);
+    try {
+      const check = checkConfiguration(scratch.store, this.context.collections, this.context.store.kinds);
+      return { version: this.withActive(record), valid: check.errors.length === 0, errors: check.errors, warnings: check.warnings, diff };
+    } finally {
+      scratch.close();
+    }
+  }
+
+  async restore(version: number, actor: Actor): Promise<VersionRecord> {
+    this.requireVersion(version);
+    const target = this.contentOf(version);
+    try {
+      const record = await this.replaceAndApply(target, { actor: actor.name, comment: `restore of version ${version}`, source: 'restore' });
+      this.audit.record({ action: 'config.restore', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${version} restored as version ${record.version}` });
+      return record;
+    } catch (error) {
+      this.audit.record({ action: 'config.restore', outcome: 'failure', actor: actor.name, clientIp: actor.clientIp, details: `version ${version}: ${(error as Error).message}` });
+      throw error;
+    }
+  }
+
+  retention() {
+    const policy = this.versions.retention();
+    return {
+      ...policy,
+      current_count: this.versions.list(1, 0).total,
+      protected_versions: this.protectedVersions(),
+    };
+  }
+
+  setRetention(patch: Partial<RetentionPolicy>, actor: Actor) {
+    const policy = { ...this.versions.retention(), ...patch };
+    this.versions.setRetention(policy);
+    const pruned = this.prune();
+    this.audit.record({ action: 'config.retention', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: JSON.stringify({ ...policy, pruned: pruned.length }) });
+    return { ...this.retention(), pruned };
+  }
+
+  protectedVersions(): number[] {
+    return [this.versions.activeVersion(), this.rollbackTarget()].filter((v): v is number => v !== null);
+  }
+
+  prune(): number[] {
+    return this.versions.prune(this.protectedVersions());
+  }
+
+  /** The whole configuration as a versioned document; secrets redacted, or wrapped under a passphrase. */
+  async exportDocument(passphrase?: string): Promise<ExportDocument> {
+    const { store, sealer } = this.context;
+    const objects = store.snapshot();
+    let keys: ExportKeys | undefined;
+    let kdf: ExportDocument['kdf'];
+    if (passphrase !== undefined) ({ keys, kdf } = await newExportKeys(passphrase));
+    let secretCount = 0;
+    const exported = objects.map((object) => ({
+      ...object,
+      data: mapSecrets(object.data, store.kinds.secretFields(object.kind), (value, path) => {
+        secretCount++;
+        if (!keys) return REDACTED;
+        const plain = Sealer.isSealed(value) ? sealer.open(value) : value;
+        return wrapSecret(keys, plain, object.kind, object.id, pathText(path));
+      }),
+    }));
+    const body: Omit<ExportDocument, 'integrity'> = {
+      format: EXPORT_FORMAT,
+      format_version: EXPORT_FORMAT_VERSION,
+      app_version: BUILD.version,
+      exported_at: isoTime(this.context.clock.now()),
+      source_version: this.versions.activeVersion(),
+      config_hash: this.versions.currentHash(),
+      secrets: keys ? 'passphrase' : 'redacted',
+      secret_count: secretCount,
+      ...(kdf ? { kdf } : {}),
+      objects: exported,
+    };
+    return { ...body, integrity: integrityOf(body, keys) };
+  }
+
+  /** Reads, authenticates and resolves an export document into objects ready for the store, and checks them. */
+  async prepareImport(body: Record<string, unknown>): Promise<PreparedImport> {
+    const { store, sealer } = this.context;
+    const document = readExportDocument(body);
+    const passphrase = typeof body.passphrase === 'string' ? body.passphrase : undefined;
+    let keys: ExportKeys | undefined;
+    if (document.secrets === 'passphrase') {
+      if (passphrase === undefined) throw badRequest('body.passphrase is required: this export wraps its secrets under a passphrase');
+      keys = await openExportKeys(passphrase, document.kdf!);
+    }
+    verifyIntegrity(document, keys);
+    const live = new Map(store.snapshot().map((o) => [o.id, o]));
+    const unresolved: string[] = [];
+    let count = 0;
+    const now = isoTime(this.context.clock.now());
+    const isMarker = (value: string) => value.startsWith(WRAPPED_PREFIX) || value === REDACTED || Sealer.isSealed(value);
+    const objects = document.objects.map((object) => ({
+      kind: object.kind,
+      id: object.id,
+      position: object.position,
+      created_at: object.created_at ?? now,
+      updated_at: object.updated_at ?? now,
+      data: mapSecrets(object.data, store.kinds.secretFields(object.kind), (value, path) => {
+        const where = `${object.kind} ${object.id} ${pathText(path)}`;
+        count++;
+        if (value.startsWith(WRAPPED_PREFIX)) {
+          if (!keys) throw badRequest(`body.objects: ${where}: a passphrase-wrapped secret in a redacted export`);
+          return sealer.seal(unwrapSecret(keys, value, object.kind, object.id, pathText(path)));
+        }
+        if (value === REDACTED) {
+          const current = live.get(object.id);
+          const kept = current && current.kind === object.kind ? valueAt(current.data, path) : undefined;
+          if (typeof kept === 'string' && kept !== '' && kept !== REDACTED) return Sealer.isSealed(kept) ? kept : sealer.seal(kept);
+          unresolved.push(where);
+          return value;
+        }
+        if (Sealer.isSealed(value)) {
+          try {
+            sealer.open(value);
+            return value;
+          } catch {
+            throw badRequest(`body.objects: ${where}: sealed by another appliance; export with a passphrase to move secrets`);
+          }
+        }
+        return sealer.seal(value); // a plaintext secret typed into the file by hand
+      }, isMarker),
+    }));
+    const scratch = scratchStore(objects, this.context.clock);
+    try {
+      const check = checkConfiguration(scratch.store, this.context.collections, store.kinds);
+      return { document, objects, secrets: { state: document.secrets, count }, unresolved, errors: check.errors, warnings: check.warnings };
+    } finally {
+      scratch.close();
+    }
+  }
+
+  async importPreview(body: Record<string, unknown>) {
+    const prepared = await this.prepareImport(body);
+    const diff = diffConfigurations(this.context.store.snapshot(), prepared.objects, {
+      kinds: this.context.store.kinds, sealer: this.context.sealer, labels: ['current', 'import'],
+    });
+    return {
+      valid: prepared.errors.length === 0 && prepared.unresolved.length === 0,
+      format_version: prepared.document.format_version,
+      app_version: prepared.document.app_version,
+      exported_at: prepared.document.exported_at,
+      source_version: prepared.document.source_version,
+      objects: prepared.objects.length,
+      secrets: prepared.secrets,
+      unresolved_secrets: prepared.unresolved,
+      errors: prepared.errors,
+      warnings: prepared.warnings,
+      diff,
+    };
+  }
+
+  /** Import: all or nothing. Any problem is a 400 before the store is touched; then replace and apply. */
+  async importDocument(body: Record<string, unknown>, actor: Actor, source: VersionSource = 'import', label = 'import'): Promise<{ record: VersionRecord; objects: number }> {
+    let prepared: PreparedImport;
+    try {
+      prepared = await this.prepareImport(body);
+      if (prepared.unresolved.length > 0) {
+        throw badRequest(`import refused: ${prepared.unresolved.length} redacted secret(s) have no counterpart on this appliance (${prepared.unresolved.slice(0, 5).join('; ')}); export with a passphrase instead`);
+      }
+      if (prepared.errors.length > 0) {
+        throw badRequest(`import refused: ${prepared.errors.length} problem(s): ${prepared.errors.slice(0, 5).join('; ')}`);
+      }
+    } catch (error) {
+      this.audit.record({ action: `config.${label}`, outcome: 'failure', actor: actor.name, clientIp: actor.clientIp, details: (error as Error).message });
+      throw error;
+    }
+    const record = await this.replaceAndApply(prepared.objects, {
+      actor: actor.name,
+      comment: `${label} of an export from ${prepared.document.exported_at}${prepared.document.source_version !== null ? ` (version ${prepared.document.source_version} there)` : ''}`,
+      source,
+    });
+    this.audit.record({ action: `config.${label}`, outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `${prepared.objects.length} objects; version ${record.version}` });
+    return { record, objects: prepared.objects.length };
+  }
+}

@@ -1,0 +1,563 @@
+import { parse, stringify } from 'yaml';
+import type { AppContext } from '../../context.js';
+import type { Collection } from '../../http/collection.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { isoTime } from '../../core/clock.js';
+import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import { parseCidr } from '../../net/address.js';
+import { DEFAULT_INSTANCE_ID, Gateway, GatewayHealth, Group, GroupMember, Instance, InstanceMember, Leak, Policy } from './schema.js';
+import { applySample, initialHealth, type HealthState } from './health.js';
+import { compileLeaks, compilePolicies, selectGateways, withoutLabel, type GatewayView, type MemberView } from './compile.js';
+
+interface HealthRow {
+  gateway_id: string; state: HealthState['state']; consec_ok: number; consec_fail: number; rtts: string;
+  last_rtt_ms: number | null; last_jitter_ms: number | null; last_loss_pct: number | null; last_mos: number | null; last_probe_ts: string | null;
+}
+
+const WINDOWS: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
+const ANCHORS = { pbr: 'bulwark-pbr', reply: 'bulwark-mwan-reply', leak: 'bulwark-mwan-leak' } as const;
+
+const policyAliases: Record<string, string> = { failover: 'failover', weighted_lb: 'weighted_lb', weighted: 'weighted_lb', adaptive: 'adaptive', load_balance: 'load_balance', 'load-balance': 'load_balance', lb: 'load_balance' };
+const stickyAliases: Record<string, string> = { none: 'none', src: 'src', five_tuple: 'five_tuple', 'five-tuple': 'five_tuple', '5tuple': 'five_tuple' };
+
+function checkAddress(value: unknown, field: string): void {
+  if (value === undefined || value === null || value === 'any') return;
+  if (!parseCidr(String(value))) throw badRequest(`body.${field}: "${String(value)}" is not an IP address, CIDR or any`);
+}
+
+function percentile(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Multi-WAN: routing instances, gateways with live health, groups, policy routing, leaks and flows. */
+export class MultiWanService {
+  readonly instances: Collection;
+  readonly instanceMembers: Collection;
+  readonly gateways: Collection;
+  readonly groups: Collection;
+  readonly groupMembers: Collection;
+  readonly policies: Collection;
+  readonly leaks: Collection;
+
+  constructor(private readonly context: AppContext) {
+    const declare = context.collections.declare.bind(context.collections);
+    const access = { read: 'multiwan:read', write: 'multiwan:write' } as const;
+    const tags = ['multiwan'];
+    this.instances = declare({
+      kind: 'mw_instance', path: '/api/v1/multiwan/instances', noun: 'routing instance', tags, access, schema: Instance,
+      operations: ['list', 'read', 'update'], unique: ['name', 'fib_number'],
+    });
+    this.instanceMembers = declare({
+      kind: 'mw_instance_member', path: '/api/v1/multiwan/instances/{id}/members', noun: 'instance member', tags, access, schema: InstanceMember,
+      operations: [], references: [{ field: 'instance_id', kind: 'mw_instance' }],
+    });
+    this.gateways = declare({
+      kind: 'mw_gateway', path: '/api/v1/multiwan/gateways', noun: 'gateway', tags, access, schema: Gateway,
+      operations: ['list', 'create', 'read', 'update'], unique: ['name'],
+      references: [{ field: 'instance_id', kind: 'mw_instance' }],
+      computed: { schema: GatewayHealth, add: (object) => this.healthView(object.id) },
+      validate: (data) => {
+        const hop = parseCidr(String(data.next_hop));
+        if (!hop || hop.prefix !== undefined) throw badRequest(`body.next_hop: "${String(data.next_hop)}" is not an IP address`);
+        if ((hop.family === 6) !== (data.ip_version === 'v6')) throw badRequest('body.next_hop does not match ip_version');
+      },
+    });
+    this.groups = declare({
+      kind: 'mw_group', path: '/api/v1/multiwan/groups', noun: 'gateway group', tags, access, schema: Group,
+      operations: ['list', 'read'], unique: ['name'],
+    });
+    this.groupMembers = declare({
+      kind: 'mw_group_member', path: '/api/v1/multiwan/groups/{id}/members', noun: 'group member', tags, access, schema: GroupMember,
+      operations: [], references: [{ field: 'group_id', kind: 'mw_group' }, { field: 'gateway_id', kind: 'mw_gateway' }],
+    });
+    const target = (kind: string, actionKind: string) => ({
+      field: 'target_id', kind, values: (data: ConfigData) => (data.action_kind === actionKind ? [data.target_id] : []),
+    });
+    this.policies = declare({
+      kind: 'mw_policy', path: '/api/v1/multiwan/policies', noun: 'policy', tags, access, schema: Policy,
+      operations: ['list', 'create', 'read', 'update', 'delete'],
+      references: [target('mw_instance', 'set_instance'), target('mw_gateway', 'set_gateway'), target('mw_group', 'set_group')],
+      validate: (data) => {
+        checkAddress(data.src_addr, 'src_addr');
+        checkAddress(data.dst_addr, 'dst_addr');
+        for (const field of ['src_port', 'dst_port']) {
+          if (data[field] !== null && data[field] !== undefined && !/^\d{1,5}(:\d{1,5})?$/.test(String(data[field]))) throw badRequest(`body.${field} must be a port or a range a:b`);
+        }
+      },
+    });
+    this.leaks = declare({
+      kind: 'mw_leak', path: '/api/v1/multiwan/leaks', noun: 'route leak', tags, access, schema: Leak,
+      operations: ['list', 'create'],
+      references: [{ field: 'src_instance_id', kind: 'mw_instance' }, { field: 'dst_instance_id', kind: 'mw_instance' }],
+      validate: (data) => checkAddress(data.prefix, 'prefix'),
+    });
+  }
+
+  private get db() {
+    return this.context.db;
+  }
+
+  // ---- instances -----------------------------------------------------------------------------------
+
+  async createInstance(body: ConfigData): Promise<ConfigObject> {
+    const { net_fibs: netFibs } = await this.context.platform.routing.fibs();
+    if (Number(body.fib_number) >= netFibs) throw badRequest(`body.fib_number must be below the kernel's ${netFibs} routing tables (see POST /multiwan/enable-fibs)`);
+    return this.instances.create({ ...body, status: body.status ?? 'idle' });
+  }
+
+  deleteInstance(id: string): void {
+    if (id === DEFAULT_INSTANCE_ID) throw conflict('the default routing instance cannot be deleted');
+    this.context.store.transaction(() => {
+      const instance = this.instances.find(id);
+      for (const member of this.instanceMembers.objects().filter((m) => m.data.instance_id === id)) this.context.store.remove('mw_instance_member', member.id);
+      this.context.collections.assertNotReferenced(instance);
+      this.context.store.remove('mw_instance', id);
+    });
+  }
+
+  members(instanceId: string) {
+    this.instances.find(instanceId);
+    return this.instanceMembers.objects().filter((m) => m.data.instance_id === instanceId).map((m) => ({ instance_id: instanceId, interface: String(m.data.interface) }));
+  }
+
+  /** Pins an interface to an instance's FIB; an interface belongs to one instance at a time. */
+  async addMember(instanceId: string, name: string) {
+    const instance = this.instances.find(instanceId);
+    await this.context.platform.routing.pinInterface(name, Number(instance.data.fib_number));
+    this.context.store.transaction(() => {
+      for (const member of this.instanceMembers.objects().filter((m) => m.data.interface === name)) this.context.store.remove('mw_instance_member', member.id);
+      this.instanceMembers.create({ instance_id: instanceId, interface: name });
+    });
+    return { instance_id: instanceId, interface: name };
+  }
+
+  async removeMember(instanceId: string, name: string): Promise<void> {
+    this.instances.find(instanceId);
+    const member = this.instanceMembers.objects().find((m) => m.data.instance_id === instanceId && m.data.interface === name);
+    if (!member) throw notFound(`interface ${name} is not a member of instance ${instanceId}`);
+    await this.context.platform.routing.pinInterface(name, 0);
+    this.context.store.remove('mw_instance_member', member.id);
+  }
+
+  async fibs() {
+    const { net_fibs } = await this.context.platform.routing.fibs();
+    return { net_fibs, used: this.instances.objects().map((o) => Number(o.data.fib_number)).sort((a, b) => a - b), simulated: this.context.platform.simulated };
+  }
+
+  async enableFibs(fibs: number, reboot: boolean) {
+    if ((fibs & (fibs - 1)) !== 0) throw badRequest('body.fibs must be a power of two between 2 and 65536');
+    const result = await this.context.platform.routing.enableFibs(fibs, reboot);
+    const message = result.already_enabled ? `${result.net_fibs} routing tables already available` : `${result.net_fibs} routing tables enabled${result.reboot_scheduled ? '; reboot scheduled' : ''}`;
+    return { message, ...result, simulated: this.context.platform.simulated };
+  }
+
+  // ---- gateways and health -------------------------------------------------------------------------
+
+  private healthRow(gatewayId: string): HealthRow | undefined {
+    return this.db.prepare('SELECT * FROM multiwan_gateway_health WHERE gateway_id = ?').get(gatewayId) as HealthRow | undefined;
+  }
+
+  healthView(gatewayId: string) {
+    const row = this.healthRow(gatewayId);
+    return {
+      state: row?.state ?? 'unknown',
+      last_rtt_ms: row?.last_rtt_ms ?? null,
+      last_jitter_ms: row?.last_jitter_ms ?? null,
+      last_loss_pct: row?.last_loss_pct ?? null,
+      last_mos: row?.last_mos ?? null,
+      last_probe_ts: row?.last_probe_ts ?? null,
+    };
+  }
+
+  deleteGateway(id: string): void {
+    this.context.store.transaction(() => {
+      const gateway = this.gateways.find(id);
+      this.context.collections.assertNotReferenced(gateway);
+      this.context.store.remove('mw_gateway', id);
+      this.db.prepare('DELETE FROM multiwan_gateway_health WHERE gateway_id = ?').run(id);
+    });
+  }
+
+  /** Runs one probe: the given sample, or a real one through the platform when none is given. */
+  async probe(id: string, injected?: { success?: boolean; rtt_ms?: number | null; error?: string | null }): Promise<ConfigObject> {
+    const gateway = this.gateways.find(id);
+    const data = gateway.data;
+    let sample: { success: boolean; rtt_ms: number | null; error: string | null };
+    if (injected && injected.success !== undefined) {
+      sample = { success: injected.success, rtt_ms: injected.rtt_ms ?? null, error: injected.error ?? null };
+    } else {
+      const kind = data.monitor_kind as 'icmp' | 'tcp' | 'http' | 'dns';
+      sample = await this.context.platform.routing.probe({
+        kind, target: String(data.monitor_target ?? data.next_hop), interface: String(data.interface),
+        port: (data.monitor_port as number | null) ?? (kind === 'tcp' ? 443 : null), expect: (data.monitor_expect as string | null) ?? null,
+        timeout_ms: Number(data.timeout_ms),
+      });
+    }
+    this.recordSample(gateway, sample);
+    return this.gateways.find(id);
+  }
+
+  private recordSample(gateway: ConfigObject, sample: { success: boolean; rtt_ms: number | null; error: string | null }): void {
+    const row = this.healthRow(gateway.id);
+    const current: HealthState = row ? { ...row, rtts: JSON.parse(row.rtts) as number[] } : initialHealth();
+    const limits = gateway.data as unknown as { consec_fail_down: number; consec_ok_up: number; loss_pct_down: number; loss_pct_up: number };
+    const { next, changed } = applySample(current, sample, limits);
+    const now = isoTime(this.context.clock.now());
+    this.db.transaction(() => {
+      this.db.prepare(`INSERT INTO multiwan_gateway_health (gateway_id, state, consec_ok, consec_fail, rtts, last_rtt_ms, last_jitter_ms, last_loss_pct, last_mos, last_probe_ts)
+        VALUES (@gateway_id, @state, @consec_ok, @consec_fail, @rtts, @last_rtt_ms, @last_jitter_ms, @last_loss_pct, @last_mos, @last_probe_ts)
+        ON CONFLICT (gateway_id) DO UPDATE SET state = excluded.state, consec_ok = excluded.consec_ok, consec_fail = excluded.consec_fail, rtts = excluded.rtts,
+          last_rtt_ms = excluded.last_rtt_ms, last_jitter_ms = excluded.last_jitter_ms, last_loss_pct = excluded.last_loss_pct, last_mos = excluded.last_mos, last_probe_ts = excluded.last_probe_ts`)
+        .run({ gateway_id: gateway.id, ...next, rtts: JSON.stringify(next.rtts), last_probe_ts: now });
+      if (changed) {
+        const snapshot = { rtt_ms: next.last_rtt_ms, jitter_ms: next.last_jitter_ms, loss_pct: next.last_loss_pct, mos: next.last_mos, consec_fail: next.consec_fail, consec_ok: next.consec_ok };
+        this.db.prepare('INSERT INTO multiwan_gateway_events (gateway_id, ts, from_state, to_state, reason, probe_snapshot_json) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(gateway.id, now, current.state, next.state, sample.error, JSON.stringify(snapshot));
+      }
+      // One SLA bucket per minute.
+      const bucket = isoTime(Math.floor(this.context.clock.now() / 60_000) * 60_000);
+      const existing = this.db.prepare('SELECT rtts FROM multiwan_sla_samples WHERE gateway_id = ? AND bucket_ts = ?').get(gateway.id, bucket) as { rtts: string } | undefined;
+      const rtts = existing ? (JSON.parse(existing.rtts) as number[]) : [];
+      if (sample.success && sample.rtt_ms !== null) rtts.push(sample.rtt_ms);
+      this.db.prepare(`INSERT INTO multiwan_sla_samples (gateway_id, bucket_ts, samples, rtts, jitter_sum, failures, mos_sum, mos_count, up_samples, interval_ms)
+        VALUES (@g, @b, 1, @rtts, @jitter, @fail, @mos, @mosCount, @up, @interval)
+        ON CONFLICT (gateway_id, bucket_ts) DO UPDATE SET samples = samples + 1, rtts = @rtts, jitter_sum = jitter_sum + @jitter, failures = failures + @fail,
+          mos_sum = mos_sum + @mos, mos_count = mos_count + @mosCount, up_samples = up_samples + @up, interval_ms = @interval`)
+        .run({
+          g: gateway.id, b: bucket, rtts: JSON.stringify(rtts), jitter: next.last_jitter_ms ?? 0, fail: sample.success ? 0 : 1,
+          mos: sample.success && next.last_mos !== null ? next.last_mos : 0, mosCount: sample.success && next.last_mos !== null ? 1 : 0,
+          up: next.state === 'up' ? 1 : 0, interval: Number(gateway.data.interval_ms),
+        });
+    })();
+  }
+
+  events(id: string) {
+    this.gateways.find(id);
+    return this.db.prepare('SELECT * FROM multiwan_gateway_events WHERE gateway_id = ? ORDER BY id DESC LIMIT 100').all(id);
+  }
+
+  sla(id: string, window: string) {
+    this.gateways.find(id);
+    const since = isoTime(this.context.clock.now() - (WINDOWS[window] ?? WINDOWS['24h']));
+    const rows = this.db.prepare('SELECT * FROM multiwan_sla_samples WHERE gateway_id = ? AND bucket_ts >= ? ORDER BY bucket_ts').all(id, since) as {
+      gateway_id: string; bucket_ts: string; samples: number; rtts: string; jitter_sum: number; failures: number; mos_sum: number; mos_count: number; up_samples: number; interval_ms: number;
+    }[];
+    return rows.map((row) => {
+      const rtts = (JSON.parse(row.rtts) as number[]).sort((a, b) => a - b);
+      const secondsPerSample = Math.max(1, row.interval_ms / 1000);
+      return {
+        gateway_id: row.gateway_id,
+        bucket_ts: row.bucket_ts,
+        samples: row.samples,
+        rtt_avg: rtts.length ? rtts.reduce((a, b) => a + b, 0) / rtts.length : null,
+        rtt_p95: percentile(rtts, 95),
+        rtt_p99: percentile(rtts, 99),
+        jitter_avg: row.samples ? row.jitter_sum / row.samples : null,
+        loss_pct: row.samples ? (row.failures / row.samples) * 100 : 0,
+        mos_avg: row.mos_count ? row.mos_sum / row.mos_count : null,
+        up_seconds: Math.min(60, Math.round(row.up_samples * secondsPerSample)),
+      };
+    });
+  }
+
+  /** Probes every enabled gateway whose interval has elapsed on the service clock (called by the monitor tick). */
+  async monitorTick(): Promise<void> {
+    const now = this.context.clock.now();
+    for (const gateway of this.gateways.objects()) {
+      if (gateway.data.enabled === false) continue;
+      const last = this.healthRow(gateway.id)?.last_probe_ts;
+      const due = (last ? Date.parse(last) : Date.parse(gateway.created_at)) + Number(gateway.data.interval_ms);
+      if (now >= due) await this.probe(gateway.id).catch((error: Error) => this.context.log.debug({ gateway: gateway.id, err: error.message }, 'probe failed'));
+    }
+  }
+
+  // ---- groups ----------------------------------------------------------------------------------------
+
+  private groupFields(body: ConfigData): ConfigData {
+    const { id: _id, created_at: _c, updated_at: _u, ...data } = body;
+    if (data.policy !== undefined) {
+      const policy = policyAliases[String(data.policy).toLowerCase()];
+      if (!policy) throw badRequest('body.policy must be one of: failover, weighted_lb, adaptive, load_balance');
+      data.policy = policy;
+    }
+    if (data.sticky !== undefined) {
+      const sticky = stickyAliases[String(data.sticky).toLowerCase()];
+      if (!sticky) throw badRequest('body.sticky must be one of: none, src, five_tuple');
+      data.sticky = sticky;
+    }
+    return data;
+  }
+
+  createGroup(body: ConfigData): ConfigObject {
+    return this.groups.create(this.groupFields(body));
+  }
+
+  updateGroup(id: string, body: ConfigData): ConfigObject {
+    return this.groups.update(id, this.groupFields(body));
+  }
+
+  deleteGroup(id: string): void {
+    this.context.store.transaction(() => {
+      const group = this.groups.find(id);
+      for (const member of this.groupMembers.objects().filter((m) => m.data.group_id === id)) this.context.store.remove('mw_group_member', member.id);
+      this.context.collections.assertNotReferenced(group);
+      this.context.store.remove('mw_group', id);
+    });
+  }
+
+  groupMemberViews(groupId?: string): MemberView[] {
+    return this.groupMembers.objects()
+      .filter((m) => groupId === undefined || m.data.group_id === groupId)
+      .map((m) => ({ group_id: String(m.data.group_id), gateway_id: String(m.data.gateway_id), tier: Number(m.data.tier), weight: Number(m.data.weight) }))
+      .sort((a, b) => a.tier - b.tier || b.weight - a.weight);
+  }
+
+  listGroupMembers(groupId: string) {
+    this.groups.find(groupId);
+    return this.groupMemberViews(groupId);
+  }
+
+  /** Adds a gateway to a group, or changes its tier and weight when it is already a member. */
+  upsertGroupMember(groupId: string, body: { gateway_id: string; tier: number; weight: number }) {
+    this.groups.find(groupId);
+    const existing = this.groupMembers.objects().find((m) => m.data.group_id === groupId && m.data.gateway_id === body.gateway_id);
+    const data = { group_id: groupId, gateway_id: body.gateway_id, tier: body.tier, weight: body.weight };
+    if (existing) this.groupMembers.update(existing.id, data);
+    else this.groupMembers.create(data);
+    return data;
+  }
+
+  removeGroupMember(groupId: string, gatewayId: string): void {
+    this.groups.find(groupId);
+    const existing = this.groupMembers.objects().find((m) => m.data.group_id === groupId && m.data.gateway_id === gatewayId);
+    if (!existing) throw notFound(`gateway ${gatewayId} is not a member of group ${groupId}`);
+    this.context.store.remove('mw_group_member', existing.id);
+  }
+
+  private gatewayViews(): Map<string, GatewayView> {
+    return new Map(this.gateways.objects().map((o) => [o.id, { ...o.data, id: o.id, ...this.healthView(o.id) } as GatewayView]));
+  }
+
+  activeGateways(groupId: string) {
+    const group = this.groups.find(groupId);
+    const { selection, gateways } = selectGateways(group.data, this.groupMemberViews(groupId), this.gatewayViews());
+    return { selection, gateways };
+  }
+
+  // ---- policies --------------------------------------------------------------------------------------
+
+  reorderPolicies(ids: string[]): number {
+    const known = new Set(this.policies.objects().map((o) => o.id));
+    const unknown = ids.find((id) => !known.has(id));
+    if (unknown) throw notFound(`policy ${unknown} not found`);
+    if (new Set(ids).size !== ids.length) throw badRequest('body.policy_ids contains duplicates');
+    this.context.store.transaction(() => {
+      ids.forEach((id, index) => this.policies.update(id, { priority: index + 1 }));
+    });
+    return ids.length;
+  }
+
+  duplicatePolicy(id: string): ConfigObject {
+    const source = this.policies.find(id);
+    return this.policies.create({ ...source.data, name: `${String(source.data.name)}-copy`.slice(0, 64), priority: Math.min(65535, Number(source.data.priority) + 1), status: 'disabled' });
+  }
+
+  togglePolicy(id: string, enabled: boolean): ConfigObject {
+    return this.policies.update(id, { status: enabled ? 'active' : 'disabled' });
+  }
+
+  private compileInput(policies: (ConfigData & { id: string })[]) {
+    return {
+      policies,
+      instances: new Map(this.instances.objects().map((o) => [o.id, o.data])),
+      gateways: this.gatewayViews(),
+      groups: new Map(this.groups.objects().map((o) => [o.id, o.data])),
+      members: this.groupMemberViews(),
+    };
+  }
+
+  compile() {
+    const policies = compilePolicies(this.compileInput(this.policies.objects().map((o) => ({ ...o.data, id: o.id }))));
+    const instances = new Map(this.instances.objects().map((o) => [o.id, o.data]));
+    const leaks = compileLeaks(this.leaks.objects().map((o) => ({ ...o.data, id: o.id })), instances);
+    return { policies, leaks };
+  }
+
+  /** Compiles every anchor and loads them through the platform. */
+  async apply() {
+    const { policies, leaks } = this.compile();
+    const text = (lines: string[]) => lines.join('\n') + (lines.length ? '\n' : '');
+    await this.context.platform.routing.loadAnchors({ [ANCHORS.pbr]: text(policies.pbr), [ANCHORS.reply]: text(policies.reply), [ANCHORS.leak]: text(leaks) });
+    return { message: 'policy-routing anchors reloaded', rules: policies.pbr.length + policies.reply.length + leaks.length };
+  }
+
+  /**
+   * Dry run: compiles the proposed policies against the current objects and compares with the current compile
+   * by meaning (labels stripped), so an unchanged rule is neither new nor removed. Nothing is applied.
+   */
+  async preview(proposed: ConfigData[]) {
+    const validation: { severity: 'info' | 'warning' | 'error'; message: string }[] = [];
+    const candidates = proposed.map((policy, index) => {
+      const data: ConfigData = { status: 'active', ip_version: 'both', src_addr: 'any', dst_addr: 'any', protocol: 'any', iface_in: null, src_port: null, dst_port: null, ...policy };
+      for (const [field, kind, actionKind] of [['target_id', 'mw_instance', 'set_instance'], ['target_id', 'mw_gateway', 'set_gateway'], ['target_id', 'mw_group', 'set_group']] as const) {
+        if (data.action_kind === actionKind && !this.context.store.get(kind, String(data[field]))) {
+          validation.push({ severity: 'error', message: `policy ${index} (${String(data.name)}): ${actionKind} target ${String(data[field])} does not exist` });
+        }
+      }
+      return { ...data, id: String(policy.id ?? `proposed-${index}`) } as ConfigData & { id: string };
+    });
+    const current = compilePolicies(this.compileInput(this.policies.objects().map((o) => ({ ...o.data, id: o.id })))).pbr;
+    const next = compilePolicies(this.compileInput(candidates)).pbr;
+    const currentSet = new Set(current.map(withoutLabel));
+    const nextSet = new Set(next.map(withoutLabel));
+    const newRules = next.filter((line) => !currentSet.has(withoutLabel(line)));
+    const removedRules = current.filter((line) => !nextSet.has(withoutLabel(line)));
+    const instances = new Map(this.instances.objects().map((o) => [o.id, o.data]));
+    let strand = false;
+    for (const policy of candidates) {
+      if (policy.status !== 'active' || policy.action_kind !== 'set_instance') continue;
+      const instance = instances.get(String(policy.target_id));
+      if (instance && instance.mgmt_reachable !== true && (policy.src_addr === 'any' || policy.src_addr === '0.0.0.0/0')) {
+        strand = true;
+        validation.push({ severity: 'error', message: `policy "${String(policy.name)}" sends all sources to instance "${String(instance.name)}", which cannot reach management` });
+      }
+    }
+    if (![...instances.values()].some((i) => i.mgmt_reachable === true)) validation.push({ severity: 'warning', message: 'no routing instance is marked management-reachable' });
+    const flows = newRules.length > 0 ? await this.context.platform.routing.flows(50) : [];
+    return {
+      new_rules: newRules,
+      removed_rules: removedRules,
+      affected_flows: flows.map((flow) => ({ src: flow.src, dst: flow.dst, protocol: flow.protocol, current_iface: flow.iface, future_iface: null, bytes: flow.bytes })),
+      would_strand_mgmt: strand,
+      validation,
+    };
+  }
+
+  // ---- leaks -----------------------------------------------------------------------------------------
+
+  deleteLeak(id: string): void {
+    const leak = this.leaks.find(id);
+    const dst = this.context.store.get('mw_instance', String(leak.data.dst_instance_id));
+    if (dst?.data.mgmt_reachable === true) throw conflict('this leak keeps a management escape (its destination is management-reachable) and cannot be deleted');
+    this.leaks.remove(id);
+  }
+
+  /** For every instance except the default, a bidirectional leak back to the default instance; idempotent. */
+  seedMgmtLeaks(): number {
+    let created = 0;
+    this.context.store.transaction(() => {
+      for (const instance of this.instances.objects()) {
+        if (instance.id === DEFAULT_INSTANCE_ID) continue;
+        const exists = this.leaks.objects().some((l) => l.data.src_instance_id === instance.id && l.data.dst_instance_id === DEFAULT_INSTANCE_ID && l.data.prefix === 'any' && l.data.protocol === 'any');
+        if (exists) continue;
+        this.leaks.create({ name: `${String(instance.data.name)}-mgmt-escape`.slice(0, 64), src_instance_id: instance.id, dst_instance_id: DEFAULT_INSTANCE_ID, prefix: 'any', protocol: 'any', ports: null, direction: 'bidirectional', enabled: true });
+        created++;
+      }
+    });
+    return created;
+  }
+
+  // ---- flows -----------------------------------------------------------------------------------------
+
+  async flows() {
+    const flows = await this.context.platform.routing.flows(500);
+    return flows.map(({ id, protocol, src, dst, iface, rtable, bytes, age_secs }) => ({ id, protocol, src, dst, iface, rtable, bytes, age_secs }));
+  }
+
+  async migrate(label: string) {
+    return { killed: await this.context.platform.routing.killStates(label) };
+  }
+
+  // ---- export / import -------------------------------------------------------------------------------
+
+  private recordsOf(collection: Collection) {
+    return collection.objects().map((o) => ({ id: o.id, ...o.data, created_at: o.created_at, updated_at: o.updated_at }));
+  }
+
+  exportDocument() {
+    return {
+      instances: this.recordsOf(this.instances),
+      instance_members: this.instanceMembers.objects().map((o) => o.data),
+      gateways: this.recordsOf(this.gateways),
+      groups: this.recordsOf(this.groups),
+      group_members: this.groupMemberViews(),
+      policies: this.recordsOf(this.policies),
+      leaks: this.recordsOf(this.leaks),
+    };
+  }
+
+  exportYaml(): string {
+    return `# Bulwark multi-WAN configuration\n${stringify(this.exportDocument())}`;
+  }
+
+  /**
+   * Imports an exported document (YAML text or the same object): upsert by id, management-reachable instances
+   * left alone, group and instance members replaced for the groups and instances it names. All or nothing.
+   */
+  importDocument(input: { yaml?: string } & Record<string, unknown>) {
+    let document: Record<string, unknown>;
+    if (typeof input.yaml === 'string') {
+      try {
+        document = parse(input.yaml) as Record<string, unknown>;
+      } catch (error) {
+        throw badRequest(`body.yaml is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+      }
+    } else {
+      document = input;
+    }
+    if (!document || typeof document !== 'object') throw badRequest('body must be a multi-WAN document');
+    const list = (key: string) => {
+      const value = document[key] ?? [];
+      if (!Array.isArray(value)) throw badRequest(`body.${key} must be a list`);
+      return value as ConfigData[];
+    };
+    const counts = { instances: 0, gateways: 0, groups: 0, policies: 0, leaks: 0 };
+    this.context.store.transaction(() => {
+      const upsert = (collection: Collection, key: keyof typeof counts, item: ConfigData, index: number) => {
+        const { id, created_at: _c, updated_at: _u, ...data } = item;
+        try {
+          if (typeof id === 'string' && this.context.store.get(collection.kind, id)) collection.update(id, data);
+          else if (typeof id === 'string') this.context.store.insert(collection.kind, {}, id) && collection.update(id, data);
+          else collection.create(data);
+        } catch (error) {
+          throw badRequest(`${key}[${index}]: ${(error as Error).message}`);
+        }
+        counts[key]++;
+      };
+      list('instances').forEach((item, i) => {
+        const existing = typeof item.id === 'string' ? this.context.store.get('mw_instance', item.id) : undefined;
+        if (item.mgmt_reachable === true || existing?.data.mgmt_reachable === true) return;
+        upsert(this.instances, 'instances', item, i);
+      });
+      list('gateways').forEach((item, i) => upsert(this.gateways, 'gateways', item, i));
+      list('groups').forEach((item, i) => upsert(this.groups, 'groups', { ...this.groupFields(item), id: item.id }, i));
+      const groupMembers = list('group_members');
+      for (const groupId of new Set(groupMembers.map((m) => String(m.group_id)))) {
+        for (const member of this.groupMembers.objects().filter((m) => m.data.group_id === groupId)) this.context.store.remove('mw_group_member', member.id);
+      }
+      groupMembers.forEach((member, i) => {
+        try {
+          this.groupMembers.create({ group_id: member.group_id, gateway_id: member.gateway_id, tier: member.tier ?? 1, weight: member.weight ?? 1 });
+        } catch (error) {
+          throw badRequest(`group_members[${i}]: ${(error as Error).message}`);
+        }
+      });
+      const instanceMembers = list('instance_members');
+      instanceMembers.forEach((member, i) => {
+        for (const old of this.instanceMembers.objects().filter((m) => m.data.interface === member.interface)) this.context.store.remove('mw_instance_member', old.id);
+        try {
+          this.instanceMembers.create({ instance_id: member.instance_id, interface: member.interface });
+        } catch (error) {
+          throw badRequest(`instance_members[${i}]: ${(error as Error).message}`);
+        }
+      });
+      list('policies').forEach((item, i) => upsert(this.policies, 'policies', item, i));
+      list('leaks').forEach((item, i) => upsert(this.leaks, 'leaks', item, i));
+    });
+    return {
+      message: `imported ${counts.instances} instances, ${counts.gateways} gateways, ${counts.groups} groups, ${counts.policies} policies, ${counts.leaks} leaks`,
+      ...counts,
+    };
+  }
+}

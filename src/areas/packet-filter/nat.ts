@@ -1,0 +1,157 @@
+/** The /nat collection (wire-format.md §3.6): snat, dnat, masquerade and binat; an explicit order. */
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { badRequest } from '../../core/errors.js';
+import type { Collection } from '../../http/collection.js';
+import { StringEnum } from '../../http/schema-helpers.js';
+import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import { parseAddress } from '../../compile/firewall-model.js';
+import type { NatData, NatType } from '../../compile/firewall-types.js';
+import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema } from './schemas.js';
+import { addressFamily, aliasNameOf, checkPortObject, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
+import { normalisedWriteRoutes } from './write-routes.js';
+import { requireAddressAlias } from './aliases.js';
+
+export const NAT_KIND = 'nat';
+const TYPE_INPUTS: Record<string, NatType> = { snat: 'snat', dnat: 'dnat', rdr: 'dnat', masquerade: 'masquerade', masq: 'masquerade', binat: 'binat' };
+
+export const NatSchema = Type.Object({
+  nat_type: StringEnum(['snat', 'dnat', 'masquerade', 'binat']),
+  interface: Type.String(),
+  protocol: ProtocolSchema,
+  src_addr: Type.String(),
+  src_port: NullablePortRange,
+  dst_addr: Type.String(),
+  dst_port: NullablePortRange,
+  redirect: Type.Object({ address: Type.String(), port: NullablePortRange }, { additionalProperties: false }),
+  label: Nullable(Type.String()),
+  status: StatusSchema,
+  static_port: Type.Boolean(),
+});
+
+function requestSchema(create: boolean) {
+  return Type.Object({
+    nat_type: Type.String({ description: 'snat, dnat (also rdr), masquerade (also masq), binat' }),
+    interface: Type.String(),
+    protocol: Type.String(),
+    redirect_addr: Type.Optional(Type.String()),
+    src_addr: Type.Optional(Type.String()),
+    dst_addr: Type.Optional(Type.String()),
+    src_port_start: OptionalNullable(Port()),
+    src_port_end: OptionalNullable(Port()),
+    dst_port_start: OptionalNullable(Port()),
+    dst_port_end: OptionalNullable(Port()),
+    redirect_port_start: OptionalNullable(Port()),
+    redirect_port_end: OptionalNullable(Port()),
+    src_port: Type.Optional(NullablePortRange),
+    dst_port: Type.Optional(NullablePortRange),
+    redirect: Type.Optional(Type.Object({ address: Type.Optional(Type.String()), port: Type.Optional(NullablePortRange) }, { additionalProperties: false })),
+    label: OptionalNullable(Type.String()),
+    status: Type.Optional(StatusSchema),
+    static_port: Type.Optional(Type.Boolean()),
+    af_to_dst: OptionalNullable(Type.String()),
+    id: Type.Optional(Type.String()),
+    created_at: Type.Optional(Type.String()),
+    updated_at: Type.Optional(Type.String()),
+  }, { required: create ? ['nat_type', 'interface', 'protocol'] : [], additionalProperties: false });
+}
+
+const has = (body: Record<string, unknown>, key: string) => Object.prototype.hasOwnProperty.call(body, key);
+const isSingleAddress = (address: string) => {
+  const parsed = parseAddress(address);
+  return parsed?.kind === 'block' && parsed.cidr.prefix === (parsed.family === 4 ? 32 : 128) && !address.includes('/');
+};
+
+function toStoredNat(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
+  const nat: NatData = existing
+    ? structuredClone(existing.data as unknown as NatData)
+    : { nat_type: 'masquerade', interface: '', protocol: 'any', src_addr: 'any', src_port: null, dst_addr: 'any', dst_port: null, redirect: { address: 'any', port: null }, label: null, status: 'active', static_port: false };
+  if (has(body, 'nat_type')) {
+    const input = (body.nat_type as string).toLowerCase();
+    if (input === 'nat64' || input === 'nat46') throw badRequest(`body.nat_type: ${input} is not supported (nftables has no address-family translation)`);
+    const type = TYPE_INPUTS[input];
+    if (!type) throw badRequest('body.nat_type must be one of: snat, dnat, masquerade, binat');
+    nat.nat_type = type;
+  }
+  if (has(body, 'interface')) {
+    const iface = normaliseInterface(body.interface as string);
+    if (!iface) throw badRequest('body.interface is required');
+    nat.interface = iface;
+  }
+  if (has(body, 'protocol')) nat.protocol = normaliseProtocol(body.protocol as string);
+  const redirect = (body.redirect ?? {}) as { address?: string; port?: NatData['src_port'] };
+  if (redirect.address !== undefined) nat.redirect.address = normaliseAddress(redirect.address, 'redirect.address');
+  if (redirect.port !== undefined) { checkPortObject(redirect.port, 'redirect.port'); nat.redirect.port = redirect.port; }
+  if (body.src_port !== undefined) { checkPortObject(body.src_port as NatData['src_port'], 'src_port'); nat.src_port = body.src_port as NatData['src_port']; }
+  if (body.dst_port !== undefined) { checkPortObject(body.dst_port as NatData['dst_port'], 'dst_port'); nat.dst_port = body.dst_port as NatData['dst_port']; }
+  if (has(body, 'redirect_addr')) nat.redirect.address = normaliseAddress(body.redirect_addr as string, 'redirect_addr');
+  if (has(body, 'src_addr')) nat.src_addr = normaliseAddress(body.src_addr as string, 'src_addr');
+  if (has(body, 'dst_addr')) nat.dst_addr = normaliseAddress(body.dst_addr as string, 'dst_addr');
+  for (const side of ['src_port', 'dst_port', 'redirect_port'] as const) {
+    if (has(body, `${side}_start`) || has(body, `${side}_end`)) {
+      const range = portRange(body[`${side}_start`] as number | null, body[`${side}_end`] as number | null, side);
+      if (side === 'redirect_port') nat.redirect.port = range;
+      else nat[side] = range;
+    }
+  }
+  if (has(body, 'label')) nat.label = normaliseLabel(body.label as string | null);
+  if (has(body, 'status')) nat.status = body.status as NatData['status'];
+  if (has(body, 'static_port')) nat.static_port = body.static_port as boolean;
+  if (body.af_to_dst !== undefined && body.af_to_dst !== null && body.af_to_dst !== '') {
+    throw badRequest('body.af_to_dst: address-family translation (nat64/nat46) is not supported');
+  }
+  if (!nat.interface) throw badRequest('body.interface is required');
+  checkNat(nat);
+  return nat as unknown as ConfigData;
+}
+
+function checkNat(nat: NatData): void {
+  if ((nat.src_port || nat.dst_port || nat.redirect.port) && !portsAllowed(nat.protocol)) {
+    throw badRequest(`body.${nat.dst_port ? 'dst_port_start' : nat.src_port ? 'src_port_start' : 'redirect_port_start'}: ports need protocol tcp, udp or tcp/udp (protocol is ${nat.protocol})`);
+  }
+  if (nat.redirect.port && nat.redirect.port.start !== nat.redirect.port.end) {
+    throw badRequest('body.redirect_port_end: the redirect port must be a single port (every matched port is sent to it)');
+  }
+  const families = [nat.src_addr, nat.dst_addr].map(addressFamily).filter(Boolean);
+  if (families.length === 2 && families[0] !== families[1]) throw badRequest('body.dst_addr: source and destination address families differ');
+  if (nat.nat_type === 'masquerade') {
+    if (nat.redirect.address !== 'any') throw badRequest('body.redirect_addr: masquerade translates to the interface address; leave it empty or any');
+    if (nat.redirect.port) throw badRequest('body.redirect_port_start: masquerade takes no redirect port');
+    return;
+  }
+  if (!isSingleAddress(nat.redirect.address)) throw badRequest(`body.redirect_addr must be a single IPv4 or IPv6 address for ${nat.nat_type}`);
+  const family = addressFamily(nat.redirect.address)!;
+  if (families.some((f) => f !== family)) throw badRequest(`body.redirect_addr: IPv${family} target for IPv${families[0]} addresses`);
+  if (nat.nat_type === 'dnat' && !nat.dst_port && !nat.redirect.port) {
+    throw badRequest('body.dst_port_start: a dnat rule needs a destination port or a redirect port');
+  }
+  if (nat.nat_type === 'binat') {
+    if (!isSingleAddress(nat.src_addr)) throw badRequest('body.src_addr must be the single inside address for binat');
+    if (nat.src_port || nat.dst_port || nat.redirect.port) throw badRequest('body.dst_port_start: binat maps whole addresses; ports are not allowed');
+  }
+}
+
+export function declareNat(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+  const collection = context.collections.declare({
+    kind: NAT_KIND, path: '/api/v1/nat', noun: 'NAT rule', tags: ['nat'],
+    access: { read: 'nat:read', write: 'nat:write' },
+    schema: NatSchema,
+    // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
+    operations: ['list', 'read', 'delete'],
+    references: [
+      { field: 'src_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf(d.src_addr as string)].filter(Boolean) },
+      { field: 'dst_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf(d.dst_addr as string)].filter(Boolean) },
+    ],
+    validate: (data, ctx) => {
+      requireAddressAlias(ctx.store, data.src_addr as string, 'src_addr');
+      requireAddressAlias(ctx.store, data.dst_addr as string, 'dst_addr');
+    },
+  });
+  return {
+    collection,
+    routes: () => [
+      ...collection.routes(),
+      ...normalisedWriteRoutes(collection, { createBody: requestSchema(true), updateBody: requestSchema(false), toStored: toStoredNat }),
+    ],
+  };
+}

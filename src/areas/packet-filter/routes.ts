@@ -1,0 +1,228 @@
+/** The packet-filter area: rules, aliases, schedules, NAT, reload, pending and its stream. */
+import { Type } from 'typebox';
+import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
+import { badRequest, HttpError } from '../../core/errors.js';
+import { Singleton } from '../../http/singleton.js';
+import { Uuid } from '../../http/schema-helpers.js';
+import type { RouteSpec } from '../../http/route.js';
+import { CompileError } from '../../compile/firewall-model.js';
+import { nftSystemLines } from '../../compile/nftables.js';
+import { pfSystemLines } from '../../compile/pf.js';
+import { SseHub } from '../../live/sse.js';
+import { declareRules, RULE_KIND } from './rules.js';
+import { declareAliases } from './aliases.js';
+import { declareSchedules } from './schedules.js';
+import { declareNat, NAT_KIND } from './nat.js';
+import { PacketFilterService } from './service.js';
+import { SETTINGS_KIND } from './snapshot.js';
+
+const ReorderBody = Type.Object({ rule_ids: Type.Array(Uuid(), { maxItems: 100_000 }) }, { additionalProperties: false });
+const ReorderResult = Type.Object({ message: Type.String(), count: Type.Integer() });
+const Lines = Type.Array(Type.String());
+const Changes = Type.Object({ added: Type.Array(Type.String()), changed: Type.Array(Type.String()), removed: Type.Array(Type.String()) });
+const Pending = Type.Object({
+  firewall: Type.Boolean(),
+  nat: Type.Boolean(),
+  changes: Type.Object({ rules: Changes, aliases: Changes, schedules: Changes, nat: Changes, settings: Changes }),
+  applied_at: Type.Union([Type.String(), Type.Null()]),
+});
+const ReloadResult = Type.Object({
+  message: Type.String(), version: Type.Union([Type.Integer(), Type.Null()]), applied_at: Type.String(), dialect: Type.String(), rules: Type.Integer(), nat_rules: Type.Integer(),
+});
+
+/** Checks that ids is a complete permutation of the kind's objects; 400 names what is wrong. */
+function assertPermutation(context: AppContext, kind: string, ids: readonly string[], noun: string): void {
+  const existing = new Set(context.store.list(kind).map((o) => o.id));
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) throw badRequest(`body.rule_ids lists ${noun} ${id} twice`);
+    seen.add(id);
+    if (!existing.has(id)) throw badRequest(`body.rule_ids: unknown ${noun} ${id}`);
+  }
+  const missing = [...existing].filter((id) => !seen.has(id));
+  if (missing.length) {
+    throw badRequest(`body.rule_ids must list every ${noun} exactly once; missing ${missing.length}: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
+  }
+}
+
+/** New complete rule order: each rule's priority becomes its position, in one transaction. */
+export function reorderRules(context: AppContext, ids: readonly string[]): void {
+  assertPermutation(context, RULE_KIND, ids, 'rule');
+  const { store } = context;
+  store.transaction(() => {
+    const byId = new Map(store.list(RULE_KIND).map((o) => [o.id, o]));
+    ids.forEach((id, index) => {
+      const rule = byId.get(id)!;
+      if (rule.data.priority !== index) store.update(RULE_KIND, id, { ...rule.data, priority: index });
+    });
+    store.reorder(RULE_KIND, ids);
+  });
+}
+
+/** One service and stream hub per app (tests run several apps in one process). */
+const running = new WeakMap<AppContext, { service: PacketFilterService; hub: SseHub }>();
+
+/** The packet-filter service of an app (for areas that show counters or pending state, and for tests). */
+export function packetFilterService(context: AppContext): PacketFilterService | undefined {
+  return running.get(context)?.service;
+}
+
+export const packetFilterArea: Area = {
+  name: 'packet-filter',
+  routes(context) {
+    const aliases = declareAliases(context);
+    const schedules = declareSchedules(context);
+    const rules = declareRules(context);
+    const nat = declareNat(context);
+    const blockLogging = new Singleton({
+      kind: SETTINGS_KIND, path: '/api/v1/rules/block-logging', noun: 'block logging', tags: ['rules'],
+      access: { read: 'rules:read', write: 'rules:write' },
+      schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
+    }, context.store, context.sealer);
+    const pf = new PacketFilterService(context, blockLogging);
+    const streams = new SseHub();
+    running.set(context, { service: pf, hub: streams });
+    pf.subscribe((report) => streams.broadcast(report));
+    // Configuration events (applied, saved, commit-confirm started / confirmed / rolled back) are announced
+    // on the pending stream too, under their topic as the SSE event name.
+    context.events.on('*', (event) => {
+      if (event.topic.startsWith('config.')) streams.broadcast({ ...event.payload, at: event.at }, event.topic);
+    });
+
+    // The packet filter is one applier of the configuration: POST /reload, restore, import and the
+    // commit-confirm rollback all apply through the coordinator, which records a version on success.
+    let lastReload: Extract<Awaited<ReturnType<PacketFilterService['reload']>>, { ok: true }> | undefined;
+    context.apply.register(
+      'packet_filter',
+      async () => {
+        const outcome = await pf.reload();
+        if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
+        lastReload = outcome;
+      },
+      {
+        check: async () => {
+          try {
+            const compiled = pf.compile(pf.storedSnapshot());
+            const result = await context.platform.packetFilter.check({ dialect: compiled.dialect, text: compiled.text });
+            return result.ok
+              ? { errors: [], info: [`${compiled.ruleCount} rules and ${compiled.natCount} NAT rules compile to ${compiled.dialect} and pass its check`] }
+              : { errors: [`${compiled.dialect} refused the ruleset: ${result.message}`] };
+          } catch (error) {
+            if (error instanceof CompileError) return { errors: [`does not compile: ${error.message}`] };
+            throw error;
+          }
+        },
+      },
+    );
+
+    const compiledOr409 = <T>(produce: () => T): T => {
+      try {
+        return produce();
+      } catch (error) {
+        if (error instanceof CompileError) throw new HttpError(409, `the stored configuration does not compile: ${error.message}`);
+        throw error;
+      }
+    };
+
+    const routes: RouteSpec[] = [
+      ...rules.routes(),
+      {
+        method: 'PUT', path: '/api/v1/rules/reorder', access: 'rules:write', tags: ['rules'],
+        summary: 'Give all rules a new complete order (priority = position), atomically',
+        schema: { body: ReorderBody, response: { 200: ReorderResult } },
+        handler: (request) => {
+          const ids = (request.body as { rule_ids: string[] }).rule_ids;
+          reorderRules(context, ids);
+          return { message: `${ids.length} rules reordered`, count: ids.length };
+        },
+      },
+      ...blockLogging.routes(),
+      {
+        method: 'GET', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
+        summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
+        schema: { response: { 200: Lines } },
+        handler: () => {
+          const config = pf.configFor(pf.storedSnapshot());
+          if (context.platform.packetFilter.dialect === 'pf') return pfSystemLines(config);
+          return [
+            '# chain filter_in (prerouting, after destination NAT); default policy: accept',
+            ...nftSystemLines(config, 'in'),
+            '# chain filter_out (postrouting, after source NAT); default policy: accept',
+            ...nftSystemLines(config, 'out'),
+          ];
+        },
+      },
+      ...schedules.routes(),
+      ...aliases.routes(),
+      ...nat.routes(),
+      {
+        method: 'PUT', path: '/api/v1/nat/reorder', access: 'nat:write', tags: ['nat'],
+        summary: 'Give all NAT rules a new complete order, atomically',
+        schema: { body: ReorderBody, response: { 200: ReorderResult } },
+        handler: (request) => {
+          const ids = (request.body as { rule_ids: string[] }).rule_ids;
+          assertPermutation(context, NAT_KIND, ids, 'NAT rule');
+          context.store.reorder(NAT_KIND, ids);
+          return { message: `${ids.length} NAT rules reordered`, count: ids.length };
+        },
+      },
+      {
+        method: 'GET', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
+        summary: 'The compiled NAT part of the stored configuration (pf anchor text, or nftables NAT chains on Linux)',
+        schema: { response: { 200: Lines } },
+        handler: () => compiledOr409(() => pf.compile(pf.storedSnapshot()).natLines),
+      },
+      {
+        method: 'POST', path: '/api/v1/reload', access: 'rules:write', tags: ['status'],
+        summary: 'Compile the stored configuration and apply it atomically; on failure the previous ruleset stays',
+        schema: { response: { 200: ReloadResult } },
+        handler: async (request) => {
+          const actor = request.identity?.username ?? 'unknown';
+          try {
+            const { version } = await context.apply.applyAll(actor, 'reload');
+            const { ok: _ok, ...result } = lastReload!;
+            audit(context, actor, request.ip, 'success', `applied ${result.rules} rules, ${result.nat_rules} NAT rules as version ${version?.version}`);
+            return { message: 'Changes applied successfully', version: version?.version ?? null, ...result };
+          } catch (error) {
+            audit(context, actor, request.ip, 'failure', (error as Error).message);
+            throw error;
+          }
+        },
+      },
+      {
+        method: 'GET', path: '/api/v1/pending', access: 'dashboard:view', tags: ['status'],
+        summary: 'What is stored but not yet applied: per kind, the ids added, changed and removed',
+        schema: { response: { 200: Pending } },
+        handler: () => pf.pending(),
+      },
+      {
+        method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'],
+        summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s',
+        handler: (request, reply) => {
+          // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
+          const report = pf.pending();
+          streams.open(request, reply).send(report);
+        },
+      },
+    ];
+    return routes;
+  },
+  async start(context) {
+    const area = running.get(context);
+    area?.service.start();
+    await area?.service.restoreApplied();
+  },
+  beforeClose(context) {
+    running.get(context)?.hub.closeAll();
+  },
+  stop(context) {
+    running.get(context)?.service.stop();
+  },
+};
+
+function audit(context: AppContext, actor: string | null, ip: string, outcome: string, details: string): void {
+  context.db
+    .prepare('INSERT INTO audit_log (at, category, action, actor, client_ip, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    .run(new Date(context.clock.now()).toISOString(), 'packet_filter', 'reload', actor, ip, outcome, details);
+}

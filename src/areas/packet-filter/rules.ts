@@ -1,0 +1,218 @@
+/** The /rules collection: wire-format.md §3.2, full validation, priority order kept in the store's positions. */
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { badRequest } from '../../core/errors.js';
+import type { Collection } from '../../http/collection.js';
+import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import type { PortRange, RuleData, StateOptions } from '../../compile/firewall-types.js';
+import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
+import { ACTION_INPUTS, addressFamily, aliasNameOf, checkPortObject, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
+import { normalisedWriteRoutes } from './write-routes.js';
+import { requireAddressAlias } from './aliases.js';
+
+export const RULE_KIND = 'rule';
+export const DEFAULT_PRIORITY = 100;
+
+const StateOptionsSchema = Type.Object({
+  tracking: StringEnum(TRACKING_VALUES),
+  policy: Nullable(StringEnum(['if_bound', 'floating'])),
+  adaptive_timeouts: Nullable(Type.Object({ start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
+  timeout_tcp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
+  timeout_udp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
+  timeout_icmp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
+}, { additionalProperties: false });
+
+const RuleMatchSchema = Type.Object({
+  src_addr: Type.String(),
+  src_port: NullablePortRange,
+  dst_addr: Type.String(),
+  dst_port: NullablePortRange,
+}, { additionalProperties: false });
+
+/** The stored record (wire-format.md §3.2). */
+export const RuleSchema = Type.Object({
+  priority: Type.Integer({ minimum: 0, maximum: 10000 }),
+  action: StringEnum(['pass', 'block', 'blockdrop', 'blockreturn']),
+  direction: StringEnum(['in', 'out', 'any']),
+  ip_version: StringEnum(['inet', 'inet6', 'both']),
+  interface: Nullable(Type.String()),
+  protocol: ProtocolSchema,
+  rule_match: RuleMatchSchema,
+  src_invert: Type.Boolean(),
+  dst_invert: Type.Boolean(),
+  log: Type.Boolean(),
+  quick: Type.Boolean(),
+  label: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  gateway: Nullable(Type.String()),
+  state_options: StateOptionsSchema,
+  status: StatusSchema,
+  schedule_id: Nullable(Type.String()),
+});
+
+/** The request: flat fields as the reference's clients send them, or the nested record read back. */
+function requestSchema(create: boolean) {
+  const properties = {
+    action: Type.String({ description: `one of ${ACTION_INPUTS.join(', ')}` }),
+    direction: StringEnum(['in', 'out', 'any']),
+    protocol: Type.String({ description: 'tcp, udp, icmp, icmp6, tcp/udp (also tcpudp, tcp+udp), esp, ah, gre, any' }),
+    src_addr: Type.Optional(Type.String()),
+    dst_addr: Type.Optional(Type.String()),
+    src_port_start: OptionalNullable(Port()),
+    src_port_end: OptionalNullable(Port()),
+    dst_port_start: OptionalNullable(Port()),
+    dst_port_end: OptionalNullable(Port()),
+    interface: OptionalNullable(Type.String()),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+    ip_version: Type.Optional(StringEnum(['inet', 'inet6', 'both'])),
+    src_invert: Type.Optional(Type.Boolean()),
+    dst_invert: Type.Optional(Type.Boolean()),
+    log: Type.Optional(Type.Boolean()),
+    quick: Type.Optional(Type.Boolean()),
+    label: OptionalNullable(Type.String()),
+    description: OptionalNullable(Type.String()),
+    gateway: OptionalNullable(Type.String()),
+    state_tracking: Type.Optional(StringEnum(TRACKING_VALUES)),
+    state_options: Type.Optional(Type.Partial(StateOptionsSchema)),
+    rule_match: Type.Optional(Type.Partial(RuleMatchSchema)),
+    status: Type.Optional(StatusSchema),
+    schedule_id: OptionalNullable(Uuid()),
+    id: Type.Optional(Type.String()),
+    created_at: Type.Optional(Type.String()),
+    updated_at: Type.Optional(Type.String()),
+  };
+  return Type.Object(properties, { required: create ? ['action', 'direction', 'protocol'] : [], additionalProperties: false });
+}
+
+const DEFAULT_STATE: StateOptions = { tracking: 'keep_state', policy: null, adaptive_timeouts: null, timeout_tcp: null, timeout_udp: null, timeout_icmp: null };
+
+function defaults(priority: number): RuleData {
+  return {
+    priority, action: 'pass', direction: 'any', ip_version: 'both', interface: null, protocol: 'any',
+    rule_match: { src_addr: 'any', src_port: null, dst_addr: 'any', dst_port: null },
+    src_invert: false, dst_invert: false, log: false, quick: true, label: null, description: null, gateway: null,
+    state_options: { ...DEFAULT_STATE }, status: 'active', schedule_id: null,
+  };
+}
+
+const has = (body: Record<string, unknown>, key: string) => Object.prototype.hasOwnProperty.call(body, key);
+
+/** A new rule without a priority goes last: after every rule, and never before the default 100. */
+function nextPriority(rules: readonly ConfigObject[]): number {
+  let highest = DEFAULT_PRIORITY;
+  for (const rule of rules) highest = Math.max(highest, (rule.data as unknown as RuleData).priority);
+  return highest;
+}
+
+function toStoredRule(body: Record<string, unknown>, existing: ConfigObject | undefined, rules: readonly ConfigObject[]): ConfigData {
+  const base: RuleData = existing ? structuredClone(existing.data as unknown as RuleData) : defaults(nextPriority(rules));
+  const rule = base;
+  if (has(body, 'action')) rule.action = normaliseAction(body.action as string);
+  if (has(body, 'direction')) rule.direction = body.direction as RuleData['direction'];
+  if (has(body, 'protocol')) rule.protocol = normaliseProtocol(body.protocol as string);
+  if (has(body, 'priority')) rule.priority = body.priority as number;
+  if (has(body, 'ip_version')) rule.ip_version = body.ip_version as RuleData['ip_version'];
+  if (has(body, 'interface')) rule.interface = normaliseInterface(body.interface as string | null);
+  for (const flag of ['src_invert', 'dst_invert', 'log', 'quick'] as const) if (has(body, flag)) rule[flag] = body[flag] as boolean;
+  if (has(body, 'label')) rule.label = normaliseLabel(body.label as string | null);
+  if (has(body, 'description')) rule.description = normaliseDescription(body.description as string | null);
+  if (has(body, 'gateway')) {
+    const gateway = body.gateway as string | null;
+    // Policy routing belongs to multi-WAN; accepting a gateway here and not routing by it would mislead.
+    if (gateway !== null && gateway !== '') throw badRequest('body.gateway is not supported on rules; route by policy with /multiwan/policies');
+    rule.gateway = null;
+  }
+  if (has(body, 'status')) rule.status = body.status as RuleData['status'];
+  if (has(body, 'schedule_id')) rule.schedule_id = (body.schedule_id as string | null) || null;
+
+  // Matching: the nested record form first, the flat request fields win.
+  const match = (body.rule_match ?? {}) as Partial<RuleData['rule_match']>;
+  if (match.src_addr !== undefined) rule.rule_match.src_addr = normaliseAddress(match.src_addr, 'rule_match.src_addr');
+  if (match.dst_addr !== undefined) rule.rule_match.dst_addr = normaliseAddress(match.dst_addr, 'rule_match.dst_addr');
+  if (match.src_port !== undefined) { checkPortObject(match.src_port, 'rule_match.src_port'); rule.rule_match.src_port = match.src_port; }
+  if (match.dst_port !== undefined) { checkPortObject(match.dst_port, 'rule_match.dst_port'); rule.rule_match.dst_port = match.dst_port; }
+  if (has(body, 'src_addr')) rule.rule_match.src_addr = normaliseAddress(body.src_addr as string, 'src_addr');
+  if (has(body, 'dst_addr')) rule.rule_match.dst_addr = normaliseAddress(body.dst_addr as string, 'dst_addr');
+  if (has(body, 'src_port_start') || has(body, 'src_port_end')) {
+    rule.rule_match.src_port = portRange(body.src_port_start as number | null, body.src_port_end as number | null, 'src_port');
+  }
+  if (has(body, 'dst_port_start') || has(body, 'dst_port_end')) {
+    rule.rule_match.dst_port = portRange(body.dst_port_start as number | null, body.dst_port_end as number | null, 'dst_port');
+  }
+
+  if (body.state_options) rule.state_options = { ...rule.state_options, ...(body.state_options as Partial<StateOptions>) };
+  if (has(body, 'state_tracking')) rule.state_options.tracking = body.state_tracking as StateOptions['tracking'];
+  checkRule(rule);
+  return rule as unknown as ConfigData;
+}
+
+/** Invariants across fields; each error names the field a client should change. */
+function checkRule(rule: RuleData): void {
+  const m = rule.rule_match;
+  const hasPorts = (p: PortRange | null) => p !== null;
+  if ((hasPorts(m.src_port) || hasPorts(m.dst_port)) && !portsAllowed(rule.protocol)) {
+    throw badRequest(`body.${hasPorts(m.dst_port) ? 'dst_port_start' : 'src_port_start'}: ports need protocol tcp, udp or tcp/udp (protocol is ${rule.protocol})`);
+  }
+  if (rule.src_invert && m.src_addr === 'any') throw badRequest('body.src_invert: "not any" matches nothing; give a source address');
+  if (rule.dst_invert && m.dst_addr === 'any') throw badRequest('body.dst_invert: "not any" matches nothing; give a destination address');
+  const src = addressFamily(m.src_addr);
+  const dst = addressFamily(m.dst_addr);
+  if (src && dst && src !== dst) throw badRequest(`body.dst_addr: IPv${dst} destination with an IPv${src} source`);
+  const family = src ?? dst;
+  if (family && rule.ip_version !== 'both' && (rule.ip_version === 'inet' ? 4 : 6) !== family) {
+    throw badRequest(`body.ip_version: ${rule.ip_version} does not match the IPv${family} address`);
+  }
+  if (rule.protocol === 'icmp' && (rule.ip_version === 'inet6' || family === 6)) throw badRequest('body.protocol: icmp is IPv4; use icmp6 for IPv6');
+  if (rule.protocol === 'icmp6' && (rule.ip_version === 'inet' || family === 4)) throw badRequest('body.protocol: icmp6 is IPv6; use icmp for IPv4');
+  const adaptive = rule.state_options.adaptive_timeouts;
+  if (adaptive && adaptive.start >= adaptive.end) throw badRequest('body.state_options.adaptive_timeouts.start must be less than end');
+  if (rule.action !== 'pass' && rule.state_options.tracking !== 'keep_state' && rule.state_options.tracking !== 'none') {
+    throw badRequest('body.state_tracking: state options apply to pass rules only');
+  }
+  if (rule.state_options.tracking === 'synproxy_state' && rule.protocol !== 'tcp') throw badRequest('body.state_tracking: synproxy_state needs protocol tcp');
+}
+
+/** Keeps the store's positions in evaluation order: priority ascending, earlier position first among equals. */
+export function sortRulesByPriority(context: AppContext): void {
+  const rules = context.store.list(RULE_KIND);
+  const sorted = [...rules].sort((a, b) => (a.data.priority as number) - (b.data.priority as number) || a.position - b.position);
+  if (sorted.some((rule, index) => rule !== rules[index])) context.store.reorder(RULE_KIND, sorted.map((r) => r.id));
+}
+
+export function declareRules(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+  const collection = context.collections.declare({
+    kind: RULE_KIND, path: '/api/v1/rules', noun: 'rule', tags: ['rules'],
+    access: { read: 'rules:read', write: 'rules:write' },
+    schema: RuleSchema,
+    // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
+    operations: ['list', 'read', 'delete'],
+    references: [
+      { field: 'src_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf((d.rule_match as RuleData['rule_match']).src_addr)].filter(Boolean) },
+      { field: 'dst_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf((d.rule_match as RuleData['rule_match']).dst_addr)].filter(Boolean) },
+      { field: 'schedule_id', kind: 'schedule' },
+    ],
+    validate: (data, ctx) => {
+      const match = data.rule_match as RuleData['rule_match'];
+      requireAddressAlias(ctx.store, match.src_addr, 'src_addr');
+      requireAddressAlias(ctx.store, match.dst_addr, 'dst_addr');
+    },
+  });
+  return {
+    collection,
+    routes: () => [
+      ...collection.routes(),
+      ...normalisedWriteRoutes(collection, {
+        createBody: requestSchema(true),
+        updateBody: requestSchema(false),
+        toStored: (body, existing) => toStoredRule(body, existing, context.store.list(RULE_KIND)),
+        around: (write) => context.store.transaction(() => {
+          const result = write();
+          sortRulesByPriority(context);
+          return result;
+        }),
+      }),
+    ],
+  };
+}
+

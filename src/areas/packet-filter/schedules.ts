@@ -1,0 +1,84 @@
+/** The /schedules collection (wire-format.md §3.5): comma-joined time ranges and weekdays. */
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { badRequest } from '../../core/errors.js';
+import type { Collection } from '../../http/collection.js';
+import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import { parseTimeRange } from '../../compile/firewall-model.js';
+import { WEEKDAYS, type ScheduleData } from '../../compile/firewall-types.js';
+import { Nullable, OptionalNullable } from './schemas.js';
+import { normaliseDescription } from './values.js';
+import { normalisedWriteRoutes } from './write-routes.js';
+
+export const SCHEDULE_KIND = 'schedule';
+
+export const ScheduleSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  description: Nullable(Type.String()),
+  time_ranges: Type.String({ minLength: 1 }),
+  days_of_week: Type.String({ minLength: 1 }),
+  enabled: Type.Boolean(),
+});
+
+const StringOrList = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 64 })]);
+
+function requestSchema(create: boolean) {
+  return Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    description: OptionalNullable(Type.String()),
+    time_ranges: StringOrList,
+    days_of_week: Type.Optional(StringOrList),
+    enabled: Type.Optional(Type.Boolean()),
+    id: Type.Optional(Type.String()),
+    created_at: Type.Optional(Type.String()),
+    updated_at: Type.Optional(Type.String()),
+  }, { required: create ? ['name', 'time_ranges'] : [], additionalProperties: false });
+}
+
+const joined = (value: string | string[]) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter(Boolean);
+
+function toStoredSchedule(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
+  const schedule: ScheduleData = existing
+    ? { ...(existing.data as unknown as ScheduleData) }
+    : { name: '', description: null, time_ranges: '', days_of_week: WEEKDAYS.join(','), enabled: true };
+  if (body.name !== undefined) schedule.name = (body.name as string).trim();
+  if (!schedule.name) throw badRequest('body.name must not be empty');
+  if (body.description !== undefined) schedule.description = normaliseDescription(body.description as string | null);
+  if (body.time_ranges !== undefined) {
+    const ranges = joined(body.time_ranges as string | string[]);
+    if (ranges.length === 0) throw badRequest('body.time_ranges must hold at least one range HH:MM-HH:MM');
+    ranges.forEach((range, index) => {
+      if (!parseTimeRange(range)) throw badRequest(`body.time_ranges.${index}: "${range}" is not a range HH:MM-HH:MM (hours 0-23, minutes 0-59)`);
+      if (parseTimeRange(range)!.start === parseTimeRange(range)!.end) throw badRequest(`body.time_ranges.${index}: "${range}" is empty`);
+    });
+    schedule.time_ranges = ranges.join(',');
+  }
+  if (body.days_of_week !== undefined) {
+    const days = joined(body.days_of_week as string | string[]).map((d) => d.toLowerCase());
+    if (days.length === 0) throw badRequest('body.days_of_week must name at least one day');
+    days.forEach((day, index) => {
+      if (!WEEKDAYS.includes(day as never)) throw badRequest(`body.days_of_week.${index} must be one of: ${WEEKDAYS.join(', ')}`);
+    });
+    schedule.days_of_week = [...new Set(days)].join(',');
+  }
+  if (body.enabled !== undefined) schedule.enabled = body.enabled as boolean;
+  return schedule as unknown as ConfigData;
+}
+
+export function declareSchedules(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+  const collection = context.collections.declare({
+    kind: SCHEDULE_KIND, path: '/api/v1/schedules', noun: 'schedule', tags: ['rules'],
+    access: { read: 'rules:read', write: 'rules:write' },
+    schema: ScheduleSchema,
+    // endpoints.tsv lists no GET /schedules/{id}; create and update come from normalisedWriteRoutes.
+    operations: ['list', 'delete'],
+    unique: ['name'],
+  });
+  return {
+    collection,
+    routes: () => [
+      ...collection.routes(),
+      ...normalisedWriteRoutes(collection, { createBody: requestSchema(true), updateBody: requestSchema(false), toStored: toStoredSchedule }),
+    ],
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * Reload (compile the stored configuration and apply it atomically), pending (stored vs last applied), and
+ * schedule re-application: the logic between the routes and the platform.
+ */
+import type { AppContext } from '../../context.js';
+import { isoTime } from '../../core/clock.js';
+import { compileNftables } from '../../compile/nftables.js';
+import { compilePf } from '../../compile/pf.js';
+import type { CompiledRuleset } from '../../compile/compiled.js';
+import { CompileError, localTime } from '../../compile/firewall-model.js';
+import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData } from '../../compile/firewall-types.js';
+import { outboundFetch } from '../../net/outbound.js';
+import { parseAddress } from '../../compile/firewall-model.js';
+import type { Singleton } from '../../http/singleton.js';
+import { AppliedStore, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+
+/** NFLOG group that blocked (and logged) packets are sent to; ulogd2 or the blocked-traffic reader listens. */
+export const NFLOG_GROUP = 1;
+const SCHEDULE_CHECK_MS = 60_000;
+
+export type ReloadOutcome =
+  | { ok: true; applied_at: string; dialect: string; rules: number; nat_rules: number }
+  | { ok: false; status: 409 | 503; error: string };
+
+export class PacketFilterService {
+  readonly applied: AppliedStore;
+  private readonly listeners = new Set<(report: PendingReport) => void>();
+  private report: PendingReport | undefined;
+  private reportText = '';
+  private recomputeQueued = false;
+  private serial: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  /** Last successfully fetched url_table contents, used when a source cannot be reached. */
+  private readonly urlTables = new Map<string, string[]>();
+
+  constructor(
+    private readonly context: AppContext,
+    private readonly blockLogging: Singleton,
+  ) {
+    this.applied = new AppliedStore(context.db);
+  }
+
+  settings(): Record<string, unknown> {
+    return { block_logging: this.blockLogging.read().enabled as boolean };
+  }
+
+  storedSnapshot(): FilterSnapshot {
+    return takeSnapshot(this.context.store, this.settings());
+  }
+
+  configFor(snapshot: FilterSnapshot, now = this.context.clock.now()): FirewallConfig {
+    const cast = <T>(kind: keyof FilterSnapshot['objects']) => snapshot.objects[kind].map((o) => ({ id: o.id, data: o.data as unknown as T }));
+    return {
+      rules: cast<RuleData>('rule'),
+      aliases: cast<AliasData>('alias'),
+      schedules: cast<ScheduleData>('schedule'),
+      nat: cast<NatData>('nat'),
+      settings: { block_logging: snapshot.settings.block_logging !== false },
+      system: { api: { host: this.context.config.host, port: this.context.config.port }, antiLockoutInterfaces: [], nflogGroup: NFLOG_GROUP },
+      time: localTime(now),
+      urlTables: Object.fromEntries(this.urlTables),
+    };
+  }
+
+  compile(snapshot: FilterSnapshot, dialect = this.context.platform.packetFilter.dialect): CompiledRuleset {
+    const config = this.configFor(snapshot);
+    return dialect === 'pf' ? compilePf(config) : compileNftables(config);
+  }
+
+  /** Compiles the stored configuration and applies it in one transaction; one reload at a time. */
+  reload(): Promise<ReloadOutcome> {
+    const run = this.serial.then(() => this.reloadNow());
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  private async reloadNow(): Promise<ReloadOutcome> {
+    const snapshot = this.storedSnapshot();
+    await this.fetchUrlTables(snapshot);
+    let compiled: CompiledRuleset;
+    try {
+      compiled = this.compile(snapshot);
+    } catch (error) {
+      if (!(error instanceof CompileError)) throw error;
+      return { ok: false, status: 409, error: `reload failed: the configuration does not compile (${error.message}); the previous ruleset stays in force` };
+    }
+    const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+    if (!result.ok) {
+      const who = result.stage === 'check' ? `${compiled.dialect} refused the ruleset` : result.stage === 'apply' ? 'the kernel refused the ruleset' : 'the packet filter could not be reached';
+      return {
+        ok: false,
+        status: result.stage === 'unavailable' ? 503 : 409,
+        error: `reload failed: ${who}; the previous ruleset stays in force: ${result.message}`,
+      };
+    }
+    const appliedAt = isoTime(this.context.clock.now());
+    this.applied.write(snapshot, appliedAt, compiled.dialect, compiled.text);
+    this.queueRecompute();
+    return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount };
+  }
+
+  /** Fetches url_table sources through the outbound guard; keeps the last good copy when one fails. */
+  private async fetchUrlTables(snapshot: FilterSnapshot): Promise<void> {
+    for (const { data } of snapshot.objects.alias) {
+      const alias = data as unknown as AliasData;
+      if (alias.alias_type !== 'url_table' || !alias.enabled) continue;
+      const addresses: string[] = [];
+      let failed = false;
+      for (const url of alias.entries) {
+        try {
+          const response = await outboundFetch(url, {}, { timeoutMs: 30_000 });
+          if (!response.ok) throw new Error(`HTTP ${response.status}`);
+          for (const line of (await response.text()).split('\n')) {
+            const entry = line.replace(/[#;].*$/, '').trim();
+            const parsed = entry ? parseAddress(entry) : undefined;
+            if (parsed && (parsed.kind === 'block' || parsed.kind === 'range')) addresses.push(entry);
+          }
+        } catch (error) {
+          failed = true;
+          this.context.log.warn({ alias: alias.name, url, err: (error as Error).message }, 'url_table source could not be fetched; keeping the last good copy');
+        }
+      }
+      if (!failed || !this.urlTables.has(alias.name)) this.urlTables.set(alias.name, addresses);
+    }
+  }
+
+  /** What is stored but not applied, per kind. */
+  pending(): PendingReport {
+    if (!this.report || this.recomputeQueued) this.recompute();
+    return this.report!;
+  }
+
+  subscribe(listener: (report: PendingReport) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private recompute(): void {
+    this.recomputeQueued = false;
+    const { snapshot, appliedAt } = this.applied.read();
+    const report = pendingReport(this.storedSnapshot(), snapshot, appliedAt);
+    const text = JSON.stringify(report);
+    const changed = text !== this.reportText;
+    this.report = report;
+    this.reportText = text;
+    if (changed) for (const listener of this.listeners) listener(report);
+  }
+
+  /** Store writes come in bursts (a reorder touches every rule): recompute once, after the burst. */
+  private queueRecompute(): void {
+    if (this.recomputeQueued) return;
+    this.recomputeQueued = true;
+    setImmediate(() => {
+      if (this.recomputeQueued) this.recompute();
+    });
+  }
+
+  /**
+   * Schedules are enforced by re-application: the applied configuration is recompiled for the current local
+   * time, and loaded again when that changes which scheduled rules are in force.
+   */
+  async applySchedules(): Promise<boolean> {
+    const { snapshot, ruleset } = this.applied.read();
+    if (ruleset === null || !snapshot.objects.rule.some((r) => r.data.schedule_id)) return false;
+    const run = this.serial.then(async () => {
+      const current = this.applied.read();
+      const compiled = this.compile(current.snapshot);
+      if (compiled.text === current.ruleset) return false;
+      const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+      if (!result.ok) {
+        this.context.log.error({ message: result.message }, 'schedule re-application refused; the previous ruleset stays in force');
+        return false;
+      }
+      this.applied.write(current.snapshot, current.appliedAt ?? isoTime(this.context.clock.now()), compiled.dialect, compiled.text);
+      return true;
+    });
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  start(): void {
+    this.unsubscribe = this.context.store.onChange((change) => {
+      if (change.kind === '*' || change.kind === 'pf_settings' || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
+    });
+    this.timer = setInterval(() => {
+      this.applySchedules().catch((error: unknown) => this.context.log.error({ err: error }, 'schedule re-application failed'));
+    }, SCHEDULE_CHECK_MS);
+    this.timer.unref();
+  }
+
+  /** After a restart the kernel may hold nothing: load the last applied configuration again. */
+  async restoreApplied(): Promise<void> {
+    const { snapshot, ruleset } = this.applied.read();
+    if (ruleset === null) return;
+    const run = this.serial.then(async () => {
+      await this.fetchUrlTables(snapshot);
+      const compiled = this.compile(snapshot);
+      const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+      if (!result.ok) this.context.log.error({ message: result.message }, 'could not load the last applied ruleset at start');
+    });
+    this.serial = run.catch(() => undefined);
+    await run.catch((error: unknown) => this.context.log.error({ err: error }, 'could not load the last applied ruleset at start'));
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    clearInterval(this.timer);
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The packet-filter part of the configuration as one value, and what differs between two of them:
+ * "pending" is the difference between the stored configuration and the last applied one.
+ */
+import type { Db } from '../../store/database.js';
+import type { ConfigStore } from '../../store/config-store.js';
+
+/** Configuration kinds the packet filter compiles, and their names in pending reports. */
+export const PENDING_KINDS = { rule: 'rules', alias: 'aliases', schedule: 'schedules', nat: 'nat' } as const;
+export type FilterKind = keyof typeof PENDING_KINDS;
+export const SETTINGS_KIND = 'pf_settings';
+
+export interface SnapshotObject {
+  id: string;
+  data: Record<string, unknown>;
+}
+
+export interface FilterSnapshot {
+  objects: Record<FilterKind, SnapshotObject[]>;
+  settings: Record<string, unknown>;
+}
+
+export interface KindChanges {
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
+export interface PendingReport {
+  /** Rules, aliases, schedules or block logging differ from what is applied. */
+  firewall: boolean;
+  /** NAT rules differ from what is applied. */
+  nat: boolean;
+  changes: Record<(typeof PENDING_KINDS)[FilterKind] | 'settings', KindChanges>;
+  /** When the applied configuration was loaded; null before the first reload. */
+  applied_at: string | null;
+}
+
+export function takeSnapshot(store: ConfigStore, settings: Record<string, unknown>): FilterSnapshot {
+  const objects = {} as FilterSnapshot['objects'];
+  for (const kind of Object.keys(PENDING_KINDS) as FilterKind[]) {
+    objects[kind] = store.list(kind).map((o) => ({ id: o.id, data: o.data }));
+  }
+  return { objects, settings };
+}
+
+/** Before the first reload nothing is applied: no objects, and the settings' defaults. */
+export const emptySnapshot = (): FilterSnapshot => ({ objects: { rule: [], alias: [], schedule: [], nat: [] }, settings: { block_logging: true } });
+
+// Serialising 10,000 stored rules on every check would dominate; stored data objects are replaced, never
+// mutated, on update, so their text can be remembered by identity.
+const serialised = new WeakMap<object, string>();
+function textOf(data: Record<string, unknown>): string {
+  let text = serialised.get(data);
+  if (text === undefined) {
+    text = JSON.stringify(data);
+    serialised.set(data, text);
+  }
+  return text;
+}
+
+/** Ids whose relative order changed: everything outside a longest increasing run of old positions. */
+function moved(commonInNewOrder: string[], oldIndex: Map<string, number>): Set<string> {
+  const positions = commonInNewOrder.map((id) => oldIndex.get(id)!);
+  const tails: number[] = [];
+  const tailIndex: number[] = [];
+  const previous = new Array<number>(positions.length).fill(-1);
+  positions.forEach((value, i) => {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (tails[mid] < value) lo = mid + 1;
+      else hi = mid;
+    }
+    tails[lo] = value;
+    tailIndex[lo] = i;
+    previous[i] = lo > 0 ? tailIndex[lo - 1] : -1;
+  });
+  const keep = new Set<string>();
+  for (let i = tails.length ? tailIndex[tails.length - 1] : -1; i >= 0; i = previous[i]) keep.add(commonInNewOrder[i]);
+  return new Set(commonInNewOrder.filter((id) => !keep.has(id)));
+}
+
+export function diffKind(stored: SnapshotObject[], applied: SnapshotObject[], ordered: boolean): KindChanges {
+  const appliedById = new Map(applied.map((o, index) => [o.id, { o, index }]));
+  const storedIds = new Set(stored.map((o) => o.id));
+  const added: string[] = [];
+  const changed: string[] = [];
+  const common: string[] = [];
+  for (const object of stored) {
+    const before = appliedById.get(object.id);
+    if (!before) {
+      added.push(object.id);
+      continue;
+    }
+    common.push(object.id);
+    if (textOf(object.data) !== textOf(before.o.data)) changed.push(object.id);
+  }
+  if (ordered) {
+    const reordered = moved(common, new Map([...appliedById].map(([id, { index }]) => [id, index])));
+    const already = new Set(changed);
+    for (const id of common) if (reordered.has(id) && !already.has(id)) changed.push(id);
+  }
+  const removed = applied.filter((o) => !storedIds.has(o.id)).map((o) => o.id);
+  return { added, changed, removed };
+}
+
+export function pendingReport(stored: FilterSnapshot, applied: FilterSnapshot, appliedAt: string | null): PendingReport {
+  const changes = {} as PendingReport['changes'];
+  for (const [kind, name] of Object.entries(PENDING_KINDS) as [FilterKind, (typeof PENDING_KINDS)[FilterKind]][]) {
+    changes[name] = diffKind(stored.objects[kind], applied.objects[kind], kind === 'rule' || kind === 'nat');
+  }
+  const settingsChanged = JSON.stringify(stored.settings) !== JSON.stringify(applied.settings);
+  changes.settings = { added: [], changed: settingsChanged ? ['block-logging'] : [], removed: [] };
+  const any = (c: KindChanges) => c.added.length + c.changed.length + c.removed.length > 0;
+  return {
+    firewall: any(changes.rules) || any(changes.aliases) || any(changes.schedules) || any(changes.settings),
+    nat: any(changes.nat),
+    changes,
+    applied_at: appliedAt,
+  };
+}
+
+/** The last applied configuration, kept in its own table (pf_applied, migration 10). */
+export class AppliedStore {
+  private cached: { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  read(): { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } {
+    if (!this.cached) {
+      const row = this.db.prepare('SELECT applied_at, snapshot, ruleset FROM pf_applied WHERE id = 1').get() as
+        | { applied_at: string; snapshot: string; ruleset: string }
+        | undefined;
+      this.cached = row
+        ? { snapshot: JSON.parse(row.snapshot) as FilterSnapshot, appliedAt: row.applied_at, ruleset: row.ruleset }
+        : { snapshot: emptySnapshot(), appliedAt: null, ruleset: null };
+    }
+    return this.cached;
+  }
+
+  write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO pf_applied (id, applied_at, dialect, snapshot, ruleset) VALUES (1, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET applied_at = excluded.applied_at, dialect = excluded.dialect,
+           snapshot = excluded.snapshot, ruleset = excluded.ruleset`,
+      )
+      .run(appliedAt, dialect, JSON.stringify(snapshot), ruleset);
+    this.cached = { snapshot, appliedAt, ruleset };
+  }
+}

@@ -1,0 +1,98 @@
+import { stringify } from 'yaml';
+import type { ConfigData } from '../../store/config-store.js';
+
+/** Parses a stored JSON-in-a-string field; the collections validated it, so a failure means "empty". */
+export function jsonField<T>(value: unknown, fallback: T): T {
+  if (typeof value !== 'string' || value.trim() === '') return fallback;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Entry points of a router: a JSON array, or (as TCP pages send) a comma-separated list. */
+export function entryPointNames(value: unknown): string[] {
+  if (typeof value !== 'string' || value.trim() === '') return [];
+  if (value.trim().startsWith('[')) return jsonField<unknown[]>(value, []).map(String);
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+export interface ProxyModel {
+  config: ConfigData;
+  entrypoints: ConfigData[];
+  httpRouters: ConfigData[];
+  httpServices: ConfigData[];
+  httpMiddlewares: ConfigData[];
+  tcpRouters: ConfigData[];
+  tcpServices: ConfigData[];
+  udpRouters: ConfigData[];
+  udpServices: ConfigData[];
+  tlsCerts: ConfigData[];
+  tlsOptions: ConfigData[];
+  certResolvers: ConfigData[];
+}
+
+const on = (items: ConfigData[]) => items.filter((item) => item.enabled !== false);
+const byName = <T>(items: ConfigData[], build: (item: ConfigData) => T): Record<string, T> =>
+  Object.fromEntries(items.map((item) => [String(item.name), build(item)]));
+
+function router(item: ConfigData, withMiddlewares: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = { rule: item.rule, service: item.service };
+  const entryPoints = entryPointNames(item.entry_points);
+  if (entryPoints.length > 0) out.entryPoints = entryPoints;
+  if (withMiddlewares) {
+    const middlewares = jsonField<string[]>(item.middlewares, []);
+    if (middlewares.length > 0) out.middlewares = middlewares;
+  }
+  if (Number(item.priority) > 0) out.priority = item.priority;
+  if (item.tls_json !== null && item.tls_json !== undefined) out.tls = jsonField(item.tls_json, {});
+  return out;
+}
+
+/**
+ * The proxy's file-provider configuration (Traefik-compatible schema, one YAML document): enabled rows of every
+ * collection, TLS material and resolvers always, plus the global log, access-log, metrics and API settings.
+ */
+export function renderProxyConfig(model: ProxyModel): string {
+  const { config } = model;
+  const document: Record<string, unknown> = {
+    log: { level: String(config.log_level).toUpperCase() },
+  };
+  if (config.access_log_enabled) document.accessLog = { filePath: config.access_log_path, format: config.access_log_format };
+  const entryPoints = byName(on(model.entrypoints), (item) => ({ ...jsonField<Record<string, unknown>>(item.config_json, {}), address: item.address }));
+  if (config.metrics_enabled) {
+    entryPoints.metrics = { address: config.metrics_address };
+    document.metrics = { prometheus: { entryPoint: 'metrics' } };
+  }
+  if (config.api_dashboard) document.api = { dashboard: true };
+  if (Object.keys(entryPoints).length > 0) document.entryPoints = entryPoints;
+  const section = (routers: ConfigData[], services: ConfigData[], middlewares: ConfigData[] | null, withMiddlewares: boolean) => {
+    const out: Record<string, unknown> = {};
+    if (on(routers).length) out.routers = byName(on(routers), (item) => router(item, withMiddlewares));
+    if (on(services).length) out.services = byName(on(services), (item) => ({ [String(item.service_type)]: jsonField(item.config_json, {}) }));
+    if (middlewares && on(middlewares).length) out.middlewares = byName(on(middlewares), (item) => ({ [String(item.middleware_type)]: jsonField(item.config_json, {}) }));
+    return Object.keys(out).length ? out : undefined;
+  };
+  const http = section(model.httpRouters, model.httpServices, model.httpMiddlewares, true);
+  const tcp = section(model.tcpRouters, model.tcpServices, null, false);
+  const udp = section(model.udpRouters.map((r) => ({ ...r, rule: undefined, tls_json: null })), model.udpServices, null, false);
+  if (http) document.http = http;
+  if (tcp) document.tcp = tcp;
+  if (udp) {
+    // UDP routers have no rule.
+    for (const value of Object.values((udp.routers ?? {}) as Record<string, Record<string, unknown>>)) delete value.rule;
+    document.udp = udp;
+  }
+  const tls: Record<string, unknown> = {};
+  if (model.tlsCerts.length) {
+    tls.certificates = model.tlsCerts.map((item) => {
+      const stores = jsonField<string[]>(item.stores_json, []);
+      return { certFile: item.cert_file, keyFile: item.key_file, ...(stores.length ? { stores } : {}) };
+    });
+  }
+  if (model.tlsOptions.length) tls.options = byName(model.tlsOptions, (item) => jsonField(item.config_json, {}));
+  if (Object.keys(tls).length) document.tls = tls;
+  if (model.certResolvers.length) document.certificatesResolvers = byName(model.certResolvers, (item) => jsonField(item.config_json, {}));
+  return `# Generated by Bulwark; edits are overwritten on apply.\n${stringify(document, { sortMapEntries: false })}`;
+}

@@ -1,0 +1,111 @@
+import { Type } from 'typebox';
+import { StringEnum } from '../../http/schema-helpers.js';
+
+const name = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'letters, digits, . _ -' });
+const jsonObject = (description: string, defaultValue?: string) =>
+  Type.String({ maxLength: 65536, description: `JSON object as a string: ${description}`, ...(defaultValue !== undefined ? { default: defaultValue } : {}) });
+const jsonArray = (description: string) => Type.String({ maxLength: 65536, default: '[]', description: `JSON array as a string: ${description}` });
+const enabled = Type.Boolean({ default: true });
+
+export const Entrypoint = Type.Object({
+  name,
+  address: Type.String({ minLength: 1, maxLength: 128, description: 'e.g. ":443" or "0.0.0.0:80/udp"' }),
+  config_json: jsonObject('merged into entryPoints.<name>', '{}'),
+  enabled,
+});
+
+export const HttpRouter = Type.Object({
+  name,
+  rule: Type.String({ minLength: 1, maxLength: 4096, description: 'router rule, e.g. Host(`example.org`)' }),
+  service: Type.String({ minLength: 1, maxLength: 128, description: 'an HTTP service name (or name@provider)' }),
+  entry_points: jsonArray('entrypoint names'),
+  middlewares: jsonArray('HTTP middleware names, in order'),
+  priority: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 0 }),
+  tls_json: Type.Union([Type.String({ maxLength: 65536 }), Type.Null()], { default: null, description: 'JSON object: certResolver, options, domains' }),
+  enabled,
+});
+
+export const ServiceTypes = ['loadBalancer', 'weighted', 'mirroring', 'failover'] as const;
+export const HttpService = Type.Object({
+  name,
+  service_type: StringEnum(ServiceTypes),
+  config_json: jsonObject('the service body, e.g. {"servers":[{"url":"http://10.0.0.5:8080"}]}'),
+  enabled,
+});
+
+export const MiddlewareTypes = [
+  'rateLimit', 'inFlightReq', 'ipAllowList', 'ipDenyList', 'basicAuth', 'digestAuth', 'forwardAuth', 'jwt', 'headers',
+  'passTLSClientCert', 'contentType', 'compress', 'redirectScheme', 'redirectRegex', 'stripPrefix', 'stripPrefixRegex',
+  'addPrefix', 'replacePath', 'replacePathRegex', 'retry', 'circuitBreaker', 'buffering', 'chain', 'grpcWeb', 'errors',
+] as const;
+export const HttpMiddleware = Type.Object({
+  name,
+  middleware_type: StringEnum(MiddlewareTypes),
+  config_json: jsonObject('the middleware body'),
+  enabled,
+});
+
+export const TcpRouter = Type.Object({
+  name,
+  rule: Type.String({ minLength: 1, maxLength: 4096, description: 'e.g. HostSNI(`*`)' }),
+  service: Type.String({ minLength: 1, maxLength: 128 }),
+  entry_points: Type.String({ maxLength: 4096, default: '[]', description: 'JSON array of entrypoint names, or a comma-separated list' }),
+  priority: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 0 }),
+  tls_json: Type.Union([Type.String({ maxLength: 65536 }), Type.Null()], { default: null, description: 'JSON object: passthrough, certResolver, options' }),
+  enabled,
+});
+
+export const L4Service = Type.Object({
+  name,
+  service_type: StringEnum(['loadBalancer', 'weighted'], { default: 'loadBalancer' }),
+  config_json: jsonObject('the service body, e.g. {"servers":[{"address":"10.0.0.5:5432"}]}'),
+  enabled,
+});
+
+export const UdpRouter = Type.Object({
+  name,
+  rule: Type.String({ maxLength: 4096, default: '', description: 'UDP routers match on entrypoint only; kept for compatibility' }),
+  service: Type.String({ minLength: 1, maxLength: 128 }),
+  entry_points: Type.String({ maxLength: 4096, default: '[]' }),
+  priority: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 0 }),
+  enabled,
+});
+
+export const TlsCert = Type.Object({
+  name,
+  cert_file: Type.String({ minLength: 1, maxLength: 1024, pattern: '^/', description: 'absolute path of the certificate file' }),
+  key_file: Type.String({ minLength: 1, maxLength: 1024, pattern: '^/', description: 'absolute path of the key file' }),
+  stores_json: jsonArray('TLS store names'),
+});
+
+export const TlsOption = Type.Object({ name, config_json: jsonObject('minVersion, maxVersion, cipherSuites, sniStrict, clientAuth, alpnProtocols') });
+export const CertResolver = Type.Object({ name, config_json: jsonObject('{"acme": {email, storage, caServer, httpChallenge|tlsChallenge|dnsChallenge}}') });
+
+export const ProxyConfig = Type.Object({
+  enabled: Type.Boolean({ default: false }),
+  log_level: Type.Unsafe<string>({ type: 'string', enum: ['DEBUG', 'INFO', 'WARN', 'ERROR', 'debug', 'info', 'warn', 'error'], default: 'INFO' }),
+  access_log_enabled: Type.Boolean({ default: true }),
+  access_log_path: Type.String({ maxLength: 1024, pattern: '^/', default: '/var/log/bulwark/reverse-proxy/access.log' }),
+  access_log_format: StringEnum(['common', 'json', 'clf', 'combined'], { default: 'common' }),
+  metrics_enabled: Type.Boolean({ default: false }),
+  metrics_address: Type.String({ maxLength: 128, default: '127.0.0.1:8082' }),
+  api_dashboard: Type.Boolean({ default: false }),
+});
+
+export const ProxyStatus = Type.Object({
+  running: Type.Boolean(),
+  version: Type.String(),
+  simulated: Type.Boolean(),
+  entrypoints: Type.Integer(),
+  http_routers: Type.Integer(),
+  http_services: Type.Integer(),
+  http_middlewares: Type.Integer(),
+  tcp_routers: Type.Integer(),
+  udp_routers: Type.Integer(),
+});
+
+export const LogsQuery = Type.Object({
+  lines: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
+  search: Type.Optional(Type.String({ maxLength: 256 })),
+  log_type: StringEnum(['access', 'server'], { default: 'access' }),
+}, { additionalProperties: false });

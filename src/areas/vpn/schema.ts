@@ -1,0 +1,180 @@
+import { Type } from 'typebox';
+import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+
+const Nullable = <T extends object>(schema: T, options: Record<string, unknown> = {}) =>
+  Type.Union([schema as never, Type.Null()], { default: null, ...options });
+
+const Base64Key = Type.String({ minLength: 44, maxLength: 44, description: 'standard base64 of a 32-byte Curve25519 key' });
+
+/** Stored fields of a WireGuard tunnel (wire-format §1.1); `private_key` is write-only and sealed. */
+export const WgTunnelStored = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  interface: Type.String({ pattern: '^wg[0-9]+$', description: 'assigned on create: lowest free wg<N>' }),
+  private_key: Base64Key,
+  public_key: Base64Key,
+  listen_port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  address: Type.String({ minLength: 1, description: "the tunnel's own address with prefix, e.g. 10.8.0.1/24" }),
+  dns: Nullable(Type.String({ maxLength: 255 }), { description: 'DNS servers written into client configurations' }),
+  mtu: Nullable(Type.Integer({ minimum: 576, maximum: 9420 })),
+  listen_interface: Nullable(Type.String({ maxLength: 32 }), { description: 'physical interface the UDP pass rule binds to; null = any' }),
+  split_routes: Nullable(Type.String({ maxLength: 4096 }), { description: 'comma-separated CIDRs for split-tunnel client AllowedIPs' }),
+  endpoint_host: Nullable(Type.String({ maxLength: 255 }), { description: 'host name or address clients dial; default: the tunnel address' }),
+  status: StringEnum(['up', 'down', 'error'], { default: 'down' }),
+}, { required: ['name', 'interface', 'public_key', 'listen_port', 'address'] });
+
+const tunnelEditable = {
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  listen_port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  address: Type.String({ minLength: 1 }),
+  dns: Nullable(Type.String({ maxLength: 255 })),
+  mtu: Nullable(Type.Integer({ minimum: 576, maximum: 9420 })),
+  listen_interface: Nullable(Type.String({ maxLength: 32 })),
+  split_routes: Nullable(Type.String({ maxLength: 4096 })),
+  endpoint_host: Nullable(Type.String({ maxLength: 255 })),
+  private_key: Type.String({ description: 'optional; generated when absent. Write-only: never returned' }),
+};
+
+export const WgTunnelCreate = Type.Object(
+  { ...tunnelEditable, id: Type.Optional(Type.String()), created_at: Type.Optional(Type.String()), updated_at: Type.Optional(Type.String()) },
+  { required: ['name', 'listen_port', 'address'], additionalProperties: false },
+);
+export const WgTunnelUpdate = Type.Object(
+  { ...tunnelEditable, id: Type.String(), interface: Type.String(), public_key: Type.String(), status: Type.String(), created_at: Type.String(), updated_at: Type.String() },
+  { required: [], additionalProperties: false },
+);
+
+export const WgTunnelRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  interface: Type.String(),
+  public_key: Type.String(),
+  listen_port: Type.Integer(),
+  address: Type.String(),
+  dns: Type.Union([Type.String(), Type.Null()]),
+  mtu: Type.Union([Type.Integer(), Type.Null()]),
+  listen_interface: Type.Union([Type.String(), Type.Null()]),
+  split_routes: Type.Union([Type.String(), Type.Null()]),
+  endpoint_host: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+/** Stored fields of a peer (§1.4); the preshared key and a server-generated client private key are sealed. */
+export const WgPeerStored = Type.Object({
+  tunnel_id: Uuid(),
+  name: Type.String({ maxLength: 128, default: '' }),
+  public_key: Base64Key,
+  preshared_key: Base64Key,
+  client_private_key: Base64Key,
+  endpoint: Nullable(Type.String({ maxLength: 261 })),
+  allowed_ips: Type.Array(Type.String(), { minItems: 1 }),
+  persistent_keepalive: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
+}, { required: ['tunnel_id', 'public_key', 'allowed_ips'] });
+
+const NullableText = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
+
+export const WgPeerCreate = Type.Object({
+  allowed_ips: Type.String({ description: 'comma-separated CIDRs; "" or "auto" picks the next free address' }),
+  auto_generate_key: Type.Boolean({ default: false, description: 'generate the client key pair on the appliance' }),
+  public_key: Type.String(),
+  name: NullableText(128),
+  endpoint: NullableText(261),
+  keepalive: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
+  preshared_key: Type.String({ description: 'base64 key, or "generate". Write-only: never returned' }),
+}, { required: ['allowed_ips'], additionalProperties: false });
+
+export const WgPeerUpdate = Type.Object({
+  name: NullableText(128),
+  endpoint: NullableText(261),
+  allowed_ips: Type.String(),
+  keepalive: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
+  preshared_key: Type.String({ description: '"" clears, "generate" makes a new one' }),
+}, { required: [], additionalProperties: false });
+
+export const WgPeerRecord = Type.Object({
+  id: Type.String(),
+  tunnel_id: Type.String(),
+  name: Type.String(),
+  public_key: Type.String(),
+  endpoint: Type.Union([Type.String(), Type.Null()]),
+  allowed_ips: Type.Array(Type.String()),
+  persistent_keepalive: Type.Union([Type.Integer(), Type.Null()]),
+  has_preshared_key: Type.Boolean(),
+  has_client_private_key: Type.Boolean(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+export const WgStatus = Type.Object({
+  running: Type.Boolean(),
+  interface: Type.String(),
+  simulated: Type.Boolean(),
+  listen_port: Type.Optional(Type.Integer()),
+  public_key: Type.Optional(Type.String()),
+  peer_count: Type.Optional(Type.Integer()),
+  peers: Type.Array(Type.Object({
+    public_key: Type.String(),
+    endpoint: Type.Union([Type.String(), Type.Null()]),
+    allowed_ips: Type.String(),
+    latest_handshake_secs_ago: Type.Integer(),
+    transfer_rx: Type.Integer(),
+    transfer_tx: Type.Integer(),
+    persistent_keepalive: Type.Union([Type.Integer(), Type.Null()]),
+  })),
+});
+
+export const PeerConfigQuery = Type.Object({
+  format: StringEnum(['json', 'conf', 'qr'], { default: 'json', description: 'json: both texts; conf: one wg-quick file; qr: PNG QR code of one file' }),
+  variant: StringEnum(['full', 'split'], { default: 'full', description: 'for conf and qr: full-tunnel or split-tunnel file' }),
+});
+
+export const PeerConfig = Type.Object({ full_tunnel: Type.String(), split_tunnel: Type.String() });
+
+/** IPsec SA (§1.7): stored with the request's names; the reference's response names are added on output. */
+export const IpsecStored = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  local_addr: Type.String({ minLength: 1 }),
+  remote_addr: Type.String({ minLength: 1 }),
+  protocol: StringEnum(['esp', 'ah', 'esp_ah']),
+  mode: StringEnum(['tunnel', 'transport']),
+  spi: Type.Integer({ minimum: 256, maximum: 4294967295 }),
+  enc_algo: Type.String({ default: 'aes-256-gcm' }),
+  auth_algo: Type.String({ default: 'hmac-sha256' }),
+  status: StringEnum(['up', 'down', 'error'], { default: 'down' }),
+});
+
+const ipsecEditable = {
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  local_addr: Type.String({ minLength: 1 }),
+  remote_addr: Type.String({ minLength: 1 }),
+  protocol: Type.String({ description: 'esp, ah or esp_ah (also esp+ah, espah); case-insensitive' }),
+  mode: Type.String({ description: 'tunnel or transport' }),
+};
+export const IpsecCreate = Type.Object(ipsecEditable, { required: ['name', 'local_addr', 'remote_addr', 'protocol', 'mode'], additionalProperties: false });
+export const IpsecUpdate = Type.Object(
+  { ...ipsecEditable, id: Type.String(), src_addr: Type.String(), dst_addr: Type.String(), spi: Type.Integer(), spi_in: Type.Integer(), spi_out: Type.Integer(), enc_algo: Type.String(), auth_algo: Type.String(), status: Type.String(), created_at: Type.String(), updated_at: Type.String() },
+  { required: [], additionalProperties: false },
+);
+export const IpsecComputed = {
+  src_addr: Type.String(),
+  dst_addr: Type.String(),
+  spi_in: Type.Integer(),
+  spi_out: Type.Integer(),
+};
+
+export const IpsecRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  local_addr: Type.String(),
+  remote_addr: Type.String(),
+  protocol: Type.String(),
+  mode: Type.String(),
+  spi: Type.Integer(),
+  enc_algo: Type.String(),
+  auth_algo: Type.String(),
+  status: Type.String(),
+  ...IpsecComputed,
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});

@@ -1,0 +1,18 @@
+/** What a compiler hands to the platform and to the inspection endpoints. */
+export interface CompiledRuleset {
+  dialect: 'pf' | 'nftables';
+  /** The complete text loaded in one transaction (`nft -f -` or `pfctl -a bulwark -f -`). */
+  text: string;
+  /** The translation (NAT) part, for GET /nat/pf-output. */
+  natLines: string[];
+  /** The read-only rules the appliance always adds, for GET /rules/system. */
+  systemLines: string[];
+  /** Number of user filter rules compiled (disabled and out-of-schedule rules excluded). */
+  ruleCount: number;
+  natCount: number;
+  /** Counter name (nftables) or label (pf) → configuration object id, so counters map back to rules. */
+  counters: Record<string, string>;
+}
+
+export const NFT_TABLE = 'bulwark';
+export const PF_ANCHOR = 'bulwark';

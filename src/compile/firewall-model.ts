@@ -1,0 +1,219 @@
+/**
+ * What both compilers share: aliases flattened into address blocks, rules filtered (disabled, outside their
+ * schedule) and classified, addresses parsed. The pf and nftables renderers only differ in syntax.
+ */
+import { mergeCidrs, parseCidr, parseRange, rangeToCidrs, type Cidr, type Family } from './addresses.js';
+import type { AliasData, FirewallConfig, NatData, PortRange, RuleData, ScheduleData, Weekday, WithId } from './firewall-types.js';
+import { WEEKDAYS } from './firewall-types.js';
+
+export class CompileError extends Error {}
+
+export type AddressMatch =
+  | { kind: 'any' }
+  | { kind: 'alias'; name: string }
+  | { kind: 'block'; family: Family; text: string; cidr: Cidr }
+  | { kind: 'range'; family: Family; text: string; first: bigint; last: bigint };
+
+export interface ResolvedAlias {
+  name: string;
+  /** Address blocks by family, merged and sorted. */
+  v4: Cidr[];
+  v6: Cidr[];
+}
+
+export interface FilterRule {
+  id: string;
+  rule: RuleData;
+  src: AddressMatch;
+  dst: AddressMatch;
+  /** Address families the rule can match (ip_version ∩ protocol ∩ explicit addresses). */
+  families: Family[];
+  /** The rule logs: its own flag, or block logging for block-type rules. */
+  log: boolean;
+  isBlock: boolean;
+}
+
+export interface SkippedRule {
+  id: string;
+  reason: string;
+}
+
+export interface FirewallModel {
+  aliases: Map<string, ResolvedAlias>;
+  /** Address aliases in name order (port aliases are not address sets). */
+  addressAliases: ResolvedAlias[];
+  /** Active rules in evaluation order. */
+  rules: FilterRule[];
+  skipped: SkippedRule[];
+  nat: WithId<NatData>[];
+  config: FirewallConfig;
+}
+
+const ALIAS_REF = /^<([A-Za-z0-9_-]{1,31})>$/;
+
+export function parseAddress(text: string): AddressMatch | undefined {
+  if (text === 'any') return { kind: 'any' };
+  const alias = ALIAS_REF.exec(text);
+  if (alias) return { kind: 'alias', name: alias[1] };
+  if (text.includes('-')) {
+    const range = parseRange(text);
+    return range ? { kind: 'range', family: range.family, text, first: range.first, last: range.last } : undefined;
+  }
+  const cidr = parseCidr(text);
+  return cidr ? { kind: 'block', family: cidr.family, text, cidr } : undefined;
+}
+
+export function isBlockAction(action: RuleData['action']): boolean {
+  return action !== 'pass';
+}
+
+/** Parses `HH:MM-HH:MM` into minutes of the day. */
+export function parseTimeRange(text: string): { start: number; end: number } | undefined {
+  const match = /^(\d{1,2}):(\d{2})-(\d{1,2}):(\d{2})$/.exec(text.trim());
+  if (!match) return undefined;
+  const [h1, m1, h2, m2] = match.slice(1).map(Number);
+  if (h1 > 23 || h2 > 23 || m1 > 59 || m2 > 59) return undefined;
+  return { start: h1 * 60 + m1, end: h2 * 60 + m2 };
+}
+
+/**
+ * Whether a schedule allows traffic at the given local day and minute. A range ending before it starts runs
+ * past midnight into the next day. A disabled schedule does not restrict its rules.
+ */
+export function scheduleActive(schedule: ScheduleData, day: Weekday, minute: number): boolean {
+  if (!schedule.enabled) return true;
+  const days = new Set(schedule.days_of_week.split(',').map((d) => d.trim()));
+  const yesterday = WEEKDAYS[(WEEKDAYS.indexOf(day) + 6) % 7];
+  for (const text of schedule.time_ranges.split(',')) {
+    const range = parseTimeRange(text);
+    if (!range) continue;
+    if (range.start <= range.end) {
+      if (days.has(day) && minute >= range.start && minute <= range.end) return true;
+    } else {
+      if (days.has(day) && minute >= range.start) return true;
+      if (days.has(yesterday) && minute <= range.end) return true;
+    }
+  }
+  return false;
+}
+
+/** Flattens nested aliases and url tables into merged address blocks per family. */
+export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables: Record<string, string[]> = {}): Map<string, ResolvedAlias> {
+  const byName = new Map(aliases.map((a) => [a.data.name, a.data]));
+  const resolved = new Map<string, ResolvedAlias>();
+  const blocksOf = (name: string, path: string[]): Cidr[] => {
+    const alias = byName.get(name);
+    if (!alias) throw new CompileError(`alias "${name}" does not exist`);
+    if (path.includes(name)) throw new CompileError(`alias nesting cycle: ${[...path, name].join(' -> ')}`);
+    if (!alias.enabled || alias.alias_type === 'port') return [];
+    const entries = alias.alias_type === 'url_table' ? (urlTables[name] ?? []) : alias.entries;
+    const blocks: Cidr[] = [];
+    for (const entry of entries) {
+      const nested = ALIAS_REF.exec(entry);
+      if (nested) {
+        blocks.push(...blocksOf(nested[1], [...path, name]));
+        continue;
+      }
+      const address = parseAddress(entry);
+      if (address?.kind === 'block') blocks.push(address.cidr);
+      else if (address?.kind === 'range') blocks.push(...rangeToCidrs(address.family, address.first, address.last));
+      else if (alias.alias_type !== 'url_table') throw new CompileError(`alias "${name}": entry "${entry}" is not an address`);
+      // Unparseable lines of a fetched url table are skipped, as the table's source is outside our control.
+    }
+    return blocks;
+  };
+  for (const alias of aliases) {
+    if (alias.data.alias_type === 'port') continue;
+    const merged = mergeCidrs(blocksOf(alias.data.name, []));
+    resolved.set(alias.data.name, {
+      name: alias.data.name,
+      v4: merged.filter((c) => c.family === 4),
+      v6: merged.filter((c) => c.family === 6),
+    });
+  }
+  return resolved;
+}
+
+function familiesOf(rule: RuleData, src: AddressMatch, dst: AddressMatch): Family[] {
+  let families: Family[] = rule.ip_version === 'inet' ? [4] : rule.ip_version === 'inet6' ? [6] : [4, 6];
+  if (rule.protocol === 'icmp') families = families.filter((f) => f === 4);
+  if (rule.protocol === 'icmp6') families = families.filter((f) => f === 6);
+  for (const address of [src, dst]) {
+    if (address.kind === 'block' || address.kind === 'range') families = families.filter((f) => f === address.family);
+  }
+  return families;
+}
+
+export function buildModel(config: FirewallConfig): FirewallModel {
+  const aliases = resolveAliases(config.aliases, config.urlTables);
+  const schedules = new Map(config.schedules.map((s) => [s.id, s.data]));
+  const rules: FilterRule[] = [];
+  const skipped: SkippedRule[] = [];
+  for (const { id, data: rule } of config.rules) {
+    if (rule.status !== 'active') {
+      skipped.push({ id, reason: 'disabled' });
+      continue;
+    }
+    if (rule.schedule_id) {
+      const schedule = schedules.get(rule.schedule_id);
+      if (!schedule) throw new CompileError(`rule ${id}: schedule ${rule.schedule_id} does not exist`);
+      if (!scheduleActive(schedule, config.time.day, config.time.minute)) {
+        skipped.push({ id, reason: `outside schedule "${schedule.name}"` });
+        continue;
+      }
+    }
+    const src = addressOf(rule.rule_match.src_addr, id, 'src_addr', aliases);
+    const dst = addressOf(rule.rule_match.dst_addr, id, 'dst_addr', aliases);
+    const families = familiesOf(rule, src, dst);
+    if (families.length === 0) {
+      skipped.push({ id, reason: 'its address family, protocol and addresses exclude each other' });
+      continue;
+    }
+    const isBlock = isBlockAction(rule.action);
+    rules.push({ id, rule, src, dst, families, isBlock, log: rule.log || (isBlock && config.settings.block_logging) });
+  }
+  const nat = config.nat.filter((n) => n.data.status === 'active');
+  for (const { id, data } of nat) {
+    for (const [field, value] of [['src_addr', data.src_addr], ['dst_addr', data.dst_addr], ['redirect.address', data.redirect.address]] as const) {
+      addressOf(value, id, field, aliases);
+    }
+  }
+  const addressAliases = [...aliases.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { aliases, addressAliases, rules, skipped, nat, config };
+}
+
+// Rules repeat the same few addresses; parsing (BigInt arithmetic) once per distinct text is enough.
+const parsedAddresses = new Map<string, AddressMatch | undefined>();
+function parseAddressCached(text: string): AddressMatch | undefined {
+  let address = parsedAddresses.get(text);
+  if (address === undefined && !parsedAddresses.has(text)) {
+    if (parsedAddresses.size > 100_000) parsedAddresses.clear();
+    address = parseAddress(text);
+    parsedAddresses.set(text, address);
+  }
+  return address;
+}
+
+function addressOf(text: string, id: string, field: string, aliases: Map<string, ResolvedAlias>): AddressMatch {
+  const address = parseAddressCached(text);
+  if (!address) throw new CompileError(`${id}: ${field} "${text}" is not an address`);
+  if (address.kind === 'alias' && !aliases.has(address.name)) {
+    throw new CompileError(`${id}: ${field} names alias "${address.name}", which does not exist or is not an address alias`);
+  }
+  return address;
+}
+
+export function portText(range: PortRange, separator: ':' | '-'): string {
+  return range.start === range.end ? String(range.start) : `${range.start}${separator}${range.end}`;
+}
+
+/** Quick rules in order, then the others last-first: a first-match engine then decides as pf's last match does. */
+export function firstMatchOrder<T extends { rule: RuleData }>(rules: readonly T[]): T[] {
+  return [...rules.filter((r) => r.rule.quick), ...rules.filter((r) => !r.rule.quick).reverse()];
+}
+
+/** Local weekday and minute of a timestamp in the process time zone (the appliance's local time). */
+export function localTime(milliseconds: number): { day: Weekday; minute: number } {
+  const date = new Date(milliseconds);
+  return { day: WEEKDAYS[(date.getDay() + 6) % 7], minute: date.getHours() * 60 + date.getMinutes() };
+}

@@ -1,0 +1,264 @@
+/**
+ * Configuration → one nftables script (pure). Only `table inet bulwark` is touched: the script declares the
+ * table, deletes it and declares it again with its full contents, so `nft -f` replaces it in one transaction.
+ *
+ * pf semantics are kept exactly: filter chains hook prerouting (after destination NAT, "in" rules) and
+ * postrouting (after source NAT, "out" rules), as pf filters translated packets on the interface they cross;
+ * quick rules come first in order, then the other rules last-first, so the first match decides as pf's last
+ * match does; the chain policy is the default policy.
+ */
+import { formatCidr, formatIp, parseIp, type Family } from './addresses.js';
+import type { CompiledRuleset } from './compiled.js';
+import { NFT_TABLE } from './compiled.js';
+import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './firewall-types.js';
+import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel } from './firewall-model.js';
+
+export const NFT_LOOPBACK = 'lo';
+export const counterName = (id: string) => `rule_${id}`;
+export const natCounterName = (id: string) => `nat_${id}`;
+export const TCP_UDP_SET = 'l4_tcp_udp';
+export const aliasSetName = (name: string, family: Family) => `alias_${name}_v${family}`;
+
+const quote = (text: string) => `"${text}"`;
+const set = (items: string[]) => (items.length === 1 ? items[0] : `{ ${items.join(', ')} }`);
+
+interface Condition {
+  text: string[];
+  /** This variant can never match (a non-negated, empty alias set): leave it out. */
+  never?: boolean;
+}
+
+/** `ip saddr …` for one address of one family; undefined when it places no condition. */
+function addressCondition(field: 'saddr' | 'daddr', address: AddressMatch, negate: boolean, family: Family, model: FirewallModel): Condition {
+  const prefix = family === 4 ? 'ip' : 'ip6';
+  const op = negate ? '!= ' : '';
+  switch (address.kind) {
+    case 'any':
+      return { text: [] };
+    case 'alias': {
+      const alias = model.aliases.get(address.name)!;
+      const blocks = family === 4 ? alias.v4 : alias.v6;
+      if (blocks.length === 0) return negate ? { text: [] } : { text: [], never: true };
+      return { text: [`${prefix} ${field} ${op}@${aliasSetName(address.name, family)}`] };
+    }
+    case 'block':
+      return { text: [`${prefix} ${field} ${op}${formatCidr(address.cidr)}`] };
+    case 'range':
+      return { text: [`${prefix} ${field} ${op}${formatIp(family, address.first)}-${formatIp(family, address.last)}`] };
+  }
+}
+
+/** Protocol and ports. `override` narrows tcp/udp/any to tcp (the TCP-reset half of a block return). */
+function protocolCondition(protocol: Protocol, srcPort: PortRange | null, dstPort: PortRange | null, override?: 'tcp', forNat = false): string[] {
+  const effective = override ?? protocol;
+  const ports = (keyword: string) => [
+    ...(srcPort ? [`${keyword} sport ${portText(srcPort, '-')}`] : []),
+    ...(dstPort ? [`${keyword} dport ${portText(dstPort, '-')}`] : []),
+  ];
+  switch (effective) {
+    case 'any':
+      return [];
+    case 'tcp':
+    case 'udp':
+      return srcPort || dstPort ? ports(effective) : [`meta l4proto ${effective}`];
+    case 'tcp/udp':
+      // A named set: thousands of anonymous `{ tcp, udp }` sets make loading several times slower. NAT with a
+      // port needs the literal form, which nft recognises as a transport-protocol match.
+      return [forNat ? 'meta l4proto { tcp, udp }' : `meta l4proto @${TCP_UDP_SET}`, ...ports('th')];
+    case 'icmp':
+      return ['meta l4proto icmp'];
+    case 'icmp6':
+      return ['meta l4proto ipv6-icmp'];
+    default:
+      return [`meta l4proto ${effective}`];
+  }
+}
+
+/**
+ * The address-family variants of a match: one line per family when an alias set is involved (sets are typed),
+ * otherwise one line, qualified by `meta nfproto` when only one family can match and no address says so.
+ */
+function familyVariants(families: Family[], src: AddressMatch, srcNot: boolean, dst: AddressMatch, dstNot: boolean, model: FirewallModel): string[][] {
+  const usesAlias = src.kind === 'alias' || dst.kind === 'alias';
+  const explicit = [src, dst].some((a) => a.kind === 'block' || a.kind === 'range');
+  for (const address of [src, dst]) {
+    if (address.kind === 'block' || address.kind === 'range') families = families.filter((f) => f === address.family);
+  }
+  if (!usesAlias && families.length === 2) return [[]];
+  const variants: string[][] = [];
+  for (const family of families) {
+    const s = addressCondition('saddr', src, srcNot, family, model);
+    const d = addressCondition('daddr', dst, dstNot, family, model);
+    if (s.never || d.never) continue;
+    const qualifier = explicit || s.text.length || d.text.length ? [] : [`meta nfproto ${family === 4 ? 'ipv4' : 'ipv6'}`];
+    variants.push([...qualifier, ...s.text, ...d.text]);
+  }
+  return variants;
+}
+
+function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string[] {
+  const { rule, id } = compiled;
+  const m = rule.rule_match;
+  const iface = rule.interface ? [`${chain === 'in' ? 'iifname' : 'oifname'} ${quote(rule.interface)}`] : [];
+  const counter = `counter name ${quote(counterName(id))}`;
+  const log = compiled.log ? `log prefix ${quote(`bulwark ${rule.action} ${id}: `)} group ${logGroup}` : undefined;
+  // Block return answers TCP with a reset and everything else with an ICMP unreachable (as pf does).
+  const verdicts: { override?: 'tcp'; verdict: string }[] =
+    rule.action === 'pass' ? [{ verdict: 'accept' }]
+      : rule.action !== 'blockreturn' ? [{ verdict: 'drop' }]
+        : rule.protocol === 'tcp' ? [{ verdict: 'reject with tcp reset' }]
+          : rule.protocol === 'tcp/udp' || rule.protocol === 'any'
+            ? [{ override: 'tcp', verdict: 'reject with tcp reset' }, { verdict: 'reject with icmpx type port-unreachable' }]
+            : [{ verdict: 'reject with icmpx type port-unreachable' }];
+  const lines: string[] = [];
+  for (const variant of familyVariants(compiled.families, compiled.src, rule.src_invert, compiled.dst, rule.dst_invert, model)) {
+    for (const { override, verdict } of verdicts) {
+      const proto = protocolCondition(rule.protocol, m.src_port, m.dst_port, override);
+      // The counter's name carries the rule id, so kernel messages and listings point back to the rule.
+      lines.push([...iface, ...variant, ...proto, counter, ...(log ? [log] : []), verdict].join(' '));
+    }
+  }
+  return lines;
+}
+
+function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]; post: string[] } {
+  const { id, data: nat } = entry;
+  const src = parseAddress(nat.src_addr)!;
+  const dst = parseAddress(nat.dst_addr)!;
+  const redirect = parseIp(nat.redirect.address);
+  const families: Family[] = redirect && nat.nat_type !== 'masquerade' ? [redirect.family] : [4, 6];
+  const counter = `counter name ${quote(natCounterName(id))}`;
+  const comment = `comment ${quote(`nat ${id}`)}`;
+  const proto = protocolCondition(nat.protocol, nat.src_port, nat.dst_port, undefined, true);
+  const target = (family: Family, address: string, port: PortRange | null) => {
+    const text = family === 6 && port ? `[${address}]` : address;
+    return `${family === 4 ? 'ip' : 'ip6'} to ${text}${port ? `:${portText(port, '-')}` : ''}`;
+  };
+  const pre: string[] = [];
+  const post: string[] = [];
+  const explicitFamilies = families.length === 1 ? [[`meta nfproto ${families[0] === 4 ? 'ipv4' : 'ipv6'}`]] : [[]];
+  const variants = (s: AddressMatch, d: AddressMatch) => {
+    const found = familyVariants(families, s, false, d, false, model);
+    // A single-family translation needs its family stated even when no address names it.
+    return families.length === 1 && found.length === 1 && found[0].length === 0 ? explicitFamilies : found;
+  };
+  switch (nat.nat_type) {
+    case 'dnat':
+      for (const v of variants(src, dst)) pre.push([`iifname ${quote(nat.interface)}`, ...v, ...proto, counter, `dnat ${target(families[0], nat.redirect.address, nat.redirect.port)}`, comment].join(' '));
+      break;
+    case 'snat':
+      for (const v of variants(src, dst)) post.push([`oifname ${quote(nat.interface)}`, ...v, ...proto, counter, `snat ${target(families[0], nat.redirect.address, nat.redirect.port)}`, comment].join(' '));
+      break;
+    case 'masquerade':
+      for (const v of variants(src, dst)) post.push([`oifname ${quote(nat.interface)}`, ...v, ...proto, counter, 'masquerade', comment].join(' '));
+      break;
+    case 'binat': {
+      // One-to-one: the inside host leaves as the outside address, and the outside address reaches it.
+      const family = families[0];
+      const ipWord = family === 4 ? 'ip' : 'ip6';
+      const dstCondition = addressCondition('daddr', dst, false, family, model).text;
+      post.push([`oifname ${quote(nat.interface)}`, `${ipWord} saddr ${nat.src_addr}`, ...dstCondition, counter, `snat ${target(family, nat.redirect.address, null)}`, comment].join(' '));
+      pre.push([`iifname ${quote(nat.interface)}`, `${ipWord} daddr ${nat.redirect.address}`, counter, `dnat ${target(family, nat.src_addr, null)}`, comment].join(' '));
+      break;
+    }
+  }
+  if (pre.length + post.length === 0) {
+    throw new CompileError(`nat ${id}: its addresses and its translation target are of different address families`);
+  }
+  return { pre, post };
+}
+
+export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): string[] {
+  const lines = [
+    'ct state established,related accept comment "system: state handling"',
+    `${chain === 'in' ? 'iifname' : 'oifname'} ${quote(NFT_LOOPBACK)} accept comment "system: loopback"`,
+  ];
+  if (chain === 'in') {
+    const { api, antiLockoutInterfaces } = config.system;
+    const iface = antiLockoutInterfaces.length ? [`iifname ${set(antiLockoutInterfaces.map(quote))}`] : [];
+    const ip = parseIp(api.host);
+    const target = api.host === '0.0.0.0' ? ['meta nfproto ipv4', 'fib daddr type local']
+      : api.host === '::' ? ['fib daddr type local']
+        : [`${ip?.family === 6 ? 'ip6' : 'ip'} daddr ${api.host}`];
+    lines.push([...iface, ...target, `tcp dport ${api.port}`, 'accept', 'comment "system: anti-lockout"'].join(' '));
+  }
+  return lines;
+}
+
+function chainHeader(name: string, type: 'filter' | 'nat', hook: string, priority: string): string[] {
+  return [`\tchain ${name} {`, `\t\ttype ${type} hook ${hook} priority ${priority}; policy accept;`];
+}
+
+export function compileNftables(config: FirewallConfig): CompiledRuleset {
+  const model = buildModel(config);
+  const group = config.system.nflogGroup;
+  const out: string[] = [
+    '#!/usr/sbin/nft -f',
+    `# Bulwark ruleset (generated; do not edit). Touches only table inet ${NFT_TABLE}, replaced in one transaction.`,
+    `table inet ${NFT_TABLE}`,
+    `delete table inet ${NFT_TABLE}`,
+    '',
+    `table inet ${NFT_TABLE} {`,
+    `\tset ${TCP_UDP_SET} {`, '\t\ttype inet_proto', '\t\telements = { tcp, udp }', '\t}',
+  ];
+  for (const alias of model.addressAliases) {
+    for (const family of [4, 6] as const) {
+      const blocks = family === 4 ? alias.v4 : alias.v6;
+      out.push(`\tset ${aliasSetName(alias.name, family)} {`, `\t\ttype ${family === 4 ? 'ipv4_addr' : 'ipv6_addr'}`, '\t\tflags interval');
+      if (blocks.length) out.push(`\t\telements = { ${blocks.map(formatCidr).join(', ')} }`);
+      out.push('\t}');
+    }
+  }
+  const counters: Record<string, string> = {};
+  for (const rule of model.rules) {
+    out.push(`\tcounter ${counterName(rule.id)} {`, '\t}');
+    counters[counterName(rule.id)] = rule.id;
+  }
+  for (const nat of model.nat) {
+    out.push(`\tcounter ${natCounterName(nat.id)} {`, '\t}');
+    counters[natCounterName(nat.id)] = nat.id;
+  }
+
+  const pre: string[] = [];
+  const post: string[] = [];
+  for (const nat of model.nat) {
+    const lines = natLines(nat, model);
+    pre.push(...lines.pre);
+    post.push(...lines.post);
+  }
+  const natSection = [
+    ...chainHeader('nat_prerouting', 'nat', 'prerouting', 'dstnat'), ...pre.map((l) => `\t\t${l}`), '\t}',
+    ...chainHeader('nat_postrouting', 'nat', 'postrouting', 'srcnat'), ...post.map((l) => `\t\t${l}`), '\t}',
+  ];
+  out.push(...natSection);
+
+  const ordered = firstMatchOrder(model.rules);
+  const systemIn = nftSystemLines(config, 'in');
+  const systemOut = nftSystemLines(config, 'out');
+  const userIn = ordered.filter((r) => r.rule.direction !== 'out').flatMap((r) => filterLines(r, 'in', model, group));
+  const userOut = ordered.filter((r) => r.rule.direction !== 'in').flatMap((r) => filterLines(r, 'out', model, group));
+  out.push(
+    ...chainHeader('filter_in', 'filter', 'prerouting', 'dstnat + 10'),
+    ...[...systemIn, ...userIn].map((l) => `\t\t${l}`),
+    '\t}',
+    ...chainHeader('filter_out', 'filter', 'postrouting', 'srcnat + 10'),
+    ...[...systemOut, ...userOut].map((l) => `\t\t${l}`),
+    '\t}',
+    '}',
+  );
+  for (const skipped of model.skipped) out.push(`# ${skipped.id} not loaded: ${skipped.reason}`);
+  return {
+    dialect: 'nftables',
+    text: `${out.join('\n')}\n`,
+    natLines: [`# NAT chains (table inet ${NFT_TABLE})`, ...natSection.map((l) => l.replace(/^\t/, ''))],
+    systemLines: [
+      '# chain filter_in (prerouting, after destination NAT); default policy: accept',
+      ...systemIn,
+      '# chain filter_out (postrouting, after source NAT); default policy: accept',
+      ...systemOut,
+    ],
+    ruleCount: model.rules.length,
+    natCount: model.nat.length,
+    counters,
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * Configuration → pf text for the anchor "bulwark" (pure). The main pf.conf hooks the anchor with
+ * `nat-anchor "bulwark"`, `rdr-anchor "bulwark"` and `anchor "bulwark"`; the whole anchor (tables,
+ * translation, filter) is replaced by one `pfctl -a bulwark -f -`.
+ */
+import { formatCidr, parseIp } from './addresses.js';
+import type { CompiledRuleset } from './compiled.js';
+import { PF_ANCHOR } from './compiled.js';
+import type { FirewallConfig, NatData, Protocol, RuleData, WithId } from './firewall-types.js';
+import { buildModel, CompileError, parseAddress, portText, type AddressMatch, type FilterRule } from './firewall-model.js';
+
+export const PF_LOOPBACK = 'lo0';
+
+function protoText(protocol: Protocol): string | undefined {
+  if (protocol === 'any') return undefined;
+  return protocol === 'tcp/udp' ? 'proto { tcp udp }' : `proto ${protocol}`;
+}
+
+function addressText(address: AddressMatch): string {
+  switch (address.kind) {
+    case 'any':
+      return 'any';
+    case 'alias':
+      return `<${address.name}>`;
+    case 'block':
+      return formatCidr(address.cidr);
+    case 'range': {
+      const [first, last] = address.text.split('-').map((s) => s.trim());
+      return `${first} - ${last}`;
+    }
+  }
+}
+
+/** `from … to …` as pf wants it; `all` when neither side restricts anything. */
+function hostsText(src: AddressMatch, srcNot: boolean, srcPort: RuleData['rule_match']['src_port'], dst: AddressMatch, dstNot: boolean, dstPort: RuleData['rule_match']['dst_port'], always = false): string {
+  const side = (word: string, address: AddressMatch, not: boolean, port: typeof srcPort) => {
+    if (!always && address.kind === 'any' && !port) return '';
+    return `${word} ${not ? '! ' : ''}${addressText(address)}${port ? ` port ${portText(port, ':')}` : ''}`;
+  };
+  const parts = [side('from', src, srcNot, srcPort), side('to', dst, dstNot, dstPort)].filter(Boolean);
+  if (always) return parts.join(' ');
+  return parts.length ? parts.join(' ') : 'all';
+}
+
+const ACTION_WORDS: Record<RuleData['action'], string> = { pass: 'pass', block: 'block', blockdrop: 'block drop', blockreturn: 'block return' };
+
+function stateText(rule: RuleData): string {
+  const options = rule.state_options;
+  const words: Record<string, string> = { none: 'no state', keep_state: 'keep state', modulate_state: 'modulate state', synproxy_state: 'synproxy state' };
+  const base = words[options.tracking];
+  if (options.tracking === 'none') return base;
+  const extra: string[] = [];
+  if (options.policy) extra.push(options.policy === 'if_bound' ? 'if-bound' : 'floating');
+  if (options.adaptive_timeouts) extra.push(`adaptive.start ${options.adaptive_timeouts.start}`, `adaptive.end ${options.adaptive_timeouts.end}`);
+  if (options.timeout_tcp !== null) extra.push(`tcp.established ${options.timeout_tcp}`);
+  if (options.timeout_udp !== null) extra.push(`udp.multiple ${options.timeout_udp}`);
+  if (options.timeout_icmp !== null) extra.push(`icmp.error ${options.timeout_icmp}`);
+  return extra.length ? `${base} (${extra.join(', ')})` : base;
+}
+
+export function pfRuleLine(compiled: FilterRule): string {
+  const { rule } = compiled;
+  const tokens: string[] = [ACTION_WORDS[rule.action]];
+  if (rule.direction !== 'any') tokens.push(rule.direction);
+  if (compiled.log) tokens.push('log');
+  if (rule.quick) tokens.push('quick');
+  if (rule.interface) tokens.push(`on ${rule.interface}`);
+  if (compiled.families.length === 1) tokens.push(compiled.families[0] === 4 ? 'inet' : 'inet6');
+  const proto = protoText(rule.protocol);
+  if (proto) tokens.push(proto);
+  const m = rule.rule_match;
+  tokens.push(hostsText(compiled.src, rule.src_invert, m.src_port, compiled.dst, rule.dst_invert, m.dst_port));
+  if (rule.action === 'pass') tokens.push(stateText(rule));
+  tokens.push(`label "${compiled.id}"`);
+  return tokens.join(' ');
+}
+
+function commentFor(id: string, rule: { label: string | null; description?: string | null }): string {
+  const parts = [`# ${id}`];
+  if (rule.label) parts.push(`label: ${rule.label}`);
+  if (rule.description) parts.push(rule.description.replace(/[\r\n]+/g, ' '));
+  return parts.join(' | ');
+}
+
+function natHosts(nat: NatData): string {
+  const src = parseAddress(nat.src_addr)!;
+  const dst = parseAddress(nat.dst_addr)!;
+  return hostsText(src, false, nat.src_port, dst, false, nat.dst_port, true);
+}
+
+export function pfNatLines(entry: WithId<NatData>): string[] {
+  const nat = entry.data;
+  const head = (word: string) => {
+    const tokens = [`${word} on ${nat.interface}`];
+    const redirect = parseIp(nat.redirect.address);
+    if (redirect && nat.nat_type !== 'masquerade') tokens.push(redirect.family === 4 ? 'inet' : 'inet6');
+    const proto = protoText(nat.protocol);
+    if (proto) tokens.push(proto);
+    return tokens.join(' ');
+  };
+  const redirectPort = nat.redirect.port ? ` port ${portText(nat.redirect.port, ':')}` : '';
+  switch (nat.nat_type) {
+    case 'dnat': {
+      const src = parseAddress(nat.src_addr)!;
+      const dst = parseAddress(nat.dst_addr)!;
+      // rdr names the source only when it restricts something.
+      const from = src.kind === 'any' && !nat.src_port ? '' : `from ${addressText(src)}${nat.src_port ? ` port ${portText(nat.src_port, ':')}` : ''} `;
+      const to = `to ${addressText(dst)}${nat.dst_port ? ` port ${portText(nat.dst_port, ':')}` : ''}`;
+      return [`${head('rdr')} ${from}${to} -> ${nat.redirect.address}${redirectPort}`];
+    }
+    case 'snat':
+      return [`${head('nat')} ${natHosts(nat)} -> ${nat.redirect.address}${redirectPort}${nat.static_port ? ' static-port' : ''}`];
+    case 'masquerade':
+      return [`${head('nat')} ${natHosts(nat)} -> (${nat.interface})${nat.static_port ? ' static-port' : ''}`];
+    case 'binat':
+      return [`${head('binat')} ${natHosts(nat)} -> ${nat.redirect.address}`];
+  }
+}
+
+/** The read-only rules: default policy first (pf's last match lets every user rule override it). */
+export function pfSystemLines(config: FirewallConfig): string[] {
+  const { api, antiLockoutInterfaces } = config.system;
+  const on = antiLockoutInterfaces.length === 0 ? '' : antiLockoutInterfaces.length === 1 ? ` on ${antiLockoutInterfaces[0]}` : ` on { ${antiLockoutInterfaces.join(' ')} }`;
+  const everyAddress = api.host === '0.0.0.0' || api.host === '::';
+  const af = api.host === '0.0.0.0' ? ' inet' : '';
+  const target = everyAddress ? '(self)' : api.host;
+  const where = antiLockoutInterfaces.length === 0 ? 'from every interface' : `from ${antiLockoutInterfaces.join(', ')}`;
+  return [
+    '# system: default policy (pass; first, so any later rule overrides it)',
+    'pass all keep state label "bulwark:default-policy"',
+    '# system: state handling: pass rules keep state, packets of known connections skip the ruleset',
+    '# system: loopback is never filtered',
+    `pass quick on ${PF_LOOPBACK} all no state label "bulwark:loopback"`,
+    `# system: anti-lockout: the API at ${everyAddress ? `every local address` : api.host} port ${api.port} stays reachable ${where}`,
+    `pass in quick${on}${af} proto tcp from any to ${target} port ${api.port} keep state label "bulwark:anti-lockout"`,
+  ];
+}
+
+export function compilePf(config: FirewallConfig): CompiledRuleset {
+  const model = buildModel(config);
+  const out: string[] = [
+    `# Bulwark ruleset for pf anchor "${PF_ANCHOR}" (generated; do not edit).`,
+    `# Loaded atomically with: pfctl -a ${PF_ANCHOR} -f -`,
+    `# pf.conf hooks: nat-anchor "${PF_ANCHOR}", rdr-anchor "${PF_ANCHOR}", anchor "${PF_ANCHOR}"`,
+    '',
+    '# --- tables (aliases) ---',
+  ];
+  for (const alias of model.addressAliases) {
+    const blocks = [...alias.v4, ...alias.v6].map(formatCidr);
+    out.push(blocks.length ? `table <${alias.name}> persist { ${blocks.join(', ')} }` : `table <${alias.name}> persist`);
+  }
+  const counters: Record<string, string> = {};
+  const natLines: string[] = [`# NAT rules (anchor: ${PF_ANCHOR})`];
+  for (const entry of model.nat) {
+    natLines.push(commentFor(entry.id, entry.data));
+    natLines.push(...pfNatLines(entry));
+  }
+  out.push('', '# --- translation (NAT) ---', ...natLines.slice(1));
+  const systemLines = pfSystemLines(config);
+  out.push('', '# --- filter ---', ...systemLines);
+  out.push('# user rules: the last matching rule decides, a matching quick rule decides at once');
+  for (const compiled of model.rules) {
+    out.push(commentFor(compiled.id, compiled.rule));
+    out.push(pfRuleLine(compiled));
+    counters[compiled.id] = compiled.id;
+  }
+  for (const skipped of model.skipped) out.push(`# ${skipped.id} not loaded: ${skipped.reason}`);
+  return {
+    dialect: 'pf',
+    text: `${out.join('\n')}\n`,
+    natLines,
+    systemLines,
+    ruleCount: model.rules.length,
+    natCount: model.nat.length,
+    counters,
+  };
+}
+
+export { CompileError };

@@ -1,0 +1,145 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { HttpError } from './errors.js';
+import { Semaphore } from './semaphore.js';
+import type { ConfigVersions, VersionRecord, VersionSource } from '../store/config-versions.js';
+
+/** Pushes one area's stored configuration to the system (render, check, load, restart a daemon). */
+export type Applier = () => Promise<void>;
+
+/** What an applier's dry check found: whether its configuration would compile and load. */
+export interface ApplierCheck {
+  errors: string[];
+  warnings?: string[];
+  info?: string[];
+}
+
+export interface ApplierHooks {
+  /** Renders and checks without applying (e.g. `nft -c -f`); absent when the area has no offline check. */
+  check?: () => Promise<ApplierCheck> | ApplierCheck;
+}
+
+export interface ApplierResult {
+  name: string;
+  ok: boolean;
+  ms: number;
+  error?: string;
+}
+
+export interface ApplyOptions {
+  source?: VersionSource;
+  /** false: run the appliers without recording a version (re-applying a previous state after a failure). */
+  record?: boolean;
+}
+
+export interface ApplyOutcome {
+  /** The version recorded for this apply; undefined when `record: false`. */
+  version?: VersionRecord;
+  results: ApplierResult[];
+}
+
+export interface AppliedEvent {
+  version: VersionRecord;
+  actor: string;
+  comment: string | null;
+  results: ApplierResult[];
+}
+
+/**
+ * Some applier failed: no version was recorded; `results` says which ones. 409: the stored configuration
+ * conflicts with what the system accepts (a compiler, checker or kernel refused it); the message carries why.
+ */
+export class ApplyFailed extends HttpError {
+  constructor(readonly results: ApplierResult[]) {
+    super(409, `apply failed: ${results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`).join('; ')}`);
+  }
+}
+
+/** Runs a function while holding the apply lock; `apply` inside it runs the appliers without re-taking the lock. */
+export interface ApplyTransaction {
+  apply(actor: string, comment?: string | null, options?: ApplyOptions): Promise<ApplyOutcome>;
+}
+
+/**
+ * The apply coordinator: areas register an applier each; applyAll runs them all, one apply at a time, and
+ * on success records a configuration version (the new active version). Restore, import and the
+ * commit-confirm rollback replace the stored configuration and apply it under the same lock.
+ */
+export class ApplyCoordinator {
+  private readonly appliers = new Map<string, { apply: Applier; hooks: ApplierHooks }>();
+  private readonly listeners = new Set<(event: AppliedEvent) => void>();
+  private readonly lock = new Semaphore(1);
+
+  constructor(
+    readonly versions: ConfigVersions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  register(name: string, apply: Applier, hooks: ApplierHooks = {}): void {
+    if (this.appliers.has(name)) throw new Error(`applier ${name} registered twice`);
+    this.appliers.set(name, { apply, hooks });
+  }
+
+  names(): string[] {
+    return [...this.appliers.keys()];
+  }
+
+  onApplied(listener: (event: AppliedEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  applyAll(actor: string, comment?: string | null, options: ApplyOptions = {}): Promise<ApplyOutcome> {
+    return this.exclusive((tx) => tx.apply(actor, comment, options));
+  }
+
+  /** Holds the apply lock for a replace-then-apply sequence so no other apply interleaves. */
+  exclusive<T>(fn: (tx: ApplyTransaction) => Promise<T>): Promise<T> {
+    return this.lock.run(() => fn({ apply: (actor, comment, options) => this.runAppliers(actor, comment ?? null, options ?? {}) }));
+  }
+
+  /** Every applier's dry check; appliers without a check hook are reported as such, not as passed. */
+  async check(): Promise<{ name: string; checked: boolean; errors: string[]; warnings: string[]; info: string[] }[]> {
+    const reports = [];
+    for (const [name, { hooks }] of this.appliers) {
+      if (!hooks.check) {
+        reports.push({ name, checked: false, errors: [], warnings: [], info: [] });
+        continue;
+      }
+      try {
+        const result = await hooks.check();
+        reports.push({ name, checked: true, errors: result.errors, warnings: result.warnings ?? [], info: result.info ?? [] });
+      } catch (error) {
+        reports.push({ name, checked: true, errors: [`check failed: ${(error as Error).message}`], warnings: [], info: [] });
+      }
+    }
+    return reports;
+  }
+
+  private async runAppliers(actor: string, comment: string | null, options: ApplyOptions): Promise<ApplyOutcome> {
+    const results: ApplierResult[] = [];
+    // Every applier runs even after one fails, so one broken area does not leave the others stale.
+    for (const [name, { apply }] of this.appliers) {
+      const started = performance.now();
+      try {
+        await apply();
+        results.push({ name, ok: true, ms: Math.round(performance.now() - started) });
+      } catch (error) {
+        results.push({ name, ok: false, ms: Math.round(performance.now() - started), error: (error as Error).message });
+      }
+    }
+    if (results.some((r) => !r.ok)) {
+      this.log.warn({ results }, 'apply failed');
+      throw new ApplyFailed(results);
+    }
+    if (options.record === false) return { results };
+    const version = this.versions.record({ actor, comment, source: options.source ?? 'apply', applied: true });
+    for (const listener of this.listeners) {
+      try {
+        listener({ version, actor, comment, results });
+      } catch (error) {
+        this.log.warn({ err: error }, 'onApplied listener failed');
+      }
+    }
+    return { version, results };
+  }
+}

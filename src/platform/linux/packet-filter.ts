@@ -1,0 +1,52 @@
+import type { PacketFilterStatus } from '../platform.js';
+import { runCommand, type CommandResult } from '../exec.js';
+import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
+import { NFT_TABLE } from '../../compile/compiled.js';
+
+const NOT_RUNNABLE = 127;
+const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `nft exited ${result.code}`;
+
+/**
+ * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates, `nft -f -` loads the whole
+ * script in one kernel transaction (the script replaces only `table inet bulwark`), `nft -j` reads counters.
+ */
+export class NftablesPacketFilter implements PacketFilter {
+  readonly dialect = 'nftables' as const;
+
+  constructor(
+    /** The platform's status reader, kept where the platform defines it. */
+    readonly status: () => Promise<PacketFilterStatus>,
+    private readonly nft = 'nft',
+  ) {}
+
+  async check(ruleset: RulesetText): Promise<ApplyResult> {
+    const refused = wrongDialect(this.dialect, ruleset);
+    if (refused) return refused;
+    const result = await runCommand(this.nft, ['-c', '-f', '-'], { input: ruleset.text });
+    if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
+    return result.code === 0 ? { ok: true } : { ok: false, stage: 'check', message: message(result) };
+  }
+
+  async apply(ruleset: RulesetText): Promise<ApplyResult> {
+    const checked = await this.check(ruleset);
+    if (!checked.ok) return checked;
+    // Some refusals (e.g. a statement not allowed at a hook) only come from the kernel at commit; the
+    // transaction is then aborted as a whole and the previous table stays loaded.
+    const result = await runCommand(this.nft, ['-f', '-'], { input: ruleset.text });
+    if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
+    return result.code === 0 ? { ok: true } : { ok: false, stage: 'apply', message: message(result) };
+  }
+
+  async counters(): Promise<RuleCounter[]> {
+    const result = await runCommand(this.nft, ['-j', 'list', 'counters', 'table', 'inet', NFT_TABLE]);
+    if (result.code !== 0) return [];
+    return parseNftCounters(result.stdout);
+  }
+}
+
+export function parseNftCounters(json: string): RuleCounter[] {
+  const items = (JSON.parse(json) as { nftables: { counter?: { name: string; table: string; family: string; packets: number; bytes: number } }[] }).nftables;
+  return items
+    .filter((item) => item.counter && item.counter.table === NFT_TABLE && item.counter.family === 'inet')
+    .map(({ counter }) => ({ name: counter!.name, packets: counter!.packets, bytes: counter!.bytes }));
+}

@@ -1,0 +1,37 @@
+import type { PacketFilterStatus } from './platform.js';
+
+/** A compiled ruleset as the platform loads it: the whole text, in the platform's own dialect. */
+export interface RulesetText {
+  dialect: 'nftables' | 'pf';
+  text: string;
+}
+
+export type ApplyResult =
+  | { ok: true }
+  /** `check`: the tool refused the text before anything was loaded; `apply`: the kernel refused the
+   *  transaction (nothing changed either way); `unavailable`: the tool could not be run. */
+  | { ok: false; stage: 'check' | 'apply' | 'unavailable'; message: string };
+
+/** One named counter: an nftables counter object or a pf rule label. */
+export interface RuleCounter {
+  name: string;
+  packets: number;
+  bytes: number;
+}
+
+/**
+ * The packet filter: load a complete ruleset atomically (validated first; on any failure the previous
+ * ruleset stays in force), check one without loading it, and read the per-rule counters back.
+ */
+export interface PacketFilter {
+  /** The ruleset dialect this platform loads. */
+  readonly dialect: 'nftables' | 'pf';
+  status(): Promise<PacketFilterStatus>;
+  check(ruleset: RulesetText): Promise<ApplyResult>;
+  apply(ruleset: RulesetText): Promise<ApplyResult>;
+  counters(): Promise<RuleCounter[]>;
+}
+
+export function wrongDialect(expected: string, ruleset: RulesetText): ApplyResult | undefined {
+  return ruleset.dialect === expected ? undefined : { ok: false, stage: 'check', message: `this platform loads ${expected} rulesets, not ${ruleset.dialect}` };
+}

@@ -1,0 +1,39 @@
+import type { PacketFilterStatus } from '../platform.js';
+import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
+
+const COUNTER = /^\s*counter\s+([A-Za-z0-9_.\/-]+)\s*\{/gm;
+
+/**
+ * Simulated packet filter: nothing reaches a kernel. It keeps the last applied nftables text and one zeroed
+ * counter per counter object declared in it (no traffic flows through a simulation).
+ */
+export class SimulatedPacketFilter implements PacketFilter {
+  readonly dialect = 'nftables' as const;
+  appliedText: string | undefined;
+  appliedAt: number | undefined;
+  private counterNames: string[] = [];
+
+  async status(): Promise<PacketFilterStatus> {
+    return {
+      running: true, backend: 'simulated', rules: this.counterNames.filter((n) => n.startsWith('rule_')).length,
+      states: 0, packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0,
+    };
+  }
+
+  async check(ruleset: RulesetText): Promise<ApplyResult> {
+    return wrongDialect(this.dialect, ruleset) ?? { ok: true };
+  }
+
+  async apply(ruleset: RulesetText): Promise<ApplyResult> {
+    const refused = wrongDialect(this.dialect, ruleset);
+    if (refused) return refused;
+    this.appliedText = ruleset.text;
+    this.appliedAt = Date.now();
+    this.counterNames = [...ruleset.text.matchAll(COUNTER)].map((m) => m[1]);
+    return { ok: true };
+  }
+
+  async counters(): Promise<RuleCounter[]> {
+    return this.counterNames.map((name) => ({ name, packets: 0, bytes: 0 }));
+  }
+}

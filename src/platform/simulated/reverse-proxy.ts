@@ -1,0 +1,50 @@
+import { parse } from 'yaml';
+import type { ReverseProxyControl } from '../reverse-proxy.js';
+
+/** A reverse proxy that runs in memory: control changes its state and writes server-log lines. */
+export function createSimulatedReverseProxy(now: () => number = Date.now): ReverseProxyControl {
+  let running = false;
+  const serverLog: string[] = [];
+  const log = (message: string) => {
+    serverLog.push(`${new Date(now()).toISOString()} level=info msg="${message}" (simulated)`);
+    return message;
+  };
+  const checkConfig = (text: string): string | null => {
+    try {
+      const parsed = parse(text) as unknown;
+      if (parsed !== null && typeof parsed !== 'object') return 'configuration is not a YAML mapping';
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  return {
+    async status() {
+      return { running, version: 'simulated' };
+    },
+    async start() {
+      running = true;
+      return log('reverse proxy started');
+    },
+    async stop() {
+      running = false;
+      return log('reverse proxy stopped');
+    },
+    async restart() {
+      running = true;
+      return log('reverse proxy restarted');
+    },
+    async validate(text) {
+      return checkConfig(text);
+    },
+    async apply(text, enabled) {
+      const problem = checkConfig(text);
+      if (problem) throw new Error(problem);
+      running = enabled;
+      return log(enabled ? 'configuration applied, service restarted' : 'configuration saved, service stopped');
+    },
+    async logs(kind, lines) {
+      return kind === 'server' ? serverLog.slice(-lines) : [];
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { WireguardControl, WireguardInterfaceSpec } from '../wireguard.js';
+
+/** Interfaces "exist" in memory: up keeps the spec, status reports it (no peer ever handshakes). */
+export function createSimulatedWireguard(): WireguardControl {
+  const interfaces = new Map<string, WireguardInterfaceSpec>();
+  return {
+    async up(spec) {
+      interfaces.set(spec.interface, structuredClone(spec));
+    },
+    async down(name) {
+      interfaces.delete(name);
+    },
+    async status(name) {
+      const spec = interfaces.get(name);
+      if (!spec) return { running: false, interface: name, peers: [] };
+      return {
+        running: true,
+        interface: name,
+        listen_port: spec.listen_port,
+        public_key: spec.public_key,
+        peers: spec.peers.map((peer) => ({
+          public_key: peer.public_key,
+          endpoint: peer.endpoint,
+          allowed_ips: peer.allowed_ips.join(','),
+          latest_handshake_secs_ago: -1,
+          transfer_rx: 0,
+          transfer_tx: 0,
+          persistent_keepalive: peer.persistent_keepalive,
+        })),
+      };
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+import { AcmeService } from '../src/areas/acme/service.js';
+
+let t: AreaApp;
+before(async () => {
+  t = await startAreaApp();
+});
+after(() => t.close());
+
+test('account: defaults, save with validation', async () => {
+  assert.deepEqual(json(await t.request('GET', '/api/v1/acme/account')), { id: null, directory_url: 'https://acme-v02.api.letsencrypt.org/directory', contact_email: '', registered: false });
+  assert.equal((await t.request('POST', '/api/v1/acme/account', { contact_email: 'nobody' })).statusCode, 400);
+  assert.equal((await t.request('POST', '/api/v1/acme/account', { contact_email: 'a@example.org', directory_url: 'http://insecure/dir' })).statusCode, 400);
+  const saved = json(await t.request('POST', '/api/v1/acme/account', { contact_email: 'admin@example.org' }));
+  assert.equal(saved.contact_email, 'admin@example.org');
+});
+
+test('DNS providers: secrets write-only, "" clears, cert reference unknown → 400 and in use → 409', async () => {
+  const created = await t.request('POST', '/api/v1/acme/dns-providers', { name: 'cf', kind: 'cloudflare', zone: 'example.org', api_token: 'cf-secret-token' });
+  assert.equal(created.statusCode, 201, created.body);
+  const provider = json(created);
+  assert.equal(provider.has_token, true);
+  assert.equal(provider.has_secret, false);
+  assert.ok(!created.body.includes('cf-secret-token'));
+  assert.equal((await t.request('POST', '/api/v1/acme/dns-providers', { name: 'cf', kind: 'cloudflare', zone: 'example.org' })).statusCode, 409);
+  assert.equal((await t.request('POST', '/api/v1/acme/dns-providers', { name: 'x', kind: 'godaddy', zone: 'example.org' })).statusCode, 400);
+  const manual = json(await t.request('POST', '/api/v1/acme/dns-providers', { name: 'by-hand', kind: 'manual', zone: 'example.net' }));
+  assert.deepEqual(json(await t.request('POST', `/api/v1/acme/dns-providers/${manual.id}/test`)), { ok: true, message: 'manual provider: TXT records are added by the operator' });
+
+  assert.equal((await t.request('POST', '/api/v1/acme/certs', { common_name: 'www.example.org' })).statusCode, 400, 'dns-01 needs a provider');
+  assert.equal((await t.request('POST', '/api/v1/acme/certs', { common_name: 'www.example.org', dns_provider_id: '00000000-0000-4000-8000-000000000000' })).statusCode, 400);
+  assert.equal((await t.request('POST', '/api/v1/acme/certs', { common_name: 'bad_name!', dns_provider_id: provider.id })).statusCode, 400);
+  const cert = await t.request('POST', '/api/v1/acme/certs', { common_name: 'WWW.example.org', sans: ['api.example.org', '*.example.org'], dns_provider_id: provider.id });
+  assert.equal(cert.statusCode, 201, cert.body);
+  const record = json(cert);
+  assert.equal(record.common_name, 'www.example.org');
+  assert.equal(record.status, 'pending');
+  assert.equal(record.has_cert, false);
+  assert.equal(record.cert_pem, undefined);
+  const inUse = await t.request('DELETE', `/api/v1/acme/dns-providers/${provider.id}`);
+  assert.equal(inUse.statusCode, 409);
+
+  const cleared = json(await t.request('PUT', `/api/v1/acme/dns-providers/${provider.id}`, { api_token: '' }));
+  assert.equal(cleared.has_token, false);
+  assert.equal(json(await t.request('PUT', `/api/v1/acme/certs/${record.id}`, { renew_days_before_expiry: 14 })).renew_days_before_expiry, 14);
+  const renew = json(await t.request('POST', `/api/v1/acme/certs/${record.id}/renew`));
+  assert.equal(renew.ok, false);
+  assert.match(json(await t.request('GET', `/api/v1/acme/certs/${record.id}`)).last_renew_error, /not available/);
+});
+
+test('issued material: PEM downloads, key only with settings:write, export targets confined, cascade on delete', async () => {
+  // Material from the local CA stands in for an ACME-issued certificate.
+  await t.request('POST', '/api/v1/ca', {});
+  const issued = json(await t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: 'mail.example.org' }));
+  const provider = json(await t.request('GET', '/api/v1/acme/dns-providers'))[0];
+  const cert = json(await t.request('POST', '/api/v1/acme/certs', { common_name: 'mail.example.org', dns_provider_id: provider.id }));
+  AcmeService.prototype.storeIssued.call({ certs: t.app.context.collections.get('acme_cert') } as AcmeService, cert.id, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
+  const active = json(await t.request('GET', `/api/v1/acme/certs/${cert.id}`));
+  assert.equal(active.status, 'active');
+  assert.equal(active.has_cert, true);
+  assert.ok(active.days_until_expiry >= 364);
+  const fullchain = await t.request('GET', `/api/v1/acme/certs/${cert.id}/cert.pem`);
+  assert.equal(fullchain.body.match(/BEGIN CERTIFICATE/g)!.length, 2);
+  assert.match(String(fullchain.headers['content-disposition']), /mail\.example\.org\.pem/);
+  assert.equal((await t.request('GET', `/api/v1/acme/certs/${cert.id}/key.pem`)).body, issued.private_key_pem);
+  assert.ok(!(await t.request('GET', `/api/v1/acme/certs/${cert.id}`)).body.includes('PRIVATE KEY'));
+
+  const escape = await t.request('POST', `/api/v1/acme/certs/${cert.id}/targets`, { kind: 'file', config: { cert_path: '/etc/ssl/../shadow', key_path: '/etc/ssl/k.pem' } });
+  assert.equal(escape.statusCode, 400);
+  assert.match(json(escape).error, /cert_path/);
+  assert.equal((await t.request('POST', `/api/v1/acme/certs/${cert.id}/targets`, { kind: 'file', config: { cert_path: '/tmp/x.pem', key_path: '/etc/ssl/k.pem' } })).statusCode, 400);
+  assert.equal((await t.request('POST', `/api/v1/acme/certs/${cert.id}/targets`, { kind: 'webhook', config: { url: 'http://plain' } })).statusCode, 400);
+  const hook = json(await t.request('POST', `/api/v1/acme/certs/${cert.id}/targets`, { kind: 'webhook', config: { url: 'https://127.0.0.1:9/hook' } }));
+  assert.equal(json(await t.request('PUT', `/api/v1/acme/export-targets/${hook.id}`, { config: { url: 'https://127.0.0.2:9/hook' } })).config.url, 'https://127.0.0.2:9/hook');
+  const published = json(await t.request('POST', `/api/v1/acme/certs/${cert.id}/publish`));
+  assert.equal(published.ok, false);
+  const target = json(await t.request('GET', `/api/v1/acme/certs/${cert.id}/targets`))[0];
+  assert.equal(target.last_run_ok, false);
+  assert.match(target.last_run_error, /blocked address/, 'the webhook goes through the outbound guard');
+
+  assert.equal((await t.request('DELETE', `/api/v1/acme/certs/${cert.id}`)).statusCode, 204);
+  assert.equal((await t.request('DELETE', `/api/v1/acme/export-targets/${hook.id}`)).statusCode, 404, 'targets went with their certificate');
+});

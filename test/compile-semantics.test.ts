@@ -1,0 +1,157 @@
+/**
+ * One table of configurations and packets, fed to both compilers: the pf text and the nftables text must
+ * decide every packet the same way, and as expected. (Interpreters: test/helpers/ruleset-eval.ts.)
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compilePf } from '../src/compile/pf.js';
+import { compileNftables } from '../src/compile/nftables.js';
+import type { FirewallConfig } from '../src/compile/firewall-types.js';
+import { evaluateNftables, evaluatePf, type Packet, type Verdict } from './helpers/ruleset-eval.js';
+import { alias, config, rule, schedule } from './helpers/firewall-fixtures.js';
+
+const tcp = (dport: number, extra: Partial<Packet> = {}): Packet => ({ dir: 'in', iface: 'eth1', proto: 'tcp', src: '10.0.0.2', dst: '10.9.0.2', sport: 40000, dport, ...extra });
+const udp = (dport: number, extra: Partial<Packet> = {}): Packet => ({ ...tcp(dport, extra), proto: 'udp', ...extra });
+const v6 = (dport: number, extra: Partial<Packet> = {}): Packet => tcp(dport, { src: '2001:db8:1::2', dst: '2001:db8:9::2', ...extra });
+
+interface Case {
+  name: string;
+  config: FirewallConfig;
+  packets: [Packet, Verdict][];
+}
+
+const cases: Case[] = [
+  { name: 'no rules: default pass', config: config(), packets: [[tcp(80), 'pass'], [v6(80), 'pass']] },
+  {
+    name: 'block one port, the other works',
+    config: config({ rules: [rule({ action: 'block', dport: 8081 })] }),
+    packets: [[tcp(8081), 'block'], [tcp(8080), 'pass'], [udp(8081), 'pass'], [v6(8081), 'block']],
+  },
+  {
+    name: 'quick pass above a quick block wins; reversed it loses',
+    config: config({ rules: [rule({ action: 'pass', dport: 8081 }), rule({ action: 'block', dport: 8081 })] }),
+    packets: [[tcp(8081), 'pass']],
+  },
+  {
+    name: 'reversed order',
+    config: config({ rules: [rule({ action: 'block', dport: 8081 }), rule({ action: 'pass', dport: 8081 })] }),
+    packets: [[tcp(8081), 'block']],
+  },
+  {
+    name: 'without quick the last match decides',
+    config: config({ rules: [rule({ action: 'block', quick: false }), rule({ action: 'pass', quick: false, dport: 22 })] }),
+    packets: [[tcp(22), 'pass'], [tcp(80), 'block'], [udp(80), 'pass']],
+  },
+  {
+    name: 'without quick, a later catch-all overrides',
+    config: config({ rules: [rule({ action: 'pass', quick: false, dport: 22 }), rule({ action: 'block', quick: false })] }),
+    packets: [[tcp(22), 'block']],
+  },
+  {
+    name: 'a quick rule beats non-quick rules before and after it',
+    config: config({ rules: [rule({ action: 'pass', quick: false, dport: 22 }), rule({ action: 'block', dport: [20, 30] }), rule({ action: 'pass', quick: false })] }),
+    packets: [[tcp(22), 'block'], [tcp(80), 'pass']],
+  },
+  {
+    name: 'direction and interface',
+    config: config({ rules: [rule({ action: 'block', direction: 'in', interface: 'eth1' }), rule({ action: 'block', direction: 'out', interface: 'eth2', dport: 25 })] }),
+    packets: [
+      [tcp(80), 'block'], [tcp(80, { iface: 'eth2' }), 'pass'], [tcp(80, { dir: 'out' }), 'pass'],
+      [tcp(25, { dir: 'out', iface: 'eth2' }), 'block'], [tcp(25, { dir: 'in', iface: 'eth2' }), 'pass'],
+    ],
+  },
+  {
+    name: 'direction any covers both',
+    config: config({ rules: [rule({ action: 'blockdrop', direction: 'any', interface: 'eth3', protocol: 'any' })] }),
+    packets: [[tcp(80, { iface: 'eth3' }), 'block'], [udp(53, { iface: 'eth3', dir: 'out' }), 'block'], [tcp(80), 'pass']],
+  },
+  {
+    name: 'aliases: nested, both families, ranges',
+    config: config({
+      aliases: [alias('web', 'host', ['10.9.0.2', '2001:db8:9::2', '<more>']), alias('more', 'network', ['172.16.0.0/24', '192.168.5.10-192.168.5.20'])],
+      rules: [rule({ action: 'block', dst: '<web>' })],
+    }),
+    packets: [
+      [tcp(80), 'block'], [v6(80), 'block'], [tcp(80, { dst: '172.16.0.77' }), 'block'], [tcp(80, { dst: '192.168.5.15' }), 'block'],
+      [tcp(80, { dst: '192.168.5.21' }), 'pass'], [v6(80, { dst: '2001:db8:9::3' }), 'pass'],
+    ],
+  },
+  {
+    name: 'a disabled alias is empty',
+    config: config({ aliases: [alias('off', 'host', ['10.9.0.2'], false)], rules: [rule({ action: 'block', dst: '<off>' })] }),
+    packets: [[tcp(80), 'pass']],
+  },
+  {
+    name: 'negation of an address and of a one-family alias',
+    config: config({
+      aliases: [alias('lan', 'network', ['10.0.0.0/8'])],
+      rules: [rule({ action: 'block', src: '10.0.0.0/8', src_invert: true, dport: 22 }), rule({ action: 'block', dst: '<lan>', dst_invert: true, dport: 23 })],
+    }),
+    packets: [
+      [tcp(22), 'pass'], [tcp(22, { src: '192.168.1.1' }), 'block'], [v6(22), 'pass'],
+      [tcp(23), 'pass'], [tcp(23, { dst: '8.8.8.8' }), 'block'], [v6(23), 'block'],
+    ],
+  },
+  {
+    name: 'address family restriction and icmp',
+    config: config({ rules: [rule({ action: 'block', ip_version: 'inet6', dport: 80 }), rule({ action: 'block', protocol: 'icmp' })] }),
+    packets: [[v6(80), 'block'], [tcp(80), 'pass'], [{ ...tcp(0), proto: 'icmp', dport: undefined }, 'block']],
+  },
+  {
+    name: 'tcp/udp, port ranges, source ports, address ranges',
+    config: config({ rules: [rule({ action: 'block', protocol: 'tcp/udp', dport: 53 }), rule({ action: 'block', protocol: 'udp', sport: [1000, 2000] }), rule({ action: 'block', dst: '10.9.0.10-10.9.0.20' })] }),
+    packets: [
+      [udp(53), 'block'], [tcp(53), 'block'], [udp(54), 'pass'], [udp(54, { sport: 1500 }), 'block'], [udp(54, { sport: 2001 }), 'pass'],
+      [tcp(80, { dst: '10.9.0.15' }), 'block'], [tcp(80, { dst: '10.9.0.21' }), 'pass'],
+    ],
+  },
+  {
+    name: 'block return blocks every protocol it names',
+    config: config({ rules: [rule({ action: 'blockreturn', protocol: 'any', dst: '10.9.0.2' })] }),
+    packets: [[tcp(80), 'block'], [udp(53), 'block'], [{ ...tcp(0), proto: 'gre', dport: undefined }, 'block'], [tcp(80, { dst: '10.9.0.3' }), 'pass']],
+  },
+  {
+    name: 'disabled rules and rules outside their schedule are not loaded',
+    config: config({
+      schedules: [schedule('sched-office', 'office', '08:00-12:00', 'mon,tue,wed'), schedule('sched-night', 'night', '22:00-06:00', 'tue')],
+      rules: [
+        rule({ action: 'block', dport: 81, status: 'disabled' }),
+        rule({ action: 'block', dport: 82, schedule_id: 'sched-office' }),
+        rule({ action: 'block', dport: 83, schedule_id: 'sched-night' }),
+      ],
+    }),
+    packets: [[tcp(81), 'pass'], [tcp(82), 'block'], [tcp(83), 'pass']],
+  },
+  {
+    name: 'anti-lockout and loopback survive a block-all',
+    config: config({ rules: [rule({ action: 'block', protocol: 'any', direction: 'any' })] }),
+    packets: [
+      [tcp(8080, { local: true }), 'pass'], [tcp(8081, { local: true }), 'block'], [tcp(8080), 'block'],
+      [tcp(80, { iface: 'lo', src: '127.0.0.1', dst: '127.0.0.1' }), 'pass'], [tcp(80, { dir: 'out' }), 'block'],
+    ],
+  },
+];
+
+// pf names its loopback lo0 where Linux says lo: the same packet, the platform's name.
+const forPf = (packet: Packet): Packet => (packet.iface === 'lo' ? { ...packet, iface: 'lo0' } : packet);
+
+for (const c of cases) {
+  test(`pf and nftables agree: ${c.name}`, () => {
+    const pf = compilePf(c.config).text;
+    const nft = compileNftables(c.config).text;
+    for (const [packet, expected] of c.packets) {
+      const label = JSON.stringify(packet);
+      assert.equal(evaluatePf(pf, forPf(packet)), expected, `pf: ${label}\n${pf}`);
+      assert.equal(evaluateNftables(nft, packet), expected, `nftables: ${label}\n${nft}`);
+    }
+  });
+}
+
+test('schedules follow the local time the ruleset is compiled for, including ranges past midnight', () => {
+  const base = { schedules: [schedule('s', 'night', '22:00-06:00', 'tue')], rules: [rule({ action: 'block', dport: 83, schedule_id: 's' })] };
+  const at = (day: FirewallConfig['time']['day'], minute: number) => config({ ...base, time: { day, minute } });
+  for (const [time, expected] of [[at('tue', 23 * 60), 'block'], [at('wed', 5 * 60), 'block'], [at('wed', 7 * 60), 'pass'], [at('tue', 5 * 60), 'pass']] as const) {
+    assert.equal(evaluatePf(compilePf(time).text, tcp(83)), expected, JSON.stringify(time.time));
+    assert.equal(evaluateNftables(compileNftables(time).text, tcp(83)), expected, JSON.stringify(time.time));
+  }
+});

@@ -1,0 +1,157 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+import { startTestApp, json, type TestApp } from './helpers/app.js';
+import { adminHeaders, type Headers } from './helpers/auth.js';
+import { lifecycleAreas, newProbe } from './helpers/config-area.js';
+import { configServices } from '../src/areas/config/routes.js';
+
+/**
+ * Object-storage backups against a real S3 server on loopback: s3rver (npm), which speaks the S3 REST API
+ * (buckets, objects, listing) and checks access key ids. It does not verify SigV4 signatures, so a wrong
+ * secret key is only detectable against a real S3 implementation.
+ */
+let server: S3rver;
+let endpoint: string;
+let s3Dir: string;
+let t: TestApp;
+let admin: Headers;
+
+before(async () => {
+  s3Dir = mkdtempSync(join(tmpdir(), 'bulwark-s3-'));
+  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: 'backups', configs: [] }] });
+  const { port } = await server.run();
+  endpoint = `http://127.0.0.1:${port}`;
+  t = await startTestApp({ areas: lifecycleAreas(newProbe()) });
+  admin = await adminHeaders(t.app);
+});
+after(async () => {
+  await t.close();
+  await server.close();
+  rmSync(s3Dir, { recursive: true, force: true });
+});
+
+const call = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers: admin, payload });
+const destination = () => ({
+  enabled: true, endpoint, bucket: 'backups', region: 'us-east-1', prefix: 'fw1/', path_style: true,
+  access_key_id: 'S3RVER', secret_access_key: 'S3RVER', allow_http: true, allowed_addresses: ['127.0.0.1/32'],
+});
+
+test('the destination is a settings section whose secret key is sealed and never returned', async () => {
+  const initial = json(await call('GET', '/api/v1/backup/objstore/config'));
+  assert.equal(initial.enabled, false);
+  assert.equal(initial.has_secret_access_key, false);
+  const put = await call('PUT', '/api/v1/backup/objstore/config', destination());
+  assert.equal(put.statusCode, 200, put.body);
+  const body = json(put);
+  assert.equal(body.has_secret_access_key, true);
+  assert.equal(body.secret_access_key, undefined);
+  assert.ok(!put.body.includes('"S3RVER"') || body.access_key_id === 'S3RVER');
+  const stored = t.app.context.store.getSingleton('backup_objstore')!;
+  assert.match(String(stored.secret_access_key), /^sealed:v1:/);
+  const exported = json(await call('GET', '/api/v1/config/export'));
+  assert.equal(exported.objects.find((o: { kind: string }) => o.kind === 'backup_objstore').data.secret_access_key, '**REDACTED**');
+  for (const bad of [{ endpoint: 'ftp://x' }, { enabled: true, bucket: '' }, { allowed_addresses: ['not an ip'] }, { schedule_hours: -1 }]) {
+    const response = await call('PUT', '/api/v1/backup/objstore/config', bad);
+    assert.equal(response.statusCode, 400, JSON.stringify(bad));
+  }
+});
+
+test('test checks connectivity and credentials, and reports failures as ok:false with the reason', async () => {
+  const good = json(await call('POST', '/api/v1/backup/objstore/test'));
+  assert.equal(good.ok, true, good.message);
+  assert.deepEqual(good.steps, ['bucket reachable', 'write', 'read', 'delete']);
+
+  await call('PUT', '/api/v1/backup/objstore/config', { access_key_id: 'NOT-A-KEY' });
+  const denied = json(await call('POST', '/api/v1/backup/objstore/test'));
+  assert.equal(denied.ok, false);
+  assert.match(denied.message, /InvalidAccessKeyId|403/);
+
+  await call('PUT', '/api/v1/backup/objstore/config', { access_key_id: 'S3RVER', bucket: 'missing-bucket' });
+  const missing = json(await call('POST', '/api/v1/backup/objstore/test'));
+  assert.equal(missing.ok, false);
+  assert.match(missing.message, /NotFound|NoSuchBucket|404/);
+
+  // the outbound guard: loopback refused unless allow-listed, plain http refused unless allowed
+  await call('PUT', '/api/v1/backup/objstore/config', { bucket: 'backups', allowed_addresses: [] });
+  const guarded = json(await call('POST', '/api/v1/backup/objstore/test'));
+  assert.equal(guarded.ok, false);
+  assert.match(guarded.message, /blocked address/);
+  await call('PUT', '/api/v1/backup/objstore/config', { allowed_addresses: ['127.0.0.1/32'], allow_http: false });
+  assert.match(json(await call('POST', '/api/v1/backup/objstore/test')).message, /https only/);
+  await call('PUT', '/api/v1/backup/objstore/config', destination());
+});
+
+test('every save uploads an export; list shows it; import downloads and restores it', async () => {
+  await call('POST', '/api/v1/test/hosts', { name: 'backed-up', password: 'objstore-secret' });
+  const saved = json(await call('POST', '/api/v1/config/save', { comment: 'nightly' }));
+  const { objstore } = configServices(t.app.context);
+  await objstore.idle();
+  const status = json(await call('GET', '/api/v1/backup/objstore/config'));
+  assert.equal(status.last_upload_error, null);
+  assert.match(status.last_upload_key, new RegExp(`^fw1/bulwark-config-\\d{8}T\\d{6}Z-v${saved.version}\\.json$`));
+
+  const listed = await call('GET', '/api/v1/backup/objstore/list');
+  assert.equal(listed.statusCode, 200);
+  assert.equal(listed.headers['x-total-count'], '1');
+  const [item] = json(listed);
+  assert.equal(item.key, status.last_upload_key);
+  assert.ok(item.size > 100);
+
+  // change the configuration, then restore the uploaded backup (a redacted one: secrets come from the live objects)
+  const host = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
+  await call('PUT', `/api/v1/test/hosts/${host.id}`, { port: 9999 });
+  const restored = await call('POST', '/api/v1/backup/objstore/import', { key: item.key });
+  assert.equal(restored.statusCode, 200, restored.body);
+  assert.equal(json(restored).source, 'objstore-import');
+  const back = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
+  assert.equal(back.data.port, 22);
+  assert.equal(t.app.context.collections.get('test_host').secret(back, 'password'), 'objstore-secret');
+  assert.equal((await call('POST', '/api/v1/backup/objstore/import', { key: 'fw1/none.json' })).statusCode, 404);
+  assert.equal((await call('POST', '/api/v1/backup/objstore/import', { key: 'elsewhere/x.json' })).statusCode, 400);
+});
+
+test('with a backup passphrase uploads are portable exports; the schedule uploads a changed configuration', async () => {
+  await call('PUT', '/api/v1/backup/objstore/config', { backup_passphrase: 'backup passphrase 1', schedule_hours: 6 });
+  const { objstore } = configServices(t.app.context);
+  t.clock.advance(7 * 3_600_000);
+  admin = await adminHeaders(t.app);
+  await call('POST', '/api/v1/test/hosts', { name: 'scheduled' });
+  await objstore.scheduledTick();
+  const status = json(await call('GET', '/api/v1/backup/objstore/config'));
+  assert.equal(status.has_backup_passphrase, true);
+  assert.equal(status.last_upload_error, null);
+  assert.match(status.last_upload_key, /^fw1\/bulwark-config-\d{8}T\d{6}Z\.json$/);
+  const listed = json(await call('GET', '/api/v1/backup/objstore/list'));
+  assert.equal(listed.length, 2);
+  assert.equal(listed[0].key, status.last_upload_key, 'newest first');
+  // nothing changed since: the next due tick uploads nothing
+  t.clock.advance(7 * 3_600_000);
+  admin = await adminHeaders(t.app);
+  await objstore.scheduledTick();
+  assert.equal(json(await call('GET', '/api/v1/backup/objstore/list')).length, 2);
+  // the portable backup needs its passphrase: the stored one is used, a wrong one given explicitly fails
+  const wrong = await call('POST', '/api/v1/backup/objstore/import', { key: listed[0].key, passphrase: 'not the passphrase' });
+  assert.equal(wrong.statusCode, 400);
+  assert.match(json(wrong).error, /wrong passphrase/);
+  // a portable backup restores even objects deleted since, secrets included
+  const scheduled = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
+  await t.app.inject({ method: 'DELETE', url: `/api/v1/test/hosts/${scheduled.id}`, headers: admin });
+  const restored = await call('POST', '/api/v1/backup/objstore/import', { key: listed[0].key });
+  assert.equal(restored.statusCode, 200, restored.body);
+  const back = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
+  assert.equal(t.app.context.collections.get('test_host').secret(back, 'password'), 'objstore-secret');
+});
+
+test('a failed upload is recorded, not lost', async () => {
+  await call('PUT', '/api/v1/backup/objstore/config', { bucket: 'missing-bucket' });
+  await call('POST', '/api/v1/config/save', { comment: 'will fail to upload' });
+  await configServices(t.app.context).objstore.idle();
+  const status = json(await call('GET', '/api/v1/backup/objstore/config'));
+  assert.match(status.last_upload_error, /NoSuchBucket|404/);
+  const audit = t.app.context.db.prepare("SELECT outcome FROM audit_log WHERE category = 'config' AND action = 'config.objstore.upload' ORDER BY id DESC LIMIT 1").get() as { outcome: string };
+  assert.equal(audit.outcome, 'failure');
+});

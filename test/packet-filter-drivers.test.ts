@@ -1,0 +1,160 @@
+/**
+ * Platform drivers: freebsd through a fake pfctl on PATH that records what it is given; linux through the
+ * real nft inside a network namespace this test creates (root only); simulated keeps text and counters.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFreebsdPlatform } from '../src/platform/freebsd/index.js';
+import { parsePfRuleCounters } from '../src/platform/freebsd/packet-filter.js';
+import { NftablesPacketFilter } from '../src/platform/linux/packet-filter.js';
+import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
+import { runCommand } from '../src/platform/exec.js';
+import { compileNftables } from '../src/compile/nftables.js';
+import { startTestApp, json } from './helpers/app.js';
+import { adminHeaders } from './helpers/auth.js';
+import { rootSkipReason } from './helpers/shared.js';
+import { config, fixtureId, rule } from './helpers/firewall-fixtures.js';
+
+const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-pfctl-'));
+const FAKE_PFCTL = `#!/bin/sh
+# Fake pfctl: records each call (arguments, then stdin when -f - is given) and answers like pfctl would.
+dir="${fakeDir}"
+n=$(ls "$dir"/call-* 2>/dev/null | wc -l)
+echo "$*" > "$dir/call-$n.args"
+case " $* " in
+  *" -f - "*|*" -f -") cat > "$dir/call-$n.input" ;;
+esac
+if [ -e "$dir/refuse" ] && [ "$1" = "-n" ]; then
+  echo "stdin:14: syntax error" >&2
+  exit 1
+fi
+case "$*" in
+  "-s info") printf 'Status: Enabled for 0 days 01:02:03\\nState Table\\n  current entries 7\\n' ;;
+  "-a bulwark -s rules") printf 'pass in quick proto tcp all\\nblock in quick all\\n' ;;
+  "-a bulwark -v -s rules") cat "$dir/rules-v.txt" ;;
+esac
+exit 0
+`;
+writeFileSync(join(fakeDir, 'pfctl'), FAKE_PFCTL);
+chmodSync(join(fakeDir, 'pfctl'), 0o755);
+const PF_VERBOSE = `pass in quick inet proto tcp from any to (self) port = 8080 flags S/SA keep state label "bulwark:anti-lockout"
+  [ Evaluations: 40        Packets: 12        Bytes: 3400        States: 1     ]
+  [ Inserted: uid 0 pid 4242 State Creations: 1     ]
+block drop in log quick proto tcp from any to any port = 8081 label "${fixtureId(1)}"
+  [ Evaluations: 15        Packets: 9         Bytes: 540         States: 0     ]
+  [ Inserted: uid 0 pid 4242 State Creations: 0     ]
+`;
+writeFileSync(join(fakeDir, 'rules-v.txt'), PF_VERBOSE);
+process.env.PATH = `${fakeDir}:${process.env.PATH}`;
+after(() => rmSync(fakeDir, { recursive: true, force: true }));
+
+const calls = () =>
+  readdirSync(fakeDir).filter((f) => f.endsWith('.args')).sort((a, b) => Number(a.split('-')[1].split('.')[0]) - Number(b.split('-')[1].split('.')[0]))
+    .map((f) => ({ args: readFileSync(join(fakeDir, f), 'utf8').trim(), input: existsSync(join(fakeDir, f.replace('.args', '.input'))) ? readFileSync(join(fakeDir, f.replace('.args', '.input')), 'utf8') : undefined }));
+const clearCalls = () => { for (const f of readdirSync(fakeDir)) if (f.startsWith('call-')) rmSync(join(fakeDir, f)); };
+
+test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a bulwark -f -; a refusal keeps the old ruleset', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  try {
+    const created = json(await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers }));
+    clearCalls();
+    const reload = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    assert.equal(reload.statusCode, 200, reload.body);
+    assert.equal(json(reload).dialect, 'pf');
+    const [check, load] = calls();
+    assert.equal(check.args, '-n -a bulwark -f -');
+    assert.equal(load.args, '-a bulwark -f -');
+    assert.equal(check.input, load.input);
+    assert.match(load.input!, new RegExp(`block in log quick proto tcp to any port 8081 label "${created.id}"`));
+    assert.match(load.input!, /pass in quick inet proto tcp from any to \(self\) port \d+ keep state label "bulwark:anti-lockout"/);
+
+    // pfctl refuses: 409 with its message, nothing loaded, the change stays pending.
+    await t.app.inject({ method: 'PUT', url: `/api/v1/rules/${created.id}`, payload: { dst_port_start: 8082 }, headers });
+    writeFileSync(join(fakeDir, 'refuse'), '');
+    clearCalls();
+    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    rmSync(join(fakeDir, 'refuse'));
+    assert.equal(refused.statusCode, 409);
+    assert.match(json(refused).error, /pf refused the ruleset; the previous ruleset stays in force: stdin:14: syntax error/);
+    assert.deepEqual(calls().map((c) => c.args), ['-n -a bulwark -f -'], 'nothing is loaded after a failed check');
+    const pending = json(await t.app.inject({ url: '/api/v1/pending', headers }));
+    assert.deepEqual(pending.changes.rules.changed, [created.id]);
+
+    const system = json(await t.app.inject({ url: '/api/v1/rules/system', headers }));
+    assert.ok(system.some((line: string) => line.startsWith('pass in quick inet proto tcp from any to (self)')));
+    const status = json(await t.app.inject({ url: '/api/v1/status', headers }));
+    assert.equal(status.pf_backend, 'pf');
+    assert.equal(status.pf_states, 7);
+    assert.equal(status.pf_rules, 2);
+    const counters = await t.app.context.platform.packetFilter.counters();
+    assert.deepEqual(counters, [
+      { name: 'bulwark:anti-lockout', packets: 12, bytes: 3400 },
+      { name: fixtureId(1), packets: 9, bytes: 540 },
+    ]);
+  } finally {
+    await t.close();
+  }
+});
+
+test('pf counter parsing maps labels (rule ids) to packets and bytes', () => {
+  assert.deepEqual(parsePfRuleCounters(PF_VERBOSE).map((c) => c.name), ['bulwark:anti-lockout', fixtureId(1)]);
+  assert.deepEqual(parsePfRuleCounters('pass all flags S/SA keep state\n  [ Evaluations: 1 Packets: 2 Bytes: 3 States: 0 ]\n'), []);
+});
+
+test('simulated: keeps the applied text and one counter per rule, and refuses another dialect', async () => {
+  const filter = new SimulatedPacketFilter();
+  const compiled = compileNftables(config({ rules: [rule({ id: fixtureId(1), action: 'block', dport: 81 })] }));
+  assert.deepEqual(await filter.apply({ dialect: 'nftables', text: compiled.text }), { ok: true });
+  assert.equal(filter.appliedText, compiled.text);
+  assert.deepEqual(await filter.counters(), [{ name: `rule_${fixtureId(1)}`, packets: 0, bytes: 0 }]);
+  assert.equal((await filter.status()).rules, 1);
+  const wrong = await filter.apply({ dialect: 'pf', text: 'pass all' });
+  assert.equal(wrong.ok, false);
+  assert.equal(filter.appliedText, compiled.text);
+});
+
+const namespace = `bwt-drv-${process.pid}`;
+const rootSkip = rootSkipReason('the nftables driver test (network namespace)');
+const nftIn = (args: string[], input?: string) => runCommand('ip', ['netns', 'exec', namespace, 'nft', ...args], { input });
+
+test('linux: validates, applies atomically, leaves other tables alone, reads counters, keeps the old table when the kernel refuses', { skip: rootSkip }, async () => {
+  const wrapperDir = mkdtempSync(join(tmpdir(), 'bulwark-nft-ns-'));
+  // The driver runs `nft`; this wrapper runs the real nft inside the test's namespace instead of the host's.
+  writeFileSync(join(wrapperDir, 'nft'), `#!/bin/sh\nexec ip netns exec ${namespace} nft "$@"\n`);
+  chmodSync(join(wrapperDir, 'nft'), 0o755);
+  await runCommand('ip', ['netns', 'add', namespace]);
+  try {
+    const other = await nftIn(['-f', '-'], 'table ip other {\n chain c {\n type filter hook input priority 0; policy accept;\n }\n}\n');
+    assert.equal(other.code, 0, other.stderr);
+    const driver = new NftablesPacketFilter(async () => { throw new Error('unused'); }, join(wrapperDir, 'nft'));
+    const first = compileNftables(config({ rules: [rule({ id: fixtureId(1), action: 'block', dport: 81 })] }));
+    assert.deepEqual(await driver.apply({ dialect: 'nftables', text: first.text }), { ok: true });
+    // Applying again replaces the table (the declare/delete/declare idiom) instead of failing on "exists".
+    assert.deepEqual(await driver.apply({ dialect: 'nftables', text: first.text }), { ok: true });
+    const tables = (await nftIn(['list', 'tables'])).stdout;
+    assert.match(tables, /table ip other/);
+    assert.match(tables, /table inet bulwark/);
+    assert.deepEqual(await driver.counters(), [{ name: `rule_${fixtureId(1)}`, packets: 0, bytes: 0 }]);
+
+    const syntax = await driver.apply({ dialect: 'nftables', text: `${first.text}\nthis is not nftables\n` });
+    assert.equal(syntax.ok, false);
+    assert.equal(!syntax.ok && syntax.stage, 'check');
+
+    // A reject in a postrouting chain passes `nft -c` but the kernel refuses it at commit.
+    const refused = compileNftables(config({ rules: [rule({ id: fixtureId(2), action: 'blockreturn', direction: 'out', dport: 82 })] }));
+    const outcome = await driver.apply({ dialect: 'nftables', text: refused.text });
+    assert.equal(outcome.ok, false);
+    assert.equal(!outcome.ok && outcome.stage, 'apply');
+    assert.match(!outcome.ok ? outcome.message : '', /Operation not supported/);
+    const still = (await nftIn(['list', 'table', 'inet', 'bulwark'])).stdout;
+    assert.match(still, new RegExp(`rule_${fixtureId(1)}`), 'the previous table is still loaded');
+    assert.doesNotMatch(still, new RegExp(`rule_${fixtureId(2)}`));
+  } finally {
+    await runCommand('ip', ['netns', 'delete', namespace]);
+    rmSync(wrapperDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,104 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { formatEvent, SseHub } from '../src/live/sse.js';
+import { startTestApp } from './helpers/app.js';
+import { adminHeaders } from './helpers/auth.js';
+
+/** Reads an event stream, handing over each block (event or comment) as it completes. */
+async function* blocks(response: Response): AsyncGenerator<string> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      yield buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+    }
+  }
+}
+
+const parseEvent = (block: string) => ({
+  id: Number(/^id: (\d+)$/m.exec(block)?.[1]),
+  event: /^event: (.+)$/m.exec(block)?.[1],
+  data: JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')),
+});
+
+test('event framing: id, optional event name, one data line per line', () => {
+  assert.equal(formatEvent(7, { a: 1 }), 'id: 7\ndata: {"a":1}\n\n');
+  assert.equal(formatEvent(8, 'one\ntwo', 'note'), 'id: 8\nevent: note\ndata: one\ndata: two\n\n');
+});
+
+test('the hub sends keep-alive comments and forgets a client that disconnects', async () => {
+  const hub = new SseHub({ keepAliveMs: 50 });
+  const app = Fastify({ forceCloseConnections: true });
+  app.get('/stream', (request, reply) => {
+    hub.open(request, reply).send({ hello: true });
+  });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const controller = new AbortController();
+    const response = await fetch(`${address}/stream`, { signal: controller.signal });
+    assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    const seen: string[] = [];
+    for await (const block of blocks(response)) {
+      seen.push(block);
+      if (seen.filter((b) => b === ': keep-alive').length === 2) break;
+    }
+    assert.equal(seen[0], 'retry: 5000');
+    assert.deepEqual(parseEvent(seen[1]).data, { hello: true });
+    assert.equal(hub.size, 1);
+    controller.abort();
+    for (let i = 0; i < 50 && hub.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(hub.size, 0, 'the connection is cleaned up after the client leaves');
+  } finally {
+    hub.closeAll();
+    await app.close();
+  }
+});
+
+test('GET /pending/stream sends the pending report at once and again when it changes', async () => {
+  const t = await startTestApp();
+  const headers = await adminHeaders(t.app);
+  const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const controller = new AbortController();
+    const response = await fetch(`${address}/api/v1/pending/stream`, { signal: controller.signal, headers });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const events = blocks(response);
+    const next = async () => {
+      for (;;) {
+        const { value } = await events.next();
+        if (value !== undefined && value.startsWith('id: ')) return parseEvent(value);
+      }
+    };
+    const first = await next();
+    assert.equal(first.data.firewall, false);
+    assert.equal(first.data.applied_at, null);
+
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 23 }, headers });
+    const ruleId = JSON.parse(created.body).id;
+    const second = await next();
+    assert.ok(second.id > first.id, 'event ids increase');
+    assert.equal(second.data.firewall, true);
+    assert.deepEqual(second.data.changes.rules.added, [ruleId]);
+
+    await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    // The apply is announced under its topic, and the pending report follows.
+    const announced = await next();
+    assert.equal(announced.event, 'config.applied');
+    assert.ok(announced.data.version);
+    const third = await next();
+    assert.equal(third.event, undefined);
+    assert.equal(third.data.firewall, false);
+    assert.ok(third.data.applied_at);
+    controller.abort();
+  } finally {
+    await t.close();
+  }
+});
