@@ -138,6 +138,7 @@ export const MIGRATIONS: Migration[] = [
         dialect     TEXT NOT NULL,
         snapshot    TEXT NOT NULL CHECK (json_valid(snapshot)),
         ruleset     TEXT NOT NULL
+      );
     `,
   },
   {

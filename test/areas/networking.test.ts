@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { startTestApp, json, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createLinuxNetwork } from '../../src/platform/linux/network.js';
@@ -104,7 +105,7 @@ test('dynamic DNS: records reference an ACME DNS provider (400 unknown, 409 whil
   assert.equal(unknown.statusCode, 400);
   assert.match(json(unknown).error, /body\.provider_id/);
   // The provider belongs to the ACME area; it is placed in the store directly here.
-  const provider = t.app.context.store.insert('acme_dns_provider', { name: 'cf-main', provider: 'cloudflare' });
+  const provider = json(await call('POST', '/api/v1/acme/dns-providers', { name: 'cf-main', kind: 'manual', zone: 'example.org' }));
   const created = await call('POST', '/api/v1/ddns/records', { provider_id: provider.id, hostname: 'home.example.org', source: 'interface', interface: 'eth0' });
   assert.equal(created.statusCode, 201, created.body);
   const record = json(created);
@@ -115,15 +116,14 @@ test('dynamic DNS: records reference an ACME DNS provider (400 unknown, 409 whil
   assert.equal(json(await call('PUT', `/api/v1/ddns/records/${record.id}`, { ttl: 300 })).ttl, 300);
   const update = json(await call('POST', `/api/v1/ddns/records/${record.id}/update`));
   assert.equal(update.ok, false);
-  assert.match(update.message, /cf-main/);
+  assert.match(update.message, /cf-main \(manual\) cannot push A\/AAAA records/);
   const after = json(await call('GET', '/api/v1/ddns/records'))[0];
   assert.equal(after.last_status, 'error');
   await call('PUT', `/api/v1/ddns/records/${record.id}`, { enabled: false });
   assert.deepEqual(json(await call('POST', `/api/v1/ddns/records/${record.id}/update`)), { ok: true, message: 'Skipped("record disabled")' });
-  const inUse = t.app.context.collections.all().find((c) => c.kind === 'ddns_record')!;
-  assert.throws(() => t.app.context.collections.assertNotReferenced(provider), /in use by dynamic DNS record/);
-  assert.ok(inUse);
+  assert.equal((await call('DELETE', `/api/v1/acme/dns-providers/${provider.id}`)).statusCode, 409);
   assert.equal((await call('DELETE', `/api/v1/ddns/records/${record.id}`)).statusCode, 204);
+  assert.equal((await call('DELETE', `/api/v1/acme/dns-providers/${provider.id}`)).statusCode, 204);
   assert.equal(json(await call('GET', '/api/v1/ddns/config')).poll_interval_secs, 300);
   assert.match(json(await call('PUT', '/api/v1/ddns/config', { ip_echo_url_v4: 'http://api.ipify.org' })).error, /https/);
   assert.match(json(await call('PUT', '/api/v1/ddns/config', { ip_echo_url_v4: 'https://169.254.169.254/' })).error, /private or special/);
@@ -162,4 +162,53 @@ test('freebsd parsers read ifconfig and netstat output', () => {
   ]);
   const routes = parseNetstatRoutes('Routing tables\n\nInternet:\nDestination        Gateway            Flags     Netif Expire\ndefault            198.51.100.1       UGS         em0\n198.51.100.0/24    link#1             U           em0\n', 0);
   assert.deepEqual(routes.map((r) => [r.destination, r.gateway, r.flags, r.interface]), [['default', '198.51.100.1', 'UGS', 'em0'], ['198.51.100.0/24', null, 'U', 'em0']]);
+});
+
+test('dynamic DNS pushes A records through a Cloudflare-compatible API (a loopback stand-in, admin allow-listed); a provider in use cannot be deleted', async () => {
+  const seen: string[] = [];
+  const records = new Map<string, { id: string; content: string }>();
+  const api = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      seen.push(`${request.method} ${request.url} ${request.headers.authorization}`);
+      response.setHeader('content-type', 'application/json');
+      const url = new URL(request.url!, 'http://x');
+      if (url.pathname === '/client/v4/zones') return response.end(JSON.stringify({ success: true, result: [{ id: 'zone1' }] }));
+      if (url.pathname === '/client/v4/zones/zone1/dns_records' && request.method === 'GET') {
+        const found = records.get(`${url.searchParams.get('type')} ${url.searchParams.get('name')}`);
+        return response.end(JSON.stringify({ success: true, result: found ? [found] : [] }));
+      }
+      const sent = JSON.parse(body || '{}');
+      const id = request.method === 'POST' ? `rec${records.size + 1}` : url.pathname.split('/').pop()!;
+      records.set(`${sent.type} ${sent.name}`, { id, content: sent.content });
+      response.end(JSON.stringify({ success: true, result: { id } }));
+    });
+  });
+  await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+  const port = (api.address() as { port: number }).port;
+  try {
+    await call('PUT', '/api/v1/ddns/config', { allow_private_echo: ['127.0.0.1/32'] });
+    const providerResponse = await call('POST', '/api/v1/acme/dns-providers', { name: 'cf-ddns', kind: 'cloudflare', zone: 'example.org', api_token: 'cf-token-123', extra: { api_base: `http://127.0.0.1:${port}/client/v4` } });
+    assert.equal(providerResponse.statusCode, 201, providerResponse.body);
+    const provider = json(providerResponse);
+    const record = json(await call('POST', '/api/v1/ddns/records', { provider_id: provider.id, hostname: 'gw.example.org', source: 'explicit', explicit_ip: '203.0.113.9' }));
+    assert.deepEqual(json(await call('POST', `/api/v1/ddns/records/${record.id}/update`)), { ok: true, message: 'Updated(["203.0.113.9"])' });
+    assert.equal(records.get('A gw.example.org')?.content, '203.0.113.9');
+    assert.ok(seen.every((line) => line.endsWith('Bearer cf-token-123')), 'the sealed token is used');
+    assert.deepEqual(json(await call('POST', `/api/v1/ddns/records/${record.id}/update`)), { ok: true, message: 'Unchanged' });
+    await call('PUT', `/api/v1/ddns/records/${record.id}`, { explicit_ip: '203.0.113.10' });
+    assert.equal(json(await call('POST', `/api/v1/ddns/records/${record.id}/update`)).ok, true);
+    assert.equal(records.get('A gw.example.org')?.content, '203.0.113.10');
+    assert.ok(seen.some((line) => line.startsWith('PUT /client/v4/zones/zone1/dns_records/rec1')), 'the existing record is updated, not duplicated');
+    const listed = json(await call('GET', '/api/v1/ddns/records')).find((r: { id: string }) => r.id === record.id);
+    assert.deepEqual([listed.last_status, listed.last_ip, listed.provider_name], ['updated', '203.0.113.10', 'cf-ddns']);
+    const inUse = await call('DELETE', `/api/v1/acme/dns-providers/${provider.id}`);
+    assert.equal(inUse.statusCode, 409);
+    assert.match(json(inUse).error, /in use by dynamic DNS record/);
+    assert.equal((await call('DELETE', `/api/v1/ddns/records/${record.id}`)).statusCode, 204);
+    assert.equal((await call('DELETE', `/api/v1/acme/dns-providers/${provider.id}`)).statusCode, 204);
+  } finally {
+    api.close();
+  }
 });

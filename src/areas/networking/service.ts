@@ -8,6 +8,7 @@ import { isDomainName, isIpOrCidr, parseIpv4Cidr, prefixToNetmask } from '../../
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { NetInterface } from '../../platform/network.js';
 import { outboundFetch } from '../../net/outbound.js';
+import { allowListOf, isAllowed, isSpecialAddress } from '../../net/special-addresses.js';
 import { ServiceState } from '../common/service-state.js';
 
 export const NET_KINDS = {
@@ -242,11 +243,45 @@ export class NetworkingService {
     return text;
   }
 
-  private async push(record: ConfigData, _addresses: { v4: string | null; v6: string | null }): Promise<void> {
+  /**
+   * Pushes the A/AAAA records through the provider's API (Cloudflare: find the record by name and type, then
+   * update it or create it). The provider and its sealed token belong to the ACME area's DNS providers.
+   */
+  private async push(record: ConfigData, addresses: { v4: string | null; v6: string | null }): Promise<void> {
     const provider = this.context.store.get(DNS_PROVIDER_KIND, String(record.provider_id));
     if (!provider) throw new Error(`DNS provider ${String(record.provider_id)} no longer exists`);
-    // Record pushes use the provider's API credentials, which the ACME DNS-provider integration owns.
-    throw new Error(`pushing records through DNS provider ${this.providerName(String(record.provider_id))} is not available on this appliance yet`);
+    if (provider.data.kind !== 'cloudflare') throw new Error(`DNS provider ${this.providerName(provider.id)} (${String(provider.data.kind)}) cannot push A/AAAA records; use a cloudflare provider`);
+    const token = this.context.collections.get(DNS_PROVIDER_KIND).secret(provider, 'api_token');
+    if (!token) throw new Error(`DNS provider ${this.providerName(provider.id)} has no api_token`);
+    const extra = (provider.data.extra as Record<string, string> | undefined) ?? {};
+    // extra.api_base points at a Cloudflare-compatible endpoint (default the public API).
+    const api = String(extra.api_base || 'https://api.cloudflare.com/client/v4').replace(/\/$/, '');
+    const allowList = this.parts.ddnsConfig.read().allow_private_echo as string[];
+    // Plain http only to an address the admin allow-listed (a LAN stand-in); the public API is https.
+    const apiHost = new URL(api).hostname.replace(/^\[|\]$/g, '');
+    const allowHttp = api.startsWith('http:') && isIP(apiHost) !== 0 && isAllowed(apiHost, allowListOf(allowList)) && isSpecialAddress(apiHost);
+    const policy = { allowList, allowHttp, timeoutMs: 15_000 };
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const call = async <T>(path: string, init: { method?: string; body?: string } = {}): Promise<T> => {
+      const response = await outboundFetch(`${api}${path}`, { ...init, headers }, policy);
+      const body = (await response.json().catch(() => ({}))) as T & { success?: boolean; errors?: { message: string }[] };
+      if (!response.ok || body.success === false) throw new Error(`Cloudflare ${init.method ?? 'GET'} ${path}: ${body.errors?.map((e) => e.message).join('; ') || `HTTP ${response.status}`}`);
+      return body;
+    };
+    let zoneId = extra.zone_id;
+    if (!zoneId) {
+      const zones = await call<{ result?: { id: string }[] }>(`/zones?name=${encodeURIComponent(String(provider.data.zone))}`);
+      zoneId = zones.result?.[0]?.id ?? '';
+      if (!zoneId) throw new Error(`zone ${String(provider.data.zone)} not found with this token`);
+    }
+    const name = String(record.hostname).replace(/\.$/, '');
+    for (const [type, content] of [['A', addresses.v4], ['AAAA', addresses.v6]] as const) {
+      if (!content) continue;
+      const existing = await call<{ result?: { id: string }[] }>(`/zones/${zoneId}/dns_records?type=${type}&name=${encodeURIComponent(name)}`);
+      const body = JSON.stringify({ type, name, content, ttl: Number(record.ttl), proxied: false });
+      const id = existing.result?.[0]?.id;
+      await call(id ? `/zones/${zoneId}/dns_records/${id}` : `/zones/${zoneId}/dns_records`, { method: id ? 'PUT' : 'POST', body });
+    }
   }
 
   assertKnownInterface(name: string): NetInterface | undefined {
