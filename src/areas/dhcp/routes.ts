@@ -58,6 +58,15 @@ function routes(context: AppContext): RouteSpec[] {
     tags: TAGS, noun: 'DHCP high availability',
   }, store, sealer);
   const dhcp = new DhcpService(context, { config, subnets, reservations, ddns });
+  context.apply.register('dhcp', async () => {
+    await dhcp.apply();
+  }, {
+    check: async () => {
+      const result = await dhcp.check();
+      if (!result.ok) return { errors: [`${result.checker} refused the Kea configuration: ${result.output}`] };
+      return { errors: [], info: [result.checked ? `the Kea configuration passes ${result.checker}` : result.output] };
+    },
+  });
   const autoApply = () => dhcp.autoApply();
 
   const ddnsView = () => ({ ...ddns.visible(ddns.read()), tsig_secret_set: Boolean(ddns.read().tsig_secret) });

@@ -135,6 +135,16 @@ export class DhcpService {
     };
   }
 
+  /** Renders a candidate and runs the checker on it without installing anything. */
+  async check(): Promise<CheckResult> {
+    const candidate = writeDataFile(this.context.config.dataDir, ['dhcp', 'kea-dhcp4.conf.check'], renderKea(this.input()));
+    try {
+      return await this.context.platform.daemons.check('kea-dhcp4', candidate);
+    } finally {
+      removeDataFile(this.context.config.dataDir, ['dhcp', 'kea-dhcp4.conf.check']);
+    }
+  }
+
   /** Renders kea-dhcp4.conf, checks it with `kea-dhcp4 -t`, installs it; 409 with the checker's words when rejected. */
   async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
     const dir = this.context.config.dataDir;

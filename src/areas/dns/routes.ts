@@ -79,6 +79,17 @@ function routes(context: AppContext): RouteSpec[] {
   }, store, sealer);
   dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule });
   services.set(context, dns);
+  // The resolver is one applier of the whole configuration (POST /reload, restore, import, commit-confirm).
+  context.apply.register('dns', async () => {
+    await dns.apply('apply');
+  }, {
+    check: async () => {
+      const candidate = await dns.render();
+      const result = await context.platform.daemons.check('unbound', candidate.file);
+      if (!result.ok) return { errors: [`${result.checker} refused the Unbound configuration: ${result.output}`] };
+      return { errors: [], info: [result.checked ? `the Unbound configuration passes ${result.checker}` : result.output] };
+    },
+  });
 
   const pending = () => dns.markPending();
   const pendingAndReload = async () => {

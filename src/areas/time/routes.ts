@@ -19,6 +19,15 @@ function routes(context: AppContext): RouteSpec[] {
   });
   const time = new TimeService(context, { config, sources });
   services.set(context, time);
+  context.apply.register('time', async () => {
+    await time.apply();
+  }, {
+    check: async () => {
+      const result = await time.check();
+      if (!result.ok) return { errors: [`${result.checker} refused the chrony configuration: ${result.output}`] };
+      return { errors: [], info: [result.checked ? `the chrony configuration passes ${result.checker}` : result.output] };
+    },
+  });
   const action = (name: 'start' | 'stop' | 'restart'): RouteSpec => ({
     method: 'POST', path: `/api/v1/time/${name}`, access: WRITE, tags: TAGS, summary: `${name[0].toUpperCase()}${name.slice(1)} chronyd`,
     schema: { response: { 200: TimeActionResult } },

@@ -74,9 +74,20 @@ export class TimeService {
     return dataPath(this.context.config.dataDir, 'time', 'chrony.conf');
   }
 
-  async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
+  /** Renders a candidate and runs chronyd -p on it without installing anything. */
+  async check(): Promise<CheckResult> {
     const dir = this.context.config.dataDir;
-    const input: ChronyInput = {
+    const candidate = writeDataFile(dir, ['time', 'chrony.conf.check'], renderChrony(this.input()));
+    try {
+      return await this.context.platform.daemons.check('chronyd', candidate);
+    } finally {
+      removeDataFile(dir, ['time', 'chrony.conf.check']);
+    }
+  }
+
+  private input(): ChronyInput {
+    const dir = this.context.config.dataDir;
+    return {
       config: this.parts.config.read() as unknown as ChronyInput['config'],
       sources: this.parts.sources.records() as unknown as ChronyInput['sources'],
       paths: {
@@ -86,7 +97,11 @@ export class TimeService {
         ntsDumpDir: dataPath(dir, 'time', 'nts'),
       },
     };
-    const text = renderChrony(input);
+  }
+
+  async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
+    const dir = this.context.config.dataDir;
+    const text = renderChrony(this.input());
     const candidate = writeDataFile(dir, ['time', 'chrony.conf.new'], text);
     const check = await this.context.platform.daemons.check('chronyd', candidate);
     if (!check.ok) {

@@ -1,0 +1,38 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, json, type TestApp } from '../helpers/app.js';
+import { adminHeaders, type Headers } from '../helpers/auth.js';
+
+let t: TestApp;
+let headers: Headers;
+before(async () => {
+  t = await startTestApp();
+  headers = await adminHeaders(t.app);
+});
+after(() => t.close());
+
+const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+test('DNS, DHCP and time are appliers of the whole configuration: checked by /config/check, applied by /reload', async () => {
+  await call('PUT', '/api/v1/dns/resolver/config', { enabled: true });
+  await call('PUT', '/api/v1/time/config', { enabled: true });
+  const report = json(await call('GET', '/api/v1/config/check'));
+  assert.equal(report.valid, true, JSON.stringify(report.errors));
+  assert.ok(report.info.some((line: string) => /^dns: the Unbound configuration passes unbound-checkconf/.test(line)));
+  assert.ok(report.info.some((line: string) => /^dhcp: the Kea configuration passes kea-dhcp4 -t/.test(line)));
+  assert.ok(report.info.some((line: string) => /^time: the chrony configuration passes chronyd -p/.test(line)));
+  const reload = await call('POST', '/api/v1/reload');
+  assert.equal(reload.statusCode, 200, reload.body);
+  assert.equal(json(await call('GET', '/api/v1/dns/resolver/status')).running, true, 'the reload started the enabled resolver');
+  assert.equal(json(await call('GET', '/api/v1/time/status')).running, true);
+  assert.equal(json(await call('GET', '/api/v1/dhcp/status')).running, false, 'DHCP stays off while disabled');
+
+  await call('PUT', '/api/v1/dns/resolver/config', { custom_options: 'no-such-option: 1' });
+  const broken = json(await call('GET', '/api/v1/config/check'));
+  assert.equal(broken.valid, false);
+  assert.ok(broken.errors.some((line: string) => /dns: unbound-checkconf .* refused the Unbound configuration: .*unknown keyword/.test(line)), JSON.stringify(broken.errors));
+  const refused = await call('POST', '/api/v1/reload');
+  assert.equal(refused.statusCode, 409);
+  assert.match(json(refused).error, /dns: .*unbound-checkconf/);
+});
