@@ -28,6 +28,10 @@ test('DNS, DHCP and time are appliers of the whole configuration: checked by /co
   assert.equal(json(await call('GET', '/api/v1/time/status')).running, true);
   assert.equal(json(await call('GET', '/api/v1/dhcp/status')).running, false, 'DHCP stays off while disabled');
 
+  await call('PUT', '/api/v1/time/config', { enabled: false });
+  assert.equal((await call('POST', '/api/v1/reload')).statusCode, 200);
+  assert.equal(json(await call('GET', '/api/v1/time/status')).running, false, 'a disabled service that runs is stopped by the reload');
+
   await call('PUT', '/api/v1/dns/resolver/config', { custom_options: 'no-such-option: 1' });
   const broken = json(await call('GET', '/api/v1/config/check'));
   assert.equal(broken.valid, false);

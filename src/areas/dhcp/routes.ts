@@ -59,7 +59,8 @@ function routes(context: AppContext): RouteSpec[] {
   }, store, sealer);
   const dhcp = new DhcpService(context, { config, subnets, reservations, ddns });
   context.apply.register('dhcp', async () => {
-    await dhcp.apply();
+    // Nothing to do for a service that is off and not running (the check hook still validates it).
+    if (config.read().enabled || dhcp.active) await dhcp.apply();
   }, {
     check: async () => {
       const result = await dhcp.check();

@@ -108,6 +108,8 @@ export interface DhcpActionValue {
 
 /** Renders for Kea, applies through the platform, and reads leases back. */
 export class DhcpService {
+  /** Whether this process last left the daemon running (appliers skip a disabled service that is not). */
+  active = false;
   readonly state: ServiceState;
 
   constructor(
@@ -165,6 +167,7 @@ export class DhcpService {
     const { file, check } = await this.renderAndCheck();
     const { daemons } = this.context.platform;
     const status = enabled ? await daemons.restart('kea-dhcp4', file) : await daemons.stop('kea-dhcp4');
+    this.active = status.running;
     const message = enabled
       ? status.running ? 'DHCP config applied and Kea restarted' : `DHCP config applied but Kea did not start: ${status.last_error ?? 'unknown error'}`
       : 'DHCP config saved, Kea stopped';
@@ -176,10 +179,12 @@ export class DhcpService {
     const { daemons } = this.context.platform;
     if (action === 'stop') {
       const status = await daemons.stop('kea-dhcp4');
+      this.active = status.running;
       return { message: 'DHCP stop: Kea stopped', running: status.running, config_file: status.config_file, check: { checked: false, ok: true, checker: null, output: '' }, simulated: status.simulated };
     }
     const { file, check } = await this.renderAndCheck();
     const status = action === 'start' ? await daemons.start('kea-dhcp4', file) : await daemons.restart('kea-dhcp4', file);
+    this.active = status.running;
     this.record(status.running ? 'ok' : `failed: ${status.last_error ?? 'kea did not start'}`);
     const message = status.running ? `DHCP ${action}: Kea running${status.simulated ? ' (simulated)' : ''}` : `DHCP ${action} failed: ${status.last_error ?? 'unknown error'}`;
     return { message, running: status.running, config_file: file, check, simulated: status.simulated };

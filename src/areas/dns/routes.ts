@@ -81,7 +81,8 @@ function routes(context: AppContext): RouteSpec[] {
   services.set(context, dns);
   // The resolver is one applier of the whole configuration (POST /reload, restore, import, commit-confirm).
   context.apply.register('dns', async () => {
-    await dns.apply('apply');
+    // Nothing to do for a resolver that is off and not running (the check hook still validates it).
+    if (resolver.read().enabled || dns.active) await dns.apply('apply');
   }, {
     check: async () => {
       const candidate = await dns.render();

@@ -162,6 +162,8 @@ export function validateBlocklistSource(data: ConfigData, allowList: readonly st
 
 /** The DNS area's logic: rendering for Unbound, applying, blocklist downloads. */
 export class DnsService {
+  /** Whether this process last left the daemon running (appliers skip a disabled service that is not). */
+  active = false;
   readonly state: ServiceState;
   private readonly statusRead;
   private readonly statusWrite;
@@ -383,6 +385,7 @@ export class DnsService {
     const base = { backend: 'unbound', enabled, previous: previousState.backend, rolled_back: false, config_file: configFile, simulated: this.context.platform.simulated };
     if (!enabled) {
       const status = await daemons.stop('unbound');
+      this.active = status.running;
       this.recordSwitch('ok_disabled', false);
       const check: CheckResult = { checked: false, ok: true, checker: null, output: 'not rendered: the resolver is stopped' };
       return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, message: 'DNS resolver stopped', check };
@@ -399,10 +402,12 @@ export class DnsService {
     writeDataFile(this.dataDir, ['dns', 'unbound.conf'], candidate.text);
     removeDataFile(this.dataDir, ['dns', 'unbound.conf.new']);
     let status = mode === 'start' ? await daemons.start('unbound', configFile) : await daemons.restart('unbound', configFile);
+    this.active = status.running;
     if (!status.running && hadPrevious) {
       // The new configuration did not come up: put the previous one back and start it again.
       copyFileSync(backup, configFile);
       status = await daemons.restart('unbound', configFile);
+      this.active = status.running;
       this.recordSwitch(`rolled_back: ${status.last_error ?? 'unbound did not start'}`, true);
       return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, rolled_back: true, message: 'Unbound did not start with the new configuration; the previous one was restored', check };
     }

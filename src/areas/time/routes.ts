@@ -20,7 +20,8 @@ function routes(context: AppContext): RouteSpec[] {
   const time = new TimeService(context, { config, sources });
   services.set(context, time);
   context.apply.register('time', async () => {
-    await time.apply();
+    // Nothing to do for a service that is off and not running (the check hook still validates it).
+    if (config.read().enabled || time.active) await time.apply();
   }, {
     check: async () => {
       const result = await time.check();

@@ -47,6 +47,8 @@ export interface TimeActionValue {
 
 /** Renders chrony.conf, checks it with `chronyd -p`, and drives chronyd through the platform. */
 export class TimeService {
+  /** Whether this process last left the daemon running (appliers skip a disabled service that is not). */
+  active = false;
   readonly state: ServiceState;
 
   constructor(
@@ -118,6 +120,7 @@ export class TimeService {
     const { file, check } = await this.renderAndCheck();
     const { daemons } = this.context.platform;
     const status = enabled ? await daemons.restart('chronyd', file) : await daemons.stop('chronyd');
+    this.active = status.running;
     this.record(enabled && !status.running ? `failed: ${status.last_error ?? 'chronyd did not start'}` : 'ok');
     const message = enabled
       ? status.running ? 'Time config applied and chronyd restarted' : `Time config applied but chronyd did not start: ${status.last_error ?? 'unknown error'}`
@@ -131,10 +134,12 @@ export class TimeService {
     const none: CheckResult = { checked: false, ok: true, checker: null, output: 'the installed configuration was used' };
     if (action === 'stop') {
       const status = await daemons.stop('chronyd');
+      this.active = status.running;
       return { message: 'Time service stop: chronyd stopped', running: status.running, config_file: status.config_file, check: none, simulated: status.simulated };
     }
     const { file, check } = existsSync(this.configFile) ? { file: this.configFile, check: none } : await this.renderAndCheck();
     const status = action === 'start' ? await daemons.start('chronyd', file) : await daemons.restart('chronyd', file);
+    this.active = status.running;
     const message = status.running ? `Time service ${action}: chronyd running${status.simulated ? ' (simulated)' : ''}` : `Time service ${action} failed: ${status.last_error ?? 'unknown error'}`;
     return { message, running: status.running, config_file: file, check, simulated: status.simulated };
   }
