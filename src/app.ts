@@ -107,6 +107,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    for (const area of options.areas ?? AREAS) await area.beforeClose?.(context);
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -144,10 +145,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const route of area.routes(context)) registerRoute(app, route);
   }
   app.addHook('onReady', async () => {
-    for (const area of areas) await area.start?.(context);
+    for (const area of areas) await area.start?.(context, app);
   });
   app.addHook('onClose', async () => {
-    for (const area of [...areas].reverse()) await area.stop?.();
+    for (const area of [...areas].reverse()) await area.stop?.(context);
     await platform.close();
     db.close();
   });

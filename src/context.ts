@@ -7,6 +7,7 @@ import type { ConfigStore } from './store/config-store.js';
 import type { Platform } from './platform/platform.js';
 import type { CollectionRegistry } from './http/collection.js';
 import type { IdentityService } from './auth/identity-service.js';
+import type { LiveFeeds } from './live/feeds.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -19,6 +20,8 @@ export interface AppContext {
   collections: CollectionRegistry;
   /** Accounts, sessions, keys, tickets and the auth audit. */
   identity: IdentityService;
+  /** Live event feeds (DNS events, IDS alerts) the dashboard and SSE streams consume; set by the dashboard area. */
+  live?: LiveFeeds;
   log: FastifyBaseLogger;
   startedAt: number;
 }

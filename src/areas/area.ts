@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { RouteSpec } from '../http/route.js';
 
@@ -5,6 +6,9 @@ import type { RouteSpec } from '../http/route.js';
 export interface Area {
   name: string;
   routes(context: AppContext): RouteSpec[];
-  start?(context: AppContext): Promise<void> | void;
-  stop?(): Promise<void> | void;
+  /** `app` gives access to the HTTP server (e.g. to handle WebSocket upgrades). */
+  start?(context: AppContext, app?: FastifyInstance): Promise<void> | void;
+  /** Runs before the server stops accepting: end long-lived streams and sockets so shutdown does not wait on them. */
+  beforeClose?(context: AppContext): Promise<void> | void;
+  stop?(context: AppContext): Promise<void> | void;
 }

@@ -1,4 +1,5 @@
 import type { PlatformName } from '../config.js';
+import type { TrafficSource } from './connections.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -43,5 +44,7 @@ export interface Platform {
   readonly system: {
     info(): Promise<SystemInfo>;
   };
+  /** Connection table, interface and rule counters, blocked packets (connections.ts). */
+  readonly traffic: TrafficSource;
   close(): Promise<void>;
 }

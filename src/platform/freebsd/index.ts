@@ -1,5 +1,6 @@
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { FreebsdTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 
 export const PF_ANCHOR = 'bulwark';
@@ -22,12 +23,14 @@ async function pfStatus(): Promise<PacketFilterStatus> {
 
 /** FreeBSD: pfctl and rc.d. Tested with fake tools on PATH, since FreeBSD is not available here. */
 export function createFreebsdPlatform(): Platform {
+  const traffic = new FreebsdTraffic();
   return {
     name: 'freebsd',
     simulated: false,
     description: 'freebsd: pf through pfctl anchors, services through rc.d',
     packetFilter: { status: pfStatus },
     system: { info: async () => readSystemInfo() },
-    async close() {},
+    traffic,
+    close: () => traffic.close(),
   };
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { LinuxTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 
 export const NFT_TABLE = 'bulwark';
@@ -17,12 +18,14 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
 export function createLinuxPlatform(): Platform {
+  const traffic = new LinuxTraffic();
   return {
     name: 'linux',
     simulated: false,
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
     packetFilter: { status: nftablesStatus },
     system: { info: async () => readSystemInfo() },
-    async close() {},
+    traffic,
+    close: () => traffic.close(),
   };
 }
