@@ -25,10 +25,13 @@ export class SimulatedTraffic implements TrafficSource {
   readonly simulated = true;
   readonly slots: number;
   private readonly now: () => number;
+  /** Interface counters count from here, like a host's counters count from boot. */
+  private readonly bootSeconds: number;
 
   constructor(options: { slots?: number; now?: () => number } = {}) {
     this.slots = options.slots ?? 300;
     this.now = options.now ?? Date.now;
+    this.bootSeconds = Math.floor(this.now() / 1000) - 3600;
   }
 
   flowsAt(seconds: number): Flow[] {
@@ -43,8 +46,12 @@ export class SimulatedTraffic implements TrafficSource {
       const protocol = kind < 14 ? 'tcp' : kind < 19 ? 'udp' : 'icmp';
       const rateOut = 40 * (1 << (h >>> 8) % 12);
       const rateIn = rateOut * (1 + ((h >>> 4) % 8));
-      const bytesOut = rateOut * (age + 1);
-      const bytesIn = rateIn * age;
+      // flows talk in bursts: active `duty` seconds out of every `period`, idle (unchanged) otherwise
+      const period = 4 + ((h >>> 5) % 12);
+      const duty = 1 + ((h >>> 9) % 3);
+      const active = Math.floor(age / period) * duty + Math.min(age % period, duty);
+      const bytesOut = rateOut * (active + 1);
+      const bytesIn = rateIn * active;
       flows[slot] = {
         id: slot * 1_000_003 + generation,
         protocol,
@@ -70,8 +77,8 @@ export class SimulatedTraffic implements TrafficSource {
 
   /** Smoothly varying rates integrated in closed form, so counters only ever grow. */
   async interfaces(): Promise<InterfaceCounters[]> {
-    const t = this.now() / 1000;
-    const integral = (rate: number, period: number) => Math.floor(rate * (t - 0.3 * period * Math.cos(t / period)) + rate * period);
+    const t = this.now() / 1000 - this.bootSeconds;
+    const integral = (rate: number, period: number) => Math.floor(rate * (t - 0.3 * period * Math.cos(t / period)) + 0.3 * rate * period);
     const iface = (name: string, rateIn: number, rateOut: number, period: number) => ({
       name,
       bytes_in: integral(rateIn, period),
