@@ -51,7 +51,7 @@ class BenchTraffic implements TrafficSource {
 /** Changes `fraction` of the flows (bytes grow), deterministically per step. */
 function churn(flows: Flow[], fraction: number, step: number): Flow[] {
   const every = Math.round(1 / fraction);
-  return flows.map((f, i) => ((i + step) % every === 0 ? { ...f, bytes_in: f.bytes_in + 50_000 + (i % 1000) * 100 } : f));
+  return flows.map((f, i) => ((i + step) % every === 0 ? { ...f, bytes_in: f.bytes_in + 1_500 } : f));
 }
 
 const rssMb = () => process.memoryUsage().rss / 1024 / 1024;

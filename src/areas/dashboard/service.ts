@@ -262,7 +262,7 @@ export class DashboardService {
     const { platform } = this.context;
     const nowMs = this.context.clock.now();
     const [table, interfaces, pf, blocked] = await Promise.all([
-      this.tables.get(500),
+      this.tables.get(0), // fresh every tick; GET /connections may reuse it for a second
       platform.traffic.interfaces().catch(() => [] as InterfaceCounters[]),
       platform.packetFilter.status(),
       platform.traffic.blocked(50).catch(() => []),
