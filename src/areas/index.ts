@@ -11,6 +11,7 @@ import { reverseProxyArea } from './reverse-proxy/routes.js';
 import { multiwanArea } from './multiwan/routes.js';
 import { aiArea } from './ai/routes.js';
 import { acmeArea } from './acme/routes.js';
+import { dashboardArea } from './dashboard/routes.js';
 import { configArea } from './config/routes.js';
 
 /** Every API area, in registration order. The config area stays last: its start-up commit-confirm rollback
@@ -28,5 +29,6 @@ export const AREAS: Area[] = [
   multiwanArea,
   aiArea,
   acmeArea,
+  dashboardArea,
   configArea,
 ];

@@ -4,6 +4,7 @@ import type { WireguardControl } from './wireguard.js';
 import type { IdsEngine } from './ids-engine.js';
 import type { RoutingControl } from './routing.js';
 import type { ReverseProxyControl } from './reverse-proxy.js';
+import type { TrafficSource } from './connections.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -50,5 +51,7 @@ export interface Platform {
   readonly idsEngine: IdsEngine;
   readonly routing: RoutingControl;
   readonly reverseProxy: ReverseProxyControl;
+  /** Connection table, interface and rule counters, blocked packets (connections.ts). */
+  readonly traffic: TrafficSource;
   close(): Promise<void>;
 }

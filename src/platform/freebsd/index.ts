@@ -1,5 +1,6 @@
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { FreebsdTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 import { PfPacketFilter } from './packet-filter.js';
 import { notDriven } from '../not-driven.js';
@@ -24,6 +25,7 @@ async function pfStatus(): Promise<PacketFilterStatus> {
 
 /** FreeBSD: pfctl and rc.d. Tested with fake tools on PATH, since FreeBSD is not available here. */
 export function createFreebsdPlatform(): Platform {
+  const traffic = new FreebsdTraffic();
   return {
     name: 'freebsd',
     simulated: false,
@@ -34,6 +36,7 @@ export function createFreebsdPlatform(): Platform {
     idsEngine: notDriven('freebsd', 'the IDS engine'),
     routing: notDriven('freebsd', 'policy routing'),
     reverseProxy: notDriven('freebsd', 'the reverse proxy'),
-    async close() {},
+    traffic,
+    close: () => traffic.close(),
   };
 }

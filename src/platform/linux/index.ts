@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { LinuxTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 import { NftablesPacketFilter } from './packet-filter.js';
 import { notDriven } from '../not-driven.js';
@@ -20,6 +21,7 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
 export function createLinuxPlatform(): Platform {
+  const traffic = new LinuxTraffic();
   return {
     name: 'linux',
     simulated: false,
@@ -30,6 +32,7 @@ export function createLinuxPlatform(): Platform {
     idsEngine: notDriven('linux', 'the IDS engine'),
     routing: notDriven('linux', 'policy routing'),
     reverseProxy: notDriven('linux', 'the reverse proxy'),
-    async close() {},
+    traffic,
+    close: () => traffic.close(),
   };
 }
