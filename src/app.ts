@@ -150,7 +150,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const route of area.routes(context)) registerRoute(app, route);
   }
   app.addHook('onReady', async () => {
-    for (const area of areas) await area.start?.(context);
+    for (const area of areas) await area.start?.(context, app);
   });
   app.addHook('onClose', async () => {
     for (const area of [...areas].reverse()) await area.stop?.(context);

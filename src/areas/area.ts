@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { RouteSpec } from '../http/route.js';
 
@@ -5,8 +6,9 @@ import type { RouteSpec } from '../http/route.js';
 export interface Area {
   name: string;
   routes(context: AppContext): RouteSpec[];
-  start?(context: AppContext): Promise<void> | void;
-  /** Called when closing begins, before in-flight requests finish: end long-lived streams here. */
+  /** `app` gives access to the HTTP server (e.g. to handle WebSocket upgrades). */
+  start?(context: AppContext, app?: FastifyInstance): Promise<void> | void;
+  /** Runs before the server stops accepting: end long-lived streams and sockets so shutdown does not wait on them. */
   beforeClose?(context: AppContext): Promise<void> | void;
   /** Receives the context it was started with, so an area object shared by several apps stops the right one. */
   stop?(context: AppContext): Promise<void> | void;

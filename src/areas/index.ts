@@ -11,6 +11,7 @@ import { reverseProxyArea } from './reverse-proxy/routes.js';
 import { multiwanArea } from './multiwan/routes.js';
 import { aiArea } from './ai/routes.js';
 import { acmeArea } from './acme/routes.js';
+import { dashboardArea } from './dashboard/routes.js';
 import { configArea } from './config/routes.js';
 import { dnsArea } from './dns/routes.js';
 import { dhcpArea } from './dhcp/routes.js';
@@ -35,6 +36,7 @@ export const AREAS: Area[] = [
   multiwanArea,
   aiArea,
   acmeArea,
+  dashboardArea,
   dnsArea,
   dhcpArea,
   timeArea,

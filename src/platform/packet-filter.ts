@@ -1,3 +1,6 @@
+/** NFLOG group the compiled ruleset logs blocked packets to, and the blocked-traffic reader listens on. */
+export const BLOCKED_NFLOG_GROUP = 1;
+
 import type { PacketFilterStatus } from './platform.js';
 
 /** A compiled ruleset as the platform loads it: the whole text, in the platform's own dialect. */

@@ -4,6 +4,7 @@ import type { WireguardControl } from './wireguard.js';
 import type { IdsEngine } from './ids-engine.js';
 import type { RoutingControl } from './routing.js';
 import type { ReverseProxyControl } from './reverse-proxy.js';
+import type { TrafficSource } from './connections.js';
 import type { Daemons } from './daemons.js';
 import type { Network } from './network.js';
 import type { Maintenance } from './maintenance.js';
@@ -53,6 +54,8 @@ export interface Platform {
   readonly idsEngine: IdsEngine;
   readonly routing: RoutingControl;
   readonly reverseProxy: ReverseProxyControl;
+  /** Connection table, interface and rule counters, blocked packets (connections.ts). */
+  readonly traffic: TrafficSource;
   /** Unbound, Kea and chrony: checkers, lifecycle, logs and live state (src/platform/daemons.ts). */
   readonly daemons: Daemons;
   /** Interfaces and routes of the host (src/platform/network.ts). */

@@ -214,4 +214,20 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   ...AREAS_B_MIGRATIONS,
+  {
+    version: 60,
+    name: 'dashboard metrics: aggregated points per series and tier (mean, min, max)',
+    sql: `
+      CREATE TABLE metric_points (
+        series      TEXT NOT NULL,
+        tier        TEXT NOT NULL,
+        t           INTEGER NOT NULL,
+        v           REAL NOT NULL,
+        min         REAL NOT NULL,
+        max         REAL NOT NULL,
+        PRIMARY KEY (series, tier, t)
+      ) WITHOUT ROWID;
+      CREATE INDEX metric_points_tier_t ON metric_points (tier, t);
+    `,
+  },
 ];

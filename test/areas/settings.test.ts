@@ -34,36 +34,11 @@ test('TLS settings: policy defaults; certificate and key paths must be PEM files
   assert.equal(json(saved).min_version, 'tls13');
 });
 
-test('metrics store reports disabled, connected or disconnected from a real TCP probe', async () => {
-  const listener = createServer((socket) => socket.end());
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  const { port } = listener.address() as { port: number };
-  try {
-    assert.equal(json(await call('GET', '/api/v1/settings/metrics-store')).url, 'redis://127.0.0.1:6379');
-    const put = json(await call('PUT', '/api/v1/settings/metrics-store', { url: `redis://127.0.0.1:${port}`, retention_minutes: 60 }));
-    assert.equal(put.status, 'connected');
-    assert.match(put.message, /Restart/);
-    listener.close();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(json(await call('GET', '/api/v1/settings/metrics-store')).status, 'disconnected');
-    assert.equal(json(await call('PUT', '/api/v1/settings/metrics-store', { enabled: false })).status, 'disabled');
-    assert.match(json(await call('PUT', '/api/v1/settings/metrics-store', { url: 'http://x' })).error, /body\.url/);
-  } finally {
-    listener.close();
-  }
-});
-
-test('pf tuning, dashboard history and IDS alert retention', async () => {
+test('pf tuning and IDS alert retention', async () => {
   const pf = json(await call('GET', '/api/v1/settings/pf-tuning'));
   assert.deepEqual([pf.configured_max_states, pf.min_states, pf.max_states], [100000, 1000, 4000000]);
   assert.match(json(await call('PUT', '/api/v1/settings/pf-tuning', { max_states: 999 })).error, /body\.max_states/);
   assert.equal(json(await call('PUT', '/api/v1/settings/pf-tuning', { max_states: 250000 })).configured_max_states, 250000);
-  const history = json(await call('PUT', '/api/v1/settings/dashboard-history', { mode: 'ram', ram_limit_mb: 1000 }));
-  assert.deepEqual([history.mode, history.history_seconds], ['ram', 86400], 'budget clamped to 256 MB, seconds to 86400');
-  const duration = json(await call('PUT', '/api/v1/settings/dashboard-history', { history_seconds: 60 }));
-  assert.equal(duration.history_seconds, 300);
-  assert.match(json(await call('PUT', '/api/v1/settings/dashboard-history', { mode: 'ram' })).error, /ram_limit_mb is required/);
-  assert.equal(json(await call('GET', '/api/v1/settings/dashboard-history')).history_seconds, 300);
   assert.deepEqual(json(await call('GET', '/api/v1/settings/ids-alerts')), { max_mb: 64, max_age_secs: 86400 });
   assert.deepEqual(json(await call('PUT', '/api/v1/settings/ids-alerts', { max_mb: 4, max_age_secs: 10_000_000 })), { max_mb: 8, max_age_secs: 604800 });
 });

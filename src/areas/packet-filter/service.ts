@@ -10,12 +10,12 @@ import type { CompiledRuleset } from '../../compile/compiled.js';
 import { CompileError, localTime } from '../../compile/firewall-model.js';
 import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData } from '../../compile/firewall-types.js';
 import { outboundFetch } from '../../net/outbound.js';
+import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { Singleton } from '../../http/singleton.js';
 import { AppliedStore, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
 
-/** NFLOG group that blocked (and logged) packets are sent to; ulogd2 or the blocked-traffic reader listens. */
-export const NFLOG_GROUP = 1;
+
 const SCHEDULE_CHECK_MS = 60_000;
 
 export type ReloadOutcome =
@@ -57,7 +57,7 @@ export class PacketFilterService {
       schedules: cast<ScheduleData>('schedule'),
       nat: cast<NatData>('nat'),
       settings: { block_logging: snapshot.settings.block_logging !== false },
-      system: { api: { host: this.context.config.host, port: this.context.config.port }, antiLockoutInterfaces: [], nflogGroup: NFLOG_GROUP },
+      system: { api: { host: this.context.config.host, port: this.context.config.port }, antiLockoutInterfaces: [], nflogGroup: BLOCKED_NFLOG_GROUP },
       time: localTime(now),
       urlTables: Object.fromEntries(this.urlTables),
     };

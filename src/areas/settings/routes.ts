@@ -8,10 +8,10 @@ import { isoTime } from '../../core/clock.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { formatSyslog, sendSyslog, type SyslogTarget } from '../../net/syslog.js';
 import {
-  DashboardHistoryBody, DashboardHistoryView, IdsAlerts, LogRotationConfig, LogRotationView, MetricsStore, OkMessage, PfTuningBody,
+  IdsAlerts, LogRotationConfig, LogRotationView, OkMessage, PfTuningBody,
   PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow, Tls,
 } from './schema.js';
-import { clampIdsAlerts, dashboardHistoryFromBody, dashboardHistoryView, probeRedis, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
+import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
 import { logSizes, rotate, writeRotationConfig, type RotationConfig } from './log-rotation.js';
 import { mergeSmtp, normaliseTls, SMTP_DEFAULTS, sendTestMail } from './smtp.js';
 
@@ -23,7 +23,7 @@ const MAX_STATES = 4_000_000;
 
 function routes(context: AppContext): RouteSpec[] {
   const { store, sealer, config } = context;
-  const singleton = (kind: string, path: string, schema: typeof Tls | typeof MetricsStore | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) =>
+  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) =>
     new Singleton({ kind, path, schema, access: { read: READ, write: WRITE }, validate, tags: TAGS, noun }, store, sealer);
 
   const tls = singleton('settings_tls', '/api/v1/settings/tls', Tls, 'API TLS settings (certificate and key applied at the next restart)', (data) => {
@@ -31,7 +31,6 @@ function routes(context: AppContext): RouteSpec[] {
     validatePemPath(config.dataDir, String(data.key_path), 'key_path', /-----BEGIN (RSA |EC )?PRIVATE KEY-----/);
     if (Boolean(data.cert_path) !== Boolean(data.key_path)) throw badRequest('body.cert_path and body.key_path are set together');
   });
-  const metricsStore = singleton('settings_metrics_store', '/api/v1/settings/metrics-store', MetricsStore, 'metrics store');
   const idsAlerts = singleton('settings_ids_alerts', '/api/v1/settings/ids-alerts', IdsAlerts, 'IDS alert retention');
   const syslog = singleton('settings_syslog', '/api/v1/settings/syslog', Syslog, 'remote syslog', (data) => {
     if (data.enabled && !String(data.host).trim()) throw badRequest('body.host is required when syslog is enabled');
@@ -40,11 +39,6 @@ function routes(context: AppContext): RouteSpec[] {
   const rotation = singleton('settings_log_rotation', '/api/v1/settings/log-rotation', LogRotationConfig, 'log rotation');
   const syslogCounters = { sent: 0, dropped: 0, errors: 0, connected: false, last_error: null as string | null, updated_at: isoTime(context.clock.now()) };
 
-  const metricsView = async () => {
-    const stored = metricsStore.read();
-    const status = !stored.enabled ? 'disabled' : (await probeRedis(String(stored.url))) ? 'connected' : 'disconnected';
-    return { ...stored, status };
-  };
   const pfView = async () => {
     const stored = store.getSingleton('settings_pf_tuning');
     const pf = await context.platform.packetFilter.status();
@@ -72,19 +66,6 @@ function routes(context: AppContext): RouteSpec[] {
   return [
     ...tls.routes(),
     {
-      method: 'GET', path: '/api/v1/settings/metrics-store', access: READ, tags: TAGS, summary: 'Metrics store (Redis/Valkey) settings and reachability',
-      schema: { response: { 200: Type.Object({ ...MetricsStore.properties, status: Type.String({ description: 'connected, disconnected or disabled' }) }) } },
-      handler: metricsView,
-    },
-    {
-      method: 'PUT', path: '/api/v1/settings/metrics-store', access: WRITE, tags: TAGS, summary: 'Change the metrics store (connection changes apply at the next restart)',
-      schema: { body: { ...Type.Partial(MetricsStore), additionalProperties: false }, response: { 200: Type.Object({ message: Type.String(), status: Type.String() }) } },
-      handler: async (request) => {
-        metricsStore.write(request.body as ConfigData);
-        return { message: 'Metrics store settings saved. Restart the API to apply connection changes.', status: (await metricsView()).status };
-      },
-    },
-    {
       method: 'GET', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
       schema: { response: { 200: PfTuningView } },
       handler: pfView,
@@ -96,20 +77,6 @@ function routes(context: AppContext): RouteSpec[] {
         const { max_states } = request.body as { max_states: number };
         store.putSingleton('settings_pf_tuning', { max_states });
         return pfView();
-      },
-    },
-    {
-      method: 'GET', path: '/api/v1/settings/dashboard-history', access: READ, tags: TAGS, summary: 'Dashboard history retention',
-      schema: { response: { 200: DashboardHistoryView } },
-      handler: () => dashboardHistoryView(store.getSingleton('settings_dashboard_history') ?? {}),
-    },
-    {
-      method: 'PUT', path: '/api/v1/settings/dashboard-history', access: WRITE, tags: TAGS, summary: 'Retention by duration (300..86400 s) or RAM budget (1..256 MB)',
-      schema: { body: DashboardHistoryBody, response: { 200: Type.Object({ message: Type.String(), history_seconds: Type.Integer(), estimated_ram_mb: Type.Number(), mode: Type.String() }) } },
-      handler: (request) => {
-        const stored = store.putSingleton('settings_dashboard_history', { ...(store.getSingleton('settings_dashboard_history') ?? {}), ...dashboardHistoryFromBody(request.body as object) });
-        const view = dashboardHistoryView(stored);
-        return { message: 'Dashboard history settings saved', history_seconds: view.history_seconds, estimated_ram_mb: view.estimated_ram_mb, mode: view.mode };
       },
     },
     idsAlerts.routes()[0],

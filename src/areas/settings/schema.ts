@@ -10,12 +10,6 @@ export const Tls = Type.Object({
   key_path: Type.String({ default: '', maxLength: 1024, description: 'PEM private key of the API, inside the data directory; applied at the next restart' }),
 });
 
-export const MetricsStore = Type.Object({
-  enabled: Type.Boolean({ default: true }),
-  url: Type.String({ default: 'redis://127.0.0.1:6379', maxLength: 2048, pattern: '^rediss?://' }),
-  retention_minutes: Type.Integer({ minimum: 1, maximum: 10080, default: 30 }),
-});
-
 export const PfTuningBody = Type.Object({ max_states: Type.Integer({ minimum: 1000, maximum: 4_000_000 }) });
 export const PfTuningView = Type.Object({
   configured_max_states: Type.Integer(),
@@ -23,19 +17,6 @@ export const PfTuningView = Type.Object({
   current_states: Type.Integer(),
   min_states: Type.Integer(),
   max_states: Type.Integer(),
-});
-
-export const DashboardHistoryBody = Type.Object({
-  mode: Type.Optional(StringEnum(['duration', 'ram'])),
-  history_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
-  ram_limit_mb: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
-});
-export const DashboardHistoryView = Type.Object({
-  history_seconds: Type.Integer(),
-  current_entries: Type.Integer(),
-  estimated_ram_mb: Type.Number(),
-  mode: StringEnum(['duration', 'ram']),
-  ram_limit_mb: Type.Number(),
 });
 
 export const IdsAlerts = Type.Object({

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import type { AppContext } from '../../context.js';
 import type { Singleton } from '../../http/singleton.js';
 import { badRequest } from '../../core/errors.js';
@@ -46,53 +45,7 @@ export function sectionValues(body: ConfigData, section: string): Record<string,
   return values;
 }
 
-/** TCP reachability of the metrics store (status of /settings/metrics-store). */
-export function probeRedis(url: string, timeoutMs = 300): Promise<boolean> {
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    return Promise.resolve(false);
-  }
-  return new Promise((resolve) => {
-    const socket = connect({ host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 6379), timeout: timeoutMs });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.on('connect', () => done(true));
-    socket.on('timeout', () => done(false));
-    socket.on('error', () => done(false));
-  });
-}
-
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
-/** Bytes per retained dashboard frame, for the RAM estimate. */
-export const DASHBOARD_ENTRY_BYTES = 3000;
-
-export function dashboardHistoryView(stored: ConfigData) {
-  const seconds = Number(stored.history_seconds ?? 3600);
-  return {
-    history_seconds: seconds,
-    current_entries: Number(stored.current_entries ?? 0),
-    estimated_ram_mb: Math.round((seconds * DASHBOARD_ENTRY_BYTES) / 1024 / 1024 * 10) / 10,
-    mode: (stored.mode as 'duration' | 'ram' | undefined) ?? 'duration',
-    ram_limit_mb: Number(stored.ram_limit_mb ?? Math.round((seconds * DASHBOARD_ENTRY_BYTES) / 1024 / 1024 * 10) / 10),
-  };
-}
-
-/** RAM mode: budget 1..256 MB → entries (one a second); duration mode: seconds; both clamped to 300..86400. */
-export function dashboardHistoryFromBody(body: { mode?: string; history_seconds?: number; ram_limit_mb?: number }): ConfigData {
-  const mode = body.mode ?? 'duration';
-  if (mode === 'ram') {
-    if (body.ram_limit_mb === undefined) throw badRequest('body.ram_limit_mb is required in ram mode');
-    const ram = clamp(body.ram_limit_mb, 1, 256);
-    return { mode, ram_limit_mb: ram, history_seconds: clamp(Math.floor((ram * 1024 * 1024) / DASHBOARD_ENTRY_BYTES), 300, 86400) };
-  }
-  if (body.history_seconds === undefined) throw badRequest('body.history_seconds is required in duration mode');
-  const seconds = clamp(body.history_seconds, 300, 86400);
-  return { mode, history_seconds: seconds, ram_limit_mb: Math.round((seconds * DASHBOARD_ENTRY_BYTES) / 1024 / 1024 * 10) / 10 };
-}
 
 export function clampIdsAlerts(body: { max_mb?: number; max_age_secs?: number }): ConfigData {
   return {

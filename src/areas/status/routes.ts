@@ -35,7 +35,14 @@ const Status = Type.Object({
   bytes_in: Type.Integer(),
   bytes_out: Type.Integer(),
   pf_error: Type.Optional(Type.String()),
+  traffic: Type.Object({
+    source: Type.String({ description: 'where connections and counters come from; says "simulated" on the simulated platform' }),
+    simulated: Type.Boolean(),
+    blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
+  }),
 });
+
+const TRAFFIC_SOURCES = { simulated: 'simulated: deterministic synthetic traffic model', linux: 'conntrack, /sys/class/net, nftables counters', freebsd: 'pfctl states and labels, netstat' } as const;
 
 function platformInfo(context: AppContext) {
   const { platform } = context;
@@ -66,7 +73,7 @@ export const statusArea: Area = {
         node_version: process.version,
         platform: platformInfo(context),
         simulated: context.platform.simulated,
-        features: { simulated_platform: context.platform.simulated, packet_filter: true },
+        features: { simulated_platform: context.platform.simulated, packet_filter: true, dashboard_websocket: true, sse_streams: true, metrics_store: true, simulated_traffic: context.platform.traffic.simulated },
       }),
     },
     {
@@ -91,6 +98,11 @@ export const statusArea: Area = {
           bytes_in: pf.bytes_in,
           bytes_out: pf.bytes_out,
           ...(pf.error ? { pf_error: pf.error } : {}),
+          traffic: {
+            source: TRAFFIC_SOURCES[context.platform.name],
+            simulated: context.platform.traffic.simulated,
+            blocked_log: context.platform.traffic.blockedLogStatus(),
+          },
         };
       },
     },

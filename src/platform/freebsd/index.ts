@@ -1,5 +1,6 @@
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { FreebsdTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 import { PfPacketFilter } from './packet-filter.js';
 import { notDriven } from '../not-driven.js';
@@ -28,6 +29,7 @@ async function pfStatus(): Promise<PacketFilterStatus> {
 /** FreeBSD: pfctl and rc.d. Tested with fake tools on PATH, since FreeBSD is not available here. */
 export function createFreebsdPlatform(): Platform {
   const daemons = createProcessDaemons();
+  const traffic = new FreebsdTraffic();
   return {
     name: 'freebsd',
     simulated: false,
@@ -38,9 +40,13 @@ export function createFreebsdPlatform(): Platform {
     idsEngine: notDriven('freebsd', 'the IDS engine'),
     routing: notDriven('freebsd', 'policy routing'),
     reverseProxy: notDriven('freebsd', 'the reverse proxy'),
+    traffic,
     daemons,
     network: createFreebsdNetwork(),
     maintenance: createFreebsdMaintenance(),
-    close: () => daemons.closeAll(),
+    close: async () => {
+      await traffic.close();
+      await daemons.closeAll();
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
+import { LinuxTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 import { NftablesPacketFilter } from './packet-filter.js';
 import { notDriven } from '../not-driven.js';
@@ -24,6 +25,7 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
 export function createLinuxPlatform(): Platform {
   const daemons = createProcessDaemons();
+  const traffic = new LinuxTraffic();
   return {
     name: 'linux',
     simulated: false,
@@ -34,9 +36,13 @@ export function createLinuxPlatform(): Platform {
     idsEngine: notDriven('linux', 'the IDS engine'),
     routing: notDriven('linux', 'policy routing'),
     reverseProxy: notDriven('linux', 'the reverse proxy'),
+    traffic,
     daemons,
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(),
-    close: () => daemons.closeAll(),
+    close: async () => {
+      await traffic.close();
+      await daemons.closeAll();
+    },
   };
 }

@@ -5,25 +5,28 @@ import { createSimulatedWireguard } from './wireguard.js';
 import { createSimulatedIdsEngine } from './ids-engine.js';
 import { createSimulatedRouting } from './routing.js';
 import { createSimulatedReverseProxy } from './reverse-proxy.js';
+import { SimulatedTraffic } from './traffic.js';
 import { createSimulatedDaemons } from './daemons.js';
 import { createSimulatedNetwork } from './network.js';
 import { createSimulatedMaintenance } from './maintenance.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
+  const traffic = new SimulatedTraffic();
   return {
     name: 'simulated',
     simulated: true,
     description: 'simulated platform: no packet filter or daemon is touched; state is kept in memory and the data directory',
-    packetFilter: new SimulatedPacketFilter(),
+    packetFilter: new SimulatedPacketFilter(() => traffic.slots),
     system: { info: async () => readSystemInfo() },
     wireguard: createSimulatedWireguard(),
     idsEngine: createSimulatedIdsEngine(),
     routing: createSimulatedRouting(),
     reverseProxy: createSimulatedReverseProxy(),
+    traffic,
     daemons: createSimulatedDaemons(),
     network: createSimulatedNetwork(),
     maintenance: createSimulatedMaintenance(),
-    async close() {},
+    close: () => traffic.close(),
   };
 }

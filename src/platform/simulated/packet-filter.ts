@@ -13,10 +13,13 @@ export class SimulatedPacketFilter implements PacketFilter {
   appliedAt: number | undefined;
   private counterNames: string[] = [];
 
+  /** stateCount: the size of the simulated connection table, so status agrees with the dashboard. */
+  constructor(private readonly stateCount: () => number = () => 0) {}
+
   async status(): Promise<PacketFilterStatus> {
     return {
       running: true, backend: 'simulated', rules: this.counterNames.filter((n) => n.startsWith('rule_')).length,
-      states: 0, packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0,
+      states: this.stateCount(), packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0,
     };
   }
 
