@@ -204,19 +204,3 @@ test('blocklist refresh downloads through the outbound guard: loopback refused u
     server.close();
   }
 });
-
-test('the DNS stream sends Server-Sent Events with stats', async () => {
-  const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const controller = new AbortController();
-  const single = await call('GET', '/api/v1/dns/stream');
-  assert.equal(single.statusCode, 200);
-  assert.match(single.body, /^retry: 1000\nevent: stats\ndata: \{"type":"stats"/);
-  const response = await fetch(`${address}/api/v1/dns/stream`, { headers: { ...headers, accept: 'text/event-stream' }, signal: controller.signal });
-  assert.equal(response.status, 200);
-  assert.match(response.headers.get('content-type') ?? '', /text\/event-stream/);
-  const reader = response.body!.getReader();
-  let text = '';
-  while ((text.match(/event: stats/g) ?? []).length < 2) text += new TextDecoder().decode((await reader.read()).value);
-  assert.match(text, /^event: stats\ndata: \{"type":"stats","data":\{/);
-  controller.abort();
-});
