@@ -147,29 +147,7 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: DnsStats } },
       handler: () => context.platform.daemons.dnsStats(),
     },
-    {
-      method: 'GET', path: '/api/v1/dns/stream', access: READ, tags: TAGS,
-      summary: 'Server-Sent Events: one `stats` event per second (same shape as /dns/stats). Without `Accept: text/event-stream` one event is sent and the response ends (SSE clients reconnect after `retry`)',
-      handler: async (request, reply) => {
-        const event = async () => {
-          const stats = await context.platform.daemons.dnsStats().catch((error: Error) => ({ error: error.message }));
-          const type = 'error' in stats ? 'error' : 'stats';
-          return `event: ${type}\ndata: ${JSON.stringify({ type, ...(type === 'stats' ? { data: stats } : stats) })}\n\n`;
-        };
-        if (!String(request.headers.accept ?? '').includes('text/event-stream')) {
-          return reply.type('text/event-stream').header('cache-control', 'no-cache').send(`retry: 1000\n${await event()}`);
-        }
-        reply.hijack();
-        reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': request.id });
-        const send = async () => {
-          if (!reply.raw.destroyed) reply.raw.write(await event());
-        };
-        void send();
-        const timer = setInterval(() => void send(), 1000);
-        request.raw.on('close', () => clearInterval(timer));
-        return reply;
-      },
-    },
+    // GET /dns/stream is served by the dashboard area (src/areas/dashboard): one SSE writer for every stream.
     ...afterWrite(withBlocklistCleanup, pendingAndReload),
     {
       method: 'POST', path: '/api/v1/dns/blocklists/{id}/refresh', access: WRITE, tags: TAGS, summary: 'Download and parse one blocklist source now',
