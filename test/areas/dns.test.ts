@@ -204,3 +204,20 @@ test('blocklist refresh downloads through the outbound guard: loopback refused u
     server.close();
   }
 });
+
+test('the DNS stream (served by the dashboard) carries the resolver statistics of the DNS area', async () => {
+  const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const controller = new AbortController();
+  const response = await fetch(`${address}/api/v1/dns/stream`, { headers: { ...headers, accept: 'text/event-stream' }, signal: controller.signal });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /text\/event-stream/);
+  const reader = response.body!.getReader();
+  let text = '';
+  while (!/\n\n/.test(text.replace(/^(retry|:)[^\n]*\n+/gm, ''))) text += new TextDecoder().decode((await reader.read()).value);
+  const block = text.split('\n\n').find((b) => /^id: /m.test(b))!;
+  const event = JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
+  assert.equal(event.type, 'stats');
+  assert.equal(typeof event.data.queries_total, 'number', JSON.stringify(event));
+  assert.ok('cache' in event.data && 'rpz' in event.data);
+  controller.abort();
+});

@@ -370,11 +370,10 @@ export class DashboardService {
 
   // ---------------------------------------------------------------- DNS stream
 
-  /** Live DNS metrics: the resolver's own statistics when the DNS area provides them, and DNS flows seen in the state table. */
+  /** Live DNS metrics: the resolver's own statistics (through the platform) and DNS flows seen in the state table. */
   async dnsStats(): Promise<Record<string, unknown>> {
-    const daemons = (this.context.platform as unknown as { daemons?: { dnsStats?: () => Promise<Record<string, unknown>> } }).daemons;
-    const resolver = daemons?.dnsStats ? await daemons.dnsStats().catch((error: Error) => ({ error: error.message })) : null;
-    return { ts: this.context.clock.now(), ...(resolver ?? { resolver: 'unavailable' }), dns_traffic: { ...this.lastDns } };
+    const resolver = await this.context.platform.daemons.dnsStats().catch((error: Error) => ({ error: error.message }));
+    return { ts: this.context.clock.now(), ...resolver, dns_traffic: { ...this.lastDns } };
   }
 
   /** One stats event per second, computed once and written to every open DNS stream. */

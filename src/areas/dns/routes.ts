@@ -147,6 +147,7 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: DnsStats } },
       handler: () => context.platform.daemons.dnsStats(),
     },
+    // GET /dns/stream is served by the dashboard area (src/areas/dashboard): one SSE writer for every stream.
     ...afterWrite(withBlocklistCleanup, pendingAndReload),
     {
       method: 'POST', path: '/api/v1/dns/blocklists/{id}/refresh', access: WRITE, tags: TAGS, summary: 'Download and parse one blocklist source now',
