@@ -9,7 +9,7 @@ import type { RouteSpec } from '../../http/route.js';
 import { CompileError } from '../../compile/firewall-model.js';
 import { nftSystemLines } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
-import { SseHub } from '../../live/sse.js';
+import { EventStream, EventStreamSet } from '../../live/event-stream.js';
 import { declareRules, RULE_KIND } from './rules.js';
 import { declareAliases } from './aliases.js';
 import { declareSchedules } from './schedules.js';
@@ -61,7 +61,7 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
 }
 
 /** One service and stream hub per app (tests run several apps in one process). */
-const running = new WeakMap<AppContext, { service: PacketFilterService; hub: SseHub }>();
+const running = new WeakMap<AppContext, { service: PacketFilterService; hub: EventStreamSet }>();
 
 /** The packet-filter service of an app (for areas that show counters or pending state, and for tests). */
 export function packetFilterService(context: AppContext): PacketFilterService | undefined {
@@ -81,7 +81,7 @@ export const packetFilterArea: Area = {
       schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
     }, context.store, context.sealer);
     const pf = new PacketFilterService(context, blockLogging);
-    const streams = new SseHub();
+    const streams = new EventStreamSet();
     running.set(context, { service: pf, hub: streams });
     pf.subscribe((report) => streams.broadcast(report));
     // Configuration events (applied, saved, commit-confirm started / confirmed / rolled back) are announced
@@ -197,12 +197,14 @@ export const packetFilterArea: Area = {
         handler: () => pf.pending(),
       },
       {
-        method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'],
-        summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s',
+        method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'], acceptsTicket: true,
+        summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s; EventSource may pass ?ticket=',
         handler: (request, reply) => {
           // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
           const report = pf.pending();
-          streams.open(request, reply).send(report);
+          const stream = new EventStream(request, reply);
+          streams.add(stream);
+          stream.send(report);
         },
       },
     ];
