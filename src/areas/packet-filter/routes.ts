@@ -10,6 +10,7 @@ import { CompileError } from '../../compile/firewall-model.js';
 import { nftSystemLines } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
 import { EventStream, EventStreamSet } from '../../live/event-stream.js';
+import { PENDING_FLAG_TOPIC, readPendingFlag } from '../../live/pending-flags.js';
 import { declareRules, RULE_KIND } from './rules.js';
 import { declareAliases } from './aliases.js';
 import { declareSchedules } from './schedules.js';
@@ -24,6 +25,7 @@ const Changes = Type.Object({ added: Type.Array(Type.String()), changed: Type.Ar
 const Pending = Type.Object({
   firewall: Type.Boolean(),
   nat: Type.Boolean(),
+  dns: Type.Boolean({ description: 'the DNS resolver configuration changed since it was last applied' }),
   changes: Type.Object({ rules: Changes, aliases: Changes, schedules: Changes, nat: Changes, settings: Changes }),
   applied_at: Type.Union([Type.String(), Type.Null()]),
 });
@@ -83,7 +85,22 @@ export const packetFilterArea: Area = {
     const pf = new PacketFilterService(context, blockLogging);
     const streams = new EventStreamSet();
     running.set(context, { service: pf, hub: streams });
-    pf.subscribe((report) => streams.broadcast(report));
+    // GET /pending: the packet filter's report plus the flags other areas own (`dns`). The stream re-sends
+    // it whenever any part changes.
+    const pendingReport = () => {
+      const { firewall, nat, ...rest } = pf.pending();
+      return { firewall, nat, dns: readPendingFlag(context, 'dns'), ...rest };
+    };
+    let lastSent = '';
+    const publishPending = () => {
+      const report = pendingReport();
+      const text = JSON.stringify(report);
+      if (text === lastSent) return;
+      lastSent = text;
+      streams.broadcast(report);
+    };
+    pf.subscribe(publishPending);
+    context.events.on(PENDING_FLAG_TOPIC, publishPending);
     // Configuration events (applied, saved, commit-confirm started / confirmed / rolled back) are announced
     // on the pending stream too, under their topic as the SSE event name.
     context.events.on('*', (event) => {
@@ -194,14 +211,15 @@ export const packetFilterArea: Area = {
         method: 'GET', path: '/api/v1/pending', access: 'dashboard:view', tags: ['status'],
         summary: 'What is stored but not yet applied: per kind, the ids added, changed and removed',
         schema: { response: { 200: Pending } },
-        handler: () => pf.pending(),
+        handler: () => pendingReport(),
       },
       {
         method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'], acceptsTicket: true,
         summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s; EventSource may pass ?ticket=',
         handler: (request, reply) => {
           // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
-          const report = pf.pending();
+          const report = pendingReport();
+          lastSent = JSON.stringify(report);
           const stream = new EventStream(request, reply);
           streams.add(stream);
           stream.send(report);
