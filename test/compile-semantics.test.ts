@@ -130,6 +130,17 @@ const cases: Case[] = [
       [tcp(80, { iface: 'lo', src: '127.0.0.1', dst: '127.0.0.1' }), 'pass'], [tcp(80, { dir: 'out' }), 'block'],
     ],
   },
+  {
+    name: 'anti-lockout restricted to LAN-role interfaces keeps the API reachable from those only',
+    config: config({
+      rules: [rule({ action: 'block', protocol: 'any', direction: 'any' })],
+      system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: ['eth1', 'eth3'], nflogGroup: 1 },
+    }),
+    packets: [
+      [tcp(8080, { local: true }), 'pass'], [tcp(8080, { local: true, iface: 'eth3' }), 'pass'],
+      [tcp(8080, { local: true, iface: 'eth0' }), 'block'], [tcp(8081, { local: true }), 'block'],
+    ],
+  },
 ];
 
 // pf names its loopback lo0 where Linux says lo: the same packet, the platform's name.

@@ -2,6 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
+import { packetFilterService } from '../src/areas/packet-filter/routes.js';
+import { emptySnapshot, pendingReport } from '../src/areas/packet-filter/snapshot.js';
 
 let t: TestApp;
 let headers: Headers;
@@ -328,7 +330,6 @@ test('pending lists what differs from the applied configuration; reload applies 
 });
 
 test('schedules are enforced by re-application when the local time crosses a boundary', async () => {
-  const { packetFilterService } = await import('../src/areas/packet-filter/routes.js');
   const service = packetFilterService(t.app.context)!;
   const simulated = t.app.context.platform.packetFilter as unknown as { appliedText: string };
   t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // a Wednesday, 10:00 local time
@@ -361,4 +362,54 @@ test('after a restart the last applied configuration is loaded again', async () 
     await second.close();
   }
   await call('DELETE', `/api/v1/rules/${rule.id}`);
+});
+
+test('anti-lockout is restricted to LAN-role interfaces once roles are set; a role change is pending until reload', async () => {
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  const port = t.app.context.config.port;
+  const antiLockout = (lines: string[]) => lines.find((l) => l.includes('anti-lockout') && l.includes(`dport ${port}`));
+  assert.doesNotMatch(antiLockout((await call('GET', '/api/v1/rules/system')).body) ?? '', /iifname/, 'no roles: every interface');
+
+  // A WAN role alone restricts nothing; only LAN-role interfaces count.
+  assert.equal((await call('PUT', '/api/v1/interfaces/eth0/role', { role: 'wan' })).status, 200);
+  assert.doesNotMatch(antiLockout((await call('GET', '/api/v1/rules/system')).body) ?? '', /iifname/);
+  let pending = (await call('GET', '/api/v1/pending')).body;
+  assert.equal(pending.firewall, false, 'a WAN role does not change the ruleset');
+
+  assert.equal((await call('PUT', '/api/v1/interfaces/eth1/role', { role: 'lan' })).status, 200);
+  const restricted = antiLockout((await call('GET', '/api/v1/rules/system')).body);
+  assert.match(restricted ?? '', new RegExp(`^iifname "eth1" .*tcp dport ${port} accept comment "system: anti-lockout"$`), restricted);
+  pending = (await call('GET', '/api/v1/pending')).body;
+  assert.equal(pending.firewall, true);
+  assert.deepEqual(pending.changes.settings, { added: [], changed: ['anti-lockout-interfaces'], removed: [] });
+
+  // The pf dialect of the same stored configuration names the interface too.
+  const service = packetFilterService(t.app.context)!;
+  const pfText = service.compile(service.storedSnapshot(), 'pf').text;
+  assert.match(pfText, new RegExp(`pass in quick on eth1 (inet )?proto tcp from any to \\S+ port ${port} keep state label "bulwark:anti-lockout"`));
+
+  // Applied only at reload; then the kernel's ruleset carries the restriction and nothing is pending.
+  const simulated = t.app.context.platform.packetFilter as unknown as { appliedText: string };
+  assert.doesNotMatch(simulated.appliedText, /iifname "eth1"[^\n]*anti-lockout/);
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  assert.match(simulated.appliedText, new RegExp(`iifname "eth1" [^\\n]*tcp dport ${port} accept comment "system: anti-lockout"`));
+  assert.equal((await call('GET', '/api/v1/pending')).body.firewall, false);
+
+  // A second LAN (role names are compared without case) joins the set.
+  assert.equal((await call('PUT', '/api/v1/interfaces/eth2/role', { role: 'LAN' })).status, 200);
+  assert.match(antiLockout((await call('GET', '/api/v1/rules/system')).body) ?? '', /^iifname \{ "eth1", "eth2" \} /);
+  assert.deepEqual((await call('GET', '/api/v1/pending')).body.changes.settings.changed, ['anti-lockout-interfaces']);
+  // Changing it back to WAN leaves the applied set again: nothing pending.
+  assert.equal((await call('PUT', '/api/v1/interfaces/eth2/role', { role: 'wan' })).status, 200);
+  assert.equal((await call('GET', '/api/v1/pending')).body.firewall, false);
+});
+
+test('an applied snapshot written before anti-lockout interfaces existed means "every interface", not a change', () => {
+  const old = emptySnapshot();
+  assert.deepEqual(old.settings, { block_logging: true });
+  const stored = { ...emptySnapshot(), settings: { block_logging: true, anti_lockout_interfaces: [] } };
+  assert.deepEqual(pendingReport(stored, old, null).changes.settings.changed, []);
+  const lan = { ...stored, settings: { block_logging: false, anti_lockout_interfaces: ['eth1'] } };
+  assert.deepEqual(pendingReport(lan, old, null).changes.settings.changed, ['block-logging', 'anti-lockout-interfaces']);
+  assert.equal(pendingReport(lan, old, null).firewall, true);
 });

@@ -1,17 +1,39 @@
+/**
+ * The one Server-Sent Events writer of Bulwark (GET /pending/stream, GET /dns/stream): `text/event-stream`,
+ * `retry:` first, an `id:` on every event (counting up from 1 per connection), a keep-alive comment every 15 s,
+ * and cleanup callbacks run once when the client goes away or the server closes the stream. A request whose
+ * Accept header does not allow `text/event-stream` (including one without Accept) is answered 406 instead of
+ * being held open: EventSource always sends `Accept: text/event-stream`. Ticket authentication (`?ticket=`) is
+ * route-level: stream routes declare `acceptsTicket: true`.
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../core/errors.js';
 
-/**
- * Does the client accept an event stream? EventSource always sends `Accept: text/event-stream`; `*\/*` and
- * `text/*` also qualify. A request without an Accept header is answered 406 rather than held open forever.
- */
+export const KEEP_ALIVE_MS = 15_000;
+export const RETRY_MS = 5_000;
+
+/** Does the client accept an event stream? `text/event-stream`, `text/*` and `*\/*` qualify (unless q=0). */
 export function acceptsEventStream(request: FastifyRequest): boolean {
   const accept = request.headers.accept;
   if (!accept) return false;
   return accept.split(',').some((part) => {
-    const type = part.split(';')[0].trim().toLowerCase();
-    return type === 'text/event-stream' || type === 'text/*' || type === '*/*';
+    const [type, ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+    const refused = params.some((p) => /^q=0(\.0*)?$/.test(p));
+    return !refused && (type === 'text/event-stream' || type === 'text/*' || type === '*/*');
   });
+}
+
+/** The `event:` and `data:` lines of one event; multi-line text becomes several `data:` lines, as the format requires. */
+function eventBody(data: unknown, event?: string): string {
+  const text = typeof data === 'string' ? data : JSON.stringify(data);
+  const lines = event ? [`event: ${event.replace(/[\r\n]/g, ' ')}`] : [];
+  for (const line of text.split(/\r\n|\r|\n/)) lines.push(`data: ${line}`);
+  return `${lines.join('\n')}\n\n`;
+}
+
+/** One event in wire form. */
+export function formatEvent(id: number, data: unknown, event?: string): string {
+  return `id: ${id}\n${eventBody(data, event)}`;
 }
 
 export interface EventStreamOptions {
@@ -20,10 +42,7 @@ export interface EventStreamOptions {
   retryMs?: number;
 }
 
-/**
- * A Server-Sent Events response: `text/event-stream`, an `id:` on every event, keep-alive comment lines, and
- * cleanup callbacks run once when the client goes away or the server closes the stream.
- */
+/** One open Server-Sent Events response. Throws a 406 HttpError (before taking the reply over) when not accepted. */
 export class EventStream {
   private nextId = 1;
   private readonly keepAlive: NodeJS.Timeout;
@@ -46,8 +65,8 @@ export class EventStream {
       'x-accel-buffering': 'no',
       'x-request-id': request.id,
     });
-    reply.raw.write(`retry: ${options.retryMs ?? 3000}\n\n`);
-    this.keepAlive = setInterval(() => this.comment('keep-alive'), options.keepAliveMs ?? 15_000);
+    reply.raw.write(`retry: ${options.retryMs ?? RETRY_MS}\n\n`);
+    this.keepAlive = setInterval(() => this.comment('keep-alive'), options.keepAliveMs ?? KEEP_ALIVE_MS);
     this.keepAlive.unref();
     const gone = () => this.close();
     request.raw.once('close', gone);
@@ -59,17 +78,17 @@ export class EventStream {
     return this.ended;
   }
 
-  /** Writes one event: `id:`, optional `event:`, and the JSON payload on `data:` (one line: JSON has no raw newlines). */
   send(data: unknown, event?: string): void {
-    if (this.ended) return;
-    const lines = [`id: ${this.nextId++}`];
-    if (event) lines.push(`event: ${event}`);
-    lines.push(`data: ${JSON.stringify(data)}`);
-    this.reply.raw.write(`${lines.join('\n')}\n\n`);
+    this.sendBody(eventBody(data, event));
+  }
+
+  /** Writes an already serialised event body under this stream's next id (broadcasts serialise once). */
+  sendBody(body: string): void {
+    if (!this.ended) this.reply.raw.write(`id: ${this.nextId++}\n${body}`);
   }
 
   comment(text: string): void {
-    if (!this.ended) this.reply.raw.write(`: ${text.replace(/\n/g, ' ')}\n\n`);
+    if (!this.ended) this.reply.raw.write(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`);
   }
 
   onClose(cleanup: () => void): void {
@@ -86,7 +105,7 @@ export class EventStream {
   }
 }
 
-/** Every open stream of one kind, so shutdown can end them all. */
+/** Every open stream of one kind: broadcast to all, and end them all at shutdown. */
 export class EventStreamSet {
   private readonly streams = new Set<EventStream>();
   add(stream: EventStream): void {
@@ -98,6 +117,12 @@ export class EventStreamSet {
   }
   forEach(fn: (stream: EventStream) => void): void {
     for (const stream of this.streams) fn(stream);
+  }
+  /** Sends one event to every open stream, serialised once. */
+  broadcast(data: unknown, event?: string): void {
+    if (this.streams.size === 0) return;
+    const body = eventBody(data, event);
+    for (const stream of this.streams) stream.sendBody(body);
   }
   closeAll(): void {
     for (const stream of [...this.streams]) stream.close();

@@ -380,7 +380,7 @@ export class DashboardService {
   async pushDnsStats(): Promise<void> {
     if (this.dnsStreams.size === 0) return;
     const data = await this.dnsStats();
-    this.dnsStreams.forEach((stream) => stream.send({ type: 'stats', data }));
+    this.dnsStreams.broadcast({ type: 'stats', data });
   }
 
   runtime() {

@@ -9,6 +9,7 @@ import { badRequest, conflict } from '../../core/errors.js';
 import { IdParams } from '../../http/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { afterWrite } from '../common/after-write.js';
+import { registerPendingFlag } from '../../live/pending-flags.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { writeDataFile } from '../common/data-files.js';
@@ -79,10 +80,13 @@ function routes(context: AppContext): RouteSpec[] {
   }, store, sealer);
   dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule });
   services.set(context, dns);
+  // GET /pending (packet-filter area) reports this flag as `dns`.
+  registerPendingFlag(context, 'dns', () => dns.resolverState().pending);
   // The resolver is one applier of the whole configuration (POST /reload, restore, import, commit-confirm).
   context.apply.register('dns', async () => {
     // Nothing to do for a resolver that is off and not running (the check hook still validates it).
     if (resolver.read().enabled || dns.active) await dns.apply('apply');
+    else dns.clearPending();
   }, {
     check: async () => {
       const candidate = await dns.render();

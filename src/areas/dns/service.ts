@@ -16,6 +16,7 @@ import { parseBlocklist, type BlocklistFormat } from './blocklist-format.js';
 import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
 import { ServiceState } from '../common/service-state.js';
 import type { CheckResult } from '../../platform/daemons.js';
+import { announcePendingFlag } from '../../live/pending-flags.js';
 
 export const DNS_KINDS = {
   blocklist: 'dns_blocklist',
@@ -205,6 +206,14 @@ export class DnsService {
 
   markPending(): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { pending: true });
+    announcePendingFlag(this.context, 'dns', true);
+  }
+
+  /** A resolver that is off and not running has nothing unapplied: it renders the stored configuration when it starts. */
+  clearPending(): void {
+    if (!this.resolverState().pending) return;
+    this.state.patch('dns.resolver', INITIAL_STATE, { pending: false });
+    announcePendingFlag(this.context, 'dns', false);
   }
 
   // ---- blocklist status (operational, computed into the records) ----
@@ -434,6 +443,7 @@ export class DnsService {
 
   private recordSwitch(result: string, pending: boolean): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { last_switch_at: isoTime(this.context.clock.now()), last_switch_result: result, backend: 'unbound', pending });
+    announcePendingFlag(this.context, 'dns', pending);
   }
 
   // ---- the blocklist schedule ----

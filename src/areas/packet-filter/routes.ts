@@ -9,7 +9,8 @@ import type { RouteSpec } from '../../http/route.js';
 import { CompileError } from '../../compile/firewall-model.js';
 import { nftSystemLines } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
-import { SseHub } from '../../live/sse.js';
+import { EventStream, EventStreamSet } from '../../live/event-stream.js';
+import { PENDING_FLAG_TOPIC, readPendingFlag } from '../../live/pending-flags.js';
 import { declareRules, RULE_KIND } from './rules.js';
 import { declareAliases } from './aliases.js';
 import { declareSchedules } from './schedules.js';
@@ -24,6 +25,7 @@ const Changes = Type.Object({ added: Type.Array(Type.String()), changed: Type.Ar
 const Pending = Type.Object({
   firewall: Type.Boolean(),
   nat: Type.Boolean(),
+  dns: Type.Boolean({ description: 'the DNS resolver configuration changed since it was last applied' }),
   changes: Type.Object({ rules: Changes, aliases: Changes, schedules: Changes, nat: Changes, settings: Changes }),
   applied_at: Type.Union([Type.String(), Type.Null()]),
 });
@@ -61,7 +63,7 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
 }
 
 /** One service and stream hub per app (tests run several apps in one process). */
-const running = new WeakMap<AppContext, { service: PacketFilterService; hub: SseHub }>();
+const running = new WeakMap<AppContext, { service: PacketFilterService; hub: EventStreamSet }>();
 
 /** The packet-filter service of an app (for areas that show counters or pending state, and for tests). */
 export function packetFilterService(context: AppContext): PacketFilterService | undefined {
@@ -81,9 +83,24 @@ export const packetFilterArea: Area = {
       schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
     }, context.store, context.sealer);
     const pf = new PacketFilterService(context, blockLogging);
-    const streams = new SseHub();
+    const streams = new EventStreamSet();
     running.set(context, { service: pf, hub: streams });
-    pf.subscribe((report) => streams.broadcast(report));
+    // GET /pending: the packet filter's report plus the flags other areas own (`dns`). The stream re-sends
+    // it whenever any part changes.
+    const pendingReport = () => {
+      const { firewall, nat, ...rest } = pf.pending();
+      return { firewall, nat, dns: readPendingFlag(context, 'dns'), ...rest };
+    };
+    let lastSent = '';
+    const publishPending = () => {
+      const report = pendingReport();
+      const text = JSON.stringify(report);
+      if (text === lastSent) return;
+      lastSent = text;
+      streams.broadcast(report);
+    };
+    pf.subscribe(publishPending);
+    context.events.on(PENDING_FLAG_TOPIC, publishPending);
     // Configuration events (applied, saved, commit-confirm started / confirmed / rolled back) are announced
     // on the pending stream too, under their topic as the SSE event name.
     context.events.on('*', (event) => {
@@ -194,15 +211,18 @@ export const packetFilterArea: Area = {
         method: 'GET', path: '/api/v1/pending', access: 'dashboard:view', tags: ['status'],
         summary: 'What is stored but not yet applied: per kind, the ids added, changed and removed',
         schema: { response: { 200: Pending } },
-        handler: () => pf.pending(),
+        handler: () => pendingReport(),
       },
       {
-        method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'],
-        summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s',
+        method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'], acceptsTicket: true,
+        summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s; EventSource may pass ?ticket=',
         handler: (request, reply) => {
           // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
-          const report = pf.pending();
-          streams.open(request, reply).send(report);
+          const report = pendingReport();
+          lastSent = JSON.stringify(report);
+          const stream = new EventStream(request, reply);
+          streams.add(stream);
+          stream.send(report);
         },
       },
     ];

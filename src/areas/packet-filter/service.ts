@@ -13,7 +13,7 @@ import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { Singleton } from '../../http/singleton.js';
-import { AppliedStore, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import { AppliedStore, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
 
 
 const SCHEDULE_CHECK_MS = 60_000;
@@ -42,7 +42,15 @@ export class PacketFilterService {
   }
 
   settings(): Record<string, unknown> {
-    return { block_logging: this.blockLogging.read().enabled as boolean };
+    return { block_logging: this.blockLogging.read().enabled as boolean, anti_lockout_interfaces: this.lanInterfaces() };
+  }
+
+  /** Interfaces whose role is LAN (any case), sorted; empty while none is set, meaning every interface. */
+  lanInterfaces(): string[] {
+    return this.context.store.list(INTERFACE_ROLE_KIND)
+      .filter((o) => String(o.data.role).toLowerCase() === 'lan')
+      .map((o) => String(o.data.name))
+      .sort();
   }
 
   storedSnapshot(): FilterSnapshot {
@@ -57,7 +65,7 @@ export class PacketFilterService {
       schedules: cast<ScheduleData>('schedule'),
       nat: cast<NatData>('nat'),
       settings: { block_logging: snapshot.settings.block_logging !== false },
-      system: { api: { host: this.context.config.host, port: this.context.config.port }, antiLockoutInterfaces: [], nflogGroup: BLOCKED_NFLOG_GROUP },
+      system: { api: { host: this.context.config.host, port: this.context.config.port }, antiLockoutInterfaces: (snapshot.settings.anti_lockout_interfaces as string[] | undefined) ?? [], nflogGroup: BLOCKED_NFLOG_GROUP },
       time: localTime(now),
       urlTables: Object.fromEntries(this.urlTables),
     };
@@ -181,7 +189,7 @@ export class PacketFilterService {
 
   start(): void {
     this.unsubscribe = this.context.store.onChange((change) => {
-      if (change.kind === '*' || change.kind === 'pf_settings' || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
+      if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
     });
     this.timer = setInterval(() => {
       this.applySchedules().catch((error: unknown) => this.context.log.error({ err: error }, 'schedule re-application failed'));

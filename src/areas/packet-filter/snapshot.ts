@@ -9,6 +9,17 @@ import type { ConfigStore } from '../../store/config-store.js';
 export const PENDING_KINDS = { rule: 'rules', alias: 'aliases', schedule: 'schedules', nat: 'nat' } as const;
 export type FilterKind = keyof typeof PENDING_KINDS;
 export const SETTINGS_KIND = 'pf_settings';
+/** Interface roles (the networking area's kind): LAN-role interfaces restrict anti-lockout. */
+export const INTERFACE_ROLE_KIND = 'interface_role';
+
+/**
+ * Settings the compiled ruleset depends on, with the value an older applied snapshot (written before the
+ * setting existed) stands for, and their names in pending reports.
+ */
+export const SETTING_DEFAULTS: Record<string, { name: string; default: unknown }> = {
+  block_logging: { name: 'block-logging', default: true },
+  anti_lockout_interfaces: { name: 'anti-lockout-interfaces', default: [] },
+};
 
 export interface SnapshotObject {
   id: string;
@@ -27,7 +38,7 @@ export interface KindChanges {
 }
 
 export interface PendingReport {
-  /** Rules, aliases, schedules or block logging differ from what is applied. */
+  /** Rules, aliases, schedules or settings (block logging, anti-lockout interfaces) differ from what is applied. */
   firewall: boolean;
   /** NAT rules differ from what is applied. */
   nat: boolean;
@@ -111,8 +122,10 @@ export function pendingReport(stored: FilterSnapshot, applied: FilterSnapshot, a
   for (const [kind, name] of Object.entries(PENDING_KINDS) as [FilterKind, (typeof PENDING_KINDS)[FilterKind]][]) {
     changes[name] = diffKind(stored.objects[kind], applied.objects[kind], kind === 'rule' || kind === 'nat');
   }
-  const settingsChanged = JSON.stringify(stored.settings) !== JSON.stringify(applied.settings);
-  changes.settings = { added: [], changed: settingsChanged ? ['block-logging'] : [], removed: [] };
+  const changedSettings = Object.entries(SETTING_DEFAULTS)
+    .filter(([key, { default: fallback }]) => JSON.stringify(stored.settings[key] ?? fallback) !== JSON.stringify(applied.settings[key] ?? fallback))
+    .map(([, { name }]) => name);
+  changes.settings = { added: [], changed: changedSettings, removed: [] };
   const any = (c: KindChanges) => c.added.length + c.changed.length + c.removed.length > 0;
   return {
     firewall: any(changes.rules) || any(changes.aliases) || any(changes.schedules) || any(changes.settings),
