@@ -3,16 +3,30 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
-import { lifecycleAreas, newProbe } from './helpers/config-area.js';
 import { sharedFile } from './helpers/shared.js';
 
 const opnsenseDir = sharedFile('fixtures/opnsense');
 const pfsenseDir = sharedFile('fixtures/pfsense');
 
+/** The areas that own the imported kinds, with the configuration lifecycle. */
+async function targetAreas() {
+  const [{ authArea }, { packetFilterArea }, { networkingArea }, { multiwanArea }, { dhcpArea }, { dnsArea }, { vpnArea }, { configArea }] = await Promise.all([
+    import('../src/areas/auth/routes.js'), import('../src/areas/packet-filter/routes.js'), import('../src/areas/networking/routes.js'),
+    import('../src/areas/multiwan/routes.js'), import('../src/areas/dhcp/routes.js'), import('../src/areas/dns/routes.js'),
+    import('../src/areas/vpn/routes.js'), import('../src/areas/config/routes.js'),
+  ]);
+  return [authArea, packetFilterArea, networkingArea, multiwanArea, dhcpArea, dnsArea, vpnArea, configArea];
+}
+const get = async (on: { app: TestApp; headers: Headers }, url: string) => {
+  const response = await on.app.app.inject({ method: 'GET', url, headers: on.headers });
+  assert.equal(response.statusCode, 200, `${url}: ${response.body}`);
+  return json(response);
+};
+
 let t: TestApp;
 let admin: Headers;
 before(async () => {
-  t = await startTestApp({ areas: lifecycleAreas(newProbe()) });
+  t = await startTestApp({ areas: await targetAreas() });
   admin = await adminHeaders(t.app);
 });
 after(() => t.close());
@@ -28,7 +42,7 @@ const preview = async (xml: string, extra: object = {}, on: { app: TestApp; head
 const importXml = (xml: string, on: { app: TestApp; headers: Headers } = { app: t, headers: admin }) =>
   on.app.app.inject({ method: 'POST', url: '/api/v1/config/import-thirdparty', headers: on.headers, payload: { xml } });
 const read = (dir: { path: string }, name: string) => readFileSync(`${dir.path}/${name}`, 'utf8');
-const stored = (kind: string) => t.app.context.store.list(`thirdparty.${kind}`);
+const stored = (kind: string) => t.app.context.store.list(kind);
 const find = (objects: Mapped[], kind: string, predicate: (data: Record<string, any>) => boolean) => {
   const found = objects.filter((o) => o.kind === kind && predicate(o.data));
   assert.equal(found.length, 1, `one ${kind} expected, found ${found.length}`);
@@ -41,20 +55,22 @@ for (const dir of [opnsenseDir, pfsenseDir]) {
     test(`${file}: the preview maps or skips every element with a reason, and the import writes exactly what it listed, pending`, { skip: dir.skip }, async () => {
       const xml = read(dir, file);
       // a fresh appliance per file, so each import starts from an empty configuration
-      const app = await startTestApp({ areas: lifecycleAreas(newProbe()) });
+      const app = await startTestApp({ areas: await targetAreas() });
       const on = { app, headers: await adminHeaders(app.app) };
       try {
-      const plan = await preview(xml, {}, on);
+      const plan = await preview(xml, { interface_map: { lan: 'eth1', wan: 'eth0' } }, on);
       assert.equal(plan.valid, true, plan.error ?? '');
       assert.equal(plan.kind, dir === opnsenseDir ? 'opnsense' : 'pfsense');
       assert.ok(plan.objects.length > 0, 'something is mapped from every fixture');
       for (const skipped of plan.skipped) assert.ok(skipped.reason.length > 5 && skipped.source.length > 0, JSON.stringify(skipped));
       const text = JSON.stringify(plan);
       assert.ok(!/\$2[aby]\$/.test(text), 'no bcrypt hash in the preview');
-      for (const object of plan.objects) assert.equal(object.stored_as, `thirdparty.${object.kind}`);
+      // every kind lands in the collection of the area that owns it; only users stay an intermediate record
+      for (const object of plan.objects) assert.ok(object.kind === 'imported_user' ? object.stored_as === 'thirdparty.imported_user' : !object.stored_as.startsWith('thirdparty.'), `${object.kind} → ${object.stored_as}`);
+      assert.ok(!plan.skipped.some((s) => /no area of this build/.test(s.reason)), 'every kind has a target in this build');
 
       const before = app.app.context.store.snapshot().length;
-      const response = await importXml(xml, on);
+      const response = await on.app.app.inject({ method: 'POST', url: '/api/v1/config/import-thirdparty', headers: on.headers, payload: { xml, interface_map: { lan: 'eth1', wan: 'eth0' } } });
       assert.equal(response.statusCode, 200, response.body);
       const result = json(response);
       assert.equal(result.objects, plan.objects.length);
@@ -63,8 +79,14 @@ for (const dir of [opnsenseDir, pfsenseDir]) {
       assert.equal(app.app.context.store.snapshot().length, before + plan.objects.length);
       assert.ok(!JSON.stringify(app.app.context.store.snapshot()).match(/\$2[aby]\$/), 'no password hash stored');
       // importing the same file again creates no second alias, gateway, interface, tunnel or user
-      const again = await preview(xml, {}, on);
+      const again = await preview(xml, { interface_map: { lan: 'eth1', wan: 'eth0' } }, on);
       for (const kind of ['alias', 'gateway', 'interface', 'wg_tunnel', 'imported_user', 'vlan']) assert.equal(again.counts[kind], 0, kind);
+      // the packet filter's pending report shows what the import added; nothing is applied yet
+      const pending = await get(on, '/api/v1/pending');
+      const added = (name: string) => pending.changes[name].added.length;
+      assert.equal(added('rules'), plan.counts.rule);
+      assert.equal(added('aliases'), plan.counts.alias);
+      assert.equal(added('nat'), plan.counts.nat_port_forward + plan.counts.nat_outbound);
       } finally {
         await app.close();
       }
@@ -98,6 +120,66 @@ test('aifw-medium (OPNsense): aliases, floating rules, keywords, port forward, o
   assert.equal(route.data.gateway_address, '1.2.3.1');
 });
 
+test('aifw-medium imported: real aliases, rules, NAT, route and gateway through the API, pending until POST /reload compiles them', { skip: opnsenseDir.skip }, async () => {
+  const app = await startTestApp({ areas: await targetAreas() });
+  const on = { app, headers: await adminHeaders(app.app) };
+  try {
+    const xml = read(opnsenseDir, 'aifw-medium.xml');
+    const response = await app.app.inject({ method: 'POST', url: '/api/v1/config/import-thirdparty', headers: on.headers, payload: { xml, interface_map: { lan: 'eth1', wan: 'eth0' } } });
+    assert.equal(response.statusCode, 200, response.body);
+    const result = json(response);
+    assert.deepEqual(result.stored_as, { gateway: 'mw_gateway', route: 'static_route', alias: 'alias', rule: 'rule', nat_port_forward: 'nat', nat_outbound: 'nat' });
+    assert.ok(result.skipped.some((s: Skipped) => s.element.includes('captive portal') && /lanip/.test(s.reason)));
+
+    const aliases = await get(on, '/api/v1/aliases');
+    const servers = aliases.find((a: any) => a.name === 'my_servers');
+    assert.deepEqual([servers.alias_type, servers.entries, servers.description], ['host', ['10.0.0.5', '10.0.0.6'], 'web tier']);
+    assert.deepEqual(aliases.find((a: any) => a.name === 'blocked_nets').entries, ['198.51.100.0/24']);
+
+    const rules = await get(on, '/api/v1/rules');
+    assert.equal(rules.length, 4);
+    const https = rules.find((r: any) => r.description === 'web tier outbound HTTPS');
+    assert.equal(https.rule_match.src_addr, '<my_servers>', 'the rule names the imported alias');
+    assert.deepEqual(https.rule_match.dst_port, { start: 443, end: 443 });
+    assert.deepEqual([https.action, https.interface, https.protocol, https.status], ['pass', 'eth1', 'tcp', 'active']);
+    const ssh = rules.find((r: any) => r.description === 'SSH to firewall (IPv6)');
+    assert.deepEqual([ssh.ip_version, ssh.rule_match.dst_addr, ssh.log], ['inet6', '2001:db8::1', true]);
+    assert.deepEqual(rules.filter((r: any) => r.description === 'block floating bad nets').map((r: any) => [r.interface, r.action, r.rule_match.src_addr]), [['eth0', 'block', '<blocked_nets>'], ['eth1', 'block', '<blocked_nets>']]);
+    assert.deepEqual(rules.map((r: any) => r.description), ['SSH to firewall (IPv6)', 'web tier outbound HTTPS', 'block floating bad nets', 'block floating bad nets'], 'file order kept');
+    // an alias in use cannot be deleted: the reference is real
+    assert.equal((await app.app.inject({ method: 'DELETE', url: `/api/v1/aliases/${servers.id}`, headers: on.headers })).statusCode, 409);
+
+    const nat = await get(on, '/api/v1/nat');
+    const forward = nat.find((n: any) => n.nat_type === 'dnat');
+    assert.deepEqual([forward.interface, forward.protocol, forward.dst_addr, forward.dst_port, forward.redirect, forward.label], ['eth0', 'tcp', 'any', { start: 443, end: 443 }, { address: '10.0.0.10', port: { start: 443, end: 443 } }, 'HTTPS forward']);
+    const masquerade = nat.find((n: any) => n.nat_type === 'masquerade');
+    assert.deepEqual([masquerade.interface, masquerade.src_addr, masquerade.label], ['eth0', '10.0.0.0/8', 'masq lan']);
+
+    const routes = await get(on, '/api/v1/routes');
+    assert.deepEqual(routes.map((r: any) => [r.destination, r.gateway, r.description]), [['192.0.2.0/24', '1.2.3.1', 'Test net via WAN']]);
+    const gateways = await get(on, '/api/v1/multiwan/gateways');
+    assert.deepEqual(gateways.map((g: any) => [g.name, g.interface, g.next_hop, g.ip_version]), [['WAN_GW', 'eth0', '1.2.3.1', 'v4']]);
+
+    const pending = await get(on, '/api/v1/pending');
+    assert.equal(pending.firewall, true);
+    assert.equal(pending.nat, true);
+    assert.equal(pending.changes.rules.added.length, 4);
+    assert.equal(pending.changes.aliases.added.length, 2);
+    assert.equal(pending.changes.nat.added.length, 2);
+    const reload = await app.app.inject({ method: 'POST', url: '/api/v1/reload', headers: on.headers });
+    assert.equal(reload.statusCode, 200, reload.body);
+    assert.equal(json(reload).rules, 4);
+    assert.equal(json(reload).nat_rules, 2);
+    const after = await get(on, '/api/v1/pending');
+    assert.equal(after.firewall, false);
+    assert.equal(after.nat, false);
+    const compiled = (await get(on, '/api/v1/nat/pf-output')).join('\n');
+    assert.match(compiled, /10\.0\.0\.10/, 'the port forward is in the compiled NAT ruleset');
+  } finally {
+    await app.close();
+  }
+});
+
 test('lightvik (OPNsense 26): MVC rules with interface networks, WireGuard with a sealed key, Kea reservation, Unbound host, VLANs', { skip: opnsenseDir.skip }, async () => {
   const xml = read(opnsenseDir, 'lightvik-golden-full-expected.xml');
   const plan = await preview(xml, { interface_map: { lan: 'eth1', wan: 'eth0' } });
@@ -123,14 +205,20 @@ test('lightvik (OPNsense 26): MVC rules with interface networks, WireGuard with 
 
   // imported: the key is sealed at rest and redacted in exports
   const before = stored('wg_tunnel').length;
-  const response = await importXml(xml);
+  const response = await t.app.inject({ method: 'POST', url: '/api/v1/config/import-thirdparty', headers: admin, payload: { xml, interface_map: { lan: 'eth1', wan: 'eth0' } } });
   assert.equal(response.statusCode, 200, response.body);
+  assert.equal(json(response).stored_as.wg_tunnel, 'wg_tunnel');
   const wg0 = stored('wg_tunnel').slice(before).find((o) => o.data.name === 'wg0')!;
   assert.match(String(wg0.data.private_key), /^sealed:v1:/);
   assert.equal(t.app.context.sealer.open(String(wg0.data.private_key)), 'cHJpdmF0ZWtleWhlcmUxMjM0NTY3ODkwYWJjZGVmZ2g=');
   const exported = json(await t.app.inject({ method: 'GET', url: '/api/v1/config/export', headers: admin }));
   assert.ok(!JSON.stringify(exported).includes('cHJpdmF0ZWtleWhlcmUxMjM0NTY3ODkwYWJjZGVmZ2g='));
-  assert.ok(exported.objects.filter((o: { kind: string }) => o.kind === 'thirdparty.wg_tunnel').every((o: { data: { private_key: string } }) => o.data.private_key === '**REDACTED**'));
+  const exportedTunnels = exported.objects.filter((o: { kind: string }) => o.kind === 'wg_tunnel');
+  assert.ok(exportedTunnels.length > 0 && exportedTunnels.every((o: { data: { private_key: string } }) => o.data.private_key === '**REDACTED**'));
+  const on = { app: t, headers: admin };
+  assert.ok((await get(on, '/api/v1/dhcp/v4/reservations')).some((r: any) => r.mac_address === 'aa:bb:cc:dd:ee:ff' && r.ip_address === '192.168.1.10' && r.hostname === 'printer'));
+  assert.ok((await get(on, '/api/v1/dns/resolver/hosts')).some((h: any) => h.hostname === 'nas' && h.value === '192.168.1.20' && h.record_type === 'A'));
+  assert.deepEqual((await get(on, '/api/v1/vlans')).map((v: any) => [v.vlan_id, v.parent]), [[100, 'eth0'], [200, 'eth0']], 'vtnet0 is the device of wan, mapped to eth0');
 });
 
 test('opndossier sample 2 (OPNsense): a WireGuard instance with its peer linked by id', { skip: opnsenseDir.skip }, async () => {
@@ -140,30 +228,54 @@ test('opndossier sample 2 (OPNsense): a WireGuard instance with its peer linked 
   assert.equal(tunnel.data.listen_port, 51821);
   const peer = find(plan.objects, 'wg_peer', (d) => d.public_key === 'Nsn+T8a6qUyR1SP1dHW63cVYpGRhG4di/dDISSyUGT4=');
   assert.deepEqual(peer.data.allowed_ips, ['172.19.0.2/32']);
+  assert.equal(peer.stored_as, 'wg_peer');
   const beforeIds = new Set(stored('wg_peer').map((o) => o.id));
   assert.equal((await importXml(xml)).statusCode, 200);
   const storedPeer = stored('wg_peer').find((o) => !beforeIds.has(o.id) && o.data.public_key === 'Nsn+T8a6qUyR1SP1dHW63cVYpGRhG4di/dDISSyUGT4=')!;
-  const parent = t.app.context.store.get('thirdparty.wg_tunnel', String(storedPeer.data.tunnel_id));
+  const parent = t.app.context.store.get('wg_tunnel', String(storedPeer.data.tunnel_id));
   assert.equal(parent?.data.name, 'WGBootstrap', 'the peer points at its imported tunnel');
 });
 
 test('pfSense 2.7: VLAN, gateway, route through it, users without their hashes, interface addressing', { skip: pfsenseDir.skip }, async () => {
   // a fresh appliance: the lightvik import above already holds a gateway named GW_WAN
-  const app = await startTestApp({ areas: lifecycleAreas(newProbe()) });
-  const plan = await preview(read(pfsenseDir, 'opndossier-pfsense-config-2.7.x.xml'), {}, { app, headers: await adminHeaders(app.app) }).finally(() => app.close());
+  const app = await startTestApp({ areas: await targetAreas() });
+  const on = { app, headers: await adminHeaders(app.app) };
+  try {
+  const xml = read(pfsenseDir, 'opndossier-pfsense-config-2.7.x.xml');
+  const unmapped = await preview(xml, {}, on);
+  assert.ok(unmapped.skipped.some((s) => s.element === 'interface lan' && /map it to a local interface with interface_map/.test(s.reason)), 'a source interface name is not a local interface');
+  assert.ok(unmapped.skipped.some((s) => /vlan/.test(s.element) && /interface igb1 does not exist on this appliance/.test(s.reason)), 'the VLAN parent is checked against the host');
+  const interfaceMap = { lan: 'eth1', wan: 'eth0' };
+  const plan = await preview(xml, { interface_map: interfaceMap }, on);
   assert.equal(plan.kind, 'pfsense');
   assert.deepEqual(plan.interfaces_found, ['wan', 'lan']);
-  assert.deepEqual({ ...find(plan.objects, 'vlan', (d) => d.tag === 100).data }, { parent: 'igb1', tag: 100, pcp: null, description: 'Guest VLAN', device: 'igb1.100' });
+  assert.deepEqual({ ...find(plan.objects, 'vlan', (d) => d.tag === 100).data }, { parent: 'eth1', tag: 100, pcp: null, description: 'Guest VLAN', device: 'igb1.100', ipv4_address: null });
   const gateway = find(plan.objects, 'gateway', (d) => d.name === 'GW_WAN');
   assert.equal(gateway.data.address, '203.0.113.1');
   assert.equal(find(plan.objects, 'route', (d) => d.network === '10.10.0.0/16').data.gateway_address, '203.0.113.1');
   const users = plan.objects.filter((o) => o.kind === 'imported_user');
   assert.deepEqual(users.map((u) => [u.data.username, u.data.role]), [['admin', 'admin'], ['operator', 'viewer']]);
   assert.ok(users.every((u) => !Object.keys(u.data).some((k) => /hash|password/.test(k))));
-  const lan = find(plan.objects, 'interface', (d) => d.name === 'lan');
+  const lan = find(plan.objects, 'interface', (d) => d.name === 'eth1');
   assert.equal(lan.data.ipv4_address, '10.0.0.1/24');
-  assert.equal(find(plan.objects, 'interface', (d) => d.name === 'wan').data.ipv4_mode, 'dhcp');
+  assert.ok(lan.notes.some((n) => /addressing not imported \(10\.0\.0\.1\/24\)/.test(n)));
+  assert.equal(find(plan.objects, 'interface', (d) => d.name === 'eth0').data.ipv4_mode, 'dhcp');
   assert.ok(plan.skipped.some((s) => s.source === 'snmpd'));
+
+  const response = await app.app.inject({ method: 'POST', url: '/api/v1/config/import-thirdparty', headers: on.headers, payload: { xml, interface_map: interfaceMap } });
+  assert.equal(response.statusCode, 200, response.body);
+  const vlans = await get(on, '/api/v1/vlans');
+  assert.deepEqual(vlans.map((v: any) => [v.vlan_id, v.parent, v.description, v.ipv4_mode, v.enabled]), [[100, 'eth1', 'Guest VLAN', 'none', true]]);
+  const routes = await get(on, '/api/v1/routes');
+  assert.deepEqual(routes.map((r: any) => [r.destination, r.gateway, r.fib]), [['10.10.0.0/16', '203.0.113.1', 0]]);
+  const gateways = await get(on, '/api/v1/multiwan/gateways');
+  assert.deepEqual(gateways.map((g: any) => [g.name, g.interface, g.next_hop]), [['GW_WAN', 'eth0', '203.0.113.1']]);
+  assert.deepEqual(await get(on, '/api/v1/interfaces/roles'), [['eth0', 'wan'], ['eth1', 'lan']]);
+  // users are records for an administrator, not accounts
+  assert.deepEqual(app.app.context.store.list('thirdparty.imported_user').map((u) => u.data.username), ['admin', 'operator']);
+  } finally {
+    await app.close();
+  }
 });
 
 test('ahuacate (pfSense 23.3): DHCP static mappings, an unassigned WireGuard peer skipped', { skip: pfsenseDir.skip }, async () => {
@@ -173,12 +285,26 @@ test('ahuacate (pfSense 23.3): DHCP static mappings, an unassigned WireGuard pee
   assert.equal(mapping.data.ip_address, '192.168.30.112');
   assert.equal(mapping.data.server, 'isc-dhcpd');
   assert.ok(plan.skipped.some((s) => s.source.startsWith('installedpackages/wireguard/peers') && /not assigned to a tunnel/.test(s.reason)));
-  assert.equal(plan.counts.alias, 22);
+  // 22 aliases in the file: the ones the alias collection refuses are skipped with its reason, not stored broken
+  const refused = plan.skipped.filter((s) => s.element.startsWith('alias ') && s.reason.startsWith('alias: body.'));
+  assert.equal(plan.counts.alias + refused.length, 22);
+  assert.ok(refused.length > 0);
+  const response = await importXml(read(pfsenseDir, 'ahuacate-pfsense.all.xml'));
+  assert.equal(response.statusCode, 200, response.body);
+  const reservations = await get({ app: t, headers: admin }, '/api/v1/dhcp/v4/reservations');
+  const nzbget = reservations.find((r: any) => r.hostname === 'nzbget');
+  assert.deepEqual([nzbget.mac_address, nzbget.ip_address], ['7e:31:d4:8b:80:e7', '192.168.30.112']);
 });
 
 test('pfSense redactor config: Unbound host overrides; OPNsense alias test: geoip and external aliases skipped with the reason', { skip: pfsenseDir.skip || opnsenseDir.skip }, async () => {
   const pf = await preview(read(pfsenseDir, 'pfsense-redactor-test-config1.xml'));
   assert.equal(find(pf.objects, 'dns_host_override', (d) => d.hostname === 'pkg').data.address, '172.27.10.115');
+  assert.equal((await importXml(read(pfsenseDir, 'pfsense-redactor-test-config1.xml'))).statusCode, 200);
+  const hosts = await get({ app: t, headers: admin }, '/api/v1/dns/resolver/hosts');
+  assert.deepEqual(hosts.filter((h: any) => h.domain === 'pfsense.org').map((h: any) => [h.hostname, h.record_type, h.value]), [['pkg', 'A', '172.27.10.115']]);
+  // an alias the collection refuses (a host name in a network alias) is skipped with the validator's reason, never a 500
+  const mixed = await preview(read(opnsenseDir, 'opndossier-opnsense-aliases.xml'));
+  assert.ok(mixed.skipped.some((s) => s.element === 'alias MIXED_TYPES' && /body\.entries\.3: "mail\.example\.org" is not an IPv4\/IPv6 address/.test(s.reason)));
   const opn = await preview(read(opnsenseDir, 'opnsense-core-networkalias-test-config.xml'));
   assert.ok(opn.skipped.some((s) => s.element === 'alias geoip_NL' && /country lists/.test(s.reason)));
   assert.ok(opn.skipped.some((s) => s.element === 'alias external_alias' && /external program/.test(s.reason)));

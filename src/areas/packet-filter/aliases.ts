@@ -37,6 +37,9 @@ function requestSchema(create: boolean) {
   }, { required: create ? ['name', 'alias_type', 'entries'] : [], additionalProperties: false });
 }
 
+/** The body POST /aliases takes (the third-party importer validates with it too). */
+export const AliasCreateBody = requestSchema(true);
+
 /** Which alias types may be nested inside which. */
 const NESTABLE: Record<AliasType, AliasType[]> = { host: ['host'], network: ['host', 'network', 'url_table'], port: ['port'], url_table: [] };
 
@@ -87,7 +90,7 @@ function normaliseEntry(type: AliasType, raw: string, index: number): string {
   }
 }
 
-function toStoredAlias(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
+export function toStoredAlias(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
   const alias: AliasData = existing
     ? structuredClone(existing.data as unknown as AliasData)
     : { name: '', alias_type: 'host', entries: [], description: null, enabled: true };

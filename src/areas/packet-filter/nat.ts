@@ -56,13 +56,16 @@ function requestSchema(create: boolean) {
   }, { required: create ? ['nat_type', 'interface', 'protocol'] : [], additionalProperties: false });
 }
 
+/** The body POST /nat takes (the third-party importer validates with it too). */
+export const NatCreateBody = requestSchema(true);
+
 const has = (body: Record<string, unknown>, key: string) => Object.prototype.hasOwnProperty.call(body, key);
 const isSingleAddress = (address: string) => {
   const parsed = parseAddress(address);
   return parsed?.kind === 'block' && parsed.cidr.prefix === (parsed.family === 4 ? 32 : 128) && !address.includes('/');
 };
 
-function toStoredNat(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
+export function toStoredNat(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
   const nat: NatData = existing
     ? structuredClone(existing.data as unknown as NatData)
     : { nat_type: 'masquerade', interface: '', protocol: 'any', src_addr: 'any', src_port: null, dst_addr: 'any', dst_port: null, redirect: { address: 'any', port: null }, label: null, status: 'active', static_port: false };

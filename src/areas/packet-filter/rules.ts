@@ -85,6 +85,9 @@ function requestSchema(create: boolean) {
   return Type.Object(properties, { required: create ? ['action', 'direction', 'protocol'] : [], additionalProperties: false });
 }
 
+/** The body POST /rules takes (the third-party importer validates with it too). */
+export const RuleCreateBody = requestSchema(true);
+
 const DEFAULT_STATE: StateOptions = { tracking: 'keep_state', policy: null, adaptive_timeouts: null, timeout_tcp: null, timeout_udp: null, timeout_icmp: null };
 
 function defaults(priority: number): RuleData {
@@ -105,7 +108,7 @@ function nextPriority(rules: readonly ConfigObject[]): number {
   return highest;
 }
 
-function toStoredRule(body: Record<string, unknown>, existing: ConfigObject | undefined, rules: readonly ConfigObject[]): ConfigData {
+export function toStoredRule(body: Record<string, unknown>, existing: ConfigObject | undefined, rules: readonly ConfigObject[]): ConfigData {
   const base: RuleData = existing ? structuredClone(existing.data as unknown as RuleData) : defaults(nextPriority(rules));
   const rule = base;
   if (has(body, 'action')) rule.action = normaliseAction(body.action as string);

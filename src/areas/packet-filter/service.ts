@@ -213,6 +213,7 @@ export class PacketFilterService {
 
   stop(): void {
     this.unsubscribe?.();
+    this.recomputeQueued = false; // a recompute queued by the last write must not run against a closed store
     clearInterval(this.timer);
     this.listeners.clear();
   }

@@ -7,11 +7,13 @@ import { REDACTED } from '../secrets.js';
 import { mapForeignConfig } from './map.js';
 import { MAPPED_KINDS, MAPPED_SECRETS, type MappedKind, type MappedObject, type MappingPlan, type SkippedElement } from './model.js';
 import { ForeignConfigError, parseForeignConfig } from './xml.js';
-import { ADAPTERS, type Adapter } from './adapters.js';
+import { ADAPTERS, PLACEHOLDER_KINDS, type Adapter, type AdapterContext } from './adapters.js';
 import type { Collection } from '../../../http/collection.js';
 import { HttpError } from '../../../core/errors.js';
+import { assertValid, compileBodyValidator } from '../../../http/validation.js';
+import type { ValidateFunction } from 'ajv';
 
-/** The store kind an intermediate object is kept under until an area that owns the concept adopts it. */
+/** The store kind of an intermediate object no Bulwark collection owns (users: see PLACEHOLDER_KINDS). */
 export const storedKind = (kind: MappedKind): string => `thirdparty.${kind}`;
 
 /** Thrown to roll a trial write back (the preview writes everything, then undoes it). */
@@ -23,13 +25,13 @@ interface WriteOutcome {
 }
 
 /** What makes two objects of a kind the same thing (an import never creates a second one). */
-const IDENTITY: Partial<Record<MappedKind, (data: ConfigData) => string>> = {
-  interface: (d) => String(d.name),
-  vlan: (d) => `${String(d.parent)}.${String(d.tag)}`,
-  gateway: (d) => String(d.name),
-  alias: (d) => String(d.name),
-  wg_tunnel: (d) => String(d.name),
-  imported_user: (d) => String(d.username),
+const IDENTITY: Partial<Record<MappedKind, { mapped: (data: ConfigData) => string; stored: (data: ConfigData) => string }>> = {
+  interface: { mapped: (d) => String(d.name), stored: (d) => String(d.name) },
+  vlan: { mapped: (d) => String(d.tag), stored: (d) => String(d.vlan_id) },
+  gateway: { mapped: (d) => String(d.name), stored: (d) => String(d.name) },
+  alias: { mapped: (d) => String(d.name), stored: (d) => String(d.name) },
+  wg_tunnel: { mapped: (d) => String(d.name), stored: (d) => String(d.name) },
+  imported_user: { mapped: (d) => String(d.username), stored: (d) => String(d.username) },
 };
 
 export interface ImportRequest {
@@ -48,13 +50,14 @@ export class ThirdPartyImporter {
     private readonly service: ConfigService,
   ) {
     // The intermediate kinds' secret fields are known to the store, so exports and previews redact them.
-    for (const kind of MAPPED_KINDS) {
+    for (const kind of PLACEHOLDER_KINDS) {
       context.store.kinds.declare({ kind: storedKind(kind), shape: 'collection', writeOnly: MAPPED_SECRETS[kind] ?? [] });
     }
   }
 
   /** The plan, minus objects that already exist in the configuration (listed as skipped instead). */
   private plan(request: ImportRequest): MappingPlan {
+    const { store } = this.context;
     const plan = mapForeignConfig(parseForeignConfig(request.xml), request.interface_map ?? {});
     const objects: MappedObject[] = [];
     const skipped: SkippedElement[] = [...plan.skipped];
@@ -62,19 +65,20 @@ export class ThirdPartyImporter {
     const removedRefs = new Set<string>();
     for (const object of plan.objects) {
       const identity = IDENTITY[object.kind];
-      if (Object.values(object.links ?? {}).some((ref) => removedRefs.has(ref))) {
+      const parentLink = ADAPTERS[object.kind]?.parentLink;
+      if (parentLink && removedRefs.has(object.links?.[parentLink] ?? '')) {
         skipped.push({ source: object.source, element: `${object.kind} ${object.ref}`, reason: 'the object it belongs to already exists and was not imported' });
         continue;
       }
       if (identity) {
         let keys = existing.get(object.kind);
         if (!keys) {
-          const adapted = this.target(object.kind);
-          const existingObjects = [...this.context.store.list(storedKind(object.kind)), ...(adapted ? this.context.store.list(adapted.adapter.kind) : [])];
-          keys = new Set(existingObjects.map((o) => identity(o.data)));
+          const adapter = ADAPTERS[object.kind];
+          const existingObjects = adapter ? store.list(adapter.kind) : store.list(storedKind(object.kind));
+          keys = new Set(existingObjects.map((o) => identity.stored(o.data)));
           existing.set(object.kind, keys);
         }
-        const key = identity(object.data);
+        const key = identity.mapped(object.data);
         if (keys.has(key)) {
           removedRefs.add(object.ref);
           skipped.push({ source: object.source, element: `${object.kind} ${key}`, reason: `a ${object.kind} "${key}" already exists in the configuration` });
@@ -92,7 +96,14 @@ export class ThirdPartyImporter {
     return counts;
   }
 
-  preview(request: ImportRequest) {
+  /** The host's interface names, read before the (synchronous) write as the API's routes do. */
+  private async adapterContext(): Promise<AdapterContext> {
+    const host = await this.context.platform.network.interfaces().catch(() => null);
+    return { app: this.context, hostInterfaces: host && host.length ? new Set(host.map((i) => i.name)) : null };
+  }
+
+  async preview(request: ImportRequest) {
+    const ctx = await this.adapterContext();
     let plan: MappingPlan;
     try {
       plan = this.plan(request);
@@ -109,7 +120,7 @@ export class ThirdPartyImporter {
     let outcome: WriteOutcome | undefined;
     try {
       this.context.store.transaction(() => {
-        outcome = this.write(plan);
+        outcome = this.write(plan, ctx);
         throw new TrialRollback();
       });
     } catch (error) {
@@ -136,58 +147,92 @@ export class ThirdPartyImporter {
     };
   }
 
-  /** The collection an intermediate kind is written through in this build, if any. */
-  private target(kind: MappedKind): { adapter: Adapter; collection: Collection } | undefined {
+  /** The adapter and collection an intermediate kind is written through in this build, if any. */
+  private target(kind: MappedKind): { adapter: Adapter; collection?: Collection } | undefined {
     const adapter = ADAPTERS[kind];
     if (!adapter) return undefined;
+    if (adapter.write) return { adapter };
     const collection = this.context.collections.all().find((c) => c.kind === adapter.kind);
     return collection ? { adapter, collection } : undefined;
   }
 
+  private readonly validators = new Map<string, ValidateFunction | null>();
+
+  /** The body schema of the POST that creates objects of the collection (the request normaliser's when it has one). */
+  private createValidator(adapter: Adapter, collection: Collection): ValidateFunction | null {
+    if (!this.validators.has(adapter.kind)) {
+      const route = collection.routes().find((r) => r.method === 'POST' && r.path === collection.spec.path);
+      const schema = adapter.request?.schema ?? route?.schema?.body;
+      this.validators.set(adapter.kind, schema ? compileBodyValidator(schema) : null);
+    }
+    return this.validators.get(adapter.kind)!;
+  }
+
+  /** Validates and stores one body as the area's POST does: body schema (with defaults), normaliser, collection create. */
+  private createLikeApi(target: { adapter: Adapter; collection?: Collection }, body: ConfigData, ctx: AdapterContext, parentId?: string): ConfigObject {
+    const { adapter, collection } = target;
+    if (adapter.write) return adapter.write(body, ctx);
+    const validator = this.createValidator(adapter, collection!);
+    if (validator) assertValid(validator, body);
+    const data = adapter.request ? adapter.request.toStored(body, ctx) : body;
+    const stored = collection!.create(data, parentId);
+    adapter.request?.after?.(ctx);
+    return this.context.store.get(adapter.kind, stored.id) ?? stored;
+  }
+
   /** Writes the plan inside the caller's transaction; an object a collection refuses (and what depends on it) is skipped. */
-  private write(plan: MappingPlan): WriteOutcome {
+  private write(plan: MappingPlan, ctx: AdapterContext): WriteOutcome {
     const { store, sealer } = this.context;
     const ids = new Map<string, string>();
     const failedRefs = new Set<string>();
     const written: WriteOutcome['written'] = [];
     const failed: SkippedElement[] = [];
+    const label = (object: MappedObject) => `${object.kind} ${String(object.data.name ?? object.data.description ?? object.data.hostname ?? object.data.network ?? object.ref)}`;
     for (const object of plan.objects) {
       const missing = Object.values(object.links ?? {}).find((ref) => failedRefs.has(ref));
       if (missing) {
         failedRefs.add(object.ref);
-        failed.push({ source: object.source, element: `${object.kind} ${String(object.data.name ?? object.ref)}`, reason: `depends on ${missing}, which was not imported` });
+        failed.push({ source: object.source, element: label(object), reason: `depends on ${missing}, which was not imported` });
+        continue;
+      }
+      if (PLACEHOLDER_KINDS.includes(object.kind)) {
+        const data: ConfigData = { ...object.data };
+        for (const field of MAPPED_SECRETS[object.kind] ?? []) {
+          if (typeof data[field] === 'string' && data[field] !== '') data[field] = sealer.seal(data[field] as string);
+        }
+        data.import_source = { format: plan.kind, version: plan.version, element: object.source, notes: object.notes ?? [] };
+        const id = newId();
+        ids.set(object.ref, id);
+        written.push({ object, stored: store.insert(storedKind(object.kind), data, id), stored_as: storedKind(object.kind), notes: object.notes ?? [] });
         continue;
       }
       const target = this.target(object.kind);
-      if (target) {
-        try {
-          const { body, notes } = target.adapter.body({ ...object.data }, store);
-          const parentRef = target.adapter.parentLink ? object.links?.[target.adapter.parentLink] : undefined;
-          const stored = target.collection.create(body, parentRef ? ids.get(parentRef) : undefined);
-          ids.set(object.ref, stored.id);
-          written.push({ object, stored, stored_as: target.adapter.kind, notes: [...(object.notes ?? []), ...notes] });
-        } catch (error) {
-          failedRefs.add(object.ref);
-          const reason = error instanceof HttpError ? error.message : `refused: ${(error as Error).message}`;
-          failed.push({ source: object.source, element: `${object.kind} ${String(object.data.name ?? object.ref)}`, reason: `${target.adapter.kind}: ${reason}` });
-        }
+      if (!target) {
+        failedRefs.add(object.ref);
+        failed.push({ source: object.source, element: label(object), reason: `no area of this build stores ${object.kind} objects (${ADAPTERS[object.kind]?.kind ?? 'none'} is not declared)` });
         continue;
       }
-      const data: ConfigData = { ...object.data };
-      for (const field of MAPPED_SECRETS[object.kind] ?? []) {
-        if (typeof data[field] === 'string' && data[field] !== '') data[field] = sealer.seal(data[field] as string);
+      try {
+        // a savepoint per object: a refusal half-way through a write leaves nothing of it behind
+        const { stored, notes } = store.transaction(() => {
+          const { body, notes } = target.adapter.body({ ...object.data }, ctx);
+          const parentRef = target.adapter.parentLink ? object.links?.[target.adapter.parentLink] : undefined;
+          return { stored: this.createLikeApi(target, body, ctx, parentRef ? ids.get(parentRef) : undefined), notes };
+        });
+        ids.set(object.ref, stored.id);
+        written.push({ object, stored, stored_as: target.adapter.kind, notes: [...(object.notes ?? []), ...notes] });
+      } catch (error) {
+        failedRefs.add(object.ref);
+        const reason = error instanceof HttpError ? error.message : `refused: ${(error as Error).message}`;
+        failed.push({ source: object.source, element: label(object), reason: `${target.adapter.kind}: ${reason}` });
       }
-      for (const [field, ref] of Object.entries(object.links ?? {})) data[field] = ids.get(ref) ?? null;
-      data.import_source = { format: plan.kind, version: plan.version, element: object.source, notes: object.notes ?? [] };
-      const id = newId();
-      ids.set(object.ref, id);
-      written.push({ object, stored: store.insert(storedKind(object.kind), data, id), stored_as: storedKind(object.kind), notes: object.notes ?? [] });
     }
     return { written, failed };
   }
 
   /** One transaction: every mapped object lands, or none does. The previous state is kept as a version first. */
-  import(request: ImportRequest, actor: Actor) {
+  async import(request: ImportRequest, actor: Actor) {
+    const ctx = await this.adapterContext();
     let plan: MappingPlan;
     try {
       plan = this.plan(request);
@@ -196,7 +241,7 @@ export class ThirdPartyImporter {
       throw error;
     }
     const before = this.service.versions.record({ actor: actor.name, comment: `before ${plan.kind} import`, source: 'save', applied: false });
-    const { written, failed } = this.context.store.transaction(() => this.write(plan));
+    const { written, failed } = this.context.store.transaction(() => this.write(plan, ctx));
     plan = { ...plan, objects: written.map((w) => w.object), skipped: [...plan.skipped, ...failed] };
     this.service.audit.record({
       action: 'config.import_thirdparty', outcome: 'success', actor: actor.name, clientIp: actor.clientIp,

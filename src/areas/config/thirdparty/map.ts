@@ -62,14 +62,27 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
       notes,
     });
   }
+  /** A device of the source (igb1) → the local interface: mapped by device name, or through the logical interface using it. */
+  const mapDevice = (device: string) => {
+    if (interfaceMap[device]) return interfaceMap[device];
+    const logical = Object.entries(interfaces).find(([, value]) => text((value as Node | undefined)?.if) === device)?.[0];
+    return logical && interfaceMap[logical] ? interfaceMap[logical] : device;
+  };
   list(child(root, 'vlans').vlan).forEach((node, index) => {
     const tag = Number(text(node.tag));
     const source = `vlans/vlan[${index}]`;
     if (!Number.isInteger(tag) || tag < 1 || tag > 4094) return skip(source, `VLAN ${text(node.tag)}`, 'tag is not 1-4094');
     if (!text(node.if)) return skip(source, `VLAN ${tag}`, 'no parent interface');
+    const device = text(node.vlanif) || `${text(node.if)}.${tag}`;
+    // the logical interface assigned to the VLAN device carries its address
+    const assigned = Object.values(interfaces).find((value) => text((value as Node | undefined)?.if) === device) as Node | undefined;
+    const ip = text(assigned?.ipaddr);
     objects.push({
       kind: 'vlan', ref: `vlan:${text(node.if)}.${tag}`, source,
-      data: { parent: text(node.if), tag, pcp: /^[0-7]$/.test(text(node.pcp)) ? Number(text(node.pcp)) : null, description: text(node.descr), device: text(node.vlanif) || `${text(node.if)}.${tag}` },
+      data: {
+        parent: mapDevice(text(node.if)), tag, pcp: /^[0-7]$/.test(text(node.pcp)) ? Number(text(node.pcp)) : null, description: text(node.descr), device,
+        ipv4_address: isIP(ip) === 4 && /^\d+$/.test(text(assigned?.subnet)) ? `${ip}/${text(assigned?.subnet)}` : null,
+      },
     });
   });
 
@@ -131,17 +144,15 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const source = `staticroutes/route[${index}]`;
     if (!isCidr(network)) return skip(source, `route ${network}`, network.includes('/') ? 'not a network in CIDR form' : `destination "${network}" is an alias or not a CIDR`);
     let address: string | null;
-    const links: Record<string, string> = {};
     if (gateways.has(gateway)) {
       address = gateways.get(gateway)!;
-      links.gateway_id = `gateway:${gateway}`;
     } else if (isIP(gateway)) {
       address = gateway;
     } else {
       return skip(source, `route ${network}`, `gateway "${gateway}" is not defined`);
     }
     objects.push({
-      kind: 'route', ref: `route:${index}`, source, links,
+      kind: 'route', ref: `route:${index}`, source,
       data: { network, gateway: gateway, gateway_address: address, description: text(node.descr), enabled: !flag(node, 'disabled') },
       notes: address === null ? ['via a dynamic gateway: the next hop is resolved at run time'] : [],
     });
@@ -176,8 +187,11 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
       },
     });
   };
+  const aliasStart = objects.length;
   list(child(root, 'aliases').alias).forEach((node, index) => mapAlias(node, `aliases/alias[${index}]`, false));
   list(child(mvc, 'Firewall', 'Alias', 'aliases').alias).forEach((node, index) => mapAlias(node, `OPNsense/Firewall/Alias/aliases/alias[${index}]`, true));
+  // An alias nesting others is written after them (an alias can only name an alias that exists).
+  objects.push(...nestedLast(objects.splice(aliasStart)));
 
   /** Source/destination of a legacy rule: any, network (keyword or alias), address (IP/CIDR/alias), port, not. */
   const legacyMatch = (node: Node, ipVersion: string, forNat = false): { match?: AddressMatch; reason?: string; note?: string } => {
@@ -199,6 +213,10 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     if (!isIP(value) && !isCidr(value)) return { reason: `"${value}" is neither an address nor a known alias` };
     return { match: { address: value, port, invert } };
   };
+  /** Links to the aliases a rule names, so a rule whose alias was not imported is skipped saying so. */
+  const aliasLinks = (...matches: (AddressMatch | undefined)[]): Record<string, string> => Object.fromEntries(
+    matches.flatMap((m, i) => [m?.address, m?.port].filter((v): v is string => !!v && aliasNames.has(v)).map((name, j) => [`alias_${i}_${j}`, `alias:${name}`])),
+  );
   const portAliasOk = (port: string | null): string | undefined =>
     port && !/^[\d:\-]+$/.test(port) && !aliasNames.has(port) ? (skippedAliases.has(port) ? `uses port alias ${port}, which was not imported` : `port "${port}" is neither a port, a range nor a known alias`) : undefined;
 
@@ -220,7 +238,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     if (targets.length === 0) return skip(source, label, 'no interface');
     targets.forEach((iface, part) => {
       objects.push({
-        kind: 'rule', ref: `rule:${index}:${part}`, source,
+        kind: 'rule', ref: `rule:${index}:${part}`, source, links: aliasLinks(from.match, to.match),
         data: {
           action: type, interface: iface === 'any' ? 'any' : mapInterface(iface), direction: text(node.direction) || 'in',
           ip_version: ipVersion,
@@ -253,7 +271,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const names = text(node.interface).split(',').map((s) => s.trim()).filter(Boolean);
     (names.length ? names : ['any']).forEach((iface, part) => {
       objects.push({
-        kind: 'rule', ref: `rule:mvc:${index}:${part}`, source,
+        kind: 'rule', ref: `rule:mvc:${index}:${part}`, source, links: aliasLinks(from.match, to.match),
         data: {
           action, interface: iface === 'any' ? 'any' : mapInterface(iface), direction: text(node.direction) || 'in',
           ip_version: ipVersion,
@@ -285,7 +303,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const reason = from.reason ?? to.reason;
     if (reason) return skip(source, label, reason);
     objects.push({
-      kind: 'nat_port_forward', ref: `nat_port_forward:${index}`, source,
+      kind: 'nat_port_forward', ref: `nat_port_forward:${index}`, source, links: aliasLinks(from.match, to.match),
       data: {
         interface: mapInterface(text(node.interface) || 'wan'), protocol: text(node.protocol) || 'tcp',
         ip_version: ipVersion, source: from.match, destination: to.match,
@@ -311,7 +329,7 @@ export function mapForeignConfig(config: ForeignConfig, interfaceMap: Record<str
     const target = text(node.target);
     if (target && !isIP(target) && !aliasNames.has(target) && !target.endsWith('ip')) return skip(source, label, `translation target "${target}" is not an address`);
     objects.push({
-      kind: 'nat_outbound', ref: `nat_outbound:${index}`, source,
+      kind: 'nat_outbound', ref: `nat_outbound:${index}`, source, links: aliasLinks(from.match, to.match),
       data: {
         interface: mapInterface(text(node.interface) || 'wan'), protocol: text(node.protocol) || 'any', source: from.match, destination: to.match,
         translation: flag(node, 'nonat') ? 'none' : !target || target.endsWith('ip') ? 'interface' : target,
@@ -512,4 +530,24 @@ function networkOf(ip: string, prefix: number): string {
   const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
   const network = (value & mask) >>> 0;
   return [24, 16, 8, 0].map((shift) => (network >>> shift) & 255).join('.');
+}
+
+/** Orders aliases so that every alias comes after the aliases it names (a cycle keeps the file order). */
+function nestedLast(aliases: MappedObject[]): MappedObject[] {
+  const byName = new Map(aliases.map((a) => [String(a.data.name), a]));
+  const ordered: MappedObject[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (alias: MappedObject) => {
+    const name = String(alias.data.name);
+    if (state.has(name)) return;
+    state.set(name, 'visiting');
+    for (const entry of alias.data.entries as string[]) {
+      const nested = byName.get(entry);
+      if (nested && nested !== alias) visit(nested);
+    }
+    state.set(name, 'done');
+    ordered.push(alias);
+  };
+  aliases.forEach(visit);
+  return ordered;
 }
