@@ -1,18 +1,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp();
+  headers = t.headers;
 });
 after(() => t.close());
 
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+const call: AreaApp['request'] = (method, url, payload) => t.request(method, url, payload);
 
 test('DNS, DHCP and time are appliers of the whole configuration: checked by /config/check, applied by /reload', async () => {
   await call('PUT', '/api/v1/dns/resolver/config', { enabled: true });

@@ -2,21 +2,21 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
+import { startTestApp, json } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { sharedFile } from '../helpers/shared.js';
 import { importKeaDhcp4 } from '../../src/compile/kea-import.js';
 
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp();
+  headers = t.headers;
 });
 after(() => t.close());
 
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+const call: AreaApp['request'] = (method, url, payload) => t.request(method, url, payload);
 
 const LAN = { network: '192.168.50.0/24', pool_start: '192.168.50.100', pool_end: '192.168.50.199', gateway: '192.168.50.1' };
 

@@ -3,20 +3,20 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { sharedFile } from '../helpers/shared.js';
 
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp();
+  headers = t.headers;
 });
 after(() => t.close());
 
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+const call: AreaApp['request'] = (method, url, payload) => t.request(method, url, payload);
 
 test('host overrides: create → list → update → delete, validation names the field', async () => {
   const created = await call('POST', '/api/v1/dns/resolver/hosts', { hostname: 'nas', domain: 'home.lan', value: '192.168.1.10' });

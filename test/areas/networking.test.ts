@@ -1,21 +1,21 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { createLinuxNetwork } from '../../src/platform/linux/network.js';
 import { parseIfconfig, parseNetstatRoutes } from '../../src/platform/freebsd/network.js';
 
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp();
+  headers = t.headers;
 });
 after(() => t.close());
 
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+const call: AreaApp['request'] = (method, url, payload) => t.request(method, url, payload);
 
 test('simulated interfaces: listed, detailed with hex netmask and default-route gateway, counters move between reads', async () => {
   const list = json(await call('GET', '/api/v1/interfaces'));

@@ -6,20 +6,20 @@ import { mkdirSync, writeFileSync, existsSync, readFileSync, statSync } from 'no
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { SMTPServer } from 'smtp-server';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { trustedProxiesFromSettings } from '../../src/areas/settings/startup.js';
 
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp();
+  headers = t.headers;
 });
 after(() => t.close());
 
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+const call: AreaApp['request'] = (method, url, payload) => t.request(method, url, payload);
 
 test('TLS settings: policy defaults; certificate and key paths must be PEM files inside the data directory', async () => {
   assert.deepEqual(json(await call('GET', '/api/v1/settings/tls')), { min_version: 'tls12', block_expired: true, block_weak_keys: true, cert_path: '', key_path: '' });
