@@ -111,6 +111,23 @@ export class ConfigStore {
     return updated;
   }
 
+  /** Changes several objects of one kind in one transaction, announcing the change once. */
+  updateMany(kind: string, changes: readonly { id: string; data: ConfigData }[]): void {
+    if (changes.length === 0) return;
+    this.transaction(() => {
+      const objects = this.mutable(kind);
+      const indexById = new Map(objects.map((o, index) => [o.id, index]));
+      const now = isoTime(this.clock.now());
+      for (const { id, data } of changes) {
+        const index = indexById.get(id);
+        if (index === undefined) throw new Error(`${kind} ${id} does not exist`);
+        this.statements.update.run(JSON.stringify(data), now, id, kind);
+        objects[index] = { ...objects[index], data, updated_at: now };
+      }
+    });
+    this.emit({ kind, op: 'update' });
+  }
+
   remove(kind: string, id: string): boolean {
     const objects = this.mutable(kind);
     const index = objects.findIndex((o) => o.id === id);

@@ -54,10 +54,11 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
   const { store } = context;
   store.transaction(() => {
     const byId = new Map(store.list(RULE_KIND).map((o) => [o.id, o]));
-    ids.forEach((id, index) => {
+    const changed = ids.flatMap((id, index) => {
       const rule = byId.get(id)!;
-      if (rule.data.priority !== index) store.update(RULE_KIND, id, { ...rule.data, priority: index });
+      return rule.data.priority === index ? [] : [{ id, data: { ...rule.data, priority: index } }];
     });
+    store.updateMany(RULE_KIND, changed);
     store.reorder(RULE_KIND, ids);
   });
 }
