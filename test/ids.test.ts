@@ -147,8 +147,13 @@ test('EVE alerts are ingested, suppressions silence them, alerts are listed, cla
   const eve = readFileSync(join(suricata.path, 'eve/zeus-analysis-eve.head2500.json'), 'utf8');
   const expectedAlerts = eve.split('\n').filter((l) => l.includes('"event_type":"alert"'));
   const silenced = expectedAlerts.filter((l) => l.includes('"signature_id":2200073') && l.includes('"src_ip":"192.168.230.'));
+  const totalBefore = t.app.context.live!.alerts.takeDelta().alerts_total;
   const result = ids.ingestEve(eve);
   assert.equal(result.ingested + result.suppressed, expectedAlerts.length);
+  // Ingested (not suppressed) alerts feed the dashboard frame's alert delta.
+  const delta = t.app.context.live!.alerts.takeDelta();
+  assert.equal(delta.alerts_total - totalBefore, result.ingested);
+  assert.ok(delta.new_alerts > 0 && delta.recent_alerts.every((a) => a.signature_msg.length > 0));
   assert.equal(result.suppressed, silenced.length);
   assert.ok(result.suppressed > 0);
   const threshold = ids.compileSuppressions();

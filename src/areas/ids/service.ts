@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { IdsAlert } from '../../live/feeds.js';
 import type { AppContext } from '../../context.js';
 import type { Collection } from '../../http/collection.js';
 import { Singleton } from '../../http/singleton.js';
@@ -382,6 +383,7 @@ export class IdsService {
     const insert = this.db.prepare(`INSERT INTO ids_alerts (id, timestamp, signature_id, signature_msg, severity, src_ip, dst_ip, src_port, dst_port, protocol, action, rule_source, flow_id, payload_excerpt, metadata)
       VALUES (@id, @timestamp, @signature_id, @signature_msg, @severity, @src_ip, @dst_ip, @src_port, @dst_port, @protocol, @action, @rule_source, @flow_id, @payload_excerpt, @metadata)`);
     const hit = this.db.prepare('UPDATE ids_rules SET hit_count = hit_count + 1, last_hit = ? WHERE sid = ?');
+    const stored: IdsAlert[] = [];
     this.db.transaction(() => {
       for (const line of text.split('\n')) {
         if (!line.trim()) continue;
@@ -419,9 +421,12 @@ export class IdsService {
           flow_id: event.flow_id !== undefined ? String(event.flow_id) : null, payload_excerpt: payloadExcerpt(event.payload), metadata: JSON.stringify(metadata),
         });
         if (sid !== null) hit.run(timestamp, sid);
+        stored.push({ severity: Math.min(4, Math.max(1, Number(alert.severity) || 3)), signature_msg: String(alert.signature ?? ''), src_ip: src, dst_ip: dst, protocol: String(event.proto ?? '').toLowerCase(), timestamp });
         result.ingested++;
       }
     })();
+    // Only committed alerts reach the dashboard's alert delta.
+    for (const alert of stored) this.context.live?.alerts.publish(alert);
     void this.context.platform.idsEngine.countAlerts(result.ingested).catch(() => undefined);
     return result;
   }
