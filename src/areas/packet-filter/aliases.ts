@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest, conflict } from '../../core/errors.js';
-import type { Collection } from '../../http/collection.js';
+import type { Collection, Reference } from '../../http/collection.js';
 import { StringEnum } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
@@ -120,6 +120,26 @@ export function requireAddressAlias(store: ConfigStore, address: string, field: 
   if (!name) return;
   const alias = store.list(ALIAS_KIND).find((a) => a.data.name === name);
   if (alias && alias.data.alias_type === 'port') throw badRequest(`body.${field}: alias "${name}" is a port alias, not an address alias`);
+}
+
+/**
+ * The alias references and checks shared by rules and NAT: `src_addr` and `dst_addr` may name an address
+ * alias (`<name>`); `addresses` reads the two fields from the stored object, wherever its shape keeps them.
+ */
+export function addressAliasChecks(addresses: (data: ConfigData) => { src_addr: string; dst_addr: string }): {
+  references: Reference[];
+  check: (data: ConfigData, store: ConfigStore) => void;
+} {
+  const fields = ['src_addr', 'dst_addr'] as const;
+  return {
+    references: fields.map((field) => ({
+      field, kind: ALIAS_KIND, by: 'name', values: (data: ConfigData) => [aliasNameOf(addresses(data)[field])].filter(Boolean),
+    })),
+    check: (data, store) => {
+      const values = addresses(data);
+      for (const field of fields) requireAddressAlias(store, values[field], field);
+    },
+  };
 }
 
 function checkNesting(data: AliasData, existing: ConfigObject | undefined, store: ConfigStore): void {

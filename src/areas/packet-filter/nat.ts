@@ -8,9 +8,9 @@ import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { NatData, NatType } from '../../compile/firewall-types.js';
 import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema } from './schemas.js';
-import { addressFamily, aliasNameOf, checkPortObject, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
+import { addressFamily, checkPortObject, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
 import { normalisedWriteRoutes } from './write-routes.js';
-import { requireAddressAlias } from './aliases.js';
+import { addressAliasChecks } from './aliases.js';
 
 export const NAT_KIND = 'nat';
 const TYPE_INPUTS: Record<string, NatType> = { snat: 'snat', dnat: 'dnat', rdr: 'dnat', masquerade: 'masquerade', masq: 'masquerade', binat: 'binat' };
@@ -135,20 +135,15 @@ function checkNat(nat: NatData): void {
 }
 
 export function declareNat(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+  const aliases = addressAliasChecks((data) => ({ src_addr: data.src_addr as string, dst_addr: data.dst_addr as string }));
   const collection = context.collections.declare({
     kind: NAT_KIND, path: '/api/v1/nat', noun: 'NAT rule', tags: ['nat'],
     access: { read: 'nat:read', write: 'nat:write' },
     schema: NatSchema,
     // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
     operations: ['list', 'read', 'delete'],
-    references: [
-      { field: 'src_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf(d.src_addr as string)].filter(Boolean) },
-      { field: 'dst_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf(d.dst_addr as string)].filter(Boolean) },
-    ],
-    validate: (data, ctx) => {
-      requireAddressAlias(ctx.store, data.src_addr as string, 'src_addr');
-      requireAddressAlias(ctx.store, data.dst_addr as string, 'dst_addr');
-    },
+    references: aliases.references,
+    validate: (data, ctx) => aliases.check(data, ctx.store),
   });
   return {
     collection,

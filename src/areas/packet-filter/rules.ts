@@ -7,9 +7,9 @@ import { StringEnum, Uuid } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { PortRange, RuleData, StateOptions } from '../../compile/firewall-types.js';
 import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
-import { ACTION_INPUTS, addressFamily, aliasNameOf, checkPortObject, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
+import { ACTION_INPUTS, addressFamily, checkPortObject, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
 import { normalisedWriteRoutes } from './write-routes.js';
-import { requireAddressAlias } from './aliases.js';
+import { addressAliasChecks } from './aliases.js';
 
 export const RULE_KIND = 'rule';
 export const DEFAULT_PRIORITY = 100;
@@ -184,22 +184,15 @@ export function sortRulesByPriority(context: AppContext): void {
 }
 
 export function declareRules(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+  const aliases = addressAliasChecks((data) => data.rule_match as RuleData['rule_match']);
   const collection = context.collections.declare({
     kind: RULE_KIND, path: '/api/v1/rules', noun: 'rule', tags: ['rules'],
     access: { read: 'rules:read', write: 'rules:write' },
     schema: RuleSchema,
     // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
     operations: ['list', 'read', 'delete'],
-    references: [
-      { field: 'src_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf((d.rule_match as RuleData['rule_match']).src_addr)].filter(Boolean) },
-      { field: 'dst_addr', kind: 'alias', by: 'name', values: (d) => [aliasNameOf((d.rule_match as RuleData['rule_match']).dst_addr)].filter(Boolean) },
-      { field: 'schedule_id', kind: 'schedule' },
-    ],
-    validate: (data, ctx) => {
-      const match = data.rule_match as RuleData['rule_match'];
-      requireAddressAlias(ctx.store, match.src_addr, 'src_addr');
-      requireAddressAlias(ctx.store, match.dst_addr, 'dst_addr');
-    },
+    references: [...aliases.references, { field: 'schedule_id', kind: 'schedule' }],
+    validate: (data, ctx) => aliases.check(data, ctx.store),
   });
   return {
     collection,
