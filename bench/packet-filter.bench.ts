@@ -58,7 +58,7 @@ function ruleData(i: number): RuleData {
   const protocol = protocols[i % protocols.length];
   const ports = protocol === 'tcp' || protocol === 'udp' || protocol === 'tcp/udp';
   return {
-    // Block return only on inbound rules: the kernel cannot reject after routing (see README).
+    // Block return only on inbound rules: the kernel cannot reject after routing (see docs/packet-filter.md).
     priority: i, action: actions[i % actions.length], direction: actions[i % actions.length] === 'blockreturn' ? 'in' : (['in', 'out', 'any'] as const)[i % 3],
     ip_version: 'both', interface: i % 5 === 0 ? `eth${i % 4}` : null, protocol,
     rule_match: {
