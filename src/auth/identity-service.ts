@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import { isoTime } from '../core/clock.js';
 import { loadOrCreateKeyFile } from '../core/crypto.js';
 import { badRequest, conflict, forbidden, notFound, tooManyRequests, unauthorized } from '../core/errors.js';
-import { fromMask, toMask } from '../core/permissions.js';
+import { toMask, type Permission } from '../core/permissions.js';
 import type { Authenticator, Identity } from '../http/access.js';
 import { Singleton } from '../http/singleton.js';
 import { AuthAudit } from './audit.js';
@@ -141,29 +141,45 @@ export class IdentityService implements Authenticator {
   private async fromAccessToken(token: string): Promise<Identity> {
     const claims = await this.tokens.verify(token);
     if (!claims) throw unauthorized('access token is invalid or expired');
-    if (!this.sessions.check(claims.sid, claims.gen)) throw unauthorized('session was revoked or its permissions changed: refresh the token');
+    const session = this.sessions.check(claims.sid, claims.gen);
+    if (!session) throw unauthorized('session was revoked or its permissions changed: refresh the token');
+    // The token's claims only name the session. Who it belongs to and what it may do are read from the
+    // server's own state, so a token minted with a leaked signing key gains nothing beyond its session.
+    if (session.userId !== claims.sub) throw unauthorized('access token is invalid or expired');
+    const current = this.currentGrant(session.userId);
+    if (!current) throw unauthorized('account is disabled or no longer exists');
     return {
       credential: 'session',
-      userId: claims.sub,
-      username: claims.username,
-      role: claims.role,
-      permissions: new Set(fromMask(BigInt(claims.perm))),
+      userId: current.user.id,
+      username: current.user.username,
+      role: current.roleName,
+      permissions: current.permissions,
       credentialId: claims.sid,
     };
   }
 
   private fromApiKey(secret: string): Identity {
     const key = this.apiKeys.resolve(secret);
-    const owner = key && this.users.byId(key.owner_id);
-    if (!key || !owner || !owner.enabled) throw unauthorized('API key is invalid, revoked or expired');
+    const current = key && this.currentGrant(key.owner_id);
+    if (!key || !current) throw unauthorized('API key is invalid, revoked or expired');
+    // A key never holds more than its owner does now: demoting the owner narrows every key at once.
+    const permissions = new Set(key.permissions.filter((p) => current.permissions.has(p)));
     return {
       credential: 'api_key',
-      userId: owner.id,
-      username: `${owner.username} (key ${key.name})`,
+      userId: current.user.id,
+      username: `${current.user.username} (key ${key.name})`,
       role: null,
-      permissions: new Set(key.permissions),
+      permissions,
       credentialId: key.id,
     };
+  }
+
+  /** An enabled account's current role and permissions; undefined when it is disabled or gone. */
+  private currentGrant(userId: string): { user: UserRow; roleName: string; permissions: ReadonlySet<Permission> } | undefined {
+    const user = this.users.byId(userId);
+    if (!user || !user.enabled) return undefined;
+    const role = this.roles.byId(user.role_id);
+    return { user, roleName: role?.name ?? 'none', permissions: this.roles.permissionSetOf(user.role_id) };
   }
 
   // ---------------------------------------------------------------- first boot, login, refresh, logout

@@ -43,9 +43,13 @@ export function normalisePermissions(values: readonly string[], field = 'body.pe
   return PERMISSIONS.filter((p) => set.has(p));
 }
 
+const NO_PERMISSIONS: ReadonlySet<Permission> = new Set();
+
 /** Built-in roles (re-written at every start, immutable) and custom roles. */
 export class Roles {
   private readonly cache = new Map<string, RoleRecord>();
+  /** Each role's permissions as a set, built once per change, for the per-request credential check. */
+  private readonly permissionSets = new Map<string, ReadonlySet<Permission>>();
 
   constructor(
     private readonly db: Db,
@@ -127,10 +131,17 @@ export class Roles {
     return role;
   }
 
+  /** The permissions a role grants now (empty for a role that no longer exists). */
+  permissionSetOf(roleId: string): ReadonlySet<Permission> {
+    return this.permissionSets.get(roleId) ?? NO_PERMISSIONS;
+  }
+
   private reload(): void {
     this.cache.clear();
+    this.permissionSets.clear();
     for (const row of this.db.prepare('SELECT * FROM roles').all() as RoleRow[]) {
       const permissions = JSON.parse(row.permissions) as Permission[];
+      this.permissionSets.set(row.id, new Set(permissions));
       this.cache.set(row.id, {
         id: row.id,
         name: row.name,
