@@ -83,7 +83,7 @@ export class Collection {
   ) {
     this.spec = spec;
     this.writeOnly = new Set(spec.writeOnly ?? []);
-    store.kinds.declare({ kind: spec.kind, shape: 'collection', writeOnly: [...this.writeOnly] });
+    store.kinds.declare({ kind: spec.kind, shape: 'collection', writeOnly: [...this.writeOnly], writeAccess: spec.access.write });
     const properties = spec.schema.properties;
     const parentField = spec.parent?.field;
     const bodyProperties = Object.fromEntries(Object.entries(properties).filter(([name]) => name !== parentField));

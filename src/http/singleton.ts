@@ -1,4 +1,5 @@
 import type { RouteAccess } from '../core/permissions.js';
+import { HttpError } from '../core/errors.js';
 import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigStore } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
@@ -33,9 +34,21 @@ export class Singleton {
     this.validateFull = compileBodyValidator({ ...spec.schema, properties: visible, required: [], additionalProperties: false });
     this.visibleSchema = { type: 'object', properties: visible, additionalProperties: false };
     store.kinds.declare({
-      kind: spec.kind, shape: 'singleton', writeOnly: [...this.writeOnly],
-      check: (data) => (this.validateFull(structuredClone(this.visible(data))) ? undefined : describeValidationErrors(this.validateFull.errors ?? [], spec.kind)),
+      kind: spec.kind, shape: 'singleton', writeOnly: [...this.writeOnly], writeAccess: spec.access.write,
+      check: (data) => this.problemWith(data),
     });
+  }
+
+  /** What a direct PUT would refuse in stored data (schema, then the section's own invariants), for import and restore. */
+  private problemWith(data: ConfigData): string | undefined {
+    const visible = structuredClone(this.visible(data));
+    if (!this.validateFull(visible)) return describeValidationErrors(this.validateFull.errors ?? [], this.spec.kind);
+    try {
+      this.spec.validate?.({ ...data, ...visible });
+      return undefined;
+    } catch (error) {
+      return error instanceof HttpError ? error.message : `validator failed: ${(error as Error).message}`;
+    }
   }
 
   /** The current values (defaults filled in), secrets still sealed. */

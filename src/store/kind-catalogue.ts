@@ -1,3 +1,4 @@
+import type { RouteAccess } from '../core/permissions.js';
 import type { ConfigData } from './config-store.js';
 
 /** What the configuration store knows about one kind of object, whoever declared it. */
@@ -7,9 +8,17 @@ export interface KindDeclaration {
   shape: 'collection' | 'singleton';
   /** Secret fields: sealed at rest, never serialised; exports redact or wrap them. */
   writeOnly: readonly string[];
-  /** Schema check of stored data (secrets excluded); returns the first problem, or undefined when valid. */
+  /** Schema and invariant check of stored data (secrets excluded); returns the first problem, or undefined when valid. */
   check?: (data: ConfigData) => string | undefined;
+  /** What a direct write of this kind needs; import, restore and export hold callers to the same. */
+  writeAccess?: RouteAccess;
 }
+
+/**
+ * What changing a kind needs when no area declared it (hand-kept sections, kinds of other builds): the
+ * administrator's settings permission, so nothing reaches the store through a side door with less.
+ */
+export const UNDECLARED_WRITE_ACCESS: RouteAccess = 'settings:write';
 
 /**
  * Every kind declared against one store (by collections and settings sections), so whole-configuration work —
@@ -30,6 +39,11 @@ export class KindCatalogue {
 
   all(): KindDeclaration[] {
     return [...this.byKind.values()];
+  }
+
+  /** The permission that writing the kind needs (the declared one, or the administrator's for undeclared kinds). */
+  writeAccessOf(kind: string): RouteAccess {
+    return this.byKind.get(kind)?.writeAccess ?? UNDECLARED_WRITE_ACCESS;
   }
 
   secretFields(kind: string): readonly string[] {

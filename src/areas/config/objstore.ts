@@ -2,6 +2,9 @@ import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
+import { canonicalJson } from '../../core/canonical-json.js';
+import { sha256Hex } from '../../core/crypto.js';
+import type { Permission } from '../../core/permissions.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import { Singleton } from '../../http/singleton.js';
 import type { RouteSpec } from '../../http/route.js';
@@ -52,6 +55,8 @@ interface UploadStatus {
 }
 
 const STATUS_KEY = 'objstore_status';
+/** Who set the destination: the permissions whose secrets uploads may carry, with a digest of what they wrote. */
+const SECRET_SCOPE_KEY = 'objstore_secret_scope';
 const EMPTY_STATUS: UploadStatus = { last_upload_at: null, last_upload_key: null, last_upload_hash: null, last_upload_error: null, last_attempt_at: null };
 
 const ConfigBody = Type.Object({
@@ -110,6 +115,21 @@ export class ObjectStorageBackups {
     });
   }
 
+  /**
+   * Uploads leave the appliance for wherever this section points, so they carry only the secrets the person who
+   * set the destination could have set: their permissions are kept with a digest of the section they wrote, and a
+   * section changed any other way (import, restore) carries none until someone writes it directly again.
+   */
+  private recordSecretScope(stored: ConfigData, permissions: ReadonlySet<Permission> | undefined): void {
+    this.service.versions.setMeta(SECRET_SCOPE_KEY, { digest: sha256Hex(canonicalJson(stored)), permissions: [...(permissions ?? [])] });
+  }
+
+  private secretScope(): ReadonlySet<Permission> {
+    const scope = this.service.versions.getMeta<{ digest: string; permissions: Permission[] }>(SECRET_SCOPE_KEY);
+    const current = this.context.store.getSingleton(OBJSTORE_KIND) ?? {};
+    return scope && scope.digest === sha256Hex(canonicalJson(current)) ? new Set(scope.permissions) : new Set();
+  }
+
   current(): ObjstoreSettings {
     return this.settings.read() as unknown as ObjstoreSettings;
   }
@@ -151,7 +171,7 @@ export class ObjectStorageBackups {
     const settings = this.current();
     const client = this.client(settings);
     try {
-      const document = await this.service.exportDocument(this.settings.secret('backup_passphrase'));
+      const document = await this.service.exportDocument(this.settings.secret('backup_passphrase'), { name: 'objstore', permissions: this.secretScope() });
       const stamp = isoTime(this.context.clock.now()).replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
       // the stamp leads, so names sort by time even where the server's modification times tie
       const key = `${settings.prefix}bulwark-config-${stamp}${record ? `-v${record.version}` : ''}.json`;
@@ -212,7 +232,11 @@ export class ObjectStorageBackups {
       {
         method: 'PUT', path: '/api/v1/backup/objstore/config', access: 'backup:write', tags, summary: 'Changes the destination (fields not sent are kept; "" clears a secret)',
         schema: { body: ConfigBody },
-        handler: (request) => this.view(this.settings.write(request.body as ConfigData)),
+        handler: (request) => {
+          const stored = this.settings.write(request.body as ConfigData);
+          this.recordSecretScope(stored, actorOfRequest(request).permissions);
+          return this.view(stored);
+        },
       },
       {
         method: 'POST', path: '/api/v1/backup/objstore/test', access: 'backup:write', tags,

@@ -90,7 +90,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     {
       method: 'POST', path: '/api/v1/config/restore-preview', access: 'backup:read', tags, summary: 'What restoring a version would change, and whether it validates; writes nothing',
       schema: { body: VersionBody },
-      handler: (request) => service.restorePreview((request.body as { version: number }).version),
+      handler: (request) => service.restorePreview((request.body as { version: number }).version, actorOfRequest(request)),
     },
     {
       method: 'GET', path: '/api/v1/config/retention', access: 'backup:read', tags, summary: 'Version retention: at most N versions and/or N days',
@@ -133,13 +133,13 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
       method: 'POST', path: '/api/v1/config/export', access: 'backup:write', tags,
       summary: 'The whole configuration with secrets wrapped under a passphrase (scrypt + AES-256-GCM; portable to another appliance)',
       schema: { body: PassphraseBody },
-      handler: (request) => service.exportDocument((request.body as { passphrase: string }).passphrase),
+      handler: (request) => service.exportDocument((request.body as { passphrase: string }).passphrase, actorOfRequest(request)),
     },
     {
       method: 'POST', path: '/api/v1/config/import-preview', access: 'backup:read', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Dry run of an import: authenticity, secrets, validation problems and the difference; writes nothing',
       schema: { body: ImportBody },
-      handler: (request) => service.importPreview(request.body as Record<string, unknown>),
+      handler: (request) => service.importPreview(request.body as Record<string, unknown>, actorOfRequest(request)),
     },
     {
       method: 'POST', path: '/api/v1/config/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,

@@ -6,6 +6,8 @@ import { badRequest, HttpError, notFound } from '../../core/errors.js';
 import { ApplyFailed } from '../../core/apply.js';
 import { BUILD } from '../../core/build-info.js';
 import type { ConfigObject } from '../../store/config-store.js';
+import type { Permission } from '../../core/permissions.js';
+import { assertNoRefusedSections, holds, refusedSections } from './section-access.js';
 import type { ConfigVersions, RetentionPolicy, VersionRecord, VersionSource } from '../../store/config-versions.js';
 import { checkConfiguration, scratchStore } from './check.js';
 import { diffConfigurations, type ConfigurationDiff } from './diff.js';
@@ -25,6 +27,11 @@ export const CONFIG_TOPICS = {
 export interface Actor {
   name: string;
   clientIp?: string | null;
+  /**
+   * What the caller holds: an import or restore may change only sections it could write directly.
+   * Undefined for the appliance's own actions (the commit-confirm rollback), which restore whatever was running.
+   */
+  permissions?: ReadonlySet<Permission>;
 }
 
 export interface PreparedImport {
@@ -184,7 +191,14 @@ export class ConfigService {
     });
   }
 
-  restorePreview(version: number) {
+  /** 403 when replacing the configuration with `target` would change a section the actor cannot write. */
+  private assertMayReplaceWith(target: readonly ConfigObject[], actor: Actor, what: string): void {
+    if (actor.permissions === undefined) return;
+    const diff = diffConfigurations(this.context.store.snapshot(), target, { kinds: this.context.store.kinds, sealer: this.context.sealer, labels: ['current', 'target'] });
+    assertNoRefusedSections(refusedSections(diff, this.context.store.kinds, actor.permissions), what);
+  }
+
+  restorePreview(version: number, actor?: Actor) {
     const record = this.requireVersion(version);
     const target = this.contentOf(version);
     const diff = diffConfigurations(this.context.store.snapshot(), target, {
@@ -193,7 +207,11 @@ export class ConfigService {
     const scratch = scratchStore(target, this.context.clock);
     try {
       const check = checkConfiguration(scratch.store, this.context.collections, this.context.store.kinds);
-      return { version: this.withActive(record), valid: check.errors.length === 0, errors: check.errors, warnings: check.warnings, diff };
+      const refused = refusedSections(diff, this.context.store.kinds, actor?.permissions);
+      return {
+        version: this.withActive(record), valid: check.errors.length === 0 && refused.length === 0, errors: check.errors, warnings: check.warnings,
+        refused_sections: refused, diff,
+      };
     } finally {
       scratch.close();
     }
@@ -203,6 +221,7 @@ export class ConfigService {
     this.requireVersion(version);
     const target = this.contentOf(version);
     try {
+      this.assertMayReplaceWith(target, actor, `restoring version ${version}`);
       const record = await this.replaceAndApply(target, { actor: actor.name, comment: `restore of version ${version}`, source: 'restore' });
       this.audit.record({ action: 'config.restore', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${version} restored as version ${record.version}` });
       return record;
@@ -238,7 +257,7 @@ export class ConfigService {
   }
 
   /** The whole configuration as a versioned document; secrets redacted, or wrapped under a passphrase. */
-  async exportDocument(passphrase?: string): Promise<ExportDocument> {
+  async exportDocument(passphrase?: string, actor?: Actor): Promise<ExportDocument> {
     const { store, sealer } = this.context;
     const objects = store.snapshot();
     let keys: ExportKeys | undefined;
@@ -249,7 +268,8 @@ export class ConfigService {
       ...object,
       data: mapSecrets(object.data, store.kinds.secretFields(object.kind), (value, path) => {
         secretCount++;
-        if (!keys) return REDACTED;
+        // A caller takes away only the secrets it could have set itself: others stay redacted, as in a plain export.
+        if (!keys || !holds(store.kinds.writeAccessOf(object.kind), actor?.permissions)) return REDACTED;
         const plain = Sealer.isSealed(value) ? sealer.open(value) : value;
         return wrapSecret(keys, plain, object.kind, object.id, pathText(path));
       }),
@@ -325,13 +345,15 @@ export class ConfigService {
     }
   }
 
-  async importPreview(body: Record<string, unknown>) {
+  async importPreview(body: Record<string, unknown>, actor?: Actor) {
     const prepared = await this.prepareImport(body);
     const diff = diffConfigurations(this.context.store.snapshot(), prepared.objects, {
       kinds: this.context.store.kinds, sealer: this.context.sealer, labels: ['current', 'import'],
     });
+    const refused = refusedSections(diff, this.context.store.kinds, actor?.permissions);
     return {
-      valid: prepared.errors.length === 0 && prepared.unresolved.length === 0,
+      valid: prepared.errors.length === 0 && prepared.unresolved.length === 0 && refused.length === 0,
+      refused_sections: refused,
       format_version: prepared.document.format_version,
       app_version: prepared.document.app_version,
       exported_at: prepared.document.exported_at,
@@ -356,6 +378,7 @@ export class ConfigService {
       if (prepared.errors.length > 0) {
         throw badRequest(`import refused: ${prepared.errors.length} problem(s): ${prepared.errors.slice(0, 5).join('; ')}`);
       }
+      this.assertMayReplaceWith(prepared.objects, actor, 'this import');
     } catch (error) {
       this.audit.record({ action: `config.${label}`, outcome: 'failure', actor: actor.name, clientIp: actor.clientIp, details: (error as Error).message });
       throw error;

@@ -12,6 +12,8 @@ import type { Collection } from '../../../http/collection.js';
 import { HttpError } from '../../../core/errors.js';
 import { assertValid, compileBodyValidator } from '../../../http/validation.js';
 import type { ValidateFunction } from 'ajv';
+import type { Permission } from '../../../core/permissions.js';
+import { assertNoRefusedSections, holds, refusedKinds } from '../section-access.js';
 
 /** The store kind of an intermediate object no Bulwark collection owns (users: see PLACEHOLDER_KINDS). */
 export const storedKind = (kind: MappedKind): string => `thirdparty.${kind}`;
@@ -102,7 +104,13 @@ export class ThirdPartyImporter {
     return { app: this.context, hostInterfaces: host && host.length ? new Set(host.map((i) => i.name)) : null };
   }
 
-  async preview(request: ImportRequest) {
+  /** The configuration kind an intermediate object is written as, if this build stores it. */
+  private storedKindOf(object: MappedObject): string | undefined {
+    if (PLACEHOLDER_KINDS.includes(object.kind)) return storedKind(object.kind);
+    return this.target(object.kind)?.adapter.kind;
+  }
+
+  async preview(request: ImportRequest, actor?: Actor) {
     const ctx = await this.adapterContext();
     let plan: MappingPlan;
     try {
@@ -120,7 +128,7 @@ export class ThirdPartyImporter {
     let outcome: WriteOutcome | undefined;
     try {
       this.context.store.transaction(() => {
-        outcome = this.write(plan, ctx);
+        outcome = this.write(plan, ctx, actor?.permissions);
         throw new TrialRollback();
       });
     } catch (error) {
@@ -181,7 +189,7 @@ export class ThirdPartyImporter {
   }
 
   /** Writes the plan inside the caller's transaction; an object a collection refuses (and what depends on it) is skipped. */
-  private write(plan: MappingPlan, ctx: AdapterContext): WriteOutcome {
+  private write(plan: MappingPlan, ctx: AdapterContext, permissions?: ReadonlySet<Permission>): WriteOutcome {
     const { store, sealer } = this.context;
     const ids = new Map<string, string>();
     const failedRefs = new Set<string>();
@@ -193,6 +201,13 @@ export class ThirdPartyImporter {
       if (missing) {
         failedRefs.add(object.ref);
         failed.push({ source: object.source, element: label(object), reason: `depends on ${missing}, which was not imported` });
+        continue;
+      }
+      const kind = this.storedKindOf(object);
+      const needed = kind === undefined ? undefined : store.kinds.writeAccessOf(kind);
+      if (needed !== undefined && !holds(needed, permissions)) {
+        failedRefs.add(object.ref);
+        failed.push({ source: object.source, element: label(object), reason: `${kind}: permission ${needed} required to write it` });
         continue;
       }
       if (PLACEHOLDER_KINDS.includes(object.kind)) {
@@ -240,8 +255,10 @@ export class ThirdPartyImporter {
       if (error instanceof ForeignConfigError) throw badRequest(`body.xml: ${error.message}`);
       throw error;
     }
+    const kinds = plan.objects.map((object) => this.storedKindOf(object)).filter((kind): kind is string => kind !== undefined);
+    assertNoRefusedSections(refusedKinds(kinds, this.context.store.kinds, actor.permissions), `this ${plan.kind} import`);
     const before = this.service.versions.record({ actor: actor.name, comment: `before ${plan.kind} import`, source: 'save', applied: false });
-    const { written, failed } = this.context.store.transaction(() => this.write(plan, ctx));
+    const { written, failed } = this.context.store.transaction(() => this.write(plan, ctx, actor.permissions));
     plan = { ...plan, objects: written.map((w) => w.object), skipped: [...plan.skipped, ...failed] };
     this.service.audit.record({
       action: 'config.import_thirdparty', outcome: 'success', actor: actor.name, clientIp: actor.clientIp,

@@ -22,7 +22,7 @@ export function thirdPartyRoutes(context: AppContext, { service }: { service: Co
       method: 'POST', path: '/api/v1/config/preview-thirdparty', access: 'backup:read', tags, bodyLimit: BODY_LIMIT,
       summary: 'Maps a foreign config.xml (OPNsense, pfSense) and lists every mapped object and every skipped element with the reason; writes nothing',
       schema: { body: Body },
-      handler: (request) => importer.preview(request.body as ImportRequest),
+      handler: (request) => importer.preview(request.body as ImportRequest, actorOfRequest(request)),
     },
     {
       method: 'POST', path: '/api/v1/config/import-thirdparty', access: 'backup:write', tags, bodyLimit: BODY_LIMIT,
