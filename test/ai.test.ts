@@ -99,7 +99,7 @@ test('the outbound guard refuses the loopback provider until the admin allow-lis
   assert.equal(refused.success, false);
   assert.match(refused.error, /refused/);
   // A host name that resolves to a blocked address is refused at connect time as well.
-  const byName = json(await t.request('POST', '/api/v1/settings/ai/test', { provider: 'openai', endpoint: `https://localhost:${port}/v1` }));
+  const byName = json(await t.request('POST', '/api/v1/settings/ai/test', { provider: 'openai', endpoint: `https://localhost:${port}/v1`, api_key: 'sk-draft' }));
   assert.match(byName.error, /resolves to .* blocked address/);
   assert.equal(seen.length, 0, 'nothing reached the stand-in server');
 

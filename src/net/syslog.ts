@@ -17,13 +17,25 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 /** One syslog line in the configured format (RFC 3164 BSD style or RFC 5424). */
 export function formatSyslog(target: SyslogTarget, level: keyof typeof SEVERITY, app: string, message: string, at: Date): string {
   const priority = target.facility * 8 + SEVERITY[level];
-  const host = target.hostname_override || osHostname();
+  const host = syslogToken(target.hostname_override || osHostname());
+  app = syslogToken(app);
+  message = syslogText(message);
   if (target.format === 'rfc5424') {
     return `<${priority}>1 ${at.toISOString()} ${host} ${app} ${process.pid} - - ${message}`;
   }
   const day = String(at.getUTCDate()).padStart(2, ' ');
   const time = at.toISOString().slice(11, 19);
   return `<${priority}>${MONTHS[at.getUTCMonth()]} ${day} ${time} ${host} ${app}[${process.pid}]: ${message}`;
+}
+
+/** A header token (HOSTNAME, APP-NAME): printable ASCII without spaces; anything else becomes `-`. */
+function syslogToken(value: string): string {
+  return value.replace(/[^\x21-\x7e]/g, '-') || '-';
+}
+
+/** The message text on one line: control characters (CR and LF end a TCP frame) become spaces. */
+function syslogText(value: string): string {
+  return value.replace(/[\u0000-\u001f\u007f]/g, ' ');
 }
 
 /** Sends one message: a UDP datagram, or a TCP connection with LF framing. */

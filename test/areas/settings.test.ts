@@ -52,7 +52,7 @@ test('syslog: validation, a test message reaches a local UDP listener in the con
     assert.match(json(await call('PUT', '/api/v1/settings/syslog', { enabled: true })).error, /body\.host is required/);
     assert.match(json(await call('PUT', '/api/v1/settings/syslog', { facility: 24 })).error, /body\.facility/);
     assert.equal((await call('POST', '/api/v1/settings/syslog/test')).statusCode, 400, 'not configured');
-    const saved = json(await call('PUT', '/api/v1/settings/syslog', { enabled: true, host: '127.0.0.1', port, format: 'rfc5424', hostname_override: 'fw-test' }));
+    const saved = json(await call('PUT', '/api/v1/settings/syslog', { enabled: true, host: '127.0.0.1', port, format: 'rfc5424', hostname_override: 'fw-test', allowed_addresses: ['127.0.0.1'] }));
     assert.equal(saved.transport, 'udp');
     const sent = json(await call('POST', '/api/v1/settings/syslog/test'));
     assert.equal(sent.ok, true);
@@ -69,7 +69,7 @@ test('syslog: validation, a test message reaches a local UDP listener in the con
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const closedPort = (closed.address() as { port: number }).port;
   closed.close();
-  const failed = await call('POST', '/api/v1/settings/syslog/test', { host: '127.0.0.1', port: closedPort, transport: 'tcp' });
+  const failed = await call('POST', '/api/v1/settings/syslog/test', { host: '127.0.0.1', port: closedPort, transport: 'tcp', allowed_addresses: ['127.0.0.1'] });
   assert.equal(failed.statusCode, 502);
   assert.equal(json(await call('GET', '/api/v1/settings/syslog/status'))[0].errors, 1);
 });
@@ -146,7 +146,7 @@ test('SMTP: password sealed and never returned, validation, test e-mail delivere
     assert.match(json(notConfigured).error, /not configured/);
     assert.match(json(await call('PUT', '/api/v1/notify/smtp/config', { enabled: true })).error, /host and body\.recipients are required/);
     const saved = await call('PUT', '/api/v1/notify/smtp/config', {
-      enabled: true, host: '127.0.0.1', port, tls: 'none', username: 'mailer', password: 'mail-secret-9', recipients: 'ops@example.org, noc@example.org', enabled_events: ['backup_saved', 'bogus'],
+      enabled: true, host: '127.0.0.1', port, tls: 'none', username: 'mailer', password: 'mail-secret-9', allowed_addresses: ['127.0.0.1'], recipients: 'ops@example.org, noc@example.org', enabled_events: ['backup_saved', 'bogus'],
     });
     assert.equal(saved.statusCode, 200, saved.body);
     assert.equal(json(saved).has_password, true);

@@ -90,7 +90,12 @@ export class AiService {
     const p = stored.providers[name];
     const endpoint = overrides.endpoint ?? p.endpoint;
     if (!endpoint) return null;
-    const apiKey = overrides.api_key ?? (p.api_key ? this.context.sealer.open(p.api_key) : undefined);
+    // The stored key goes only to the stored server: a draft endpoint elsewhere must bring its own key.
+    const storedKeyMayGo = overrides.endpoint === undefined || sameOrigin(overrides.endpoint, p.endpoint);
+    if (overrides.api_key === undefined && p.api_key && !storedKeyMayGo) {
+      throw badRequest('body.api_key is required: a draft endpoint on another server than the stored one must carry its own key');
+    }
+    const apiKey = overrides.api_key ?? (p.api_key && storedKeyMayGo ? this.context.sealer.open(p.api_key) : undefined);
     return { provider: name, endpoint, model: p.model, apiKey, allowList: stored.outbound_allow_list };
   }
 
@@ -182,5 +187,15 @@ export class AiService {
 
   auditLog(limit: number) {
     return this.context.db.prepare('SELECT * FROM ai_audit_log ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit);
+  }
+}
+
+/** Same scheme, host and port: where a stored credential may be sent. */
+function sameOrigin(a: string, b: string | undefined): boolean {
+  if (!b) return false;
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
   }
 }

@@ -1,6 +1,16 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../http/schema-helpers.js';
 import { NullableString } from '../common/schemas.js';
+import { HOST_PATTERN } from '../../net/header-text.js';
+
+/** Loopback, private or otherwise special addresses the administrator lets this destination reach (IPs or CIDRs). */
+const ALLOWED_ADDRESSES = {
+  maxItems: 64, description: 'special addresses (loopback, private) this destination may use; public ones need no entry',
+};
+const AllowedAddress = Type.String({ maxLength: 64, pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' });
+const AllowedAddresses = Type.Array(AllowedAddress, { ...ALLOWED_ADDRESSES, default: [] });
+/** In a partial body: absent keeps (or, in a test draft, inherits) the stored list. */
+const AllowedAddressesPatch = Type.Array(AllowedAddress, ALLOWED_ADDRESSES);
 
 export const Tls = Type.Object({
   min_version: StringEnum(['tls12', 'tls13'], { default: 'tls12' }),
@@ -26,12 +36,13 @@ export const IdsAlerts = Type.Object({
 
 export const Syslog = Type.Object({
   enabled: Type.Boolean({ default: false }),
-  host: Type.String({ default: '', maxLength: 255 }),
+  host: Type.String({ default: '', maxLength: 255, pattern: HOST_PATTERN, description: 'host name or IP address' }),
   port: Type.Integer({ minimum: 1, maximum: 65535, default: 514 }),
   transport: StringEnum(['udp', 'tcp'], { default: 'udp' }),
   format: StringEnum(['rfc3164', 'rfc5424'], { default: 'rfc3164' }),
   facility: Type.Integer({ minimum: 0, maximum: 23, default: 16 }),
-  hostname_override: Type.String({ default: '', maxLength: 255 }),
+  hostname_override: Type.String({ default: '', maxLength: 255, pattern: '^[A-Za-z0-9._:-]*$', description: 'HOSTNAME field of each message (letters, digits, . _ : -)' }),
+  allowed_addresses: AllowedAddresses,
   pf_enabled: Type.Boolean({ default: false }),
   ids_enabled: Type.Boolean({ default: false }),
   app_enabled: Type.Boolean({ default: false }),
@@ -74,13 +85,15 @@ export const SmtpView = Type.Object({
   from_address: Type.String(),
   recipients: Type.String({ description: 'comma-separated addresses' }),
   enabled_events: Type.Array(Type.String()),
+  allowed_addresses: Type.Array(Type.String()),
 });
 
 export const SMTP_EVENTS = ['backup_saved', 's3_upload_ok', 's3_upload_failed', 'restore_ok', 'restore_failed', 'pruned', 'cert_renewed_ok', 'cert_renew_failed', 'cert_expiring_soon'] as const;
 
 export const SmtpBody = Type.Object({
   enabled: Type.Optional(Type.Boolean()),
-  host: Type.Optional(Type.String({ maxLength: 255 })),
+  host: Type.Optional(Type.String({ maxLength: 255, pattern: HOST_PATTERN, description: 'host name or IP address' })),
+  allowed_addresses: Type.Optional(AllowedAddressesPatch),
   port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   tls: Type.Optional(Type.String({ description: 'none, starttls or implicit (tls and implicittls mean implicit)' })),
   username: Type.Optional(NullableString({ maxLength: 255 })),

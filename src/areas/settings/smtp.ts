@@ -1,7 +1,10 @@
+import { isIP } from 'node:net';
 import nodemailer from 'nodemailer';
 import { badRequest, HttpError } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { SMTP_EVENTS } from './schema.js';
+import { hasHeaderControl, HOST_PATTERN } from '../../net/header-text.js';
+import { resolveGuardedHost } from '../../net/guarded-host.js';
 
 export const SMTP_DEFAULTS = {
   enabled: false,
@@ -13,6 +16,7 @@ export const SMTP_DEFAULTS = {
   from_address: 'bulwark@localhost',
   recipients: '',
   enabled_events: ['s3_upload_failed', 'restore_failed', 'cert_renew_failed', 'cert_expiring_soon'],
+  allowed_addresses: [] as string[],
 };
 
 /** `tls`, `implicittls` and `implicit` mean implicit TLS; `none` means none; anything else STARTTLS. */
@@ -38,11 +42,24 @@ export function mergeSmtp(current: ConfigData, body: ConfigData): ConfigData {
   if (next.enabled && (!String(next.host ?? '').trim() || !String(next.recipients ?? '').trim())) {
     throw badRequest('body.host and body.recipients are required when SMTP notifications are enabled');
   }
-  for (const address of [String(next.from_address), ...recipientsOf(next)]) {
-    if (!/^[^\s@]+@[^\s@]+$/.test(address)) throw badRequest(`"${address}" is not an e-mail address`);
-  }
+  validateSmtp(next);
   return next;
 }
+
+/** What a stored or draft SMTP configuration must satisfy: nothing in it can end a header or an SMTP command. */
+export function validateSmtp(settings: ConfigData): void {
+  for (const address of [String(settings.from_address ?? SMTP_DEFAULTS.from_address), ...recipientsOf(settings)]) {
+    if (!EMAIL.test(address)) throw badRequest(`body.from_address/recipients: "${address.replace(HEADER_CONTROL_ALL, '?')}" is not an e-mail address`);
+  }
+  if (settings.username !== null && settings.username !== undefined && hasHeaderControl(String(settings.username))) {
+    throw badRequest('body.username must not contain control characters (CR, LF, NUL)');
+  }
+  if (!new RegExp(HOST_PATTERN).test(String(settings.host ?? ''))) throw badRequest('body.host must be a host name or IP address');
+}
+
+/** local@domain without spaces, angle brackets, quotes or control characters. */
+const EMAIL = /^[^\s@<>"(),;:\\\u0000-\u001f\u007f]+@[^\s@<>"(),;:\\\u0000-\u001f\u007f]+$/;
+const HEADER_CONTROL_ALL = /[\u0000-\u001f\u007f]/g;
 
 export const recipientsOf = (settings: ConfigData) => String(settings.recipients ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -52,9 +69,13 @@ export async function sendTestMail(settings: ConfigData, password: string | unde
   const recipients = recipientsOf(settings);
   if (!host) throw badRequest('SMTP is not configured: set host (and recipients) first');
   if (recipients.length === 0) throw badRequest('SMTP is not configured: no recipients');
+  validateSmtp(settings);
   const tls = normaliseTls(settings.tls);
+  // Connect to the address the guard checked; TLS still verifies the certificate against the name.
+  const { address } = await resolveGuardedHost(host, (settings.allowed_addresses as string[] | undefined) ?? []);
   const transport = nodemailer.createTransport({
-    host,
+    host: address,
+    ...(isIP(host) ? {} : { tls: { servername: host } }),
     port: Number(settings.port ?? 587),
     secure: tls === 'implicit',
     requireTLS: tls === 'starttls',
