@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MIGRATIONS, type Migration } from './migrations.js';
+import { restrictDataDirectory } from './private-files.js';
 
 export type Db = Database.Database;
 
 /** Opens (creating on first start) the embedded store with WAL and foreign keys, then migrates it. */
 export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIONS): Db {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  restrictDataDirectory(dataDir);
   const db = new Database(join(dataDir, 'bulwark.db'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
