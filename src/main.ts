@@ -19,6 +19,9 @@ async function main(): Promise<void> {
   const app = await buildApp({ config });
   const address = await app.listen({ host: config.host, port: config.port });
   app.log.info({ url: address, platform: config.platform, dataDir: config.dataDir }, `Bulwark listening on ${address}`);
+  if (app.context.identity.awaitingFirstAccount()) {
+    app.log.warn(`No account exists yet: the first POST ${address}/api/v1/auth/register claims this appliance as its administrator. Register now, or listen on loopback only until you do.`);
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

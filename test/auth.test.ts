@@ -249,25 +249,39 @@ test('TOTP: setup, verify with a computed code, challenge login, replay refused,
   assert.equal(json(await call('POST', '/api/v1/auth/login', { username: 'tina', password: 'Totp-user-pass1' })).totp_required, false);
 });
 
-test('brute force: the attacker gets 429 with Retry-After while another client logs in normally', async () => {
+test('brute force: per address and username, with higher ceilings per address and per username; 429 with Retry-After', async () => {
   await call('POST', '/api/v1/auth/users', { username: 'bob', password: 'Bobs-password1', role: 'viewer' }, admin);
-  const attacker = '203.0.113.66';
-  const statuses: number[] = [];
-  for (let i = 0; i < 8; i++) {
-    statuses.push((await call('POST', '/api/v1/auth/login', { username: `guess${i}`, password: 'Nope-nope-1' }, {}, attacker)).statusCode);
-  }
-  assert.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);
-  const blocked = await call('POST', '/api/v1/auth/login', { username: 'bob', password: 'Bobs-password1' }, {}, attacker);
-  assert.equal(blocked.statusCode, 429, 'even a correct password from the locked-out address');
+  await call('POST', '/api/v1/auth/users', { username: 'alice', password: 'Alices-password1', role: 'viewer' }, admin);
+  const login = (username: string, password: string, ip: string) => call('POST', '/api/v1/auth/login', { username, password }, {}, ip);
+
+  // One person's typos behind a shared address lock only that person out, not their colleagues.
+  const office = '203.0.113.10';
+  const typos: number[] = [];
+  for (let i = 0; i < 6; i++) typos.push((await login('bob', 'Wrong-pass-1', office)).statusCode);
+  assert.deepEqual(typos, [401, 401, 401, 401, 401, 429]);
+  const blocked = await login('bob', 'Bobs-password1', office);
+  assert.equal(blocked.statusCode, 429, 'even the right password, for that account from that address');
   assert.ok(Number(blocked.headers['retry-after']) > 0);
   assert.deepEqual(Object.keys(json(blocked)), ['error']);
-  const other = await call('POST', '/api/v1/auth/login', { username: 'bob', password: 'Bobs-password1' }, {}, '198.51.100.7');
-  assert.equal(other.statusCode, 200);
-  // per username too: spraying one account from many addresses locks that account's login
-  for (let i = 0; i < 5; i++) await call('POST', '/api/v1/auth/login', { username: 'bob', password: 'Wrong-pass-1' }, {}, `192.0.2.${i + 1}`);
-  assert.equal((await call('POST', '/api/v1/auth/login', { username: 'bob', password: 'Bobs-password1' }, {}, '192.0.2.99')).statusCode, 429);
+  assert.equal((await login('alice', 'Alices-password1', office)).statusCode, 200, 'a colleague behind the same address signs in');
+  assert.equal((await login('bob', 'Bobs-password1', '198.51.100.7')).statusCode, 200, 'bob from elsewhere signs in');
+
+  // Spraying many usernames from one address stops at the address ceiling (10 x max_login_attempts).
+  const attacker = '203.0.113.66';
+  const spray: number[] = [];
+  for (let i = 0; i < 51; i++) spray.push((await login(`guess${i}`, 'Nope-nope-1', attacker)).statusCode);
+  assert.equal(spray.filter((status) => status === 401).length, 50);
+  assert.equal(spray.at(-1), 429);
+  assert.equal((await login('alice', 'Alices-password1', attacker)).statusCode, 429, 'the address is blocked for everyone');
+  assert.equal((await login('alice', 'Alices-password1', '198.51.100.8')).statusCode, 200);
+
+  // Guessing one account from many addresses stops at the username ceiling (4 x max_login_attempts).
+  for (let i = 0; i < 20; i++) await login('bob', 'Wrong-pass-1', `192.0.2.${i + 1}`);
+  assert.equal((await login('bob', 'Bobs-password1', '192.0.2.99')).statusCode, 429);
+  assert.equal((await login('alice', 'Alices-password1', '192.0.2.99')).statusCode, 200, 'other accounts are unaffected');
+
   t.clock.advance(301_000);
-  assert.equal((await call('POST', '/api/v1/auth/login', { username: 'bob', password: 'Bobs-password1' }, {}, attacker)).statusCode, 200, 'lockout ends');
+  assert.equal((await login('bob', 'Bobs-password1', office)).statusCode, 200, 'lockout ends');
   const audit = json(await call('GET', '/api/v1/auth/audit?limit=500', undefined, await adminHeaders(t.app)));
   assert.ok(audit.some((e: { action: string; ip_addr: string }) => e.action === 'lockout' && e.ip_addr === attacker));
 });
@@ -284,8 +298,8 @@ test('auth settings: defaults, validation, live effect on lockout threshold', as
   assert.equal(json(updated).max_login_attempts, 2);
   const address = '203.0.113.200';
   await call('POST', '/api/v1/auth/login', { username: 'x1', password: 'Nope-nope-1' }, {}, address);
-  await call('POST', '/api/v1/auth/login', { username: 'x2', password: 'Nope-nope-1' }, {}, address);
-  assert.equal((await call('POST', '/api/v1/auth/login', { username: 'x3', password: 'Nope-nope-1' }, {}, address)).statusCode, 429);
+  await call('POST', '/api/v1/auth/login', { username: 'x1', password: 'Nope-nope-1' }, {}, address);
+  assert.equal((await call('POST', '/api/v1/auth/login', { username: 'x1', password: 'Nope-nope-1' }, {}, address)).statusCode, 429);
   await call('PUT', '/api/v1/auth/settings', { max_login_attempts: 5 }, admin);
 });
 

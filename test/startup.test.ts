@@ -62,6 +62,7 @@ test('the real binary starts with --listen and --data-dir, logs its URL, and exi
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.ok(existsSync(join(dataDir, 'bulwark.db')), 'database created on first start');
+    assert.match(output, /No account exists yet: the first POST .*\/api\/v1\/auth\/register claims this appliance/, 'first boot is announced');
     const response = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`);
     assert.equal(response.status, 200);
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

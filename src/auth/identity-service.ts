@@ -92,9 +92,9 @@ export class IdentityService implements Authenticator {
     );
     this.tickets = new OneShotStore(clock, 30_000);
     this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
-    this.limiter = new FailureLimiter(clock, () => {
+    this.limiter = new FailureLimiter(clock, (key) => {
       const settings = this.settings();
-      return { maxAttempts: settings.max_login_attempts, windowSeconds: settings.lockout_duration_secs };
+      return { maxAttempts: settings.max_login_attempts * ceilingFactor(key), windowSeconds: settings.lockout_duration_secs };
     });
     this.tokens = new AccessTokens(loadOrCreateKeyFile(join(config.dataDir, 'jwt.key')), clock);
     this.recoveryKey = loadOrCreateKeyFile(join(config.dataDir, 'recovery.key'));
@@ -105,6 +105,11 @@ export class IdentityService implements Authenticator {
   publicUrl(): string {
     const value = this.context.store.getSingleton(SSO_SETTINGS_KIND)?.public_url;
     return typeof value === 'string' ? value : '';
+  }
+
+  /** True until the first account is registered: whoever calls POST /auth/register first owns the appliance. */
+  awaitingFirstAccount(): boolean {
+    return this.users.countPeople() === 0;
   }
 
   settings(): AuthSettings {
@@ -197,7 +202,7 @@ export class IdentityService implements Authenticator {
   }
 
   async login(username: string, password: string, clientIp: string): Promise<LoginResult> {
-    const keys = [`ip:${clientIp}`, `user:${username.toLowerCase()}`];
+    const keys = loginLimitKeys(clientIp, username);
     this.assertNotLimited(keys, username, clientIp, 'login');
     const user = this.users.byUsername(username);
     const valid = await verifyPassword(user?.auth_provider === SYSTEM_PROVIDER ? null : user?.password_hash, password);
@@ -209,7 +214,9 @@ export class IdentityService implements Authenticator {
       this.recordFailure(keys, { action: 'login_denied_disabled', actor: username, actorId: user.id, clientIp });
       throw unauthorized('invalid username or password');
     }
-    this.limiter.succeed(keys);
+    // A success forgives this account's failures, never the address's: logging in to one's own account between
+    // guesses must not reset the ceiling that guards every other account behind the same address.
+    this.limiter.succeed(keys.filter((key) => !key.startsWith('ip:')));
     if (user.totp_enabled) {
       this.audit.record({ action: 'login_totp_challenge', outcome: 'success', actor: user.username, actorId: user.id, clientIp });
       return { totp_required: true, challenge: this.totpChallenges.issue(user.id), tokens: null };
@@ -233,7 +240,7 @@ export class IdentityService implements Authenticator {
       throw unauthorized('challenge is unknown, used or expired: log in again');
     }
     if (!this.acceptSecondFactor(user, code)) {
-      this.recordFailure([...keys, `user:${user.username.toLowerCase()}`], { action: 'totp_login_failed', actor: user.username, actorId: user.id, clientIp, details: 'wrong code' });
+      this.recordFailure(loginLimitKeys(clientIp, user.username), { action: 'totp_login_failed', actor: user.username, actorId: user.id, clientIp, details: 'wrong code' });
       throw unauthorized('invalid TOTP or recovery code: log in again');
     }
     this.audit.record({ action: 'login_success', outcome: 'success', actor: user.username, actorId: user.id, clientIp, details: 'with TOTP' });
@@ -578,4 +585,21 @@ export class IdentityService implements Authenticator {
   private recordChange(action: string, actor: Actor, targetId: string | null, details: string): void {
     this.audit.record({ action, outcome: 'success', actor: actor.identity?.username ?? null, actorId: actor.identity?.userId ?? null, targetId, clientIp: actor.clientIp, details });
   }
+}
+
+/**
+ * Login failures are counted per (client address, username) with the configured maximum, so one person's typos
+ * lock only themselves out; the address as a whole may fail ten times as often (many people behind one NAT) and
+ * one username, from anywhere, four times as often (a slow distributed guess still stops).
+ */
+const LIMIT_CEILINGS: Record<string, number> = { 'ip:': 10, 'user:': 4 };
+
+function ceilingFactor(key: string): number {
+  const prefix = key.slice(0, key.indexOf(':') + 1);
+  return LIMIT_CEILINGS[prefix] ?? 1;
+}
+
+function loginLimitKeys(clientIp: string, username: string): string[] {
+  const name = username.toLowerCase();
+  return [`ip:${clientIp}`, `ipuser:${clientIp}|${name}`, `user:${name}`];
 }

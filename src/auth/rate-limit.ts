@@ -20,7 +20,8 @@ export class FailureLimiter {
 
   constructor(
     private readonly clock: Clock,
-    private readonly policy: () => LimitPolicy,
+    /** The policy of one key (different keys may allow different numbers of failures). */
+    private readonly policy: (key: string) => LimitPolicy,
   ) {}
 
   /** Seconds until the first blocked key unblocks, or 0 when none of the keys is blocked. */
@@ -37,11 +38,11 @@ export class FailureLimiter {
   /** Records a failure on every key; returns the keys that became blocked by it. */
   fail(keys: readonly string[]): string[] {
     const now = this.clock.now();
-    const { maxAttempts, windowSeconds } = this.policy();
-    const windowMs = windowSeconds * 1000;
     const newlyBlocked: string[] = [];
-    this.prune(now, windowMs);
     for (const key of keys) {
+      const { maxAttempts, windowSeconds } = this.policy(key);
+      const windowMs = windowSeconds * 1000;
+      this.prune(now, windowMs);
       let counter = this.counters.get(key);
       if (!counter || now - counter.windowStart >= windowMs) {
         counter = { failures: 0, windowStart: now, blockedUntil: 0 };
