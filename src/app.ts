@@ -40,6 +40,8 @@ export interface CatalogueEntry {
   method: string;
   path: string;
   access: RouteAccess | undefined;
+  /** The route validates a request body against a schema. */
+  hasBody: boolean;
 }
 
 declare module 'fastify' {
@@ -103,7 +105,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
       methods.remember(method, url);
-      app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access });
+      app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access, hasBody: Boolean(route.schema?.body) });
     }
   });
 

@@ -24,6 +24,9 @@ export function installErrorHandling(app: FastifyInstance, methods: MethodIndex)
     if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
       return reply.status(400).send({ error: 'body is not valid JSON' });
     }
+    if (fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return reply.status(400).send({ error: 'body is empty: send a JSON object, or no Content-Type when there is nothing to send' });
+    }
     if (status >= 400 && status < 500) {
       // Fastify's own client errors (empty JSON body, body too large, bad content length): their messages
       // describe the request, never the server.
@@ -31,6 +34,12 @@ export function installErrorHandling(app: FastifyInstance, methods: MethodIndex)
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send({ error: 'internal error' });
+  });
+
+  // Fastify skips schema validation for a JSON `null` body, so a handler would meet null where its schema
+  // promised an object (or where it expects no body at all): refuse it on every route.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === null) throw new HttpError(400, 'body must be a JSON object, not null');
   });
 
   app.setNotFoundHandler((request, reply) => {
