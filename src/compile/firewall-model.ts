@@ -35,7 +35,9 @@ export interface FilterRule {
 
 export interface SkippedRule {
   id: string;
+  /** Why, in fixed words of ours; `schedule` is the (user-named) schedule it is outside of, if that is why. */
   reason: string;
+  schedule?: string;
 }
 
 export interface FirewallModel {
@@ -144,7 +146,17 @@ function familiesOf(rule: RuleData, src: AddressMatch, dst: AddressMatch): Famil
   return families;
 }
 
+/** Object ids become parts of identifiers (nftables counter names, pf labels): only this grammar is rendered. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function checkIds(config: FirewallConfig): void {
+  for (const [kind, objects] of [['rule', config.rules], ['alias', config.aliases], ['schedule', config.schedules], ['nat', config.nat]] as const) {
+    for (const { id } of objects) if (!SAFE_ID.test(id)) throw new CompileError(`${kind} id ${JSON.stringify(id)} is not 1-64 characters of A-Z, a-z, 0-9, _ and -`);
+  }
+}
+
 export function buildModel(config: FirewallConfig): FirewallModel {
+  checkIds(config);
   const aliases = resolveAliases(config.aliases, config.urlTables);
   const schedules = new Map(config.schedules.map((s) => [s.id, s.data]));
   const rules: FilterRule[] = [];
@@ -158,7 +170,7 @@ export function buildModel(config: FirewallConfig): FirewallModel {
       const schedule = schedules.get(rule.schedule_id);
       if (!schedule) throw new CompileError(`rule ${id}: schedule ${rule.schedule_id} does not exist`);
       if (!scheduleActive(schedule, config.time.day, config.time.minute)) {
-        skipped.push({ id, reason: `outside schedule "${schedule.name}"` });
+        skipped.push({ id, reason: 'outside schedule', schedule: schedule.name });
         continue;
       }
     }

@@ -12,8 +12,10 @@ export interface RulesetText {
 export type ApplyResult =
   | { ok: true }
   /** `check`: the tool refused the text before anything was loaded; `apply`: the kernel refused the
-   *  transaction (nothing changed either way); `unavailable`: the tool could not be run. */
-  | { ok: false; stage: 'check' | 'apply' | 'unavailable'; message: string };
+   *  transaction (nothing changed either way); `setup`: the host is not set up to use the ruleset (pf
+   *  disabled, an anchor hook missing from pf.conf), so nothing was loaded; `unavailable`: the tool could
+   *  not be run. */
+  | { ok: false; stage: 'check' | 'apply' | 'setup' | 'unavailable'; message: string };
 
 /** One named counter: an nftables counter object or a pf rule label. */
 export interface RuleCounter {

@@ -18,6 +18,16 @@ import { AppliedStore, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type Fi
 
 const SCHEDULE_CHECK_MS = 60_000;
 
+/** Who refused a ruleset, in words for the 409 (or 503) a client gets. */
+export function applyFailureWho(stage: 'check' | 'apply' | 'setup' | 'unavailable', dialect: string): string {
+  switch (stage) {
+    case 'check': return `${dialect} refused the ruleset`;
+    case 'apply': return 'the kernel refused the ruleset';
+    case 'setup': return 'the packet filter is not set up to use it';
+    case 'unavailable': return 'the packet filter could not be reached';
+  }
+}
+
 export type ReloadOutcome =
   | { ok: true; applied_at: string; dialect: string; rules: number; nat_rules: number }
   | { ok: false; status: 409 | 503; error: string };
@@ -95,7 +105,7 @@ export class PacketFilterService {
     }
     const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
     if (!result.ok) {
-      const who = result.stage === 'check' ? `${compiled.dialect} refused the ruleset` : result.stage === 'apply' ? 'the kernel refused the ruleset' : 'the packet filter could not be reached';
+      const who = applyFailureWho(result.stage, compiled.dialect);
       return {
         ok: false,
         status: result.stage === 'unavailable' ? 503 : 409,
