@@ -19,10 +19,22 @@ static-port sticky-address syncookies synproxy table tag tagged target tbrsize t
 urpf-failed user
 `.trim().split(/\s+/));
 
-/** Why pf cannot use this name for a table, or undefined when it can. Compared without case, to keep it simple. */
-export function pfTableNameProblem(name: string): string | undefined {
+/**
+ * Why pf cannot read this word as a name (a table, an interface), or undefined when it can. Compared
+ * without case, to keep it simple.
+ */
+export function pfWordProblem(name: string): string | undefined {
   if (PF_RESERVED_WORDS.has(name.toLowerCase())) return `"${name}" is a pf keyword`;
   if (/^\d+$/.test(name)) return `"${name}" is a number`;
   if (name.startsWith('-')) return `"${name}" starts with -`;
   return undefined;
+}
+
+/** Interface names both compilers render: a letter first, then up to 14 of A-Z, a-z, 0-9, _, . and -. */
+const INTERFACE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,14}$/;
+
+/** Why this interface name cannot be rendered, or undefined when it can. */
+export function interfaceNameProblem(name: string): string | undefined {
+  if (!INTERFACE_NAME.test(name)) return `"${name}" is not 1-15 characters of A-Z, a-z, 0-9, _, . and - starting with a letter`;
+  return pfWordProblem(name);
 }

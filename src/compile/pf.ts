@@ -9,7 +9,7 @@ import type { CompiledRuleset } from './compiled.js';
 import { PF_ANCHOR } from './compiled.js';
 import type { FirewallConfig, NatData, Protocol, RuleData, WithId } from './firewall-types.js';
 import { pfText } from './render-text.js';
-import { pfTableNameProblem } from './pf-names.js';
+import { pfWordProblem } from './pf-names.js';
 import { buildModel, CompileError, parseAddress, portText, type AddressMatch, type FilterRule } from './firewall-model.js';
 
 export const PF_LOOPBACK = 'lo0';
@@ -155,7 +155,7 @@ export function compilePf(config: FirewallConfig): CompiledRuleset {
     '# --- tables (aliases) ---',
   ];
   for (const alias of model.addressAliases) {
-    const problem = pfTableNameProblem(alias.name);
+    const problem = pfWordProblem(alias.name);
     if (problem) throw new CompileError(`alias ${problem} and cannot name a pf table; rename it`);
     const blocks = [...alias.v4, ...alias.v6].map(formatCidr);
     // An empty list must be written out: pf leaves a table declared without one as it was (stale entries).
