@@ -61,6 +61,9 @@ const setUpHost = () => {
   writeFileSync(join(fakeDir, 'main-rules.txt'), MAIN_RULES);
 };
 setUpHost();
+// sysctl: net.pf.request_maxcount as the test sets it (FreeBSD's default otherwise).
+writeFileSync(join(fakeDir, 'sysctl'), `#!/bin/sh\n[ "$*" = "-n net.pf.request_maxcount" ] || exit 1\ncat "${fakeDir}/maxcount" 2>/dev/null || echo 65535\n`);
+chmodSync(join(fakeDir, 'sysctl'), 0o755);
 process.env.PATH = `${fakeDir}:${process.env.PATH}`;
 after(() => rmSync(fakeDir, { recursive: true, force: true }));
 
@@ -112,6 +115,90 @@ test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a 
   } finally {
     await t.close();
   }
+});
+
+test('freebsd: pf disabled or a pf.conf hook missing (binat-anchor included, filter hook last) → /status reports it, reload is 409 naming the line', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  const get = async (url: string) => json(await t.app.inject({ url, headers }));
+  try {
+    await t.app.inject({ method: 'POST', url: '/api/v1/nat', payload: { nat_type: 'binat', interface: 'em0', protocol: 'any', src_addr: '192.168.1.7', redirect_addr: '203.0.113.7' }, headers });
+    const healthy = await get('/api/v1/status');
+    assert.equal(healthy.status, 'ok');
+    assert.equal(healthy.pf_problems, undefined);
+
+    const cases: [string, () => void, RegExp][] = [
+      ['pf disabled', () => writeFileSync(join(fakeDir, 'info.txt'), 'Status: Disabled for 0 days 00:00:01\n'), /pf is disabled: set pf_enable="YES" in \/etc\/rc\.conf/],
+      ['binat hook missing', () => writeFileSync(join(fakeDir, 'main-nat.txt'), 'nat-anchor "bulwark" all\nrdr-anchor "bulwark" all\n'), /add the line binat-anchor "bulwark"/],
+      ['nat hook missing', () => writeFileSync(join(fakeDir, 'main-nat.txt'), 'rdr-anchor "bulwark" all\nbinat-anchor "bulwark" all\n'), /add the line nat-anchor "bulwark"/],
+      ['filter hook missing', () => writeFileSync(join(fakeDir, 'main-rules.txt'), 'pass all\n'), /add the line anchor "bulwark" as the last rule/],
+      ['filter hook not last', () => writeFileSync(join(fakeDir, 'main-rules.txt'), 'anchor "bulwark" all\nblock in all\npass out all\n'), /2 rules come after the line anchor "bulwark"; it must be the last rule/],
+    ];
+    for (const [name, breakHost, line] of cases) {
+      setUpHost();
+      breakHost();
+      const status = await get('/api/v1/status');
+      assert.equal(status.status, 'degraded', name);
+      assert.equal(status.pf_problems.length, 1, `${name}: ${JSON.stringify(status.pf_problems)}`);
+      assert.match(status.pf_problems[0], line, name);
+      clearCalls();
+      const reload = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+      assert.equal(reload.statusCode, 409, `${name}: ${reload.body}`);
+      assert.match(json(reload).error, /the packet filter is not set up to use it; the previous ruleset stays in force: /, name);
+      assert.match(json(reload).error, line, name);
+      assert.deepEqual(calls().filter((c) => c.args.endsWith('-f -')), [], `${name}: nothing checked or loaded`);
+      const check = await get('/api/v1/config/check');
+      assert.ok(check.errors.some((e: string) => line.test(e)), `${name}: config check reports it: ${JSON.stringify(check.errors)}`);
+    }
+    setUpHost();
+    const reload = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    assert.equal(reload.statusCode, 200, reload.body);
+  } finally {
+    setUpHost();
+    await t.close();
+  }
+});
+
+test('freebsd: a table over net.pf.request_maxcount is refused at check time; a deleted alias\'s table is removed after reload', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  try {
+    const big = json(await t.app.inject({ method: 'POST', url: '/api/v1/aliases', payload: { name: 'big', alias_type: 'host', entries: ['10.0.0.1', '10.0.0.3', '10.0.0.5', '10.0.0.7'] }, headers }));
+    writeFileSync(join(fakeDir, 'maxcount'), '3\n');
+    const check = json(await t.app.inject({ url: '/api/v1/config/check', headers }));
+    assert.ok(check.errors.some((e: string) => /alias "big" loads 4 address blocks, more than net\.pf\.request_maxcount \(3\)/.test(e)), JSON.stringify(check.errors));
+    clearCalls();
+    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    assert.equal(refused.statusCode, 409);
+    assert.match(json(refused).error, /alias "big" loads 4 address blocks/);
+    assert.deepEqual(calls().filter((c) => c.args.endsWith('-f -')), [], 'nothing loaded');
+    rmSync(join(fakeDir, 'maxcount'));
+
+    // The kernel still holds <old> (a persist table of an alias deleted since): it is killed after the load.
+    writeFileSync(join(fakeDir, 'tables.txt'), '   big\n   old\n');
+    clearCalls();
+    const reload = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    assert.equal(reload.statusCode, 200, reload.body);
+    const args = calls().map((c) => c.args);
+    assert.ok(args.includes('-a bulwark -t old -T kill'), JSON.stringify(args));
+    assert.ok(!args.some((a) => a.includes('-t big')), 'a declared table is left alone');
+    assert.ok(args.indexOf('-a bulwark -t old -T kill') > args.indexOf('-a bulwark -f -'), 'only after the new ruleset is loaded');
+    assert.match(calls().find((c) => c.args === '-a bulwark -f -')!.input!, /^table <big> persist \{ 10\.0\.0\.1, 10\.0\.0\.3, 10\.0\.0\.5, 10\.0\.0\.7 \}$/m);
+    await t.app.inject({ method: 'DELETE', url: `/api/v1/aliases/${big.id}`, headers });
+  } finally {
+    rmSync(join(fakeDir, 'tables.txt'), { force: true });
+    rmSync(join(fakeDir, 'maxcount'), { force: true });
+    await t.close();
+  }
+});
+
+test('pf counters: the expansions of one rule (same label) are summed', () => {
+  const expanded = `block drop in quick proto tcp from any to any port = 53 label "${fixtureId(4)}"
+  [ Evaluations: 10 Packets: 3 Bytes: 180 States: 0 ]
+block drop in quick proto udp from any to any port = 53 label "${fixtureId(4)}"
+  [ Evaluations: 10 Packets: 5 Bytes: 400 States: 0 ]
+`;
+  assert.deepEqual(parsePfRuleCounters(expanded), [{ name: fixtureId(4), packets: 8, bytes: 580 }]);
 });
 
 test('pf counter parsing maps labels (rule ids) to packets and bytes', () => {
