@@ -145,7 +145,7 @@ test('9. adaptive start 0 is refused; UDP and ICMP timeouts set every phase pf k
 });
 
 test('9. interface names pf cannot read are refused for rules and NAT; a LAN role on such a name stops the compile by name', async () => {
-  await expect400('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', interface: '-x' }, /^body\.interface: "-x" is not 1-15 characters/);
+  await expect400('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', interface: '-x' }, /^body\.interface must be 1-15 characters of A-Z, a-z, 0-9, _, \. and -, starting with a letter/);
   await expect400('POST', '/api/v1/nat', { nat_type: 'masquerade', interface: 'all', protocol: 'any' }, /^body\.interface: "all" is a pf keyword/);
   const lan = config({ system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: ['eth0:1'], nflogGroup: 1 } });
   assert.throws(() => compilePf(lan), /LAN-role interfaces \(anti-lockout\): interface "eth0:1"/);

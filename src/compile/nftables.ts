@@ -12,6 +12,7 @@ import type { CompiledRuleset } from './compiled.js';
 import { NFT_TABLE } from './compiled.js';
 import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './firewall-types.js';
 import { nftText } from './render-text.js';
+import { ctMarkText } from './schedule-edges.js';
 import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel } from './firewall-model.js';
 
 export const NFT_LOOPBACK = 'lo';
@@ -104,8 +105,9 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
   const counter = `counter name ${quote(counterName(id))}`;
   const log = compiled.log ? `log prefix ${quote(`bulwark ${rule.action} ${id}: `)} group ${logGroup}` : undefined;
   // Block return answers TCP with a reset and everything else with an ICMP unreachable (as pf does).
+  // A scheduled pass rule marks the connections it accepts, so they can be cut when its window closes.
   const verdicts: { override?: 'tcp'; verdict: string }[] =
-    rule.action === 'pass' ? [{ verdict: 'accept' }]
+    rule.action === 'pass' ? [{ verdict: rule.schedule_id ? `ct mark set ${ctMarkText(id)} accept` : 'accept' }]
       : rule.action !== 'blockreturn' ? [{ verdict: 'drop' }]
         : rule.protocol === 'tcp' ? [{ verdict: 'reject with tcp reset' }]
           : rule.protocol === 'tcp/udp' || rule.protocol === 'any'

@@ -31,10 +31,11 @@ export function pfWordProblem(name: string): string | undefined {
 }
 
 /** Interface names both compilers render: a letter first, then up to 14 of A-Z, a-z, 0-9, _, . and -. */
-const INTERFACE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,14}$/;
+export const INTERFACE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,14}$/;
+export const INTERFACE_NAME_RULE = '1-15 characters of A-Z, a-z, 0-9, _, . and -, starting with a letter';
 
 /** Why this interface name cannot be rendered, or undefined when it can. */
 export function interfaceNameProblem(name: string): string | undefined {
-  if (!INTERFACE_NAME.test(name)) return `"${name}" is not 1-15 characters of A-Z, a-z, 0-9, _, . and - starting with a letter`;
+  if (!INTERFACE_NAME.test(name)) return `"${name}" is not ${INTERFACE_NAME_RULE}`;
   return pfWordProblem(name);
 }

@@ -2,6 +2,7 @@
 export const BLOCKED_NFLOG_GROUP = 1;
 
 import type { PacketFilterStatus } from './platform.js';
+import type { ScheduleEdge } from '../compile/schedule-edges.js';
 
 /** A compiled ruleset as the platform loads it: the whole text, in the platform's own dialect. */
 export interface RulesetText {
@@ -35,6 +36,8 @@ export interface PacketFilter {
   check(ruleset: RulesetText): Promise<ApplyResult>;
   apply(ruleset: RulesetText): Promise<ApplyResult>;
   counters(): Promise<RuleCounter[]>;
+  /** At a schedule edge: kills the states the edge affects (see compile/schedule-edges.ts). */
+  killStates(edge: ScheduleEdge): Promise<void>;
 }
 
 export function wrongDialect(expected: string, ruleset: RulesetText): ApplyResult | undefined {

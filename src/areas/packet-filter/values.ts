@@ -5,7 +5,7 @@
 import { badRequest } from '../../core/errors.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import { formatIp, type Family } from '../../compile/addresses.js';
-import { interfaceNameProblem } from '../../compile/pf-names.js';
+import { INTERFACE_NAME, INTERFACE_NAME_RULE, interfaceNameProblem } from '../../compile/pf-names.js';
 import type { PortRange, Protocol, RuleAction } from '../../compile/firewall-types.js';
 
 export const ALIAS_NAME = /^[A-Za-z0-9_-]{1,31}$/;
@@ -95,6 +95,7 @@ export function checkPortObject(range: PortRange | null, field: string): void {
 
 export function normaliseInterface(value: string | null | undefined, field = 'interface'): string | null {
   if (value === null || value === undefined || value === '') return null;
+  if (!INTERFACE_NAME.test(value)) throw badRequest(`body.${field} must be ${INTERFACE_NAME_RULE}`);
   const problem = interfaceNameProblem(value);
   if (problem) throw badRequest(`body.${field}: ${problem}`);
   return value;

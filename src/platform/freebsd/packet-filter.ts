@@ -2,6 +2,7 @@ import type { PacketFilterStatus } from '../platform.js';
 import { runCommand, type CommandResult } from '../exec.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { PF_ANCHOR } from '../../compile/compiled.js';
+import type { ScheduleEdge } from '../../compile/schedule-edges.js';
 import { declaredTables, readPfSetupProblems, readRequestMaxcount } from './pf-setup.js';
 
 const NOT_RUNNABLE = 127;
@@ -64,6 +65,15 @@ export class PfPacketFilter implements PacketFilter {
     for (const name of listed.stdout.split('\n').map((l) => l.trim()).filter(Boolean)) {
       if (!declared.has(name)) await runCommand(this.pfctl, ['-a', PF_ANCHOR, '-t', name, '-T', 'kill']);
     }
+  }
+
+  /**
+   * The states a scheduled pass rule created carry its label (the rule id): `pfctl -k label -k <id>`
+   * (FreeBSD 13 and later). States a block rule entering its window would match are not killed on FreeBSD
+   * yet (docs/packet-filter.md).
+   */
+  async killStates(edge: ScheduleEdge): Promise<void> {
+    for (const { id } of edge.ended) await runCommand(this.pfctl, ['-k', 'label', '-k', id]);
   }
 
   async counters(): Promise<RuleCounter[]> {
