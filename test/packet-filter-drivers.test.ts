@@ -15,6 +15,7 @@ import { runCommand } from '../src/platform/exec.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import { startTestApp, json } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
+import { packetFilterService } from '../src/areas/packet-filter/routes.js';
 import { rootSkipReason } from './helpers/shared.js';
 import { config, fixtureId, rule } from './helpers/firewall-fixtures.js';
 
@@ -188,6 +189,26 @@ test('freebsd: a table over net.pf.request_maxcount is refused at check time; a 
   } finally {
     rmSync(join(fakeDir, 'tables.txt'), { force: true });
     rmSync(join(fakeDir, 'maxcount'), { force: true });
+    await t.close();
+  }
+});
+
+test('freebsd: when a scheduled pass rule leaves its window its states are killed by label (pfctl -k label -k <rule id>)', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  const post = async (url: string, payload: unknown) => json(await t.app.inject({ method: 'POST', url, payload: payload as object, headers }));
+  try {
+    t.clock.set(new Date(2026, 0, 7, 10, 0).getTime());
+    const office = await post('/api/v1/schedules', { name: 'office', time_ranges: '09:00-17:00' });
+    const ssh = await post('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22, schedule_id: office.id });
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
+    clearCalls();
+    t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
+    assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+    const args = calls().map((c) => c.args);
+    assert.ok(args.includes(`-k label -k ${ssh.id}`), JSON.stringify(args));
+    assert.ok(args.indexOf(`-k label -k ${ssh.id}`) > args.indexOf('-a bulwark -f -'), 'after the ruleset without the rule is loaded');
+  } finally {
     await t.close();
   }
 });

@@ -151,3 +151,35 @@ test('9. interface names pf cannot read are refused for rules and NAT; a LAN rol
   assert.throws(() => compilePf(lan), /LAN-role interfaces \(anti-lockout\): interface "eth0:1"/);
   assert.throws(() => compileNftables(lan), /LAN-role interfaces \(anti-lockout\): interface "eth0:1"/);
 });
+
+test('8. a schedule edge names the states to kill: pass rules leaving their window, block rules entering theirs', async () => {
+  const service = packetFilterService(t.app.context)!;
+  const simulated = t.app.context.platform.packetFilter as unknown as { lastEdge?: import('../src/compile/schedule-edges.js').ScheduleEdge };
+  t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // Wednesday 10:00 local
+  const office = await created('/api/v1/schedules', { name: 'office', time_ranges: '09:00-17:00' });
+  const evening = await created('/api/v1/schedules', { name: 'evening', time_ranges: '17:15-23:00' });
+  const ssh = await created('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22, schedule_id: office.id, priority: 1 });
+  const games = await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'udp', dst_addr: '10.9.0.0/16', dst_port_start: 27015, schedule_id: evening.id });
+  await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 22 });
+  // The scheduled pass rule marks what it accepts (nftables); pf's states carry its label (the rule id).
+  const { pf, nft } = compiled();
+  assert.match(nft, new RegExp(`tcp dport 22 counter name "rule_${ssh.id}" ct mark set 0x[0-9a-f]{8} accept`));
+  assert.match(pf, new RegExp(`pass in quick proto tcp to any port 22 keep state label "${ssh.id}"`));
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  simulated.lastEdge = undefined;
+  assert.equal(await service.applySchedules(), false);
+  assert.equal(simulated.lastEdge, undefined, 'no edge, nothing killed');
+
+  t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
+  assert.equal(await service.applySchedules(), true);
+  const edge = simulated.lastEdge!;
+  assert.deepEqual(edge.ended, [{ id: ssh.id }]);
+  assert.deepEqual(edge.started.map((s) => s.id), [games.id]);
+  const match = edge.started[0].matches;
+  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015 }), true);
+  assert.equal(match({ protocol: 'tcp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015 }), false);
+  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.8.3.4', sport: 5000, dport: 27015 }), false);
+  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27016 }), false);
+  await removeAll();
+  await call('POST', '/api/v1/reload');
+});
