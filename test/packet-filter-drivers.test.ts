@@ -138,16 +138,17 @@ test('freebsd: pf disabled or a pf.conf hook missing (binat-anchor included, fil
     for (const [name, breakHost, line] of cases) {
       setUpHost();
       breakHost();
-      const status = await get('/api/v1/status');
-      assert.equal(status.status, 'degraded', name);
-      assert.equal(status.pf_problems.length, 1, `${name}: ${JSON.stringify(status.pf_problems)}`);
-      assert.match(status.pf_problems[0], line, name);
       clearCalls();
       const reload = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
       assert.equal(reload.statusCode, 409, `${name}: ${reload.body}`);
       assert.match(json(reload).error, /the packet filter is not set up to use it; the previous ruleset stays in force: /, name);
       assert.match(json(reload).error, line, name);
       assert.deepEqual(calls().filter((c) => c.args.endsWith('-f -')), [], `${name}: nothing checked or loaded`);
+      // /status shows what the last check found (it reads the host again at most every 10 s by itself).
+      const status = await get('/api/v1/status');
+      assert.equal(status.status, 'degraded', name);
+      assert.equal(status.pf_problems.length, 1, `${name}: ${JSON.stringify(status.pf_problems)}`);
+      assert.match(status.pf_problems[0], line, name);
       const check = await get('/api/v1/config/check');
       assert.ok(check.errors.some((e: string) => line.test(e)), `${name}: config check reports it: ${JSON.stringify(check.errors)}`);
     }
@@ -157,6 +158,16 @@ test('freebsd: pf disabled or a pf.conf hook missing (binat-anchor included, fil
   } finally {
     setUpHost();
     await t.close();
+  }
+  // /status reads the host by itself too, without a reload.
+  writeFileSync(join(fakeDir, 'info.txt'), 'Status: Disabled for 0 days 00:00:01\n');
+  const fresh = await startTestApp({ platform: createFreebsdPlatform() });
+  try {
+    const status = json(await fresh.app.inject({ url: '/api/v1/status', headers: await adminHeaders(fresh.app) }));
+    assert.deepEqual(status.pf_problems, ['pf is disabled: set pf_enable="YES" in /etc/rc.conf and run "service pf start" (or "pfctl -e")']);
+  } finally {
+    setUpHost();
+    await fresh.close();
   }
 });
 

@@ -22,9 +22,15 @@ export class PfPacketFilter implements PacketFilter {
     private readonly pfctl = 'pfctl',
   ) {}
 
+  /** The dashboard reads status every tick: the setup is read again at most every 10 s (check() always reads it). */
+  private setupRead: { at: number; problems: string[] | undefined } | undefined;
+
   async status(): Promise<PacketFilterStatus> {
     const status = await this.readStatus();
-    const problems = await readPfSetupProblems(this.pfctl);
+    if (!this.setupRead || Date.now() - this.setupRead.at > 10_000) {
+      this.setupRead = { at: Date.now(), problems: await readPfSetupProblems(this.pfctl) };
+    }
+    const { problems } = this.setupRead;
     return problems?.length ? { ...status, problems } : status;
   }
 
@@ -41,6 +47,7 @@ export class PfPacketFilter implements PacketFilter {
       }
     }
     const problems = await readPfSetupProblems(this.pfctl);
+    this.setupRead = { at: Date.now(), problems };
     if (problems?.length) return { ok: false, stage: 'setup', message: problems.join('; ') };
     const result = await runCommand(this.pfctl, ['-n', '-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
