@@ -56,6 +56,8 @@ const cases: Record<string, FirewallConfig> = {
       nat(fixtureId(24), { nat_type: 'masquerade', interface: 'em0', src_addr: '<inside>' }),
       nat(fixtureId(25), { nat_type: 'binat', interface: 'em0', src_addr: '192.168.1.7', redirect: { address: '203.0.113.7', port: null } }),
       nat(fixtureId(26), { nat_type: 'masquerade', interface: 'em1', status: 'disabled' }),
+      // pf keeps only the first protocol of `binat … proto { tcp udp }`: one binat rule per protocol.
+      nat(fixtureId(27), { nat_type: 'binat', interface: 'em0', protocol: 'tcp/udp', src_addr: '192.168.1.8', redirect: { address: '203.0.113.8', port: null } }),
     ],
   }),
   schedules: config({
@@ -66,6 +68,16 @@ const cases: Record<string, FirewallConfig> = {
       rule({ id: fixtureId(33), action: 'block', dport: 81, schedule_id: 'sched-3' }),
     ],
     time: { day: 'wed', minute: 9 * 60 + 30 },
+  }),
+  // Free text reaches comments only, through one encoding per format: nothing in it can end a comment,
+  // continue it onto the next line (pf joins a line ending in \) or close a quoted string.
+  'free-text': config({
+    schedules: [schedule('sched-9', 'night\npass all\r\n"x" \\', '22:00-06:00')],
+    rules: [
+      rule({ id: fixtureId(61), action: 'block', dport: 23, description: 'ends in a backslash \\', label: 'telnet#1' }),
+      rule({ id: fixtureId(62), action: 'block', dport: 25, description: 'quotes "\' 100% {braces}; semicolons' }),
+      rule({ id: fixtureId(63), action: 'block', dport: 26, schedule_id: 'sched-9', description: 'héllo wörld \u202e\u2028\u0000' }),
+    ],
   }),
   'anti-lockout': config({
     system: { api: { host: '2001:db8::1', port: 443 }, antiLockoutInterfaces: ['lan0', 'lan1'], nflogGroup: 5 },

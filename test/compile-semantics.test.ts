@@ -82,6 +82,13 @@ const cases: Case[] = [
     packets: [[tcp(80), 'pass']],
   },
   {
+    // pfctl joins a line ending in \ with the next, comments included: the rule line after a rule's
+    // comment must stay a rule.
+    name: 'free text ending in a backslash does not swallow the rule after it',
+    config: config({ rules: [rule({ action: 'block', dport: 22, description: 'trailing \\' }), rule({ action: 'block', dport: 23, label: 'l\\' })] }),
+    packets: [[tcp(22), 'block'], [tcp(23), 'block'], [tcp(24), 'pass']],
+  },
+  {
     name: 'negation of an address and of a one-family alias',
     config: config({
       aliases: [alias('lan', 'network', ['10.0.0.0/8'])],

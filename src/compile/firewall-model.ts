@@ -5,6 +5,7 @@
 import { mergeCidrs, parseCidr, parseRange, rangeToCidrs, type Cidr, type Family } from './addresses.js';
 import type { AliasData, FirewallConfig, NatData, PortRange, RuleData, ScheduleData, Weekday, WithId } from './firewall-types.js';
 import { WEEKDAYS } from './firewall-types.js';
+import { interfaceNameProblem } from './pf-names.js';
 
 export class CompileError extends Error {}
 
@@ -35,7 +36,9 @@ export interface FilterRule {
 
 export interface SkippedRule {
   id: string;
+  /** Why, in fixed words of ours; `schedule` is the (user-named) schedule it is outside of, if that is why. */
   reason: string;
+  schedule?: string;
 }
 
 export interface FirewallModel {
@@ -144,7 +147,27 @@ function familiesOf(rule: RuleData, src: AddressMatch, dst: AddressMatch): Famil
   return families;
 }
 
+/** Object ids become parts of identifiers (nftables counter names, pf labels): only this grammar is rendered. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Ids and interface names are rendered bare (identifiers, `on <if>`): anything outside their grammar stops the compile. */
+function checkRenderedNames(config: FirewallConfig): void {
+  for (const [kind, objects] of [['rule', config.rules], ['alias', config.aliases], ['schedule', config.schedules], ['nat', config.nat]] as const) {
+    for (const { id } of objects) if (!SAFE_ID.test(id)) throw new CompileError(`${kind} id ${JSON.stringify(id)} is not 1-64 characters of A-Z, a-z, 0-9, _ and -`);
+  }
+  const interfaces = [
+    ...config.rules.map((r) => [`rule ${r.id}`, r.data.interface] as const),
+    ...config.nat.map((n) => [`nat ${n.id}`, n.data.interface] as const),
+    ...config.system.antiLockoutInterfaces.map((name) => ['the LAN-role interfaces (anti-lockout)', name] as const),
+  ];
+  for (const [where, name] of interfaces) {
+    const problem = name === null ? undefined : interfaceNameProblem(name);
+    if (problem) throw new CompileError(`${where}: interface ${problem}`);
+  }
+}
+
 export function buildModel(config: FirewallConfig): FirewallModel {
+  checkRenderedNames(config);
   const aliases = resolveAliases(config.aliases, config.urlTables);
   const schedules = new Map(config.schedules.map((s) => [s.id, s.data]));
   const rules: FilterRule[] = [];
@@ -158,7 +181,7 @@ export function buildModel(config: FirewallConfig): FirewallModel {
       const schedule = schedules.get(rule.schedule_id);
       if (!schedule) throw new CompileError(`rule ${id}: schedule ${rule.schedule_id} does not exist`);
       if (!scheduleActive(schedule, config.time.day, config.time.minute)) {
-        skipped.push({ id, reason: `outside schedule "${schedule.name}"` });
+        skipped.push({ id, reason: 'outside schedule', schedule: schedule.name });
         continue;
       }
     }

@@ -11,6 +11,8 @@ import { formatCidr, formatIp, parseIp, type Family } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { NFT_TABLE } from './compiled.js';
 import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './firewall-types.js';
+import { nftText } from './render-text.js';
+import { ctMarkText } from './schedule-edges.js';
 import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel } from './firewall-model.js';
 
 export const NFT_LOOPBACK = 'lo';
@@ -103,8 +105,9 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
   const counter = `counter name ${quote(counterName(id))}`;
   const log = compiled.log ? `log prefix ${quote(`bulwark ${rule.action} ${id}: `)} group ${logGroup}` : undefined;
   // Block return answers TCP with a reset and everything else with an ICMP unreachable (as pf does).
+  // A scheduled pass rule marks the connections it accepts, so they can be cut when its window closes.
   const verdicts: { override?: 'tcp'; verdict: string }[] =
-    rule.action === 'pass' ? [{ verdict: 'accept' }]
+    rule.action === 'pass' ? [{ verdict: rule.schedule_id ? `ct mark set ${ctMarkText(id)} accept` : 'accept' }]
       : rule.action !== 'blockreturn' ? [{ verdict: 'drop' }]
         : rule.protocol === 'tcp' ? [{ verdict: 'reject with tcp reset' }]
           : rule.protocol === 'tcp/udp' || rule.protocol === 'any'
@@ -157,8 +160,10 @@ function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]
       const family = families[0];
       const ipWord = family === 4 ? 'ip' : 'ip6';
       const dstCondition = addressCondition('daddr', dst, false, family, model).text;
-      post.push([`oifname ${quote(nat.interface)}`, `${ipWord} saddr ${nat.src_addr}`, ...dstCondition, counter, `snat ${target(family, nat.redirect.address, null)}`, comment].join(' '));
-      pre.push([`iifname ${quote(nat.interface)}`, `${ipWord} daddr ${nat.redirect.address}`, counter, `dnat ${target(family, nat.src_addr, null)}`, comment].join(' '));
+      // Limited to its protocol, as pf's binat is (tcp/udp: both).
+      const binatProto = protocolCondition(nat.protocol, null, null);
+      post.push([`oifname ${quote(nat.interface)}`, `${ipWord} saddr ${nat.src_addr}`, ...dstCondition, ...binatProto, counter, `snat ${target(family, nat.redirect.address, null)}`, comment].join(' '));
+      pre.push([`iifname ${quote(nat.interface)}`, `${ipWord} daddr ${nat.redirect.address}`, ...binatProto, counter, `dnat ${target(family, nat.src_addr, null)}`, comment].join(' '));
       break;
     }
   }
@@ -246,7 +251,9 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
     '\t}',
     '}',
   );
-  for (const skipped of model.skipped) out.push(`# ${skipped.id} not loaded: ${skipped.reason}`);
+  for (const skipped of model.skipped) {
+    out.push(`# ${skipped.id} not loaded: ${skipped.reason}${skipped.schedule !== undefined ? ` "${nftText(skipped.schedule)}"` : ''}`);
+  }
   return {
     dialect: 'nftables',
     text: `${out.join('\n')}\n`,

@@ -1,12 +1,15 @@
 /**
  * Configuration → pf text for the anchor "bulwark" (pure). The main pf.conf hooks the anchor with
- * `nat-anchor "bulwark"`, `rdr-anchor "bulwark"` and `anchor "bulwark"`; the whole anchor (tables,
+ * `nat-anchor "bulwark"`, `rdr-anchor "bulwark"`, `binat-anchor "bulwark"` and, last, `anchor "bulwark"`
+ * (binat rules in an anchor run only through a binat-anchor hook); the whole anchor (tables,
  * translation, filter) is replaced by one `pfctl -a bulwark -f -`.
  */
 import { formatCidr, parseIp } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { PF_ANCHOR } from './compiled.js';
 import type { FirewallConfig, NatData, Protocol, RuleData, WithId } from './firewall-types.js';
+import { pfText } from './render-text.js';
+import { pfWordProblem } from './pf-names.js';
 import { buildModel, CompileError, parseAddress, portText, type AddressMatch, type FilterRule } from './firewall-model.js';
 
 export const PF_LOOPBACK = 'lo0';
@@ -53,8 +56,9 @@ function stateText(rule: RuleData): string {
   if (options.policy) extra.push(options.policy === 'if_bound' ? 'if-bound' : 'floating');
   if (options.adaptive_timeouts) extra.push(`adaptive.start ${options.adaptive_timeouts.start}`, `adaptive.end ${options.adaptive_timeouts.end}`);
   if (options.timeout_tcp !== null) extra.push(`tcp.established ${options.timeout_tcp}`);
-  if (options.timeout_udp !== null) extra.push(`udp.multiple ${options.timeout_udp}`);
-  if (options.timeout_icmp !== null) extra.push(`icmp.error ${options.timeout_icmp}`);
+  // pf keeps UDP and ICMP states in several phases, each with its own timeout: one value sets them all.
+  if (options.timeout_udp !== null) extra.push(`udp.first ${options.timeout_udp}`, `udp.single ${options.timeout_udp}`, `udp.multiple ${options.timeout_udp}`);
+  if (options.timeout_icmp !== null) extra.push(`icmp.first ${options.timeout_icmp}`, `icmp.error ${options.timeout_icmp}`);
   return extra.length ? `${base} (${extra.join(', ')})` : base;
 }
 
@@ -77,8 +81,8 @@ export function pfRuleLine(compiled: FilterRule): string {
 
 function commentFor(id: string, rule: { label: string | null; description?: string | null }): string {
   const parts = [`# ${id}`];
-  if (rule.label) parts.push(`label: ${rule.label}`);
-  if (rule.description) parts.push(rule.description.replace(/[\r\n]+/g, ' '));
+  if (rule.label) parts.push(`label: ${pfText(rule.label)}`);
+  if (rule.description) parts.push(pfText(rule.description));
   return parts.join(' | ');
 }
 
@@ -90,14 +94,15 @@ function natHosts(nat: NatData): string {
 
 export function pfNatLines(entry: WithId<NatData>): string[] {
   const nat = entry.data;
-  const head = (word: string) => {
+  const headFor = (word: string, protocol: Protocol) => {
     const tokens = [`${word} on ${nat.interface}`];
     const redirect = parseIp(nat.redirect.address);
     if (redirect && nat.nat_type !== 'masquerade') tokens.push(redirect.family === 4 ? 'inet' : 'inet6');
-    const proto = protoText(nat.protocol);
+    const proto = protoText(protocol);
     if (proto) tokens.push(proto);
     return tokens.join(' ');
   };
+  const head = (word: string) => headFor(word, nat.protocol);
   const redirectPort = nat.redirect.port ? ` port ${portText(nat.redirect.port, ':')}` : '';
   switch (nat.nat_type) {
     case 'dnat': {
@@ -113,6 +118,10 @@ export function pfNatLines(entry: WithId<NatData>): string[] {
     case 'masquerade':
       return [`${head('nat')} ${natHosts(nat)} -> (${nat.interface})${nat.static_port ? ' static-port' : ''}`];
     case 'binat':
+      // pfctl keeps only the first protocol of a `binat … proto { tcp udp }` (parse.y's binatrule): one rule each.
+      if (nat.protocol === 'tcp/udp') {
+        return (['tcp', 'udp'] as const).map((protocol) => `${headFor('binat', protocol)} ${natHosts(nat)} -> ${nat.redirect.address}`);
+      }
       return [`${head('binat')} ${natHosts(nat)} -> ${nat.redirect.address}`];
   }
 }
@@ -141,13 +150,16 @@ export function compilePf(config: FirewallConfig): CompiledRuleset {
   const out: string[] = [
     `# Bulwark ruleset for pf anchor "${PF_ANCHOR}" (generated; do not edit).`,
     `# Loaded atomically with: pfctl -a ${PF_ANCHOR} -f -`,
-    `# pf.conf hooks: nat-anchor "${PF_ANCHOR}", rdr-anchor "${PF_ANCHOR}", anchor "${PF_ANCHOR}"`,
+    `# pf.conf hooks: nat-anchor "${PF_ANCHOR}", rdr-anchor "${PF_ANCHOR}", binat-anchor "${PF_ANCHOR}", anchor "${PF_ANCHOR}" (last)`,
     '',
     '# --- tables (aliases) ---',
   ];
   for (const alias of model.addressAliases) {
+    const problem = pfWordProblem(alias.name);
+    if (problem) throw new CompileError(`alias ${problem} and cannot name a pf table; rename it`);
     const blocks = [...alias.v4, ...alias.v6].map(formatCidr);
-    out.push(blocks.length ? `table <${alias.name}> persist { ${blocks.join(', ')} }` : `table <${alias.name}> persist`);
+    // An empty list must be written out: pf leaves a table declared without one as it was (stale entries).
+    out.push(blocks.length ? `table <${alias.name}> persist { ${blocks.join(', ')} }` : `table <${alias.name}> persist { }`);
   }
   const counters: Record<string, string> = {};
   const natLines: string[] = [`# NAT rules (anchor: ${PF_ANCHOR})`];
@@ -164,7 +176,9 @@ export function compilePf(config: FirewallConfig): CompiledRuleset {
     out.push(pfRuleLine(compiled));
     counters[compiled.id] = compiled.id;
   }
-  for (const skipped of model.skipped) out.push(`# ${skipped.id} not loaded: ${skipped.reason}`);
+  for (const skipped of model.skipped) {
+    out.push(`# ${skipped.id} not loaded: ${skipped.reason}${skipped.schedule !== undefined ? ` "${pfText(skipped.schedule)}"` : ''}`);
+  }
   return {
     dialect: 'pf',
     text: `${out.join('\n')}\n`,

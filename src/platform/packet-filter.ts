@@ -2,6 +2,7 @@
 export const BLOCKED_NFLOG_GROUP = 1;
 
 import type { PacketFilterStatus } from './platform.js';
+import type { ScheduleEdge } from '../compile/schedule-edges.js';
 
 /** A compiled ruleset as the platform loads it: the whole text, in the platform's own dialect. */
 export interface RulesetText {
@@ -12,8 +13,10 @@ export interface RulesetText {
 export type ApplyResult =
   | { ok: true }
   /** `check`: the tool refused the text before anything was loaded; `apply`: the kernel refused the
-   *  transaction (nothing changed either way); `unavailable`: the tool could not be run. */
-  | { ok: false; stage: 'check' | 'apply' | 'unavailable'; message: string };
+   *  transaction (nothing changed either way); `setup`: the host is not set up to use the ruleset (pf
+   *  disabled, an anchor hook missing from pf.conf), so nothing was loaded; `unavailable`: the tool could
+   *  not be run. */
+  | { ok: false; stage: 'check' | 'apply' | 'setup' | 'unavailable'; message: string };
 
 /** One named counter: an nftables counter object or a pf rule label. */
 export interface RuleCounter {
@@ -33,6 +36,8 @@ export interface PacketFilter {
   check(ruleset: RulesetText): Promise<ApplyResult>;
   apply(ruleset: RulesetText): Promise<ApplyResult>;
   counters(): Promise<RuleCounter[]>;
+  /** At a schedule edge: kills the states the edge affects (see compile/schedule-edges.ts). */
+  killStates(edge: ScheduleEdge): Promise<void>;
 }
 
 export function wrongDialect(expected: string, ruleset: RulesetText): ApplyResult | undefined {

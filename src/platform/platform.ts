@@ -22,6 +22,8 @@ export interface PacketFilterStatus {
   bytes_out: number;
   /** Why the status could not be read, when it could not. */
   error?: string;
+  /** What stops the loaded ruleset from taking effect (pf disabled, a pf.conf hook missing), with the fix. */
+  problems?: string[];
 }
 
 export interface SystemInfo {

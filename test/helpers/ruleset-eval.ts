@@ -44,13 +44,18 @@ function inPorts(spec: string, port: number | undefined): boolean {
 
 // ---------- pf ----------
 
+/** Lines as pfctl's lexer reads them: a backslash at the end of a line joins the next one, in comments too. */
+export function pfLogicalLines(text: string): string[] {
+  return text.replace(/\\\n/g, '').split('\n');
+}
+
 export function evaluatePf(text: string, packet: Packet): Verdict {
   const tables = new Map<string, Cidr[]>();
   let verdict: Verdict = 'pass';
-  for (const raw of text.split('\n')) {
+  for (const raw of pfLogicalLines(text)) {
     const line = raw.trim();
     if (!line || line.startsWith('#')) continue;
-    const table = /^table <([^>]+)> persist(?: \{ (.*) \})?$/.exec(line);
+    const table = /^table <([^>]+)> persist(?: \{ ?(.*?) ?\})?$/.exec(line);
     if (table) {
       tables.set(table[1], (table[2] ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((s) => parseCidr(s)!));
       continue;

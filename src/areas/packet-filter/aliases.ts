@@ -6,6 +6,7 @@ import type { Collection, Reference } from '../../http/collection.js';
 import { StringEnum } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
+import { pfWordProblem } from '../../compile/pf-names.js';
 import type { AliasData, AliasType } from '../../compile/firewall-types.js';
 import { OptionalNullable, Nullable } from './schemas.js';
 import { ALIAS_NAME, aliasNameOf, normaliseDescription } from './values.js';
@@ -97,6 +98,9 @@ export function toStoredAlias(body: Record<string, unknown>, existing?: ConfigOb
   if (body.name !== undefined) alias.name = body.name as string;
   if (!ALIAS_NAME.test(alias.name)) throw badRequest('body.name must be 1-31 characters of A-Z, a-z, 0-9, _ and -');
   if (RESERVED.has(alias.name.toLowerCase())) throw badRequest(`body.name "${alias.name}" is reserved`);
+  // Refused on every platform, so a configuration moves between Linux and FreeBSD unchanged.
+  const pfProblem = pfWordProblem(alias.name);
+  if (pfProblem) throw badRequest(`body.name: ${pfProblem} and cannot name a pf table; choose another name`);
   if (body.alias_type !== undefined) {
     const type = TYPE_INPUTS[(body.alias_type as string).toLowerCase()];
     if (!type) throw badRequest('body.alias_type must be one of: host, network, port, url_table');

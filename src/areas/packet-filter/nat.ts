@@ -117,6 +117,11 @@ function checkNat(nat: NatData): void {
   }
   const families = [nat.src_addr, nat.dst_addr].map(addressFamily).filter(Boolean);
   if (families.length === 2 && families[0] !== families[1]) throw badRequest('body.dst_addr: source and destination address families differ');
+  if (nat.static_port && nat.nat_type !== 'snat' && nat.nat_type !== 'masquerade') {
+    throw badRequest(`body.static_port applies to snat and masquerade only (not ${nat.nat_type})`);
+  }
+  // pfctl: "the 'static-port' option can't be used when specifying a port range".
+  if (nat.static_port && nat.redirect.port) throw badRequest('body.static_port cannot be combined with a redirect port (the port is either kept or translated)');
   if (nat.nat_type === 'masquerade') {
     if (nat.redirect.address !== 'any') throw badRequest('body.redirect_addr: masquerade translates to the interface address; leave it empty or any');
     if (nat.redirect.port) throw badRequest('body.redirect_port_start: masquerade takes no redirect port');

@@ -15,7 +15,7 @@ import { declareRules, RULE_KIND } from './rules.js';
 import { declareAliases } from './aliases.js';
 import { declareSchedules } from './schedules.js';
 import { declareNat, NAT_KIND } from './nat.js';
-import { PacketFilterService } from './service.js';
+import { applyFailureWho, PacketFilterService } from './service.js';
 import { SETTINGS_KIND } from './snapshot.js';
 
 const ReorderBody = Type.Object({ rule_ids: Type.Array(Uuid(), { maxItems: 100_000 }) }, { additionalProperties: false });
@@ -125,7 +125,7 @@ export const packetFilterArea: Area = {
             const result = await context.platform.packetFilter.check({ dialect: compiled.dialect, text: compiled.text });
             return result.ok
               ? { errors: [], info: [`${compiled.ruleCount} rules and ${compiled.natCount} NAT rules compile to ${compiled.dialect} and pass its check`] }
-              : { errors: [`${compiled.dialect} refused the ruleset: ${result.message}`] };
+              : { errors: [`${applyFailureWho(result.stage, compiled.dialect)}: ${result.message}`] };
           } catch (error) {
             if (error instanceof CompileError) return { errors: [`does not compile: ${error.message}`] };
             throw error;

@@ -169,6 +169,8 @@ function checkRule(rule: RuleData): void {
   if (rule.protocol === 'icmp' && (rule.ip_version === 'inet6' || family === 6)) throw badRequest('body.protocol: icmp is IPv4; use icmp6 for IPv6');
   if (rule.protocol === 'icmp6' && (rule.ip_version === 'inet' || family === 4)) throw badRequest('body.protocol: icmp6 is IPv6; use icmp for IPv4');
   const adaptive = rule.state_options.adaptive_timeouts;
+  // The kernel reads a per-rule adaptive.start of 0 as "not set" and uses the global values instead.
+  if (adaptive && adaptive.start === 0) throw badRequest('body.state_options.adaptive_timeouts.start must be at least 1 (0 would mean the global values)');
   if (adaptive && adaptive.start >= adaptive.end) throw badRequest('body.state_options.adaptive_timeouts.start must be less than end');
   if (rule.action !== 'pass' && rule.state_options.tracking !== 'keep_state' && rule.state_options.tracking !== 'none') {
     throw badRequest('body.state_tracking: state options apply to pass rules only');

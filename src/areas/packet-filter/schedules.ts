@@ -11,6 +11,8 @@ import { normaliseDescription } from './values.js';
 import { normalisedWriteRoutes } from './write-routes.js';
 
 export const SCHEDULE_KIND = 'schedule';
+/** Schedule names are shown in rendered rulesets (as comments): a strict grammar, no quotes, escapes or line breaks. */
+const SCHEDULE_NAME = /^[\p{L}\p{N}][\p{L}\p{N} _.,:+/()-]{0,63}$/u;
 
 export const ScheduleSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 64 }),
@@ -42,7 +44,9 @@ function toStoredSchedule(body: Record<string, unknown>, existing?: ConfigObject
     ? { ...(existing.data as unknown as ScheduleData) }
     : { name: '', description: null, time_ranges: '', days_of_week: WEEKDAYS.join(','), enabled: true };
   if (body.name !== undefined) schedule.name = (body.name as string).trim();
-  if (!schedule.name) throw badRequest('body.name must not be empty');
+  if (!SCHEDULE_NAME.test(schedule.name)) {
+    throw badRequest('body.name must be 1-64 characters: letters, digits, spaces and _ . , : + / ( ) -, starting with a letter or digit');
+  }
   if (body.description !== undefined) schedule.description = normaliseDescription(body.description as string | null);
   if (body.time_ranges !== undefined) {
     const ranges = joined(body.time_ranges as string | string[]);

@@ -8,6 +8,7 @@ import { compileNftables } from '../../compile/nftables.js';
 import { compilePf } from '../../compile/pf.js';
 import type { CompiledRuleset } from '../../compile/compiled.js';
 import { CompileError, localTime } from '../../compile/firewall-model.js';
+import { scheduleEdge } from '../../compile/schedule-edges.js';
 import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData } from '../../compile/firewall-types.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
@@ -17,6 +18,22 @@ import { AppliedStore, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type Fi
 
 
 const SCHEDULE_CHECK_MS = 60_000;
+
+/** Who refused a ruleset, in words for the 409 (or 503) a client gets. */
+export function applyFailureWho(stage: 'check' | 'apply' | 'setup' | 'unavailable', dialect: string): string {
+  switch (stage) {
+    case 'check': return `${dialect} refused the ruleset`;
+    case 'apply': return 'the kernel refused the ruleset';
+    case 'setup': return 'the packet filter is not set up to use it';
+    case 'unavailable': return 'the packet filter could not be reached';
+  }
+}
+
+/** Rule ids that appear in a loaded ruleset outside comments (as pf labels or nftables counter names). */
+function rulesInForce(text: string, ids: readonly string[]): Set<string> {
+  const loaded = text.split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n');
+  return new Set(ids.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`)));
+}
 
 export type ReloadOutcome =
   | { ok: true; applied_at: string; dialect: string; rules: number; nat_rules: number }
@@ -95,7 +112,7 @@ export class PacketFilterService {
     }
     const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
     if (!result.ok) {
-      const who = result.stage === 'check' ? `${compiled.dialect} refused the ruleset` : result.stage === 'apply' ? 'the kernel refused the ruleset' : 'the packet filter could not be reached';
+      const who = applyFailureWho(result.stage, compiled.dialect);
       return {
         ok: false,
         status: result.stage === 'unavailable' ? 503 : 409,
@@ -173,14 +190,21 @@ export class PacketFilterService {
     if (ruleset === null || !snapshot.objects.rule.some((r) => r.data.schedule_id)) return false;
     const run = this.serial.then(async () => {
       const current = this.applied.read();
+      const now = this.context.clock.now();
       const compiled = this.compile(current.snapshot);
       if (compiled.text === current.ruleset) return false;
+      const before = rulesInForce(current.ruleset ?? '', current.snapshot.objects.rule.map((r) => r.id));
       const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
       if (!result.ok) {
         this.context.log.error({ message: result.message }, 'schedule re-application refused; the previous ruleset stays in force');
         return false;
       }
-      this.applied.write(current.snapshot, current.appliedAt ?? isoTime(this.context.clock.now()), compiled.dialect, compiled.text);
+      this.applied.write(current.snapshot, current.appliedAt ?? isoTime(now), compiled.dialect, compiled.text);
+      // States outlive a reload: cut those of rules that left their window, and those a block rule now stops.
+      const edge = scheduleEdge(this.configFor(current.snapshot, now), before);
+      if (edge.ended.length + edge.started.length) {
+        await this.context.platform.packetFilter.killStates(edge).catch((error: unknown) => this.context.log.error({ err: error }, 'could not kill the states of a schedule edge'));
+      }
       return true;
     });
     this.serial = run.catch(() => undefined);

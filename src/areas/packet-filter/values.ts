@@ -5,10 +5,10 @@
 import { badRequest } from '../../core/errors.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import { formatIp, type Family } from '../../compile/addresses.js';
+import { INTERFACE_NAME, INTERFACE_NAME_RULE, interfaceNameProblem } from '../../compile/pf-names.js';
 import type { PortRange, Protocol, RuleAction } from '../../compile/firewall-types.js';
 
 export const ALIAS_NAME = /^[A-Za-z0-9_-]{1,31}$/;
-export const INTERFACE_NAME = /^[A-Za-z0-9_.-]{1,15}$/;
 const LABEL_FORBIDDEN = /["';\\\r\n\0]/;
 
 const ACTIONS: Record<string, RuleAction> = {
@@ -95,7 +95,9 @@ export function checkPortObject(range: PortRange | null, field: string): void {
 
 export function normaliseInterface(value: string | null | undefined, field = 'interface'): string | null {
   if (value === null || value === undefined || value === '') return null;
-  if (!INTERFACE_NAME.test(value)) throw badRequest(`body.${field} must be 1-15 characters of A-Z, a-z, 0-9, _, . and -`);
+  if (!INTERFACE_NAME.test(value)) throw badRequest(`body.${field} must be ${INTERFACE_NAME_RULE}`);
+  const problem = interfaceNameProblem(value);
+  if (problem) throw badRequest(`body.${field}: ${problem}`);
   return value;
 }
 

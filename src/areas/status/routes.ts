@@ -35,6 +35,7 @@ const Status = Type.Object({
   bytes_in: Type.Integer(),
   bytes_out: Type.Integer(),
   pf_error: Type.Optional(Type.String()),
+  pf_problems: Type.Optional(Type.Array(Type.String(), { description: 'what stops the loaded ruleset from taking effect (e.g. a pf.conf anchor hook missing), each with the fix' })),
   traffic: Type.Object({
     source: Type.String({ description: 'where connections and counters come from; says "simulated" on the simulated platform' }),
     simulated: Type.Boolean(),
@@ -84,7 +85,7 @@ export const statusArea: Area = {
         const pf = await context.platform.packetFilter.status();
         const store = storeHealth(context);
         return {
-          status: store.ok && pf.running ? 'ok' : 'degraded',
+          status: store.ok && pf.running && !pf.problems?.length ? 'ok' : 'degraded',
           simulated: context.platform.simulated,
           platform: platformInfo(context),
           uptime_seconds: Math.floor((context.clock.now() - context.startedAt) / 1000),
@@ -98,6 +99,7 @@ export const statusArea: Area = {
           bytes_in: pf.bytes_in,
           bytes_out: pf.bytes_out,
           ...(pf.error ? { pf_error: pf.error } : {}),
+          ...(pf.problems?.length ? { pf_problems: pf.problems } : {}),
           traffic: {
             source: TRAFFIC_SOURCES[context.platform.name],
             simulated: context.platform.traffic.simulated,

@@ -2,23 +2,53 @@ import type { PacketFilterStatus } from '../platform.js';
 import { runCommand, type CommandResult } from '../exec.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { PF_ANCHOR } from '../../compile/compiled.js';
+import type { ScheduleEdge } from '../../compile/schedule-edges.js';
+import { declaredTables, readPfSetupProblems, readRequestMaxcount } from './pf-setup.js';
 
 const NOT_RUNNABLE = 127;
 const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `pfctl exited ${result.code}`;
 
-/** pf through pfctl: `-n` parses without loading, `-a bulwark -f -` replaces the anchor atomically. */
+/**
+ * pf through pfctl: `-n` parses without loading, `-a bulwark -f -` replaces the anchor atomically. Before
+ * either, the main ruleset must hook the anchor and pf must be enabled (pf-setup.ts), and no table may
+ * exceed net.pf.request_maxcount: each is refused with what to change, before anything is loaded.
+ */
 export class PfPacketFilter implements PacketFilter {
   readonly dialect = 'pf' as const;
 
   constructor(
     /** The platform's status reader (pfctl -s info), kept where the platform defines it. */
-    readonly status: () => Promise<PacketFilterStatus>,
+    private readonly readStatus: () => Promise<PacketFilterStatus>,
     private readonly pfctl = 'pfctl',
   ) {}
+
+  /** The dashboard reads status every tick: the setup is read again at most every 10 s (check() always reads it). */
+  private setupRead: { at: number; problems: string[] | undefined } | undefined;
+
+  async status(): Promise<PacketFilterStatus> {
+    const status = await this.readStatus();
+    if (!this.setupRead || Date.now() - this.setupRead.at > 10_000) {
+      this.setupRead = { at: Date.now(), problems: await readPfSetupProblems(this.pfctl) };
+    }
+    const { problems } = this.setupRead;
+    return problems?.length ? { ...status, problems } : status;
+  }
 
   async check(ruleset: RulesetText): Promise<ApplyResult> {
     const refused = wrongDialect(this.dialect, ruleset);
     if (refused) return refused;
+    const maxcount = await readRequestMaxcount();
+    for (const [name, size] of declaredTables(ruleset.text)) {
+      if (size > maxcount) {
+        return {
+          ok: false, stage: 'check',
+          message: `alias "${name}" loads ${size} address blocks, more than net.pf.request_maxcount (${maxcount}) lets pf take in one table: split the alias, or raise net.pf.request_maxcount in /etc/sysctl.conf`,
+        };
+      }
+    }
+    const problems = await readPfSetupProblems(this.pfctl);
+    this.setupRead = { at: Date.now(), problems };
+    if (problems?.length) return { ok: false, stage: 'setup', message: problems.join('; ') };
     const result = await runCommand(this.pfctl, ['-n', '-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
     return result.code === 0 ? { ok: true } : { ok: false, stage: 'check', message: message(result) };
@@ -29,7 +59,28 @@ export class PfPacketFilter implements PacketFilter {
     if (!checked.ok) return checked;
     const result = await runCommand(this.pfctl, ['-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
-    return result.code === 0 ? { ok: true } : { ok: false, stage: 'apply', message: message(result) };
+    if (result.code !== 0) return { ok: false, stage: 'apply', message: message(result) };
+    await this.removeStaleTables(ruleset.text);
+    return { ok: true };
+  }
+
+  /** A persist table survives a reload of the anchor that no longer declares it (a deleted alias): kill it. */
+  private async removeStaleTables(text: string): Promise<void> {
+    const declared = declaredTables(text);
+    const listed = await runCommand(this.pfctl, ['-a', PF_ANCHOR, '-s', 'Tables']);
+    if (listed.code !== 0) return;
+    for (const name of listed.stdout.split('\n').map((l) => l.trim()).filter(Boolean)) {
+      if (!declared.has(name)) await runCommand(this.pfctl, ['-a', PF_ANCHOR, '-t', name, '-T', 'kill']);
+    }
+  }
+
+  /**
+   * The states a scheduled pass rule created carry its label (the rule id): `pfctl -k label -k <id>`
+   * (FreeBSD 13 and later). States a block rule entering its window would match are not killed on FreeBSD
+   * yet (docs/packet-filter.md).
+   */
+  async killStates(edge: ScheduleEdge): Promise<void> {
+    for (const { id } of edge.ended) await runCommand(this.pfctl, ['-k', 'label', '-k', id]);
   }
 
   async counters(): Promise<RuleCounter[]> {
@@ -38,18 +89,25 @@ export class PfPacketFilter implements PacketFilter {
   }
 }
 
-/** `pfctl -v -s rules`: each rule line is followed by `[ Evaluations: … Packets: N Bytes: N … ]`. */
+/**
+ * `pfctl -v -s rules`: each rule line is followed by `[ Evaluations: … Packets: N Bytes: N … ]`. pf expands
+ * one rule into several (`proto { tcp udp }`, both address families), each carrying the same label: the
+ * counters of one label are summed, so a rule's counter covers all of its expansions.
+ */
 export function parsePfRuleCounters(text: string): RuleCounter[] {
-  const counters: RuleCounter[] = [];
+  const counters = new Map<string, RuleCounter>();
   let label: string | undefined;
   for (const line of text.split('\n')) {
     const stats = /Packets:\s*(\d+)\s+Bytes:\s*(\d+)/.exec(line);
     if (stats && label !== undefined) {
-      counters.push({ name: label, packets: Number(stats[1]), bytes: Number(stats[2]) });
+      const counter = counters.get(label) ?? { name: label, packets: 0, bytes: 0 };
+      counter.packets += Number(stats[1]);
+      counter.bytes += Number(stats[2]);
+      counters.set(label, counter);
       label = undefined;
       continue;
     }
     if (!line.startsWith(' ') && !line.startsWith('\t') && line.trim()) label = /label "([^"]*)"/.exec(line)?.[1];
   }
-  return counters;
+  return [...counters.values()];
 }

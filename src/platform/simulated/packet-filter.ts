@@ -1,4 +1,5 @@
 import type { PacketFilterStatus } from '../platform.js';
+import type { ScheduleEdge } from '../../compile/schedule-edges.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
 
 const COUNTER = /^\s*counter\s+([A-Za-z0-9_.\/-]+)\s*\{/gm;
@@ -34,6 +35,13 @@ export class SimulatedPacketFilter implements PacketFilter {
     this.appliedAt = Date.now();
     this.counterNames = [...ruleset.text.matchAll(COUNTER)].map((m) => m[1]);
     return { ok: true };
+  }
+
+  /** No states exist in a simulation; the last edge is kept so tests can see what would be killed. */
+  lastEdge: ScheduleEdge | undefined;
+
+  async killStates(edge: ScheduleEdge): Promise<void> {
+    this.lastEdge = edge;
   }
 
   async counters(): Promise<RuleCounter[]> {

@@ -1,0 +1,232 @@
+/**
+ * Issue 20 in the kernel: three network namespaces this test creates (client — firewall — server, veth
+ * pairs), Bulwark in this process with an injectable clock, its nftables driver running the real `nft` and
+ * `conntrack` inside the firewall namespace. Every change goes through the HTTP API. Needs root; mandatory
+ * under REQUIRE_SYSTEM_TESTS=1.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { rootSkipReason } from '../helpers/shared.js';
+import { startTestApp, json, type TestApp } from '../helpers/app.js';
+import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
+import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
+import { packetFilterService } from '../../src/areas/packet-filter/routes.js';
+
+const skip = rootSkipReason('the issue-20 namespace test (network namespaces, nftables, conntrack)');
+const id = process.pid;
+const NS = { client: `bxc${id}`, firewall: `bxf${id}`, server: `bxs${id}` };
+const CLIENT = '10.232.1.2';
+const FW_OUTSIDE = '10.232.1.1';
+const BINAT_OUTSIDE = '10.232.1.50';
+const FW_INSIDE = '10.232.2.1';
+const SERVER = '10.232.2.2';
+
+const work = mkdtempSync(join(tmpdir(), 'bulwark-e2e-exact-'));
+const children: ChildProcess[] = [];
+let t: TestApp;
+let headers: Headers;
+
+function sh(args: string[]): string {
+  const result = spawnSync(args[0], args.slice(1), { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+const inNs = (ns: string, ...args: string[]) => sh(['ip', 'netns', 'exec', ns, ...args]);
+const removeNamespaces = () => { for (const ns of Object.values(NS)) spawnSync('ip', ['netns', 'delete', ns]); };
+
+/** TCP echo on 8080-8081 (connections stay open), UDP echo on 8082. */
+const SERVER_SCRIPT = `
+const net = require('node:net'); const dgram = require('node:dgram');
+for (const port of [8080, 8081]) net.createServer((s) => { s.on('data', (d) => s.write(d)); s.on('error', () => {}); }).listen(port, '0.0.0.0');
+const u = dgram.createSocket('udp4'); u.on('message', (m, r) => u.send(m, r.port, r.address)); u.bind(8082, '0.0.0.0');
+`;
+/** One long-lived TCP connection: each stdin line is sent; prints "pong", "timeout" or "closed". */
+const CONNECTION_SCRIPT = `
+const s = require('node:net').connect(Number(process.argv[2]), process.argv[1]);
+let waiting;
+s.on('connect', () => console.log('connected'));
+s.on('data', () => { if (waiting) { clearTimeout(waiting); waiting = undefined; console.log('pong'); } });
+s.on('error', () => console.log('closed'));
+require('node:readline').createInterface({ input: process.stdin }).on('line', () => {
+  s.write('ping\\n');
+  waiting = setTimeout(() => { waiting = undefined; console.log('timeout'); }, 1500);
+});
+`;
+/** A fresh TCP connection (or a UDP datagram) from the client: prints what came back, or FAIL. */
+const PROBE_SCRIPT = `
+const [proto, host, port] = process.argv.slice(1);
+const done = (v) => { console.log(v); process.exit(0); };
+setTimeout(() => done('FAIL'), 1500);
+if (proto === 'udp') {
+  const u = require('node:dgram').createSocket('udp4');
+  u.on('message', (m) => done(m.toString()));
+  u.send('hello', Number(port), host);
+} else {
+  const s = require('node:net').connect(Number(port), host, () => s.write('hello'));
+  s.on('data', (d) => done(d.toString()));
+  s.on('error', () => done('FAIL'));
+}
+`;
+
+async function probe(proto: 'tcp' | 'udp', host: string, port: number): Promise<boolean> {
+  const child = spawn('ip', ['netns', 'exec', NS.client, process.execPath, '-e', PROBE_SCRIPT, proto, host, String(port)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  await new Promise((resolve) => child.on('close', resolve));
+  return out.trim() === 'hello';
+}
+
+/** A connection held open from the client namespace; ping() answers whether the server's echo came back. */
+async function openConnection(host: string, port: number) {
+  const child = spawn('ip', ['netns', 'exec', NS.client, process.execPath, '-e', CONNECTION_SCRIPT, host, String(port)], { stdio: ['pipe', 'pipe', 'ignore'] });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async () => String((await lines.next()).value);
+  assert.equal(await next(), 'connected');
+  return {
+    ping: async () => { child.stdin!.write('\n'); return next(); },
+    close: () => child.kill('SIGTERM'),
+  };
+}
+
+const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
+  const response = await t.app.inject({ method, url, payload: payload as object, headers });
+  return { status: response.statusCode, body: response.body ? json(response) : undefined };
+};
+const ok = async (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
+  const response = await call(method, url, payload);
+  assert.ok(response.status >= 200 && response.status < 300, `${method} ${url} → ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
+};
+const reload = () => ok('POST', '/api/v1/reload');
+const removeAll = async () => {
+  for (const kind of ['rules', 'nat', 'aliases', 'schedules']) {
+    for (const object of (await call('GET', `/api/v1/${kind}`)).body) await ok('DELETE', `/api/v1/${kind}/${object.id}`);
+  }
+  await reload();
+};
+
+before(async () => {
+  if (skip) return;
+  removeNamespaces();
+  process.on('exit', removeNamespaces);
+  for (const ns of Object.values(NS)) {
+    sh(['ip', 'netns', 'add', ns]);
+    inNs(ns, 'ip', 'link', 'set', 'lo', 'up');
+  }
+  sh(['ip', 'link', 'add', 'cl0', 'netns', NS.client, 'type', 'veth', 'peer', 'name', 'fwc', 'netns', NS.firewall]);
+  sh(['ip', 'link', 'add', 'sv0', 'netns', NS.server, 'type', 'veth', 'peer', 'name', 'fws', 'netns', NS.firewall]);
+  inNs(NS.client, 'ip', 'addr', 'add', `${CLIENT}/24`, 'dev', 'cl0');
+  inNs(NS.client, 'ip', 'link', 'set', 'cl0', 'up');
+  inNs(NS.client, 'ip', 'route', 'add', 'default', 'via', FW_OUTSIDE);
+  inNs(NS.firewall, 'ip', 'addr', 'add', `${FW_OUTSIDE}/24`, 'dev', 'fwc');
+  inNs(NS.firewall, 'ip', 'addr', 'add', `${BINAT_OUTSIDE}/24`, 'dev', 'fwc');
+  inNs(NS.firewall, 'ip', 'addr', 'add', `${FW_INSIDE}/24`, 'dev', 'fws');
+  inNs(NS.firewall, 'ip', 'link', 'set', 'fwc', 'up');
+  inNs(NS.firewall, 'ip', 'link', 'set', 'fws', 'up');
+  inNs(NS.firewall, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1');
+  inNs(NS.server, 'ip', 'addr', 'add', `${SERVER}/24`, 'dev', 'sv0');
+  inNs(NS.server, 'ip', 'link', 'set', 'sv0', 'up');
+  inNs(NS.server, 'ip', 'route', 'add', 'default', 'via', FW_INSIDE);
+  children.push(spawn('ip', ['netns', 'exec', NS.server, process.execPath, '-e', SERVER_SCRIPT], { stdio: 'ignore' }));
+
+  // The driver runs these wrappers: the real tools, inside the firewall namespace only.
+  for (const tool of ['nft', 'conntrack']) {
+    writeFileSync(join(work, tool), `#!/bin/sh\nexec ip netns exec ${NS.firewall} ${tool} "$@"\n`);
+    chmodSync(join(work, tool), 0o755);
+  }
+  const platform = createSimulatedPlatform();
+  const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), join(work, 'nft'), join(work, 'conntrack'));
+  t = await startTestApp({ platform: { ...platform, packetFilter } });
+  headers = await adminHeaders(t.app);
+  for (let i = 0; i < 40 && !(await probe('tcp', SERVER, 8080)); i++) await new Promise((r) => setTimeout(r, 100));
+});
+
+after(async () => {
+  for (const child of children) child.kill('SIGTERM');
+  await t?.close();
+  removeNamespaces();
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('8. a TCP connection opened inside a schedule window is cut when the window closes', { skip }, async () => {
+  t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // Wednesday 10:00 local
+  const office = await ok('POST', '/api/v1/schedules', { name: 'office', time_ranges: '09:00-17:00' });
+  await ok('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 8080, schedule_id: office.id, priority: 1 });
+  await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', interface: 'fwc', dst_port_start: 8080 });
+  await reload();
+  const inside = await openConnection(SERVER, 8080);
+  assert.equal(await inside.ping(), 'pong', 'open inside the window');
+  assert.equal(await packetFilterService(t.app.context)!.applySchedules(), false);
+  assert.equal(await inside.ping(), 'pong', 'still inside the window');
+
+  t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
+  assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+  assert.equal(await inside.ping(), 'timeout', 'the established connection is cut at the edge');
+  assert.equal(await probe('tcp', SERVER, 8080), false, 'and new ones are blocked');
+  inside.close();
+  await removeAll();
+});
+
+test('8. a block rule entering its window stops a connection established before it', { skip }, async () => {
+  t.clock.set(new Date(2026, 0, 7, 10, 0).getTime());
+  const evening = await ok('POST', '/api/v1/schedules', { name: 'evening', time_ranges: '17:15-23:00' });
+  await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_addr: SERVER, dst_port_start: 8081, schedule_id: evening.id });
+  await reload();
+  const before = await openConnection(SERVER, 8081);
+  const unaffected = await openConnection(SERVER, 8080);
+  assert.equal(await before.ping(), 'pong');
+  t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
+  assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+  assert.equal(await before.ping(), 'timeout', 'the flow the block rule matches is cut');
+  assert.equal(await unaffected.ping(), 'pong', 'a flow it does not match goes on');
+  before.close();
+  unaffected.close();
+  await removeAll();
+});
+
+test('1. emptying an alias empties the kernel set: the rule on it stops matching', { skip }, async () => {
+  const servers = await ok('POST', '/api/v1/aliases', { name: 'servers', alias_type: 'host', entries: [SERVER] });
+  await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_addr: '<servers>', dst_port_start: 8080 });
+  await reload();
+  assert.equal(await probe('tcp', SERVER, 8080), false);
+  assert.match(inNs(NS.firewall, 'nft', 'list', 'set', 'inet', 'bulwark', 'alias_servers_v4'), /elements = \{ 10\.232\.2\.2 \}/);
+  await ok('PUT', `/api/v1/aliases/${servers.id}`, { enabled: false });
+  await reload();
+  assert.doesNotMatch(inNs(NS.firewall, 'nft', 'list', 'set', 'inet', 'bulwark', 'alias_servers_v4'), /elements/);
+  assert.equal(await probe('tcp', SERVER, 8080), true);
+  await removeAll();
+});
+
+test('3. binat tcp/udp translates both protocols; binat tcp only TCP', { skip }, async () => {
+  const binat = await ok('POST', '/api/v1/nat', { nat_type: 'binat', interface: 'fwc', protocol: 'tcp/udp', src_addr: SERVER, redirect_addr: BINAT_OUTSIDE });
+  await reload();
+  assert.equal(await probe('tcp', BINAT_OUTSIDE, 8080), true, 'tcp reaches the inside host');
+  assert.equal(await probe('udp', BINAT_OUTSIDE, 8082), true, 'udp reaches the inside host');
+  await ok('PUT', `/api/v1/nat/${binat.id}`, { protocol: 'tcp' });
+  await reload();
+  assert.equal(await probe('tcp', BINAT_OUTSIDE, 8080), true);
+  assert.equal(await probe('udp', BINAT_OUTSIDE, 8082), false, 'udp is not translated by a tcp binat');
+  await removeAll();
+});
+
+test('6/7. hostile free text loads as comments only: every rule is in the kernel and enforced', { skip }, async () => {
+  t.clock.set(new Date(2026, 0, 7, 3, 0).getTime());
+  const night = await ok('POST', '/api/v1/schedules', { name: 'office (Mo-Fr)', time_ranges: '09:00-17:00' });
+  await ok('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 9999, description: 'quotes " \' ; { } # include "x" and a backslash \\', label: 'x#1' });
+  await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081, schedule_id: night.id });
+  const last = await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8080 });
+  await reload();
+  const table = inNs(NS.firewall, 'nft', 'list', 'table', 'inet', 'bulwark');
+  assert.equal((table.match(/counter name "rule_/g) ?? []).length, 2, 'the two rules in force, no more, no fewer');
+  assert.match(table, new RegExp(`counter name "rule_${last.id}"`));
+  assert.equal(await probe('tcp', SERVER, 8080), false, 'the rule after the hostile description is enforced');
+  assert.equal(await probe('tcp', SERVER, 8081), true, 'the scheduled rule is out of its window');
+  await removeAll();
+});
