@@ -97,7 +97,7 @@ test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a 
     const refused = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
     rmSync(join(fakeDir, 'refuse'));
     assert.equal(refused.statusCode, 409);
-    assert.match(json(refused).error, /pf refused the ruleset; the previous ruleset stays in force: stdin:14: syntax error/);
+    assert.match(json(refused).error, /pf refused the ruleset; the previous ruleset stays in force: pfctl refused line 14 \(pass\): syntax error/);
     assert.deepEqual(loads().map((c) => c.args), ['-n -a bulwark -f -'], 'nothing is loaded after a failed check');
     const pending = json(await t.app.inject({ url: '/api/v1/pending', headers }));
     assert.deepEqual(pending.changes.rules.changed, [created.id]);

@@ -16,7 +16,7 @@ export type ApplyResult =
    *  transaction (nothing changed either way); `setup`: the host is not set up to use the ruleset (pf
    *  disabled, an anchor hook missing from pf.conf), so nothing was loaded; `unavailable`: the tool could
    *  not be run. */
-  | { ok: false; stage: 'check' | 'apply' | 'setup' | 'unavailable'; message: string };
+  | { ok: false; stage: 'check' | 'apply' | 'setup' | 'unavailable'; message: string; /** The tool's whole output, for the server log only. */ detail?: string };
 
 /** One named counter: an nftables counter object or a pf rule label. */
 export interface RuleCounter {

@@ -112,6 +112,7 @@ export class PacketFilterService {
     }
     const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
     if (!result.ok) {
+      if (result.detail) this.context.log.warn({ stage: result.stage, output: result.detail }, 'the packet filter refused the ruleset');
       const who = applyFailureWho(result.stage, compiled.dialect);
       return {
         ok: false,

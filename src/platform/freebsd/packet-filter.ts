@@ -1,5 +1,6 @@
 import type { PacketFilterStatus } from '../platform.js';
 import { runCommand, type CommandResult } from '../exec.js';
+import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { PF_ANCHOR } from '../../compile/compiled.js';
 import type { ScheduleEdge } from '../../compile/schedule-edges.js';
@@ -7,6 +8,11 @@ import { declaredTables, readPfSetupProblems, readRequestMaxcount } from './pf-s
 
 const NOT_RUNNABLE = 127;
 const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `pfctl exited ${result.code}`;
+/** A refusal of the rendered text: only what the tool said about our own lines reaches the client. */
+const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: RulesetText): ApplyResult => {
+  const { message: summary, detail } = summariseRefusal('pfctl', message(result), ruleset.text);
+  return { ok: false, stage, message: summary, detail };
+};
 
 /**
  * pf through pfctl: `-n` parses without loading, `-a bulwark -f -` replaces the anchor atomically. Before
@@ -51,7 +57,7 @@ export class PfPacketFilter implements PacketFilter {
     if (problems?.length) return { ok: false, stage: 'setup', message: problems.join('; ') };
     const result = await runCommand(this.pfctl, ['-n', '-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
-    return result.code === 0 ? { ok: true } : { ok: false, stage: 'check', message: message(result) };
+    return result.code === 0 ? { ok: true } : refusal('check', result, ruleset);
   }
 
   async apply(ruleset: RulesetText): Promise<ApplyResult> {
@@ -59,7 +65,7 @@ export class PfPacketFilter implements PacketFilter {
     if (!checked.ok) return checked;
     const result = await runCommand(this.pfctl, ['-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
-    if (result.code !== 0) return { ok: false, stage: 'apply', message: message(result) };
+    if (result.code !== 0) return refusal('apply', result, ruleset);
     await this.removeStaleTables(ruleset.text);
     return { ok: true };
   }

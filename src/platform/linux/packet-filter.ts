@@ -1,5 +1,6 @@
 import type { PacketFilterStatus } from '../platform.js';
 import { runCommand, type CommandResult } from '../exec.js';
+import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { NFT_TABLE } from '../../compile/compiled.js';
 import { scheduleCtMark, type ScheduleEdge } from '../../compile/schedule-edges.js';
@@ -7,6 +8,11 @@ import { parseConntrack } from './conntrack.js';
 
 const NOT_RUNNABLE = 127;
 const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `nft exited ${result.code}`;
+/** A refusal of the rendered text: only what the tool said about our own lines reaches the client. */
+const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: RulesetText): ApplyResult => {
+  const { message: summary, detail } = summariseRefusal('nft', message(result), ruleset.text);
+  return { ok: false, stage, message: summary, detail };
+};
 
 /**
  * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates, `nft -f -` loads the whole
@@ -45,7 +51,7 @@ export class NftablesPacketFilter implements PacketFilter {
     if (refused) return refused;
     const result = await runCommand(this.nft, ['-c', '-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
-    return result.code === 0 ? { ok: true } : { ok: false, stage: 'check', message: message(result) };
+    return result.code === 0 ? { ok: true } : refusal('check', result, ruleset);
   }
 
   async apply(ruleset: RulesetText): Promise<ApplyResult> {
@@ -55,7 +61,7 @@ export class NftablesPacketFilter implements PacketFilter {
     // transaction is then aborted as a whole and the previous table stays loaded.
     const result = await runCommand(this.nft, ['-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
-    return result.code === 0 ? { ok: true } : { ok: false, stage: 'apply', message: message(result) };
+    return result.code === 0 ? { ok: true } : refusal('apply', result, ruleset);
   }
 
   async counters(): Promise<RuleCounter[]> {
