@@ -29,8 +29,10 @@ function screenRules(text: string, origin: 'request' | 'download'): { text: stri
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     // Lines that are not rules (blank, plain comments) are never installed, so only rules are screened.
     const rule = parseRuleLine(line);
-    const problem = rule ? suricataRuleProblem(rule.rule_text) : null;
-    if (problem === null) {
+    // A client's text holds rules, comments and blank lines only; a broken rule is named rather than dropped.
+    const comment = /^\s*(#.*)?$/.test(line) && !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(line);
+    const problem = rule ? suricataRuleProblem(rule.rule_text) : comment ? null : 'is neither a complete Suricata rule nor a comment';
+    if (problem === null || (!rule && origin === 'download')) {
       kept.push(line);
       continue;
     }
