@@ -46,8 +46,10 @@ export function writeConfinedFile(path: string, root: string, text: string, mode
   if (mode & FORBIDDEN_MODE_BITS || mode > 0o777) throw new Error(`${path}: refused mode ${mode.toString(8)}`);
   const before = symlinkProblem(path, root);
   if (before) throw new Error(`${path}: ${before}`);
+  // The root itself is configuration (trusted) and may be created; below it, one directory at a time.
+  const base = root.replace(/\/+$/, '') || '/';
   const missing: string[] = [];
-  for (let dir = dirname(path); dir.length > root.replace(/\/+$/, '').length; dir = dirname(dir)) {
+  for (let dir = dirname(path); dir.length >= base.length && dir !== dirname(dir); dir = dirname(dir)) {
     try {
       lstatSync(dir);
       break;
