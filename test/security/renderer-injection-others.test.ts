@@ -31,7 +31,7 @@ import { parseRuleLine } from '../../src/areas/ids/rules-parser.js';
 
 type JsonSchema = { type?: string; enum?: unknown[]; format?: string; anyOf?: JsonSchema[]; items?: JsonSchema; properties?: Record<string, JsonSchema> };
 
-const SCHEMAS: Record<string, JsonSchema> = {
+const SCHEMAS: Record<string, object> = {
   wg_tunnel: WgTunnelStored, wg_peer: WgPeerStored, ipsec_sa: IpsecStored,
   rp_entrypoint: Entrypoint, rp_http_router: HttpRouter, rp_http_service: HttpService, rp_http_middleware: HttpMiddleware,
   rp_tcp_router: TcpRouter, rp_l4_service: L4Service, rp_udp_router: UdpRouter, rp_tls_cert: TlsCert, rp_tls_option: TlsOption,
@@ -59,7 +59,7 @@ function stringFields(): { open: string[]; closed: string[] } {
   const open: string[] = [];
   const closed: string[] = [];
   for (const [kind, schema] of Object.entries(SCHEMAS)) {
-    for (const [name, field] of Object.entries(schema.properties ?? {})) {
+    for (const [name, field] of Object.entries((schema as JsonSchema).properties ?? {})) {
       if (!isString(field)) continue;
       (isClosed(field) ? closed : open).push(`${kind}.${name}`);
     }
