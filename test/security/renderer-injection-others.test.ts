@@ -435,9 +435,11 @@ test('hostile values in every rendered field: 400 naming the field, or the file 
         assert.ok(!target.onlyRefusal && !variant.mustRefuse, `${label}: accepted, but only a refusal is acceptable here`);
         const text = await target.render();
         if (target.yaml) {
+          const { from, to } = variant;
+          assert.ok(from !== undefined && to !== undefined, `${label}: a YAML variant needs its marker`);
           const twinTree = parseYaml(expected!);
-          assert.ok(contains(twinTree, variant.from), `${name}: the benign marker ${variant.from} does not reach the rendered file`);
-          assert.deepEqual(parseYaml(text), substitute(twinTree, variant.from, variant.to!), `${label}: the YAML does not parse into the intended document`);
+          assert.ok(contains(twinTree, from), `${name}: the benign marker ${from} does not reach the rendered file`);
+          assert.deepEqual(parseYaml(text), substitute(twinTree, from, to), `${label}: the YAML does not parse into the intended document`);
         }
         assert.deepEqual(target.shape(text), target.shape(expected!), `${label}: rendered structure differs from the benign rendering`);
         accepted++;
