@@ -23,6 +23,9 @@ export function parseAllowedIps(text: string, field = 'body.allowed_ips'): strin
   return entries;
 }
 
+/** Items of a stored comma-separated list, spaces around commas ignored. */
+const listItems = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+
 function checkSplitRoutes(value: unknown): void {
   if (typeof value !== 'string') return;
   for (const entry of listItems(value)) {
@@ -30,12 +33,9 @@ function checkSplitRoutes(value: unknown): void {
   }
 }
 
-/** Items of a stored comma-separated list, spaces around commas ignored. */
-const listItems = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
-
 /** The tunnel fields that reach client files, held to their grammar (docs/vpn.md). */
 function checkTunnel(data: ConfigData): void {
-  if (!isCidr(String(data.address)) || !parseCidr(String(data.address))) throw badRequest(`body.address: "${String(data.address)}" is not an IP address with prefix`);
+  if (!isCidr(String(data.address))) throw badRequest(`body.address: "${String(data.address)}" is not an IP address with prefix`);
   checkSplitRoutes(data.split_routes);
   if (typeof data.dns === 'string' && data.dns.trim() !== '' && !isCommaList(listItems(data.dns).join(','), isHostOrAddress)) {
     throw badRequest('body.dns must be comma-separated IP addresses or host names');
