@@ -1,4 +1,5 @@
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
+import { yamlDocument } from '../../render/yaml-document.js';
 import type { AppContext } from '../../context.js';
 import type { Collection } from '../../http/collection.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
@@ -489,7 +490,7 @@ export class MultiWanService {
   }
 
   exportYaml(): string {
-    return `# Bulwark multi-WAN configuration\n${stringify(this.exportDocument())}`;
+    return yamlDocument('Bulwark multi-WAN configuration', this.exportDocument(), 'multi-WAN export');
   }
 
   /**
