@@ -23,7 +23,7 @@ test('every collection: create → list → update → delete, names unique, JSO
     ['udp/services', { name: 'dns', config_json: '{"servers":[{"address":"10.0.0.53:53"}]}' }, { enabled: false }],
     ['tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/ssl/site.key' }, { stores_json: '["default"]' }],
     ['tls/options', { name: 'modern', config_json: '{"minVersion":"VersionTLS13"}' }, { config_json: '{"minVersion":"VersionTLS12"}' }],
-    ['cert-resolvers', { name: 'le', config_json: '{"acme":{"email":"a@example.org","storage":"/var/lib/acme.json","httpChallenge":{"entryPoint":"web"}}}' }, {}],
+    ['cert-resolvers', { name: 'le', config_json: '{"acme":{"email":"a@example.org","storage":"/var/lib/bulwark/acme.json","httpChallenge":{"entryPoint":"web"}}}' }, {}],
   ];
   for (const [path, body, patch] of samples) {
     const created = await t.request('POST', `${base}/${path}`, body);

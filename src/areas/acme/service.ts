@@ -1,5 +1,4 @@
-import { mkdirSync, writeFileSync, chmodSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import type { Collection } from '../../http/collection.js';
@@ -8,11 +7,15 @@ import { badRequest } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
+import { certPathProblem, certRoots } from '../../render/cert-paths.js';
+import { fileModeProblem, symlinkProblem, writeConfinedFile } from '../../render/confined-file.js';
+import { isSingleLineText, isUnder } from '../../render/grammar.js';
 import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
 
 const NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-/** Where file export targets may write (the daemons that read certificates). */
-const EXPORT_ROOTS = ['/etc/ssl/', '/etc/bulwark/', '/etc/nginx/', '/etc/haproxy/', '/etc/caddy/', '/etc/unbound/', '/etc/strongswan/', '/etc/swanctl/'];
+/** The config keys of a file export target (wire-format §4.3). */
+const FILE_TARGET_KEYS = new Set(['cert_path', 'key_path', 'chain_path', 'owner', 'mode', 'key_mode']);
+const OWNER = /^[a-z_][a-z0-9_-]{0,31}(:[a-z_][a-z0-9_-]{0,31})?$/;
 
 export function checkName(name: string, field: string): string {
   const value = name.trim().toLowerCase();
@@ -20,12 +23,18 @@ export function checkName(name: string, field: string): string {
   return value;
 }
 
-/** A file path under one of the allowed roots, with no way out of it. */
-export function confinedPath(path: unknown, field: string, roots: readonly string[] = EXPORT_ROOTS): string {
-  if (typeof path !== 'string' || !path.startsWith('/')) throw badRequest(`${field} must be an absolute path`);
-  const normal = resolve(path);
-  if (normal !== path || !roots.some((root) => normal.startsWith(root))) throw badRequest(`${field} must lie under ${roots.join(', ')}`);
-  return normal;
+/**
+ * A certificate file path under one of the allowed roots (src/render/cert-paths.ts), with no way out of it:
+ * clean, with a certificate extension, and no symbolic link on the way as the disk is now.
+ */
+export function confinedPath(path: unknown, field: string, dataDir: string): string {
+  const problem = certPathProblem(path, dataDir);
+  if (problem) throw badRequest(`${field} ${problem}`);
+  const text = path as string;
+  const root = certRoots(dataDir).find((candidate) => isUnder(text, candidate))!;
+  const link = symlinkProblem(text, root);
+  if (link) throw badRequest(`${field}: ${link}; symbolic links are not followed`);
+  return resolve(text);
 }
 
 /** ACME certificates: account, certificate orders, DNS-01 providers and export targets. */
@@ -198,18 +207,28 @@ export class AcmeService {
 
   private checkTarget(data: ConfigData): void {
     const config = (data.config ?? {}) as Record<string, unknown>;
+    const dataDir = this.context.config.dataDir;
     if (data.kind === 'file') {
-      confinedPath(config.cert_path, 'body.config.cert_path');
-      confinedPath(config.key_path, 'body.config.key_path');
-      if (config.chain_path !== undefined) confinedPath(config.chain_path, 'body.config.chain_path');
+      const unknown = Object.keys(config).find((key) => !FILE_TARGET_KEYS.has(key));
+      if (unknown) throw badRequest(`body.config.${unknown} is not a known field of a file target`);
+      confinedPath(config.cert_path, 'body.config.cert_path', dataDir);
+      confinedPath(config.key_path, 'body.config.key_path', dataDir);
+      if (config.chain_path !== undefined) confinedPath(config.chain_path, 'body.config.chain_path', dataDir);
+      const paths = [config.cert_path, config.key_path, config.chain_path].filter((p) => p !== undefined);
+      if (new Set(paths).size !== paths.length) throw badRequest('body.config paths must be different files');
       for (const field of ['mode', 'key_mode']) {
-        if (config[field] !== undefined && !/^0?[0-7]{3}$/.test(String(config[field]))) throw badRequest(`body.config.${field} must be an octal mode such as 0640`);
+        const problem = config[field] === undefined ? null : fileModeProblem(config[field], field === 'key_mode');
+        if (problem) throw badRequest(`body.config.${field} ${problem}`);
       }
+      if (config.owner !== undefined && !OWNER.test(String(config.owner))) throw badRequest('body.config.owner must be user or user:group');
     } else if (data.kind === 'webhook') {
       try {
         if (new URL(String(config.url)).protocol !== 'https:') throw new Error();
       } catch {
         throw badRequest('body.config.url must be an https URL');
+      }
+      if (config.auth_header !== undefined && (typeof config.auth_header !== 'string' || !isSingleLineText(config.auth_header))) {
+        throw badRequest('body.config.auth_header must be one line of text (no CR, LF or NUL)');
       }
     }
   }
@@ -236,13 +255,15 @@ export class AcmeService {
       let error: string | null = null;
       try {
         if (target.data.kind === 'file') {
-          const write = (path: string, text: string, mode: string) => {
-            mkdirSync(dirname(path), { recursive: true });
-            writeFileSync(path, text, { mode: parseInt(mode, 8) });
-            chmodSync(path, parseInt(mode, 8));
+          // Checked again at write time: a stored target from an older release, or a link planted since.
+          const write = (path: string, text: string, mode: string, forKey = false) => {
+            const problem = certPathProblem(path, this.context.config.dataDir) ?? fileModeProblem(mode, forKey);
+            if (problem) throw new Error(`${path}: ${problem}`);
+            const root = certRoots(this.context.config.dataDir).find((candidate) => isUnder(path, candidate))!;
+            writeConfinedFile(path, root, text, parseInt(mode, 8));
           };
           write(config.cert_path, fullchain, config.mode ?? '0644');
-          write(config.key_path, key, config.key_mode ?? '0600');
+          write(config.key_path, key, config.key_mode ?? '0600', true);
           if (config.chain_path) write(config.chain_path, this.certs.secret(cert, 'chain_pem') ?? '', config.mode ?? '0644');
         } else if (target.data.kind === 'webhook') {
           const response = await outboundFetch(config.url, {

@@ -13,6 +13,7 @@ import { registerPendingFlag } from '../../live/pending-flags.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { writeDataFile } from '../common/data-files.js';
+import { resolvConfLine } from '../../render/resolv-conf.js';
 import {
   ApplyReport, BlocklistSchedule, BlocklistSource, BlocklistStatusFields, DnsStats, DomainOverride, Enabled, HostOverride,
   PatternEntry, RefreshOutcome, ResolverAcl, ResolverConfig, ResolverStatus, SystemDns,
@@ -75,8 +76,15 @@ function routes(context: AppContext): RouteSpec[] {
     validate: validateResolver, tags: TAGS, noun: 'DNS resolver configuration',
   }, store, sealer);
   const systemDns = new Singleton({
-    kind: DNS_KINDS.system, path: '/api/v1/dns', schema: Type.Object({ servers: Type.Array(Type.String(), { default: [] }), configured: Type.Boolean({ default: false }) }),
+    kind: DNS_KINDS.system, path: '/api/v1/dns',
+    schema: Type.Object({ servers: Type.Array(Type.String({ maxLength: 45, pattern: '^[0-9A-Fa-f.:]+$' }), { default: [], maxItems: 16 }), configured: Type.Boolean({ default: false }) }),
     access: { read: READ, write: WRITE }, tags: TAGS, noun: 'system nameservers',
+    // resolv.conf takes IP addresses only; the hook runs on every write path (PUT, import, restore).
+    validate: (data) => {
+      (data.servers as string[]).forEach((server, index) => {
+        if (!isIP(server)) throw badRequest(`body.servers.${index} must be an IP address`);
+      });
+    },
   }, store, sealer);
   dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule });
   services.set(context, dns);
@@ -138,11 +146,9 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { body: SystemDns, response: { 200: Message } },
       handler: (request) => {
         const { servers } = request.body as { servers: string[] };
-        servers.forEach((server, index) => {
-          if (!isIP(server)) throw badRequest(`body.servers.${index} must be an IP address`);
-        });
-        systemDns.write({ servers, configured: true });
-        writeDataFile(context.config.dataDir, ['dns', 'resolv.conf'], `# Rendered by Bulwark\n${servers.map((s) => `nameserver ${s}`).join('\n')}\n`, 0o644);
+        const stored = systemDns.write({ servers, configured: true }).servers as string[];
+        const lines = stored.map((server, index) => resolvConfLine('nameserver', [server], `dns.servers.${index}`));
+        writeDataFile(context.config.dataDir, ['dns', 'resolv.conf'], `# Rendered by Bulwark\n${lines.join('\n')}\n`, 0o644);
         return { message: 'DNS configuration updated' };
       },
     },

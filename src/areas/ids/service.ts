@@ -10,9 +10,37 @@ import { newId } from '../../core/ids.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { parseCidr } from '../../net/address.js';
+import { isCidr } from '../../render/grammar.js';
 import { BlockList, isIP } from 'node:net';
 import { IdsConfig, RulesetStored, SuppressionStored } from './schema.js';
-import { parseRulesFile, withAction } from './rules-parser.js';
+import { parseRuleLine, parseRulesFile, withAction } from './rules-parser.js';
+import { suricataRuleLine, suricataRuleProblem, suricataSuppressLine } from '../../render/suricata.js';
+
+const OVERRIDE_ACTIONS = new Set(['alert', 'drop', 'reject', 'pass']);
+
+/**
+ * Rules text sent by a client is refused as a whole (400 naming the line) when one rule line is unsafe; a
+ * downloaded file has its unsafe rules left out and counted, so one Lua rule does not block a vendor ruleset.
+ */
+function screenRules(text: string, origin: 'request' | 'download'): { text: string; refused: number } {
+  const kept: string[] = [];
+  let refused = 0;
+  for (const [index, raw] of text.split('\n').entries()) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    // Lines that are not rules (blank, plain comments) are never installed, so only rules are screened.
+    const rule = parseRuleLine(line);
+    // A client's text holds rules, comments and blank lines only; a broken rule is named rather than dropped.
+    const comment = /^\s*(#.*)?$/.test(line) && !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(line);
+    const problem = rule ? suricataRuleProblem(rule.rule_text) : comment ? null : 'is neither a complete Suricata rule nor a comment';
+    if (problem === null || (!rule && origin === 'download')) {
+      kept.push(line);
+      continue;
+    }
+    if (origin === 'request') throw badRequest(`body.rules_text line ${index + 1}: ${problem}`);
+    refused++;
+  }
+  return { text: kept.join('\n'), refused };
+}
 
 const MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024;
 
@@ -101,7 +129,7 @@ export class IdsService {
       schema: SuppressionStored,
       operations: ['list', 'create', 'delete'],
       validate: (data) => {
-        if (data.ip_cidr !== null && data.ip_cidr !== undefined && !parseCidr(String(data.ip_cidr))) {
+        if (data.ip_cidr !== null && data.ip_cidr !== undefined && !isCidr(String(data.ip_cidr))) {
           throw badRequest(`body.ip_cidr: "${String(data.ip_cidr)}" is not an IP address or CIDR`);
         }
       },
@@ -131,14 +159,18 @@ export class IdsService {
    * with a source URL is downloaded (through the outbound guard). A failed download is kept in last_error.
    */
   private async afterRulesetChange(object: ConfigObject, rulesText: string | undefined): Promise<ConfigObject> {
-    if (rulesText !== undefined) return this.installRules(object.id, rulesText);
+    if (rulesText !== undefined) return this.installRules(object.id, screenRules(rulesText, 'request').text);
     if (object.data.enabled === true && object.data.rule_count === 0 && object.data.source_url) {
       try {
         const response = await outboundFetch(String(object.data.source_url), {}, { timeoutMs: 120_000 });
         if (!response.ok) throw new Error(`download answered HTTP ${response.status}`);
         const length = Number(response.headers.get('content-length') ?? 0);
         if (length > MAX_DOWNLOAD_BYTES) throw new Error(`rules file larger than ${MAX_DOWNLOAD_BYTES} bytes`);
-        return this.installRules(object.id, await response.text());
+        const screened = screenRules(await response.text(), 'download');
+        const installed = this.installRules(object.id, screened.text);
+        if (screened.refused === 0) return installed;
+        const note = `${screened.refused} rule(s) left out: they use a keyword that runs a script or names a file`;
+        return this.context.store.update('ids_ruleset', object.id, { ...installed.data, last_error: note })!;
       } catch (error) {
         this.context.log.warn({ ruleset: object.id, err: (error as Error).message }, 'ruleset download failed');
         return this.context.store.update('ids_ruleset', object.id, { ...object.data, last_error: (error as Error).message.slice(0, 1000) })!;
@@ -244,18 +276,27 @@ export class IdsService {
   compileRules(): string {
     const enabledSets = this.rulesets.objects().filter((o) => o.data.enabled === true).map((o) => o.id);
     if (enabledSets.length === 0) return '';
-    const rows = this.db.prepare(`SELECT rule_text, action_override FROM ids_rules WHERE enabled = 1 AND ruleset_id IN (${enabledSets.map(() => '?').join(',')}) ORDER BY sid`)
-      .all(...enabledSets) as { rule_text: string; action_override: string | null }[];
-    return rows.map((row) => (row.action_override ? withAction(row.rule_text, row.action_override) : row.rule_text)).join('\n') + (rows.length ? '\n' : '');
+    const rows = this.db.prepare(`SELECT sid, rule_text, action_override FROM ids_rules WHERE enabled = 1 AND ruleset_id IN (${enabledSets.map(() => '?').join(',')}) ORDER BY sid`)
+      .all(...enabledSets) as { sid: number | null; rule_text: string; action_override: string | null }[];
+    // A stored rule that no longer passes the grammar (an older release, a restored database) is left out.
+    const lines: string[] = [];
+    for (const row of rows) {
+      const text = row.action_override && OVERRIDE_ACTIONS.has(row.action_override) ? withAction(row.rule_text, row.action_override) : row.rule_text;
+      if (suricataRuleProblem(text) !== null) {
+        this.context.log.warn({ sid: row.sid }, 'stored IDS rule left out of bulwark.rules: it does not pass the rule grammar');
+        continue;
+      }
+      lines.push(suricataRuleLine(text, 'ids rule'));
+    }
+    return lines.join('\n') + (lines.length ? '\n' : '');
   }
 
   /** Suricata threshold.config lines for the suppressions. */
   compileSuppressions(): string {
     return this.suppressions.objects().map((o) => {
       const { sid, suppress_type: type, ip_cidr: ip } = o.data as { sid: number; suppress_type: string; ip_cidr: string | null };
-      if (!ip) return `suppress gen_id 1, sig_id ${sid}\n`;
-      const track = type === 'src' ? 'by_src' : type === 'dst' ? 'by_dst' : 'by_either';
-      return `suppress gen_id 1, sig_id ${sid}, track ${track}, ip ${ip}\n`;
+      const track = type === 'src' ? 'by_src' : type === 'dst' ? 'by_dst' : type === 'both' ? 'by_either' : null;
+      return `${suricataSuppressLine(sid, track, ip || null, `ids suppression ${o.id}`)}\n`;
     }).join('');
   }
 

@@ -1,4 +1,5 @@
 import type { ConfigData } from '../../store/config-store.js';
+import { pfAnchorToken as token } from '../../render/pf-anchor.js';
 
 export interface GatewayView extends ConfigData {
   id: string;
@@ -50,9 +51,13 @@ export interface CompileInput {
 }
 
 const af = (policy: ConfigData) => (policy.ip_version === 'v4' ? ' inet' : policy.ip_version === 'v6' ? ' inet6' : '');
-const proto = (policy: ConfigData) => (policy.protocol && policy.protocol !== 'any' ? ` proto ${String(policy.protocol)}` : '');
-const ports = (policy: ConfigData) => `${policy.src_port ? ` port ${String(policy.src_port)}` : ''}${policy.dst_port ? ` port ${String(policy.dst_port)}` : ''}`;
-const addresses = (policy: ConfigData) => `from ${String(policy.src_addr ?? 'any')} to ${String(policy.dst_addr ?? 'any')}`;
+const proto = (policy: ConfigData) => (policy.protocol && policy.protocol !== 'any' ? ` proto ${token('protocol', policy.protocol, 'policy protocol')}` : '');
+const ports = (policy: ConfigData) =>
+  `${policy.src_port ? ` port ${token('port', policy.src_port, 'policy src_port')}` : ''}${policy.dst_port ? ` port ${token('port', policy.dst_port, 'policy dst_port')}` : ''}`;
+const addresses = (policy: ConfigData) => `from ${token('address', policy.src_addr ?? 'any', 'policy src_addr')} to ${token('address', policy.dst_addr ?? 'any', 'policy dst_addr')}`;
+/** `(interface next-hop)` of a gateway. */
+const hop = (gateway: ConfigData) => `(${token('interface', gateway.interface, 'gateway interface')} ${token('host', gateway.next_hop, 'gateway next_hop')})`;
+const label = (text: string) => `label "${token('label', text, 'label')}"`;
 
 /**
  * Policy-routing rules in pf syntax (wire-format §4.5): anchor `pbr` steers traffic, anchor `mwan-reply`
@@ -63,17 +68,17 @@ export function compilePolicies(input: CompileInput): { pbr: string[]; reply: st
   const reply: string[] = [];
   const policies = input.policies.filter((p) => p.status === 'active').sort((a, b) => Number(a.priority) - Number(b.priority));
   for (const policy of policies) {
-    const label = `pbr:${policy.id}`;
+    const name = `pbr:${policy.id}`;
     const head = `${af(policy)}${proto(policy)} ${addresses(policy)}`;
+    const inbound = policy.iface_in ? ` on ${token('interface', policy.iface_in, 'policy iface_in')}` : '';
     const gatewayPair = (gateway: ConfigData, suffix: string) => {
-      pbr.push(`pass out quick on ${String(gateway.interface)}${head}${ports(policy)} route-to (${String(gateway.interface)} ${String(gateway.next_hop)}) keep state (if-bound) label "${label}${suffix}"`);
-      const on = policy.iface_in ? ` on ${String(policy.iface_in)}` : '';
-      reply.push(`pass in quick${on}${head}${ports(policy)} reply-to (${String(gateway.interface)} ${String(gateway.next_hop)}) keep state (if-bound) label "${label}${suffix}:rep"`);
+      pbr.push(`pass out quick on ${token('interface', gateway.interface, 'gateway interface')}${head}${ports(policy)} route-to ${hop(gateway)} keep state (if-bound) ${label(`${name}${suffix}`)}`);
+      reply.push(`pass in quick${inbound}${head}${ports(policy)} reply-to ${hop(gateway)} keep state (if-bound) ${label(`${name}${suffix}:rep`)}`);
     };
     if (policy.action_kind === 'set_instance') {
       const instance = input.instances.get(String(policy.target_id));
       if (!instance || !policy.iface_in) continue;
-      pbr.push(`pass in quick on ${String(policy.iface_in)}${head}${ports(policy)} rtable ${String(instance.fib_number)} keep state (if-bound) label "${label}"`);
+      pbr.push(`pass in quick${inbound}${head}${ports(policy)} rtable ${token('number', instance.fib_number, 'instance fib_number')} keep state (if-bound) ${label(name)}`);
     } else if (policy.action_kind === 'set_gateway') {
       const gateway = input.gateways.get(String(policy.target_id));
       if (gateway) gatewayPair(gateway, '');
@@ -86,11 +91,10 @@ export function compilePolicies(input: CompileInput): { pbr: string[]; reply: st
         gatewayPair(input.gateways.get(selection.gateways[0])!, '');
       } else if (selection.selection === 'weighted') {
         const chosen = selection.gateways.map((id) => input.gateways.get(id)!);
-        const routes = chosen.map((g, i) => `(${String(g.interface)} ${String(g.next_hop)}) weight ${selection.weights[i]}`).join(', ');
+        const routes = chosen.map((g, i) => `${hop(g)} weight ${token('number', selection.weights[i], 'member weight')}`).join(', ');
         const sticky = group.sticky === 'src' ? ' sticky-address' : '';
-        pbr.push(`pass out quick on ${String(chosen[0].interface)}${head} route-to { ${routes} } round-robin${sticky} keep state (if-bound) label "${label}:grp"`);
-        const on = policy.iface_in ? ` on ${String(policy.iface_in)}` : '';
-        reply.push(`pass in quick${on}${head} reply-to (${String(chosen[0].interface)} ${String(chosen[0].next_hop)}) keep state (if-bound) label "${label}:grp:rep"`);
+        pbr.push(`pass out quick on ${token('interface', chosen[0].interface, 'gateway interface')}${head} route-to { ${routes} } round-robin${sticky} keep state (if-bound) ${label(`${name}:grp`)}`);
+        reply.push(`pass in quick${inbound}${head} reply-to ${hop(chosen[0])} keep state (if-bound) ${label(`${name}:grp:rep`)}`);
       }
     }
   }
@@ -103,12 +107,13 @@ export function compileLeaks(leaks: (ConfigData & { id: string })[], instances: 
   for (const leak of leaks.filter((l) => l.enabled !== false)) {
     const dst = instances.get(String(leak.dst_instance_id));
     if (!dst) continue;
-    const p = leak.protocol && leak.protocol !== 'any' ? ` proto ${String(leak.protocol)}` : '';
-    const port = leak.ports ? ` port ${String(leak.ports)}` : '';
-    lines.push(`pass quick${p} from any to ${String(leak.prefix)}${port} rtable ${String(dst.fib_number)} keep state (if-bound) label "leak:${leak.id}"`);
+    const p = leak.protocol && leak.protocol !== 'any' ? ` proto ${token('protocol', leak.protocol, 'leak protocol')}` : '';
+    const port = leak.ports ? ` port ${token('port', leak.ports, 'leak ports')}` : '';
+    const prefix = token('address', leak.prefix, 'leak prefix');
+    lines.push(`pass quick${p} from any to ${prefix}${port} rtable ${token('number', dst.fib_number, 'instance fib_number')} keep state (if-bound) ${label(`leak:${leak.id}`)}`);
     const src = instances.get(String(leak.src_instance_id));
     if (leak.direction === 'bidirectional' && src) {
-      lines.push(`pass quick${p} from ${String(leak.prefix)} to any${port} rtable ${String(src.fib_number)} keep state (if-bound) label "leak:${leak.id}:rev"`);
+      lines.push(`pass quick${p} from ${prefix} to any${port} rtable ${token('number', src.fib_number, 'instance fib_number')} keep state (if-bound) ${label(`leak:${leak.id}:rev`)}`);
     }
   }
   return lines;

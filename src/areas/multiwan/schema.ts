@@ -4,6 +4,9 @@ import { StringEnum, Uuid } from '../../http/schema-helpers.js';
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()], { default: null });
 const NullableInt = (min: number, max: number) => Type.Union([Type.Integer({ minimum: min, maximum: max }), Type.Null()], { default: null });
 const IfName = Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_.:-]+$' });
+/** Fields compiled into pf anchors: one token each (docs/multiwan.md); the validate hooks check addresses fully. */
+const AddressToken = (options: Record<string, unknown>) => Type.String({ maxLength: 64, pattern: '^(any|[0-9A-Fa-f.:/]+)$', ...options });
+const PortToken = Type.String({ maxLength: 11, pattern: '^[0-9]{1,5}(:[0-9]{1,5})?$', description: 'a port or a range a:b' });
 
 export const DEFAULT_INSTANCE_ID = '61696677-0000-0000-0000-000000000000';
 
@@ -23,7 +26,7 @@ export const Gateway = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 64 }),
   instance_id: Uuid(),
   interface: IfName,
-  next_hop: Type.String({ minLength: 2, maxLength: 64, description: 'gateway IP' }),
+  next_hop: Type.String({ minLength: 2, maxLength: 64, pattern: '^[0-9A-Fa-f.:]+$', description: 'gateway IP' }),
   ip_version: StringEnum(['v4', 'v6'], { default: 'v4' }),
   monitor_kind: StringEnum(MonitorKinds, { default: 'icmp' }),
   monitor_target: NullableString(255),
@@ -91,11 +94,11 @@ export const Policy = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 64 }),
   status: StringEnum(['active', 'disabled'], { default: 'active' }),
   ip_version: StringEnum(['v4', 'v6', 'both'], { default: 'both' }),
-  iface_in: NullableString(32),
-  src_addr: Type.String({ maxLength: 64, default: 'any' }),
-  dst_addr: Type.String({ maxLength: 64, default: 'any' }),
-  src_port: NullableString(32),
-  dst_port: NullableString(32),
+  iface_in: Type.Union([IfName, Type.Null()], { default: null }),
+  src_addr: AddressToken({ default: 'any' }),
+  dst_addr: AddressToken({ default: 'any' }),
+  src_port: Type.Union([PortToken, Type.Null()], { default: null }),
+  dst_port: Type.Union([PortToken, Type.Null()], { default: null }),
   protocol: StringEnum(['any', 'tcp', 'udp', 'icmp', 'icmp6', 'gre', 'esp', 'ah', 'sctp'], { default: 'any' }),
   dscp_in: NullableInt(0, 63),
   geoip_country: NullableString(2),
@@ -111,9 +114,9 @@ export const Leak = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 64 }),
   src_instance_id: Uuid(),
   dst_instance_id: Uuid(),
-  prefix: Type.String({ minLength: 1, maxLength: 64, description: 'CIDR or any' }),
+  prefix: AddressToken({ minLength: 1, description: 'CIDR or any' }),
   protocol: StringEnum(['any', 'tcp', 'udp', 'icmp', 'icmp6'], { default: 'any' }),
-  ports: NullableString(64),
+  ports: Type.Union([PortToken, Type.Null()], { default: null }),
   direction: StringEnum(['bidirectional', 'one_way'], { default: 'bidirectional' }),
   enabled: Type.Boolean({ default: true }),
 });

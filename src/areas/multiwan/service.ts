@@ -1,10 +1,12 @@
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
+import { yamlDocument } from '../../render/yaml-document.js';
 import type { AppContext } from '../../context.js';
 import type { Collection } from '../../http/collection.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseCidr } from '../../net/address.js';
+import { isCidr } from '../../render/grammar.js';
 import { DEFAULT_INSTANCE_ID, Gateway, GatewayHealth, Group, GroupMember, Instance, InstanceMember, Leak, Policy } from './schema.js';
 import { applySample, initialHealth, type HealthState } from './health.js';
 import { compileLeaks, compilePolicies, selectGateways, withoutLabel, type GatewayView, type MemberView } from './compile.js';
@@ -22,7 +24,7 @@ const stickyAliases: Record<string, string> = { none: 'none', src: 'src', five_t
 
 function checkAddress(value: unknown, field: string): void {
   if (value === undefined || value === null || value === 'any') return;
-  if (!parseCidr(String(value))) throw badRequest(`body.${field}: "${String(value)}" is not an IP address, CIDR or any`);
+  if (!isCidr(String(value))) throw badRequest(`body.${field}: "${String(value)}" is not an IP address, CIDR or any`);
 }
 
 function percentile(sorted: number[], p: number): number | null {
@@ -58,7 +60,7 @@ export class MultiWanService {
       references: [{ field: 'instance_id', kind: 'mw_instance' }],
       computed: { schema: GatewayHealth, add: (object) => this.healthView(object.id) },
       validate: (data) => {
-        const hop = parseCidr(String(data.next_hop));
+        const hop = isCidr(String(data.next_hop)) ? parseCidr(String(data.next_hop)) : null;
         if (!hop || hop.prefix !== undefined) throw badRequest(`body.next_hop: "${String(data.next_hop)}" is not an IP address`);
         if ((hop.family === 6) !== (data.ip_version === 'v6')) throw badRequest('body.next_hop does not match ip_version');
       },
@@ -488,7 +490,7 @@ export class MultiWanService {
   }
 
   exportYaml(): string {
-    return `# Bulwark multi-WAN configuration\n${stringify(this.exportDocument())}`;
+    return yamlDocument('Bulwark multi-WAN configuration', this.exportDocument(), 'multi-WAN export');
   }
 
   /**

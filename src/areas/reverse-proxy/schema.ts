@@ -1,23 +1,29 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../http/schema-helpers.js';
+import { ABSOLUTE_PATH_PATTERN, SINGLE_LINE_TEXT_PATTERN } from '../../render/grammar.js';
+import { LISTEN_ADDRESS_PATTERN, REFERENCE_PATTERN } from './grammar.js';
 
 const name = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'letters, digits, . _ -' });
 const jsonObject = (description: string, defaultValue?: string) =>
   Type.String({ maxLength: 65536, description: `JSON object as a string: ${description}`, ...(defaultValue !== undefined ? { default: defaultValue } : {}) });
 const jsonArray = (description: string) => Type.String({ maxLength: 65536, default: '[]', description: `JSON array as a string: ${description}` });
 const enabled = Type.Boolean({ default: true });
+const Rule = (options: Record<string, unknown>) => Type.String({ maxLength: 4096, pattern: SINGLE_LINE_TEXT_PATTERN, ...options });
+const ServiceRef = (description?: string) => Type.String({ minLength: 1, maxLength: 128, pattern: REFERENCE_PATTERN, ...(description ? { description } : {}) });
+const FilePath = (description: string) => Type.String({ minLength: 1, maxLength: 1024, pattern: ABSOLUTE_PATH_PATTERN, description });
+const EntryPointList = (options: Record<string, unknown>) => Type.String({ maxLength: 4096, pattern: '^[A-Za-z0-9@._,\\s"\\[\\]-]*$', ...options });
 
 export const Entrypoint = Type.Object({
   name,
-  address: Type.String({ minLength: 1, maxLength: 128, description: 'e.g. ":443" or "0.0.0.0:80/udp"' }),
+  address: Type.String({ minLength: 1, maxLength: 128, pattern: LISTEN_ADDRESS_PATTERN, description: 'e.g. ":443" or "0.0.0.0:80/udp"' }),
   config_json: jsonObject('merged into entryPoints.<name>', '{}'),
   enabled,
 });
 
 export const HttpRouter = Type.Object({
   name,
-  rule: Type.String({ minLength: 1, maxLength: 4096, description: 'router rule, e.g. Host(`example.org`)' }),
-  service: Type.String({ minLength: 1, maxLength: 128, description: 'an HTTP service name (or name@provider)' }),
+  rule: Rule({ minLength: 1, description: 'router rule, e.g. Host(`example.org`); one line' }),
+  service: ServiceRef('an HTTP service name (or name@provider)'),
   entry_points: jsonArray('entrypoint names'),
   middlewares: jsonArray('HTTP middleware names, in order'),
   priority: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 0 }),
@@ -47,9 +53,9 @@ export const HttpMiddleware = Type.Object({
 
 export const TcpRouter = Type.Object({
   name,
-  rule: Type.String({ minLength: 1, maxLength: 4096, description: 'e.g. HostSNI(`*`)' }),
-  service: Type.String({ minLength: 1, maxLength: 128 }),
-  entry_points: Type.String({ maxLength: 4096, default: '[]', description: 'JSON array of entrypoint names, or a comma-separated list' }),
+  rule: Rule({ minLength: 1, description: 'e.g. HostSNI(`*`); one line' }),
+  service: ServiceRef(),
+  entry_points: EntryPointList({ default: '[]', description: 'JSON array of entrypoint names, or a comma-separated list' }),
   priority: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 0 }),
   tls_json: Type.Union([Type.String({ maxLength: 65536 }), Type.Null()], { default: null, description: 'JSON object: passthrough, certResolver, options' }),
   enabled,
@@ -64,17 +70,17 @@ export const L4Service = Type.Object({
 
 export const UdpRouter = Type.Object({
   name,
-  rule: Type.String({ maxLength: 4096, default: '', description: 'UDP routers match on entrypoint only; kept for compatibility' }),
-  service: Type.String({ minLength: 1, maxLength: 128 }),
-  entry_points: Type.String({ maxLength: 4096, default: '[]' }),
+  rule: Rule({ default: '', description: 'UDP routers match on entrypoint only; kept for compatibility (never rendered)' }),
+  service: ServiceRef(),
+  entry_points: EntryPointList({ default: '[]' }),
   priority: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 0 }),
   enabled,
 });
 
 export const TlsCert = Type.Object({
   name,
-  cert_file: Type.String({ minLength: 1, maxLength: 1024, pattern: '^/', description: 'absolute path of the certificate file' }),
-  key_file: Type.String({ minLength: 1, maxLength: 1024, pattern: '^/', description: 'absolute path of the key file' }),
+  cert_file: FilePath('absolute path of the certificate file, under a certificate directory (docs/reverse-proxy.md)'),
+  key_file: FilePath('absolute path of the key file, under a certificate directory (docs/reverse-proxy.md)'),
   stores_json: jsonArray('TLS store names'),
 });
 
@@ -85,10 +91,10 @@ export const ProxyConfig = Type.Object({
   enabled: Type.Boolean({ default: false }),
   log_level: Type.Unsafe<string>({ type: 'string', enum: ['DEBUG', 'INFO', 'WARN', 'ERROR', 'debug', 'info', 'warn', 'error'], default: 'INFO' }),
   access_log_enabled: Type.Boolean({ default: true }),
-  access_log_path: Type.String({ maxLength: 1024, pattern: '^/', default: '/var/log/bulwark/reverse-proxy/access.log' }),
+  access_log_path: Type.String({ maxLength: 1024, pattern: ABSOLUTE_PATH_PATTERN, default: '/var/log/bulwark/reverse-proxy/access.log', description: 'under /var/log/bulwark/ or <data-dir>/logs/' }),
   access_log_format: StringEnum(['common', 'json', 'clf', 'combined'], { default: 'common' }),
   metrics_enabled: Type.Boolean({ default: false }),
-  metrics_address: Type.String({ maxLength: 128, default: '127.0.0.1:8082' }),
+  metrics_address: Type.String({ maxLength: 128, pattern: LISTEN_ADDRESS_PATTERN, default: '127.0.0.1:8082' }),
   api_dashboard: Type.Boolean({ default: false }),
 });
 

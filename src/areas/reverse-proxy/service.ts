@@ -10,6 +10,9 @@ import {
   CertResolver, Entrypoint, HttpMiddleware, HttpRouter, HttpService, L4Service, ProxyConfig, TcpRouter, TlsCert, TlsOption, UdpRouter,
 } from './schema.js';
 import { entryPointNames, jsonField, renderProxyConfig } from './render.js';
+import { ACCESS_LOG_ROOTS, isReference, proxyJsonProblem } from './grammar.js';
+import { certPathProblem } from '../../render/cert-paths.js';
+import { isCleanAbsolutePath, isUnder } from '../../render/grammar.js';
 
 /** Names with a provider suffix (`api@internal`, `x@file`) point outside this configuration and are not checked. */
 const local = (names: unknown[]) => names.map(String).filter((name) => name !== '' && !name.includes('@'));
@@ -25,7 +28,7 @@ const resolverRef: Reference = { field: 'tls_json', kind: 'rp_cert_resolver', by
 const tlsOptionRef: Reference = { field: 'tls_json', kind: 'rp_tls_option', by: 'name', values: tlsValue('options') };
 
 /** JSON-in-a-string fields must parse, and to the right shape. */
-function checkJson(data: ConfigData, fields: Record<string, 'object' | 'array' | 'list'>): void {
+function checkJson(data: ConfigData, fields: Record<string, 'object' | 'array' | 'list'>, dataDir: string): void {
   for (const [field, shape] of Object.entries(fields)) {
     const value = data[field];
     if (value === null || value === undefined) continue;
@@ -38,7 +41,21 @@ function checkJson(data: ConfigData, fields: Record<string, 'object' | 'array' |
     }
     const ok = shape === 'object' ? typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) : Array.isArray(parsed);
     if (!ok) throw badRequest(`body.${field} must be a JSON ${shape === 'object' ? 'object' : 'array'}`);
-    if (shape !== 'object' && !(parsed as unknown[]).every((item) => typeof item === 'string')) throw badRequest(`body.${field} must be an array of names`);
+    if (shape !== 'object' && !(parsed as unknown[]).every((item) => typeof item === 'string' && isReference(item))) throw badRequest(`body.${field} must be an array of names`);
+    const problem = shape === 'object' ? proxyJsonProblem(parsed, dataDir) : null;
+    if (problem) throw badRequest(`body.${field}: ${problem}`);
+  }
+  // A comma-separated entry-point list: every item a name.
+  for (const [field, shape] of Object.entries(fields)) {
+    if (shape === 'list' && typeof data[field] === 'string' && !entryPointNames(data[field]).every(isReference)) throw badRequest(`body.${field} must be names separated by commas`);
+  }
+}
+
+/** Certificate and key files are read from the certificate directories only (the ACME export roots). */
+function checkCertFiles(data: ConfigData, dataDir: string): void {
+  for (const field of ['cert_file', 'key_file']) {
+    const problem = certPathProblem(data[field], dataDir);
+    if (problem) throw badRequest(`body.${field} ${problem}`);
   }
 }
 
@@ -77,6 +94,8 @@ const DECLARATIONS: Declaration[] = [
   },
 ];
 
+export const accessLogRoots = (dataDir: string): string[] => [...ACCESS_LOG_ROOTS, `${join(dataDir, 'logs')}/`];
+
 /** The reverse proxy: its eleven collections, the global section, rendering and daemon control. */
 export class ReverseProxyService {
   readonly collections: Record<string, Collection> = {};
@@ -94,11 +113,21 @@ export class ReverseProxyService {
         operations: ['list', 'create', 'update', 'delete'],
         unique: ['name'],
         references: declaration.references,
-        validate: (data) => checkJson(data, declaration.json),
+        validate: (data) => {
+          checkJson(data, declaration.json, context.config.dataDir);
+          if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir);
+        },
       });
     }
     this.config = new Singleton(
-      { kind: 'rp_config', path: '/api/v1/reverse-proxy/config', schema: ProxyConfig, access: { read: 'proxy:read', write: 'proxy:write' }, tags: ['reverse-proxy'], noun: 'reverse-proxy global configuration' },
+      {
+        kind: 'rp_config', path: '/api/v1/reverse-proxy/config', schema: ProxyConfig, access: { read: 'proxy:read', write: 'proxy:write' }, tags: ['reverse-proxy'], noun: 'reverse-proxy global configuration',
+        validate: (data) => {
+          const roots = accessLogRoots(context.config.dataDir);
+          const path = String(data.access_log_path);
+          if (!isCleanAbsolutePath(path) || !roots.some((root) => isUnder(path, root))) throw badRequest(`body.access_log_path must be a clean path under ${roots.join(', ')}`);
+        },
+      },
       context.store, context.sealer,
     );
   }
@@ -109,6 +138,8 @@ export class ReverseProxyService {
 
   render(): string {
     return renderProxyConfig({
+      dataDir: this.context.config.dataDir,
+      accessLogRoots: accessLogRoots(this.context.config.dataDir),
       config: this.config.read(),
       entrypoints: this.data('rp_entrypoint'),
       httpRouters: this.data('rp_http_router'),

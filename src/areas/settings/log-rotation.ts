@@ -4,6 +4,7 @@ import { createGzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { badRequest } from '../../core/errors.js';
 import { dataPath, writeDataFile } from '../common/data-files.js';
+import { logrotateDirective, logrotatePath } from '../../render/logrotate.js';
 
 /** The logs Bulwark manages: all inside the data directory's logs/ folder. */
 export const MANAGED_LOGS: { service: string; file: string }[] = [
@@ -41,8 +42,16 @@ export function logSizes(dataDir: string) {
 
 /** A logrotate(8) fragment equivalent to the policy, for a host whose own logrotate runs the rotation. */
 export function renderLogrotate(dataDir: string, config: RotationConfig): string {
-  const paths = managedPaths(dataDir).map((l) => l.path).join('\n');
-  return `# Rendered by Bulwark\n${paths} {\n    size ${config.max_size_mb}M\n    rotate ${config.keep}\n    ${config.compression === 'gzip' ? 'compress' : 'nocompress'}\n    missingok\n    notifempty\n    copytruncate\n}\n`;
+  const paths = managedPaths(dataDir).map((l) => logrotatePath(l.path, `log path ${l.service}`)).join('\n');
+  const directives = [
+    logrotateDirective('size', `${config.max_size_mb}M`, 'settings.log_rotation.max_size_mb'),
+    logrotateDirective('rotate', config.keep, 'settings.log_rotation.keep'),
+    logrotateDirective(config.compression === 'gzip' ? 'compress' : 'nocompress', '', 'settings.log_rotation.compression'),
+    logrotateDirective('missingok', '', 'logrotate'),
+    logrotateDirective('notifempty', '', 'logrotate'),
+    logrotateDirective('copytruncate', '', 'logrotate'),
+  ];
+  return `# Rendered by Bulwark\n${paths} {\n${directives.map((d) => `    ${d}`).join('\n')}\n}\n`;
 }
 
 /** Rotates one file: shifts generations, copies and truncates the live file (writers keep their descriptor). */

@@ -1,16 +1,20 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../http/schema-helpers.js';
 import { NullableString } from '../common/schemas.js';
+import { HOST_LABEL_PATTERN, HOST_NAME_PATTERN, TERMINAL_TEXT_PATTERN } from '../../render/grammar.js';
+
+/** IANA zone names: letters, digits, _ + - in /-separated parts (the zone list is checked by the validate hook). */
+export const TIMEZONE_PATTERN = '^[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*$';
 
 export const General = Type.Object({
-  hostname: Type.String({ default: '', maxLength: 63 }),
-  domain: Type.String({ default: '', maxLength: 253 }),
-  timezone: Type.String({ default: 'UTC', minLength: 1, maxLength: 64 }),
+  hostname: Type.String({ default: '', maxLength: 63, pattern: `${HOST_LABEL_PATTERN}|^$`, description: 'one DNS label, or empty' }),
+  domain: Type.String({ default: '', maxLength: 253, pattern: `${HOST_NAME_PATTERN}|^$`, description: 'a DNS name, or empty' }),
+  timezone: Type.String({ default: 'UTC', minLength: 1, maxLength: 64, pattern: TIMEZONE_PATTERN }),
 });
 
 export const Banner = Type.Object({
-  login_banner: Type.String({ default: '', maxLength: 8192 }),
-  motd: Type.String({ default: '', maxLength: 8192 }),
+  login_banner: Type.String({ default: '', maxLength: 8192, pattern: TERMINAL_TEXT_PATTERN, description: 'text; LF and TAB allowed, no other control character' }),
+  motd: Type.String({ default: '', maxLength: 8192, pattern: TERMINAL_TEXT_PATTERN, description: 'text; LF and TAB allowed, no other control character' }),
 });
 
 export const Ssh = Type.Object({

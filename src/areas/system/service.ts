@@ -4,6 +4,17 @@ import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { writeDataFile } from '../common/data-files.js';
+import { isHostName } from '../../render/grammar.js';
+import { hostsLine } from '../../render/hosts-file.js';
+import { resolvConfLine } from '../../render/resolv-conf.js';
+import { terminalText } from '../../render/terminal-text.js';
+import { sshdLine } from '../../render/sshd-config.js';
+import { consoleArgument } from '../../render/kernel-args.js';
+import { plainValueFile } from '../../render/plain-value-file.js';
+import { TIMEZONE_PATTERN } from './schema.js';
+
+const isHostLabel = (value: string) => isHostName(value) && !value.includes('.');
+const isTimezone = (value: string) => new RegExp(TIMEZONE_PATTERN).test(value);
 
 /** CPU busy share over a short window, from the kernel's per-core times. */
 export async function cpuUsagePercent(windowMs = 100): Promise<number> {
@@ -51,36 +62,43 @@ export class SystemService {
   }
 
   applyGeneral(general: ConfigData) {
-    const fqdn = general.domain ? `${String(general.hostname)}.${String(general.domain)}` : String(general.hostname);
+    const hostname = String(general.hostname);
+    const domain = String(general.domain ?? '');
+    const names = hostname === '' ? [] : domain ? [`${hostname}.${domain}`, hostname] : [hostname];
+    const hosts = [
+      hostsLine('127.0.0.1', ['localhost'], 'system.general'),
+      ...(names.length > 0 ? [hostsLine('127.0.1.1', names, 'system.general.hostname')] : []),
+      hostsLine('::1', ['localhost', 'ip6-localhost', 'ip6-loopback'], 'system.general'),
+    ];
     const files = [
-      this.write('hostname', `${String(general.hostname)}\n`),
-      this.write('hosts', `127.0.0.1\tlocalhost\n127.0.1.1\t${fqdn} ${String(general.hostname)}\n::1\tlocalhost ip6-localhost ip6-loopback\n`),
-      this.write('timezone', `${String(general.timezone)}\n`),
-      ...(general.domain ? [this.write('resolv.search', `search ${String(general.domain)}\n`)] : []),
+      this.write('hostname', hostname === '' ? '\n' : plainValueFile(hostname, isHostLabel, 'hostname file', 'system.general.hostname')),
+      this.write('hosts', `${hosts.join('\n')}\n`),
+      this.write('timezone', plainValueFile(String(general.timezone), isTimezone, 'timezone file', 'system.general.timezone')),
+      ...(domain ? [this.write('resolv.search', `${resolvConfLine('search', [domain], 'system.general.domain')}\n`)] : []),
     ];
     return { ok: true, requires_reboot: false, requires_service_restart: null, warning: this.warning(), files };
   }
 
   applyBanner(banner: ConfigData) {
-    const files = [this.write('issue', `${String(banner.login_banner)}\n`), this.write('motd', `${String(banner.motd)}\n`)];
+    const files = [this.write('issue', terminalText(String(banner.login_banner), 'issue')), this.write('motd', terminalText(String(banner.motd), 'motd'))];
     return { ok: true, requires_reboot: false, requires_service_restart: null, warning: this.warning(), files };
   }
 
   applySsh(ssh: ConfigData) {
     const lines = [
       '# Rendered by Bulwark',
-      `Port ${String(ssh.port)}`,
-      `PasswordAuthentication ${ssh.password_auth ? 'yes' : 'no'}`,
-      `PermitRootLogin ${ssh.permit_root_login ? 'yes' : 'prohibit-password'}`,
+      sshdLine('Port', ssh.port as number, 'system.ssh.port'),
+      sshdLine('PasswordAuthentication', ssh.password_auth === true ? 'yes' : 'no', 'system.ssh.password_auth'),
+      sshdLine('PermitRootLogin', ssh.permit_root_login === true ? 'yes' : 'prohibit-password', 'system.ssh.permit_root_login'),
     ];
-    const files = [this.write('sshd_config.d-bulwark.conf', `${lines.join('\n')}\n`), this.write('sshd.enabled', `${ssh.enabled ? 'yes' : 'no'}\n`)];
+    const files = [this.write('sshd_config.d-bulwark.conf', `${lines.join('\n')}\n`), this.write('sshd.enabled', `${ssh.enabled === true ? 'yes' : 'no'}\n`)];
     return { ok: true, requires_reboot: false, requires_service_restart: 'sshd', warning: this.warning(), files };
   }
 
   applyConsole(consoleConfig: ConfigData) {
     const serial = consoleConfig.kind !== 'video';
     const video = consoleConfig.kind !== 'serial';
-    const args = [...(video ? ['console=tty0'] : []), ...(serial ? [`console=ttyS0,${String(consoleConfig.baud)}n8`] : [])];
+    const args = [...(video ? [consoleArgument('video', 0, 'system.console.kind')] : []), ...(serial ? [consoleArgument('serial', consoleConfig.baud as number, 'system.console.baud')] : [])];
     const files = [this.write('kernel-console.args', `${args.join(' ')}\n`)];
     return { ok: true, requires_reboot: true, requires_service_restart: null, warning: this.warning(), files };
   }

@@ -129,6 +129,8 @@ export class ApplianceUpdates {
 
   /** Verifies a tarball against a checksum and stages it as the current version; the previous one is kept for rollback. */
   private stage(version: string, tarball: Buffer, checksumText: string | null): void {
+    // The version names the staged file; a feed's tag such as `../../x` must not pick another path.
+    if (!/^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$/.test(version)) throw badRequest('the release version must be letters, digits, . + and -');
     const digest = createHash('sha256').update(tarball).digest('hex');
     if (checksumText !== null) {
       const expected = checksumOf(checksumText);

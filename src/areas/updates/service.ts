@@ -5,15 +5,20 @@ import type { PowerRequest } from '../../platform/maintenance.js';
 import { writeDataFile } from '../common/data-files.js';
 import { ServiceState } from '../common/service-state.js';
 import { ApplianceUpdates } from './appliance.js';
+import { cronLine } from '../../render/cron.js';
 
 const DAYS: Record<string, number> = { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 };
 
 /** The maintenance window as a crontab line for the host's cron. */
 export function renderMaintenanceCron(schedule: ConfigData): string {
-  const [hour, minute] = String(schedule.time).split(':').map(Number);
-  const steps = [schedule.auto_check && 'check', schedule.auto_install && 'install', schedule.auto_reboot && 'reboot', schedule.auto_update_appliance && 'appliance'].filter(Boolean);
-  if (!schedule.enabled || steps.length === 0) return '# Rendered by Bulwark: maintenance window disabled\n';
-  return `# Rendered by Bulwark: maintenance window\n${minute} ${hour} * * ${DAYS[String(schedule.day_of_week)]} root bulwark-maintenance ${steps.join(' ')}\n`;
+  const steps = [schedule.auto_check === true && 'check', schedule.auto_install === true && 'install', schedule.auto_reboot === true && 'reboot', schedule.auto_update_appliance === true && 'appliance']
+    .filter((step): step is string => typeof step === 'string');
+  if (schedule.enabled !== true || steps.length === 0) return '# Rendered by Bulwark: maintenance window disabled\n';
+  // Only a whole HH:MM is read; anything else becomes NaN and cronLine refuses it.
+  const time = /^(\d{2}):(\d{2})$/.exec(String(schedule.time));
+  const day = Object.hasOwn(DAYS, String(schedule.day_of_week)) ? DAYS[String(schedule.day_of_week)] : NaN;
+  const line = cronLine({ minute: Number(time?.[2] ?? NaN), hour: Number(time?.[1] ?? NaN), dayOfWeek: day, user: 'root', command: 'bulwark-maintenance', args: steps }, 'updates.schedule');
+  return `# Rendered by Bulwark: maintenance window\n${line}\n`;
 }
 
 /** OS/package updates through the platform, the maintenance window, power, and the history of it all. */

@@ -1,36 +1,52 @@
 import { Type } from 'typebox';
 import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import { HOST_PORT_PATTERN, INTERFACE_NAME_PATTERN, SINGLE_LINE_TEXT_PATTERN, WIREGUARD_KEY_PATTERN } from '../../render/grammar.js';
 
 const Nullable = <T extends object>(schema: T, options: Record<string, unknown> = {}) =>
   Type.Union([schema as never, Type.Null()], { default: null, ...options });
 
 const Base64Key = Type.String({ minLength: 44, maxLength: 44, description: 'standard base64 of a 32-byte Curve25519 key' });
+/** Public keys are stored in clear, so their grammar is part of the schema (sealed secrets are checked when written and rendered). */
+const PublicKey = Type.String({ minLength: 44, maxLength: 44, pattern: WIREGUARD_KEY_PATTERN, description: 'standard base64 of a 32-byte Curve25519 key' });
+
+/**
+ * Grammars of the fields that reach a WireGuard file (docs/vpn.md). Character classes here; the full grammar
+ * (addresses, host names) in the collections' validate hooks; the renderer checks both again.
+ */
+const TunnelName = Type.String({ minLength: 1, maxLength: 64, pattern: SINGLE_LINE_TEXT_PATTERN, description: 'free text, one line' });
+const AddressText = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Fa-f.:/]+$', description: "an IP address with prefix, e.g. 10.8.0.1/24" });
+const DnsText = Type.String({ maxLength: 255, pattern: '^[A-Za-z0-9.:, -]*$', description: 'comma-separated IP addresses or host names' });
+const InterfaceText = Type.String({ maxLength: 32, pattern: `${INTERFACE_NAME_PATTERN}|^any$` });
+const CidrListText = Type.String({ maxLength: 4096, pattern: '^[0-9A-Fa-f.:/, ]*$', description: 'comma-separated CIDRs' });
+const HostText = Type.String({ maxLength: 255, pattern: '^[A-Za-z0-9.:-]*$', description: 'a host name or an IP address' });
+const PeerName = Type.String({ maxLength: 128, pattern: SINGLE_LINE_TEXT_PATTERN, description: 'free text, one line (never written into a configuration file)' });
+const EndpointText = Type.String({ maxLength: 261, pattern: HOST_PORT_PATTERN, description: 'host:port or [IPv6]:port' });
 
 /** Stored fields of a WireGuard tunnel (wire-format §1.1); `private_key` is write-only and sealed. */
 export const WgTunnelStored = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 64 }),
-  interface: Type.String({ pattern: '^wg[0-9]+$', description: 'assigned on create: lowest free wg<N>' }),
+  name: TunnelName,
+  interface: Type.String({ pattern: '^wg[0-9]{1,4}$', description: 'assigned on create: lowest free wg<N>' }),
   private_key: Base64Key,
-  public_key: Base64Key,
+  public_key: PublicKey,
   listen_port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  address: Type.String({ minLength: 1, description: "the tunnel's own address with prefix, e.g. 10.8.0.1/24" }),
-  dns: Nullable(Type.String({ maxLength: 255 }), { description: 'DNS servers written into client configurations' }),
+  address: AddressText,
+  dns: Nullable(DnsText, { description: 'DNS servers written into client configurations' }),
   mtu: Nullable(Type.Integer({ minimum: 576, maximum: 9420 })),
-  listen_interface: Nullable(Type.String({ maxLength: 32 }), { description: 'physical interface the UDP pass rule binds to; null = any' }),
-  split_routes: Nullable(Type.String({ maxLength: 4096 }), { description: 'comma-separated CIDRs for split-tunnel client AllowedIPs' }),
-  endpoint_host: Nullable(Type.String({ maxLength: 255 }), { description: 'host name or address clients dial; default: the tunnel address' }),
+  listen_interface: Nullable(InterfaceText, { description: 'physical interface the UDP pass rule binds to; null = any' }),
+  split_routes: Nullable(CidrListText, { description: 'comma-separated CIDRs for split-tunnel client AllowedIPs' }),
+  endpoint_host: Nullable(HostText, { description: 'host name or address clients dial; default: the tunnel address' }),
   status: StringEnum(['up', 'down', 'error'], { default: 'down' }),
 }, { required: ['name', 'interface', 'public_key', 'listen_port', 'address'] });
 
 const tunnelEditable = {
-  name: Type.String({ minLength: 1, maxLength: 64 }),
+  name: TunnelName,
   listen_port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  address: Type.String({ minLength: 1 }),
-  dns: Nullable(Type.String({ maxLength: 255 })),
+  address: Type.String({ minLength: 1, maxLength: 64, pattern: '^\\s*[0-9A-Fa-f.:/]+\\s*$' }),
+  dns: Nullable(DnsText),
   mtu: Nullable(Type.Integer({ minimum: 576, maximum: 9420 })),
-  listen_interface: Nullable(Type.String({ maxLength: 32 })),
-  split_routes: Nullable(Type.String({ maxLength: 4096 })),
-  endpoint_host: Nullable(Type.String({ maxLength: 255 })),
+  listen_interface: Nullable(Type.String({ maxLength: 32, pattern: '^\\s*([A-Za-z0-9_.:-]{1,32})?\\s*$' })),
+  split_routes: Nullable(CidrListText),
+  endpoint_host: Nullable(HostText),
   private_key: Type.String({ description: 'optional; generated when absent. Write-only: never returned' }),
 };
 
@@ -63,30 +79,32 @@ export const WgTunnelRecord = Type.Object({
 /** Stored fields of a peer (§1.4); the preshared key and a server-generated client private key are sealed. */
 export const WgPeerStored = Type.Object({
   tunnel_id: Uuid(),
-  name: Type.String({ maxLength: 128, default: '' }),
-  public_key: Base64Key,
+  name: Type.String({ maxLength: 128, pattern: SINGLE_LINE_TEXT_PATTERN, default: '' }),
+  public_key: PublicKey,
   preshared_key: Base64Key,
   client_private_key: Base64Key,
-  endpoint: Nullable(Type.String({ maxLength: 261 })),
-  allowed_ips: Type.Array(Type.String(), { minItems: 1 }),
+  endpoint: Nullable(EndpointText),
+  allowed_ips: Type.Array(Type.String({ maxLength: 64, pattern: '^[0-9A-Fa-f.:/]+$' }), { minItems: 1 }),
   persistent_keepalive: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
 }, { required: ['tunnel_id', 'public_key', 'allowed_ips'] });
 
-const NullableText = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
+const NullableText = (text: ReturnType<typeof Type.String>) => Type.Union([text, Type.Null()]);
+/** The request may pad the endpoint with spaces (trimmed before storing); anything else is the host:port grammar. */
+const EndpointInput = Type.String({ maxLength: 261, pattern: '^\\s*((\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5})?\\s*$' });
 
 export const WgPeerCreate = Type.Object({
   allowed_ips: Type.String({ description: 'comma-separated CIDRs; "" or "auto" picks the next free address' }),
   auto_generate_key: Type.Boolean({ default: false, description: 'generate the client key pair on the appliance' }),
   public_key: Type.String(),
-  name: NullableText(128),
-  endpoint: NullableText(261),
+  name: NullableText(PeerName),
+  endpoint: NullableText(EndpointInput),
   keepalive: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
   preshared_key: Type.String({ description: 'base64 key, or "generate". Write-only: never returned' }),
 }, { required: ['allowed_ips'], additionalProperties: false });
 
 export const WgPeerUpdate = Type.Object({
-  name: NullableText(128),
-  endpoint: NullableText(261),
+  name: NullableText(PeerName),
+  endpoint: NullableText(EndpointInput),
   allowed_ips: Type.String(),
   keepalive: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
   preshared_key: Type.String({ description: '"" clears, "generate" makes a new one' }),

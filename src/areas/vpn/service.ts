@@ -7,6 +7,7 @@ import { badRequest, conflict } from '../../core/errors.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { ipv4ToNumber, networkOf, numberToIpv4, parseAddressSpec, parseCidr } from '../../net/address.js';
 import { IpsecComputed, IpsecStored, WgPeerStored, WgTunnelStored } from './schema.js';
+import { isCidr, isCommaList, isHostOrAddress, isHostPort, isInterfaceName } from '../../render/grammar.js';
 import { generateKeyPair, generatePresharedKey, isWireguardKey, publicKeyOf, renderInterfaceConfig, renderPeerConfig } from './wireguard.js';
 
 const str = (value: unknown) => (typeof value === 'string' ? value : null);
@@ -22,11 +23,27 @@ export function parseAllowedIps(text: string, field = 'body.allowed_ips'): strin
   return entries;
 }
 
+/** Items of a stored comma-separated list, spaces around commas ignored. */
+const listItems = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+
 function checkSplitRoutes(value: unknown): void {
   if (typeof value !== 'string') return;
-  for (const entry of value.split(',').map((s) => s.trim()).filter(Boolean)) {
-    if (!parseCidr(entry)) throw badRequest(`body.split_routes: "${entry}" is not a CIDR`);
+  for (const entry of listItems(value)) {
+    if (!isCidr(entry)) throw badRequest(`body.split_routes: "${entry}" is not a CIDR`);
   }
+}
+
+/** The tunnel fields that reach client files, held to their grammar (docs/vpn.md). */
+function checkTunnel(data: ConfigData): void {
+  if (!isCidr(String(data.address))) throw badRequest(`body.address: "${String(data.address)}" is not an IP address with prefix`);
+  checkSplitRoutes(data.split_routes);
+  if (typeof data.dns === 'string' && data.dns.trim() !== '' && !isCommaList(listItems(data.dns).join(','), isHostOrAddress)) {
+    throw badRequest('body.dns must be comma-separated IP addresses or host names');
+  }
+  if (typeof data.endpoint_host === 'string' && data.endpoint_host !== '' && !isHostOrAddress(data.endpoint_host)) {
+    throw badRequest('body.endpoint_host must be a host name or an IP address');
+  }
+  if (typeof data.listen_interface === 'string' && !isInterfaceName(data.listen_interface)) throw badRequest('body.listen_interface must be an interface name');
 }
 
 /** WireGuard tunnels and peers, IPsec SAs: the configuration model and what is derived from it. */
@@ -43,11 +60,7 @@ export class VpnService {
       operations: ['list', 'read'],
       unique: ['name', 'listen_port', 'interface'],
       writeOnly: ['private_key'],
-      validate: (data) => {
-        const address = parseCidr(String(data.address));
-        if (!address) throw badRequest(`body.address: "${String(data.address)}" is not an IP address with prefix`);
-        checkSplitRoutes(data.split_routes);
-      },
+      validate: checkTunnel,
     });
     this.peers = context.collections.declare({
       kind: 'wg_peer', path: '/api/v1/vpn/wg/{id}/peers', itemPath: '/api/v1/vpn/wg/{tid}/peers/{pid}', idParam: 'pid',
@@ -110,6 +123,7 @@ export class VpnService {
 
   updateTunnel(id: string, body: ConfigData): ConfigObject {
     const { id: _id, interface: _if, public_key: _pk, status: _st, created_at: _c, updated_at: _u, private_key, ...patch } = body;
+    if ('address' in patch) patch.address = String(patch.address).trim();
     if ('split_routes' in patch) patch.split_routes = trimOrNull(patch.split_routes);
     if ('listen_interface' in patch) patch.listen_interface = trimOrNull(patch.listen_interface) === 'any' ? null : trimOrNull(patch.listen_interface);
     if (private_key !== undefined) Object.assign(patch, this.keysFor(private_key));
@@ -206,14 +220,14 @@ export class VpnService {
 
   private checkPeerAddresses(data: ConfigData, existing: ConfigObject | undefined): void {
     const entries = data.allowed_ips as string[];
-    for (const entry of entries) if (!parseCidr(entry)) throw badRequest(`body.allowed_ips: "${entry}" is not an IP address or CIDR`);
+    for (const entry of entries) if (!isCidr(entry)) throw badRequest(`body.allowed_ips: "${entry}" is not an IP address or CIDR`);
     const mine = new Set(entries.map(hostOf));
     for (const other of this.peers.objects(String(data.tunnel_id))) {
       if (other.id === existing?.id) continue;
       const clash = (other.data.allowed_ips as string[]).map(hostOf).find((host) => mine.has(host));
       if (clash) throw conflict(`address ${clash} is already used by peer ${other.id} of this tunnel`);
     }
-    if (data.endpoint !== null && data.endpoint !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(String(data.endpoint))) {
+    if (data.endpoint !== null && data.endpoint !== undefined && !isHostPort(String(data.endpoint))) {
       throw badRequest('body.endpoint must be host:port');
     }
   }
@@ -283,15 +297,15 @@ export class VpnService {
     const base = {
       client_private_key: this.peers.secret(peer, 'client_private_key') ?? null,
       address: (peer.data.allowed_ips as string[])[0] ?? null,
-      dns: trimOrNull(tunnel.data.dns),
+      dns: trimOrNull(tunnel.data.dns) === null ? null : listItems(String(tunnel.data.dns)).join(', '),
       mtu: (tunnel.data.mtu as number | null) ?? null,
       server_public_key: String(tunnel.data.public_key),
       preshared_key: this.peers.secret(peer, 'preshared_key') ?? null,
       endpoint: `${endpointHost}:${String(tunnel.data.listen_port)}`,
       persistent_keepalive: (peer.data.persistent_keepalive as number | null) ?? null,
     };
-    const split = trimOrNull(tunnel.data.split_routes)
-      ?.split(',').map((s) => s.trim()).filter(Boolean).join(', ') ?? networkOf(tunnelAddress);
+    const routes = typeof tunnel.data.split_routes === 'string' ? listItems(tunnel.data.split_routes) : [];
+    const split = routes.length > 0 ? routes.join(', ') : networkOf(tunnelAddress);
     return {
       full_tunnel: renderPeerConfig({ ...base, allowed_ips: '0.0.0.0/0, ::/0' }),
       split_tunnel: renderPeerConfig({ ...base, allowed_ips: split }),

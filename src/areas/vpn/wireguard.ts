@@ -1,4 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { isWireguardKey as matchesKeyGrammar } from '../../render/grammar.js';
+import { wireguardLine, wireguardSection } from '../../render/wireguard-ini.js';
 
 /** DER prefix of a PKCS#8 X25519 private key; the raw 32-byte key follows it. */
 const X25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b656e04220420', 'hex');
@@ -33,7 +35,7 @@ export function generatePresharedKey(): string {
 
 /** A WireGuard key is the standard base64 of exactly 32 bytes (44 characters ending in `=`). */
 export function isWireguardKey(value: string): boolean {
-  return /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/.test(value) && Buffer.from(value, 'base64').length === 32;
+  return matchesKeyGrammar(value) && Buffer.from(value, 'base64').length === 32;
 }
 
 /** One section of a wg-quick file, keys as written (case kept), values trimmed; repeated keys kept in order. */
@@ -78,16 +80,20 @@ export interface PeerConfigInput {
   persistent_keepalive: number | null;
 }
 
-/** The wg-quick file a client imports (the layout of wire-format §1.6). */
+/**
+ * The wg-quick file a client imports (the layout of wire-format §1.6). Every line goes through wireguardLine,
+ * so a stored value outside its key's grammar refuses the download rather than adding a directive.
+ */
 export function renderPeerConfig(input: PeerConfigInput): string {
-  const lines = ['[Interface]', `PrivateKey = ${input.client_private_key ?? '<paste-your-private-key-here>'}`];
-  if (input.address) lines.push(`Address = ${input.address}`);
-  if (input.dns) lines.push(`DNS = ${input.dns}`);
-  if (input.mtu) lines.push(`MTU = ${input.mtu}`);
-  lines.push('', '[Peer]', `PublicKey = ${input.server_public_key}`);
-  if (input.preshared_key) lines.push(`PresharedKey = ${input.preshared_key}`);
-  lines.push(`Endpoint = ${input.endpoint}`, `AllowedIPs = ${input.allowed_ips}`);
-  if (input.persistent_keepalive) lines.push(`PersistentKeepalive = ${input.persistent_keepalive}`);
+  const lines = [wireguardSection('Interface')];
+  lines.push(input.client_private_key === null ? 'PrivateKey = <paste-your-private-key-here>' : wireguardLine('PrivateKey', input.client_private_key, 'peer client_private_key'));
+  if (input.address) lines.push(wireguardLine('Address', input.address, 'peer allowed_ips'));
+  if (input.dns) lines.push(wireguardLine('DNS', input.dns, 'tunnel dns'));
+  if (input.mtu) lines.push(wireguardLine('MTU', input.mtu, 'tunnel mtu'));
+  lines.push('', wireguardSection('Peer'), wireguardLine('PublicKey', input.server_public_key, 'tunnel public_key'));
+  if (input.preshared_key) lines.push(wireguardLine('PresharedKey', input.preshared_key, 'peer preshared_key'));
+  lines.push(wireguardLine('Endpoint', input.endpoint, 'tunnel endpoint_host'), wireguardLine('AllowedIPs', input.allowed_ips, 'tunnel split_routes'));
+  if (input.persistent_keepalive) lines.push(wireguardLine('PersistentKeepalive', input.persistent_keepalive, 'peer persistent_keepalive'));
   return lines.join('\n') + '\n';
 }
 
@@ -97,15 +103,16 @@ export interface InterfaceConfigInput {
   peers: { public_key: string; preshared_key: string | null; allowed_ips: string[]; endpoint: string | null; persistent_keepalive: number | null }[];
 }
 
-/** The `wg setconf` file of the appliance's own interface (no wg-quick-only keys such as Address). */
+/** The `wg setconf` file of the appliance's own interface (no wg-quick-only keys such as Address), through wireguardLine. */
 export function renderInterfaceConfig(input: InterfaceConfigInput): string {
-  const lines = ['[Interface]', `PrivateKey = ${input.private_key}`, `ListenPort = ${input.listen_port}`];
-  for (const peer of input.peers) {
-    lines.push('', '[Peer]', `PublicKey = ${peer.public_key}`);
-    if (peer.preshared_key) lines.push(`PresharedKey = ${peer.preshared_key}`);
-    if (peer.allowed_ips.length > 0) lines.push(`AllowedIPs = ${peer.allowed_ips.join(', ')}`);
-    if (peer.endpoint) lines.push(`Endpoint = ${peer.endpoint}`);
-    if (peer.persistent_keepalive) lines.push(`PersistentKeepalive = ${peer.persistent_keepalive}`);
+  const lines = [wireguardSection('Interface'), wireguardLine('PrivateKey', input.private_key, 'tunnel private_key'), wireguardLine('ListenPort', input.listen_port, 'tunnel listen_port')];
+  for (const [index, peer] of input.peers.entries()) {
+    const field = (name: string) => `peer ${index + 1} ${name}`;
+    lines.push('', wireguardSection('Peer'), wireguardLine('PublicKey', peer.public_key, field('public_key')));
+    if (peer.preshared_key) lines.push(wireguardLine('PresharedKey', peer.preshared_key, field('preshared_key')));
+    if (peer.allowed_ips.length > 0) lines.push(wireguardLine('AllowedIPs', peer.allowed_ips.join(', '), field('allowed_ips')));
+    if (peer.endpoint) lines.push(wireguardLine('Endpoint', peer.endpoint, field('endpoint')));
+    if (peer.persistent_keepalive) lines.push(wireguardLine('PersistentKeepalive', peer.persistent_keepalive, field('persistent_keepalive')));
   }
   return lines.join('\n') + '\n';
 }
