@@ -6,12 +6,13 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { rootSkipReason } from '../helpers/shared.js';
+import { buildThreeNamespaces, inNs, removeNamespaces as removeNamespacesOf, sh } from '../helpers/three-namespaces.js';
 import { startTestApp, json, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
@@ -32,13 +33,7 @@ const children: ChildProcess[] = [];
 let t: TestApp;
 let headers: Headers;
 
-function sh(args: string[]): string {
-  const result = spawnSync(args[0], args.slice(1), { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${args.join(' ')}: ${result.stderr}`);
-  return result.stdout;
-}
-const inNs = (ns: string, ...args: string[]) => sh(['ip', 'netns', 'exec', ns, ...args]);
-const removeNamespaces = () => { for (const ns of Object.values(NS)) spawnSync('ip', ['netns', 'delete', ns]); };
+const removeNamespaces = () => removeNamespacesOf(NS);
 
 /** TCP echo on 8080-8081 (connections stay open), UDP echo on 8082. */
 const SERVER_SCRIPT = `
@@ -114,26 +109,7 @@ const removeAll = async () => {
 
 before(async () => {
   if (skip) return;
-  removeNamespaces();
-  process.on('exit', removeNamespaces);
-  for (const ns of Object.values(NS)) {
-    sh(['ip', 'netns', 'add', ns]);
-    inNs(ns, 'ip', 'link', 'set', 'lo', 'up');
-  }
-  sh(['ip', 'link', 'add', 'cl0', 'netns', NS.client, 'type', 'veth', 'peer', 'name', 'fwc', 'netns', NS.firewall]);
-  sh(['ip', 'link', 'add', 'sv0', 'netns', NS.server, 'type', 'veth', 'peer', 'name', 'fws', 'netns', NS.firewall]);
-  inNs(NS.client, 'ip', 'addr', 'add', `${CLIENT}/24`, 'dev', 'cl0');
-  inNs(NS.client, 'ip', 'link', 'set', 'cl0', 'up');
-  inNs(NS.client, 'ip', 'route', 'add', 'default', 'via', FW_OUTSIDE);
-  inNs(NS.firewall, 'ip', 'addr', 'add', `${FW_OUTSIDE}/24`, 'dev', 'fwc');
-  inNs(NS.firewall, 'ip', 'addr', 'add', `${BINAT_OUTSIDE}/24`, 'dev', 'fwc');
-  inNs(NS.firewall, 'ip', 'addr', 'add', `${FW_INSIDE}/24`, 'dev', 'fws');
-  inNs(NS.firewall, 'ip', 'link', 'set', 'fwc', 'up');
-  inNs(NS.firewall, 'ip', 'link', 'set', 'fws', 'up');
-  inNs(NS.firewall, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1');
-  inNs(NS.server, 'ip', 'addr', 'add', `${SERVER}/24`, 'dev', 'sv0');
-  inNs(NS.server, 'ip', 'link', 'set', 'sv0', 'up');
-  inNs(NS.server, 'ip', 'route', 'add', 'default', 'via', FW_INSIDE);
+  buildThreeNamespaces(NS, { client: CLIENT, firewallOutside: [FW_OUTSIDE, BINAT_OUTSIDE], firewallInside: FW_INSIDE, server: [SERVER] });
   children.push(spawn('ip', ['netns', 'exec', NS.server, process.execPath, '-e', SERVER_SCRIPT], { stdio: 'ignore' }));
 
   // The driver runs these wrappers: the real tools, inside the firewall namespace only.

@@ -5,13 +5,14 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, fetch } from 'undici';
 import { rootSkipReason } from '../helpers/shared.js';
+import { buildThreeNamespaces, inNs, removeNamespaces as removeNamespacesOf, sh } from '../helpers/three-namespaces.js';
 
 const skip = rootSkipReason('the packet-filter end-to-end test (network namespaces, nftables)');
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,16 +33,8 @@ let api: Agent;
 let token = '';
 let bulwarkLog = '';
 
-function sh(args: string[]): string {
-  const result = spawnSync(args[0], args.slice(1), { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${args.join(' ')}: ${result.stderr}`);
-  return result.stdout;
-}
-const inNs = (ns: string, ...args: string[]) => sh(['ip', 'netns', 'exec', ns, ...args]);
 
-function removeNamespaces(): void {
-  for (const ns of Object.values(NS)) spawnSync('ip', ['netns', 'delete', ns]);
-}
+const removeNamespaces = () => removeNamespacesOf(NS);
 
 /** Each connection is answered with the address the server saw, then closed. */
 const SERVER_SCRIPT = `
@@ -102,26 +95,7 @@ async function clearRules(): Promise<void> {
 
 before(async () => {
   if (skip) return;
-  removeNamespaces();
-  process.on('exit', removeNamespaces);
-  for (const ns of Object.values(NS)) {
-    sh(['ip', 'netns', 'add', ns]);
-    inNs(ns, 'ip', 'link', 'set', 'lo', 'up');
-  }
-  sh(['ip', 'link', 'add', 'cl0', 'netns', NS.client, 'type', 'veth', 'peer', 'name', 'fwc', 'netns', NS.firewall]);
-  sh(['ip', 'link', 'add', 'sv0', 'netns', NS.server, 'type', 'veth', 'peer', 'name', 'fws', 'netns', NS.firewall]);
-  inNs(NS.client, 'ip', 'addr', 'add', `${CLIENT}/24`, 'dev', 'cl0');
-  inNs(NS.client, 'ip', 'link', 'set', 'cl0', 'up');
-  inNs(NS.client, 'ip', 'route', 'add', 'default', 'via', FW_OUTSIDE);
-  inNs(NS.firewall, 'ip', 'addr', 'add', `${FW_OUTSIDE}/24`, 'dev', 'fwc');
-  inNs(NS.firewall, 'ip', 'addr', 'add', `${FW_INSIDE}/24`, 'dev', 'fws');
-  inNs(NS.firewall, 'ip', 'link', 'set', 'fwc', 'up');
-  inNs(NS.firewall, 'ip', 'link', 'set', 'fws', 'up');
-  inNs(NS.firewall, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1');
-  inNs(NS.server, 'ip', 'addr', 'add', `${SERVER}/24`, 'dev', 'sv0');
-  inNs(NS.server, 'ip', 'addr', 'add', `${SERVER_2}/24`, 'dev', 'sv0');
-  inNs(NS.server, 'ip', 'link', 'set', 'sv0', 'up');
-  inNs(NS.server, 'ip', 'route', 'add', 'default', 'via', FW_INSIDE);
+  buildThreeNamespaces(NS, { client: CLIENT, firewallOutside: [FW_OUTSIDE], firewallInside: FW_INSIDE, server: [SERVER, SERVER_2] });
 
   const start = (ns: string, args: string[], name: string) => {
     const child = spawn('ip', ['netns', 'exec', ns, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
