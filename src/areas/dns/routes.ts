@@ -13,6 +13,8 @@ import { registerPendingFlag } from '../../live/pending-flags.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { writeDataFile } from '../common/data-files.js';
+import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
+import { rmSync } from 'node:fs';
 import {
   ApplyReport, BlocklistSchedule, BlocklistSource, BlocklistStatusFields, DnsStats, DomainOverride, Enabled, HostOverride,
   PatternEntry, RefreshOutcome, ResolverAcl, ResolverConfig, ResolverStatus, SystemDns,
@@ -90,9 +92,16 @@ function routes(context: AppContext): RouteSpec[] {
   }, {
     check: async () => {
       const candidate = await dns.render();
-      const result = await context.platform.daemons.check('unbound', candidate.file);
-      if (!result.ok) return { errors: [`${result.checker} refused the Unbound configuration: ${result.output}`] };
-      return { errors: [], info: [result.checked ? `the Unbound configuration passes ${result.checker}` : result.output] };
+      try {
+        const result = await context.platform.daemons.check('unbound', candidate.file);
+        if (!result.ok) {
+          logRefusal(context, 'unbound', result);
+          return { errors: [describeRefusal('Unbound', result, candidate.text)] };
+        }
+        return { errors: [], info: [result.checked ? `the Unbound configuration passes ${result.checker}` : result.output] };
+      } finally {
+        rmSync(candidate.file, { force: true });
+      }
     },
   });
 
