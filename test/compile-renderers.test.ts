@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderUnbound, renderLocalZones, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
-import { parseCustomOptions } from '../src/compile/unbound-custom-options.js';
+import { ALLOWED_CUSTOM_OPTIONS, parseCustomOptions } from '../src/compile/unbound-custom-options.js';
 import { renderKea, keaSubnetId, optionHex, type KeaInput } from '../src/compile/kea.js';
 import { renderChrony, type ChronyInput } from '../src/compile/chrony.js';
 import { runChecker, findProgram } from '../src/platform/daemon-tools.js';
@@ -93,6 +93,28 @@ test('unbound-checkconf accepts the rendered configuration in each forwarding mo
   used.delete('so-reuseport');
   const undocumented = [...used].filter((option) => !documented.has(option));
   assert.deepEqual(undocumented, []);
+});
+
+test('every option custom_options allows is a documented Unbound option that unbound-checkconf accepts', { skip: checkerSkip('unbound-checkconf') }, async () => {
+  const sample = { yesno: 'yes', number: '4', size: '4m' } as const;
+  const text = [...ALLOWED_CUSTOM_OPTIONS].map(([key, kind]) => `${key}: ${/buffer-size|udp-size/.test(key) ? '1232' : sample[kind]}`).join('\n');
+  const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-options-'));
+  try {
+    writeFileSync(join(dir, 'root.key'), `${ROOT_TRUST_ANCHORS}\n`);
+    mkdirSync(join(dir, 'zones'));
+    writeFileSync(join(dir, 'zones', 'custom.conf'), renderLocalZones('custom', ['ads.example.com'], 'nxdomain'));
+    const rendered = renderUnbound(unboundInput(dir, { custom_options: text }));
+    for (const key of ALLOWED_CUSTOM_OPTIONS.keys()) assert.match(rendered, new RegExp(`^    ${key}: `, 'm'));
+    writeFileSync(join(dir, 'unbound.conf'), rendered);
+    const result = await runChecker('unbound', join(dir, 'unbound.conf'));
+    assert.equal(result.ok, true, result.details);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const example = sharedFile('fixtures/unbound/unbound-example.conf.in');
+  if (example.skip) return;
+  const documented = new Set([...readFileSync(example.path, 'utf8').matchAll(/^[\s#]*([a-z0-9-]+):/gm)].map((m) => m[1]));
+  assert.deepEqual([...ALLOWED_CUSTOM_OPTIONS.keys()].filter((key) => !documented.has(key)), []);
 });
 
 const KEA: KeaInput = {
