@@ -5,8 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -17,6 +20,8 @@ import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import type { AppContext } from '../../src/context.js';
 import type { DaemonName } from '../../src/platform/daemons.js';
 import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function skipReason(programs: string[], user: string): string | false {
   const root = rootSkipReason('running daemons as their own users');
@@ -180,5 +185,63 @@ test('Kea runs as user _kea with its pid, lock, socket and lease files in the ru
     assert.equal(mode(join(t.runtimeRoot, 'kea-dhcp4')), 0o750);
   } finally {
     await t.close();
+  }
+});
+
+test('Kea as _kea hands a lease to a DHCP client across a veth between two namespaces the test creates', { skip: skipReason(['kea-dhcp4', 'busybox', 'ip'], '_kea'), timeout: 120_000 }, async () => {
+  const id = randomBytes(3).toString('hex');
+  const fw = `bwk-fw-${id}`;
+  const client = `bwk-cl-${id}`;
+  const serverLink = `bkf${id}`;
+  const clientLink = `bkc${id}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-kea-netns-'));
+  const children: ChildProcess[] = [];
+  const run = (file: string, args: string[]) => {
+    const result = spawnSync(file, args, { encoding: 'utf8', timeout: 60_000 });
+    if (result.status !== 0) throw new Error(`${file} ${args.join(' ')}: ${result.stderr || result.error?.message}`);
+    return result.stdout;
+  };
+  try {
+    run('ip', ['netns', 'add', fw]);
+    run('ip', ['netns', 'add', client]);
+    run('ip', ['link', 'add', serverLink, 'netns', fw, 'type', 'veth', 'peer', 'name', clientLink, 'netns', client]);
+    run('ip', ['-n', fw, 'addr', 'add', '10.233.0.1/24', 'dev', serverLink]);
+    for (const [ns, dev] of [[fw, serverLink], [client, clientLink], [fw, 'lo'], [client, 'lo']]) run('ip', ['-n', ns, 'link', 'set', dev, 'up']);
+    const bulwark = spawn('ip', ['netns', 'exec', fw, process.execPath, '--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', '127.0.0.1:18081', '--data-dir', dataDir, '--log-level', 'warn'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    children.push(bulwark);
+    const api = (...calls: string[][]) => JSON.parse(run('ip', ['netns', 'exec', fw, process.execPath, join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), 'http://127.0.0.1:18081', ...calls.flatMap((c) => [...c, '--'])]));
+    const [config, subnet, applied] = api(
+      ['PUT', '/api/v1/dhcp/v4/config', JSON.stringify({ enabled: true, interfaces: [serverLink] })],
+      ['POST', '/api/v1/dhcp/v4/subnets', JSON.stringify({ network: '10.233.0.0/24', pool_start: '10.233.0.100', pool_end: '10.233.0.150', gateway: '10.233.0.1' })],
+      ['POST', '/api/v1/dhcp/v4/apply'],
+    );
+    assert.equal(config.status, 200, JSON.stringify(config.body));
+    assert.equal(subnet.status, 201, JSON.stringify(subnet.body));
+    assert.equal(applied.status, 200, JSON.stringify(applied.body));
+    assert.equal(applied.body.running, true, JSON.stringify(applied.body));
+
+    // busybox udhcpc in the client namespace; its script does nothing, the lease line is what counts.
+    const udhcpc = spawnSync('ip', ['netns', 'exec', client, 'busybox', 'udhcpc', '-i', clientLink, '-f', '-q', '-n', '-t', '10', '-T', '1', '-s', '/bin/true'], { encoding: 'utf8', timeout: 60_000 });
+    const dhcp = `${udhcpc.stdout}${udhcpc.stderr}`; // udhcpc reports on stderr
+    assert.equal(udhcpc.status, 0, dhcp);
+    assert.match(dhcp, /lease of 10\.233\.0\.1\d\d obtained/);
+    const address = /lease of (\S+) obtained/.exec(dhcp)![1];
+    const [leases] = api(['GET', '/api/v1/dhcp/v4/leases']);
+    assert.ok(leases.body.some((lease: { ip_address: string }) => lease.ip_address === address), JSON.stringify(leases.body));
+
+    const keaPid = run('ip', ['netns', 'pids', fw]).split('\n').filter(Boolean).find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'kea-dhcp4');
+    assert.ok(keaPid, 'kea-dhcp4 runs in the firewall namespace');
+    const uidLine = readFileSync(`/proc/${keaPid}/status`, 'utf8').split('\n').find((l) => l.startsWith('Uid:'))!;
+    assert.equal(Number(uidLine.split(/\s+/)[1]), systemAccount('_kea')!.uid, 'kea-dhcp4 runs as _kea');
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const ns of [fw, client]) {
+      const pids = spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+      for (const pid of pids) spawnSync('kill', ['-9', pid]);
+      spawnSync('ip', ['netns', 'del', ns]);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(`${dataDir}-daemons`, { recursive: true, force: true });
   }
 });
