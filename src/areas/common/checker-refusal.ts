@@ -23,6 +23,8 @@ export function keywordAt(text: string, line: number): string | null {
 
 /** One sentence about a refusal, built only from our own text. */
 export function describeRefusal(label: string, check: CheckResult, renderedText: string): string {
+  // Not run at all (e.g. the daemon's user is missing): our own reason, no checker output exists.
+  if (!check.checked) return `the rendered ${label} configuration was not checked: ${check.output}`;
   const program = check.checker?.split(' ')[0] ?? 'the checker';
   if (!check.line) return `the rendered ${label} configuration was refused by ${program}; its output names no line of the rendered file (details are in the server log)`;
   const keyword = keywordAt(renderedText, check.line);
