@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
 import { isIP } from 'node:net';
+import { rmSync } from 'node:fs';
+import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
@@ -13,8 +15,6 @@ import { registerPendingFlag } from '../../live/pending-flags.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { writeDataFile } from '../common/data-files.js';
-import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
-import { rmSync } from 'node:fs';
 import {
   ApplyReport, BlocklistSchedule, BlocklistSource, BlocklistStatusFields, DnsStats, DomainOverride, Enabled, HostOverride,
   PatternEntry, RefreshOutcome, ResolverAcl, ResolverConfig, ResolverStatus, SystemDns,
