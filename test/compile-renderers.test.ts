@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderUnbound, renderLocalZones, ROOT_TRUST_ANCHORS, reservedCustomOption, type UnboundInput } from '../src/compile/unbound.js';
+import { renderUnbound, renderLocalZones, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
+import { ALLOWED_CUSTOM_OPTIONS, parseCustomOptions } from '../src/compile/unbound-custom-options.js';
 import { renderKea, keaSubnetId, optionHex, type KeaInput } from '../src/compile/kea.js';
 import { renderChrony, type ChronyInput } from '../src/compile/chrony.js';
 import { runChecker, findProgram } from '../src/platform/daemon-tools.js';
@@ -60,9 +61,11 @@ test('Unbound rendering matches the golden file', () => {
 });
 
 test('custom options cannot move files or open control', () => {
-  assert.equal(reservedCustomOption('so-reuseport: yes\n  chroot: "/"'), 'chroot');
-  assert.equal(reservedCustomOption('include: "/etc/shadow"'), 'include');
-  assert.equal(reservedCustomOption('# a comment\nedns-buffer-size: 1232'), null);
+  assert.throws(() => parseCustomOptions('so-reuseport: yes\n  chroot: "/"'), /line 2: quotes are not allowed/);
+  assert.throws(() => parseCustomOptions('chroot: /'), /line 1: chroot is not allowed/);
+  assert.throws(() => parseCustomOptions('include: /etc/shadow'), /line 1: include is not allowed/);
+  assert.throws(() => parseCustomOptions('edns-buffer-size: 1232 include: /etc/shadow'), /line 1: only one keyword per line/);
+  assert.deepEqual(parseCustomOptions('# a comment\nedns-buffer-size: 1232'), [{ keyword: 'edns-buffer-size', value: '1232', line: 2 }]);
 });
 
 test('unbound-checkconf accepts the rendered configuration in each forwarding mode, and every option is a documented one', { skip: checkerSkip('unbound-checkconf') }, async () => {
@@ -77,7 +80,7 @@ test('unbound-checkconf accepts the rendered configuration in each forwarding mo
       const result = await runChecker('unbound', file);
       assert.equal(result.ok, true, `${JSON.stringify(overrides)}: ${result.output}`);
     }
-    writeFileSync(join(dir, 'bad.conf'), renderUnbound(unboundInput(dir, { custom_options: 'not-an-option: 1' })));
+    writeFileSync(join(dir, 'bad.conf'), renderUnbound(unboundInput(dir, { custom_options: 'msg-cache-slabs: 3' })));
     assert.equal((await runChecker('unbound', join(dir, 'bad.conf'))).ok, false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -90,6 +93,28 @@ test('unbound-checkconf accepts the rendered configuration in each forwarding mo
   used.delete('so-reuseport');
   const undocumented = [...used].filter((option) => !documented.has(option));
   assert.deepEqual(undocumented, []);
+});
+
+test('every option custom_options allows is a documented Unbound option that unbound-checkconf accepts', { skip: checkerSkip('unbound-checkconf') }, async () => {
+  const sample = { yesno: 'yes', number: '4', size: '4m' } as const;
+  const text = [...ALLOWED_CUSTOM_OPTIONS].map(([key, kind]) => `${key}: ${/buffer-size|udp-size/.test(key) ? '1232' : sample[kind]}`).join('\n');
+  const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-options-'));
+  try {
+    writeFileSync(join(dir, 'root.key'), `${ROOT_TRUST_ANCHORS}\n`);
+    mkdirSync(join(dir, 'zones'));
+    writeFileSync(join(dir, 'zones', 'custom.conf'), renderLocalZones('custom', ['ads.example.com'], 'nxdomain'));
+    const rendered = renderUnbound(unboundInput(dir, { custom_options: text }));
+    for (const key of ALLOWED_CUSTOM_OPTIONS.keys()) assert.match(rendered, new RegExp(`^    ${key}: `, 'm'));
+    writeFileSync(join(dir, 'unbound.conf'), rendered);
+    const result = await runChecker('unbound', join(dir, 'unbound.conf'));
+    assert.equal(result.ok, true, result.details);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const example = sharedFile('fixtures/unbound/unbound-example.conf.in');
+  if (example.skip) return;
+  const documented = new Set([...readFileSync(example.path, 'utf8').matchAll(/^[\s#]*([a-z0-9-]+):/gm)].map((m) => m[1]));
+  assert.deepEqual([...ALLOWED_CUSTOM_OPTIONS.keys()].filter((key) => !documented.has(key)), []);
 });
 
 const KEA: KeaInput = {
@@ -169,7 +194,7 @@ test('chronyd -p accepts the rendered configuration, with and without NTS servin
   try {
     for (const config of [CHRONY.config, { ...CHRONY.config, nts_enabled: true, nts_certificate: '/etc/ssl/nts.crt', nts_private_key: '/etc/ssl/nts.key', ntp_listen: '127.0.0.1:10123' }]) {
       const file = join(dir, 'chrony.conf');
-      writeFileSync(file, renderChrony({ ...CHRONY, config }));
+      writeFileSync(file, renderChrony({ ...CHRONY, config, nts: config.nts_enabled ? { key: config.nts_private_key, certificate: config.nts_certificate } : null }));
       const result = await runChecker('chronyd', file);
       assert.equal(result.ok, true, result.output);
     }

@@ -3,6 +3,7 @@
  * (golden-tested, and checked with `kea-dhcp4 -t` where it is installed).
  */
 import { isIP } from 'node:net';
+import { keaCidr, keaClientId, keaHex, keaInterface, keaIpv4, keaIpv4List, keaMac, keaName, keaText } from './kea-values.js';
 
 export interface KeaGlobal {
   interfaces: string[];
@@ -122,57 +123,58 @@ export function renderKea(input: KeaInput): string {
   const taken = new Set<number>();
   const subnets = input.subnets.filter((s) => s.enabled && s.subnet_type === 'address');
   const globalOptions = [
-    ...(global.dns_servers.length ? [option('domain-name-servers', global.dns_servers.join(', '))] : []),
-    ...(global.domain_name ? [option('domain-name', global.domain_name)] : []),
-    ...(global.domain_search.length ? [option('domain-search', global.domain_search.join(', '))] : []),
-    ...(global.ntp_servers.length ? [option('ntp-servers', global.ntp_servers.join(', '))] : []),
-    ...(global.wins_servers.length ? [option('netbios-name-servers', global.wins_servers.join(', '))] : []),
+    ...(global.dns_servers.length ? [option('domain-name-servers', keaIpv4List(global.dns_servers, 'dns_servers'))] : []),
+    ...(global.domain_name ? [option('domain-name', keaName(global.domain_name, 'domain_name'))] : []),
+    ...(global.domain_search.length ? [option('domain-search', global.domain_search.map((d, i) => keaName(d, `domain_search.${i}`)).join(', '))] : []),
+    ...(global.ntp_servers.length ? [option('ntp-servers', keaIpv4List(global.ntp_servers, 'ntp_servers'))] : []),
+    ...(global.wins_servers.length ? [option('netbios-name-servers', keaIpv4List(global.wins_servers, 'wins_servers'))] : []),
   ];
   const subnet4 = subnets.map((subnet) => {
+    const field = `subnets.${subnet.id}`;
     const reservations = input.reservations
       .filter((r) => (r.subnet_id ? r.subnet_id === subnet.id : inSubnet(r.ip_address, subnet.network)))
-      .map((r) => ({
-        ...(r.mac_address ? { 'hw-address': r.mac_address.toLowerCase() } : {}),
-        ...(!r.mac_address && r.client_id ? { 'client-id': r.client_id } : {}),
-        'ip-address': r.ip_address,
-        ...(r.hostname ? { hostname: r.hostname } : {}),
+      .map((r, index) => ({
+        ...(r.mac_address ? { 'hw-address': keaMac(r.mac_address, `reservations.${index}.mac_address`).toLowerCase() } : {}),
+        ...(!r.mac_address && r.client_id ? { 'client-id': keaClientId(r.client_id, `reservations.${index}.client_id`) } : {}),
+        'ip-address': keaIpv4(r.ip_address, `reservations.${index}.ip_address`),
+        ...(r.hostname ? { hostname: keaName(r.hostname, `reservations.${index}.hostname`) } : {}),
       }));
     const options = [
-      option('routers', subnet.gateway),
-      ...(subnet.dns_servers?.length ? [option('domain-name-servers', subnet.dns_servers.join(', '))] : []),
-      ...(subnet.domain_name ? [option('domain-name', subnet.domain_name)] : []),
-      ...(subnet.ntp_servers?.length ? [option('ntp-servers', subnet.ntp_servers.join(', '))] : []),
-      ...subnet.options.map((o) => ({ code: o.code, 'csv-format': false, data: optionHex(o.value_type, o.value) })),
+      option('routers', keaIpv4(subnet.gateway, `${field}.gateway`)),
+      ...(subnet.dns_servers?.length ? [option('domain-name-servers', keaIpv4List(subnet.dns_servers, `${field}.dns_servers`))] : []),
+      ...(subnet.domain_name ? [option('domain-name', keaName(subnet.domain_name, `${field}.domain_name`))] : []),
+      ...(subnet.ntp_servers?.length ? [option('ntp-servers', keaIpv4List(subnet.ntp_servers, `${field}.ntp_servers`))] : []),
+      ...subnet.options.map((o, index) => ({ code: o.code, 'csv-format': false, data: keaHex(optionHex(o.value_type, o.value), `${field}.options.${index}.value`) })),
     ];
     return {
       id: keaSubnetId(subnet.id, taken),
-      subnet: networkOf(subnet.network),
-      pools: [{ pool: `${subnet.pool_start} - ${subnet.pool_end}` }],
+      subnet: networkOf(keaCidr(subnet.network, `${field}.network`)),
+      pools: [{ pool: `${keaIpv4(subnet.pool_start, `${field}.pool_start`)} - ${keaIpv4(subnet.pool_end, `${field}.pool_end`)}` }],
       ...(subnet.lease_time ? { 'valid-lifetime': subnet.lease_time } : {}),
       ...(subnet.max_lease_time ? { 'max-valid-lifetime': subnet.max_lease_time } : {}),
       ...(subnet.renewal_time ? { 'renew-timer': subnet.renewal_time } : {}),
       ...(subnet.rebinding_time ? { 'rebind-timer': subnet.rebinding_time } : {}),
-      ...(subnet.trusted_relays.length ? { relay: { 'ip-addresses': subnet.trusted_relays } } : {}),
+      ...(subnet.trusted_relays.length ? { relay: { 'ip-addresses': subnet.trusted_relays.map((r, i) => keaIpv4(r, `${field}.trusted_relays.${i}`)) } } : {}),
       'option-data': options,
       reservations,
     };
   });
   const config = {
     Dhcp4: {
-      'interfaces-config': { interfaces: global.interfaces, 'dhcp-socket-type': 'raw' },
+      'interfaces-config': { interfaces: global.interfaces.map((name, index) => keaInterface(name, `interfaces.${index}`)), 'dhcp-socket-type': 'raw' },
       'control-socket': { 'socket-type': 'unix', 'socket-name': input.paths.controlSocket },
       'lease-database': { type: 'memfile', persist: true, name: input.paths.leaseFile, 'lfc-interval': 3600 },
       'valid-lifetime': global.default_lease_time,
       'max-valid-lifetime': Math.max(global.max_lease_time, global.default_lease_time),
       authoritative: global.authoritative,
-      ...(global.next_server ? { 'next-server': global.next_server } : {}),
-      ...(global.boot_filename ? { 'boot-file-name': global.boot_filename } : {}),
+      ...(global.next_server ? { 'next-server': keaIpv4(global.next_server, 'next_server') } : {}),
+      ...(global.boot_filename ? { 'boot-file-name': keaText(global.boot_filename, 'boot_filename') } : {}),
       'option-data': globalOptions,
       ...(input.ddns.enabled
         ? {
             'dhcp-ddns': { 'enable-updates': true },
             'ddns-send-updates': true,
-            'ddns-qualifying-suffix': input.ddns.forward_zone,
+            'ddns-qualifying-suffix': input.ddns.forward_zone ? keaName(input.ddns.forward_zone, 'ddns.forward_zone') : '',
             'ddns-override-client-update': true,
           }
         : {}),

@@ -1,7 +1,12 @@
 /**
  * Renders the resolver configuration for Unbound. Pure: configuration in, text out (golden-tested, and
- * checked with `unbound-checkconf` where it is installed).
+ * checked with `unbound-checkconf` where it is installed). Every value goes through unbound-syntax.ts, which
+ * refuses (RenderRefusal) anything that could end its string or token.
  */
+import { isIP } from 'node:net';
+import { RenderRefusal } from './render-refusal.js';
+import { unboundName, unboundSingleQuoted, unboundString, unboundToken, unboundTxtData } from './unbound-syntax.js';
+import { CustomOptionError, parseCustomOptions } from './unbound-custom-options.js';
 
 export interface UnboundResolver {
   listen_interfaces: string[];
@@ -68,26 +73,38 @@ export interface UnboundInput {
   paths: { directory: string; pidfile: string; controlSocket: string; trustAnchorFile: string; logfile: string };
 }
 
-/** Options that custom_options may not set: they would move files, drop privileges or open control. */
-const RESERVED_OPTIONS = [
-  'include', 'include-toplevel', 'chroot', 'username', 'directory', 'pidfile', 'logfile', 'auto-trust-anchor-file',
-  'trust-anchor-file', 'module-config', 'python-script', 'dynlib-file', 'remote-control', 'control-enable',
-  'control-interface', 'control-port', 'control-use-cert', 'server-key-file', 'server-cert-file',
-  'control-key-file', 'control-cert-file', 'tls-service-key', 'tls-service-pem',
-];
+const yesNo = (value: boolean) => (value ? 'yes' : 'no');
 
-/** The reserved option a custom_options text sets, if any. */
-export function reservedCustomOption(text: string): string | null {
-  for (const line of text.split('\n')) {
-    const key = /^\s*([A-Za-z0-9-]+)\s*:/.exec(line)?.[1]?.toLowerCase();
-    if (key && RESERVED_OPTIONS.includes(key)) return key;
-  }
-  return null;
+const RECORD_TYPES = new Set(['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'PTR']);
+const ACL_ACTIONS = new Set(['allow', 'deny', 'refuse', 'allow_snoop']);
+const LOCAL_ZONE_TYPES = new Set([
+  'transparent', 'typetransparent', 'static', 'redirect', 'deny', 'refuse', 'inform', 'inform_deny', 'inform_redirect',
+  'always_transparent', 'always_refuse', 'always_nxdomain', 'nodefault',
+]);
+
+function oneOf(value: string, allowed: ReadonlySet<string>, field: string): string {
+  if (!allowed.has(value)) throw new RenderRefusal(field, 'is not one of the allowed values');
+  return value;
 }
 
-const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-const yesNo = (value: boolean) => (value ? 'yes' : 'no');
-const fqdn = (name: string) => (name.endsWith('.') ? name : `${name}.`);
+function whole(value: number, field: string): string {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RenderRefusal(field, 'is not a whole number');
+  return String(value);
+}
+
+function address(value: string, field: string, family?: 4 | 6): string {
+  const found = isIP(value);
+  if (!found || (family && found !== family)) throw new RenderRefusal(field, `is not an IPv${family ?? '4/6'} address`);
+  return value;
+}
+
+function cidr(value: string, field: string): string {
+  const [ip, prefix, extra] = value.split('/');
+  const family = isIP(ip);
+  const max = family === 6 ? 128 : 32;
+  if (!family || extra !== undefined || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= max))) throw new RenderRefusal(field, 'is not an IP address or CIDR');
+  return value;
+}
 
 /** `10.0.0.1:5353` or `[::1]:53` → Unbound's `addr@port`. */
 export function forwardAddress(server: string): string {
@@ -98,100 +115,134 @@ export function forwardAddress(server: string): string {
   return server;
 }
 
+/** A forwarder as `addr[@port]`, refused unless the address part is an IP address. */
+function forwarder(server: string, field: string): string {
+  const value = forwardAddress(server);
+  const [ip, port, extra] = value.split('@');
+  if (!isIP(ip) || extra !== undefined || (port !== undefined && !/^\d{1,5}$/.test(port))) throw new RenderRefusal(field, 'is not an IP address with an optional port');
+  return unboundToken(value, field);
+}
+
+/** A DNS-over-TLS upstream `ip@port#tls-name`. */
+function tlsUpstream(value: string, field: string): string {
+  const match = /^([^@#]+)@(\d{1,5})#(.+)$/.exec(value);
+  if (!match || !isIP(match[1])) throw new RenderRefusal(field, 'is not ip@port#tls-name');
+  unboundName(match[3], field);
+  return unboundToken(value, field);
+}
+
 /** The `local-data` lines of one host override. */
-export function hostRecords(host: UnboundHost): string[] {
-  const name = fqdn(host.domain ? `${host.hostname}.${host.domain}` : host.hostname);
-  const type = host.record_type.toUpperCase();
+export function hostRecords(host: UnboundHost, field = 'hosts'): string[] {
+  const name = unboundName(host.domain ? `${host.hostname}.${host.domain}` : host.hostname, `${field}.hostname`);
+  const type = oneOf(host.record_type.toUpperCase(), RECORD_TYPES, `${field}.record_type`);
+  const value = `${field}.value`;
   switch (type) {
     case 'A':
-    case 'AAAA':
-      return [`local-data: ${quote(`${name} 300 IN ${type} ${host.value}`)}`, `local-data-ptr: ${quote(`${host.value} ${name}`)}`];
-    case 'MX':
-      return [`local-data: ${quote(`${name} 300 IN MX ${host.mx_priority ?? 10} ${fqdn(host.value)}`)}`];
-    case 'TXT': {
-      // TXT strings are at most 255 bytes each: longer text is split into several strings.
-      const chunks = host.value.match(/[\s\S]{1,255}/g) ?? [''];
-      return [`local-data: '${name} 300 IN TXT ${chunks.map((c) => `"${c.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(' ')}'`];
+    case 'AAAA': {
+      const ip = address(host.value, value, type === 'A' ? 4 : 6);
+      return [`local-data: ${unboundString(`${name} 300 IN ${type} ${ip}`, value)}`, `local-data-ptr: ${unboundString(`${ip} ${name}`, value)}`];
     }
+    case 'MX':
+      return [`local-data: ${unboundString(`${name} 300 IN MX ${whole(host.mx_priority ?? 10, `${field}.mx_priority`)} ${unboundName(host.value, value)}`, value)}`];
+    case 'TXT':
+      // The TXT data carries its own double quotes, so the record is single-quoted; its bytes are \DDD-escaped.
+      return [`local-data: ${unboundSingleQuoted(`${name} 300 IN TXT ${unboundTxtData(host.value)}`, value)}`];
     default:
-      return [`local-data: ${quote(`${name} 300 IN ${type} ${fqdn(host.value)}`)}`];
+      return [`local-data: ${unboundString(`${name} 300 IN ${type} ${unboundName(host.value, value)}`, value)}`];
+  }
+}
+
+/** The custom options as canonical lines rebuilt from their parsed tokens; refuses a text the parser refuses. */
+function customOptionLines(text: string): string[] {
+  try {
+    return parseCustomOptions(text).map((option) => `${option.keyword}: ${option.value}`);
+  } catch (error) {
+    if (error instanceof CustomOptionError) throw new RenderRefusal('custom_options', error.message);
+    throw error;
   }
 }
 
 export function renderUnbound(input: UnboundInput): string {
   const { resolver, paths } = input;
   const lines: string[] = ['# Rendered by Bulwark from the DNS resolver configuration. Changes here are overwritten.', 'server:'];
-  const set = (key: string, value: string | number) => lines.push(`    ${key}: ${value}`);
-  set('directory', quote(paths.directory));
+  const set = (key: string, value: string) => lines.push(`    ${key}: ${value}`);
+  set('directory', unboundString(paths.directory, 'paths.directory'));
   set('chroot', '""');
+  // Bulwark starts Unbound as its own user (setpriv), so it has no root privileges to drop.
   set('username', '""');
-  set('pidfile', quote(paths.pidfile));
+  set('pidfile', unboundString(paths.pidfile, 'paths.pidfile'));
   set('use-syslog', 'no');
-  set('logfile', quote(paths.logfile));
-  set('verbosity', resolver.log_verbosity);
-  set('num-threads', resolver.num_threads);
+  set('logfile', unboundString(paths.logfile, 'paths.logfile'));
+  set('verbosity', whole(resolver.log_verbosity, 'log_verbosity'));
+  set('num-threads', whole(resolver.num_threads, 'num_threads'));
   const listen = resolver.listen_interfaces.length === 0 ? ['0.0.0.0'] : resolver.listen_interfaces;
-  for (const address of listen) set('interface', address);
-  set('port', resolver.port);
-  if (resolver.outgoing_interface) set('outgoing-interface', resolver.outgoing_interface);
-  set('msg-cache-size', String(resolver.msg_cache_size));
-  set('rrset-cache-size', String(resolver.rrset_cache_size));
-  set('cache-max-ttl', resolver.cache_max_ttl);
-  set('cache-min-ttl', resolver.cache_min_ttl);
+  listen.forEach((ip, index) => set('interface', address(ip, `listen_interfaces.${index}`)));
+  set('port', whole(resolver.port, 'port'));
+  if (resolver.outgoing_interface) set('outgoing-interface', address(resolver.outgoing_interface, 'outgoing_interface'));
+  set('msg-cache-size', unboundToken(resolver.msg_cache_size, 'msg_cache_size'));
+  set('rrset-cache-size', unboundToken(resolver.rrset_cache_size, 'rrset_cache_size'));
+  set('cache-max-ttl', whole(resolver.cache_max_ttl, 'cache_max_ttl'));
+  set('cache-min-ttl', whole(resolver.cache_min_ttl, 'cache_min_ttl'));
   set('prefetch', yesNo(resolver.prefetch));
   set('prefetch-key', yesNo(resolver.prefetch_key));
-  set('infra-host-ttl', resolver.infra_host_ttl);
-  set('unwanted-reply-threshold', resolver.unwanted_reply_threshold);
+  set('infra-host-ttl', whole(resolver.infra_host_ttl, 'infra_host_ttl'));
+  set('unwanted-reply-threshold', whole(resolver.unwanted_reply_threshold, 'unwanted_reply_threshold'));
   set('log-queries', yesNo(resolver.log_queries));
   set('log-replies', yesNo(resolver.log_replies));
   set('hide-identity', yesNo(resolver.hide_identity));
   set('hide-version', yesNo(resolver.hide_version));
   set('qname-minimisation', 'yes');
-  set('module-config', quote(resolver.dnssec ? 'validator iterator' : 'iterator'));
-  if (resolver.dnssec) set('auto-trust-anchor-file', quote(paths.trustAnchorFile));
+  set('module-config', resolver.dnssec ? '"validator iterator"' : '"iterator"');
+  if (resolver.dnssec) set('auto-trust-anchor-file', unboundString(paths.trustAnchorFile, 'paths.trustAnchorFile'));
+  const domain = resolver.dhcp_domain ? unboundName(resolver.dhcp_domain, 'dhcp_domain') : null;
   if (resolver.rebind_protection) {
-    for (const network of resolver.private_addresses) set('private-address', network);
+    resolver.private_addresses.forEach((network, index) => set('private-address', unboundToken(cidr(network, `private_addresses.${index}`), `private_addresses.${index}`)));
     // The appliance's own local names legitimately resolve to private addresses.
-    if (resolver.dhcp_domain) set('private-domain', quote(resolver.dhcp_domain));
+    if (domain) set('private-domain', unboundString(domain.replace(/\.$/, ''), 'dhcp_domain'));
   }
   set('access-control', '127.0.0.0/8 allow');
   set('access-control', '::1/128 allow');
-  for (const acl of input.acls) set('access-control', `${acl.network} ${acl.action}`);
-  if (resolver.dhcp_domain) set('local-zone', `${quote(fqdn(resolver.dhcp_domain))} ${resolver.local_zone_type}`);
-  for (const host of input.hosts.filter((h) => h.enabled)) for (const record of hostRecords(host)) lines.push(`    ${record}`);
-  if (resolver.dhcp_domain) {
-    for (const entry of input.dhcpNames) {
-      const name = fqdn(`${entry.hostname}.${resolver.dhcp_domain}`);
-      lines.push(`    local-data: ${quote(`${name} 300 IN A ${entry.ip}`)}`, `    local-data-ptr: ${quote(`${entry.ip} ${name}`)}`);
-    }
+  input.acls.forEach((acl, index) => set('access-control', `${unboundToken(cidr(acl.network, `acls.${index}.network`), `acls.${index}.network`)} ${oneOf(acl.action, ACL_ACTIONS, `acls.${index}.action`)}`));
+  if (domain) set('local-zone', `${unboundString(domain, 'dhcp_domain')} ${oneOf(resolver.local_zone_type, LOCAL_ZONE_TYPES, 'local_zone_type')}`);
+  input.hosts.forEach((host, index) => {
+    if (host.enabled) for (const record of hostRecords(host, `hosts.${index}`)) lines.push(`    ${record}`);
+  });
+  if (domain) {
+    input.dhcpNames.forEach((entry, index) => {
+      const field = `dhcp_names.${index}`;
+      const name = unboundName(`${entry.hostname}.${domain}`, `${field}.hostname`);
+      const ip = address(entry.ip, `${field}.ip_address`);
+      lines.push(`    local-data: ${unboundString(`${name} 300 IN ${isIP(ip) === 6 ? 'AAAA' : 'A'} ${ip}`, field)}`, `    local-data-ptr: ${unboundString(`${ip} ${name}`, field)}`);
+    });
   }
-  for (const file of input.includes) set('include', quote(file));
-  const custom = resolver.custom_options.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  input.includes.forEach((file, index) => set('include', unboundString(file, `includes.${index}`)));
+  const custom = customOptionLines(resolver.custom_options);
   if (custom.length > 0) {
     lines.push('    # custom options');
     for (const line of custom) lines.push(`    ${line}`);
   }
   lines.push('', 'remote-control:');
   set('control-enable', 'yes');
-  set('control-interface', quote(paths.controlSocket));
+  set('control-interface', unboundString(paths.controlSocket, 'paths.controlSocket'));
   set('control-use-cert', 'no');
-  for (const override of input.domains.filter((d) => d.enabled)) {
+  input.domains.forEach((override, index) => {
+    if (!override.enabled) return;
     lines.push('', 'forward-zone:');
-    set('name', quote(fqdn(override.domain)));
-    set('forward-addr', forwardAddress(override.server));
-  }
-  const upstream = resolver.dot_enabled
-    ? resolver.dot_upstream
+    set('name', unboundString(unboundName(override.domain, `domains.${index}.domain`), `domains.${index}.domain`));
+    set('forward-addr', forwarder(override.server, `domains.${index}.server`));
+  });
+  const [upstream, upstreamField] = resolver.dot_enabled
+    ? [resolver.dot_upstream, 'dot_upstream']
     : resolver.use_system_nameservers
-      ? input.systemNameservers
+      ? [input.systemNameservers, 'system_nameservers']
       : resolver.forwarding_enabled
-        ? resolver.forwarding_servers
-        : [];
+        ? [resolver.forwarding_servers, 'forwarding_servers']
+        : [[], ''];
   if (upstream.length > 0) {
     lines.push('', 'forward-zone:');
     set('name', '"."');
     if (resolver.dot_enabled) set('forward-tls-upstream', 'yes');
-    for (const server of upstream) set('forward-addr', resolver.dot_enabled ? server : forwardAddress(server));
+    upstream.forEach((server, index) => set('forward-addr', resolver.dot_enabled ? tlsUpstream(server, `${upstreamField}.${index}`) : forwarder(server, `${upstreamField}.${index}`)));
     // With plain forwarders, fall back to full recursion when they fail; DoT must not leak in clear text.
     if (!resolver.dot_enabled) set('forward-first', 'yes');
   }
@@ -210,13 +261,16 @@ const ZONE_TYPES: Record<BlockAction, string> = {
 
 /** One include file of `local-zone` lines: a blocklist, the whitelist (passthru) or the custom blocks. */
 export function renderLocalZones(title: string, domains: readonly string[], action: BlockAction, redirectIp?: string | null): string {
-  const lines = [`# ${title}: ${domains.length} names, action ${action}. Rendered by Bulwark.`];
+  // The title is only a comment; keep it to characters that cannot end the comment line.
+  const lines = [`# ${title.replace(/[^A-Za-z0-9 ._-]/g, '_')}: ${domains.length} names, action ${action}. Rendered by Bulwark.`];
   const type = ZONE_TYPES[action];
-  const family = redirectIp?.includes(':') ? 'AAAA' : 'A';
-  for (const domain of domains) {
-    lines.push(`local-zone: "${domain}." ${type}`);
-    if (action === 'redirect' && redirectIp) lines.push(`local-data: "${domain}. 300 IN ${family} ${redirectIp}"`);
-  }
+  const redirect = action === 'redirect' && redirectIp ? address(redirectIp, 'redirect_ip') : null;
+  const family = redirect?.includes(':') ? 'AAAA' : 'A';
+  domains.forEach((domain, index) => {
+    const name = unboundName(domain, `domains.${index}`);
+    lines.push(`local-zone: ${unboundString(name, `domains.${index}`)} ${type}`);
+    if (redirect) lines.push(`local-data: ${unboundString(`${name} 300 IN ${family} ${redirect}`, `domains.${index}`)}`);
+  });
   return `${lines.join('\n')}\n`;
 }
 

@@ -30,14 +30,44 @@ const CHECKERS: Record<DaemonName, { program: string; args: (file: string) => st
 
 const VERSION_ARGS: Record<DaemonName, string[]> = { unbound: ['-V'], 'kea-dhcp4': ['-V'], chronyd: ['-v'] };
 
-export async function runChecker(name: DaemonName, file: string): Promise<CheckResult> {
+/** Escapes a string for use inside a RegExp. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The first line of `file` that a checker's output names (`FILE:LINE` as Unbound and Kea print it, or chrony's
+ * `line N in file FILE`); null when it names none. Lines of any other file are ignored.
+ */
+export function refusedLine(output: string, file: string): number | null {
+  const patterns = [new RegExp(`${literal(file)}:(\\d+)`), new RegExp(`line (\\d+) in file ${literal(file)}(?![^\\s])`)];
+  for (const pattern of patterns) {
+    const match = pattern.exec(output);
+    if (match) return Number(match[1]);
+  }
+  return null;
+}
+
+/**
+ * Runs the daemon's checker on a file, as `runAs` when given (through setpriv, so the checker reads only what
+ * the daemon could). The result carries Bulwark's own summary; the raw output is only in `details`.
+ */
+export async function runChecker(name: DaemonName, file: string, runAs?: string | null): Promise<CheckResult> {
   const checker = CHECKERS[name];
   const program = findProgram(checker.program);
   const display = `${checker.program} ${checker.args(file).join(' ')}`;
-  if (!program) return { checked: false, ok: true, checker: null, output: `${checker.program} is not installed; the file was not validated` };
-  const result = await runCommand(program, checker.args(file), { timeoutMs: 20_000 });
-  const output = `${result.stdout}${result.stderr}`.trim();
-  return { checked: true, ok: result.code === 0, checker: display, output: output.slice(0, 8000) };
+  if (!program) return { checked: false, ok: true, checker: null, output: `${checker.program} is not installed; the file was not validated`, line: null };
+  const setpriv = runAs ? findProgram('setpriv') : null;
+  if (runAs && !setpriv) return { checked: true, ok: false, checker: display, output: `${checker.program} was not run: setpriv is missing`, line: null, details: 'setpriv not found' };
+  const [command, args] = runAs && setpriv
+    ? [setpriv, [`--reuid=${runAs}`, `--regid=${runAs}`, '--init-groups', '--', program, ...checker.args(file)]]
+    : [program, checker.args(file)];
+  const result = await runCommand(command, args, { timeoutMs: 20_000 });
+  const details = `${result.stdout}${result.stderr}`.trim().slice(0, 8000);
+  const ok = result.code === 0;
+  const line = ok ? null : refusedLine(details, file);
+  const output = ok
+    ? `${checker.program} accepted the file`
+    : `${checker.program} refused the file${line === null ? ' (its output names no line of the file)' : ` at line ${line}`}`;
+  return { checked: true, ok, checker: display, output, line, details };
 }
 
 const versions = new Map<DaemonName, string>();

@@ -29,7 +29,12 @@ export interface CheckResult {
   ok: boolean;
   /** The command that checked it, e.g. `unbound-checkconf FILE`. */
   checker: string | null;
+  /** Bulwark's own summary of the outcome; never text taken from the checker's output. */
   output: string;
+  /** The line of the checked file the checker refused, when its output names one. */
+  line?: number | null;
+  /** The checker's raw output: for the server log only, never for a client. */
+  details?: string;
 }
 
 export interface DnsStats {

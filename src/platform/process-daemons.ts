@@ -4,13 +4,46 @@ import { createConnection } from 'node:net';
 import type { DaemonName, DaemonStatus, Daemons, DhcpLease, DnsStats, TimeTracking } from './daemons.js';
 import { daemonVersion, findProgram, runChecker } from './daemon-tools.js';
 import { runCommand } from './exec.js';
+import { DAEMON_USERS, stateDirOf, systemAccount } from './daemon-runtime.js';
 
-/** How each daemon runs in the foreground under Bulwark's supervision (no systemd is assumed). */
-const FOREGROUND: Record<DaemonName, (file: string) => string[]> = {
-  unbound: (file) => ['-d', '-c', file],
-  'kea-dhcp4': (file) => ['-c', file],
-  chronyd: (file) => ['-d', '-f', file],
+interface Launch {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+/** `setpriv` arguments that start a program as `user` with only the given capabilities kept. */
+function asUser(setpriv: string, user: string, caps: string[], program: string, args: string[]): Launch {
+  const capList = caps.map((c) => `+${c}`).join(',');
+  const capArgs = caps.length ? [`--inh-caps=${capList}`, `--ambient-caps=${capList}`] : [];
+  return { command: setpriv, args: [`--reuid=${user}`, `--regid=${user}`, '--init-groups', ...capArgs, '--', program, ...args] };
+}
+
+/**
+ * How each daemon runs in the foreground under Bulwark's supervision (no systemd is assumed), as its own
+ * user: Unbound and Kea are started unprivileged through setpriv with just the capabilities they need;
+ * chronyd needs root for a moment to take the clock capability and drops to its user itself (-u).
+ */
+const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: string | null) => Launch> = {
+  unbound: (program, file, setpriv) =>
+    setpriv ? asUser(setpriv, DAEMON_USERS.unbound, ['net_bind_service'], program, ['-d', '-c', file]) : { command: program, args: ['-d', '-c', file] },
+  'kea-dhcp4': (program, file, setpriv) => {
+    // Kea's pid and lock files default to /run/kea; they go into the runtime's state directory instead.
+    const env = { KEA_PIDFILE_DIR: stateDirOf(file), KEA_LOCKFILE_DIR: stateDirOf(file) };
+    const launch = setpriv ? asUser(setpriv, DAEMON_USERS['kea-dhcp4'], ['net_raw', 'net_bind_service'], program, ['-c', file]) : { command: program, args: ['-c', file] };
+    return { ...launch, env };
+  },
+  chronyd: (program, file, setpriv) => ({ command: program, args: ['-d', ...(setpriv ? ['-u', DAEMON_USERS.chronyd] : []), '-f', file] }),
 };
+
+/** The user a daemon (and its checker) runs as: its own when Bulwark is root; null when Bulwark is not root. */
+function daemonUser(name: DaemonName): { user: string | null; error: string | null } {
+  if (process.getuid?.() !== 0) return { user: null, error: null };
+  const user = DAEMON_USERS[name];
+  if (!systemAccount(user)) return { user: null, error: `the system user ${user} does not exist: refusing to run ${name} as root` };
+  if (!findProgram('setpriv')) return { user: null, error: `setpriv is not installed: refusing to run ${name} as root` };
+  return { user, error: null };
+}
 
 const MAX_LOG = 5000;
 
@@ -140,7 +173,13 @@ export function createProcessDaemons(): Daemons & { closeAll(): Promise<void> } 
       item.lastError = `${name} is not installed`;
       return status(name);
     }
-    const child = spawn(program, FOREGROUND[name](configFile), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { user, error } = daemonUser(name);
+    if (error) {
+      item.lastError = error;
+      return status(name);
+    }
+    const launch = FOREGROUND[name](program, configFile, user ? findProgram('setpriv') : null);
+    const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...launch.env } });
     item.child = child;
     item.startedAt = Date.now();
     item.starts++;
@@ -170,7 +209,11 @@ export function createProcessDaemons(): Daemons & { closeAll(): Promise<void> } 
       await stop(name);
       return start(name, configFile);
     },
-    check: runChecker,
+    async check(name, file) {
+      const { user, error } = daemonUser(name);
+      if (error) return { checked: false, ok: false, checker: null, output: error, line: null };
+      return runChecker(name, file, user);
+    },
     logs: async (name) => [...entry(name).log],
     async dnsStats(): Promise<DnsStats> {
       const running = (await status('unbound')).running;

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Resolver } from 'node:dns/promises';
 import { createServer } from 'node:net';
+import { rmSync } from 'node:fs';
 import { startTestApp, json } from '../helpers/app.js';
 import { adminHeaders } from '../helpers/auth.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
@@ -62,5 +63,7 @@ test('linux platform: the real Unbound runs the rendered configuration on loopba
     await assert.rejects(resolver.resolve4('nas.home.lan'));
   } finally {
     await t.close();
+    // Unbound's runtime files live next to the data directory (src/platform/daemon-runtime.ts).
+    rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
   }
 });

@@ -13,7 +13,8 @@ import { afterWrite } from '../common/after-write.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { DhcpActionResult, DhcpConfig, DhcpDdns, DhcpHaConfig, DhcpStatus, HaStatus, Lease, PoolStats, Reservation, Subnet } from './schema.js';
-import { DHCP_KINDS, DhcpService, validateConfig, validateSubnet } from './service.js';
+import { DHCP_KINDS, DhcpService, validateConfig, validateDdns, validateReservationClientId, validateSubnet } from './service.js';
+import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 
 const TAGS = ['dhcp'];
 const READ = 'dhcp:read' as const;
@@ -33,6 +34,7 @@ function routes(context: AppContext): RouteSpec[] {
     validate: (data: ConfigData, ctx) => {
       if (isIP(String(data.ip_address)) !== 4) throw badRequest('body.ip_address must be an IPv4 address');
       if (data.hostname && !isDomainName(String(data.hostname))) throw badRequest('body.hostname must be a host name');
+      validateReservationClientId(data);
       if (data.subnet_id) {
         const subnet = ctx.store.get(DHCP_KINDS.subnet, String(data.subnet_id))!;
         if (!inSubnet(String(data.ip_address), String(subnet.data.network))) throw badRequest(`body.ip_address must lie inside subnet ${String(subnet.data.network)}`);
@@ -44,7 +46,7 @@ function routes(context: AppContext): RouteSpec[] {
     },
     tags: TAGS, noun: 'DHCP reservation',
   });
-  const ddns = new Singleton({ kind: DHCP_KINDS.ddns, path: '/api/v1/dhcp/ddns', schema: DhcpDdns, access: { read: READ, write: WRITE }, writeOnly: ['tsig_secret'], tags: TAGS, noun: 'DHCP dynamic DNS' }, store, sealer);
+  const ddns = new Singleton({ kind: DHCP_KINDS.ddns, path: '/api/v1/dhcp/ddns', schema: DhcpDdns, access: { read: READ, write: WRITE }, writeOnly: ['tsig_secret'], validate: validateDdns, tags: TAGS, noun: 'DHCP dynamic DNS' }, store, sealer);
   const ha = new Singleton({
     kind: DHCP_KINDS.ha, path: '/api/v1/dhcp/ha/config', schema: DhcpHaConfig, access: { read: READ, write: WRITE },
     validate: (data) => {
@@ -63,8 +65,11 @@ function routes(context: AppContext): RouteSpec[] {
     if (config.read().enabled || dhcp.active) await dhcp.apply();
   }, {
     check: async () => {
-      const result = await dhcp.check();
-      if (!result.ok) return { errors: [`${result.checker} refused the Kea configuration: ${result.output}`] };
+      const { check: result, text } = await dhcp.check();
+      if (!result.ok) {
+        logRefusal(context, 'kea-dhcp4', result);
+        return { errors: [describeRefusal('Kea', result, text)] };
+      }
       return { errors: [], info: [result.checked ? `the Kea configuration passes ${result.checker}` : result.output] };
     },
   });

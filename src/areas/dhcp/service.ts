@@ -2,13 +2,16 @@ import { isIP } from 'node:net';
 import type { AppContext } from '../../context.js';
 import type { Collection } from '../../http/collection.js';
 import type { Singleton } from '../../http/singleton.js';
-import { badRequest, HttpError } from '../../core/errors.js';
+import { badRequest } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
-import { ipv4ToNumber, parseIpv4Cidr } from '../../core/ip.js';
+import { ipv4ToNumber, isDomainName, parseIpv4Cidr } from '../../core/ip.js';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ConfigData } from '../../store/config-store.js';
 import { renderKea, inSubnet, type KeaInput } from '../../compile/kea.js';
 import type { CheckResult, DhcpLease } from '../../platform/daemons.js';
-import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
+import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
+import { checkerRefusal, publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { ServiceState } from '../common/service-state.js';
 
 export const DHCP_KINDS = {
@@ -77,10 +80,26 @@ export function validateSubnet(data: ConfigData): void {
     if (codes.has(option.code)) throw badRequest(`body.options.${index}.code ${option.code} appears twice`);
     codes.add(option.code);
   });
+  if (data.domain_name && !isDomainName(String(data.domain_name).replace(/\.$/, ''))) throw badRequest('body.domain_name must be a domain name');
   if (data.subnet_type === 'prefix-delegation' && !data.delegated_length) throw badRequest('body.delegated_length is required for prefix-delegation subnets');
   const renew = data.renewal_time as number | null | undefined;
   const rebind = data.rebinding_time as number | null | undefined;
   if (renew && rebind && renew >= rebind) throw badRequest('body.renewal_time must be shorter than rebinding_time');
+}
+
+/** Kea's client-id: hex octets, optionally separated by : or -. */
+export function validateReservationClientId(data: ConfigData): void {
+  if (data.client_id && !/^[0-9A-Fa-f]{2}(?:[:-]?[0-9A-Fa-f]{2}){0,127}$/.test(String(data.client_id))) throw badRequest('body.client_id must be hex octets such as 01:aa:bb:cc:dd:ee:ff');
+}
+
+/** The dynamic-DNS names are DNS names; the server an IP address. */
+export function validateDdns(data: ConfigData): void {
+  for (const field of ['forward_zone', 'reverse_zone_v4', 'reverse_zone_v6', 'tsig_key']) {
+    const value = String(data[field] ?? '');
+    if (value && !isDomainName(value.replace(/\.$/, ''))) throw badRequest(`body.${field} must be a domain name`);
+  }
+  if (data.dns_server && !isIP(String(data.dns_server).replace(/:\d{1,5}$/, ''))) throw badRequest('body.dns_server must be an IP address (optionally with :port)');
+  if (data.enabled && !data.forward_zone) throw badRequest('body.forward_zone is required when enabled');
 }
 
 export function validateConfig(data: ConfigData): void {
@@ -90,6 +109,14 @@ export function validateConfig(data: ConfigData): void {
     });
   }
   if (data.next_server && isIP(String(data.next_server)) !== 4) throw badRequest('body.next_server must be an IPv4 address');
+  if (data.domain_name && !isDomainName(String(data.domain_name).replace(/\.$/, ''))) throw badRequest('body.domain_name must be a domain name');
+  (data.domain_search as string[]).forEach((value, index) => {
+    if (!isDomainName(value.replace(/\.$/, ''))) throw badRequest(`body.domain_search.${index} must be a domain name`);
+  });
+  const bootFile = String(data.boot_filename ?? '');
+  if (bootFile && (!/^[\x21-\x7e]{1,255}$/.test(bootFile) || /["\\]/.test(bootFile))) {
+    throw badRequest('body.boot_filename must be 1-255 printable characters without spaces, quotes or backslashes');
+  }
   if (Number(data.max_lease_time) < Number(data.default_lease_time)) throw badRequest('body.max_lease_time must not be shorter than default_lease_time');
 }
 
@@ -123,43 +150,55 @@ export class DhcpService {
     return this.state.get('dhcp', { last_apply_at: null, last_apply_result: null });
   }
 
+  /** The runtime directory Kea reads its files from (outside the private data directory). */
+  private runtime() {
+    return daemonRuntime(this.context.config.dataDir, 'kea-dhcp4', this.context.platform.simulated);
+  }
+
   /** Kea's input, from the stored configuration. */
   input(): KeaInput {
     const config = this.parts.config.read();
     const ddns = this.parts.ddns.read();
-    const dir = this.context.config.dataDir;
+    const { stateDir } = this.runtime();
     return {
       global: config as unknown as KeaInput['global'],
       subnets: this.parts.subnets.records() as unknown as KeaInput['subnets'],
       reservations: this.parts.reservations.records() as unknown as KeaInput['reservations'],
       ddns: { enabled: Boolean(ddns.enabled), forward_zone: String(ddns.forward_zone), ttl: Number(ddns.ttl) },
-      paths: { leaseFile: dataPath(dir, 'dhcp', 'kea-leases4.csv'), controlSocket: dataPath(dir, 'dhcp', 'kea4-ctrl.sock') },
+      paths: { leaseFile: join(stateDir, 'kea-leases4.csv'), controlSocket: join(stateDir, 'kea4-ctrl.sock') },
     };
   }
 
+  /** Renders kea-dhcp4.conf as `name` in the runtime dir; a stored value the renderer refuses is a 409. */
+  private renderCandidate(name: string): { file: string; text: string } {
+    const runtime = this.runtime();
+    prepareDaemonRuntime(runtime);
+    const text = renderOr409('Kea', () => renderKea(this.input()));
+    return { file: writeDaemonFile(runtime, [name], text), text };
+  }
+
   /** Renders a candidate and runs the checker on it without installing anything. */
-  async check(): Promise<CheckResult> {
-    const candidate = writeDataFile(this.context.config.dataDir, ['dhcp', 'kea-dhcp4.conf.check'], renderKea(this.input()));
+  async check(): Promise<{ check: CheckResult; text: string }> {
+    const candidate = this.renderCandidate('kea-dhcp4.conf.check');
     try {
-      return await this.context.platform.daemons.check('kea-dhcp4', candidate);
+      return { check: await this.context.platform.daemons.check('kea-dhcp4', candidate.file), text: candidate.text };
     } finally {
-      removeDataFile(this.context.config.dataDir, ['dhcp', 'kea-dhcp4.conf.check']);
+      rmSync(candidate.file, { force: true });
     }
   }
 
-  /** Renders kea-dhcp4.conf, checks it with `kea-dhcp4 -t`, installs it; 409 with the checker's words when rejected. */
+  /** Renders kea-dhcp4.conf, checks it with `kea-dhcp4 -t`, installs it; 409 naming the refused line when rejected. */
   async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
-    const dir = this.context.config.dataDir;
-    const text = renderKea(this.input());
-    const candidate = writeDataFile(dir, ['dhcp', 'kea-dhcp4.conf.new'], text);
-    const check = await this.context.platform.daemons.check('kea-dhcp4', candidate);
+    const runtime = this.runtime();
+    const candidate = this.renderCandidate('kea-dhcp4.conf.new');
+    const check = await this.context.platform.daemons.check('kea-dhcp4', candidate.file);
+    rmSync(candidate.file, { force: true });
     if (!check.ok) {
-      this.record(`failed: ${check.checker} rejected the configuration`);
-      throw new HttpError(409, `the rendered Kea configuration was rejected by ${check.checker}: ${check.output}`);
+      this.record(`failed: ${check.checker?.split(' ')[0] ?? 'the checker'} rejected the configuration`);
+      throw checkerRefusal(this.context, 'kea-dhcp4', 'Kea', check, candidate.text);
     }
-    const file = writeDataFile(dir, ['dhcp', 'kea-dhcp4.conf'], text);
-    removeDataFile(dir, ['dhcp', 'kea-dhcp4.conf.new']);
-    return { file, check };
+    const file = writeDaemonFile(runtime, ['kea-dhcp4.conf'], candidate.text);
+    return { file, check: publicCheck(check) };
   }
 
   async apply(): Promise<DhcpActionValue> {

@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
 import { isIP } from 'node:net';
+import { rmSync } from 'node:fs';
+import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
@@ -98,9 +100,16 @@ function routes(context: AppContext): RouteSpec[] {
   }, {
     check: async () => {
       const candidate = await dns.render();
-      const result = await context.platform.daemons.check('unbound', candidate.file);
-      if (!result.ok) return { errors: [`${result.checker} refused the Unbound configuration: ${result.output}`] };
-      return { errors: [], info: [result.checked ? `the Unbound configuration passes ${result.checker}` : result.output] };
+      try {
+        const result = await context.platform.daemons.check('unbound', candidate.file);
+        if (!result.ok) {
+          logRefusal(context, 'unbound', result);
+          return { errors: [describeRefusal('Unbound', result, candidate.text)] };
+        }
+        return { errors: [], info: [result.checked ? `the Unbound configuration passes ${result.checker}` : result.output] };
+      } finally {
+        rmSync(candidate.file, { force: true });
+      }
     },
   });
 

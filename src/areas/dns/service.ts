@@ -1,17 +1,21 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, copyFileSync } from 'node:fs';
+import { existsSync, readFileSync, copyFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { Cron } from 'croner';
 import type { AppContext } from '../../context.js';
 import type { Collection } from '../../http/collection.js';
 import type { Singleton } from '../../http/singleton.js';
-import { badRequest, conflict, HttpError } from '../../core/errors.js';
+import { badRequest, HttpError } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName, isIpOrCidr } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { isSpecialAddress, allowListOf, isAllowed } from '../../net/special-addresses.js';
-import { renderLocalZones, renderUnbound, reservedCustomOption, ROOT_TRUST_ANCHORS, type UnboundResolver, type BlockAction } from '../../compile/unbound.js';
+import { renderLocalZones, renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver, type BlockAction } from '../../compile/unbound.js';
+import { CustomOptionError, parseCustomOptions } from '../../compile/unbound-custom-options.js';
+import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile, writeDaemonStateFile } from '../../platform/daemon-runtime.js';
+import { checkerRefusal, publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { parseBlocklist, type BlocklistFormat } from './blocklist-format.js';
 import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
 import { ServiceState } from '../common/service-state.js';
@@ -82,9 +86,10 @@ export const BUILT_IN_SOURCES: { name: string; category: string; url: string; fo
 export function validateHost(data: ConfigData): void {
   const hostname = String(data.hostname);
   const domain = String(data.domain);
-  const nameOk = (name: string) => /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(name) && !name.includes('..') && !name.endsWith('.') && name.length <= 253;
-  if (!nameOk(hostname)) throw badRequest('body.hostname must be letters, digits, -, _ and . (no leading - or ., no ..)');
-  if (!nameOk(domain)) throw badRequest('body.domain must be letters, digits, -, _ and . (no leading - or ., no ..)');
+  const what = 'must be DNS labels (letters, digits, - and _, 1-63 each, no leading or trailing -) joined by dots';
+  if (!isDomainName(hostname)) throw badRequest(`body.hostname ${what}`);
+  if (!isDomainName(domain)) throw badRequest(`body.domain ${what}`);
+  if (hostname.length + domain.length + 1 > 253) throw badRequest('body.hostname and body.domain together must be at most 253 characters');
   const value = String(data.value);
   switch (data.record_type) {
     case 'A':
@@ -94,7 +99,8 @@ export function validateHost(data: ConfigData): void {
       if (isIP(value) !== 6) throw badRequest('body.value must be an IPv6 address for an AAAA record');
       break;
     case 'TXT':
-      if (value.length > 4096 || /[\r\n]/.test(value)) throw badRequest('body.value must be at most 4096 characters on one line for a TXT record');
+      // Any other character is rendered as a \DDD escape inside one TXT string (see compile/unbound-syntax.ts).
+      if (value.length > 4096 || /[\x00-\x1f\x7f]/.test(value)) throw badRequest('body.value must be at most 4096 characters on one line (no control characters) for a TXT record');
       break;
     default:
       if (!isDomainName(value.replace(/\.$/, ''))) throw badRequest(`body.value must be a domain name for a ${String(data.record_type)} record`);
@@ -131,12 +137,20 @@ export function validateResolver(data: ConfigData): void {
       if (!ok(value)) throw badRequest(`body.${field}.${index} must be ${what}`);
     });
   }
+  ((data.dot_upstream as string[] | undefined) ?? []).forEach((value, index) => {
+    const match = /^([^@#]+)@(\d{1,5})#(.+)$/.exec(value);
+    if (!match || !isIP(match[1]) || Number(match[2]) > 65535 || !isDomainName(match[3])) throw badRequest(`body.dot_upstream.${index} must be ip@port#tls-name`);
+  });
   if (data.outgoing_interface && !isIP(String(data.outgoing_interface))) throw badRequest('body.outgoing_interface must be an IP address');
   if (data.blocklist_redirect_ip && !isIP(String(data.blocklist_redirect_ip))) throw badRequest('body.blocklist_redirect_ip must be an IP address');
   if (data.dhcp_domain && !isDomainName(String(data.dhcp_domain))) throw badRequest('body.dhcp_domain must be a domain name');
   if (Number(data.cache_min_ttl) > Number(data.cache_max_ttl)) throw badRequest('body.cache_min_ttl must not exceed cache_max_ttl');
-  const reserved = reservedCustomOption(String(data.custom_options ?? ''));
-  if (reserved) throw badRequest(`body.custom_options may not set ${reserved}: the appliance manages it`);
+  try {
+    parseCustomOptions(String(data.custom_options ?? ''));
+  } catch (error) {
+    if (error instanceof CustomOptionError) throw badRequest(`body.custom_options ${error.message}`);
+    throw error;
+  }
 }
 
 /** Create-time checks of a blocklist source URL: a web URL, and no literal blocked address unless allow-listed. */
@@ -148,6 +162,7 @@ export function validateBlocklistSource(data: ConfigData, allowList: readonly st
     throw badRequest('body.url is not a URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('body.url must start with http:// or https://');
+  if (/[\x00-\x1f\x7f]/.test(String(data.name))) throw badRequest('body.name must not contain control characters');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) && isSpecialAddress(host) && !isAllowed(host, allowListOf(allowList))) {
     throw badRequest(`body.url points at ${host}, a loopback, private or otherwise special address; add it to the blocklist schedule's allow_private_sources first`);
@@ -331,8 +346,15 @@ export class DnsService {
 
   // ---- rendering and applying ----
 
-  /** Writes the include files and unbound.conf; returns the main file's path. Pure rendering lives in compile/unbound.ts. */
+  /** The runtime directory Unbound reads its files from (outside the private data directory). */
+  private runtime() {
+    return daemonRuntime(this.dataDir, 'unbound', this.context.platform.simulated);
+  }
+
+  /** Writes the include files and a candidate unbound.conf into the runtime dir. Pure rendering lives in compile/unbound.ts. */
   async render(): Promise<{ file: string; text: string }> {
+    const runtime = this.runtime();
+    prepareDaemonRuntime(runtime);
     const resolver = this.parts.resolver.read();
     const hosts = this.parts.hosts.objects().map((o) => o.data);
     const domains = this.parts.domains.objects().map((o) => o.data);
@@ -349,7 +371,8 @@ export class DnsService {
     const zoneFile = (name: string, title: string, list: string[], action: BlockAction, redirectIp?: string | null) => {
       const fresh = list.filter((d) => !claimed.has(d) && (action === 'passthru' || !isExempt(d)));
       for (const d of fresh) claimed.add(d);
-      includes.push(writeDataFile(this.dataDir, ['dns', 'zones', `${name}.conf`], renderLocalZones(title, fresh, action, redirectIp)));
+      const text = renderOr409('Unbound', () => renderLocalZones(title, fresh, action, redirectIp));
+      includes.push(writeDaemonFile(runtime, ['zones', `${name}.conf`], text));
     };
     zoneFile('whitelist', 'whitelist', [...new Set(whitelist)], 'passthru');
     zoneFile('custom', 'custom blocks', [...new Set(this.parts.customblocks.objects().map((o) => String(o.data.pattern).toLowerCase().replace(/^\*\./, '')))], 'nxdomain');
@@ -359,13 +382,14 @@ export class DnsService {
         const listPath = dataPath(this.dataDir, 'dns', 'lists', `${source.id}.txt`);
         if (!existsSync(listPath)) continue;
         const list = readFileSync(listPath, 'utf8').split('\n').filter(Boolean);
-        zoneFile(`blocklist-${source.id}`, `blocklist ${String(source.data.name)}`, list, source.data.action as BlockAction, source.data.redirect_ip as string | null);
+        zoneFile(`blocklist-${source.id}`, `blocklist ${source.id}`, list, source.data.action as BlockAction, source.data.redirect_ip as string | null);
       }
     }
-    const trustAnchorFile = dataPath(this.dataDir, 'dns', 'root.key');
-    if (!existsSync(trustAnchorFile)) writeDataFile(this.dataDir, ['dns', 'root.key'], `${ROOT_TRUST_ANCHORS}\n`, 0o644);
+    const trustAnchorFile = join(runtime.stateDir, 'root.key');
+    // Unbound rewrites the trust anchor itself (RFC 5011), so it lives in the state directory it may write.
+    if (!existsSync(trustAnchorFile)) writeDaemonStateFile(runtime, 'root.key', `${ROOT_TRUST_ANCHORS}\n`);
     const reservations = resolver.register_dhcp ? this.context.store.list('dhcp_reservation').map((o) => o.data).filter((r) => r.hostname) : [];
-    const text = renderUnbound({
+    const text = renderOr409('Unbound', () => renderUnbound({
       resolver: resolver as unknown as UnboundResolver,
       hosts: hosts as never,
       domains: domains as never,
@@ -374,14 +398,14 @@ export class DnsService {
       systemNameservers: readHostNameservers(),
       includes,
       paths: {
-        directory: dataPath(this.dataDir, 'dns'),
-        pidfile: dataPath(this.dataDir, 'dns', 'unbound.pid'),
-        controlSocket: dataPath(this.dataDir, 'dns', 'unbound.ctl'),
+        directory: runtime.dir,
+        pidfile: join(runtime.stateDir, 'unbound.pid'),
+        controlSocket: join(runtime.stateDir, 'unbound.ctl'),
         trustAnchorFile,
         logfile: '',
       },
-    });
-    return { file: writeDataFile(this.dataDir, ['dns', 'unbound.conf.new'], text), text };
+    }));
+    return { file: writeDaemonFile(runtime, ['unbound.conf.new'], text), text };
   }
 
   /** Renders, checks with unbound-checkconf, installs the file and (re)starts or stops Unbound. */
@@ -390,7 +414,8 @@ export class DnsService {
     const enabled = mode === 'start' || mode === 'restart' ? true : mode === 'stop' ? false : Boolean(resolver.enabled);
     const { daemons } = this.context.platform;
     const previousState = this.resolverState();
-    const configFile = dataPath(this.dataDir, 'dns', 'unbound.conf');
+    const runtime = this.runtime();
+    const configFile = join(runtime.dir, 'unbound.conf');
     const base = { backend: 'unbound', enabled, previous: previousState.backend, rolled_back: false, config_file: configFile, simulated: this.context.platform.simulated };
     if (!enabled) {
       const status = await daemons.stop('unbound');
@@ -399,17 +424,24 @@ export class DnsService {
       const check: CheckResult = { checked: false, ok: true, checker: null, output: 'not rendered: the resolver is stopped' };
       return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, message: 'DNS resolver stopped', check };
     }
-    const candidate = await this.render();
+    let candidate: { file: string; text: string };
+    try {
+      candidate = await this.render();
+    } catch (error) {
+      if (error instanceof HttpError) this.recordSwitch('failed: a stored value cannot be rendered', true);
+      throw error;
+    }
     const check = await daemons.check('unbound', candidate.file);
     if (!check.ok) {
-      this.recordSwitch(`failed: ${check.checker} rejected the configuration`, true);
-      throw new HttpError(409, `the rendered Unbound configuration was rejected by ${check.checker}: ${check.output}`);
+      this.recordSwitch(`failed: ${check.checker?.split(' ')[0] ?? 'the checker'} refused the configuration`, true);
+      rmSync(candidate.file, { force: true });
+      throw checkerRefusal(this.context, 'unbound', 'Unbound', check, candidate.text);
     }
-    const backup = dataPath(this.dataDir, 'dns', 'unbound.conf.prev');
+    const backup = join(runtime.dir, 'unbound.conf.prev');
     const hadPrevious = existsSync(configFile);
     if (hadPrevious) copyFileSync(configFile, backup);
-    writeDataFile(this.dataDir, ['dns', 'unbound.conf'], candidate.text);
-    removeDataFile(this.dataDir, ['dns', 'unbound.conf.new']);
+    writeDaemonFile(runtime, ['unbound.conf'], candidate.text);
+    rmSync(candidate.file, { force: true });
     let status = mode === 'start' ? await daemons.start('unbound', configFile) : await daemons.restart('unbound', configFile);
     this.active = status.running;
     if (!status.running && hadPrevious) {
@@ -418,7 +450,7 @@ export class DnsService {
       status = await daemons.restart('unbound', configFile);
       this.active = status.running;
       this.recordSwitch(`rolled_back: ${status.last_error ?? 'unbound did not start'}`, true);
-      return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, rolled_back: true, message: 'Unbound did not start with the new configuration; the previous one was restored', check };
+      return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, rolled_back: true, message: 'Unbound did not start with the new configuration; the previous one was restored', check: publicCheck(check) };
     }
     this.recordSwitch(status.running ? 'ok' : `failed: ${status.last_error ?? 'unbound did not start'}`, !status.running);
     return {
@@ -427,7 +459,7 @@ export class DnsService {
       probe_udp: status.running,
       probe_tcp: status.running,
       message: status.running ? `DNS resolver ${mode === 'apply' ? 'applied' : mode === 'start' ? 'started' : 'restarted'}${status.simulated ? ' (simulated)' : ''}` : `Unbound failed to start: ${status.last_error ?? 'unknown error'}`,
-      check,
+      check: publicCheck(check),
     };
   }
 

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { Singleton } from '../../http/singleton.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
+import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 import { TimeActionResult, TimeConfig, TimeSource, TimeStatus } from './schema.js';
 import { TIME_KINDS, TimeService, validateSource, validateTimeConfig } from './service.js';
 
@@ -12,7 +13,7 @@ const WRITE = 'settings:write' as const;
 const services = new Map<AppContext, TimeService>();
 
 function routes(context: AppContext): RouteSpec[] {
-  const config = new Singleton({ kind: TIME_KINDS.config, path: '/api/v1/time/config', schema: TimeConfig, access: { read: READ, write: WRITE }, validate: validateTimeConfig, tags: TAGS, noun: 'time-service configuration' }, context.store, context.sealer);
+  const config = new Singleton({ kind: TIME_KINDS.config, path: '/api/v1/time/config', schema: TimeConfig, access: { read: READ, write: WRITE }, validate: (data) => validateTimeConfig(data, context.config.dataDir), tags: TAGS, noun: 'time-service configuration' }, context.store, context.sealer);
   const sources = context.collections.declare({
     kind: TIME_KINDS.source, path: '/api/v1/time/sources', schema: TimeSource, access: { read: READ, write: WRITE },
     operations: ['list', 'create', 'update', 'delete'], unique: ['address'], validate: validateSource, tags: TAGS, noun: 'time source',
@@ -24,8 +25,11 @@ function routes(context: AppContext): RouteSpec[] {
     if (config.read().enabled || time.active) await time.apply();
   }, {
     check: async () => {
-      const result = await time.check();
-      if (!result.ok) return { errors: [`${result.checker} refused the chrony configuration: ${result.output}`] };
+      const { check: result, text } = await time.check();
+      if (!result.ok) {
+        logRefusal(context, 'chronyd', result);
+        return { errors: [describeRefusal('chrony', result, text)] };
+      }
       return { errors: [], info: [result.checked ? `the chrony configuration passes ${result.checker}` : result.output] };
     },
   });

@@ -1,15 +1,17 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
 import { isIP } from 'node:net';
 import type { AppContext } from '../../context.js';
 import type { Collection } from '../../http/collection.js';
 import type { Singleton } from '../../http/singleton.js';
-import { badRequest, HttpError } from '../../core/errors.js';
+import { badRequest, conflict } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName } from '../../core/ip.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { renderChrony, type ChronyInput } from '../../compile/chrony.js';
 import type { CheckResult } from '../../platform/daemons.js';
-import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
+import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
+import { checkerRefusal, publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { ServiceState } from '../common/service-state.js';
 
 export const TIME_KINDS = { config: 'time_config', source: 'time_source' } as const;
@@ -23,18 +25,38 @@ export const SEEDED_SOURCES = [
 
 export function validateSource(data: ConfigData): void {
   const address = String(data.address);
-  if (!isIP(address) && !isDomainName(address)) throw badRequest('body.address must be a host name or an IP address');
+  if (!isIP(address) && !(isDomainName(address) && !address.includes('_'))) throw badRequest('body.address must be a host name or an IP address');
   if (Number(data.min_poll) > Number(data.max_poll)) throw badRequest('body.min_poll must not exceed max_poll');
 }
 
-export function validateTimeConfig(data: ConfigData): void {
+/** The folder of the data directory that NTS key and certificate files must be placed in (by the administrator). */
+export function ntsKeyDir(dataDir: string): string {
+  return join(resolve(dataDir), 'time', 'keys');
+}
+
+/** `address:port` of a listen field: an IP address and a port of 1-65535. */
+function validateListen(data: ConfigData, field: string): void {
+  const value = String(data[field] ?? '');
+  const match = /^\[([0-9A-Fa-f:.]+)\]:(\d{1,5})$|^([0-9.]+):(\d{1,5})$/.exec(value);
+  const address = match?.[1] ?? match?.[3];
+  const port = Number(match?.[2] ?? match?.[4]);
+  if (!address || !isIP(address) || port < 1 || port > 65535) throw badRequest(`body.${field} must be address:port with an IP address`);
+}
+
+export function validateTimeConfig(data: ConfigData, dataDir: string): void {
   if (data.nts_enabled && (!data.nts_certificate || !data.nts_private_key)) {
     throw badRequest('body.nts_certificate and body.nts_private_key are required when nts_enabled');
   }
+  const keyDir = ntsKeyDir(dataDir);
   for (const field of ['nts_certificate', 'nts_private_key']) {
     const value = String(data[field] ?? '');
-    if (value && (!value.startsWith('/') || value.includes('..') || /\s/.test(value))) throw badRequest(`body.${field} must be an absolute path without spaces or ..`);
+    if (!value) continue;
+    const name = value.startsWith(`${keyDir}${sep}`) ? value.slice(keyDir.length + 1) : '';
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) {
+      throw badRequest(`body.${field} must be the path of a file directly inside ${keyDir} (letters, digits, ., _ and - in its name)`);
+    }
   }
+  for (const field of ['ntp_listen', 'nts_ke_listen']) validateListen(data, field);
 }
 
 export interface TimeActionValue {
@@ -72,47 +94,70 @@ export class TimeService {
     return this.state.get('time', { last_apply_at: null, last_apply_result: null });
   }
 
+  /** The runtime directory chronyd reads its files from (outside the private data directory). */
+  private runtime() {
+    return daemonRuntime(this.context.config.dataDir, 'chronyd', this.context.platform.simulated);
+  }
+
   private get configFile(): string {
-    return dataPath(this.context.config.dataDir, 'time', 'chrony.conf');
+    return join(this.runtime().dir, 'chrony.conf');
+  }
+
+  /** Renders chrony.conf as `name` in the runtime dir, with copies of the NTS files chronyd's user can read. */
+  private renderCandidate(name: string): { file: string; text: string } {
+    const runtime = this.runtime();
+    prepareDaemonRuntime(runtime);
+    const input = this.input();
+    const config = input.config;
+    if (config.nts_enabled && config.nts_certificate && config.nts_private_key) {
+      const keyDir = ntsKeyDir(this.context.config.dataDir);
+      const copy = (field: 'nts_certificate' | 'nts_private_key', target: string) => {
+        const source = String(config[field]);
+        // Only files the administrator placed in the key folder are ever copied to where chronyd can read them.
+        if (!source.startsWith(`${keyDir}/`) || source.slice(keyDir.length + 1).includes('/')) throw conflict(`the stored time-service configuration cannot be rendered: ${field} is not a file in ${keyDir}`);
+        if (!existsSync(source)) throw conflict(`${field}: the file does not exist`);
+        return writeDaemonFile(runtime, ['nts', target], readFileSync(source));
+      };
+      input.nts = { certificate: copy('nts_certificate', 'server.crt'), key: copy('nts_private_key', 'server.key') };
+    }
+    const text = renderOr409('chrony', () => renderChrony(input));
+    return { file: writeDaemonFile(runtime, [name], text), text };
   }
 
   /** Renders a candidate and runs chronyd -p on it without installing anything. */
-  async check(): Promise<CheckResult> {
-    const dir = this.context.config.dataDir;
-    const candidate = writeDataFile(dir, ['time', 'chrony.conf.check'], renderChrony(this.input()));
+  async check(): Promise<{ check: CheckResult; text: string }> {
+    const candidate = this.renderCandidate('chrony.conf.check');
     try {
-      return await this.context.platform.daemons.check('chronyd', candidate);
+      return { check: await this.context.platform.daemons.check('chronyd', candidate.file), text: candidate.text };
     } finally {
-      removeDataFile(dir, ['time', 'chrony.conf.check']);
+      rmSync(candidate.file, { force: true });
     }
   }
 
   private input(): ChronyInput {
-    const dir = this.context.config.dataDir;
+    const { stateDir } = this.runtime();
     return {
       config: this.parts.config.read() as unknown as ChronyInput['config'],
       sources: this.parts.sources.records() as unknown as ChronyInput['sources'],
       paths: {
-        driftFile: dataPath(dir, 'time', 'chrony.drift'),
-        commandSocket: dataPath(dir, 'time', 'chronyd.sock'),
-        pidFile: dataPath(dir, 'time', 'chronyd.pid'),
-        ntsDumpDir: dataPath(dir, 'time', 'nts'),
+        driftFile: join(stateDir, 'chrony.drift'),
+        commandSocket: join(stateDir, 'chronyd.sock'),
+        pidFile: join(stateDir, 'chronyd.pid'),
+        ntsDumpDir: join(stateDir, 'nts'),
       },
     };
   }
 
   async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
-    const dir = this.context.config.dataDir;
-    const text = renderChrony(this.input());
-    const candidate = writeDataFile(dir, ['time', 'chrony.conf.new'], text);
-    const check = await this.context.platform.daemons.check('chronyd', candidate);
+    const candidate = this.renderCandidate('chrony.conf.new');
+    const check = await this.context.platform.daemons.check('chronyd', candidate.file);
+    rmSync(candidate.file, { force: true });
     if (!check.ok) {
-      this.record(`failed: ${check.checker} rejected the configuration`);
-      throw new HttpError(409, `the rendered chrony configuration was rejected by ${check.checker}: ${check.output}`);
+      this.record(`failed: ${check.checker?.split(' ')[0] ?? 'the checker'} rejected the configuration`);
+      throw checkerRefusal(this.context, 'chronyd', 'chrony', check, candidate.text);
     }
-    const file = writeDataFile(dir, ['time', 'chrony.conf'], text);
-    removeDataFile(dir, ['time', 'chrony.conf.new']);
-    return { file, check };
+    const file = writeDaemonFile(this.runtime(), ['chrony.conf'], candidate.text);
+    return { file, check: publicCheck(check) };
   }
 
   async apply(): Promise<TimeActionValue> {

@@ -140,20 +140,25 @@ export function createSimulatedDaemons(): Daemons {
       if (name !== 'kea-dhcp4') return runChecker(name, file);
       // kea-dhcp4 -t insists that the listed interfaces exist on this host; the simulated interfaces do not,
       // so the real checker validates a copy listening on "*" and says so.
+      let text: string;
       let config: { Dhcp4?: { 'interfaces-config'?: { interfaces?: string[] } } };
       try {
-        config = JSON.parse(readFileSync(file, 'utf8'));
+        text = readFileSync(file, 'utf8');
+        config = JSON.parse(text);
       } catch {
         return runChecker(name, file);
       }
       const listed = config.Dhcp4?.['interfaces-config']?.interfaces ?? [];
       if (config.Dhcp4?.['interfaces-config']) config.Dhcp4['interfaces-config'].interfaces = ['*'];
       const copy = `${file}.simulated-check`;
-      writeFileSync(copy, JSON.stringify(config));
+      const copyText = `${JSON.stringify(config, null, 2)}\n`;
+      writeFileSync(copy, copyText);
       try {
         const result = await runChecker(name, copy);
-        const note = listed.length ? `interfaces ${listed.join(', ')} are simulated and were checked as "*"` : '';
-        return { ...result, checker: result.checker?.replace(copy, file) ?? null, output: [note, result.output].filter(Boolean).join('\n') };
+        const note = listed.length ? `; interfaces ${listed.join(', ')} are simulated and were checked as "*"` : '';
+        const line = result.line ? copyLineToOriginal(result.line, copyText, text) : null;
+        const output = result.ok || line === null ? result.output : `${result.output.replace(/ at line \d+$/, '')} at line ${line}`;
+        return { ...result, line, checker: result.checker?.replace(copy, file) ?? null, output: `${output}${note}` };
       } finally {
         rmSync(copy, { force: true });
       }
@@ -220,4 +225,23 @@ export function createSimulatedDaemons(): Daemons {
       };
     },
   };
+}
+
+/**
+ * The copy checked for simulated Kea differs from the rendered file only in its interfaces array; a line the
+ * checker names in the copy is moved back to the same place in the rendered file.
+ */
+function copyLineToOriginal(line: number, copyText: string, originalText: string): number {
+  const span = (text: string) => {
+    const lines = text.split('\n');
+    const start = lines.findIndex((l) => /^\s*"interfaces": \[/.test(l));
+    if (start < 0) return null;
+    const end = /\]\s*,?$/.test(lines[start]) ? start : lines.findIndex((l, i) => i > start && /^\s*\],?$/.test(l));
+    return end < 0 ? null : { start: start + 1, end: end + 1 };
+  };
+  const copy = span(copyText);
+  const original = span(originalText);
+  if (!copy || !original || line < copy.start) return line;
+  if (line <= copy.end) return original.start;
+  return line - copy.end + original.end;
 }

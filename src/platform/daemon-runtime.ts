@@ -1,0 +1,107 @@
+/**
+ * Where each daemon's files live. The data directory is private to root (0700), and the daemons run as their
+ * own users (Debian's `unbound`, `_kea`, `_chrony`), so every file a daemon reads or writes lives in a runtime
+ * directory next to the data directory, never inside it:
+ *
+ *   <data-dir>-daemons/                 root:root 0755
+ *   <data-dir>-daemons/<daemon>/        root:<daemon group> 0750   configuration and includes (files 0640)
+ *   <data-dir>-daemons/<daemon>/state/  <daemon user>:<group> 0750 what the daemon writes: pid, sockets, leases,
+ *                                                                     drift, trust anchor
+ *
+ * One runtime tree per data directory, so several appliances (tests) on one host never share one. On the
+ * simulated platform nothing runs and the files stay in the data directory (`<data-dir>/<area>/`).
+ */
+import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { DaemonName } from './daemons.js';
+import { RenderRefusal } from '../compile/render-refusal.js';
+
+/** The system account each daemon runs as (created by its Debian package). */
+export const DAEMON_USERS: Record<DaemonName, string> = { unbound: 'unbound', 'kea-dhcp4': '_kea', chronyd: '_chrony' };
+
+/** The data-directory folder of each daemon's area (the simulated platform keeps the files there). */
+const AREA_DIRS: Record<DaemonName, string> = { unbound: 'dns', 'kea-dhcp4': 'dhcp', chronyd: 'time' };
+
+export interface SystemAccount {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+/** A user from /etc/passwd, or null when it does not exist. */
+export function systemAccount(name: string): SystemAccount | null {
+  let passwd = '';
+  try {
+    passwd = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of passwd.split('\n')) {
+    const [user, , uid, gid] = line.split(':');
+    if (user === name && /^\d+$/.test(uid ?? '') && /^\d+$/.test(gid ?? '')) return { name, uid: Number(uid), gid: Number(gid) };
+  }
+  return null;
+}
+
+export interface DaemonRuntime {
+  daemon: DaemonName;
+  /** Configuration and includes: readable by the daemon's group, written only by Bulwark. */
+  dir: string;
+  /** The one subdirectory the daemon itself writes. */
+  stateDir: string;
+  /** Owner of the files; null on the simulated platform or when Bulwark does not run as root. */
+  account: SystemAccount | null;
+}
+
+/** The runtime directory of a daemon's files for this data directory. */
+export function daemonRuntime(dataDir: string, daemon: DaemonName, simulated: boolean): DaemonRuntime {
+  const dir = simulated ? join(resolve(dataDir), AREA_DIRS[daemon]) : join(`${resolve(dataDir)}-daemons`, daemon);
+  const isRoot = process.getuid?.() === 0;
+  return { daemon, dir, stateDir: join(dir, 'state'), account: !simulated && isRoot ? systemAccount(DAEMON_USERS[daemon]) : null };
+}
+
+/** The state directory of the runtime a configuration file was installed in. */
+export function stateDirOf(configFile: string): string {
+  return join(dirname(configFile), 'state');
+}
+
+/** Creates the runtime directories with their owners and modes (idempotent; repairs modes each time). */
+export function prepareDaemonRuntime(runtime: DaemonRuntime): void {
+  mkdirSync(runtime.stateDir, { recursive: true });
+  const { account } = runtime;
+  if (!account) return;
+  const parent = dirname(runtime.dir);
+  chownSync(parent, 0, 0);
+  chmodSync(parent, 0o755);
+  chownSync(runtime.dir, 0, account.gid);
+  chmodSync(runtime.dir, 0o750);
+  chownSync(runtime.stateDir, account.uid, account.gid);
+  chmodSync(runtime.stateDir, 0o750);
+}
+
+/** Writes a file the daemon reads (root:<group> 0640), atomically; `segments` are relative to the runtime dir. */
+export function writeDaemonFile(runtime: DaemonRuntime, segments: string[], content: string | Buffer): string {
+  const path = resolve(runtime.dir, ...segments);
+  if (!path.startsWith(`${runtime.dir}/`)) throw new RenderRefusal(segments.join('/'), 'escapes the runtime directory');
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.tmp-${process.pid}`;
+  writeFileSync(temporary, content, { mode: 0o640 });
+  if (runtime.account) {
+    chownSync(temporary, 0, runtime.account.gid);
+    if (dirname(path) !== runtime.dir) {
+      chownSync(dirname(path), 0, runtime.account.gid);
+      chmodSync(dirname(path), 0o750);
+    }
+  }
+  renameSync(temporary, path);
+  return path;
+}
+
+/** Writes a file the daemon itself will rewrite (its state, e.g. the trust anchor): owned by the daemon user. */
+export function writeDaemonStateFile(runtime: DaemonRuntime, name: string, content: string): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new RenderRefusal(name, 'is not a file name');
+  const path = join(runtime.stateDir, name);
+  writeFileSync(path, content, { mode: 0o640 });
+  if (runtime.account) chownSync(path, runtime.account.uid, runtime.account.gid);
+  return path;
+}
