@@ -8,18 +8,9 @@ import type { AppContext } from '../../context.js';
 import { HttpError } from '../../core/errors.js';
 import type { CheckResult } from '../../platform/daemons.js';
 import { RenderRefusal } from '../../compile/render-refusal.js';
+import { keywordAt } from '../../platform/tool-refusal.js';
 
-/** The keyword on a line of a rendered file: an Unbound/chrony directive, or the nearest JSON key for Kea. */
-export function keywordAt(text: string, line: number): string | null {
-  const lines = text.split('\n');
-  const directive = /^\s*([A-Za-z][A-Za-z0-9_-]*)/.exec(lines[line - 1] ?? '')?.[1];
-  if (directive) return directive;
-  for (let index = line - 1; index >= 0 && index >= line - 50; index--) {
-    const key = /"([A-Za-z0-9_-]+)"\s*:/.exec(lines[index] ?? '')?.[1];
-    if (key) return key;
-  }
-  return null;
-}
+export { keywordAt };
 
 /** One sentence about a refusal, built only from our own text. */
 export function describeRefusal(label: string, check: CheckResult, renderedText: string): string {
