@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadStartupConfig, StartupError } from '../src/config.js';
 import type { Area } from '../src/areas/area.js';
 import { startTestApp } from './helpers/app.js';
+import { freePort } from './helpers/free-port.js';
 
 test('flags win over environment variables, which win over defaults', () => {
   const defaults = loadStartupConfig([], {});
@@ -37,14 +37,6 @@ test('bad startup options are refused with a clear message', () => {
   assert.throws(() => loadStartupConfig(['--unknown'], {}));
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 test('the real binary starts with --listen and --data-dir, logs its URL, and exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-start-'));

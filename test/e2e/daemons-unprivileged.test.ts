@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { json } from '../helpers/app.js';
@@ -20,6 +19,7 @@ import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import type { AppContext } from '../../src/context.js';
 import type { DaemonName } from '../../src/platform/daemons.js';
 import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { freePort } from '../helpers/free-port.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -33,13 +33,6 @@ function skipReason(programs: string[], user: string): string | false {
   return `${missing.join(', ')} not installed`;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function linuxApp(): Promise<AreaApp & { runtimeRoot: string }> {
   const t = await startAreaApp({ config: { platform: 'linux' } });

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Resolver } from 'node:dns/promises';
-import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { startTestApp, json } from '../helpers/app.js';
 import { adminHeaders } from '../helpers/auth.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
 import { REQUIRE_SYSTEM_TESTS } from '../helpers/shared.js';
+import { freePort } from '../helpers/free-port.js';
 
 function skipReason(): string | false {
   if (findProgram('unbound') && findProgram('unbound-control')) return false;
@@ -14,13 +14,6 @@ function skipReason(): string | false {
   return 'unbound is not installed';
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 test('linux platform: the real Unbound runs the rendered configuration on loopback, answers host overrides and blocks, and stops', { skip: skipReason() }, async () => {
   const t = await startTestApp({ config: { platform: 'linux' } });
