@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
@@ -154,4 +154,45 @@ test('a failed upload is recorded, not lost', async () => {
   assert.match(status.last_upload_error, /NoSuchBucket|404/);
   const audit = t.app.context.db.prepare("SELECT outcome FROM audit_log WHERE category = 'config' AND action = 'config.objstore.upload' ORDER BY id DESC LIMIT 1").get() as { outcome: string };
   assert.equal(audit.outcome, 'failure');
+});
+
+/** The newest uploaded export document, read from s3rver's directory. */
+function newestUpload(): { objects: { kind: string; data: Record<string, unknown> }[] } {
+  const files: { path: string; mtime: number }[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (/bulwark-config-.*\.json\._S3rver_object$/.test(entry.name)) files.push({ path, mtime: statSync(path).mtimeMs });
+    }
+  };
+  walk(s3Dir);
+  files.sort((a, b) => a.mtime - b.mtime);
+  assert.ok(files.length > 0, 'an upload exists');
+  return JSON.parse(readFileSync(files.at(-1)!.path, 'utf8'));
+}
+
+test('uploads carry only the secrets the person who set the destination could set', async () => {
+  t.app.context.store.putSingleton('admin_only_section', { token: t.app.context.sealer.seal('admin-only-token') });
+  const role = await call('POST', '/api/v1/auth/roles', { name: 'backup-operators', permissions: ['backup:read', 'backup:write'] });
+  assert.equal(role.statusCode, 201, role.body);
+  await call('POST', '/api/v1/auth/users', { username: 'barbara', password: 'Backup-pass123', role: 'backup-operators' });
+  const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'barbara', password: 'Backup-pass123' } });
+  const barbara = { authorization: `Bearer ${json(login).access_token}` };
+  const asBarbara = (method: 'POST' | 'PUT', url: string, payload: object) => t.app.inject({ method, url, headers: barbara, payload });
+  const { objstore } = configServices(t.app.context);
+
+  assert.equal((await asBarbara('PUT', '/api/v1/backup/objstore/config', { ...destination(), backup_passphrase: 'barbaras passphrase' })).statusCode, 200);
+  assert.equal((await asBarbara('POST', '/api/v1/config/save', { comment: 'by barbara' })).statusCode, 200);
+  await objstore.idle();
+  let document = newestUpload();
+  assert.equal(document.objects.find((o) => o.kind === 'admin_only_section')!.data.token, '**REDACTED**', 'a settings:write secret stays home');
+  assert.match(String(document.objects.find((o) => o.kind === 'test_host' && o.data.password)!.data.password), /^pw:v1:/, 'her own sections travel');
+
+  // set by the administrator, the destination takes everything
+  assert.equal((await call('PUT', '/api/v1/backup/objstore/config', { backup_passphrase: 'admins passphrase' })).statusCode, 200);
+  await call('POST', '/api/v1/config/save', { comment: 'by the admin' });
+  await objstore.idle();
+  document = newestUpload();
+  assert.match(String(document.objects.find((o) => o.kind === 'admin_only_section')!.data.token), /^pw:v1:/);
 });
