@@ -1,6 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { hostname as osHostname } from 'node:os';
+import { replaceControls } from './header-text.js';
 
 export interface SyslogTarget {
   host: string;
@@ -35,7 +36,7 @@ function syslogToken(value: string): string {
 
 /** The message text on one line: control characters (CR and LF end a TCP frame) become spaces. */
 function syslogText(value: string): string {
-  return value.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  return replaceControls(value, ' ');
 }
 
 /** Sends one message: a UDP datagram, or a TCP connection with LF framing. */

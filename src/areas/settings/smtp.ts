@@ -3,7 +3,7 @@ import nodemailer from 'nodemailer';
 import { badRequest, HttpError } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { SMTP_EVENTS } from './schema.js';
-import { hasHeaderControl, HOST_PATTERN } from '../../net/header-text.js';
+import { hasHeaderControl, HOST_PATTERN, replaceControls } from '../../net/header-text.js';
 import { resolveGuardedHost } from '../../net/guarded-host.js';
 
 export const SMTP_DEFAULTS = {
@@ -49,7 +49,7 @@ export function mergeSmtp(current: ConfigData, body: ConfigData): ConfigData {
 /** What a stored or draft SMTP configuration must satisfy: nothing in it can end a header or an SMTP command. */
 export function validateSmtp(settings: ConfigData): void {
   for (const address of [String(settings.from_address ?? SMTP_DEFAULTS.from_address), ...recipientsOf(settings)]) {
-    if (!EMAIL.test(address)) throw badRequest(`body.from_address/recipients: "${address.replace(HEADER_CONTROL_ALL, '?')}" is not an e-mail address`);
+    if (!EMAIL.test(address)) throw badRequest(`body.from_address/recipients: "${replaceControls(address, '?')}" is not an e-mail address`);
   }
   if (settings.username !== null && settings.username !== undefined && hasHeaderControl(String(settings.username))) {
     throw badRequest('body.username must not contain control characters (CR, LF, NUL)');
@@ -59,7 +59,6 @@ export function validateSmtp(settings: ConfigData): void {
 
 /** local@domain without spaces, angle brackets, quotes or control characters. */
 const EMAIL = /^[^\s@<>"(),;:\\\u0000-\u001f\u007f]+@[^\s@<>"(),;:\\\u0000-\u001f\u007f]+$/;
-const HEADER_CONTROL_ALL = /[\u0000-\u001f\u007f]/g;
 
 export const recipientsOf = (settings: ConfigData) => String(settings.recipients ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
