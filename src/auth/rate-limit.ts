@@ -8,6 +8,8 @@ export interface LimitPolicy {
 interface Counter {
   failures: number;
   windowStart: number;
+  /** The key's own window (keys may follow different policies), so pruning needs no policy lookup. */
+  windowMs: number;
   blockedUntil: number;
 }
 
@@ -39,13 +41,13 @@ export class FailureLimiter {
   fail(keys: readonly string[]): string[] {
     const now = this.clock.now();
     const newlyBlocked: string[] = [];
+    this.prune(now);
     for (const key of keys) {
       const { maxAttempts, windowSeconds } = this.policy(key);
       const windowMs = windowSeconds * 1000;
-      this.prune(now, windowMs);
       let counter = this.counters.get(key);
       if (!counter || now - counter.windowStart >= windowMs) {
-        counter = { failures: 0, windowStart: now, blockedUntil: 0 };
+        counter = { failures: 0, windowStart: now, windowMs, blockedUntil: 0 };
         this.counters.set(key, counter);
       }
       counter.failures++;
@@ -61,10 +63,10 @@ export class FailureLimiter {
     for (const key of keys) this.counters.delete(key);
   }
 
-  private prune(now: number, windowMs: number): void {
+  private prune(now: number): void {
     if (this.counters.size < 50_000) return;
     for (const [key, counter] of this.counters) {
-      if (now - counter.windowStart >= windowMs && counter.blockedUntil <= now) this.counters.delete(key);
+      if (now - counter.windowStart >= counter.windowMs && counter.blockedUntil <= now) this.counters.delete(key);
     }
   }
 }
