@@ -18,3 +18,16 @@ export const conflict = (message: string) => new HttpError(409, message);
 export const tooManyRequests = (retryAfterSeconds: number, message = 'too many requests') =>
   new HttpError(429, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 export const unavailable = (message: string) => new HttpError(503, message);
+
+/**
+ * Runs a validator that throws, answering its message instead (undefined when it passes): how whole-configuration
+ * checks report a section's or object's invariant. An error that is not an HttpError is a validator bug, said so.
+ */
+export function problemOf(validate: () => void): string | undefined {
+  try {
+    validate();
+    return undefined;
+  } catch (error) {
+    return error instanceof HttpError ? error.message : `validator failed: ${(error as Error).message}`;
+  }
+}

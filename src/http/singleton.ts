@@ -1,5 +1,5 @@
 import type { RouteAccess } from '../core/permissions.js';
-import { HttpError } from '../core/errors.js';
+import { problemOf } from '../core/errors.js';
 import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigStore } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
@@ -43,12 +43,7 @@ export class Singleton {
   private problemWith(data: ConfigData): string | undefined {
     const visible = structuredClone(this.visible(data));
     if (!this.validateFull(visible)) return describeValidationErrors(this.validateFull.errors ?? [], this.spec.kind);
-    try {
-      this.spec.validate?.({ ...data, ...visible });
-      return undefined;
-    } catch (error) {
-      return error instanceof HttpError ? error.message : `validator failed: ${(error as Error).message}`;
-    }
+    return problemOf(() => this.spec.validate?.({ ...data, ...visible }));
   }
 
   /** The current values (defaults filled in), secrets still sealed. */

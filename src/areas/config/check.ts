@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { ValidateFunction } from 'ajv';
 import type { Clock } from '../../core/clock.js';
-import { HttpError } from '../../core/errors.js';
+import { problemOf } from '../../core/errors.js';
 import type { Collection, CollectionRegistry, Reference } from '../../http/collection.js';
 import { compileBodyValidator, describeValidationErrors } from '../../http/validation.js';
 import { ConfigStore, type ConfigData, type ConfigObject } from '../../store/config-store.js';
@@ -118,13 +118,8 @@ export function checkConfiguration(store: ConfigStore, collections: CollectionRe
           if (!index.has(value)) limit(errors, `${label}: ${reference.field} names ${reference.kind} "${String(value)}", which does not exist`);
         }
       }
-      if (spec.validate) {
-        try {
-          spec.validate(object.data, { store, existing: object, collections });
-        } catch (error) {
-          limit(errors, `${label}: ${error instanceof HttpError ? error.message : `validator failed: ${(error as Error).message}`}`);
-        }
-      }
+      const problem = spec.validate && problemOf(() => spec.validate!(object.data, { store, existing: object, collections }));
+      if (problem) limit(errors, `${label}: ${problem}`);
     }
     kinds.push({ kind: spec.kind, objects: objects.length, schema: 'collection', references_checked: referencesChecked });
   }

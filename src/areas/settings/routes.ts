@@ -3,7 +3,7 @@ import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { Singleton } from '../../http/singleton.js';
-import { badRequest, HttpError } from '../../core/errors.js';
+import { badRequest, HttpError, problemOf } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { formatSyslog, sendSyslog, type SyslogTarget } from '../../net/syslog.js';
@@ -59,14 +59,7 @@ function routes(context: AppContext): RouteSpec[] {
   // Hand-kept section: declared so import and restore hold it to the same checks and permission as its PUT.
   store.kinds.declare({
     kind: 'notify_smtp', shape: 'singleton', writeOnly: ['password'], writeAccess: WRITE,
-    check: (data) => {
-      try {
-        validateSmtp(data);
-        return undefined;
-      } catch (error) {
-        return (error as Error).message;
-      }
-    },
+    check: (data) => problemOf(() => validateSmtp(data)),
   });
   const smtpRead = (): ConfigData => ({ ...SMTP_DEFAULTS, ...(store.getSingleton('notify_smtp') ?? {}) });
   const smtpView = () => {
