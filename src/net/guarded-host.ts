@@ -8,7 +8,7 @@ import { allowListOf, isAllowed } from './special-addresses.js';
  * it when any of its addresses is loopback, private or otherwise special and not on the admin's allow-list, and
  * returns the address to connect to, so the connection goes where the check looked (no second lookup to rebind).
  */
-export async function resolveGuardedHost(host: string, allowList: readonly string[]): Promise<{ address: string; family: 4 | 6 }> {
+export async function resolveGuardedHost(host: string, allowList: readonly string[]): Promise<{ address: string }> {
   const allowed = allowListOf(allowList);
   const literal = host.replace(/^\[|\]$/g, '');
   const addresses = isIP(literal)
@@ -19,5 +19,5 @@ export async function resolveGuardedHost(host: string, allowList: readonly strin
   if (addresses.length === 0) throw new OutboundRefused(`${host} does not resolve`);
   const refused = addresses.find((entry) => !isAllowed(entry.address, allowed));
   if (refused) throw new OutboundRefused(`${host} is (or resolves to) ${refused.address}, a blocked address: add it to allowed_addresses to permit it`);
-  return { address: addresses[0].address, family: addresses[0].family === 6 ? 6 : 4 };
+  return { address: addresses[0].address };
 }
