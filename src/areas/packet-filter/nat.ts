@@ -7,8 +7,9 @@ import { StringEnum } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { NatData, NatType } from '../../compile/firewall-types.js';
-import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema } from './schemas.js';
-import { addressFamily, checkPortObject, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
+import { parsePortInput } from '../common/port-input.js';
+import { Nullable, NullablePortRange, OptionalNullable, OptionalPortInput, Port, ProtocolSchema, StatusSchema } from './schemas.js';
+import { addressFamily, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed, SentFields } from './values.js';
 import { normalisedWriteRoutes } from './write-routes.js';
 import { addressAliasChecks } from './aliases.js';
 
@@ -43,9 +44,9 @@ function requestSchema(create: boolean) {
     dst_port_end: OptionalNullable(Port()),
     redirect_port_start: OptionalNullable(Port()),
     redirect_port_end: OptionalNullable(Port()),
-    src_port: Type.Optional(NullablePortRange),
-    dst_port: Type.Optional(NullablePortRange),
-    redirect: Type.Optional(Type.Object({ address: Type.Optional(Type.String()), port: Type.Optional(NullablePortRange) }, { additionalProperties: false })),
+    src_port: OptionalPortInput(),
+    dst_port: OptionalPortInput(),
+    redirect: Type.Optional(Type.Object({ address: Type.Optional(Type.String()), port: OptionalPortInput() }, { additionalProperties: false })),
     label: OptionalNullable(Type.String()),
     status: Type.Optional(StatusSchema),
     static_port: Type.Optional(Type.Boolean()),
@@ -82,16 +83,22 @@ export function toStoredNat(body: Record<string, unknown>, existing?: ConfigObje
     nat.interface = iface;
   }
   if (has(body, 'protocol')) nat.protocol = normaliseProtocol(body.protocol as string);
-  const redirect = (body.redirect ?? {}) as { address?: string; port?: NatData['src_port'] };
-  if (redirect.address !== undefined) nat.redirect.address = normaliseAddress(redirect.address, 'redirect.address');
-  if (redirect.port !== undefined) { checkPortObject(redirect.port, 'redirect.port'); nat.redirect.port = redirect.port; }
-  if (body.src_port !== undefined) { checkPortObject(body.src_port as NatData['src_port'], 'src_port'); nat.src_port = body.src_port as NatData['src_port']; }
-  if (body.dst_port !== undefined) { checkPortObject(body.dst_port as NatData['dst_port'], 'dst_port'); nat.dst_port = body.dst_port as NatData['dst_port']; }
-  if (has(body, 'redirect_addr')) nat.redirect.address = normaliseAddress(body.redirect_addr as string, 'redirect_addr');
-  if (has(body, 'src_addr')) nat.src_addr = normaliseAddress(body.src_addr as string, 'src_addr');
-  if (has(body, 'dst_addr')) nat.dst_addr = normaliseAddress(body.dst_addr as string, 'dst_addr');
+  // The record form first, the flat request fields win; `sent` remembers which field set each value, so a
+  // refusal in checkNat names the field the client wrote.
+  const sent = new SentFields();
+  const redirect = (body.redirect ?? {}) as Record<string, unknown>;
+  if (redirect.address !== undefined) nat.redirect.address = normaliseAddress(redirect.address as string, sent.set('redirect_addr', 'redirect.address'));
+  if (redirect.port !== undefined) nat.redirect.port = parsePortInput(redirect.port, `body.${sent.set('redirect_port', 'redirect.port')}`);
+  for (const side of ['src_port', 'dst_port'] as const) {
+    if (body[side] !== undefined) nat[side] = parsePortInput(body[side], `body.${sent.set(side, side)}`);
+  }
+  if (has(body, 'redirect_addr')) nat.redirect.address = normaliseAddress(body.redirect_addr as string, sent.set('redirect_addr', 'redirect_addr'));
+  if (has(body, 'src_addr')) nat.src_addr = normaliseAddress(body.src_addr as string, sent.set('src_addr', 'src_addr'));
+  if (has(body, 'dst_addr')) nat.dst_addr = normaliseAddress(body.dst_addr as string, sent.set('dst_addr', 'dst_addr'));
   for (const side of ['src_port', 'dst_port', 'redirect_port'] as const) {
     if (has(body, `${side}_start`) || has(body, `${side}_end`)) {
+      sent.set(side, has(body, `${side}_start`) ? `${side}_start` : `${side}_end`);
+      if (has(body, `${side}_end`)) sent.set(`${side}_end`, `${side}_end`);
       const range = portRange(body[`${side}_start`] as number | null, body[`${side}_end`] as number | null, side);
       if (side === 'redirect_port') nat.redirect.port = range;
       else nat[side] = range;
@@ -104,38 +111,51 @@ export function toStoredNat(body: Record<string, unknown>, existing?: ConfigObje
     throw badRequest('body.af_to_dst: address-family translation (nat64/nat46) is not supported');
   }
   if (!nat.interface) throw badRequest('body.interface is required');
-  checkNat(nat);
+  checkNat(nat, sent);
   return nat as unknown as ConfigData;
 }
 
-function checkNat(nat: NatData): void {
-  if ((nat.src_port || nat.dst_port || nat.redirect.port) && !portsAllowed(nat.protocol)) {
-    throw badRequest(`body.${nat.dst_port ? 'dst_port_start' : nat.src_port ? 'src_port_start' : 'redirect_port_start'}: ports need protocol tcp, udp or tcp/udp (protocol is ${nat.protocol})`);
+const RECORD_PORT_NAMES = { dst_port: 'dst_port', src_port: 'src_port', redirect_port: 'redirect.port' } as const;
+
+/** Invariants across fields; each refusal names the field as the client sent it (flat request names otherwise). */
+function checkNat(nat: NatData, sent: SentFields): void {
+  const ports = { dst_port: nat.dst_port, src_port: nat.src_port, redirect_port: nat.redirect.port };
+  const ported = (Object.keys(ports) as (keyof typeof ports)[]).filter((side) => ports[side] !== null);
+  const portField = (side: keyof typeof ports) => sent.name(side, `${side}_start`);
+  if (ported.length > 0 && !portsAllowed(nat.protocol)) {
+    const named = ported.find((side) => sent.has(side));
+    if (named) throw badRequest(`body.${sent.name(named)}: ports need protocol tcp, udp or tcp/udp (protocol is ${nat.protocol})`);
+    // The ports were stored before; the protocol sent now is what cannot carry them.
+    throw badRequest(`body.protocol: ${nat.protocol} cannot match ports and the NAT rule has ${RECORD_PORT_NAMES[ported[0]]}; clear it (null) or use tcp, udp or tcp/udp`);
   }
   if (nat.redirect.port && nat.redirect.port.start !== nat.redirect.port.end) {
-    throw badRequest('body.redirect_port_end: the redirect port must be a single port (every matched port is sent to it)');
+    const field = sent.name('redirect_port_end', sent.name('redirect_port', 'redirect_port_end'));
+    throw badRequest(`body.${field}: the redirect port must be a single port (every matched port is sent to it)`);
   }
   const families = [nat.src_addr, nat.dst_addr].map(addressFamily).filter(Boolean);
-  if (families.length === 2 && families[0] !== families[1]) throw badRequest('body.dst_addr: source and destination address families differ');
+  if (families.length === 2 && families[0] !== families[1]) {
+    throw badRequest(`body.${sent.has('dst_addr') || !sent.has('src_addr') ? 'dst_addr' : 'src_addr'}: source and destination address families differ`);
+  }
   if (nat.static_port && nat.nat_type !== 'snat' && nat.nat_type !== 'masquerade') {
     throw badRequest(`body.static_port applies to snat and masquerade only (not ${nat.nat_type})`);
   }
   // pfctl: "the 'static-port' option can't be used when specifying a port range".
   if (nat.static_port && nat.redirect.port) throw badRequest('body.static_port cannot be combined with a redirect port (the port is either kept or translated)');
   if (nat.nat_type === 'masquerade') {
-    if (nat.redirect.address !== 'any') throw badRequest('body.redirect_addr: masquerade translates to the interface address; leave it empty or any');
-    if (nat.redirect.port) throw badRequest('body.redirect_port_start: masquerade takes no redirect port');
+    if (nat.redirect.address !== 'any') throw badRequest(`body.${sent.name('redirect_addr')}: masquerade translates to the interface address; leave it empty or any`);
+    if (nat.redirect.port) throw badRequest(`body.${portField('redirect_port')}: masquerade takes no redirect port`);
     return;
   }
-  if (!isSingleAddress(nat.redirect.address)) throw badRequest(`body.redirect_addr must be a single IPv4 or IPv6 address for ${nat.nat_type}`);
+  const target = sent.name('redirect_addr');
+  if (!isSingleAddress(nat.redirect.address)) throw badRequest(`body.${target} must be a single IPv4 or IPv6 address for ${nat.nat_type}`);
   const family = addressFamily(nat.redirect.address)!;
-  if (families.some((f) => f !== family)) throw badRequest(`body.redirect_addr: IPv${family} target for IPv${families[0]} addresses`);
+  if (families.some((f) => f !== family)) throw badRequest(`body.${target}: IPv${family} target for IPv${families[0]} addresses`);
   if (nat.nat_type === 'dnat' && !nat.dst_port && !nat.redirect.port) {
-    throw badRequest('body.dst_port_start: a dnat rule needs a destination port or a redirect port');
+    throw badRequest(`body.${portField('dst_port')}: a dnat rule needs a destination port or a redirect port`);
   }
   if (nat.nat_type === 'binat') {
     if (!isSingleAddress(nat.src_addr)) throw badRequest('body.src_addr must be the single inside address for binat');
-    if (nat.src_port || nat.dst_port || nat.redirect.port) throw badRequest('body.dst_port_start: binat maps whole addresses; ports are not allowed');
+    if (ported.length > 0) throw badRequest(`body.${portField(ported.find((side) => sent.has(side)) ?? ported[0])}: binat maps whole addresses; ports are not allowed`);
   }
 }
 

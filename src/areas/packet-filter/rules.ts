@@ -5,9 +5,10 @@ import { badRequest } from '../../core/errors.js';
 import type { Collection } from '../../http/collection.js';
 import { StringEnum, Uuid } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
-import type { PortRange, RuleData, StateOptions } from '../../compile/firewall-types.js';
-import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
-import { ACTION_INPUTS, addressFamily, checkPortObject, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
+import type { RuleData, StateOptions } from '../../compile/firewall-types.js';
+import { parsePortInput } from '../common/port-input.js';
+import { Nullable, NullablePortRange, OptionalNullable, OptionalPortInput, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
+import { ACTION_INPUTS, addressFamily, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed, SentFields } from './values.js';
 import { normalisedWriteRoutes } from './write-routes.js';
 import { addressAliasChecks } from './aliases.js';
 
@@ -28,6 +29,14 @@ const RuleMatchSchema = Type.Object({
   src_port: NullablePortRange,
   dst_addr: Type.String(),
   dst_port: NullablePortRange,
+}, { additionalProperties: false });
+
+/** rule_match as a request may send it: any field, ports in any form of common/port-input.ts. */
+const RuleMatchRequest = Type.Object({
+  src_addr: Type.Optional(Type.String()),
+  src_port: OptionalPortInput(),
+  dst_addr: Type.Optional(Type.String()),
+  dst_port: OptionalPortInput(),
 }, { additionalProperties: false });
 
 /** The stored record (wire-format.md §3.2). */
@@ -75,7 +84,7 @@ function requestSchema(create: boolean) {
     gateway: OptionalNullable(Type.String()),
     state_tracking: Type.Optional(StringEnum(TRACKING_VALUES)),
     state_options: Type.Optional(Type.Partial(StateOptionsSchema)),
-    rule_match: Type.Optional(Type.Partial(RuleMatchSchema)),
+    rule_match: Type.Optional(RuleMatchRequest),
     status: Type.Optional(StatusSchema),
     schedule_id: OptionalNullable(Uuid()),
     id: Type.Optional(Type.String()),
@@ -129,39 +138,46 @@ export function toStoredRule(body: Record<string, unknown>, existing: ConfigObje
   if (has(body, 'status')) rule.status = body.status as RuleData['status'];
   if (has(body, 'schedule_id')) rule.schedule_id = (body.schedule_id as string | null) || null;
 
-  // Matching: the nested record form first, the flat request fields win.
-  const match = (body.rule_match ?? {}) as Partial<RuleData['rule_match']>;
-  if (match.src_addr !== undefined) rule.rule_match.src_addr = normaliseAddress(match.src_addr, 'rule_match.src_addr');
-  if (match.dst_addr !== undefined) rule.rule_match.dst_addr = normaliseAddress(match.dst_addr, 'rule_match.dst_addr');
-  if (match.src_port !== undefined) { checkPortObject(match.src_port, 'rule_match.src_port'); rule.rule_match.src_port = match.src_port; }
-  if (match.dst_port !== undefined) { checkPortObject(match.dst_port, 'rule_match.dst_port'); rule.rule_match.dst_port = match.dst_port; }
-  if (has(body, 'src_addr')) rule.rule_match.src_addr = normaliseAddress(body.src_addr as string, 'src_addr');
-  if (has(body, 'dst_addr')) rule.rule_match.dst_addr = normaliseAddress(body.dst_addr as string, 'dst_addr');
-  if (has(body, 'src_port_start') || has(body, 'src_port_end')) {
-    rule.rule_match.src_port = portRange(body.src_port_start as number | null, body.src_port_end as number | null, 'src_port');
+  // Matching: the nested record form first, the flat request fields win. `sent` remembers which field set
+  // each value, so a refusal below names the field the client wrote.
+  const sent = new SentFields();
+  const match = (body.rule_match ?? {}) as Record<string, unknown>;
+  for (const side of ['src_addr', 'dst_addr'] as const) {
+    if (match[side] !== undefined) rule.rule_match[side] = normaliseAddress(match[side] as string, sent.set(side, `rule_match.${side}`));
+    if (has(body, side)) rule.rule_match[side] = normaliseAddress(body[side] as string, sent.set(side, side));
   }
-  if (has(body, 'dst_port_start') || has(body, 'dst_port_end')) {
-    rule.rule_match.dst_port = portRange(body.dst_port_start as number | null, body.dst_port_end as number | null, 'dst_port');
+  for (const side of ['src_port', 'dst_port'] as const) {
+    if (match[side] !== undefined) rule.rule_match[side] = parsePortInput(match[side], `body.${sent.set(side, `rule_match.${side}`)}`);
+    if (has(body, `${side}_start`) || has(body, `${side}_end`)) {
+      sent.set(side, has(body, `${side}_start`) ? `${side}_start` : `${side}_end`);
+      rule.rule_match[side] = portRange(body[`${side}_start`] as number | null, body[`${side}_end`] as number | null, side);
+    }
   }
 
   if (body.state_options) rule.state_options = { ...rule.state_options, ...(body.state_options as Partial<StateOptions>) };
   if (has(body, 'state_tracking')) rule.state_options.tracking = body.state_tracking as StateOptions['tracking'];
-  checkRule(rule);
+  checkRule(rule, sent);
   return rule as unknown as ConfigData;
 }
 
-/** Invariants across fields; each error names the field a client should change. */
-function checkRule(rule: RuleData): void {
+/** Invariants across fields; each error names the field a client should change, as the client spelled it. */
+function checkRule(rule: RuleData, sent: SentFields): void {
   const m = rule.rule_match;
-  const hasPorts = (p: PortRange | null) => p !== null;
-  if ((hasPorts(m.src_port) || hasPorts(m.dst_port)) && !portsAllowed(rule.protocol)) {
-    throw badRequest(`body.${hasPorts(m.dst_port) ? 'dst_port_start' : 'src_port_start'}: ports need protocol tcp, udp or tcp/udp (protocol is ${rule.protocol})`);
+  const ported = (['dst_port', 'src_port'] as const).filter((side) => m[side] !== null);
+  if (ported.length > 0 && !portsAllowed(rule.protocol)) {
+    const named = ported.find((side) => sent.has(side));
+    if (named) throw badRequest(`body.${sent.name(named)}: ports need protocol tcp, udp or tcp/udp (protocol is ${rule.protocol})`);
+    // The ports were stored before; the protocol sent now is what cannot carry them.
+    throw badRequest(`body.protocol: ${rule.protocol} cannot match ports and the rule has rule_match.${ported[0]}; clear it (null) or use tcp, udp or tcp/udp`);
   }
   if (rule.src_invert && m.src_addr === 'any') throw badRequest('body.src_invert: "not any" matches nothing; give a source address');
   if (rule.dst_invert && m.dst_addr === 'any') throw badRequest('body.dst_invert: "not any" matches nothing; give a destination address');
   const src = addressFamily(m.src_addr);
   const dst = addressFamily(m.dst_addr);
-  if (src && dst && src !== dst) throw badRequest(`body.dst_addr: IPv${dst} destination with an IPv${src} source`);
+  if (src && dst && src !== dst) {
+    const blamed = sent.has('dst_addr') || !sent.has('src_addr') ? 'dst_addr' : 'src_addr';
+    throw badRequest(`body.${sent.name(blamed)}: IPv${dst} destination with an IPv${src} source`);
+  }
   const family = src ?? dst;
   if (family && rule.ip_version !== 'both' && (rule.ip_version === 'inet' ? 4 : 6) !== family) {
     throw badRequest(`body.ip_version: ${rule.ip_version} does not match the IPv${family} address`);

@@ -1,10 +1,13 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../http/schema-helpers.js';
+import { PortInput, PortNumber, PortRangeObject } from '../common/port-input.js';
 
 export const Nullable = <T extends object>(schema: T) => Type.Union([schema as never, Type.Null()]);
-export const Port = () => Type.Integer({ minimum: 0, maximum: 65535 });
-export const PortRangeSchema = Type.Object({ start: Port(), end: Port() }, { additionalProperties: false });
-export const NullablePortRange = Nullable(PortRangeSchema);
+export const Port = PortNumber;
+/** Stored and answered: `{start, end}` or null. */
+export const NullablePortRange = Nullable(PortRangeObject());
+/** Requested: any form of common/port-input.ts, normalised by parsePortInput. */
+export const OptionalPortInput = () => Type.Optional(PortInput());
 
 export const PROTOCOL_VALUES = ['tcp', 'udp', 'icmp', 'icmp6', 'tcp/udp', 'esp', 'ah', 'gre', 'any'] as const;
 export const ProtocolSchema = StringEnum(PROTOCOL_VALUES);

@@ -89,8 +89,27 @@ export function portRange(start: number | null | undefined, end: number | null |
   return { start, end: last };
 }
 
-export function checkPortObject(range: PortRange | null, field: string): void {
-  if (range && range.start > range.end) throw badRequest(`body.${field}.start must not be greater than ${field}.end`);
+/**
+ * Which request field set each value of a record in one request, in the client's spelling (`rule_match.dst_port`,
+ * `dst_port_start`, ...), so a refusal of a combination names what the client wrote, not an internal name.
+ */
+export class SentFields {
+  private readonly fields = new Map<string, string>();
+
+  /** Notes that `key` was set from `field`; answers `field`, for the parser's own messages. */
+  set(key: string, field: string): string {
+    this.fields.set(key, field);
+    return field;
+  }
+
+  has(key: string): boolean {
+    return this.fields.has(key);
+  }
+
+  /** The field the client sent for `key`; when it sent none, `fallback` (the flat request name). */
+  name(key: string, fallback = key): string {
+    return this.fields.get(key) ?? fallback;
+  }
 }
 
 export function normaliseInterface(value: string | null | undefined, field = 'interface'): string | null {
