@@ -4,7 +4,8 @@ import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { IdParams, StringEnum, Uuid } from '../../http/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { MultiWanService } from './service.js';
+import { LEAK_PORT_FIELDS, MultiWanService, POLICY_PORT_FIELDS } from './service.js';
+import { withPortInput } from './port-fields.js';
 import {
   BlastRadius, EnableFibsBody, FlowSummary, Gateway, GatewayEvent, GatewayHealth, Group, GroupCreate, GroupMemberBody, GroupMemberRecord,
   GroupUpdate, Instance, Leak, MemberBody, PreviewBody, ProbeNowBody, SlaSample,
@@ -35,7 +36,7 @@ export const multiwanArea: Area = {
     const [instanceList, instanceRead, instanceUpdate] = mw.instances.routes();
     const [gatewayList, gatewayCreate, gatewayRead, gatewayUpdate] = mw.gateways.routes();
     const [groupList, groupRead] = mw.groups.routes();
-    const [leakList, leakCreate] = mw.leaks.routes();
+    const [leakList, leakCreate] = withPortInput(mw.leaks.routes(), LEAK_PORT_FIELDS);
     const routes: RouteSpec[] = [
       instanceList, instanceRead, instanceUpdate,
       {
@@ -157,7 +158,7 @@ export const multiwanArea: Area = {
         schema: { body: Type.Object({ policy_ids: Type.Array(Uuid(), { maxItems: 10000 }) }, { required: ['policy_ids'], additionalProperties: false }), response: { 200: Message } },
         handler: (request) => ({ message: `${mw.reorderPolicies((request.body as { policy_ids: string[] }).policy_ids)} policies reordered` }),
       },
-      ...mw.policies.routes(),
+      ...withPortInput(mw.policies.routes(), POLICY_PORT_FIELDS),
       {
         method: 'POST', path: '/api/v1/multiwan/policies/{id}/duplicate', access: write, tags, summary: 'Copy a policy (disabled, priority + 1, name-copy)',
         schema: { params: IdParams() },

@@ -9,6 +9,7 @@ import { parseCidr } from '../../net/address.js';
 import { isCidr } from '../../render/grammar.js';
 import { DEFAULT_INSTANCE_ID, Gateway, GatewayHealth, Group, GroupMember, Instance, InstanceMember, Leak, Policy } from './schema.js';
 import { applySample, initialHealth, type HealthState } from './health.js';
+import { normalisePortField } from './port-fields.js';
 import { compileLeaks, compilePolicies, selectGateways, withoutLabel, type GatewayView, type MemberView } from './compile.js';
 
 interface HealthRow {
@@ -33,6 +34,10 @@ function percentile(sorted: number[], p: number): number | null {
 }
 
 /** Multi-WAN: routing instances, gateways with live health, groups, policy routing, leaks and flows. */
+/** The port fields of policies and leaks: pf tokens when stored, any form of common/port-input.ts in a request. */
+export const POLICY_PORT_FIELDS = ['src_port', 'dst_port'] as const;
+export const LEAK_PORT_FIELDS = ['ports'] as const;
+
 export class MultiWanService {
   readonly instances: Collection;
   readonly instanceMembers: Collection;
@@ -83,16 +88,18 @@ export class MultiWanService {
       validate: (data) => {
         checkAddress(data.src_addr, 'src_addr');
         checkAddress(data.dst_addr, 'dst_addr');
-        for (const field of ['src_port', 'dst_port']) {
-          if (data[field] !== null && data[field] !== undefined && !/^\d{1,5}(:\d{1,5})?$/.test(String(data[field]))) throw badRequest(`body.${field} must be a port or a range a:b`);
-        }
+        // Requests are normalised by the routes (port-fields.ts); an import brings stored tokens, checked here.
+        for (const field of POLICY_PORT_FIELDS) normalisePortField(data[field], field);
       },
     });
     this.leaks = declare({
       kind: 'mw_leak', path: '/api/v1/multiwan/leaks', noun: 'route leak', tags, access, schema: Leak,
       operations: ['list', 'create'],
       references: [{ field: 'src_instance_id', kind: 'mw_instance' }, { field: 'dst_instance_id', kind: 'mw_instance' }],
-      validate: (data) => checkAddress(data.prefix, 'prefix'),
+      validate: (data) => {
+        checkAddress(data.prefix, 'prefix');
+        for (const field of LEAK_PORT_FIELDS) normalisePortField(data[field], field);
+      },
     });
   }
 
