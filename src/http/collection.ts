@@ -6,7 +6,7 @@ import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
 import { assertValid, compileBodyValidator } from './validation.js';
-import { ListQuery, pageOf, readListParams } from './paging.js';
+import { listQueryFor, pageOf, readListParams } from './paging.js';
 import { Uuid, withoutDefaults, type JsonObjectSchema } from './schema-helpers.js';
 
 /** A field of one kind that names objects of another kind. */
@@ -205,7 +205,7 @@ export class Collection {
     if (operations.includes('list')) {
       routes.push({
         method: 'GET', path: spec.path, access: spec.access.read, tags, summary: `List ${spec.noun} objects`,
-        schema: { params: listParams, querystring: ListQuery, response: { 200: { type: 'array', items: record } } },
+        schema: { params: listParams, querystring: listQueryFor(this.filterable), response: { 200: { type: 'array', items: record } } },
         handler: (request, reply) => {
           const parentId = parentOf(request, listParent);
           if (parentId !== undefined) this.requireParent(parentId);

@@ -14,6 +14,24 @@ export const ListQuery = {
   additionalProperties: { type: 'string' },
 } as const;
 
+/** Fields every record carries besides its own, so every list may be sorted by them. */
+const RECORD_FIELDS = ['id', 'created_at', 'updated_at'] as const;
+
+/** What a list may be sorted by: its filterable (scalar) fields and the record's id and timestamps. */
+export function sortableFields(filterable: ReadonlySet<string>): string[] {
+  return [...new Set([...filterable, ...RECORD_FIELDS])];
+}
+
+/**
+ * The query schema of one list: ListQuery with `sort` as an enum of that list's sortable fields, ascending
+ * and then descending (`-name`), so the OpenAPI document tells a client what it may sort by.
+ */
+export function listQueryFor(filterable: ReadonlySet<string>) {
+  const fields = sortableFields(filterable);
+  const sort = { type: 'string', enum: [...fields, ...fields.map((field) => `-${field}`)], description: ListQuery.properties.sort.description };
+  return { ...ListQuery, properties: { ...ListQuery.properties, sort } };
+}
+
 export interface ListParams {
   limit: number;
   offset: number;
@@ -28,7 +46,8 @@ export function readListParams(query: Record<string, unknown>, filterable: Reado
     if (!filterable.has(key)) throw badRequest(`querystring.${key} is not a filterable field`);
     filters[key] = String(value);
   }
-  if (sort && !filterable.has(sort.replace(/^-/, '')) && !['created_at', 'updated_at', 'id'].includes(sort.replace(/^-/, ''))) {
+  // The route's schema already refuses an unknown sort; this guards callers that read a query themselves.
+  if (sort && !sortableFields(filterable).includes(sort.replace(/^-/, ''))) {
     throw badRequest(`querystring.sort: ${sort.replace(/^-/, '')} is not a sortable field`);
   }
   return { limit, offset, sort, filters };

@@ -6,9 +6,10 @@ import { badRequest } from '../core/errors.js';
 // ajv-formats ships CommonJS; its default export is the plugin function.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+function makeAjv(coerceTypes: boolean | 'array', verbose = false): Ajv {
   const ajv = new Ajv({
     coerceTypes,
+    verbose,
     useDefaults: true,
     removeAdditional: false,
     allErrors: false,
@@ -20,7 +21,8 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 
 /** Bodies are JSON and must carry the right types; query strings and path params are text and are coerced. */
 const bodyAjv = makeAjv(false);
-const textAjv = makeAjv('array');
+// Verbose: an error carries the refused text value, so a message can quote it (never a body's, which may be a secret).
+const textAjv = makeAjv('array', true);
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   if (httpPart !== 'body') return textAjv.compile(schema as object);
@@ -67,8 +69,12 @@ function describeError(error: Partial<ErrorObject>, part: string): string {
       return `${name(String(params.missingProperty))} is required`;
     case 'additionalProperties':
       return `${name(String(params.additionalProperty))} is not a known field`;
-    case 'enum':
-      return `${name()} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
+    case 'enum': {
+      const allowed = (params.allowedValues as unknown[]).join(', ');
+      return typeof error.data === 'string' && (part === 'querystring' || part === 'params')
+        ? `${name()}: ${JSON.stringify(error.data.slice(0, 64))} is not one of: ${allowed}`
+        : `${name()} must be one of: ${allowed}`;
+    }
     default:
       return `${name()} ${error.message ?? 'is invalid'}`;
   }
