@@ -32,7 +32,10 @@ export interface ApplyOptions {
 }
 
 export interface ApplyOutcome {
-  /** The version recorded for this apply; undefined when `record: false`. */
+  /**
+   * The version recorded for this apply, or the active version when a plain apply changed nothing since it;
+   * undefined when `record: false`.
+   */
   version?: VersionRecord;
   results: ApplierResult[];
 }
@@ -61,7 +64,8 @@ export interface ApplyTransaction {
 
 /**
  * The apply coordinator: areas register an applier each; applyAll runs them all, one apply at a time, and
- * on success records a configuration version (the new active version). Restore, import and the
+ * on success records a configuration version (the new active version) unless the active version already holds
+ * exactly the stored configuration. Restore, import and the
  * commit-confirm rollback replace the stored configuration and apply it under the same lock.
  */
 export class ApplyCoordinator {
@@ -132,7 +136,11 @@ export class ApplyCoordinator {
       throw new ApplyFailed(results);
     }
     if (options.record === false) return { results };
-    const version = this.versions.record({ actor, comment, source: options.source ?? 'apply', applied: true });
+    const source = options.source ?? 'apply';
+    // A plain apply (reload, commit-confirm) of the configuration the active version already holds adds no
+    // history: that version is still what runs. Restore, import and rollback are events and always recorded.
+    const unchanged = source === 'apply' ? this.versions.activeIfCurrent() : undefined;
+    const version = unchanged ?? this.versions.record({ actor, comment, source, applied: true });
     for (const listener of this.listeners) {
       try {
         listener({ version, actor, comment, results });

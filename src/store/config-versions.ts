@@ -140,6 +140,13 @@ export class ConfigVersions {
     return this.getMeta<number>('active_version') ?? null;
   }
 
+  /** The active version when the stored configuration is still exactly its content; otherwise undefined. */
+  activeIfCurrent(): VersionRecord | undefined {
+    const active = this.activeVersion();
+    const record = active === null ? undefined : this.get(active);
+    return record && record.hash === this.currentHash() ? record : undefined;
+  }
+
   setActive(version: number): void {
     this.setMeta('active_version', version);
   }
