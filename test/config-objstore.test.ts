@@ -40,6 +40,23 @@ const destination = () => ({
   access_key_id: 'S3RVER', secret_access_key: 'S3RVER', allow_http: true, allowed_addresses: ['127.0.0.1/32'],
 });
 
+test('before a destination is configured, list and import answer 409 naming what to configure', async () => {
+  for (const [method, url, payload] of [['GET', '/api/v1/backup/objstore/list'], ['POST', '/api/v1/backup/objstore/import', { key: 'x.json' }]] as const) {
+    const response = await call(method, url, payload);
+    assert.equal(response.statusCode, 409, `${method} ${url}: ${response.body}`);
+    assert.deepEqual(json(response), { error: 'object storage is not configured: set bucket (PUT /api/v1/backup/objstore/config)' });
+  }
+  // a bucket without credentials is still not a destination
+  assert.equal((await call('PUT', '/api/v1/backup/objstore/config', { bucket: 'backups' })).statusCode, 200);
+  const list = await call('GET', '/api/v1/backup/objstore/list');
+  assert.equal(list.statusCode, 409);
+  assert.match(json(list).error, /^object storage is not configured: set access_key_id and secret_access_key/);
+  const probe = json(await call('POST', '/api/v1/backup/objstore/test'));
+  assert.equal(probe.ok, false, 'the connectivity test reports it as its result');
+  assert.match(probe.message, /not configured/);
+  assert.equal((await call('PUT', '/api/v1/backup/objstore/config', { bucket: '' })).statusCode, 200);
+});
+
 test('the destination is a settings section whose secret key is sealed and never returned', async () => {
   const initial = json(await call('GET', '/api/v1/backup/objstore/config'));
   assert.equal(initial.enabled, false);

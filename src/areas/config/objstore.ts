@@ -5,7 +5,7 @@ import { isoTime } from '../../core/clock.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { sha256Hex } from '../../core/crypto.js';
 import type { Permission } from '../../core/permissions.js';
-import { badRequest, notFound } from '../../core/errors.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { Singleton } from '../../http/singleton.js';
 import type { RouteSpec } from '../../http/route.js';
 import type { ConfigData } from '../../store/config-store.js';
@@ -154,8 +154,11 @@ export class ObjectStorageBackups {
 
   private client(settings: ObjstoreSettings): S3Client {
     const secret = this.settings.secret('secret_access_key');
-    if (!settings.bucket) throw badRequest('object storage: bucket is not configured');
-    if (!settings.access_key_id || !secret) throw badRequest('object storage: access key id and secret access key are required');
+    // Nothing in the request is wrong: the destination is missing, so the answer says what to configure.
+    if (!settings.bucket) throw conflict('object storage is not configured: set bucket (PUT /api/v1/backup/objstore/config)');
+    if (!settings.access_key_id || !secret) {
+      throw conflict('object storage is not configured: set access_key_id and secret_access_key (PUT /api/v1/backup/objstore/config)');
+    }
     return new S3Client({
       region: settings.region,
       ...(settings.endpoint ? { endpoint: settings.endpoint.replace(/\/$/, '') } : {}),
@@ -299,8 +302,12 @@ export class ObjectStorageBackups {
         handler: async (request) => {
           const { key, passphrase } = request.body as { key: string; passphrase?: string };
           const settings = this.current();
-          if (!key.startsWith(settings.prefix)) throw badRequest(`body.key must be under the configured prefix "${settings.prefix}"`);
+          // An unconfigured destination (409) comes before judging the key against its prefix.
           const client = this.client(settings);
+          if (!key.startsWith(settings.prefix)) {
+            client.destroy();
+            throw badRequest(`body.key must be under the configured prefix "${settings.prefix}"`);
+          }
           let text: string;
           try {
             const object = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
