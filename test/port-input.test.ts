@@ -170,3 +170,11 @@ test('the OpenAPI document shows the port forms', async () => {
   const ruleRecord = document.paths['/api/v1/rules/{id}'].get.responses['200'].content['application/json'].schema;
   assert.deepEqual(ruleRecord.properties.rule_match.properties.dst_port.anyOf.map((s: { type: string }) => s.type), ['object', 'null']);
 });
+
+test('a multi-WAN preview takes the same port forms as a policy and refuses bad ones the same way', async () => {
+  const proposed = { priority: 1, name: 'web', action_kind: 'set_instance', target_id: DEFAULT_INSTANCE, protocol: 'tcp', iface_in: 'eth0' };
+  const preview = await call('POST', '/api/v1/multiwan/preview', { policies: [{ ...proposed, dst_port: '8000-8080' }] });
+  assert.equal(preview.status, 200, JSON.stringify(preview.body));
+  assert.ok(preview.body.new_rules.some((line: string) => line.includes(' port 8000:8080 ')), JSON.stringify(preview.body.new_rules));
+  await refused('POST', '/api/v1/multiwan/preview', { policies: [{ ...proposed, dst_port: '9000-80' }] }, /^body\.policies\.0\.dst_port: "9000-80" is not a valid port range \(start > end\)$/);
+});

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import { PortInput } from '../common/port-input.js';
 
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()], { default: null });
 const NullableInt = (min: number, max: number) => Type.Union([Type.Integer({ minimum: min, maximum: max }), Type.Null()], { default: null });
@@ -162,7 +163,13 @@ export const FlowSummary = Type.Object({
 });
 
 export const PreviewBody = Type.Object({
-  policies: Type.Array(Type.Object({ ...Policy.properties, id: Type.Optional(Type.String()) }, { required: ['priority', 'name', 'action_kind', 'target_id'], additionalProperties: true }), { maxItems: 10000 }),
+  policies: Type.Array(Type.Object({
+    ...Policy.properties,
+    // Proposed policies take the ports a POST /policies takes (normalised by preview).
+    src_port: PortInput({ default: null }),
+    dst_port: PortInput({ default: null }),
+    id: Type.Optional(Type.String()),
+  }, { required: ['priority', 'name', 'action_kind', 'target_id'], additionalProperties: true }), { maxItems: 10000 }),
 }, { additionalProperties: false });
 
 export const BlastRadius = Type.Object({

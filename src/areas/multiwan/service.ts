@@ -409,6 +409,7 @@ export class MultiWanService {
     const validation: { severity: 'info' | 'warning' | 'error'; message: string }[] = [];
     const candidates = proposed.map((policy, index) => {
       const data: ConfigData = { status: 'active', ip_version: 'both', src_addr: 'any', dst_addr: 'any', protocol: 'any', iface_in: null, src_port: null, dst_port: null, ...policy };
+      for (const field of POLICY_PORT_FIELDS) data[field] = normalisePortField(data[field], `policies.${index}.${field}`);
       for (const [field, kind, actionKind] of [['target_id', 'mw_instance', 'set_instance'], ['target_id', 'mw_gateway', 'set_gateway'], ['target_id', 'mw_group', 'set_group']] as const) {
         if (data.action_kind === actionKind && !this.context.store.get(kind, String(data[field]))) {
           validation.push({ severity: 'error', message: `policy ${index} (${String(data.name)}): ${actionKind} target ${String(data[field])} does not exist` });
