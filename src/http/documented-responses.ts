@@ -31,6 +31,12 @@ export const BinaryBody = (mediaType: string, description: string) => MediaBody(
 /** An `{error}` answer with a description of when it happens. */
 export const ErrorAnswer = (description: string) => ({ ...ErrorBody, description });
 
+/** A Server-Sent Events stream (src/live/event-stream.ts): 200 with events, or 406 when `Accept` excludes them. */
+export const EventStreamAnswers = (description: string) => ({
+  200: MediaBody('text/event-stream', description),
+  406: ErrorAnswer('The request\'s Accept does not allow text/event-stream'),
+});
+
 const isSuccess = (status: string) => /^[123]/.test(status);
 
 /** The generic error answers a route can give, from what it accepts and who may call it. */
@@ -47,6 +53,9 @@ function genericErrors(route: RouteSpec): Record<string, object> {
     errors[403] = ErrorAnswer('The credential lacks the permission this operation requires');
   }
   if (hasPathParams) errors[404] = ErrorAnswer('Nothing is found under the identifier in the path');
+  if (readsBody && route.access !== 'public') {
+    errors[409] = ErrorAnswer('The change conflicts with the current state: a duplicate, an object still in use, a refused apply');
+  }
   if (readsBody) errors[413] = ErrorAnswer('The body is larger than the route accepts');
   return errors;
 }
