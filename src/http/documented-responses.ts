@@ -19,14 +19,17 @@ export const SeeOther = (description: string) => ({
   headers: { location: { type: 'string', description: 'Where the browser goes next' } },
 });
 
-/** A body that is not JSON (PEM, CRL, YAML, Prometheus text, images, archives): its media type and meaning. */
-export const MediaBody = (mediaType: string, description: string, schema: object = { type: 'string' }) => ({
+export const TEXT = { type: 'string' } as const;
+export const BINARY = { type: 'string', format: 'binary' } as const;
+
+/** An answer whose media type depends on the request (`?format=`): each media type with its schema. */
+export const MediaBodies = (description: string, schemas: Record<string, object>) => ({
   description,
-  content: { [mediaType]: { schema } },
+  content: Object.fromEntries(Object.entries(schemas).map(([mediaType, schema]) => [mediaType, { schema }])),
 });
 
-/** A binary body (an image, an archive). */
-export const BinaryBody = (mediaType: string, description: string) => MediaBody(mediaType, description, { type: 'string', format: 'binary' });
+/** A body that is not JSON (PEM, YAML, Prometheus text, images): its media type and meaning. */
+export const MediaBody = (mediaType: string, description: string, schema: object = TEXT) => MediaBodies(description, { [mediaType]: schema });
 
 /** An `{error}` answer with a description of when it happens. */
 export const ErrorAnswer = (description: string) => ({ ...ErrorBody, description });
