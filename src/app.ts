@@ -148,6 +148,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         },
       },
       security: [{ bearer: [] }, { apiKey: [] }],
+      // Relative: the appliance that serves the document is the one it describes, whatever its address.
+      servers: [{ url: '/', description: 'This appliance' }],
     },
     transformObject: finishDocument,
   });
