@@ -40,6 +40,19 @@ export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 const SAMPLING = { skipReadOnly: true, skipNonRequired: true, quiet: true, enablePatterns: true } as const;
 
+/**
+ * Values that pass the services' own checks where a schema cannot say them (a free string the service parses
+ * as an address, a range, JSON): used for top-level fields of that name whose schema has no enum or format.
+ */
+const FIELD_EXAMPLES: Record<string, unknown> = {
+  action: 'pass', alias_type: 'host', nat_type: 'snat', protocol: 'tcp', network: '192.0.2.0/24', destination: '192.0.2.0/24',
+  prefix: '192.0.2.0/24', next_hop: '192.0.2.1', gateway: '192.0.2.1', server: '192.0.2.53', servers: ['192.0.2.53'],
+  value: '192.0.2.10', mac_address: '02:00:00:00:00:01', pattern: 'ads.example.com', country_code: 'NL', config_json: '{}',
+  time_ranges: ['08:00-17:00'], contact_email: 'admin@example.com', password: 'Probe-password-1', permissions: ['rules:read'],
+  cert_file: '/etc/ssl/probe.pem', key_file: '/etc/ssl/probe.key', rule: 'Host(`probe.example.com`)', service: 'probe-svc',
+  allowed_ips: '10.9.0.2/32', endpoint: '192.0.2.7:51820', address: '10.9.0.1/24', url: 'https://lists.example.com/hosts.txt',
+};
+
 export class OperationDriver {
   /** Values found or created for a collection path (`/api/v1/aliases` → an alias id). */
   private readonly known = new Map<string, string>();
@@ -69,7 +82,16 @@ export class OperationDriver {
   }
 
   private sampleOf(schema: JSONSchema7): unknown {
-    return sample(schema, SAMPLING, this.document);
+    const value = sample(schema, SAMPLING, this.document);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    const properties = (schema as { properties?: Record<string, { enum?: unknown; const?: unknown; format?: unknown }> }).properties ?? {};
+    const fields = value as Record<string, unknown>;
+    for (const [name, example] of Object.entries(FIELD_EXAMPLES)) {
+      const property = properties[name];
+      const free = property && property.enum === undefined && property.const === undefined && property.format === undefined;
+      if (free && name in fields && Array.isArray(example) === Array.isArray(fields[name])) fields[name] = example;
+    }
+    return fields;
   }
 
   private queryOf(operation: Operation): string {
