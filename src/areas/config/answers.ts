@@ -15,6 +15,9 @@ const Strings = Type.Array(Type.String());
 
 const VersionFields = VersionRecordSchema.properties;
 
+/** Sections the caller could not write, each with the permission it lacks. */
+const RefusedSections = Type.Array(Type.Object({ kind: Type.String(), permission: Type.String() }));
+
 export const NoSuchVersion = ErrorAnswer('The configuration version named is not stored');
 
 /** A version record plus a message: what save, restore and import answer. */
@@ -109,19 +112,19 @@ export const RestorePreview = Open({
   valid: Type.Boolean(),
   errors: Strings,
   warnings: Strings,
-  refused_sections: Strings,
+  refused_sections: RefusedSections,
   diff: Open(DiffFields),
 });
 
 export const ImportPreview = Open({
   valid: Type.Boolean(),
-  refused_sections: Strings,
+  refused_sections: RefusedSections,
   format_version: Type.Integer(),
   app_version: Type.String(),
   exported_at: Type.String(),
   source_version: Nullable(Type.Integer()),
   objects: Type.Integer(),
-  secrets: Type.Unknown({ description: 'how the document carries its secrets' }),
+  secrets: Type.Object({ state: Type.String({ enum: ['redacted', 'passphrase'] }), count: Type.Integer() }, { description: 'how the document carries its secrets' }),
   unresolved_secrets: Strings,
   errors: Strings,
   warnings: Strings,
