@@ -16,6 +16,8 @@ import { CollectionRegistry } from './http/collection.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { MethodIndex } from './http/method-index.js';
 import { toRouterPath, type RouteSpec } from './http/route.js';
+import { documentedResponses } from './http/documented-responses.js';
+import { finishDocument, operationIdOf } from './http/openapi-document.js';
 import { validatorCompiler } from './http/validation.js';
 import { installAccessControl } from './http/access.js';
 import { AREAS } from './areas/index.js';
@@ -134,7 +136,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Bulwark firewall appliance API', version: BUILD.version },
+      info: {
+        title: 'Bulwark firewall appliance API',
+        version: BUILD.version,
+        description: 'Management API of the Bulwark firewall appliance. Errors answer `{"error": "<message>"}`.',
+      },
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
@@ -142,7 +148,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         },
       },
       security: [{ bearer: [] }, { apiKey: [] }],
+      // Relative: the appliance that serves the document is the one it describes, whatever its address.
+      servers: [{ url: '/', description: 'This appliance' }],
     },
+    transformObject: finishDocument,
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -171,6 +180,8 @@ function registerRoute(app: FastifyInstance, route: RouteSpec): void {
     bodyLimit: route.bodyLimit,
     schema: {
       ...route.schema,
+      response: documentedResponses(route),
+      operationId: operationIdOf(route.method, route.path),
       tags: route.tags,
       summary: route.summary,
       description: permissionNote,

@@ -73,7 +73,8 @@ export class Collection {
   private readonly updateBody: object;
   private readonly validateStored;
   private readonly filterable: ReadonlySet<string>;
-  private readonly recordSchema: object;
+  /** The JSON Schema of a record as answered (routes beyond the five reuse it). */
+  readonly recordSchema: object;
 
   constructor(
     spec: CollectionSpec,

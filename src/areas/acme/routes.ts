@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { FastifyReply } from 'fastify';
 import { IdParams } from '../../http/schema-helpers.js';
+import { MediaBody } from '../../http/documented-responses.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { AcmeService } from './service.js';
 import { Account, AccountBody, ActionResult, CertCreate, CertSummary, CertUpdate, TargetBody, TargetRecord } from './schema.js';
@@ -50,7 +51,7 @@ export const acmeArea: Area = {
       },
       {
         method: 'GET', path: '/api/v1/acme/certs/{id}/cert.pem', access: read, tags, summary: 'Certificate and chain (PEM)',
-        schema: { params: IdParams() },
+        schema: { params: IdParams(), response: { 200: MediaBody('application/x-pem-file', 'The certificate and its chain, PEM') } },
         handler: (request, reply) => {
           const { name, body } = acme.certPem(idOf(request));
           return pem(reply, `${name}.pem`, body);
@@ -58,7 +59,7 @@ export const acmeArea: Area = {
       },
       {
         method: 'GET', path: '/api/v1/acme/certs/{id}/key.pem', access: write, tags, summary: 'Private key (PEM; empty before issuance)',
-        schema: { params: IdParams() },
+        schema: { params: IdParams(), response: { 200: MediaBody('application/x-pem-file', 'The private key, PEM (empty before issuance)') } },
         handler: (request, reply) => {
           const { name, body } = acme.keyPem(idOf(request));
           return pem(reply, `${name}.key`, body);

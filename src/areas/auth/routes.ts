@@ -1,5 +1,7 @@
+import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
+import { ErrorAnswer, NoContent } from '../../http/documented-responses.js';
 import { IdParams } from '../../http/schema-helpers.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
 import { actorOf } from '../../auth/identity-service.js';
@@ -8,6 +10,10 @@ import { badRequest } from '../../core/errors.js';
 import * as S from './schema.js';
 
 type Body<T = Record<string, never>> = T;
+
+const TooMany = ErrorAnswer('Too many failed attempts: wait for Retry-After seconds');
+/** What a sign-in or token exchange answers when refused. */
+const SIGN_IN_REFUSALS = { 401: ErrorAnswer('Wrong credentials, or an unknown, used or expired challenge or token'), 429: TooMany };
 
 export const authArea: Area = {
   name: 'auth',
@@ -19,13 +25,13 @@ export const authArea: Area = {
       {
         method: 'POST', path: '/api/v1/auth/register', access: 'public', tags,
         summary: 'Create the first admin account (first boot only; 403 once any account exists)',
-        schema: { body: S.RegisterBody, response: { 201: S.User } },
+        schema: { body: S.RegisterBody, response: { 201: S.User, 403: ErrorAnswer('An account already exists: registration is closed') } },
         handler: async (request, reply) => reply.status(201).send(await identity.register(request.body as Body<{ username: string; password: string; email?: string }>, actorOf(request))),
       },
       {
         method: 'POST', path: '/api/v1/auth/login', access: 'public', tags,
         summary: 'Log in; returns tokens, or a TOTP challenge when TOTP is enabled',
-        schema: { body: S.Credentials, response: { 200: S.LoginResponse } },
+        schema: { body: S.Credentials, response: { 200: S.LoginResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('The appliance requires TOTP and this account has none enrolled') } },
         handler: (request) => {
           const { username, password } = request.body as { username: string; password: string };
           return identity.login(username, password, request.ip);
@@ -34,7 +40,7 @@ export const authArea: Area = {
       {
         method: 'POST', path: '/api/v1/auth/totp/login', access: 'public', tags,
         summary: 'Finish a TOTP login with the challenge and a TOTP or recovery code',
-        schema: { body: S.TotpLoginBody, response: { 200: S.TokenPair } },
+        schema: { body: S.TotpLoginBody, response: { 200: S.TokenPair, ...SIGN_IN_REFUSALS } },
         handler: (request) => {
           const { challenge, code } = request.body as { challenge: string; code: string };
           return identity.completeTotpLogin(challenge, code, request.ip);
@@ -43,7 +49,7 @@ export const authArea: Area = {
       {
         method: 'POST', path: '/api/v1/auth/refresh', access: 'public', tags,
         summary: 'Exchange a refresh token (body, or the browser session cookie) for a new token pair; the refresh token rotates',
-        schema: { body: S.RefreshBody, response: { 200: S.RefreshResponse } },
+        schema: { body: S.RefreshBody, response: { 200: S.RefreshResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('A cookie refresh without the CSRF header') } },
         handler: async (request, reply) => {
           const fromBody = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
           if (fromBody) return identity.refresh(fromBody, request.ip);
@@ -60,7 +66,7 @@ export const authArea: Area = {
       {
         method: 'POST', path: '/api/v1/auth/logout', access: 'authenticated', tags,
         summary: 'Revoke the current session (its refresh token stops working at once) and clear the session cookies',
-        schema: { body: S.LogoutBody },
+        schema: { body: S.LogoutBody, response: { 204: NoContent('Signed out: the session is revoked and its cookies cleared') } },
         handler: (request, reply) => {
           const fromBody = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
           if (fromBody) identity.logout(actorOf(request), fromBody, 'body');
@@ -90,13 +96,13 @@ export const authArea: Area = {
       {
         method: 'POST', path: '/api/v1/auth/totp/verify', access: 'authenticated', tags,
         summary: 'Activate TOTP with a valid 6-digit code; returns ten single-use recovery codes',
-        schema: { body: S.TotpVerifyBody, response: { 200: S.TotpVerified } },
+        schema: { body: S.TotpVerifyBody, response: { 200: S.TotpVerified, 429: TooMany } },
         handler: (request) => identity.totpVerify(actorOf(request), (request.body as { code: string }).code),
       },
       {
         method: 'POST', path: '/api/v1/auth/totp/disable', access: 'authenticated', tags,
         summary: 'Disable TOTP; needs the current password',
-        schema: { body: S.TotpDisableBody },
+        schema: { body: S.TotpDisableBody, response: { 200: Type.Object({ totp_enabled: Type.Boolean() }), 429: TooMany } },
         handler: (request) => identity.totpDisable(actorOf(request), (request.body as { password: string }).password),
       },
       {

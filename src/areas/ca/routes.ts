@@ -1,12 +1,14 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import { IdParams } from '../../http/schema-helpers.js';
+import { ErrorAnswer, MediaBody } from '../../http/documented-responses.js';
 import { CaService } from './service.js';
 import { CaCertDetail, CaCertSummary, CaCreate, CaInfo, CaIssue, CaIssued } from './schema.js';
 
 const tags = ['ca'];
 const PEM = 'application/x-pem-file';
 const Message = Type.Object({ message: Type.String() });
+const NotInitialised = ErrorAnswer('The local CA has not been generated yet');
 const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
 export const caArea: Area = {
@@ -27,10 +29,12 @@ export const caArea: Area = {
       },
       {
         method: 'GET', path: '/api/v1/ca/cert.pem', access: 'settings:read', tags, summary: 'The CA certificate (PEM)',
+        schema: { response: { 200: MediaBody(PEM, 'The CA certificate, PEM'), 404: NotInitialised } },
         handler: (_request, reply) => reply.type(PEM).header('content-disposition', 'attachment; filename="ca.pem"').send(ca.caPem()),
       },
       {
         method: 'GET', path: '/api/v1/ca/crl', access: 'settings:read', tags, summary: 'Signed X.509 CRL of revoked certificates (PEM, BEGIN X509 CRL)',
+        schema: { response: { 200: MediaBody(PEM, 'The CRL, PEM-encoded (BEGIN X509 CRL)'), 404: NotInitialised } },
         handler: async (_request, reply) => reply.type(PEM).header('content-disposition', 'attachment; filename="ca.crl"').send(await ca.crl()),
       },
       {
@@ -52,12 +56,12 @@ export const caArea: Area = {
       ...ca.certs.routes(),
       {
         method: 'GET', path: '/api/v1/ca/certs/{id}/cert.pem', access: 'settings:read', tags, summary: 'Certificate PEM',
-        schema: { params: IdParams() },
+        schema: { params: IdParams(), response: { 200: MediaBody(PEM, 'The certificate, PEM') } },
         handler: (request, reply) => reply.type(PEM).send(ca.detail(idOf(request)).certificate_pem),
       },
       {
         method: 'GET', path: '/api/v1/ca/certs/{id}/key.pem', access: 'settings:write', tags, summary: 'Private key PEM of an issued certificate',
-        schema: { params: IdParams() },
+        schema: { params: IdParams(), response: { 200: MediaBody(PEM, 'The private key, PEM') } },
         handler: (request, reply) => reply.type(PEM).header('cache-control', 'no-store').send(ca.keyPem(idOf(request))),
       },
       {

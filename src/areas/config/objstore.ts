@@ -8,11 +8,13 @@ import type { Permission } from '../../core/permissions.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { Singleton } from '../../http/singleton.js';
 import type { RouteSpec } from '../../http/route.js';
+import { ErrorAnswer } from '../../http/documented-responses.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { VersionRecord } from '../../store/config-versions.js';
 import { OutboundS3Handler } from './s3-http-handler.js';
 import type { ConfigService } from './service.js';
 import { IMPORT_BODY_LIMIT, actorOfRequest } from './request.js';
+import * as A from './answers.js';
 
 const ObjstoreSchema = Type.Object({
   enabled: Type.Boolean({ default: false }),
@@ -230,11 +232,12 @@ export class ObjectStorageBackups {
     return [
       {
         method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
+        schema: { response: { 200: A.ObjstoreView } },
         handler: () => this.view(this.settings.read()),
       },
       {
         method: 'PUT', path: '/api/v1/backup/objstore/config', access: 'backup:write', tags, summary: 'Changes the destination (fields not sent are kept; "" clears a secret)',
-        schema: { body: ConfigBody },
+        schema: { body: ConfigBody, response: { 200: A.ObjstoreView } },
         handler: (request) => {
           const stored = this.settings.write(request.body as ConfigData);
           this.recordSecretScope(stored, actorOfRequest(request).permissions);
@@ -244,6 +247,7 @@ export class ObjectStorageBackups {
       {
         method: 'POST', path: '/api/v1/backup/objstore/test', access: 'backup:write', tags,
         summary: 'Checks credentials and connectivity: the bucket is reachable and a probe object can be written, read and deleted',
+        schema: { response: { 200: A.ObjstoreTest } },
         handler: async () => {
           const started = performance.now();
           const settings = this.current();
@@ -271,6 +275,7 @@ export class ObjectStorageBackups {
       },
       {
         method: 'GET', path: '/api/v1/backup/objstore/list', access: 'backup:read', tags, summary: 'Backups under the prefix, newest first (X-Total-Count)',
+        schema: { response: { 200: A.ObjstoreListing, 400: ErrorAnswer('The destination is not configured, or the object storage refused the listing') } },
         handler: async (_request, reply) => {
           const settings = this.current();
           const client = this.client(settings);
@@ -298,7 +303,7 @@ export class ObjectStorageBackups {
       {
         method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
         summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
-        schema: { body: ImportBody },
+        schema: { body: ImportBody, response: { 200: A.ObjstoreImportOutcome, 404: ErrorAnswer('No backup is stored under the key') } },
         handler: async (request) => {
           const { key, passphrase } = request.body as { key: string; passphrase?: string };
           const settings = this.current();

@@ -6,8 +6,9 @@ import { actorOfRequest, IMPORT_BODY_LIMIT } from './request.js';
 import { CommitConfirm } from './commit-confirm.js';
 import { ObjectStorageBackups } from './objstore.js';
 import { thirdPartyRoutes } from './thirdparty/routes.js';
+import * as A from './answers.js';
 import {
-  AnyObject, CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
+  CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
   VersionQuery, VersionRecordSchema,
 } from './schema.js';
 
@@ -47,7 +48,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     {
       method: 'GET', path: '/api/v1/config/version', access: 'backup:read', tags,
       summary: 'The active (running) version and whether changes are pending; with ?version=N that version and its objects (secrets redacted)',
-      schema: { querystring: VersionQuery },
+      schema: { querystring: VersionQuery, response: { 200: A.ActiveVersion, 404: A.NoSuchVersion } },
       handler: async (request) => {
         const { version } = request.query as { version?: number };
         if (version === undefined) return { ...service.activeSummary(), commit_confirm: await commitConfirm.status() };
@@ -58,7 +59,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     {
       method: 'GET', path: '/api/v1/config/diff', access: 'backup:read', tags,
       summary: 'Difference between two versions (default: active → current): per kind added, removed, changed fields; plus a unified text diff',
-      schema: { querystring: DiffQuery },
+      schema: { querystring: DiffQuery, response: { 200: A.ConfigDiff, 404: A.NoSuchVersion } },
       handler: (request) => {
         const query = request.query as { from?: string; to?: string; v1?: string; v2?: string };
         return service.diff(query.from ?? query.v1 ?? 'active', query.to ?? query.v2 ?? 'current');
@@ -67,11 +68,12 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     {
       method: 'GET', path: '/api/v1/config/check', access: 'backup:read', tags,
       summary: 'Validates the stored configuration: schemas, unique fields, references, invariants, and each applier\'s offline compile check',
+      schema: { response: { 200: A.ConfigCheck } },
       handler: () => service.check(),
     },
     {
       method: 'POST', path: '/api/v1/config/save', access: 'backup:write', tags, summary: 'Records the current configuration as a version (and uploads it when object storage is on)',
-      schema: { body: SaveBody },
+      schema: { body: SaveBody, response: { 200: A.VersionOutcome } },
       handler: (request) => {
         const body = (request.body ?? {}) as { comment?: string };
         const record = service.save(actorOfRequest(request), body.comment ?? null);
@@ -80,7 +82,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     },
     {
       method: 'POST', path: '/api/v1/config/restore', access: 'backup:write', tags, summary: 'Makes a stored version the configuration and applies it',
-      schema: { body: VersionBody },
+      schema: { body: VersionBody, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
       handler: async (request) => {
         const { version } = request.body as { version: number };
         const record = await service.restore(version, actorOfRequest(request));
@@ -89,7 +91,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     },
     {
       method: 'POST', path: '/api/v1/config/restore-preview', access: 'backup:read', tags, summary: 'What restoring a version would change, and whether it validates; writes nothing',
-      schema: { body: VersionBody },
+      schema: { body: VersionBody, response: { 200: A.RestorePreview, 404: A.NoSuchVersion } },
       handler: (request) => service.restorePreview((request.body as { version: number }).version, actorOfRequest(request)),
     },
     {
@@ -106,7 +108,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     {
       method: 'POST', path: '/api/v1/config/commit-confirm', access: 'backup:write', tags,
       summary: 'Opens a commit-confirm window: unless confirmed in time, the running version is restored and re-applied (409 while one is open)',
-      schema: { body: CommitConfirmBody },
+      schema: { body: CommitConfirmBody, response: { 200: A.CommitConfirmStarted } },
       handler: async (request) => {
         const body = (request.body ?? {}) as { timeout_seconds?: number; timeout_secs?: number; description?: string; apply?: boolean };
         const timeout = body.timeout_seconds ?? body.timeout_secs ?? 300;
@@ -119,32 +121,35 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
     },
     {
       method: 'POST', path: '/api/v1/config/commit-confirm/confirm', access: 'backup:write', tags, summary: 'Confirms the open window: the changes are kept (409 when none is open)',
+      schema: { response: { 200: A.CommitConfirmConfirmed } },
       handler: (request) => commitConfirm.confirm(actorOfRequest(request)),
     },
     {
       method: 'GET', path: '/api/v1/config/commit-confirm/status', access: 'backup:read', tags, summary: 'Whether a window is open, time remaining, rollback target, and how the last one ended',
+      schema: { response: { 200: A.CommitConfirmStatus } },
       handler: () => commitConfirm.status(),
     },
     {
       method: 'GET', path: '/api/v1/config/export', access: 'backup:read', tags, summary: 'The whole configuration as a versioned JSON document, every secret redacted',
+      schema: { response: { 200: A.ExportDocument } },
       handler: () => service.exportDocument(),
     },
     {
       method: 'POST', path: '/api/v1/config/export', access: 'backup:write', tags,
       summary: 'The whole configuration with secrets wrapped under a passphrase (scrypt + AES-256-GCM; portable to another appliance)',
-      schema: { body: PassphraseBody },
+      schema: { body: PassphraseBody, response: { 200: A.ExportDocument } },
       handler: (request) => service.exportDocument((request.body as { passphrase: string }).passphrase, actorOfRequest(request)),
     },
     {
       method: 'POST', path: '/api/v1/config/import-preview', access: 'backup:read', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Dry run of an import: authenticity, secrets, validation problems and the difference; writes nothing',
-      schema: { body: ImportBody },
+      schema: { body: ImportBody, response: { 200: A.ImportPreview } },
       handler: (request) => service.importPreview(request.body as Record<string, unknown>, actorOfRequest(request)),
     },
     {
       method: 'POST', path: '/api/v1/config/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Imports an export document (passphrase for portable exports): all or nothing, then applied',
-      schema: { body: ImportBody, response: { 200: AnyObject } },
+      schema: { body: ImportBody, response: { 200: A.ImportOutcome } },
       handler: async (request) => {
         const { record, objects } = await service.importDocument(request.body as Record<string, unknown>, actorOfRequest(request));
         return { message: `Imported ${objects} objects as version ${record.version}`, objects, ...service.withActive(record) };

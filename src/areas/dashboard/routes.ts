@@ -5,6 +5,7 @@ import type { RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { HttpError, badRequest, notFound } from '../../core/errors.js';
 import { StringEnum } from '../../http/schema-helpers.js';
+import { ErrorAnswer, EventStreamAnswers, NoContent } from '../../http/documented-responses.js';
 import { EventStream } from '../../live/event-stream.js';
 import { attachDashboardUpgrade } from '../../live/websocket-upgrade.js';
 import { TIERS, type TierName } from '../../metrics/tiers.js';
@@ -43,6 +44,48 @@ const SeriesQuery = Type.Object({
   resolution: StringEnum(['auto', 'second', 'minute', 'hour', 'day', '1s', '1m', '1h', '1d'], { default: 'auto' }),
   limit: Type.Integer({ minimum: 1, maximum: 100_000, default: 5000, description: 'newest points kept per series' }),
 }, { additionalProperties: false });
+
+const Metrics = Type.Object({
+  simulated: Type.Boolean(),
+  pf_running: Type.Boolean(),
+  pf_states_count: Type.Integer(),
+  pf_rules_count: Type.Integer(),
+  pf_packets_in: Type.Number(),
+  pf_packets_out: Type.Number(),
+  pf_bytes_in: Type.Number(),
+  pf_bytes_out: Type.Number(),
+  aifw_rules_total: Type.Integer(),
+  aifw_rules_active: Type.Integer(),
+  aifw_nat_rules_total: Type.Integer(),
+  rule_counters: Type.Array(Type.Object({ name: Type.String(), packets: Type.Number(), bytes: Type.Number() })),
+  blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
+  runtime: Type.Object({
+    event_loop_delay_ms: Type.Object({ mean: Type.Number(), p99: Type.Number(), max: Type.Number() }),
+    heap_used: Type.Integer(),
+    heap_total: Type.Integer(),
+    rss: Type.Integer(),
+    external: Type.Integer(),
+    active_handles: Type.Integer(),
+    active_resources: Type.Record(Type.String(), Type.Integer(), { description: 'open libuv resources by kind' }),
+    worker_threads: Type.Integer(),
+    dashboard_sockets: Type.Integer(),
+    dns_streams: Type.Integer(),
+    metrics_outbox_depth: Type.Integer(),
+    uptime_seconds: Type.Integer(),
+  }),
+});
+
+const LogEntrySchema = Type.Object({
+  id: Type.String(), timestamp: Type.String(), source: StringEnum(LOG_SOURCES), level: Type.String(), action: Type.String(),
+  rule_id: Type.Union([Type.String(), Type.Null()]), actor: Type.Union([Type.String(), Type.Null()]), details: Type.String(),
+});
+
+/** A plain GET answers 426; the handshake itself is answered by the upgrade handler (src/live/websocket-upgrade.ts). */
+const WebSocketAnswers = {
+  101: NoContent('Switching Protocols: the WebSocket is open'),
+  426: ErrorAnswer('A plain GET without the WebSocket handshake'),
+  503: ErrorAnswer('Too many dashboard sockets are open'),
+};
 
 const Point = Type.Object({ t: Type.Number(), v: Type.Number(), min: Type.Number(), max: Type.Number() });
 const Series = Type.Object({ name: Type.String(), tier: Type.String(), interval_secs: Type.Integer(), source: Type.String(), points: Type.Array(Point) });
@@ -85,6 +128,7 @@ export function createDashboardArea(options: DashboardOptions = {}): Area & { se
         ...WEBSOCKET_PATHS.map((path) => ({
           method: 'GET' as const, path, access: 'dashboard:view' as const, tags: TAGS, acceptsTicket: true,
           summary: 'Dashboard WebSocket: a history batch, then one status_update frame per tick (requires an Upgrade: websocket handshake)',
+          schema: { response: WebSocketAnswers },
           handler: () => {
             throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket and ?ticket=', { upgrade: 'websocket' });
           },
@@ -92,6 +136,7 @@ export function createDashboardArea(options: DashboardOptions = {}): Area & { se
         {
           method: 'GET', path: '/api/v1/metrics', access: 'dashboard:view', tags: TAGS,
           summary: 'Current metrics: packet-filter counters, rule counts, per-rule counters and runtime figures',
+          schema: { response: { 200: Metrics } },
           handler: async () => {
             const [pf, table, counters, interfaces] = await Promise.all([
               context.platform.packetFilter.status(), service.tables.get(1000), traffic.ruleCounters().catch(() => []), traffic.interfaces().catch(() => []),
@@ -127,7 +172,10 @@ export function createDashboardArea(options: DashboardOptions = {}): Area & { se
           summary: 'Time series of one or more metrics over a range, at 1 s, 1 min, 1 h or 1 day resolution',
           schema: {
             querystring: SeriesQuery,
-            response: { 200: Type.Object({ name: Type.String(), tier: Type.String(), interval_secs: Type.Integer(), points: Type.Array(Point), from: Type.Integer(), to: Type.Integer(), series: Type.Array(Series) }) },
+            response: {
+              200: Type.Object({ name: Type.String(), tier: Type.String(), interval_secs: Type.Integer(), points: Type.Array(Point), from: Type.Integer(), to: Type.Integer(), series: Type.Array(Series) }),
+              404: ErrorAnswer('A named series is not recorded (see GET /api/v1/metrics/list)'),
+            },
           },
           handler: async (request) => {
             const query = request.query as { name: string; range_secs: number; from?: number; to?: number; resolution: string; limit: number };
@@ -154,7 +202,7 @@ export function createDashboardArea(options: DashboardOptions = {}): Area & { se
         {
           method: 'GET', path: '/api/v1/connections', access: 'connections:view', tags: TAGS,
           summary: 'Live state table, heaviest flows first; filter by address, port, protocol; paginated (X-Total-Count)',
-          schema: { querystring: ConnectionsQuery, response: { 200: Type.Array(FlowSchema) } },
+          schema: { querystring: ConnectionsQuery, response: { 200: Type.Array(FlowSchema), 502: ErrorAnswer('The platform\'s connection table cannot be read') } },
           handler: async (request, reply) => {
             const query = request.query as { limit: number; offset: number; address?: string; port?: number; protocol?: string };
             const table = await service.tables.get(1000);
@@ -186,6 +234,7 @@ export function createDashboardArea(options: DashboardOptions = {}): Area & { se
               limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
               source: Type.Optional(StringEnum(LOG_SOURCES)),
             }, { additionalProperties: false }),
+            response: { 200: Type.Array(LogEntrySchema) },
           },
           handler: async (request) => {
             const query = request.query as { limit: number; source?: (typeof LOG_SOURCES)[number] };
@@ -195,6 +244,7 @@ export function createDashboardArea(options: DashboardOptions = {}): Area & { se
         {
           method: 'GET', path: '/api/v1/dns/stream', access: 'dns:read', tags: ['dns'], acceptsTicket: true,
           summary: 'Server-Sent Events: DNS metrics once a second (`stats`), resolver `block`/`query` events; EventSource may pass ?ticket=',
+          schema: { response: EventStreamAnswers('Events as JSON `data:` lines, one `id:` each, counting from 1') },
           handler: async (request, reply) => {
             const stream = new EventStream(request, reply);
             service.dnsStreams.add(stream);

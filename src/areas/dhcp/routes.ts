@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
+import { MediaBody } from '../../http/documented-responses.js';
 import { Singleton } from '../../http/singleton.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
@@ -123,7 +124,7 @@ function routes(context: AppContext): RouteSpec[] {
     },
     {
       method: 'GET', path: '/api/v1/dhcp/metrics', access: READ, tags: TAGS, summary: 'Prometheus exposition of the DHCP figures (text/plain)',
-      schema: { response: { 200: Type.String() } },
+      schema: { response: { 200: MediaBody('text/plain', 'Prometheus text exposition format 0.0.4') } },
       handler: async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await dhcp.metrics()),
     },
     {

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
+import { ErrorAnswer, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { IdParams, StringEnum, Uuid } from '../../http/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { LEAK_PORT_FIELDS, MultiWanService, POLICY_PORT_FIELDS } from './service.js';
@@ -155,18 +156,21 @@ export const multiwanArea: Area = {
       },
       {
         method: 'PUT', path: '/api/v1/multiwan/policies/reorder', access: write, tags, summary: 'Set priorities 1..n in the given order',
-        schema: { body: Type.Object({ policy_ids: Type.Array(Uuid(), { maxItems: 10000 }) }, { required: ['policy_ids'], additionalProperties: false }), response: { 200: Message } },
+        schema: {
+          body: Type.Object({ policy_ids: Type.Array(Uuid(), { maxItems: 10000 }) }, { required: ['policy_ids'], additionalProperties: false }),
+          response: { 200: Message, 404: ErrorAnswer('A listed policy does not exist') },
+        },
         handler: (request) => ({ message: `${mw.reorderPolicies((request.body as { policy_ids: string[] }).policy_ids)} policies reordered` }),
       },
       ...withPortInput(mw.policies.routes(), POLICY_PORT_FIELDS),
       {
         method: 'POST', path: '/api/v1/multiwan/policies/{id}/duplicate', access: write, tags, summary: 'Copy a policy (disabled, priority + 1, name-copy)',
-        schema: { params: IdParams() },
+        schema: { params: IdParams(), response: { 201: mw.policies.recordSchema } },
         handler: (request, reply) => reply.status(201).send(mw.policies.toRecord(mw.duplicatePolicy(params(request).id))),
       },
       {
         method: 'PUT', path: '/api/v1/multiwan/policies/{id}/toggle', access: write, tags, summary: 'Enable or disable a policy',
-        schema: { params: IdParams(), body: Type.Object({ enabled: Type.Boolean() }, { required: ['enabled'], additionalProperties: false }) },
+        schema: { params: IdParams(), body: Type.Object({ enabled: Type.Boolean() }, { required: ['enabled'], additionalProperties: false }), response: { 200: mw.policies.recordSchema } },
         handler: (request) => mw.policies.toRecord(mw.togglePolicy(params(request).id, (request.body as { enabled: boolean }).enabled)),
       },
       leakList, leakCreate,
@@ -205,7 +209,15 @@ export const multiwanArea: Area = {
       },
       {
         method: 'GET', path: '/api/v1/multiwan/config.yaml', access: read, tags, summary: 'Export the multi-WAN configuration as YAML (?format=json for JSON)',
-        schema: { querystring: Type.Object({ format: StringEnum(['yaml', 'json'], { default: 'yaml' }) }) },
+        schema: {
+          querystring: Type.Object({ format: StringEnum(['yaml', 'json'], { default: 'yaml' }) }),
+          response: {
+            200: MediaBodies('The export as YAML (default) or, with ?format=json, as JSON', {
+              'application/yaml': TEXT,
+              'application/json': Type.Record(Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), { description: 'instances, instance_members, gateways, groups, group_members, policies, leaks' }),
+            }),
+          },
+        },
         handler: (request, reply) => {
           if ((request.query as { format: string }).format === 'json') return mw.exportDocument();
           return reply.type('application/yaml; charset=utf-8').header('content-disposition', 'attachment; filename="multiwan.yaml"').send(mw.exportYaml());

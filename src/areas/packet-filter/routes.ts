@@ -6,6 +6,7 @@ import { badRequest, HttpError } from '../../core/errors.js';
 import { Singleton } from '../../http/singleton.js';
 import { Uuid } from '../../http/schema-helpers.js';
 import type { RouteSpec } from '../../http/route.js';
+import { EventStreamAnswers } from '../../http/documented-responses.js';
 import { CompileError } from '../../compile/firewall-model.js';
 import { nftSystemLines } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
@@ -217,6 +218,7 @@ export const packetFilterArea: Area = {
       {
         method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'], acceptsTicket: true,
         summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s; EventSource may pass ?ticket=',
+        schema: { response: EventStreamAnswers('The pending report as JSON `data:` lines, one `id:` each, counting from 1') },
         handler: (request, reply) => {
           // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
           const report = pendingReport();

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
+import { ErrorAnswer } from '../../http/documented-responses.js';
 import { Message } from '../common/schemas.js';
 import { PluginsService } from './service.js';
 
@@ -44,7 +45,7 @@ function routes(context: AppContext): RouteSpec[] {
     },
     {
       method: 'POST', path: '/api/v1/plugins/toggle', access: 'plugins:write', tags: TAGS, summary: 'Enable or disable a plugin (listed name or toggle key)',
-      schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), enabled: Type.Boolean({ default: true }) }), response: { 200: Message } },
+      schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), enabled: Type.Boolean({ default: true }) }), response: { 200: Message, 404: ErrorAnswer('No plugin has that name or toggle key') } },
       handler: (request) => {
         const { name, enabled } = request.body as { name: string; enabled: boolean };
         return plugins.toggle(name, enabled);

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
+import { ErrorAnswer } from '../../http/documented-responses.js';
 import { Singleton } from '../../http/singleton.js';
 import { badRequest, HttpError, problemOf } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
@@ -93,7 +94,7 @@ function routes(context: AppContext): RouteSpec[] {
     ...syslog.routes(),
     {
       method: 'POST', path: '/api/v1/settings/syslog/test', access: WRITE, tags: TAGS, summary: 'Send one test message (to a draft configuration when its host is set)',
-      schema: { body: SyslogDraft, response: { 200: OkMessage } },
+      schema: { body: SyslogDraft, response: { 200: OkMessage, 502: ErrorAnswer('The test message could not be delivered') } },
       handler: async (request) => {
         const draft = (request.body ?? {}) as ConfigData;
         const target = { ...syslog.read(), ...(draft.host ? draft : {}) } as unknown as SyslogTarget & { allowed_addresses: string[] };
@@ -174,7 +175,7 @@ function routes(context: AppContext): RouteSpec[] {
     },
     {
       method: 'POST', path: '/api/v1/notify/smtp/test', access: WRITE, tags: ['notifications'], summary: 'Send a test e-mail (to a draft configuration when its host is set)',
-      schema: { body: Type.Optional(SmtpBody), response: { 200: OkMessage } },
+      schema: { body: Type.Optional(SmtpBody), response: { 200: OkMessage, 502: ErrorAnswer('The test mail could not be delivered') } },
       handler: async (request) => {
         const draft = (request.body ?? {}) as ConfigData;
         const stored = smtpRead();

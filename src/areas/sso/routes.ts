@@ -1,5 +1,6 @@
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
+import { ErrorAnswer, SeeOther } from '../../http/documented-responses.js';
 import { SsoService, type SsoSettingsView } from '../../auth/sso/sso-service.js';
 import * as S from './schema.js';
 
@@ -42,7 +43,11 @@ export const ssoArea: Area = {
       {
         method: 'GET', path: '/api/v1/auth/oauth/{provider}/callback', access: 'public', tags,
         summary: 'Provider redirect target: installs session cookies or hands off to TOTP, then redirects the browser',
-        schema: { params: S.ProviderParams, querystring: S.CallbackQuery },
+        schema: {
+          params: S.ProviderParams,
+          querystring: S.CallbackQuery,
+          response: { 303: SeeOther('To the sign-in page: signed in (session cookies set), a TOTP hand-off ticket, or `oauth_error`') },
+        },
         handler: async (request, reply) => {
           const location = await sso.callback(request, reply, providerName(request));
           // The ticket or error travels in the URL: keep it out of caches and out of Referer headers.
@@ -52,7 +57,7 @@ export const ssoArea: Area = {
       {
         method: 'POST', path: '/api/v1/auth/oauth/totp', access: 'public', tags,
         summary: 'Finish a TOTP-gated single sign-on with the ticket and a TOTP or recovery code; installs the session cookies',
-        schema: { body: S.TotpBody, response: { 200: S.CookieSession } },
+        schema: { body: S.TotpBody, response: { 200: S.CookieSession, 401: ErrorAnswer('An unknown, used or expired ticket, or a wrong code') } },
         handler: (request, reply) => {
           const { ticket, totp_code } = request.body as { ticket: string; totp_code: string };
           return sso.completeTotp(request, reply, ticket, totp_code);

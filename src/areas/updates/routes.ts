@@ -2,12 +2,14 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
+import { ErrorAnswer } from '../../http/documented-responses.js';
 import { Singleton } from '../../http/singleton.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { HistoryEntry, InstallLocalBody, InstallResult, Schedule, UpdateInfo, UpdateStatus } from './schema.js';
 import { UpdatesService } from './service.js';
 
 const TAGS = ['updates'];
+const ReleaseFeedFailed = ErrorAnswer('The release feed or the download failed, or the release lacks a verifiable tarball');
 const PowerResult = Type.Object({ message: Type.String(), executed: Type.Boolean({ description: 'false on the simulated platform: the request is recorded only' }) });
 
 function routes(context: AppContext): RouteSpec[] {
@@ -61,12 +63,12 @@ function routes(context: AppContext): RouteSpec[] {
     },
     {
       method: 'POST', path: '/api/v1/updates/appliance/check', access: 'updates:read', tags: TAGS, summary: 'Check the release feed (settings section appliance_updates.release_url) through the outbound guard',
-      schema: { response: { 200: UpdateInfo } },
+      schema: { response: { 200: UpdateInfo, 502: ReleaseFeedFailed } },
       handler: () => updates.appliance.check(),
     },
     {
       method: 'POST', path: '/api/v1/updates/appliance/install', access: 'updates:install', tags: TAGS, summary: 'Download, verify (SHA-256) and stage the latest release',
-      schema: { response: { 200: InstallResult } },
+      schema: { response: { 200: InstallResult, 502: ReleaseFeedFailed } },
       handler: () => updates.appliance.install(),
     },
     {

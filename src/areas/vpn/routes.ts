@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import QRCode from 'qrcode';
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
+import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { IdParams, Uuid } from '../../http/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { VpnService } from './service.js';
@@ -85,7 +86,15 @@ export const vpnArea: Area = {
       {
         method: 'GET', path: '/api/v1/vpn/wg/{tid}/peers/{pid}/config', access: 'vpn:read', tags,
         summary: 'Rendered client configuration (full and split tunnel), as JSON, a .conf file or a PNG QR code',
-        schema: { params: PeerParams, querystring: PeerConfigQuery, response: { 200: PeerConfig } },
+        schema: {
+          params: PeerParams,
+          querystring: PeerConfigQuery,
+          response: {
+            200: MediaBodies('The configuration as JSON (default), a .conf file (?format=conf) or a PNG QR code (?format=qr)', {
+              'application/json': PeerConfig, 'text/plain': TEXT, 'image/png': BINARY,
+            }),
+          },
+        },
         handler: async (request, reply) => {
           const { tid, pid } = params(request);
           const { format, variant } = request.query as { format: string; variant: 'full' | 'split' };
