@@ -275,7 +275,7 @@ export class ObjectStorageBackups {
       },
       {
         method: 'GET', path: '/api/v1/backup/objstore/list', access: 'backup:read', tags, summary: 'Backups under the prefix, newest first (X-Total-Count)',
-        schema: { response: { 200: A.ObjstoreListing, 400: ErrorAnswer('The destination is not configured, or the object storage refused the listing') } },
+        schema: { response: { 200: A.ObjstoreListing, 400: ErrorAnswer('The object storage refused the listing'), 409: ErrorAnswer('No destination is configured yet: the message names what to set') } },
         handler: async (_request, reply) => {
           const settings = this.current();
           const client = this.client(settings);
