@@ -152,6 +152,29 @@ test('9. interface names pf cannot read are refused for rules and NAT; a LAN rol
   assert.throws(() => compileNftables(lan), /LAN-role interfaces \(anti-lockout\): interface "eth0:1"/);
 });
 
+test('9. "interface address" stays the interface\'s addresses: pf (em0), nftables a fib lookup on that interface; a port forward to it leaves transit traffic alone', async () => {
+  const forward = await created('/api/v1/nat', { nat_type: 'dnat', interface: 'eth1', protocol: 'tcp', dst_addr: 'interface address', dst_port_start: 443, redirect_addr: '10.9.0.2', redirect_port_start: 8443 });
+  assert.equal(forward.dst_addr, 'interface address', 'stored as asked, not widened to any');
+  const ssh = await created('/api/v1/rules', { action: 'block', direction: 'in', interface: 'eth1', protocol: 'tcp', dst_addr: 'Interface', dst_port_start: 22 });
+  assert.equal(ssh.rule_match.dst_addr, 'interface address', '"interface" is the same spelling');
+  const { pf, nft } = compiled();
+  assert.match(pf, /^rdr on eth1 inet proto tcp to \(eth1\) port 443 -> 10\.9\.0\.2 port 8443$/m);
+  assert.match(pf, new RegExp(`^block in log quick on eth1 proto tcp to \\(eth1\\) port 22 label "${ssh.id}"$`, 'm'));
+  assert.match(nft, /iifname "eth1" meta nfproto ipv4 fib daddr \. iif type local tcp dport 443 counter name "nat_[^"]+" dnat ip to 10\.9\.0\.2:8443/);
+  assert.match(nft, /iifname "eth1" fib daddr \. iif type local tcp dport 22 counter/);
+  const output = await call('GET', '/api/v1/nat/pf-output');
+  assert.match(JSON.stringify(output.body), /fib daddr \. iif type local/);
+
+  // A rule has to name the interface whose address it means; an alias cannot hold it; masquerade already means it.
+  await expect400('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', src_addr: 'interface address' }, /^body\.src_addr: "interface address" is an address of the rule's interface; set body\.interface/);
+  await expect400('PUT', `/api/v1/rules/${ssh.id}`, { interface: null }, /^body\.dst_addr: "interface address" is an address of the rule's interface/);
+  await expect400('POST', '/api/v1/aliases', { name: 'mine', alias_type: 'network', entries: ['interface address'] }, /^body\.entries\.0: "interface address" is not an IPv4\/IPv6 address/);
+  await expect400('POST', '/api/v1/nat', { nat_type: 'dnat', interface: 'eth1', protocol: 'tcp', dst_port_start: 80, redirect_addr: 'interface address' }, /^body\.redirect_addr must be a single IPv4 or IPv6 address/);
+  const masquerade = await created('/api/v1/nat', { nat_type: 'masquerade', interface: 'eth2', protocol: 'any', redirect_addr: 'interface address' });
+  assert.equal(masquerade.redirect.address, 'any');
+  await removeAll();
+});
+
 test('8. a schedule edge names the states to kill: pass rules leaving their window, block rules entering theirs', async () => {
   const service = packetFilterService(t.app.context)!;
   const simulated = t.app.context.platform.packetFilter as unknown as { lastEdge?: import('../src/compile/schedule-edges.js').ScheduleEdge };

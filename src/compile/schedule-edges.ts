@@ -44,7 +44,8 @@ function addressMatches(address: AddressMatch, invert: boolean, text: string, mo
   if (!ip) return false;
   let inside: boolean;
   switch (address.kind) {
-    case 'any': inside = true; break;
+    case 'any':
+    case 'interface': inside = true; break; // the tuple cannot tell which interface owns an address
     case 'alias': {
       const alias = model.aliases.get(address.name)!;
       inside = (ip.family === 4 ? alias.v4 : alias.v6).some((block) => cidrContains(block, ip.family, ip.value));

@@ -6,6 +6,7 @@ import type { Collection } from '../../http/collection.js';
 import { StringEnum, Uuid } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { PortRange, RuleData, StateOptions } from '../../compile/firewall-types.js';
+import { INTERFACE_ADDRESS } from '../../compile/firewall-model.js';
 import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
 import { ACTION_INPUTS, addressFamily, checkPortObject, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
 import { normalisedWriteRoutes } from './write-routes.js';
@@ -156,6 +157,9 @@ function checkRule(rule: RuleData): void {
   const hasPorts = (p: PortRange | null) => p !== null;
   if ((hasPorts(m.src_port) || hasPorts(m.dst_port)) && !portsAllowed(rule.protocol)) {
     throw badRequest(`body.${hasPorts(m.dst_port) ? 'dst_port_start' : 'src_port_start'}: ports need protocol tcp, udp or tcp/udp (protocol is ${rule.protocol})`);
+  }
+  for (const side of ['src_addr', 'dst_addr'] as const) {
+    if (m[side] === INTERFACE_ADDRESS && !rule.interface) throw badRequest(`body.${side}: "${INTERFACE_ADDRESS}" is an address of the rule's interface; set body.interface`);
   }
   if (rule.src_invert && m.src_addr === 'any') throw badRequest('body.src_invert: "not any" matches nothing; give a source address');
   if (rule.dst_invert && m.dst_addr === 'any') throw badRequest('body.dst_invert: "not any" matches nothing; give a destination address');
