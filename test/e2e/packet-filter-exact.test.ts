@@ -35,10 +35,11 @@ let headers: Headers;
 
 const removeNamespaces = () => removeNamespacesOf(NS);
 
-/** TCP echo on 8080-8081 (connections stay open), UDP echo on 8082. */
+/** TCP echo on 8080, 8081 and 7070 (connections stay open), "direct" on 9443, UDP echo on 8082. */
 const SERVER_SCRIPT = `
 const net = require('node:net'); const dgram = require('node:dgram');
-for (const port of [8080, 8081]) net.createServer((s) => { s.on('data', (d) => s.write(d)); s.on('error', () => {}); }).listen(port, '0.0.0.0');
+for (const port of [8080, 8081, 7070]) net.createServer((s) => { s.on('data', (d) => s.write(d)); s.on('error', () => {}); }).listen(port, '0.0.0.0');
+net.createServer((s) => { s.on('data', () => s.write('direct')); s.on('error', () => {}); }).listen(9443, '0.0.0.0');
 const u = dgram.createSocket('udp4'); u.on('message', (m, r) => u.send(m, r.port, r.address)); u.bind(8082, '0.0.0.0');
 `;
 /** One long-lived TCP connection: each stdin line is sent; prints "pong", "timeout" or "closed". */
@@ -69,13 +70,15 @@ if (proto === 'udp') {
 }
 `;
 
-async function probe(proto: 'tcp' | 'udp', host: string, port: number): Promise<boolean> {
+/** What a fresh connection from the client gets back: "hello" from an echo, "direct" from 9443, or FAIL. */
+async function probeAnswer(proto: 'tcp' | 'udp', host: string, port: number): Promise<string> {
   const child = spawn('ip', ['netns', 'exec', NS.client, process.execPath, '-e', PROBE_SCRIPT, proto, host, String(port)], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   await new Promise((resolve) => child.on('close', resolve));
-  return out.trim() === 'hello';
+  return out.trim();
 }
+const probe = async (proto: 'tcp' | 'udp', host: string, port: number) => (await probeAnswer(proto, host, port)) === 'hello';
 
 /** A connection held open from the client namespace; ping() answers whether the server's echo came back. */
 async function openConnection(host: string, port: number) {
@@ -204,5 +207,28 @@ test('6/7. hostile free text loads as comments only: every rule is in the kernel
   assert.match(table, new RegExp(`counter name "rule_${last.id}"`));
   assert.equal(await probe('tcp', SERVER, 8080), false, 'the rule after the hostile description is enforced');
   assert.equal(await probe('tcp', SERVER, 8081), true, 'the scheduled rule is out of its window');
+  await removeAll();
+});
+
+test('9. a port forward to "interface address" translates traffic to the firewall\'s own addresses on that interface, not transit traffic', { skip }, async () => {
+  await ok('POST', '/api/v1/nat', { nat_type: 'dnat', interface: 'fwc', protocol: 'tcp', dst_addr: 'interface address', dst_port_start: 9443, redirect_addr: SERVER, redirect_port_start: 8080 });
+  await reload();
+  assert.equal(await probeAnswer('tcp', FW_OUTSIDE, 9443), 'hello', 'to the interface address: forwarded to the server\'s echo');
+  assert.equal(await probeAnswer('tcp', BINAT_OUTSIDE, 9443), 'hello', 'every address of the interface counts');
+  assert.equal(await probeAnswer('tcp', SERVER, 9443), 'direct', 'transit traffic to a host behind the firewall is left alone');
+  assert.notEqual(await probeAnswer('tcp', FW_INSIDE, 9443), 'hello', 'the firewall\'s address on another interface is not this interface\'s');
+  await removeAll();
+});
+
+test('9. a rule on "interface address" blocks traffic to the firewall itself and lets transit traffic through', { skip }, async () => {
+  const listener = spawn('ip', ['netns', 'exec', NS.firewall, process.execPath, '-e', "require('node:net').createServer((s) => s.on('data', (d) => s.write(d))).listen(7070, '0.0.0.0')"], { stdio: 'ignore' });
+  children.push(listener);
+  for (let i = 0; i < 40 && !(await probe('tcp', FW_OUTSIDE, 7070)); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await probe('tcp', FW_OUTSIDE, 7070), true, 'the firewall\'s own listener answers before the rule');
+  await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', interface: 'fwc', protocol: 'tcp', dst_addr: 'interface address', dst_port_start: 7070 });
+  await reload();
+  assert.equal(await probe('tcp', FW_OUTSIDE, 7070), false, 'blocked to the interface address');
+  assert.equal(await probe('tcp', SERVER, 7070), true, 'transit to the same port passes');
+  listener.kill('SIGTERM');
   await removeAll();
 });
