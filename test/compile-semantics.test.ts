@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import type { FirewallConfig } from '../src/compile/firewall-types.js';
-import { evaluateNftables, evaluatePf, translateNftables, translatePf, type Packet, type Verdict } from './helpers/ruleset-eval.js';
+import { buildModel } from '../src/compile/firewall-model.js';
+import { decide } from '../src/compile/firewall-decision.js';
+import { asCrossing, evaluateNftables, evaluatePf, translateNftables, translatePf, type Packet, type Verdict } from './helpers/ruleset-eval.js';
 import { alias, config, nat, rule, schedule } from './helpers/firewall-fixtures.js';
 
 const tcp = (dport: number, extra: Partial<Packet> = {}): Packet => ({ dir: 'in', iface: 'eth1', proto: 'tcp', src: '10.0.0.2', dst: '10.9.0.2', sport: 40000, dport, ...extra });
@@ -204,10 +206,13 @@ for (const c of cases) {
   test(`pf and nftables agree: ${c.name}`, () => {
     const pf = compilePf(c.config).text;
     const nft = compileNftables(c.config).text;
+    const model = buildModel(c.config);
     for (const [packet, expected] of c.packets) {
       const label = JSON.stringify(packet);
       assert.equal(evaluatePf(pf, forPf(packet)), expected, `pf: ${label}\n${pf}`);
       assert.equal(evaluateNftables(nft, packet), expected, `nftables: ${label}\n${nft}`);
+      const { crossing, host } = asCrossing(packet);
+      assert.equal(decide(model, model.rules, crossing, host).verdict, expected, `decision model: ${label}`);
     }
     for (const [packet, expected] of c.translations ?? []) {
       const label = JSON.stringify(packet);

@@ -13,6 +13,7 @@ import { alias, config, fixtureId, rule, schedule } from './helpers/firewall-fix
 import { packetFilterService } from '../src/areas/packet-filter/routes.js';
 import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
+import type { Crossing } from '../src/compile/firewall-decision.js';
 
 let t: TestApp;
 let headers: Headers;
@@ -198,11 +199,13 @@ test('8. a schedule edge names the states to kill: pass rules leaving their wind
   const edge = simulated.lastEdge!;
   assert.deepEqual(edge.ended, [{ id: ssh.id }]);
   assert.deepEqual(edge.started.map((s) => s.id), [games.id]);
-  const match = edge.started[0].matches;
-  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015 }), true);
-  assert.equal(match({ protocol: 'tcp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015 }), false);
-  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.8.3.4', sport: 5000, dport: 27015 }), false);
-  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27016 }), false);
+  const host = { loopback: 'lo', byInterface: new Map([['eth1', ['10.0.0.1']]]) };
+  const cuts = (over: Partial<Crossing>) => edge.cuts({ direction: 'in', iface: 'eth1', protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015, ...over }, host);
+  assert.equal(cuts({}), true);
+  assert.equal(cuts({ protocol: 'tcp' }), false);
+  assert.equal(cuts({ dst: '10.8.3.4' }), false);
+  assert.equal(cuts({ dport: 27016 }), false);
+  assert.equal(cuts({ direction: 'out' }), false, 'the rule filters inbound packets only');
   await removeAll();
   await call('POST', '/api/v1/reload');
 });

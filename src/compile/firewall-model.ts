@@ -174,7 +174,11 @@ function checkRenderedNames(config: FirewallConfig): void {
   }
 }
 
-export function buildModel(config: FirewallConfig): FirewallModel {
+/**
+ * `scheduledInForce`, when given, says which scheduled rules are in force instead of their schedules and the
+ * config's time (the ruleset as it was before a schedule edge).
+ */
+export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySet<string>): FirewallModel {
   checkRenderedNames(config);
   const aliases = resolveAliases(config.aliases, config.urlTables);
   const schedules = new Map(config.schedules.map((s) => [s.id, s.data]));
@@ -188,7 +192,8 @@ export function buildModel(config: FirewallConfig): FirewallModel {
     if (rule.schedule_id) {
       const schedule = schedules.get(rule.schedule_id);
       if (!schedule) throw new CompileError(`rule ${id}: schedule ${rule.schedule_id} does not exist`);
-      if (!scheduleActive(schedule, config.time.day, config.time.minute)) {
+      const inForce = scheduledInForce ? scheduledInForce.has(id) : scheduleActive(schedule, config.time.day, config.time.minute);
+      if (!inForce) {
         skipped.push({ id, reason: 'outside schedule', schedule: schedule.name });
         continue;
       }

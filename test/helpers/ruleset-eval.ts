@@ -3,6 +3,7 @@
  * prove that both outputs decide the same way. New connections only (established ones pass by state in both).
  */
 import { cidrContains, parseCidr, parseIp, parseRange, type Cidr } from '../../src/compile/addresses.js';
+import type { Crossing, HostAddresses } from '../../src/compile/firewall-decision.js';
 
 export interface Packet {
   dir: 'in' | 'out';
@@ -56,6 +57,18 @@ function inPorts(spec: string, port: number | undefined): boolean {
   if (port === undefined) return false;
   const [a, b] = spec.split(/[:-]/).map(Number);
   return port >= a && port <= (b ?? a);
+}
+
+/** The same packet as the decision model reads it (compile/firewall-decision.ts, used at schedule edges). */
+export function asCrossing(packet: Packet): { crossing: Crossing; host: HostAddresses } {
+  const byInterface = new Map(Object.entries(packet.host ?? {}));
+  // `local` says the destination is the firewall's without naming the interface that holds it.
+  if (packet.local) byInterface.set('(local)', [packet.dst]);
+  const protocol = packet.proto === 'icmp6' ? 'icmpv6' : packet.proto;
+  return {
+    crossing: { direction: packet.dir, iface: packet.iface, protocol, src: packet.src, dst: packet.dst, sport: packet.sport ?? 0, dport: packet.dport ?? 0 },
+    host: { loopback: 'lo', byInterface },
+  };
 }
 
 // ---------- pf ----------
