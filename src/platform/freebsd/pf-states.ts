@@ -3,8 +3,10 @@
  * state with the interface, direction and addresses its rule saw (translated addresses in parentheses), its
  * id and, for floating states, the interface it was created on (`origif:`, FreeBSD 14). Each is judged by the
  * whole ruleset before and after the edge (compile/firewall-decision.ts); the ones it turns from allowed to
- * blocked are killed by id (`pfctl -k id -k <id>/<creatorid>`). Killing more would cut live connections for
- * nothing: pf creates state only on a TCP SYN, so a flow whose state is gone cannot be picked up again.
+ * blocked are killed by id (`pfctl -k id -k <id>/<creatorid>`). Killing more would harm: pf creates state
+ * only on a TCP SYN (`flags S/SA`), so a flow whose state is gone is decided packet by packet from then on,
+ * and under a default-deny rule it is cut. (The dashboard's reading of the same listing, freebsd/traffic.ts,
+ * keeps neither the direction nor the state id.)
  */
 import { isIP } from 'node:net';
 import { runCommand } from '../exec.js';
@@ -64,7 +66,10 @@ export function parsePfStates(text: string): PfState[] {
   return states;
 }
 
-/** The host's addresses by interface from `ifconfig -a` (`inet A netmask …`, `inet6 A%scope prefixlen …`). */
+/**
+ * Every address of every interface from `ifconfig -a` (`inet A netmask …`, `inet6 A%scope prefixlen …`): pf's
+ * `(em0)` and `(self)` mean all of them, aliases included (freebsd/network.ts keeps one per family for display).
+ */
 export function parseIfconfigAddresses(text: string): Map<string, string[]> {
   const byInterface = new Map<string, string[]>();
   let addresses: string[] | undefined;
