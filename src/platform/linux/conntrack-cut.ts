@@ -48,6 +48,14 @@ export function parseTrackedFlows(text: string): TrackedFlow[] {
   return flows;
 }
 
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Where a route to an address goes: the firewall itself, an interface, or unknown (no route). */
 export interface RouteTarget {
   local: boolean;
@@ -76,7 +84,7 @@ export async function readHostAddresses(ip: string, loopback: string): Promise<H
   const byInterface = new Map<string, string[]>();
   const result = await runCommand(ip, ['-j', 'addr', 'show']);
   if (result.code === 0) {
-    for (const link of JSON.parse(result.stdout) as { ifname?: string; addr_info?: { local?: string }[] }[]) {
+    for (const link of (parseJson(result.stdout) as { ifname?: string; addr_info?: { local?: string }[] }[] | undefined) ?? []) {
       if (!link.ifname) continue;
       byInterface.set(link.ifname, (link.addr_info ?? []).map((a) => a.local ?? '').filter((a) => isIP(a)));
     }
@@ -90,8 +98,8 @@ export function routeLookup(ip: string, host: HostAddresses): (address: string) 
   const lookup = async (address: string): Promise<RouteTarget> => {
     if (isOwnAddress(host, address)) return { local: true, iface: null };
     const result = await runCommand(ip, ['-j', 'route', 'get', address]);
-    if (result.code !== 0) return { local: false, iface: null };
-    const [route] = JSON.parse(result.stdout) as { type?: string; dev?: string }[];
+    // No route (or output that is not JSON): the interface stays unknown, and rules naming one match.
+    const [route] = result.code === 0 ? (parseJson(result.stdout) as { type?: string; dev?: string }[] | undefined) ?? [] : [];
     return { local: route?.type === 'local', iface: route?.dev ?? null };
   };
   return (address) => {
