@@ -79,6 +79,17 @@ const cases: Record<string, FirewallConfig> = {
       rule({ id: fixtureId(63), action: 'block', dport: 26, schedule_id: 'sched-9', description: 'héllo wörld \u202e\u2028\u0000' }),
     ],
   }),
+  // "interface address" is the rule's own interface: pf `(em0)`, nftables a fib lookup keyed by that interface.
+  'interface-address': config({
+    rules: [
+      rule({ id: fixtureId(71), action: 'pass', interface: 'em0', dst: 'interface address', dport: 22 }),
+      rule({ id: fixtureId(72), action: 'block', direction: 'any', interface: 'em1', ip_version: 'inet', protocol: 'udp', src: 'interface address', src_invert: true, dport: 53 }),
+    ],
+    nat: [
+      nat(fixtureId(73), { nat_type: 'dnat', interface: 'em0', protocol: 'tcp', dst_addr: 'interface address', dst_port: { start: 443, end: 443 }, redirect: { address: '192.168.1.10', port: { start: 8443, end: 8443 } } }),
+      nat(fixtureId(74), { nat_type: 'snat', interface: 'em0', src_addr: 'interface address', dst_addr: '198.51.100.0/24', redirect: { address: '203.0.113.5', port: null } }),
+    ],
+  }),
   'anti-lockout': config({
     system: { api: { host: '2001:db8::1', port: 443 }, antiLockoutInterfaces: ['lan0', 'lan1'], nflogGroup: 5 },
     rules: [rule({ id: fixtureId(41), action: 'block', protocol: 'any', direction: 'any', log: true })],

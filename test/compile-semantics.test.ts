@@ -7,8 +7,10 @@ import assert from 'node:assert/strict';
 import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import type { FirewallConfig } from '../src/compile/firewall-types.js';
-import { evaluateNftables, evaluatePf, type Packet, type Verdict } from './helpers/ruleset-eval.js';
-import { alias, config, rule, schedule } from './helpers/firewall-fixtures.js';
+import { buildModel } from '../src/compile/firewall-model.js';
+import { decide } from '../src/compile/firewall-decision.js';
+import { asCrossing, evaluateNftables, evaluatePf, translateNftables, translatePf, type Packet, type Verdict } from './helpers/ruleset-eval.js';
+import { alias, config, nat, rule, schedule } from './helpers/firewall-fixtures.js';
 
 const tcp = (dport: number, extra: Partial<Packet> = {}): Packet => ({ dir: 'in', iface: 'eth1', proto: 'tcp', src: '10.0.0.2', dst: '10.9.0.2', sport: 40000, dport, ...extra });
 const udp = (dport: number, extra: Partial<Packet> = {}): Packet => ({ ...tcp(dport, extra), proto: 'udp', ...extra });
@@ -18,7 +20,13 @@ interface Case {
   name: string;
   config: FirewallConfig;
   packets: [Packet, Verdict][];
+  /** Inbound packets and where destination NAT sends them (`address port N`; undefined: not translated). */
+  translations?: [Packet, string | undefined][];
 }
+
+/** The firewall's own addresses: eth1 faces the clients (10.0.0.0/24), eth2 the servers (10.9.0.0/24). */
+const HOST = { eth1: ['10.0.0.1', '2001:db8:1::1'], eth2: ['10.9.0.1', '2001:db8:9::1'] };
+const onHost = (packet: Packet): Packet => ({ ...packet, host: HOST });
 
 const cases: Case[] = [
   { name: 'no rules: default pass', config: config(), packets: [[tcp(80), 'pass'], [v6(80), 'pass']] },
@@ -148,6 +156,47 @@ const cases: Case[] = [
       [tcp(8080, { local: true, iface: 'eth0' }), 'block'], [tcp(8081, { local: true }), 'block'],
     ],
   },
+  {
+    name: 'interface address: the addresses of the rule\'s interface, not any, nor another interface\'s',
+    config: config({ rules: [rule({ action: 'block', interface: 'eth1', dst: 'interface address', dport: 22 })] }),
+    packets: [
+      [onHost(tcp(22, { dst: '10.0.0.1' })), 'block'], [onHost(v6(22, { dst: '2001:db8:1::1' })), 'block'],
+      [onHost(tcp(22)), 'pass'], [onHost(tcp(22, { dst: '10.9.0.1' })), 'pass'], [onHost(tcp(23, { dst: '10.0.0.1' })), 'pass'],
+    ],
+  },
+  {
+    name: 'interface address negated, as a source, limited to one family',
+    config: config({
+      rules: [
+        rule({ action: 'block', interface: 'eth1', dst: 'interface address', dst_invert: true, dport: 80 }),
+        rule({ action: 'block', direction: 'out', interface: 'eth2', protocol: 'udp', src: 'interface address', dport: 53 }),
+        rule({ action: 'block', interface: 'eth1', ip_version: 'inet', dst: 'interface address', dport: 25 }),
+      ],
+    }),
+    packets: [
+      [onHost(tcp(80)), 'block'], [onHost(tcp(80, { dst: '10.0.0.1' })), 'pass'],
+      [onHost(udp(53, { dir: 'out', iface: 'eth2', src: '10.9.0.1' })), 'block'], [onHost(udp(53, { dir: 'out', iface: 'eth2' })), 'pass'],
+      [onHost(tcp(25, { dst: '10.0.0.1' })), 'block'], [onHost(v6(25, { dst: '2001:db8:1::1' })), 'pass'],
+    ],
+  },
+  {
+    name: 'a port forward to interface address translates traffic to the firewall only, not transit traffic',
+    config: config({ nat: [nat('fwd', { nat_type: 'dnat', interface: 'eth1', protocol: 'tcp', dst_addr: 'interface address', dst_port: { start: 443, end: 443 }, redirect: { address: '10.9.0.2', port: { start: 8443, end: 8443 } } })] }),
+    packets: [],
+    translations: [
+      [onHost(tcp(443, { dst: '10.0.0.1' })), '10.9.0.2 port 8443'],
+      [onHost(tcp(443)), undefined],
+      [onHost(tcp(443, { dst: '10.9.0.1' })), undefined],
+      [onHost(tcp(443, { dst: '10.0.0.1', iface: 'eth2' })), undefined],
+      [onHost(tcp(444, { dst: '10.0.0.1' })), undefined],
+    ],
+  },
+  {
+    name: 'a port forward to any translates transit traffic too',
+    config: config({ nat: [nat('fwd', { nat_type: 'dnat', interface: 'eth1', protocol: 'tcp', dst_port: { start: 443, end: 443 }, redirect: { address: '10.9.0.2', port: { start: 8443, end: 8443 } } })] }),
+    packets: [],
+    translations: [[onHost(tcp(443, { dst: '10.0.0.1' })), '10.9.0.2 port 8443'], [onHost(tcp(443)), '10.9.0.2 port 8443']],
+  },
 ];
 
 // pf names its loopback lo0 where Linux says lo: the same packet, the platform's name.
@@ -157,10 +206,18 @@ for (const c of cases) {
   test(`pf and nftables agree: ${c.name}`, () => {
     const pf = compilePf(c.config).text;
     const nft = compileNftables(c.config).text;
+    const model = buildModel(c.config);
     for (const [packet, expected] of c.packets) {
       const label = JSON.stringify(packet);
       assert.equal(evaluatePf(pf, forPf(packet)), expected, `pf: ${label}\n${pf}`);
       assert.equal(evaluateNftables(nft, packet), expected, `nftables: ${label}\n${nft}`);
+      const { crossing, host } = asCrossing(packet);
+      assert.equal(decide(model, model.rules, crossing, host).verdict, expected, `decision model: ${label}`);
+    }
+    for (const [packet, expected] of c.translations ?? []) {
+      const label = JSON.stringify(packet);
+      assert.equal(translatePf(pf, packet), expected, `pf: ${label}\n${pf}`);
+      assert.equal(translateNftables(nft, packet), expected, `nftables: ${label}\n${nft}`);
     }
   });
 }

@@ -104,7 +104,7 @@ test('accepted spellings are normalised; IPv6, ranges, negation and any work', a
   const rules = [
     await created('/api/v1/rules', { action: 'block-return', direction: 'any', protocol: 'tcp+udp', src_addr: '2001:DB8::/32', src_invert: true, dst_port_start: 53 }),
     await created('/api/v1/rules', { action: 'blockreturn', direction: 'out', protocol: '*', dst_addr: '10.0.0.1 - 10.0.0.20' }),
-    await created('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'icmp6', ip_version: 'inet6', src_addr: 'interface address' }),
+    await created('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'icmp6', ip_version: 'inet6', interface: 'eth0', src_addr: 'interface address' }),
   ];
   assert.equal(rules[0].action, 'blockreturn');
   assert.equal(rules[0].protocol, 'tcp/udp');
@@ -112,7 +112,7 @@ test('accepted spellings are normalised; IPv6, ranges, negation and any work', a
   assert.equal(rules[0].src_invert, true);
   assert.equal(rules[1].protocol, 'any');
   assert.equal(rules[1].rule_match.dst_addr, '10.0.0.1-10.0.0.20');
-  assert.equal(rules[2].rule_match.src_addr, 'any');
+  assert.equal(rules[2].rule_match.src_addr, 'interface address', 'the interface\'s addresses, not widened to any');
   for (const rule of rules) assert.equal((await call('DELETE', `/api/v1/rules/${rule.id}`)).status, 204);
 });
 

@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFreebsdPlatform } from '../src/platform/freebsd/index.js';
 import { parsePfRuleCounters } from '../src/platform/freebsd/packet-filter.js';
+import { parseIfconfigAddresses, parsePfStates } from '../src/platform/freebsd/pf-states.js';
 import { NftablesPacketFilter } from '../src/platform/linux/packet-filter.js';
+import { crossingsOf, parseTrackedFlows } from '../src/platform/linux/conntrack-cut.js';
+import { scheduleEdge } from '../src/compile/schedule-edges.js';
 import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
 import { runCommand } from '../src/platform/exec.js';
 import { compileNftables } from '../src/compile/nftables.js';
@@ -17,7 +20,7 @@ import { startTestApp, json } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
 import { packetFilterService } from '../src/areas/packet-filter/routes.js';
 import { rootSkipReason } from './helpers/shared.js';
-import { config, fixtureId, rule } from './helpers/firewall-fixtures.js';
+import { config, fixtureId, rule, schedule } from './helpers/firewall-fixtures.js';
 
 const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-pfctl-'));
 const FAKE_PFCTL = `#!/bin/sh
@@ -39,6 +42,7 @@ case "$*" in
   "-a bulwark -s rules") printf 'pass in quick proto tcp all\\nblock in quick all\\n' ;;
   "-a bulwark -v -s rules") cat "$dir/rules-v.txt" ;;
   "-a bulwark -s Tables") cat "$dir/tables.txt" 2>/dev/null ;;
+  "-s states -v -v") cat "$dir/states.txt" 2>/dev/null ;;
 esac
 exit 0
 `;
@@ -65,6 +69,20 @@ setUpHost();
 // sysctl: net.pf.request_maxcount as the test sets it (FreeBSD's default otherwise).
 writeFileSync(join(fakeDir, 'sysctl'), `#!/bin/sh\n[ "$*" = "-n net.pf.request_maxcount" ] || exit 1\ncat "${fakeDir}/maxcount" 2>/dev/null || echo 65535\n`);
 chmodSync(join(fakeDir, 'sysctl'), 0o755);
+// ifconfig: the host's addresses (FreeBSD's format), for rules on "interface address" and anti-lockout.
+writeFileSync(join(fakeDir, 'ifconfig'), `#!/bin/sh\n[ "$*" = "-a" ] || exit 1\ncat "${fakeDir}/ifconfig.txt"\n`);
+chmodSync(join(fakeDir, 'ifconfig'), 0o755);
+writeFileSync(join(fakeDir, 'ifconfig.txt'), [
+  'em1: flags=8843<UP,BROADCAST,RUNNING,SIMPLEX,MULTICAST> metric 0 mtu 1500',
+  '\tether 58:9c:fc:00:00:01',
+  '\tinet 10.0.0.1 netmask 0xffffff00 broadcast 10.0.0.255',
+  '\tinet6 fe80::1%em1 prefixlen 64 scopeid 0x1',
+  'em2: flags=8843<UP,BROADCAST,RUNNING,SIMPLEX,MULTICAST> metric 0 mtu 1500',
+  '\tinet 10.9.0.1 netmask 0xffffff00 broadcast 10.9.0.255',
+  'lo0: flags=8049<UP,LOOPBACK,RUNNING,MULTICAST> metric 0 mtu 16384',
+  '\tinet 127.0.0.1 netmask 0xff000000',
+  '',
+].join('\n'));
 process.env.PATH = `${fakeDir}:${process.env.PATH}`;
 after(() => rmSync(fakeDir, { recursive: true, force: true }));
 
@@ -224,6 +242,73 @@ test('freebsd: when a scheduled pass rule leaves its window its states are kille
   }
 });
 
+/** `pfctl -s states -v -v` as FreeBSD 14 prints it: the inbound states' destination first, translations in parentheses. */
+const stateLines = (id: string, line: string, origif?: string) => [
+  line,
+  '   [1000 + 65535](+100) wscale 7  [2000 + 65535](+200) wscale 7',
+  '   age 00:12:01, expires in 23:59:58, 40:38 pkts, 3000:4000 bytes, anchor 0, rule 5',
+  `   id: ${id} creatorid: 5f3a9c21`,
+  ...(origif ? [`   origif: ${origif}`] : []),
+].join('\n');
+const STATES = [
+  stateLines('00000000000000a1', 'em1 tcp 10.9.0.2:8081 <- 10.0.0.2:40000       ESTABLISHED:ESTABLISHED'),
+  stateLines('00000000000000a2', 'em2 tcp 10.9.0.2:8081 <- 10.8.0.2:40001       ESTABLISHED:ESTABLISHED'),
+  stateLines('00000000000000a3', 'em2 tcp 10.0.0.2:40000 -> 10.9.0.2:8081       ESTABLISHED:ESTABLISHED'),
+  stateLines('00000000000000a4', 'em1 tcp 10.9.0.2:8081 <- 10.0.0.5:40002       ESTABLISHED:ESTABLISHED'),
+  stateLines('00000000000000a5', 'all tcp 10.9.0.2:8081 <- 10.0.0.6:40003       ESTABLISHED:ESTABLISHED', 'em1'),
+  stateLines('00000000000000a6', 'all tcp 10.9.0.2:8081 <- 10.8.0.7:40004       ESTABLISHED:ESTABLISHED', 'em2'),
+  stateLines('00000000000000a7', 'em1 tcp 10.9.0.2:8081 (10.0.0.1:9443) <- 10.0.0.8:40005       ESTABLISHED:ESTABLISHED'),
+  'em1 udp 10.9.0.2:8081 <- 10.0.0.9:40006       MULTIPLE:MULTIPLE\n   age 00:00:10, expires in 00:00:50, 2:2 pkts, 100:100 bytes, rule 5\n   id: 00000000000000a8 creatorid: 5f3a9c21',
+  stateLines('00000000000000a9', 'em1 tcp 2001:db8:9::2[8081] <- 2001:db8:1::2[40007]       ESTABLISHED:ESTABLISHED'),
+  stateLines('00000000000000aa', 'em1 tcp 10.0.0.1:22 <- 10.0.0.2:40008       ESTABLISHED:ESTABLISHED'),
+  stateLines('00000000000000ab', 'em1 tcp 10.9.0.1:22 <- 10.0.0.2:40009       ESTABLISHED:ESTABLISHED'),
+].join('\n') + '\n';
+
+test('freebsd: a block rule entering its window kills the states it now blocks, by id: its interface, direction and match, after earlier quick rules', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  const post = async (url: string, payload: unknown) => json(await t.app.inject({ method: 'POST', url, payload: payload as object, headers }));
+  try {
+    t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // Wednesday 10:00 local
+    const evening = await post('/api/v1/schedules', { name: 'evening', time_ranges: '17:15-23:00' });
+    await post('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', src_addr: '10.0.0.5', dst_port_start: 8081, priority: 1 });
+    await post('/api/v1/rules', { action: 'block', direction: 'in', interface: 'em1', protocol: 'tcp', dst_port_start: 8081, schedule_id: evening.id, priority: 2 });
+    await post('/api/v1/rules', { action: 'block', direction: 'in', interface: 'em1', protocol: 'tcp', dst_addr: 'interface address', dst_port_start: 22, schedule_id: evening.id, priority: 3 });
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
+    writeFileSync(join(fakeDir, 'states.txt'), STATES);
+    clearCalls();
+    t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
+    assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+    const args = calls().map((c) => c.args);
+    const killed = args.filter((a) => a.startsWith('-k id -k ')).map((a) => a.slice('-k id -k '.length).split('/')[0]);
+    assert.deepEqual(killed, [
+      '00000000000000a1', // in on em1 to port 8081
+      '00000000000000a5', // a floating state created on em1
+      '00000000000000a7', // the filter saw the translated destination (rdr 10.0.0.1:9443 -> 10.9.0.2:8081)
+      '00000000000000a9', // IPv6
+      '00000000000000aa', // the firewall's own address on em1, port 22
+    ]);
+    assert.ok(args.every((a) => !a.startsWith('-k label')), 'no pass rule left its window');
+    assert.ok(args.indexOf('-s states -v -v') > args.indexOf('-a bulwark -f -'), 'read after the ruleset with the rule is loaded');
+    assert.ok(calls().find((c) => c.args.startsWith('-k id -k '))!.args.endsWith('/5f3a9c21'), 'with the creator id');
+  } finally {
+    rmSync(join(fakeDir, 'states.txt'), { force: true });
+    await t.close();
+  }
+});
+
+test('pf state listing: direction, translated addresses, ports of both families, floating states and their interface', () => {
+  const [inbound, , outbound, , floating, , translated, udp, v6] = parsePfStates(STATES);
+  assert.deepEqual(inbound, { id: '00000000000000a1/5f3a9c21', crossing: { direction: 'in', iface: 'em1', protocol: 'tcp', src: '10.0.0.2', sport: 40000, dst: '10.9.0.2', dport: 8081 } });
+  assert.deepEqual(outbound.crossing, { direction: 'out', iface: 'em2', protocol: 'tcp', src: '10.0.0.2', sport: 40000, dst: '10.9.0.2', dport: 8081 });
+  assert.equal(floating.crossing.iface, 'em1');
+  assert.equal(translated.crossing.dst, '10.9.0.2');
+  assert.equal(udp.id, '00000000000000a8/5f3a9c21');
+  assert.deepEqual([v6.crossing.src, v6.crossing.sport, v6.crossing.dst, v6.crossing.dport], ['2001:db8:1::2', 40007, '2001:db8:9::2', 8081]);
+  assert.equal(parsePfStates('all tcp 10.9.0.2:80 <- 10.0.0.2:4000       ESTABLISHED:ESTABLISHED\n   id: 00000000000000b1 creatorid: 00000001\n')[0].crossing.iface, null, 'a floating state without origif: interface unknown');
+  assert.deepEqual(parseIfconfigAddresses(readFileSync(join(fakeDir, 'ifconfig.txt'), 'utf8')), new Map([['em1', ['10.0.0.1', 'fe80::1']], ['em2', ['10.9.0.1']], ['lo0', ['127.0.0.1']]]));
+});
+
 test('pf counters: the expansions of one rule (same label) are summed', () => {
   const expanded = `block drop in quick proto tcp from any to any port = 53 label "${fixtureId(4)}"
   [ Evaluations: 10 Packets: 3 Bytes: 180 States: 0 ]
@@ -248,6 +333,71 @@ test('simulated: keeps the applied text and one counter per rule, and refuses an
   const wrong = await filter.apply({ dialect: 'pf', text: 'pass all' });
   assert.equal(wrong.ok, false);
   assert.equal(filter.appliedText, compiled.text);
+});
+
+/** `conntrack -L -o extended` lines: the original tuple, then the reply tuple (after NAT). */
+const CONNTRACK_FLOWS = [
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.0.0.2 dst=10.9.0.2 sport=40000 dport=8081 src=10.9.0.2 dst=10.0.0.2 sport=8081 dport=40000 [ASSURED] mark=0 use=1',
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.0.0.5 dst=10.9.0.2 sport=40001 dport=8081 src=10.9.0.2 dst=10.0.0.5 sport=8081 dport=40001 [ASSURED] mark=0 use=1',
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.8.0.2 dst=10.9.0.2 sport=40002 dport=8081 src=10.9.0.2 dst=10.8.0.2 sport=8081 dport=40002 [ASSURED] mark=0 use=1',
+  // A port forward: 10.0.0.1:9443 (the firewall) -> 10.9.0.2:8081; the filter saw the translated destination.
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.0.0.3 dst=10.0.0.1 sport=40003 dport=9443 src=10.9.0.2 dst=10.0.0.3 sport=8081 dport=40003 [ASSURED] mark=0 use=1',
+  // The firewall itself connecting out: no inbound crossing.
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.9.0.1 dst=10.9.0.2 sport=40004 dport=8081 src=10.9.0.2 dst=10.9.0.1 sport=8081 dport=40004 [ASSURED] mark=0 use=1',
+  'ipv4     2 udp      17 29 src=10.0.0.77 dst=10.9.0.2 sport=40005 dport=8081 src=10.9.0.2 dst=10.0.0.77 sport=8081 dport=40005 mark=0 use=1',
+  'ipv6     10 tcp      6 431999 ESTABLISHED src=2001:db8:1::2 dst=2001:db8:9::2 sport=40006 dport=8081 src=2001:db8:9::2 dst=2001:db8:1::2 sport=8081 dport=40006 [ASSURED] mark=0 use=1',
+  'ipv4     2 icmp     1 29 src=10.0.0.2 dst=10.9.0.2 type=8 code=0 id=77 src=10.9.0.2 dst=10.0.0.2 type=0 code=0 id=77 mark=0 use=1',
+].join('\n') + '\n';
+
+test('linux: a block rule entering its window deletes the conntrack entries it now blocks, by original tuple: interfaces from the routing table, earlier quick rules kept', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bulwark-fake-conntrack-'));
+  try {
+    writeFileSync(join(dir, 'flows.txt'), CONNTRACK_FLOWS);
+    writeFileSync(join(dir, 'conntrack'), `#!/bin/sh\necho "$*" >> "${dir}/conntrack.log"\n[ "$1" = "-L" ] && cat "${dir}/flows.txt"\nexit 0\n`);
+    // ip: eth1 faces 10.0.0.0/24 and 2001:db8:1::/64, eth2 10.9.0.0/24 and 2001:db8:9::/64, eth3 10.8.0.0/24.
+    writeFileSync(join(dir, 'ip'), `#!/bin/sh
+echo "$*" >> "${dir}/ip.log"
+if [ "$*" = "-j addr show" ]; then
+  echo '[{"ifname":"lo","addr_info":[{"family":"inet","local":"127.0.0.1"}]},{"ifname":"eth1","addr_info":[{"family":"inet","local":"10.0.0.1"}]},{"ifname":"eth2","addr_info":[{"family":"inet","local":"10.9.0.1"}]}]'
+  exit 0
+fi
+case "$4" in
+  10.0.0.*|2001:db8:1::*) dev=eth1 ;;
+  10.9.0.*|2001:db8:9::*) dev=eth2 ;;
+  10.8.0.*) dev=eth3 ;;
+  *) echo "RTNETLINK answers: Network is unreachable" >&2; exit 2 ;;
+esac
+printf '[{"dst":"%s","dev":"%s"}]\\n' "$4" "$dev"
+`);
+    for (const tool of ['conntrack', 'ip']) chmodSync(join(dir, tool), 0o755);
+    const schedules = [schedule('evening', 'evening', '17:15-23:00')];
+    const rules = [
+      rule({ id: fixtureId(81), action: 'pass', src: '10.0.0.5', dport: 8081 }),
+      rule({ id: fixtureId(82), action: 'block', interface: 'eth1', protocol: 'tcp', dport: 8081, schedule_id: 'evening' }),
+    ];
+    const edge = scheduleEdge(config({ schedules, rules, time: { day: 'wed', minute: 17 * 60 + 30 } }), new Set());
+    const driver = new NftablesPacketFilter(async () => { throw new Error('unused'); }, 'nft', join(dir, 'conntrack'), join(dir, 'ip'));
+    await driver.killStates(edge);
+    const deleted = readFileSync(join(dir, 'conntrack.log'), 'utf8').trim().split('\n').filter((l) => l.startsWith('-D'));
+    assert.deepEqual(deleted, [
+      '-D -f ipv4 -p tcp -s 10.0.0.2 -d 10.9.0.2 --sport 40000 --dport 8081',
+      '-D -f ipv4 -p tcp -s 10.0.0.3 -d 10.0.0.1 --sport 40003 --dport 9443',
+      '-D -f ipv6 -p tcp -s 2001:db8:1::2 -d 2001:db8:9::2 --sport 40006 --dport 8081',
+    ]);
+    const lookups = readFileSync(join(dir, 'ip.log'), 'utf8');
+    assert.doesNotMatch(lookups, /10\.0\.0\.77/, 'flows no started rule could match cost no route lookup');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('conntrack tuples: the filter sees the inbound packet after destination NAT and the outbound one after source NAT', () => {
+  const [forwarded] = parseTrackedFlows('ipv4 2 tcp 6 300 ESTABLISHED src=198.51.100.7 dst=203.0.113.1 sport=5555 dport=443 src=192.168.1.10 dst=10.0.0.1 sport=8443 dport=61000 [ASSURED] mark=0 use=1\n');
+  assert.deepEqual(crossingsOf(forwarded, { local: false, iface: 'wan0' }, { local: false, iface: 'lan0' }), [
+    { direction: 'in', iface: 'wan0', protocol: 'tcp', src: '198.51.100.7', sport: 5555, dst: '192.168.1.10', dport: 8443 },
+    { direction: 'out', iface: 'lan0', protocol: 'tcp', src: '10.0.0.1', sport: 61000, dst: '192.168.1.10', dport: 8443 },
+  ]);
+  assert.deepEqual(crossingsOf(forwarded, { local: true, iface: null }, { local: true, iface: null }), [], 'local at both ends: the filter chains never saw it');
 });
 
 const namespace = `bwt-drv-${process.pid}`;

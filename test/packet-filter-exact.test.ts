@@ -13,6 +13,7 @@ import { alias, config, fixtureId, rule, schedule } from './helpers/firewall-fix
 import { packetFilterService } from '../src/areas/packet-filter/routes.js';
 import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
+import type { Crossing } from '../src/compile/firewall-decision.js';
 
 let t: TestApp;
 let headers: Headers;
@@ -152,6 +153,29 @@ test('9. interface names pf cannot read are refused for rules and NAT; a LAN rol
   assert.throws(() => compileNftables(lan), /LAN-role interfaces \(anti-lockout\): interface "eth0:1"/);
 });
 
+test('9. "interface address" stays the interface\'s addresses: pf (em0), nftables a fib lookup on that interface; a port forward to it leaves transit traffic alone', async () => {
+  const forward = await created('/api/v1/nat', { nat_type: 'dnat', interface: 'eth1', protocol: 'tcp', dst_addr: 'interface address', dst_port_start: 443, redirect_addr: '10.9.0.2', redirect_port_start: 8443 });
+  assert.equal(forward.dst_addr, 'interface address', 'stored as asked, not widened to any');
+  const ssh = await created('/api/v1/rules', { action: 'block', direction: 'in', interface: 'eth1', protocol: 'tcp', dst_addr: 'Interface', dst_port_start: 22 });
+  assert.equal(ssh.rule_match.dst_addr, 'interface address', '"interface" is the same spelling');
+  const { pf, nft } = compiled();
+  assert.match(pf, /^rdr on eth1 inet proto tcp to \(eth1\) port 443 -> 10\.9\.0\.2 port 8443$/m);
+  assert.match(pf, new RegExp(`^block in log quick on eth1 proto tcp to \\(eth1\\) port 22 label "${ssh.id}"$`, 'm'));
+  assert.match(nft, /iifname "eth1" meta nfproto ipv4 fib daddr \. iif type local tcp dport 443 counter name "nat_[^"]+" dnat ip to 10\.9\.0\.2:8443/);
+  assert.match(nft, /iifname "eth1" fib daddr \. iif type local tcp dport 22 counter/);
+  const output = await call('GET', '/api/v1/nat/pf-output');
+  assert.match(JSON.stringify(output.body), /fib daddr \. iif type local/);
+
+  // A rule has to name the interface whose address it means; an alias cannot hold it; masquerade already means it.
+  await expect400('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', src_addr: 'interface address' }, /^body\.src_addr: "interface address" is an address of the rule's interface; set body\.interface/);
+  await expect400('PUT', `/api/v1/rules/${ssh.id}`, { interface: null }, /^body\.dst_addr: "interface address" is an address of the rule's interface/);
+  await expect400('POST', '/api/v1/aliases', { name: 'mine', alias_type: 'network', entries: ['interface address'] }, /^body\.entries\.0: "interface address" is not an IPv4\/IPv6 address/);
+  await expect400('POST', '/api/v1/nat', { nat_type: 'dnat', interface: 'eth1', protocol: 'tcp', dst_port_start: 80, redirect_addr: 'interface address' }, /^body\.redirect_addr must be a single IPv4 or IPv6 address/);
+  const masquerade = await created('/api/v1/nat', { nat_type: 'masquerade', interface: 'eth2', protocol: 'any', redirect_addr: 'interface address' });
+  assert.equal(masquerade.redirect.address, 'any');
+  await removeAll();
+});
+
 test('8. a schedule edge names the states to kill: pass rules leaving their window, block rules entering theirs', async () => {
   const service = packetFilterService(t.app.context)!;
   const simulated = t.app.context.platform.packetFilter as unknown as { lastEdge?: import('../src/compile/schedule-edges.js').ScheduleEdge };
@@ -175,11 +199,13 @@ test('8. a schedule edge names the states to kill: pass rules leaving their wind
   const edge = simulated.lastEdge!;
   assert.deepEqual(edge.ended, [{ id: ssh.id }]);
   assert.deepEqual(edge.started.map((s) => s.id), [games.id]);
-  const match = edge.started[0].matches;
-  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015 }), true);
-  assert.equal(match({ protocol: 'tcp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015 }), false);
-  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.8.3.4', sport: 5000, dport: 27015 }), false);
-  assert.equal(match({ protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27016 }), false);
+  const host = { loopback: 'lo', byInterface: new Map([['eth1', ['10.0.0.1']]]) };
+  const cuts = (over: Partial<Crossing>) => edge.cuts({ direction: 'in', iface: 'eth1', protocol: 'udp', src: '10.0.0.2', dst: '10.9.3.4', sport: 5000, dport: 27015, ...over }, host);
+  assert.equal(cuts({}), true);
+  assert.equal(cuts({ protocol: 'tcp' }), false);
+  assert.equal(cuts({ dst: '10.8.3.4' }), false);
+  assert.equal(cuts({ dport: 27016 }), false);
+  assert.equal(cuts({ direction: 'out' }), false, 'the rule filters inbound packets only');
   await removeAll();
   await call('POST', '/api/v1/reload');
 });

@@ -9,8 +9,15 @@ import { interfaceNameProblem } from './pf-names.js';
 
 export class CompileError extends Error {}
 
+/**
+ * The stored spelling of "an address of the interface the rule or NAT rule names": pf `(em0)`, nftables
+ * `fib daddr . iif type local` (the kernel's local addresses of the interface the packet crosses).
+ */
+export const INTERFACE_ADDRESS = 'interface address';
+
 export type AddressMatch =
   | { kind: 'any' }
+  | { kind: 'interface' }
   | { kind: 'alias'; name: string }
   | { kind: 'block'; family: Family; text: string; cidr: Cidr }
   | { kind: 'range'; family: Family; text: string; first: bigint; last: bigint };
@@ -56,6 +63,7 @@ const ALIAS_REF = /^<([A-Za-z0-9_-]{1,31})>$/;
 
 export function parseAddress(text: string): AddressMatch | undefined {
   if (text === 'any') return { kind: 'any' };
+  if (text === INTERFACE_ADDRESS) return { kind: 'interface' };
   const alias = ALIAS_REF.exec(text);
   if (alias) return { kind: 'alias', name: alias[1] };
   if (text.includes('-')) {
@@ -166,7 +174,11 @@ function checkRenderedNames(config: FirewallConfig): void {
   }
 }
 
-export function buildModel(config: FirewallConfig): FirewallModel {
+/**
+ * `scheduledInForce`, when given, says which scheduled rules are in force instead of their schedules and the
+ * config's time (the ruleset as it was before a schedule edge).
+ */
+export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySet<string>): FirewallModel {
   checkRenderedNames(config);
   const aliases = resolveAliases(config.aliases, config.urlTables);
   const schedules = new Map(config.schedules.map((s) => [s.id, s.data]));
@@ -180,13 +192,17 @@ export function buildModel(config: FirewallConfig): FirewallModel {
     if (rule.schedule_id) {
       const schedule = schedules.get(rule.schedule_id);
       if (!schedule) throw new CompileError(`rule ${id}: schedule ${rule.schedule_id} does not exist`);
-      if (!scheduleActive(schedule, config.time.day, config.time.minute)) {
+      const inForce = scheduledInForce ? scheduledInForce.has(id) : scheduleActive(schedule, config.time.day, config.time.minute);
+      if (!inForce) {
         skipped.push({ id, reason: 'outside schedule', schedule: schedule.name });
         continue;
       }
     }
     const src = addressOf(rule.rule_match.src_addr, id, 'src_addr', aliases);
     const dst = addressOf(rule.rule_match.dst_addr, id, 'dst_addr', aliases);
+    if ((src.kind === 'interface' || dst.kind === 'interface') && !rule.interface) {
+      throw new CompileError(`rule ${id}: "${INTERFACE_ADDRESS}" needs the rule's interface`);
+    }
     const families = familiesOf(rule, src, dst);
     if (families.length === 0) {
       skipped.push({ id, reason: 'its address family, protocol and addresses exclude each other' });

@@ -36,6 +36,7 @@ function addressCondition(field: 'saddr' | 'daddr', address: AddressMatch, negat
   const op = negate ? '!= ' : '';
   switch (address.kind) {
     case 'any':
+    case 'interface': // family-independent: interfaceAddressConditions renders it once per line
       return { text: [] };
     case 'alias': {
       const alias = model.aliases.get(address.name)!;
@@ -48,6 +49,20 @@ function addressCondition(field: 'saddr' | 'daddr', address: AddressMatch, negat
     case 'range':
       return { text: [`${prefix} ${field} ${op}${formatIp(family, address.first)}-${formatIp(family, address.last)}`] };
   }
+}
+
+/**
+ * "An address of the interface the rule names" (pf `(em0)`): the kernel's own addresses of the interface the
+ * packet crosses, which the rule's `iifname`/`oifname` fixes. The fib lookup keyed by the interface answers
+ * `local` only for an address configured on that very interface, of either family; `iif` before routing
+ * (prerouting chains), `oif` after it (postrouting chains).
+ */
+function interfaceAddressConditions(src: AddressMatch, srcNot: boolean, dst: AddressMatch, dstNot: boolean, hook: 'iif' | 'oif'): string[] {
+  const conditions: string[] = [];
+  for (const [field, address, not] of [['saddr', src, srcNot], ['daddr', dst, dstNot]] as const) {
+    if (address.kind === 'interface') conditions.push(`fib ${field} . ${hook} type ${not ? '!= ' : ''}local`);
+  }
+  return conditions;
 }
 
 /** Protocol and ports. `override` narrows tcp/udp/any to tcp (the TCP-reset half of a block return). */
@@ -113,12 +128,13 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
           : rule.protocol === 'tcp/udp' || rule.protocol === 'any'
             ? [{ override: 'tcp', verdict: 'reject with tcp reset' }, { verdict: 'reject with icmpx type port-unreachable' }]
             : [{ verdict: 'reject with icmpx type port-unreachable' }];
+  const local = interfaceAddressConditions(compiled.src, rule.src_invert, compiled.dst, rule.dst_invert, chain === 'in' ? 'iif' : 'oif');
   const lines: string[] = [];
   for (const variant of familyVariants(compiled.families, compiled.src, rule.src_invert, compiled.dst, rule.dst_invert, model)) {
     for (const { override, verdict } of verdicts) {
       const proto = protocolCondition(rule.protocol, m.src_port, m.dst_port, override);
       // The counter's name carries the rule id, so kernel messages and listings point back to the rule.
-      lines.push([...iface, ...variant, ...proto, counter, ...(log ? [log] : []), verdict].join(' '));
+      lines.push([...iface, ...variant, ...local, ...proto, counter, ...(log ? [log] : []), verdict].join(' '));
     }
   }
   return lines;
@@ -145,21 +161,24 @@ function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]
     // A single-family translation needs its family stated even when no address names it.
     return families.length === 1 && found.length === 1 && found[0].length === 0 ? explicitFamilies : found;
   };
+  // Destination NAT runs before routing (the interface it arrives on), source NAT after it (the one it leaves by).
+  const localIn = interfaceAddressConditions(src, false, dst, false, 'iif');
+  const localOut = interfaceAddressConditions(src, false, dst, false, 'oif');
   switch (nat.nat_type) {
     case 'dnat':
-      for (const v of variants(src, dst)) pre.push([`iifname ${quote(nat.interface)}`, ...v, ...proto, counter, `dnat ${target(families[0], nat.redirect.address, nat.redirect.port)}`, comment].join(' '));
+      for (const v of variants(src, dst)) pre.push([`iifname ${quote(nat.interface)}`, ...v, ...localIn, ...proto, counter, `dnat ${target(families[0], nat.redirect.address, nat.redirect.port)}`, comment].join(' '));
       break;
     case 'snat':
-      for (const v of variants(src, dst)) post.push([`oifname ${quote(nat.interface)}`, ...v, ...proto, counter, `snat ${target(families[0], nat.redirect.address, nat.redirect.port)}`, comment].join(' '));
+      for (const v of variants(src, dst)) post.push([`oifname ${quote(nat.interface)}`, ...v, ...localOut, ...proto, counter, `snat ${target(families[0], nat.redirect.address, nat.redirect.port)}`, comment].join(' '));
       break;
     case 'masquerade':
-      for (const v of variants(src, dst)) post.push([`oifname ${quote(nat.interface)}`, ...v, ...proto, counter, 'masquerade', comment].join(' '));
+      for (const v of variants(src, dst)) post.push([`oifname ${quote(nat.interface)}`, ...v, ...localOut, ...proto, counter, 'masquerade', comment].join(' '));
       break;
     case 'binat': {
       // One-to-one: the inside host leaves as the outside address, and the outside address reaches it.
       const family = families[0];
       const ipWord = family === 4 ? 'ip' : 'ip6';
-      const dstCondition = addressCondition('daddr', dst, false, family, model).text;
+      const dstCondition = [...addressCondition('daddr', dst, false, family, model).text, ...interfaceAddressConditions(src, false, dst, false, 'oif')];
       // Limited to its protocol, as pf's binat is (tcp/udp: both).
       const binatProto = protocolCondition(nat.protocol, null, null);
       post.push([`oifname ${quote(nat.interface)}`, `${ipWord} saddr ${nat.src_addr}`, ...dstCondition, ...binatProto, counter, `snat ${target(family, nat.redirect.address, null)}`, comment].join(' '));

@@ -19,10 +19,14 @@ function protoText(protocol: Protocol): string | undefined {
   return protocol === 'tcp/udp' ? 'proto { tcp udp }' : `proto ${protocol}`;
 }
 
-function addressText(address: AddressMatch): string {
+/** `iface` is the interface the rule names: `(em0)` is pf's "addresses of em0", followed as they change. */
+function addressText(address: AddressMatch, iface: string | null): string {
   switch (address.kind) {
     case 'any':
       return 'any';
+    case 'interface':
+      if (!iface) throw new CompileError('"interface address" needs an interface');
+      return `(${iface})`;
     case 'alias':
       return `<${address.name}>`;
     case 'block':
@@ -35,10 +39,10 @@ function addressText(address: AddressMatch): string {
 }
 
 /** `from … to …` as pf wants it; `all` when neither side restricts anything. */
-function hostsText(src: AddressMatch, srcNot: boolean, srcPort: RuleData['rule_match']['src_port'], dst: AddressMatch, dstNot: boolean, dstPort: RuleData['rule_match']['dst_port'], always = false): string {
+function hostsText(iface: string | null, src: AddressMatch, srcNot: boolean, srcPort: RuleData['rule_match']['src_port'], dst: AddressMatch, dstNot: boolean, dstPort: RuleData['rule_match']['dst_port'], always = false): string {
   const side = (word: string, address: AddressMatch, not: boolean, port: typeof srcPort) => {
     if (!always && address.kind === 'any' && !port) return '';
-    return `${word} ${not ? '! ' : ''}${addressText(address)}${port ? ` port ${portText(port, ':')}` : ''}`;
+    return `${word} ${not ? '! ' : ''}${addressText(address, iface)}${port ? ` port ${portText(port, ':')}` : ''}`;
   };
   const parts = [side('from', src, srcNot, srcPort), side('to', dst, dstNot, dstPort)].filter(Boolean);
   if (always) return parts.join(' ');
@@ -73,7 +77,7 @@ export function pfRuleLine(compiled: FilterRule): string {
   const proto = protoText(rule.protocol);
   if (proto) tokens.push(proto);
   const m = rule.rule_match;
-  tokens.push(hostsText(compiled.src, rule.src_invert, m.src_port, compiled.dst, rule.dst_invert, m.dst_port));
+  tokens.push(hostsText(rule.interface, compiled.src, rule.src_invert, m.src_port, compiled.dst, rule.dst_invert, m.dst_port));
   if (rule.action === 'pass') tokens.push(stateText(rule));
   tokens.push(`label "${compiled.id}"`);
   return tokens.join(' ');
@@ -89,7 +93,7 @@ function commentFor(id: string, rule: { label: string | null; description?: stri
 function natHosts(nat: NatData): string {
   const src = parseAddress(nat.src_addr)!;
   const dst = parseAddress(nat.dst_addr)!;
-  return hostsText(src, false, nat.src_port, dst, false, nat.dst_port, true);
+  return hostsText(nat.interface, src, false, nat.src_port, dst, false, nat.dst_port, true);
 }
 
 export function pfNatLines(entry: WithId<NatData>): string[] {
@@ -109,8 +113,8 @@ export function pfNatLines(entry: WithId<NatData>): string[] {
       const src = parseAddress(nat.src_addr)!;
       const dst = parseAddress(nat.dst_addr)!;
       // rdr names the source only when it restricts something.
-      const from = src.kind === 'any' && !nat.src_port ? '' : `from ${addressText(src)}${nat.src_port ? ` port ${portText(nat.src_port, ':')}` : ''} `;
-      const to = `to ${addressText(dst)}${nat.dst_port ? ` port ${portText(nat.dst_port, ':')}` : ''}`;
+      const from = src.kind === 'any' && !nat.src_port ? '' : `from ${addressText(src, nat.interface)}${nat.src_port ? ` port ${portText(nat.src_port, ':')}` : ''} `;
+      const to = `to ${addressText(dst, nat.interface)}${nat.dst_port ? ` port ${portText(nat.dst_port, ':')}` : ''}`;
       return [`${head('rdr')} ${from}${to} -> ${nat.redirect.address}${redirectPort}`];
     }
     case 'snat':

@@ -3,6 +3,7 @@
  * prove that both outputs decide the same way. New connections only (established ones pass by state in both).
  */
 import { cidrContains, parseCidr, parseIp, parseRange, type Cidr } from '../../src/compile/addresses.js';
+import type { Crossing, HostAddresses } from '../../src/compile/firewall-decision.js';
 
 export interface Packet {
   dir: 'in' | 'out';
@@ -14,15 +15,31 @@ export interface Packet {
   dport?: number;
   /** The destination is an address of the firewall itself. */
   local?: boolean;
+  /** The firewall's own addresses, by interface (pf `(em0)`, nftables `fib … . iif type local`). */
+  host?: Record<string, string[]>;
 }
 export type Verdict = 'pass' | 'block';
 
 const familyOf = (address: string) => parseIp(address)!.family;
 
-function inAddress(spec: string, address: string, tables: Map<string, Cidr[]>, local: boolean): boolean {
+/** Whether an address is one of the firewall's own addresses on the interface (any interface when omitted). */
+function isOwnAddress(p: Packet, address: string, iface?: string): boolean {
+  const ip = parseIp(address)!;
+  const lists = iface === undefined ? Object.values(p.host ?? {}) : [p.host?.[iface] ?? []];
+  return lists.some((list) => list.some((own) => {
+    const parsed = parseIp(own)!;
+    return parsed.family === ip.family && parsed.value === ip.value;
+  }));
+}
+
+const isLocalDestination = (p: Packet) => !!p.local || isOwnAddress(p, p.dst);
+
+function inAddress(spec: string, address: string, tables: Map<string, Cidr[]>, p: Packet): boolean {
   const ip = parseIp(address)!;
   if (spec === 'any') return true;
-  if (spec === '(self)') return local;
+  if (spec === '(self)') return address === p.dst ? isLocalDestination(p) : isOwnAddress(p, address);
+  const own = /^\(([A-Za-z0-9_.-]+)\)$/.exec(spec);
+  if (own) return isOwnAddress(p, address, own[1]);
   const table = /^<(.+)>$/.exec(spec) ?? /^@(.+)$/.exec(spec);
   if (table) {
     const blocks = tables.get(table[1]);
@@ -40,6 +57,18 @@ function inPorts(spec: string, port: number | undefined): boolean {
   if (port === undefined) return false;
   const [a, b] = spec.split(/[:-]/).map(Number);
   return port >= a && port <= (b ?? a);
+}
+
+/** The same packet as the decision model reads it (compile/firewall-decision.ts, used at schedule edges). */
+export function asCrossing(packet: Packet): { crossing: Crossing; host: HostAddresses } {
+  const byInterface = new Map(Object.entries(packet.host ?? {}));
+  // `local` says the destination is the firewall's without naming the interface that holds it.
+  if (packet.local) byInterface.set('(local)', [packet.dst]);
+  const protocol = packet.proto === 'icmp6' ? 'icmpv6' : packet.proto;
+  return {
+    crossing: { direction: packet.dir, iface: packet.iface, protocol, src: packet.src, dst: packet.dst, sport: packet.sport ?? 0, dport: packet.dport ?? 0 },
+    host: { loopback: 'lo', byInterface },
+  };
 }
 
 // ---------- pf ----------
@@ -113,13 +142,13 @@ function matchesPf(rule: PfRule, p: Packet, tables: Map<string, Cidr[]>): boolea
   if (rule.af && familyOf(p.src) !== rule.af) return false;
   if (rule.protos && !rule.protos.includes(p.proto)) return false;
   for (const [side, address, port] of [[rule.from, p.src, p.sport], [rule.to, p.dst, p.dport]] as const) {
-    if (side.addr !== 'any' && side.addr !== '(self)' && !side.addr.startsWith('<')) {
+    if (side.addr !== 'any' && !side.addr.startsWith('(') && !side.addr.startsWith('<')) {
       // An explicit address also fixes the address family (pf infers the rule's af from it).
       const spec = side.addr.replace(/\s/g, '');
       const fam = parseRange(spec)?.family ?? parseCidr(spec)?.family;
       if (fam !== familyOf(address)) return false;
     }
-    if (inAddress(side.addr, address, tables, !!p.local) === side.not) return false;
+    if (inAddress(side.addr, address, tables, p) === side.not) return false;
     if (side.port && !inPorts(side.port, port)) return false;
   }
   return true;
@@ -134,7 +163,40 @@ function tokenize(line: string): string[] {
   return tokens;
 }
 
-export function evaluateNftables(text: string, packet: Packet): Verdict {
+/**
+ * Where the first matching `rdr` sends an inbound packet (`address port N`), or undefined when none applies.
+ * pf translates first match, before filtering.
+ */
+export function translatePf(text: string, packet: Packet): string | undefined {
+  const tables = new Map<string, Cidr[]>();
+  for (const raw of pfLogicalLines(text)) {
+    const line = raw.trim();
+    const table = /^table <([^>]+)> persist(?: \{ ?(.*?) ?\})?$/.exec(line);
+    if (table) tables.set(table[1], (table[2] ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((s) => parseCidr(s)!));
+    if (!line.startsWith('rdr ')) continue;
+    const [match, target] = line.split(' -> ');
+    // The match part reads like a quick inbound filter rule.
+    if (matchesPf(parsePfRule(match.replace(/^rdr /, 'pass in quick ')), packet, tables)) return target;
+  }
+  return undefined;
+}
+
+/** The same for the nftables `dnat` rules of chain nat_prerouting, written as pf writes a target. */
+export function translateNftables(text: string, packet: Packet): string | undefined {
+  const { sets, protocolSets, chains } = parseNftables(text);
+  for (const line of chains.get('nat_prerouting') ?? []) {
+    const result = matchNftLine(tokenize(line), packet, sets, protocolSets);
+    if (result && typeof result === 'object') {
+      const target = /^(?:\[(.+)\]|([^:\[]+|[0-9a-f:]+))(?::(\d+))?$/.exec(result.to);
+      if (!target) throw new Error(`cannot read dnat target ${result.to}`);
+      const address = target[1] ?? target[2];
+      return target[3] ? `${address} port ${target[3]}` : address;
+    }
+  }
+  return undefined;
+}
+
+function parseNftables(text: string) {
   const sets = new Map<string, Cidr[]>();
   const protocolSets = new Map<string, string[]>();
   const chains = new Map<string, string[]>();
@@ -154,16 +216,22 @@ export function evaluateNftables(text: string, packet: Packet): Verdict {
       else if (elements) sets.set(currentSet, items.map((s) => parseCidr(s)!));
     } else if (currentChain && !line.startsWith('type ')) chains.get(currentChain)!.push(line);
   }
+  return { sets, protocolSets, chains };
+}
+
+export function evaluateNftables(text: string, packet: Packet): Verdict {
+  const { sets, protocolSets, chains } = parseNftables(text);
   const chain = chains.get(packet.dir === 'in' ? 'filter_in' : 'filter_out');
   if (!chain) throw new Error('no filter chain');
   for (const line of chain) {
     const verdict = matchNftLine(tokenize(line), packet, sets, protocolSets);
+    if (typeof verdict === 'object') throw new Error(`a translation in a filter chain: ${line}`);
     if (verdict) return verdict;
   }
   return 'pass';
 }
 
-function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, protocolSets: Map<string, string[]>): Verdict | undefined {
+function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, protocolSets: Map<string, string[]>): Verdict | { to: string } | undefined {
   const family = familyOf(p.src);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
@@ -171,8 +239,13 @@ function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, pr
     const names = (value: string) => value.replace(/[{}"]/g, '').split(',').map((s) => s.trim()).filter(Boolean);
     switch (token) {
       case 'ct':
-        next(); next(); // "state established,related": never true for a new connection
-        return skipToVerdict();
+        if (next() === 'state') return undefined; // "state established,related": never true for a new connection
+        next(); next(); // "mark set <value>": no condition
+        break;
+      case 'dnat':
+        if (next() !== 'ip' && tokens[i] !== 'ip6') throw new Error(`cannot read dnat in: ${tokens.join(' ')}`);
+        if (next() !== 'to') throw new Error(`cannot read dnat in: ${tokens.join(' ')}`);
+        return { to: next() };
       case 'iifname':
       case 'oifname': {
         const wanted = names(next());
@@ -196,7 +269,7 @@ function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, pr
         let negate = false;
         if (value === '!=') { negate = true; value = next(); }
         const address = field === 'saddr' ? p.src : p.dst;
-        const hit = value.startsWith('@') ? sets.get(value.slice(1))!.some((b) => cidrContains(b, family, parseIp(address)!.value)) : inAddress(value, address, sets, !!p.local);
+        const hit = value.startsWith('@') ? sets.get(value.slice(1))!.some((b) => cidrContains(b, family, parseIp(address)!.value)) : inAddress(value, address, sets, p);
         if (hit === negate) return undefined;
         break;
       }
@@ -209,10 +282,25 @@ function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, pr
         if (!inPorts(next(), field === 'sport' ? p.sport : p.dport)) return undefined;
         break;
       }
-      case 'fib':
-        next(); next(); next(); // daddr type local
-        if (!p.local) return undefined;
+      case 'fib': {
+        // fib daddr type local | fib (saddr|daddr) . (iif|oif) type [!=] local
+        const field = next();
+        let iface: string | undefined;
+        if (tokens[i + 1] === '.') {
+          next();
+          const hook = next();
+          if ((hook === 'iif') !== (p.dir === 'in')) throw new Error(`fib ${hook} in the wrong chain`);
+          iface = p.iface;
+        }
+        if (next() !== 'type') throw new Error(`cannot read fib in: ${tokens.join(' ')}`);
+        let negate = false;
+        if (tokens[i + 1] === '!=') { negate = true; next(); }
+        if (next() !== 'local') throw new Error(`cannot read fib in: ${tokens.join(' ')}`);
+        const address = field === 'saddr' ? p.src : p.dst;
+        const local = iface === undefined && field === 'daddr' ? isLocalDestination(p) : isOwnAddress(p, address, iface);
+        if (local === negate) return undefined;
         break;
+      }
       case 'counter':
         next(); next();
         break;
@@ -232,7 +320,4 @@ function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, pr
     }
   }
   throw new Error(`no verdict in: ${tokens.join(' ')}`);
-  function skipToVerdict(): undefined {
-    return undefined;
-  }
 }

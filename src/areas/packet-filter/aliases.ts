@@ -62,7 +62,7 @@ function normaliseEntry(type: AliasType, raw: string, index: number): string {
     }
     case 'network': {
       const address = parseAddress(entry.replace(/\s*-\s*/, '-'));
-      if (!address || address.kind === 'any' || address.kind === 'alias') {
+      if (!address || (address.kind !== 'block' && address.kind !== 'range')) {
         throw badRequest(`${field}: "${entry}" is not an IPv4/IPv6 address, CIDR or range first-last`);
       }
       if (address.kind === 'block' && entry.includes('/') && parseAddress(entry.split('/')[0])?.kind === 'block') {

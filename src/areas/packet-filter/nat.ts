@@ -5,7 +5,7 @@ import { badRequest } from '../../core/errors.js';
 import type { Collection } from '../../http/collection.js';
 import { StringEnum } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
-import { parseAddress } from '../../compile/firewall-model.js';
+import { INTERFACE_ADDRESS, parseAddress } from '../../compile/firewall-model.js';
 import type { NatData, NatType } from '../../compile/firewall-types.js';
 import { parsePortInput } from '../common/port-input.js';
 import { Nullable, NullablePortRange, OptionalNullable, OptionalPortInput, Port, ProtocolSchema, StatusSchema } from './schemas.js';
@@ -142,6 +142,8 @@ function checkNat(nat: NatData, sent: SentFields): void {
   // pfctl: "the 'static-port' option can't be used when specifying a port range".
   if (nat.static_port && nat.redirect.port) throw badRequest('body.static_port cannot be combined with a redirect port (the port is either kept or translated)');
   if (nat.nat_type === 'masquerade') {
+    // Masquerade's target is the interface address by definition: saying so is the same as leaving it empty.
+    if (nat.redirect.address === INTERFACE_ADDRESS) nat.redirect.address = 'any';
     if (nat.redirect.address !== 'any') throw badRequest(`body.${sent.name('redirect_addr')}: masquerade translates to the interface address; leave it empty or any`);
     if (nat.redirect.port) throw badRequest(`body.${portField('redirect_port')}: masquerade takes no redirect port`);
     return;

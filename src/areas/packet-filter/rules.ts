@@ -6,6 +6,7 @@ import type { Collection } from '../../http/collection.js';
 import { StringEnum, Uuid } from '../../http/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { RuleData, StateOptions } from '../../compile/firewall-types.js';
+import { INTERFACE_ADDRESS } from '../../compile/firewall-model.js';
 import { parsePortInput } from '../common/port-input.js';
 import { Nullable, NullablePortRange, OptionalNullable, OptionalPortInput, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
 import { ACTION_INPUTS, addressFamily, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed, SentFields } from './values.js';
@@ -169,6 +170,9 @@ function checkRule(rule: RuleData, sent: SentFields): void {
     if (named) throw badRequest(`body.${sent.name(named)}: ports need protocol tcp, udp or tcp/udp (protocol is ${rule.protocol})`);
     // The ports were stored before; the protocol sent now is what cannot carry them.
     throw badRequest(`body.protocol: ${rule.protocol} cannot match ports and the rule has rule_match.${ported[0]}; clear it (null) or use tcp, udp or tcp/udp`);
+  }
+  for (const side of ['src_addr', 'dst_addr'] as const) {
+    if (m[side] === INTERFACE_ADDRESS && !rule.interface) throw badRequest(`body.${side}: "${INTERFACE_ADDRESS}" is an address of the rule's interface; set body.interface`);
   }
   if (rule.src_invert && m.src_addr === 'any') throw badRequest('body.src_invert: "not any" matches nothing; give a source address');
   if (rule.dst_invert && m.dst_addr === 'any') throw badRequest('body.dst_invert: "not any" matches nothing; give a destination address');

@@ -3,7 +3,7 @@
  * form. Every failure is a 400 naming the field.
  */
 import { badRequest } from '../../core/errors.js';
-import { parseAddress } from '../../compile/firewall-model.js';
+import { INTERFACE_ADDRESS, parseAddress } from '../../compile/firewall-model.js';
 import { formatIp, type Family } from '../../compile/addresses.js';
 import { INTERFACE_NAME, INTERFACE_NAME_RULE, interfaceNameProblem } from '../../compile/pf-names.js';
 import type { PortRange, Protocol, RuleAction } from '../../compile/firewall-types.js';
@@ -37,11 +37,15 @@ export function normaliseProtocol(value: string, field = 'protocol'): Protocol {
 
 export const portsAllowed = (protocol: Protocol) => protocol === 'tcp' || protocol === 'udp' || protocol === 'tcp/udp';
 
-/** `any` (also `interface`/`interface address`), an IP, `ip/prefix`, `first-last`, or `<alias>`. */
+/**
+ * `any`, `interface address` (also `interface`: the addresses of the interface the rule names — not widened to
+ * any, which would make a port forward catch transit traffic too), an IP, `ip/prefix`, `first-last`, or `<alias>`.
+ */
 export function normaliseAddress(value: string, field: string): string {
   const text = value.trim();
-  const lowered = text.toLowerCase();
-  if (lowered === 'any' || lowered === 'interface' || lowered === 'interface address' || text === '') return 'any';
+  const lowered = text.toLowerCase().replace(/\s+/g, ' ');
+  if (lowered === 'any' || text === '') return 'any';
+  if (lowered === 'interface' || lowered === INTERFACE_ADDRESS) return INTERFACE_ADDRESS;
   if (/^[A-Za-z][A-Za-z0-9_-]*$/.test(text) && !text.includes(':')) {
     throw badRequest(`body.${field}: "${text}" is not an address; write <${text}> to use an alias`);
   }

@@ -5,6 +5,8 @@ import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, ty
 import { PF_ANCHOR } from '../../compile/compiled.js';
 import type { ScheduleEdge } from '../../compile/schedule-edges.js';
 import { declaredTables, readPfSetupProblems, readRequestMaxcount } from './pf-setup.js';
+import { cutStartedStates } from './pf-states.js';
+import { PF_LOOPBACK } from '../../compile/pf.js';
 
 const NOT_RUNNABLE = 127;
 const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `pfctl exited ${result.code}`;
@@ -26,6 +28,7 @@ export class PfPacketFilter implements PacketFilter {
     /** The platform's status reader (pfctl -s info), kept where the platform defines it. */
     private readonly readStatus: () => Promise<PacketFilterStatus>,
     private readonly pfctl = 'pfctl',
+    private readonly ifconfig = 'ifconfig',
   ) {}
 
   /** The dashboard reads status every tick: the setup is read again at most every 10 s (check() always reads it). */
@@ -82,11 +85,12 @@ export class PfPacketFilter implements PacketFilter {
 
   /**
    * The states a scheduled pass rule created carry its label (the rule id): `pfctl -k label -k <id>`
-   * (FreeBSD 13 and later). States a block rule entering its window would match are not killed on FreeBSD
-   * yet (docs/packet-filter.md).
+   * (FreeBSD 13 and later). The states a block rule entering its window now stops are read from the state
+   * table and killed by id (pf-states.ts).
    */
   async killStates(edge: ScheduleEdge): Promise<void> {
     for (const { id } of edge.ended) await runCommand(this.pfctl, ['-k', 'label', '-k', id]);
+    if (edge.started.length) await cutStartedStates(edge, { pfctl: this.pfctl, ifconfig: this.ifconfig, loopback: PF_LOOPBACK });
   }
 
   async counters(): Promise<RuleCounter[]> {

@@ -4,7 +4,8 @@ import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { NFT_TABLE } from '../../compile/compiled.js';
 import { scheduleCtMark, type ScheduleEdge } from '../../compile/schedule-edges.js';
-import { parseConntrack } from './conntrack.js';
+import { cutStartedFlows } from './conntrack-cut.js';
+import { NFT_LOOPBACK } from '../../compile/nftables.js';
 
 const NOT_RUNNABLE = 127;
 const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `nft exited ${result.code}`;
@@ -26,24 +27,18 @@ export class NftablesPacketFilter implements PacketFilter {
     readonly status: () => Promise<PacketFilterStatus>,
     private readonly nft = 'nft',
     private readonly conntrack = 'conntrack',
+    private readonly ip = 'ip',
   ) {}
 
   /**
-   * Connections a scheduled pass rule accepted carry its conntrack mark; those a block rule entering its
-   * window matches are found in the table by their tuple. Deleting an entry makes the flow's next packet
-   * new again, so the ruleset in force decides it.
+   * Connections a scheduled pass rule accepted carry its conntrack mark. Those a block rule entering its
+   * window now stops are found in the table and judged by the whole ruleset, with the interfaces the routing
+   * table gives them (conntrack-cut.ts). Deleting an entry makes the flow's next packet new again, so the
+   * ruleset in force decides it.
    */
   async killStates(edge: ScheduleEdge): Promise<void> {
     for (const { id } of edge.ended) await runCommand(this.conntrack, ['-D', '--mark', String(scheduleCtMark(id))]);
-    if (edge.started.length === 0) return;
-    const listed = await runCommand(this.conntrack, ['-L', '-o', 'extended']);
-    if (listed.code !== 0) return;
-    for (const flow of parseConntrack(listed.stdout)) {
-      const tuple = { protocol: flow.protocol, src: flow.src_addr, dst: flow.dst_addr, sport: flow.src_port, dport: flow.dst_port };
-      if (!edge.started.some((rule) => rule.matches(tuple))) continue;
-      const ports = flow.protocol === 'tcp' || flow.protocol === 'udp' ? ['--sport', String(flow.src_port), '--dport', String(flow.dst_port)] : [];
-      await runCommand(this.conntrack, ['-D', '-p', flow.protocol, '-s', flow.src_addr, '-d', flow.dst_addr, ...ports]);
-    }
+    if (edge.started.length) await cutStartedFlows(edge, { conntrack: this.conntrack, ip: this.ip, loopback: NFT_LOOPBACK });
   }
 
   async check(ruleset: RulesetText): Promise<ApplyResult> {

@@ -1,0 +1,108 @@
+/**
+ * How the compiled ruleset decides a new connection, read from the model both compilers render: loopback and
+ * anti-lockout first, then the user's rules with pf's semantics (the last match decides, a quick match at
+ * once, pass when nothing matches). At a schedule edge this tells which established connections a block rule
+ * entering its window now stops, with their interface and direction; test/compile-semantics.test.ts holds it
+ * equal to what the pf and nftables texts decide.
+ */
+import { cidrContains, parseIp, type Family } from './addresses.js';
+import type { AddressMatch, FilterRule, FirewallModel } from './firewall-model.js';
+
+/** One packet of a connection where the filter sees it: after translation, on the interface it crosses. */
+export interface Crossing {
+  direction: 'in' | 'out';
+  /** null when the connection table does not say (pf floating states): a rule naming an interface then matches. */
+  iface: string | null;
+  /** As conntrack and pfctl name it: `tcp`, `udp`, `icmp`, `icmpv6`/`ipv6-icmp`, `gre`, … */
+  protocol: string;
+  src: string;
+  dst: string;
+  /** 0 for protocols without ports. */
+  sport: number;
+  dport: number;
+}
+
+/** What the firewall host is: its loopback's name and its own addresses by interface. */
+export interface HostAddresses {
+  loopback: string;
+  byInterface: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface Decision {
+  verdict: 'pass' | 'block';
+  /** The user rule that decided; undefined when a system rule or the default did. */
+  rule?: string;
+}
+
+const PROTOCOL_NAMES: Record<string, readonly string[]> = { 'tcp/udp': ['tcp', 'udp'], icmp6: ['icmpv6', 'ipv6-icmp', 'icmp6'] };
+
+function sameAddress(a: string, family: Family, value: bigint): boolean {
+  const parsed = parseIp(a);
+  return parsed !== undefined && parsed.family === family && parsed.value === value;
+}
+
+/** Whether the address is one of the firewall's own, on the interface or (without one) on any. */
+export function isOwnAddress(host: HostAddresses, address: string, iface?: string): boolean {
+  const ip = parseIp(address);
+  if (!ip) return false;
+  const lists = iface === undefined ? [...host.byInterface.values()] : [host.byInterface.get(iface) ?? []];
+  return lists.some((list) => list.some((own) => sameAddress(own, ip.family, ip.value)));
+}
+
+function addressMatches(address: AddressMatch, invert: boolean, text: string, iface: string | null, model: FirewallModel, host: HostAddresses): boolean {
+  const ip = parseIp(text);
+  if (!ip) return false;
+  let inside: boolean;
+  switch (address.kind) {
+    case 'any': inside = true; break;
+    case 'interface': inside = iface !== null && isOwnAddress(host, text, iface); break;
+    case 'alias': {
+      const alias = model.aliases.get(address.name)!;
+      inside = (ip.family === 4 ? alias.v4 : alias.v6).some((block) => cidrContains(block, ip.family, ip.value));
+      break;
+    }
+    case 'block': inside = cidrContains(address.cidr, ip.family, ip.value); break;
+    case 'range': inside = address.family === ip.family && ip.value >= address.first && ip.value <= address.last; break;
+  }
+  return invert ? !inside : inside;
+}
+
+/** Whether one user rule matches the crossing (`iface` null: any interface the rule names). */
+export function ruleMatches(compiled: FilterRule, model: FirewallModel, crossing: Crossing, host: HostAddresses): boolean {
+  const { rule } = compiled;
+  if (rule.direction !== 'any' && rule.direction !== crossing.direction) return false;
+  if (rule.interface && crossing.iface !== null && rule.interface !== crossing.iface) return false;
+  if (rule.protocol !== 'any' && !(PROTOCOL_NAMES[rule.protocol] ?? [rule.protocol]).includes(crossing.protocol)) return false;
+  const family = parseIp(crossing.src)?.family;
+  if (!family || !compiled.families.includes(family)) return false;
+  // "interface address" means the rule's own interface (buildModel refuses it on a rule without one).
+  const iface = rule.interface;
+  if (!addressMatches(compiled.src, rule.src_invert, crossing.src, iface, model, host)) return false;
+  if (!addressMatches(compiled.dst, rule.dst_invert, crossing.dst, iface, model, host)) return false;
+  const inRange = (port: number, range: { start: number; end: number } | null) => !range || (port >= range.start && port <= range.end);
+  return inRange(crossing.sport, rule.rule_match.src_port) && inRange(crossing.dport, rule.rule_match.dst_port);
+}
+
+/** The anti-lockout rule of pfSystemLines / nftSystemLines: the API's port on its address, from the LAN side. */
+function antiLockout(model: FirewallModel, crossing: Crossing, host: HostAddresses): boolean {
+  const { api, antiLockoutInterfaces } = model.config.system;
+  if (crossing.direction !== 'in' || crossing.protocol !== 'tcp' || crossing.dport !== api.port) return false;
+  if (antiLockoutInterfaces.length && crossing.iface !== null && !antiLockoutInterfaces.includes(crossing.iface)) return false;
+  if (api.host === '0.0.0.0') return parseIp(crossing.dst)?.family === 4 && isOwnAddress(host, crossing.dst);
+  if (api.host === '::') return isOwnAddress(host, crossing.dst);
+  const target = parseIp(api.host);
+  return target !== undefined && sameAddress(crossing.dst, target.family, target.value);
+}
+
+/** The verdict for a new connection crossing the firewall this way, under `rules` (in evaluation order). */
+export function decide(model: FirewallModel, rules: readonly FilterRule[], crossing: Crossing, host: HostAddresses): Decision {
+  if (crossing.iface !== null && crossing.iface === host.loopback) return { verdict: 'pass' };
+  if (antiLockout(model, crossing, host)) return { verdict: 'pass' };
+  let decision: Decision = { verdict: 'pass' };
+  for (const compiled of rules) {
+    if (!ruleMatches(compiled, model, crossing, host)) continue;
+    decision = { verdict: compiled.isBlock ? 'block' : 'pass', rule: compiled.id };
+    if (compiled.rule.quick) break;
+  }
+  return decision;
+}
