@@ -151,11 +151,20 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
           aria-label="Two-factor code"
           onSubmit={(event) =>
             attempt(event, async () => {
-              if (step.kind === 'totp') {
-                await finish(await api.post<TokenPair>('/auth/totp/login', { challenge: step.challenge, code: code.trim() }));
-              } else {
-                await api.post('/auth/oauth/totp', { ticket: step.ticket, totp_code: code.trim() });
-                await finish(null);
+              try {
+                if (step.kind === 'totp') {
+                  await finish(await api.post<TokenPair>('/auth/totp/login', { challenge: step.challenge, code: code.trim() }));
+                } else {
+                  await api.post('/auth/oauth/totp', { ticket: step.ticket, totp_code: code.trim() });
+                  await finish(null);
+                }
+              } catch (failure) {
+                // a wrong code spends the challenge (or the single sign-on ticket): start again from the password
+                if (failure instanceof ApiError && failure.status === 401) {
+                  setCode('');
+                  setStep({ kind: 'password' });
+                }
+                throw failure;
               }
             })
           }

@@ -1,11 +1,19 @@
 import type { ComponentChildren } from 'preact';
+import { useId } from 'preact/hooks';
 
-/** Inputs are wrapped in their <label>, so each one is named for screen readers and tests. */
+/**
+ * Every input has its own <label for>, so it is named by the label alone; a hint is tied to it with
+ * aria-describedby rather than put inside the label, where it would become part of the name.
+ */
 
 interface BaseProps {
   label: string;
   name: string;
   hint?: string;
+}
+
+function Hint({ id, hint }: { id: string; hint?: string }) {
+  return hint ? <small id={id}>{hint}</small> : null;
 }
 
 export function TextField({ label, name, value, onInput, type = 'text', required, placeholder, hint, autoComplete, inputMode, pattern }: BaseProps & {
@@ -18,12 +26,14 @@ export function TextField({ label, name, value, onInput, type = 'text', required
   inputMode?: 'numeric' | 'text';
   pattern?: string;
 }) {
+  const id = useId();
   // Preact's typings tie `role` to each literal input type; a type chosen at run time needs this widening.
   const inputType = type as 'text';
   return (
-    <label class="field">
-      <span>{label}</span>
+    <div class="field">
+      <label for={id}>{label}</label>
       <input
+        id={id}
         name={name}
         type={inputType}
         value={value}
@@ -32,20 +42,22 @@ export function TextField({ label, name, value, onInput, type = 'text', required
         autoComplete={autoComplete}
         inputMode={inputMode}
         pattern={pattern}
+        aria-describedby={hint ? `${id}-hint` : undefined}
         onInput={(event) => onInput((event.currentTarget as HTMLInputElement).value)}
       />
-      {hint && <small>{hint}</small>}
-    </label>
+      <Hint id={`${id}-hint`} hint={hint} />
+    </div>
   );
 }
 
 export function TextArea({ label, name, value, onInput, hint, rows = 3 }: BaseProps & { value: string; onInput(value: string): void; rows?: number }) {
+  const id = useId();
   return (
-    <label class="field">
-      <span>{label}</span>
-      <textarea name={name} rows={rows} value={value} onInput={(event) => onInput((event.currentTarget as HTMLTextAreaElement).value)} />
-      {hint && <small>{hint}</small>}
-    </label>
+    <div class="field">
+      <label for={id}>{label}</label>
+      <textarea id={id} name={name} rows={rows} value={value} aria-describedby={hint ? `${id}-hint` : undefined} onInput={(event) => onInput((event.currentTarget as HTMLTextAreaElement).value)} />
+      <Hint id={`${id}-hint`} hint={hint} />
+    </div>
   );
 }
 
@@ -54,10 +66,11 @@ export function SelectField({ label, name, value, options, onChange, hint }: Bas
   options: readonly (string | { value: string; label: string })[];
   onChange(value: string): void;
 }) {
+  const id = useId();
   return (
-    <label class="field">
-      <span>{label}</span>
-      <select name={name} value={value} onChange={(event) => onChange((event.currentTarget as HTMLSelectElement).value)}>
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} name={name} value={value} aria-describedby={hint ? `${id}-hint` : undefined} onChange={(event) => onChange((event.currentTarget as HTMLSelectElement).value)}>
         {options.map((option) => {
           const { value: optionValue, label: optionLabel } = typeof option === 'string' ? { value: option, label: option } : option;
           return (
@@ -67,8 +80,8 @@ export function SelectField({ label, name, value, options, onChange, hint }: Bas
           );
         })}
       </select>
-      {hint && <small>{hint}</small>}
-    </label>
+      <Hint id={`${id}-hint`} hint={hint} />
+    </div>
   );
 }
 

@@ -1,8 +1,11 @@
 /** Display helpers: the console never shows `undefined` or `[object Object]`. */
 
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined || value === '') return '—';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'string' && ISO_TIME.test(value)) return formatTime(value);
   if (Array.isArray(value)) return value.length === 0 ? '—' : value.map((item) => formatValue(item)).join(', ');
   if (typeof value === 'object') {
     const range = value as { start?: unknown; end?: unknown };

@@ -8,12 +8,22 @@ import { CommitConfirmBar } from './commit-confirm-bar';
 /** Changes by other administrators show up within this long without a reload. */
 const POLL_MS = 10_000;
 
+/** Names of the kinds /pending reports, singular and plural. */
+const KIND_NAMES: Record<string, [string, string]> = {
+  rules: ['rule', 'rules'],
+  aliases: ['alias', 'aliases'],
+  schedules: ['schedule', 'schedules'],
+  nat: ['NAT rule', 'NAT rules'],
+  settings: ['setting', 'settings'],
+};
+
 function summarise(pending: Pending): string {
   const parts: string[] = [];
   for (const [kind, change] of Object.entries(pending.changes)) {
+    const [one, many] = KIND_NAMES[kind] ?? [kind, kind];
     for (const verb of ['added', 'changed', 'removed'] as const) {
       const count = change[verb].length;
-      if (count > 0) parts.push(`${count} ${kind} ${verb}`);
+      if (count > 0) parts.push(`${count} ${count === 1 ? one : many} ${verb}`);
     }
   }
   if (pending.dns && parts.length === 0) parts.push('DNS resolver settings changed');

@@ -222,8 +222,8 @@ export function ConfigurationPage() {
           </button>
         )}
       />
-      <DiffViewer />
-      <ExportImport onPreview={setPreview} />
+      {can('backup:read') && <DiffViewer />}
+      {can('backup:read') && <ExportImport onPreview={setPreview} />}
       <SettingsView title="Object storage backups" path="/backup/objstore/config" />
     </Page>
   );

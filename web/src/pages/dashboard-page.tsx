@@ -14,19 +14,19 @@ interface Samples {
   bpsIn: number[];
   bpsOut: number[];
   cpu: number[];
-  memory: number[];
+  /** Bytes: history entries carry no total, so the percentage is taken against the latest frame's total. */
+  memoryUsed: number[];
 }
 
-const emptySamples = (): Samples => ({ bpsIn: [], bpsOut: [], cpu: [], memory: [] });
+const emptySamples = (): Samples => ({ bpsIn: [], bpsOut: [], cpu: [], memoryUsed: [] });
 
-function appendSamples(samples: Samples, frames: readonly StatusFrame[], memoryTotal: number | undefined): Samples {
-  const next = { bpsIn: [...samples.bpsIn], bpsOut: [...samples.bpsOut], cpu: [...samples.cpu], memory: [...samples.memory] };
+function appendSamples(samples: Samples, frames: readonly StatusFrame[]): Samples {
+  const next = { bpsIn: [...samples.bpsIn], bpsOut: [...samples.bpsOut], cpu: [...samples.cpu], memoryUsed: [...samples.memoryUsed] };
   for (const frame of frames) {
     next.bpsIn.push(frame.traffic?.bps_in ?? 0);
     next.bpsOut.push(frame.traffic?.bps_out ?? 0);
     next.cpu.push(frame.system?.cpu_usage ?? 0);
-    const total = frame.system?.memory_total ?? memoryTotal;
-    next.memory.push(frame.system?.memory_pct ?? (total ? ((frame.system?.memory_used ?? 0) / total) * 100 : 0));
+    next.memoryUsed.push(frame.system?.memory_used ?? 0);
   }
   for (const key of Object.keys(next) as (keyof Samples)[]) next[key] = next[key].slice(-CHART_SECONDS);
   return next;
@@ -47,14 +47,12 @@ export function DashboardPage() {
   const [feedState, setFeedState] = useState<{ state: FeedState; detail?: string }>({ state: 'connecting' });
 
   useEffect(() => {
-    let memoryTotal: number | undefined;
     const feed = new DashboardFeed(api, {
-      history: (frames) => setSamples(appendSamples(emptySamples(), frames, memoryTotal)),
+      history: (frames) => setSamples(appendSamples(emptySamples(), frames)),
       frame: (latest, heaviest) => {
-        memoryTotal = latest.system?.memory_total ?? memoryTotal;
         setFrame(latest);
         setConnections(heaviest);
-        setSamples((current) => appendSamples(current, [latest], memoryTotal));
+        setSamples((current) => appendSamples(current, [latest]));
       },
       state: (state, detail) => setFeedState({ state, detail }),
     });
@@ -64,6 +62,7 @@ export function DashboardPage() {
 
   const status = frame?.status ?? {};
   const system = frame?.system ?? {};
+  const memoryPercent = system.memory_total ? samples.memoryUsed.map((used) => (used / system.memory_total!) * 100) : [];
   return (
     <div class="page dashboard">
       <header class="page-head">
@@ -139,7 +138,7 @@ export function DashboardPage() {
           format={(value) => `${value.toFixed(0)} %`}
           series={[
             { label: 'CPU', values: samples.cpu, tone: 'cpu' },
-            { label: 'memory', values: samples.memory, tone: 'memory' },
+            { label: 'memory', values: memoryPercent, tone: 'memory' },
           ]}
         />
       </section>
