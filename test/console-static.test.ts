@@ -61,6 +61,7 @@ test('hashed assets are cached for good and served pre-compressed when the brows
     const gzipped = await app.inject({ method: 'GET', url: '/assets/app-abc123.js', headers: { 'accept-encoding': 'gzip' } });
     assert.equal(gzipped.statusCode, 200);
     assert.equal(gzipped.headers['content-encoding'], 'gzip');
+    assert.match(String(gzipped.headers.vary), /accept-encoding/i);
     assert.equal(gunzipSync(gzipped.rawPayload).toString(), SCRIPT);
   });
 });

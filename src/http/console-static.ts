@@ -68,7 +68,8 @@ export async function registerConsole(app: FastifyInstance, consoleDir: string =
     scope.get(ASSETS_ROUTE, routeOptions, (request, reply) => {
       const file = (request.params as { '*': string })['*'];
       // rooted at assets/ itself, so an encoded `..` cannot climb to index.html's directory either
-      return withConsoleHeaders(reply).sendFile(file, assetsDir, { immutable: true, maxAge: '365d' });
+      // the same URL answers brotli, gzip or plain by Accept-Encoding: caches must keep them apart
+      return withConsoleHeaders(reply).header('vary', 'accept-encoding').sendFile(file, assetsDir, { immutable: true, maxAge: '365d' });
     });
 
     scope.get(FALLBACK_ROUTE, routeOptions, (request, reply) => {
