@@ -122,25 +122,27 @@ export function DashboardPage() {
 
       <section class="panel charts" aria-label="Charts">
         <h2>Throughput and load</h2>
-        <LineChart
-          title="Throughput"
-          capacity={CHART_SECONDS}
-          format={formatBitRate}
-          series={[
-            { label: 'in', values: samples.bpsIn, tone: 'in' },
-            { label: 'out', values: samples.bpsOut, tone: 'out' },
-          ]}
-        />
-        <LineChart
-          title="CPU and memory"
-          capacity={CHART_SECONDS}
-          max={100}
-          format={(value) => `${value.toFixed(0)} %`}
-          series={[
-            { label: 'CPU', values: samples.cpu, tone: 'cpu' },
-            { label: 'memory', values: memoryPercent, tone: 'memory' },
-          ]}
-        />
+        <div class="chart-row">
+          <LineChart
+            title="Throughput"
+            capacity={CHART_SECONDS}
+            format={formatBitRate}
+            series={[
+              { label: 'in', values: samples.bpsIn, tone: 'in' },
+              { label: 'out', values: samples.bpsOut, tone: 'out' },
+            ]}
+          />
+          <LineChart
+            title="CPU and memory"
+            capacity={CHART_SECONDS}
+            max={100}
+            format={(value) => `${value.toFixed(0)} %`}
+            series={[
+              { label: 'CPU', values: samples.cpu, tone: 'cpu' },
+              { label: 'memory', values: memoryPercent, tone: 'memory' },
+            ]}
+          />
+        </div>
       </section>
 
       <ServicesPanel packetFilterRunning={frame ? Boolean(status.pf_running) : null} />

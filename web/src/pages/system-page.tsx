@@ -49,6 +49,9 @@ export function SystemPage() {
       <SettingsView title="General" path="/system/general" />
       <SettingsView title="SSH" path="/system/ssh" />
       <SettingsView title="Updates" path="/updates/status" />
+      <SettingsView title="Sign-in and lockout" path="/auth/settings" />
+      <SettingsView title="Dashboard history" path="/settings/dashboard-history" />
+      <SettingsView title="Remote syslog" path="/settings/syslog" />
       <CollectionSection
         title="Time sources"
         path="/time/sources"
