@@ -51,7 +51,7 @@ async function open(options: { ignoreHTTPSErrors?: boolean } = {}): Promise<Watc
  * The page's document, as far as the functions below use it: they run in the browser (passed as functions,
  * not strings — the console's CSP forbids eval), and this Node program has no DOM types.
  */
-declare const sessionStorage: { getItem(key: string): string | null };
+declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
 declare const document: {
   querySelector(selector: string): { textContent: string | null } | null;
   querySelectorAll(selector: string): Iterable<{ textContent: string | null }>;
@@ -158,6 +158,22 @@ test('a wrong password is a readable alert; the dashboard numbers change over tw
   assert.ok((await page.getByRole('table', { name: 'Recent blocked traffic' }).locator('tbody tr').count()) > 0);
   await screenshot(page, 'dashboard');
   assertNoProblems(watched, 'dashboard');
+});
+
+test('an access token the server refuses is refreshed once with the refresh token, and the page carries on', { skip }, async () => {
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  await page.evaluate(() => {
+    const session = JSON.parse(sessionStorage.getItem('bulwark.session') ?? '{}') as { accessToken: string };
+    session.accessToken = 'expired-or-forged';
+    sessionStorage.setItem('bulwark.session', JSON.stringify(session));
+  });
+  await page.reload();
+  await main(page).waitFor();
+  await page.getByText(/^Live — update/).waitFor();
+  const stored = JSON.parse((await page.evaluate(() => sessionStorage.getItem('bulwark.session'))) ?? '{}') as { accessToken?: string };
+  assert.ok(stored.accessToken && stored.accessToken !== 'expired-or-forged', 'a new access token was stored');
+  assert.deepEqual(watched.problems.failedResponses.map((r) => `${r.status} ${new URL(r.url).pathname}`), ['401 /api/v1/auth/me'], 'one refused call, then the refreshed token');
 });
 
 test('every link of the main navigation renders its page without console errors or failed requests', { skip }, async () => {
