@@ -265,6 +265,38 @@ test('rules: create through the form (API validation shown), reorder, pending ba
   assertNoProblems(watched, 'rules');
 });
 
+test('declared forms: an alias created and deleted on its page; an API key shows its secret once', { skip }, async () => {
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  page.on('dialog', (dialog) => void dialog.accept());
+  await main(page).getByRole('link', { name: 'Aliases' }).click();
+  await page.getByRole('button', { name: 'Add alias' }).click();
+  const form = page.getByRole('form', { name: 'New alias' });
+  await form.getByLabel('Name').fill('web_hosts');
+  await form.getByLabel('Entries').fill('192.0.2.10\n192.0.2.11');
+  await form.getByRole('button', { name: 'Create' }).click();
+  const row = page.getByRole('table', { name: 'Aliases' }).getByRole('row').filter({ hasText: 'web_hosts' });
+  await row.getByRole('cell', { name: '192.0.2.10, 192.0.2.11' }).waitFor();
+  assert.deepEqual((await adminApi('GET', '/aliases')).json.map((alias: { name: string; entries: string[] }) => [alias.name, alias.entries]), [['web_hosts', ['192.0.2.10', '192.0.2.11']]]);
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.deepEqual((await adminApi('GET', '/aliases')).json, []);
+
+  await main(page).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  const keyForm = page.getByRole('form', { name: 'New API key' });
+  await keyForm.getByLabel('Key name').fill('backup-script');
+  await keyForm.getByLabel('Permissions').fill('backup:read');
+  await keyForm.getByRole('button', { name: 'Create key' }).click();
+  const secret = (await page.locator('.banner.secret code.secret-value').textContent())?.trim() ?? '';
+  const withKey = await fetch(`${server.baseUrl}/api/v1/config/history`, { headers: { authorization: `ApiKey ${secret}` } });
+  assert.equal(withKey.status, 200, 'the secret shown is the working key');
+  await page.getByRole('button', { name: 'Done' }).click();
+  assert.equal(await page.getByText(secret).count(), 0, 'the secret is gone once acknowledged');
+  assert.ok((await page.getByRole('table', { name: 'API keys' }).getByRole('cell', { name: 'backup-script' }).count()) === 1);
+  assertNoProblems(watched, 'declared forms');
+});
+
 test('TOTP: enrolment on the Users page with the QR code, then signing in asks for the code', { skip }, async () => {
   assert.equal((await adminApi('POST', '/auth/users', { username: 'tina', password: 'Tina-totp-pass1', role: 'operator' })).status, 201);
   const watched = await open();

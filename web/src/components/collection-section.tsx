@@ -18,6 +18,8 @@ interface CollectionSectionProps {
   writePermission?: string;
   /** Fields of the create form (POST to `path`); none: no create form. */
   createFields?: readonly FieldSpec[];
+  /** What one record is called ("alias"), for "Add alias" and "New alias". */
+  itemName?: string;
   /** Delete button per row (DELETE `path/{id}`). */
   deletable?: boolean;
   /** The name a delete confirmation shows. */
@@ -36,7 +38,7 @@ const asRows = (data: unknown): Row[] => (Array.isArray(data) ? (data as Row[]) 
 /** A declared collection of the API as a table, with create and delete when the user may write. */
 export function CollectionSection(props: CollectionSectionProps) {
   const { api, can } = useSession();
-  const { title, path, query, columns, writePermission, createFields, deletable, describe, rowActions, empty, pick = asRows, refreshMs } = props;
+  const { title, path, query, columns, writePermission, createFields, itemName = 'record', deletable, describe, rowActions, empty, pick = asRows, refreshMs } = props;
   const mayWrite = writePermission ? can(writePermission) : false;
   const list = useLoad(() => api.request<unknown>('GET', path, { query }), `${path}?${JSON.stringify(query ?? {})}`);
   const [creating, setCreating] = useState(false);
@@ -68,13 +70,13 @@ export function CollectionSection(props: CollectionSectionProps) {
         <span class="count">{list.data ? `${list.data.total ?? rows.length} total` : ''}</span>
         {mayWrite && createFields && !creating && (
           <button type="button" onClick={() => setCreating(true)}>
-            Add {title.replace(/s$/, '').toLowerCase()}
+            Add {itemName}
           </button>
         )}
       </header>
       {creating && createFields && (
         <RecordForm
-          title={`New ${title.replace(/s$/, '').toLowerCase()}`}
+          title={`New ${itemName}`}
           fields={createFields}
           submitLabel="Create"
           onCancel={() => setCreating(false)}

@@ -6,6 +6,7 @@ export function AliasesPage() {
     <Page title="Aliases" help="Named sets of addresses, networks or ports; rules refer to them as <name>.">
       <CollectionSection
         title="Aliases"
+        itemName="alias"
         path="/aliases"
         writePermission="aliases:write"
         deletable

@@ -9,6 +9,7 @@ export function CertificatesPage() {
       <SettingsView title="Local CA" path="/ca" />
       <CollectionSection
         title="Issued certificates"
+        itemName="certificate"
         path="/ca/certs"
         writePermission="settings:write"
         columns={[

@@ -23,6 +23,7 @@ export function DhcpPage() {
       />
       <CollectionSection
         title="Subnets"
+        itemName="subnet"
         path="/dhcp/v4/subnets"
         writePermission="dhcp:write"
         deletable
@@ -45,6 +46,7 @@ export function DhcpPage() {
       />
       <CollectionSection
         title="Reservations"
+        itemName="reservation"
         path="/dhcp/v4/reservations"
         writePermission="dhcp:write"
         deletable

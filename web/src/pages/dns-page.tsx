@@ -8,6 +8,7 @@ export function DnsPage() {
       <SettingsView title="Resolver status" path="/dns/resolver/status" />
       <CollectionSection
         title="Host overrides"
+        itemName="host override"
         path="/dns/resolver/hosts"
         writePermission="dns:write"
         deletable
@@ -29,6 +30,7 @@ export function DnsPage() {
       />
       <CollectionSection
         title="Domain overrides"
+        itemName="domain override"
         path="/dns/resolver/domains"
         writePermission="dns:write"
         deletable

@@ -7,6 +7,7 @@ export function MultiWanPage() {
     <Page title="Multi-WAN" help="Gateways with their health as the monitors see it (refreshed every 5 seconds), failover groups and policies.">
       <CollectionSection
         title="Gateways"
+        itemName="gateway"
         path="/multiwan/gateways"
         writePermission="multiwan:write"
         deletable

@@ -10,6 +10,7 @@ export function NatPage() {
     <Page title="NAT" help="Source NAT, port forwards (dnat), masquerading and 1:1 NAT. Changes take effect when applied.">
       <CollectionSection
         title="NAT rules"
+        itemName="NAT rule"
         path="/nat"
         writePermission="nat:write"
         deletable

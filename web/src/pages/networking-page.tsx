@@ -18,6 +18,7 @@ export function NetworkingPage() {
       />
       <CollectionSection
         title="VLANs"
+        itemName="VLAN"
         path="/vlans"
         writePermission="interfaces:write"
         deletable
@@ -37,6 +38,7 @@ export function NetworkingPage() {
       />
       <CollectionSection
         title="Static routes"
+        itemName="route"
         path="/routes"
         writePermission="interfaces:write"
         deletable

@@ -6,6 +6,7 @@ export function SchedulesPage() {
     <Page title="Schedules" help="Time windows a rule can be limited to.">
       <CollectionSection
         title="Schedules"
+        itemName="schedule"
         path="/schedules"
         writePermission="rules:write"
         deletable

@@ -111,6 +111,7 @@ export function UsersPage() {
       <ErrorAlert message={error} />
       <CollectionSection
         title="Users"
+        itemName="user"
         path="/auth/users"
         writePermission="users:write"
         deletable

@@ -55,6 +55,7 @@ export function VpnPage() {
     <Page title="VPN" help="WireGuard tunnels and their peers, and IPsec connections.">
       <CollectionSection
         title="WireGuard tunnels"
+        itemName="tunnel"
         path="/vpn/wg"
         writePermission="vpn:write"
         deletable
@@ -83,6 +84,7 @@ export function VpnPage() {
         <CollectionSection
           key={String(tunnel.id)}
           title={`Peers of ${String(tunnel.name)}`}
+        itemName="peer"
           path={`/vpn/wg/${String(tunnel.id)}/peers`}
           writePermission="vpn:write"
           deletable
