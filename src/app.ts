@@ -27,6 +27,7 @@ import { BUILD } from './core/build-info.js';
 import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
 import { ConfigVersions } from './store/config-versions.js';
+import { CONSOLE_ROUTES, registerConsole } from './http/console-static.js';
 
 export interface BuildOptions {
   config: StartupConfig;
@@ -35,6 +36,8 @@ export interface BuildOptions {
   /** Areas to register; tests may pass their own. */
   areas?: Area[];
   logger?: FastifyServerOptions['logger'];
+  /** The built web console to serve at `/` (default: dist/console). */
+  consoleDir?: string;
 }
 
 /** One row of the route catalogue: what the route-table test compares with endpoints.tsv. */
@@ -106,7 +109,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     }
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
-      methods.remember(method, url);
+      if (!CONSOLE_ROUTES.includes(url)) methods.remember(method, url);
       app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access, hasBody: Boolean(route.schema?.body) });
     }
   });
@@ -160,6 +163,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   for (const area of areas) {
     for (const route of area.routes(context)) registerRoute(app, route);
   }
+  await registerConsole(app, options.consoleDir);
   app.addHook('onReady', async () => {
     for (const area of areas) await area.start?.(context, app);
   });

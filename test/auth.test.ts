@@ -21,6 +21,7 @@ const decode = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base6
 
 test('first boot: register works once, creates an admin, then answers 403', async () => {
   assert.equal((await call('GET', '/api/v1/auth/me')).statusCode, 401);
+  assert.deepEqual(json(await call('GET', '/api/v1/auth/register')), { registration_open: true }, 'the sign-in page can tell first boot');
   const weak = await call('POST', '/api/v1/auth/register', { username: 'admin', password: 'short' });
   assert.equal(weak.statusCode, 400);
   assert.match(json(weak).error, /password/);
@@ -31,6 +32,7 @@ test('first boot: register works once, creates an admin, then answers 403', asyn
   const again = await call('POST', '/api/v1/auth/register', { username: 'second', password: 'Another-pass1' });
   assert.equal(again.statusCode, 403);
   assert.deepEqual(Object.keys(json(again)), ['error']);
+  assert.deepEqual(json(await call('GET', '/api/v1/auth/register')), { registration_open: false });
   admin = await adminHeaders(t.app);
 });
 

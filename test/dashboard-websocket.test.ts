@@ -35,6 +35,8 @@ async function ticket(headers: Headers = admin): Promise<string> {
 interface Client {
   ws: WebSocket;
   messages: string[];
+  /** Whether each message arrived as a binary frame (a browser would get a Blob instead of a string). */
+  binary: boolean[];
   frames(): any[];
   closed: Promise<void>;
 }
@@ -44,9 +46,13 @@ function open(query: string, path = '/api/v1/ws', headers: Record<string, string
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${base}${path}${query}`, { headers });
     const messages: string[] = [];
-    ws.on('message', (data) => messages.push(data.toString()));
+    const binary: boolean[] = [];
+    ws.on('message', (data, isBinary) => {
+      messages.push(data.toString());
+      binary.push(isBinary);
+    });
     const closed = new Promise<void>((done) => ws.once('close', () => done()));
-    ws.once('open', () => resolve({ ws, messages, frames: () => messages.map((m) => JSON.parse(m)), closed }));
+    ws.once('open', () => resolve({ ws, messages, binary, frames: () => messages.map((m) => JSON.parse(m)), closed }));
     ws.once('unexpected-response', (_request, response) => {
       let body = '';
       response.on('data', (chunk: Buffer) => (body += chunk));
@@ -104,6 +110,7 @@ test('history batch first, then status_update frames: full list, then deltas tha
     assert.deepEqual([...views.keys()].sort(), expected.map(flowKey).sort(), `client view after step ${step}`);
   }
   assert.deepEqual(a.messages.slice(1), b.messages.slice(1), 'both sockets received byte-identical frames');
+  assert.deepEqual([...a.binary, ...b.binary].filter(Boolean), [], 'every frame is a text frame (JSON)');
   a.ws.close();
   b.ws.close();
   await Promise.all([a.closed, b.closed]);

@@ -189,6 +189,11 @@ export class IdentityService implements Authenticator {
 
   // ---------------------------------------------------------------- first boot, login, refresh, logout
 
+  /** First boot: no person has an account yet, so POST /auth/register is open (the sign-in page offers it). */
+  registrationOpen(): boolean {
+    return this.users.countPeople() === 0;
+  }
+
   async register(input: { username: string; password: string; email?: string }, actor: Actor): Promise<UserRecord> {
     if (this.users.countPeople() > 0) {
       this.audit.record({ action: 'register', outcome: 'failure', actor: input.username, clientIp: actor.clientIp, details: 'an account already exists' });

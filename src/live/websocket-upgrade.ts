@@ -6,7 +6,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Authenticator, Identity } from '../http/access.js';
 import type { Permission } from '../core/permissions.js';
 import { HttpError } from '../core/errors.js';
-import type { DashboardBroadcaster } from './dashboard-broadcaster.js';
+import type { DashboardBroadcaster, FrameSocket } from './dashboard-broadcaster.js';
 
 export interface UpgradeOptions {
   paths: readonly string[];
@@ -105,10 +105,16 @@ export function attachDashboardUpgrade(server: Server, options: UpgradeOptions):
     try {
       wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
         attached = true;
+        // The frames are JSON: send them as text frames (a browser receives a string, not a Blob). ws sends a
+        // Buffer as it is, so the bytes serialised once per tick are still shared by every socket.
+        const frames: FrameSocket = {
+          send: (data, done) => ws.send(data, { binary: false }, done),
+          terminate: () => ws.terminate(),
+        };
         ws.on('error', () => ws.terminate());
-        ws.on('close', () => options.broadcaster.detach(ws));
+        ws.on('close', () => options.broadcaster.detach(frames));
         // server → client only: client messages are ignored
-        void options.broadcaster.attach(ws);
+        void options.broadcaster.attach(frames);
       });
     } finally {
       // a malformed handshake is answered 400 by ws without calling back: give the slot back

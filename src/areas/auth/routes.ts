@@ -29,6 +29,12 @@ export const authArea: Area = {
         handler: async (request, reply) => reply.status(201).send(await identity.register(request.body as Body<{ username: string; password: string; email?: string }>, actorOf(request))),
       },
       {
+        method: 'GET', path: '/api/v1/auth/register', access: 'public', tags,
+        summary: 'Whether first-boot registration is open (no account exists yet); the sign-in page asks',
+        schema: { response: { 200: S.RegistrationState } },
+        handler: () => ({ registration_open: identity.registrationOpen() }),
+      },
+      {
         method: 'POST', path: '/api/v1/auth/login', access: 'public', tags,
         summary: 'Log in; returns tokens, or a TOTP challenge when TOTP is enabled',
         schema: { body: S.Credentials, response: { 200: S.LoginResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('The appliance requires TOTP and this account has none enrolled') } },

@@ -17,6 +17,10 @@ export const RegisterBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const RegistrationState = Type.Object({
+  registration_open: Type.Boolean({ description: 'true until the first account exists (first boot)' }),
+});
+
 export const TokenPair = Type.Object({
   access_token: Type.String(),
   refresh_token: Type.String(),

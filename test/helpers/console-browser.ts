@@ -1,0 +1,84 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { buildApp } from '../../src/app.js';
+import { loadStartupConfig } from '../../src/config.js';
+import { REQUIRE_SYSTEM_TESTS } from './shared.js';
+
+/** Debian's chromium; playwright never downloads a browser of its own here. */
+export const CHROMIUM = '/usr/bin/chromium';
+/** Without the background-networking flags Chromium keeps trying to reach hosts this machine cannot reach. */
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/** Skip reason when chromium is absent, or a failure when REQUIRE_SYSTEM_TESTS=1 demands the browser tests. */
+export function chromiumSkipReason(): string | false {
+  if (existsSync(CHROMIUM)) return false;
+  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
+  return `${CHROMIUM} not found (apt-get install chromium)`;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Builds the console from web/ with Vite's JavaScript API into a fresh directory, so the test serves what the
+ * sources say now (not a stale dist/) and works on a fresh clone where nothing was built yet.
+ */
+export async function buildConsole(): Promise<string> {
+  const { build } = await import('vite');
+  const outDir = mkdtempSync(join(tmpdir(), 'bulwark-console-build-'));
+  await build({
+    configFile: fileURLToPath(new URL('../../web/vite.config.ts', import.meta.url)),
+    logLevel: 'warn',
+    build: { outDir, emptyOutDir: true },
+  });
+  return outDir;
+}
+
+export interface ConsoleServer {
+  app: FastifyInstance;
+  baseUrl: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** The real server (simulated platform, real clock so the dashboard ticks) on 127.0.0.1, serving `consoleDir`. */
+export async function startConsoleServer(consoleDir: string): Promise<ConsoleServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-console-data-'));
+  const app = await buildApp({ logger: false, consoleDir, config: { ...loadStartupConfig([], {}), dataDir } });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  return { app, baseUrl: `http://127.0.0.1:${port}`, dataDir, close: () => app.close() };
+}
+
+/** What went wrong in a page: console errors, uncaught exceptions, and API answers of 5xx (or any >= 400). */
+export interface PageProblems {
+  console: string[];
+  failedResponses: { status: number; url: string }[];
+}
+
+export interface WatchedPage {
+  context: BrowserContext;
+  page: Page;
+  problems: PageProblems;
+}
+
+/** A fresh browser context (its own sessionStorage and cookies) whose problems are recorded. */
+export async function openWatchedPage(browser: Browser, baseUrl: string, options: { ignoreHTTPSErrors?: boolean } = {}): Promise<WatchedPage> {
+  const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1400, height: 1000 }, ignoreHTTPSErrors: options.ignoreHTTPSErrors });
+  const page = await context.newPage();
+  const problems: PageProblems = { console: [], failedResponses: [] };
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.console.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.console.push(`uncaught: ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.failedResponses.push({ status: response.status(), url: response.url() });
+  });
+  return { context, page, problems };
+}

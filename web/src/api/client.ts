@@ -1,0 +1,187 @@
+import { clearSession, loadSession, saveSession, type Session } from './session-store';
+
+/** A failed API call: the HTTP status and the API's own `{error}` message, made readable. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface ApiResult<T> {
+  data: T;
+  status: number;
+  /** X-Total-Count of a list, when the API sent one. */
+  total: number | null;
+  /** The record's ETag, when the API sent one: pass it back as `ifMatch` to update only what was read. */
+  etag: string | null;
+}
+
+export type Query = Record<string, string | number | boolean | undefined | null>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  /** Sent as If-Match, so a write fails with 412 instead of overwriting someone else's change. */
+  ifMatch?: string | null;
+}
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+}
+
+const API_BASE = '/api/v1';
+/** Cookie sessions need it on state changes (any value): a cross-site form cannot add a header. */
+const CSRF_HEADER = 'x-bulwark-csrf';
+/** Calls that are themselves sign-in steps: a 401 there is the answer, not an expired session. */
+const NO_REFRESH = /^\/auth\/(login|totp\/login|refresh|register|oauth\/totp)$/;
+
+export function apiUrl(path: string, query?: Query): string {
+  const url = new URL(`${API_BASE}${path}`, location.origin);
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
+  }
+  return url.pathname + url.search;
+}
+
+async function errorOf(response: Response): Promise<ApiError> {
+  let message = '';
+  try {
+    const body = (await response.json()) as { error?: unknown };
+    if (typeof body.error === 'string') message = body.error;
+  } catch {
+    // not JSON: fall back to the status line
+  }
+  if (!message) message = response.statusText || 'request failed';
+  if (response.status === 403) message = `Not allowed: ${message}`;
+  else if (response.status >= 500) message = `The appliance answered ${response.status}: ${message}`;
+  return new ApiError(response.status, message);
+}
+
+/**
+ * The one way the console talks to the API: the user's own credential on every call, one refresh when the
+ * access token has expired, and errors as ApiError carrying the API's message.
+ */
+export class ApiClient {
+  private session: Session | null = loadSession();
+  private refreshing: Promise<boolean> | null = null;
+  private readonly writeListeners = new Set<() => void>();
+  /** Called once when the session can no longer be used (refresh refused): the app shows the sign-in page. */
+  onSessionEnded: () => void = () => undefined;
+
+  /** Called after every successful write, so views of pending changes refresh at once. Returns an unsubscribe. */
+  onWrite(listener: () => void): () => void {
+    this.writeListeners.add(listener);
+    return () => this.writeListeners.delete(listener);
+  }
+
+  get sessionKind(): Session['kind'] | null {
+    return this.session?.kind ?? null;
+  }
+
+  useTokens(tokens: TokenPair): void {
+    this.session = { kind: 'bearer', accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
+    saveSession(this.session);
+  }
+
+  /** After single sign-on: the session is in HttpOnly cookies the browser sends by itself. */
+  useCookieSession(): void {
+    this.session = { kind: 'cookie' };
+    saveSession(this.session);
+  }
+
+  forget(): void {
+    this.session = null;
+    clearSession();
+  }
+
+  async get<T>(path: string, query?: Query): Promise<T> {
+    return (await this.request<T>('GET', path, { query })).data;
+  }
+
+  async post<T>(path: string, body?: unknown): Promise<T> {
+    return (await this.request<T>('POST', path, { body })).data;
+  }
+
+  async put<T>(path: string, body: unknown, ifMatch?: string | null): Promise<T> {
+    return (await this.request<T>('PUT', path, { body, ifMatch })).data;
+  }
+
+  async delete(path: string, ifMatch?: string | null): Promise<void> {
+    await this.request('DELETE', path, { ifMatch });
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResult<T>> {
+    const response = await this.send(method, path, options);
+    if (!response.ok) throw await errorOf(response);
+    if (method !== 'GET') for (const listener of this.writeListeners) listener();
+    const total = response.headers.get('x-total-count');
+    const text = response.status === 204 ? '' : await response.text();
+    return {
+      data: (text ? JSON.parse(text) : undefined) as T,
+      status: response.status,
+      total: total === null ? null : Number(total),
+      etag: response.headers.get('etag'),
+    };
+  }
+
+  /** A binary answer (a QR code PNG, an export file) as a Blob. */
+  async blob(path: string, query?: Query): Promise<Blob> {
+    const response = await this.send('GET', path, { query });
+    if (!response.ok) throw await errorOf(response);
+    return response.blob();
+  }
+
+  private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
+    let response = await fetch(apiUrl(path, options.query), this.init(method, options));
+    if (response.status === 401 && this.session && !NO_REFRESH.test(path) && (await this.refresh())) {
+      response = await fetch(apiUrl(path, options.query), this.init(method, options));
+    }
+    return response;
+  }
+
+  private init(method: string, options: RequestOptions): RequestInit {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (method !== 'GET') headers[CSRF_HEADER] = '1';
+    if (this.session?.kind === 'bearer') headers.authorization = `Bearer ${this.session.accessToken}`;
+    if (options.ifMatch) headers['if-match'] = options.ifMatch;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    return { method, headers, body, credentials: 'same-origin', cache: 'no-store' };
+  }
+
+  /** One refresh at a time, shared by every call that met the expired token. */
+  private refresh(): Promise<boolean> {
+    this.refreshing ??= this.refreshOnce().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  private async refreshOnce(): Promise<boolean> {
+    const session = this.session;
+    if (!session) return false;
+    const response = await fetch(apiUrl('/auth/refresh'), {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: session.kind === 'bearer'
+        ? { accept: 'application/json', 'content-type': 'application/json', [CSRF_HEADER]: '1' }
+        : { accept: 'application/json', [CSRF_HEADER]: '1' },
+      body: session.kind === 'bearer' ? JSON.stringify({ refresh_token: session.refreshToken }) : undefined,
+    }).catch(() => null);
+    if (response?.ok) {
+      if (session.kind === 'bearer') this.useTokens((await response.json()) as TokenPair);
+      return true;
+    }
+    this.forget();
+    this.onSessionEnded();
+    return false;
+  }
+}

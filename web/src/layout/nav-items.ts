@@ -1,0 +1,23 @@
+/** The main navigation: one link per area, named as the area (screen readers and tests rely on the names). */
+export interface NavItem {
+  label: string;
+  path: string;
+}
+
+export const NAV_ITEMS: readonly NavItem[] = [
+  { label: 'Dashboard', path: '/' },
+  { label: 'Rules', path: '/rules' },
+  { label: 'NAT', path: '/nat' },
+  { label: 'Aliases', path: '/aliases' },
+  { label: 'Schedules', path: '/schedules' },
+  { label: 'VPN', path: '/vpn' },
+  { label: 'DNS', path: '/dns' },
+  { label: 'DHCP', path: '/dhcp' },
+  { label: 'IDS', path: '/ids' },
+  { label: 'Multi-WAN', path: '/multiwan' },
+  { label: 'Certificates', path: '/certificates' },
+  { label: 'Networking', path: '/networking' },
+  { label: 'Users', path: '/users' },
+  { label: 'Configuration', path: '/configuration' },
+  { label: 'System', path: '/system' },
+];

@@ -1,0 +1,140 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useSession } from '../auth/session-context';
+import type { CommitConfirmStatus, Pending } from '../api/types';
+import { ErrorAlert, messageOf } from '../components/error-alert';
+import { useLoad } from '../components/use-load';
+import { CommitConfirmBar } from './commit-confirm-bar';
+
+/** Changes by other administrators show up within this long without a reload. */
+const POLL_MS = 10_000;
+
+/** Names of the kinds /pending reports, singular and plural. */
+const KIND_NAMES: Record<string, [string, string]> = {
+  rules: ['rule', 'rules'],
+  aliases: ['alias', 'aliases'],
+  schedules: ['schedule', 'schedules'],
+  nat: ['NAT rule', 'NAT rules'],
+  settings: ['setting', 'settings'],
+};
+
+function summarise(pending: Pending): string {
+  const parts: string[] = [];
+  for (const [kind, change] of Object.entries(pending.changes)) {
+    const [one, many] = KIND_NAMES[kind] ?? [kind, kind];
+    for (const verb of ['added', 'changed', 'removed'] as const) {
+      const count = change[verb].length;
+      if (count > 0) parts.push(`${count} ${count === 1 ? one : many} ${verb}`);
+    }
+  }
+  if (pending.dns && parts.length === 0) parts.push('DNS resolver settings changed');
+  return parts.join(', ');
+}
+
+/** Re-runs `reload` after every write the console makes and on a slow timer. */
+function useRefreshOnWrite(reload: () => void): void {
+  const { api } = useSession();
+  useEffect(() => {
+    const unsubscribe = api.onWrite(reload);
+    const timer = setInterval(reload, POLL_MS);
+    return () => {
+      unsubscribe();
+      clearInterval(timer);
+    };
+  }, [api, reload]);
+}
+
+/**
+ * The stored configuration differs from what runs: say what, show the diff, and offer Apply (POST /reload) and
+ * Apply with commit-confirm, which rolls back by itself unless confirmed in time.
+ */
+export function PendingBanner() {
+  const { api, can } = useSession();
+  const pending = useLoad(() => api.get<Pending>('/pending'), 'pending');
+  const commitConfirm = useLoad(
+    () => (can('backup:read') ? api.get<CommitConfirmStatus>('/config/commit-confirm/status') : Promise.resolve(null)),
+    'commit-confirm',
+  );
+  useRefreshOnWrite(pending.reload);
+  useRefreshOnWrite(commitConfirm.reload);
+  const [diff, setDiff] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [timeout, setTimeoutSeconds] = useState('120');
+
+  const act = async (what: () => Promise<string>) => {
+    setBusy(true);
+    setError(null);
+    setMessage(null);
+    try {
+      setMessage(await what());
+      setDiff(null);
+    } catch (failure) {
+      setError(messageOf(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const apply = () => act(async () => (await api.post<{ message: string }>('/reload', {})).message);
+  const applyWithCommitConfirm = () =>
+    act(async () => (await api.post<{ message: string }>('/config/commit-confirm', { timeout_seconds: Number(timeout), apply: true })).message);
+  const showDiff = async () => {
+    setError(null);
+    try {
+      const answer = await api.get<{ unified: string }>('/config/diff');
+      setDiff(answer.unified || '(no differences)');
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+
+  const status = commitConfirm.data;
+  const changes = pending.data && (pending.data.firewall || pending.data.nat || pending.data.dns) ? summarise(pending.data) : '';
+  return (
+    <div class="banners">
+      {status?.active && <CommitConfirmBar status={status} onDone={commitConfirm.reload} />}
+      {changes && (
+        <section class="banner pending" aria-label="Pending changes">
+          <p>
+            <strong>Pending changes</strong> (not yet applied): {changes}.
+          </p>
+          <div class="banner-actions">
+            {can('backup:read') && (
+              <button type="button" class="secondary" onClick={() => (diff === null ? showDiff() : setDiff(null))}>
+                {diff === null ? 'Show diff' : 'Hide diff'}
+              </button>
+            )}
+            {can('rules:write') && (
+              <button type="button" disabled={busy} onClick={apply}>
+                Apply
+              </button>
+            )}
+            {can('rules:write') && can('backup:write') && !status?.active && (
+              <span class="inline-form">
+                <label class="field inline">
+                  <span>Roll back after (seconds)</span>
+                  <input name="commit_confirm_timeout" type="number" min={10} max={86400} value={timeout} onInput={(event) => setTimeoutSeconds((event.currentTarget as HTMLInputElement).value)} />
+                </label>
+                <button type="button" disabled={busy} onClick={applyWithCommitConfirm}>
+                  Apply with commit-confirm
+                </button>
+              </span>
+            )}
+          </div>
+          {diff !== null && (
+            <pre class="diff" aria-label="Diff of the pending changes">
+              {diff}
+            </pre>
+          )}
+        </section>
+      )}
+      <ErrorAlert message={error ?? pending.error} />
+      {message && (
+        <p class="notice" role="status">
+          {message}
+        </p>
+      )}
+    </div>
+  );
+}

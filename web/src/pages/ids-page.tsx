@@ -1,0 +1,109 @@
+import { useState } from 'preact/hooks';
+import { useSession } from '../auth/session-context';
+import type { Row } from '../api/types';
+import { ActionButton } from '../components/action-button';
+import { CollectionSection } from '../components/collection-section';
+import { DataTable } from '../components/data-table';
+import { ErrorAlert, messageOf } from '../components/error-alert';
+import { formatTime } from '../components/format';
+import { Page } from '../components/page';
+import { SettingsView } from '../components/settings-view';
+
+/** Full-text search over the loaded SIDs (GET /ids/rules/search?q=). */
+function RuleSearch() {
+  const { api } = useSession();
+  const [query, setQuery] = useState('');
+  const [rules, setRules] = useState<Row[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const search = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      setRules(await api.get<Row[]>('/ids/rules/search', { q: query, limit: 50 }));
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+  return (
+    <section class="panel" aria-label="Rule search">
+      <h2>Rule search</h2>
+      <form class="inline-form" onSubmit={search} role="search">
+        <label class="field inline">
+          <span>Search rules</span>
+          <input name="q" type="search" value={query} onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)} />
+        </label>
+        <button type="submit">Search</button>
+      </form>
+      <ErrorAlert message={error} />
+      {rules && (
+        <DataTable
+          caption="Matching rules"
+          rows={rules}
+          empty="No rule matches."
+          columns={[
+            { key: 'sid', label: 'SID' },
+            { key: 'msg', label: 'Message' },
+            { key: 'classtype', label: 'Class' },
+            { key: 'severity', label: 'Severity' },
+            { key: 'enabled', label: 'Enabled' },
+            { key: 'hit_count', label: 'Hits' },
+          ]}
+        />
+      )}
+    </section>
+  );
+}
+
+export function IdsPage() {
+  const { api, can } = useSession();
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <Page title="IDS" help="Intrusion detection and prevention (Suricata): alerts, rulesets and rules.">
+      <SettingsView title="Engine" path="/ids/stats" omit={['severity_counts', 'top_signatures', 'top_sources', 'stats']} />
+      <ErrorAlert message={error} />
+      <CollectionSection
+        title="Alerts"
+        path="/ids/alerts"
+        query={{ limit: 100 }}
+        refreshMs={10_000}
+        empty="No alerts."
+        columns={[
+          { key: 'timestamp', label: 'Time', render: (row) => formatTime(row.timestamp as string) },
+          { key: 'severity', label: 'Severity' },
+          { key: 'signature_msg', label: 'Signature' },
+          { key: 'src_ip', label: 'Source' },
+          { key: 'dst_ip', label: 'Destination' },
+          { key: 'action', label: 'Action' },
+          { key: 'acknowledged', label: 'Acknowledged' },
+        ]}
+        rowActions={(row, reload) =>
+          can('ids:write') && !row.acknowledged ? (
+            <ActionButton run={() => api.put(`/ids/alerts/${String(row.id)}/acknowledge`, {})} onDone={reload} onError={setError}>
+              Acknowledge
+            </ActionButton>
+          ) : null
+        }
+      />
+      <CollectionSection
+        title="Rulesets"
+        path="/ids/rulesets"
+        writePermission="ids:write"
+        columns={[
+          { key: 'name', label: 'Name' },
+          { key: 'rule_format', label: 'Format' },
+          { key: 'enabled', label: 'Enabled' },
+          { key: 'rule_count', label: 'Rules' },
+          { key: 'last_updated', label: 'Updated', render: (row) => formatTime(row.last_updated as string | null) },
+        ]}
+        rowActions={(row, reload) =>
+          can('ids:write') ? (
+            <ActionButton run={() => api.put(`/ids/rulesets/${String(row.id)}`, { enabled: !row.enabled })} onDone={reload} onError={setError}>
+              {row.enabled ? 'Disable' : 'Enable'}
+            </ActionButton>
+          ) : null
+        }
+      />
+      <RuleSearch />
+    </Page>
+  );
+}

@@ -1,0 +1,142 @@
+import { useState } from 'preact/hooks';
+import { useSession } from '../auth/session-context';
+import type { Rule } from '../api/types';
+import { DataTable } from '../components/data-table';
+import { ErrorAlert, messageOf } from '../components/error-alert';
+import { formatBytes, formatCount, formatValue } from '../components/format';
+import { useLoad } from '../components/use-load';
+import { RuleForm } from './rule-form';
+
+interface RuleCounter {
+  name: string;
+  packets: number;
+  bytes: number;
+}
+
+/** The record being edited, with the ETag it was read with (sent back as If-Match when the API gives one). */
+interface Editing {
+  rule: Rule | null;
+  etag: string | null;
+}
+
+const endpoint = (address: string, port: Rule['rule_match']['src_port'], inverted: boolean) =>
+  `${inverted ? 'not ' : ''}${address}${port ? `:${formatValue(port)}` : ''}`;
+
+/** Firewall rules in evaluation order, with hit counters, reordering and the create/edit form. */
+export function RulesPage() {
+  const { api, can } = useSession();
+  const mayWrite = can('rules:write');
+  const rules = useLoad(() => api.get<Rule[]>('/rules'), 'rules');
+  // Hit counters come from the packet filter (per rule id in the counter's name); none on a fresh ruleset.
+  const counters = useLoad(
+    () => (can('dashboard:view') ? api.get<{ rule_counters: RuleCounter[] }>('/metrics').then((m) => m.rule_counters) : Promise.resolve([])),
+    'rule-counters',
+  );
+  const [editing, setEditing] = useState<Editing | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const list = rules.data ?? [];
+  const counterOf = (rule: Rule) => counters.data?.find((counter) => counter.name.includes(rule.id));
+
+  const run = async (action: () => Promise<void>) => {
+    setError(null);
+    try {
+      await action();
+      rules.reload();
+      counters.reload();
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+
+  const move = (index: number, by: -1 | 1) =>
+    run(async () => {
+      const ids = list.map((rule) => rule.id);
+      [ids[index], ids[index + by]] = [ids[index + by], ids[index]];
+      await api.put('/rules/reorder', { rule_ids: ids });
+    });
+
+  const edit = (rule: Rule) =>
+    run(async () => {
+      const read = await api.request<Rule>('GET', `/rules/${rule.id}`);
+      setEditing({ rule: read.data, etag: read.etag });
+    });
+
+  const remove = (rule: Rule) => {
+    if (!confirm(`Delete the rule "${rule.description ?? rule.label ?? rule.id}"?`)) return;
+    void run(() => api.delete(`/rules/${rule.id}`));
+  };
+
+  return (
+    <div class="page">
+      <header class="page-head">
+        <h1>Rules</h1>
+        {mayWrite && !editing && (
+          <button type="button" onClick={() => setEditing({ rule: null, etag: null })}>
+            Add rule
+          </button>
+        )}
+      </header>
+      <p class="help">Rules are evaluated top to bottom. Changes are stored at once and take effect when applied.</p>
+      {editing && (
+        <RuleForm
+          key={editing.rule?.id ?? 'new'}
+          rule={editing.rule}
+          onCancel={() => setEditing(null)}
+          onSubmit={async (body) => {
+            if (editing.rule) await api.put(`/rules/${editing.rule.id}`, body, editing.etag);
+            else await api.post('/rules', body);
+            setEditing(null);
+            rules.reload();
+          }}
+        />
+      )}
+      <ErrorAlert message={error ?? rules.error} />
+      {!rules.error && (
+        <DataTable
+          caption="Firewall rules"
+          rows={list}
+          empty={rules.loading && !rules.data ? 'Loading…' : 'No rules yet.'}
+          columns={[
+            { key: 'order', label: '#', render: (rule) => String(list.indexOf(rule) + 1) },
+            { key: 'action', label: 'Action', render: (rule) => <span class={`action ${rule.action}`}>{rule.action}</span> },
+            { key: 'direction', label: 'Direction' },
+            { key: 'interface', label: 'Interface', render: (rule) => rule.interface ?? 'all' },
+            { key: 'protocol', label: 'Protocol' },
+            { key: 'source', label: 'Source', render: (rule) => endpoint(rule.rule_match.src_addr, rule.rule_match.src_port, rule.src_invert) },
+            { key: 'destination', label: 'Destination', render: (rule) => endpoint(rule.rule_match.dst_addr, rule.rule_match.dst_port, rule.dst_invert) },
+            { key: 'description', label: 'Description' },
+            { key: 'status', label: 'Status' },
+            {
+              key: 'hits',
+              label: 'Hits',
+              render: (rule) => {
+                const counter = counterOf(rule);
+                return counter ? `${formatCount(counter.packets)} packets, ${formatBytes(counter.bytes)}` : '—';
+              },
+            },
+          ]}
+          actions={
+            mayWrite
+              ? (rule, index) => (
+                  <>
+                    <button type="button" class="secondary" disabled={index === 0} onClick={() => move(index, -1)} aria-label={`Move rule ${index + 1} up`}>
+                      Up
+                    </button>
+                    <button type="button" class="secondary" disabled={index === list.length - 1} onClick={() => move(index, 1)} aria-label={`Move rule ${index + 1} down`}>
+                      Down
+                    </button>
+                    <button type="button" class="secondary" onClick={() => edit(rule)}>
+                      Edit
+                    </button>
+                    <button type="button" class="danger" onClick={() => remove(rule)}>
+                      Delete
+                    </button>
+                  </>
+                )
+              : undefined
+          }
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,161 @@
+import { useState } from 'preact/hooks';
+import { useSession } from '../auth/session-context';
+import { CollectionSection } from '../components/collection-section';
+import { DataTable } from '../components/data-table';
+import { ErrorAlert, messageOf } from '../components/error-alert';
+import { formatTime } from '../components/format';
+import { Page } from '../components/page';
+import { RecordForm } from '../components/record-form';
+import { TotpEnrolment } from './totp-enrolment';
+
+/** API keys: listed without their secret; a new key's secret is shown once, right after creating it. */
+function ApiKeys() {
+  const { api, can } = useSession();
+  const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [generation, setGeneration] = useState(0);
+  if (!can('users:write')) {
+    return (
+      <section class="panel" aria-label="API keys">
+        <h2>API keys</h2>
+        <p class="help">Managing API keys needs the users:write permission.</p>
+      </section>
+    );
+  }
+  return (
+    <>
+      {secret && (
+        <section class="banner secret" aria-label="New API key">
+          <p>
+            <strong>The API key "{secret.name}" was created.</strong> Copy it now: it is shown only this once.
+          </p>
+          <code class="secret-value">{secret.key}</code>
+          <button type="button" class="secondary" onClick={() => setSecret(null)}>
+            Done
+          </button>
+        </section>
+      )}
+      {creating && (
+        <RecordForm
+          title="New API key"
+          submitLabel="Create key"
+          onCancel={() => setCreating(false)}
+          fields={[
+            { name: 'name', label: 'Key name', kind: 'text' },
+            { name: 'permissions', label: 'Permissions', kind: 'lines', hint: 'e.g. rules:read, one per line (at most your own)' },
+            { name: 'expires_at', label: 'Expires at', kind: 'text', hint: 'ISO 8601, e.g. 2027-01-01T00:00:00Z; empty: never' },
+          ]}
+          onSubmit={async (body) => {
+            const created = await api.post<{ name: string; key: string }>('/auth/api-keys', { permissions: [], ...body });
+            setSecret({ name: created.name, key: created.key });
+            setCreating(false);
+            setGeneration((n) => n + 1);
+          }}
+        />
+      )}
+      {!creating && (
+        <p>
+          <button type="button" onClick={() => setCreating(true)}>
+            Create API key
+          </button>
+        </p>
+      )}
+      <CollectionSection
+        key={generation}
+        title="API keys"
+        path="/auth/api-keys"
+        writePermission="users:write"
+        deletable
+        describe={(row) => `the API key "${String(row.name)}" (it stops working at once)`}
+        columns={[
+          { key: 'name', label: 'Name' },
+          { key: 'prefix', label: 'Prefix' },
+          { key: 'permissions', label: 'Permissions' },
+          { key: 'created_by', label: 'Created by' },
+          { key: 'expires_at', label: 'Expires', render: (row) => formatTime(row.expires_at as string | null) },
+          { key: 'last_used_at', label: 'Last used', render: (row) => formatTime(row.last_used_at as string | null) },
+        ]}
+      />
+    </>
+  );
+}
+
+/** Who the user is and what the role grants. */
+function MyAccount() {
+  const { me } = useSession();
+  return (
+    <section class="panel" aria-label="My account">
+      <h2>My account</h2>
+      <DataTable
+        caption="My account"
+        rows={[me]}
+        columns={[
+          { key: 'username', label: 'User' },
+          { key: 'role', label: 'Role' },
+          { key: 'auth_provider', label: 'Signs in with' },
+          { key: 'totp_enabled', label: 'Two-factor' },
+          { key: 'permissions', label: 'Permissions', render: (row) => row.permissions.join(', ') },
+        ]}
+      />
+      <TotpEnrolment />
+    </section>
+  );
+}
+
+export function UsersPage() {
+  const { api, can } = useSession();
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <Page title="Users" help="Accounts, roles and API keys, and your own two-factor authentication.">
+      <MyAccount />
+      <ErrorAlert message={error} />
+      <CollectionSection
+        title="Users"
+        itemName="user"
+        path="/auth/users"
+        writePermission="users:write"
+        deletable
+        describe={(row) => `the account ${String(row.username)}`}
+        columns={[
+          { key: 'username', label: 'User' },
+          { key: 'email', label: 'Email' },
+          { key: 'role', label: 'Role' },
+          { key: 'enabled', label: 'Enabled' },
+          { key: 'totp_enabled', label: 'Two-factor' },
+          { key: 'auth_provider', label: 'Signs in with' },
+        ]}
+        createFields={[
+          { name: 'username', label: 'User name', kind: 'text' },
+          { name: 'password', label: 'Initial password', kind: 'password' },
+          { name: 'email', label: 'Email', kind: 'text' },
+          { name: 'role', label: 'Role', kind: 'select', options: ['viewer', 'operator', 'admin'] },
+        ]}
+        rowActions={(row, reload) =>
+          can('users:write') && row.auth_provider !== 'system' ? (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setError(null);
+                api.put(`/auth/users/${String(row.id)}`, { enabled: !row.enabled }).then(reload, (failure: unknown) => setError(messageOf(failure)));
+              }}
+            >
+              {row.enabled ? 'Disable' : 'Enable'}
+            </button>
+          ) : null
+        }
+      />
+      <CollectionSection
+        title="Roles"
+        path="/auth/roles"
+        columns={[
+          { key: 'name', label: 'Role' },
+          { key: 'description', label: 'Description' },
+          { key: 'builtin', label: 'Built in' },
+          { key: 'permissions', label: 'Permissions' },
+        ]}
+      />
+      <ApiKeys />
+    </Page>
+  );
+}

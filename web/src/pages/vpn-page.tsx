@@ -1,0 +1,128 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useSession } from '../auth/session-context';
+import type { Row } from '../api/types';
+import { CollectionSection } from '../components/collection-section';
+import { ErrorAlert, messageOf } from '../components/error-alert';
+import { Page } from '../components/page';
+
+interface PeerRef {
+  tunnelId: string;
+  peerId: string;
+  name: string;
+}
+
+/** A peer's client configuration as text and as the QR code a phone scans (a PNG fetched with the session). */
+function PeerConfigView({ peer, onClose }: { peer: PeerRef; onClose(): void }) {
+  const { api } = useSession();
+  const [text, setText] = useState<string | null>(null);
+  const [qr, setQr] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let url: string | null = null;
+    const base = `/vpn/wg/${peer.tunnelId}/peers/${peer.peerId}/config`;
+    Promise.all([api.get<{ full_tunnel: string }>(base), api.blob(base, { format: 'qr', variant: 'full' })])
+      .then(([config, png]) => {
+        url = URL.createObjectURL(png);
+        setText(config.full_tunnel);
+        setQr(url);
+      })
+      .catch((failure: unknown) => setError(messageOf(failure)));
+    return () => {
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [peer.tunnelId, peer.peerId]);
+  return (
+    <section class="panel" aria-label={`Client configuration of ${peer.name}`}>
+      <header class="panel-head">
+        <h2>Client configuration of {peer.name}</h2>
+        <button type="button" class="secondary" onClick={onClose}>
+          Close
+        </button>
+      </header>
+      <ErrorAlert message={error} />
+      <div class="peer-config">
+        {qr && <img src={qr} alt={`QR code of the WireGuard configuration of ${peer.name}`} width={240} height={240} />}
+        {text && <pre>{text}</pre>}
+      </div>
+    </section>
+  );
+}
+
+export function VpnPage() {
+  const [tunnel, setTunnel] = useState<Row | null>(null);
+  const [peer, setPeer] = useState<PeerRef | null>(null);
+  return (
+    <Page title="VPN" help="WireGuard tunnels and their peers, and IPsec connections.">
+      <CollectionSection
+        title="WireGuard tunnels"
+        itemName="tunnel"
+        path="/vpn/wg"
+        writePermission="vpn:write"
+        deletable
+        columns={[
+          { key: 'name', label: 'Name' },
+          { key: 'interface', label: 'Interface' },
+          { key: 'listen_port', label: 'Port' },
+          { key: 'address', label: 'Address' },
+          { key: 'public_key', label: 'Public key' },
+          { key: 'status', label: 'Status' },
+        ]}
+        createFields={[
+          { name: 'name', label: 'Name', kind: 'text', required: true },
+          { name: 'listen_port', label: 'Listen port', kind: 'number', initial: '51820' },
+          { name: 'address', label: 'Tunnel address', kind: 'text', hint: 'e.g. 10.99.0.1/24' },
+          { name: 'endpoint_host', label: 'Public host name or address', kind: 'text' },
+          { name: 'dns', label: 'DNS for clients', kind: 'text' },
+        ]}
+        rowActions={(row) => (
+          <button type="button" class="secondary" onClick={() => setTunnel(row)}>
+            Peers
+          </button>
+        )}
+      />
+      {tunnel && (
+        <CollectionSection
+          key={String(tunnel.id)}
+          title={`Peers of ${String(tunnel.name)}`}
+        itemName="peer"
+          path={`/vpn/wg/${String(tunnel.id)}/peers`}
+          writePermission="vpn:write"
+          deletable
+          columns={[
+            { key: 'name', label: 'Name' },
+            { key: 'allowed_ips', label: 'Allowed IPs' },
+            { key: 'endpoint', label: 'Endpoint' },
+            { key: 'public_key', label: 'Public key' },
+            { key: 'has_preshared_key', label: 'Preshared key' },
+          ]}
+          createFields={[
+            { name: 'name', label: 'Name', kind: 'text' },
+            { name: 'allowed_ips', label: 'Allowed IPs', kind: 'text', hint: 'empty: the next free address', sendEmpty: true },
+            { name: 'auto_generate_key', label: 'Generate the client key pair here', kind: 'checkbox', initial: true },
+            { name: 'public_key', label: 'Client public key', kind: 'text', hint: 'when the client made its own keys' },
+          ]}
+          rowActions={(row) => (
+            <button type="button" class="secondary" onClick={() => setPeer({ tunnelId: String(tunnel.id), peerId: String(row.id), name: String(row.name || row.id) })}>
+              Client config
+            </button>
+          )}
+        />
+      )}
+      {peer && <PeerConfigView peer={peer} onClose={() => setPeer(null)} />}
+      <CollectionSection
+        title="IPsec connections"
+        path="/vpn/ipsec"
+        writePermission="vpn:write"
+        deletable
+        columns={[
+          { key: 'name', label: 'Name' },
+          { key: 'local_addr', label: 'Local' },
+          { key: 'remote_addr', label: 'Remote' },
+          { key: 'protocol', label: 'Protocol' },
+          { key: 'mode', label: 'Mode' },
+          { key: 'status', label: 'Status' },
+        ]}
+      />
+    </Page>
+  );
+}
