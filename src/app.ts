@@ -13,6 +13,7 @@ import { ConfigStore } from './store/config-store.js';
 import { createPlatform } from './platform/index.js';
 import type { Platform } from './platform/platform.js';
 import { CollectionRegistry } from './http/collection.js';
+import { extensionOf } from './http/extensions.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { MethodIndex } from './http/method-index.js';
 import { toRouterPath, type RouteSpec } from './http/route.js';
@@ -176,6 +177,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 }
 
 function registerRoute(app: FastifyInstance, route: RouteSpec): void {
+  const extension = extensionOf(route.method, route.path);
   const permissionNote = route.access === 'public' ? 'No credential needed.' : route.access === 'authenticated' ? 'Any valid credential.' : `Requires \`${route.access}\`.`;
   app.route({
     method: route.method,
@@ -188,7 +190,7 @@ function registerRoute(app: FastifyInstance, route: RouteSpec): void {
       operationId: operationIdOf(route.method, route.path),
       tags: route.tags,
       summary: route.summary,
-      description: permissionNote,
+      description: extension ? `${permissionNote} Extension beyond the specification: ${extension.why}` : permissionNote,
       ...(route.access === 'public' ? { security: [] } : {}),
     },
     handler: async (request, reply) => route.handler(request, reply),

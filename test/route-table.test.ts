@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { toSpecPath } from '../src/http/route.js';
+import { API_EXTENSIONS, SERVED_FILE_PATHS } from '../src/http/extensions.js';
 import { startTestApp } from './helpers/app.js';
 import { sharedFile } from './helpers/shared.js';
 
@@ -47,6 +48,22 @@ test('every registered route declares its access, and it matches endpoints.tsv',
     assert.deepEqual(mismatched, [], 'permission differs from endpoints.tsv');
     t.diagnostic(`${operations.length - missing.length} of ${operations.length} operations registered`);
     assert.deepEqual(missing.map((op) => `${op.method} ${op.path}`), [], 'operations of endpoints.tsv without a route');
+
+    // Anything beyond the specification is an API extension listed with its permission, or a served file.
+    const specified = new Set(operations.map((op) => `${op.method} ${shape(op.path)}`));
+    const extensions = new Map(API_EXTENSIONS.map((e) => [`${e.method} ${shape(e.path)}`, e]));
+    const unlisted: string[] = [];
+    for (const route of app.app.catalogue) {
+      const path = toSpecPath(route.path);
+      const key = `${route.method} ${shape(path)}`;
+      if (specified.has(key) || SERVED_FILE_PATHS.some((pattern) => pattern.test(path))) continue;
+      const extension = extensions.get(key);
+      if (!extension) unlisted.push(`${key} (${route.access})`);
+      else if (extension.access !== route.access) unlisted.push(`${key}: table ${extension.access}, route ${route.access}`);
+    }
+    assert.deepEqual(unlisted, [], 'routes beyond endpoints.tsv that src/http/extensions.ts does not list');
+    const unregistered = API_EXTENSIONS.filter((e) => !registered.has(`${e.method} ${shape(e.path)}`));
+    assert.deepEqual(unregistered, [], 'listed extensions without a route');
   } finally {
     await app.close();
   }

@@ -1,0 +1,29 @@
+/**
+ * Operations this API offers beyond `endpoints.tsv` of the specification. Each one is listed here with its
+ * permission and the reason it exists; the route-table test refuses any route that is in neither table, and the
+ * OpenAPI document marks these operations as extensions.
+ */
+export interface ApiExtension {
+  method: string;
+  path: string;
+  access: string;
+  why: string;
+}
+
+export const API_EXTENSIONS: readonly ApiExtension[] = [
+  {
+    method: 'GET', path: '/api/v1/auth/register', access: 'public',
+    why: 'Tells a sign-in page whether first-boot registration is open, without attempting a registration.',
+  },
+  {
+    method: 'GET', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:read',
+    why: 'Reads one IPsec SA, as every other collection of the API can be read item by item.',
+  },
+];
+
+/** Paths the server serves that are not API operations: the API documentation and the web console. */
+export const SERVED_FILE_PATHS: readonly RegExp[] = [/^\/api\/docs(\/|$)/, /^\/api\/v1\/openapi\.json$/, /^\/assets\//, /^\/\*$/];
+
+export function extensionOf(method: string, path: string): ApiExtension | undefined {
+  return API_EXTENSIONS.find((extension) => extension.method === method && extension.path === path);
+}
