@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { JsonObjectSchema } from '../http/schema-helpers.js';
+import type { JsonObjectSchema } from '../model/schema-helpers.js';
 
 /** GET/PUT /auth/settings. Changes apply at once (the limiter and token lifetimes read them live). */
 export const AuthSettingsSchema = Type.Object({

@@ -5,9 +5,9 @@ import { badRequest, conflict, notFound } from '../core/errors.js';
 import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
-import { assertValid, compileBodyValidator } from './validation.js';
+import { assertValid, compileBodyValidator } from '../model/validation.js';
 import { ListQuery, pageOf, readListParams } from './paging.js';
-import { Uuid, withoutDefaults, type JsonObjectSchema } from './schema-helpers.js';
+import { Uuid, withoutDefaults, type JsonObjectSchema } from '../model/schema-helpers.js';
 
 /** A field of one kind that names objects of another kind. */
 export interface Reference {

@@ -3,8 +3,8 @@ import { problemOf } from '../core/errors.js';
 import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigStore } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
-import { assertValid, compileBodyValidator, describeValidationErrors } from './validation.js';
-import { withoutDefaults, type JsonObjectSchema } from './schema-helpers.js';
+import { assertValid, compileBodyValidator, describeValidationErrors } from '../model/validation.js';
+import { withoutDefaults, type JsonObjectSchema } from '../model/schema-helpers.js';
 
 export interface SingletonSpec {
   kind: string;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { FastifyReply } from 'fastify';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { AcmeService } from './service.js';
 import { Account, AccountBody, ActionResult, CertCreate, CertSummary, CertUpdate, TargetBody, TargetRecord } from './schema.js';

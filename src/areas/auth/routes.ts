@@ -1,6 +1,6 @@
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
 import { actorOf } from '../../auth/identity-service.js';
 import { assertCsrfHeader, clearSessionCookies, cookiesSecure, readCookie, REFRESH_COOKIE, setSessionCookies } from '../../auth/cookies.js';

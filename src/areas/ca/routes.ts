@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import { CaService } from './service.js';
 import { CaCertDetail, CaCertSummary, CaCreate, CaInfo, CaIssue, CaIssued } from './schema.js';
 

@@ -3,7 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Clock } from '../../core/clock.js';
 import { problemOf } from '../../core/errors.js';
 import type { Collection, CollectionRegistry, Reference } from '../../http/collection.js';
-import { compileBodyValidator, describeValidationErrors } from '../../http/validation.js';
+import { compileBodyValidator, describeValidationErrors } from '../../model/validation.js';
 import { ConfigStore, type ConfigData, type ConfigObject } from '../../store/config-store.js';
 import { migrate } from '../../store/database.js';
 import { MIGRATIONS } from '../../store/migrations.js';

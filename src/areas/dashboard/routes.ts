@@ -4,7 +4,7 @@ import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { HttpError, badRequest, notFound } from '../../core/errors.js';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import { EventStream } from '../../live/event-stream.js';
 import { attachDashboardUpgrade } from '../../live/websocket-upgrade.js';
 import { TIERS, type TierName } from '../../metrics/tiers.js';

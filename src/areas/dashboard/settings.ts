@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
 import { Singleton } from '../../http/singleton.js';
 import type { RouteSpec } from '../../http/route.js';
-import { StringEnum, type JsonObjectSchema } from '../../http/schema-helpers.js';
+import { StringEnum, type JsonObjectSchema } from '../../model/schema-helpers.js';
 import type { Retention } from '../../metrics/tiers.js';
 import type { StoreStatus } from '../../metrics/redis-store.js';
 

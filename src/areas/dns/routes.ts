@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { Singleton } from '../../http/singleton.js';
 import { badRequest, conflict } from '../../core/errors.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { afterWrite } from '../common/after-write.js';
 import { registerPendingFlag } from '../../live/pending-flags.js';

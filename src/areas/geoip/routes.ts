@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { GeoIpService } from './service.js';
 import { GeoLookupResult, GeoRuleCreate, GeoRuleRecord, GeoRuleUpdate } from './schema.js';

@@ -3,7 +3,7 @@ import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
 import { ErrorBody } from '../../http/route.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { IdsService } from './service.js';
 import {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
-import { IdParams, StringEnum, Uuid } from '../../http/schema-helpers.js';
+import { IdParams, StringEnum, Uuid } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { MultiWanService } from './service.js';
 import {

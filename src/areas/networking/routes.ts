@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { Singleton } from '../../http/singleton.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import { parseIpv4Cidr } from '../../core/ip.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { isSpecialAddress } from '../../net/special-addresses.js';

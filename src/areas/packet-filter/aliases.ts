@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import type { Collection, Reference } from '../../http/collection.js';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import { pfWordProblem } from '../../compile/pf-names.js';

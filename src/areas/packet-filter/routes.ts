@@ -4,7 +4,7 @@ import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import { badRequest, HttpError } from '../../core/errors.js';
 import { Singleton } from '../../http/singleton.js';
-import { Uuid } from '../../http/schema-helpers.js';
+import { Uuid } from '../../model/schema-helpers.js';
 import type { RouteSpec } from '../../http/route.js';
 import { CompileError } from '../../compile/firewall-model.js';
 import { nftSystemLines } from '../../compile/nftables.js';

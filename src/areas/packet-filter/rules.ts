@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
 import type { Collection } from '../../http/collection.js';
-import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { PortRange, RuleData, StateOptions } from '../../compile/firewall-types.js';
 import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';

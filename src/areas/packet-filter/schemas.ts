@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 
 export const Nullable = <T extends object>(schema: T) => Type.Union([schema as never, Type.Null()]);
 export const Port = () => Type.Integer({ minimum: 0, maximum: 65535 });

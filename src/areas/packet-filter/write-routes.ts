@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Collection } from '../../http/collection.js';
 import type { RouteSpec } from '../../http/route.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 
 /**

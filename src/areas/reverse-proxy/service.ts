@@ -5,7 +5,7 @@ import type { Collection, Reference } from '../../http/collection.js';
 import { Singleton } from '../../http/singleton.js';
 import { badRequest } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
-import type { JsonObjectSchema } from '../../http/schema-helpers.js';
+import type { JsonObjectSchema } from '../../model/schema-helpers.js';
 import {
   CertResolver, Entrypoint, HttpMiddleware, HttpRouter, HttpService, L4Service, ProxyConfig, TcpRouter, TlsCert, TlsOption, UdpRouter,
 } from './schema.js';

@@ -3,7 +3,7 @@ import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { Singleton } from '../../http/singleton.js';
-import { withoutDefaults } from '../../http/schema-helpers.js';
+import { withoutDefaults } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { badRequest } from '../../core/errors.js';
 import { ApplyReport, Banner, Console, General, Ssh, SystemInfo } from './schema.js';

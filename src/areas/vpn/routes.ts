@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import QRCode from 'qrcode';
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
-import { IdParams, Uuid } from '../../http/schema-helpers.js';
+import { IdParams, Uuid } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { VpnService } from './service.js';
 import {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { badRequest, conflict } from '../../core/errors.js';
 import type { Collection, CollectionRegistry } from '../../http/collection.js';
-import { StringEnum, type JsonObjectSchema } from '../../http/schema-helpers.js';
+import { StringEnum, type JsonObjectSchema } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { isHttpsUrl, OIDC_DEFAULT_SCOPES, PRESET_DEFAULTS, PROVIDER_TYPES, type PresetName, type PresetOverrides, type ProviderType } from './presets.js';
 

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Type } from 'typebox';
 import { badRequest } from '../../core/errors.js';
-import type { JsonObjectSchema } from '../../http/schema-helpers.js';
+import type { JsonObjectSchema } from '../../model/schema-helpers.js';
 
 export const SSO_SETTINGS_KIND = 'oauth_settings';
 

@@ -10,7 +10,7 @@ import { ForeignConfigError, parseForeignConfig } from './xml.js';
 import { ADAPTERS, PLACEHOLDER_KINDS, type Adapter, type AdapterContext } from './adapters.js';
 import type { Collection } from '../../../http/collection.js';
 import { HttpError } from '../../../core/errors.js';
-import { assertValid, compileBodyValidator } from '../../../http/validation.js';
+import { assertValid, compileBodyValidator } from '../../../model/validation.js';
 import type { ValidateFunction } from 'ajv';
 import type { Permission } from '../../../core/permissions.js';
 import { assertNoRefusedSections, holds, refusedKinds } from '../section-access.js';
