@@ -7,6 +7,7 @@ import { loadStartupConfig } from '../src/config.js';
 import { authArea } from '../src/areas/auth/routes.js';
 import { configArea } from '../src/areas/config/routes.js';
 import type { Area } from '../src/areas/area.js';
+import { collectionRoutes } from '../src/http/collection-routes.js';
 import { fmt, percentile } from './harness.js';
 
 /**
@@ -21,8 +22,8 @@ const RUNS = 7;
 const benchArea: Area = {
   name: 'bench',
   routes(context) {
-    const rules = context.collections.declare({
-      kind: 'bench_rule', path: '/api/v1/bench/rules', noun: 'rule', tags: ['bench'], access: { read: 'backup:read', write: 'backup:write' },
+    const rules = context.models.collection({
+      kind: 'bench_rule', noun: 'rule', writeAccess: 'backup:write',
       schema: Type.Object({
         action: Type.String(), interface: Type.String(), protocol: Type.String(), source: Type.String(), destination: Type.String(),
         port: Type.Integer(), log: Type.Boolean(), description: Type.String(), psk: Type.Optional(Type.String()),
@@ -30,7 +31,7 @@ const benchArea: Area = {
       writeOnly: ['psk'],
     });
     context.apply.register('noop', async () => undefined);
-    return rules.routes();
+    return collectionRoutes(rules, { path: '/api/v1/bench/rules', access: { read: 'backup:read', write: 'backup:write' }, tags: ['bench'] });
   },
 };
 

@@ -12,7 +12,7 @@ import { openDatabase } from './store/database.js';
 import { ConfigStore } from './store/config-store.js';
 import { createPlatform } from './platform/index.js';
 import type { Platform } from './platform/platform.js';
-import { CollectionRegistry } from './http/collection.js';
+import { ModelRegistry } from './model/registry.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { MethodIndex } from './http/method-index.js';
 import { toRouterPath, type RouteSpec } from './http/route.js';
@@ -86,7 +86,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const platform = options.platform ?? createPlatform(config.platform);
   const context = {
     config, clock, db, store, sealer, platform,
-    collections: new CollectionRegistry(store, sealer),
+    models: new ModelRegistry(store, sealer, (error) => app.log.error({ err: error }, 'a change hook failed')),
     log: app.log,
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
@@ -149,7 +149,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   const areas = options.areas ?? AREAS;
   for (const area of areas) {
-    for (const route of area.routes(context)) registerRoute(app, route);
+    for (const route of area.routes(context)) registerRoute(app, route, context);
   }
   app.addHook('onReady', async () => {
     for (const area of areas) await area.start?.(context, app);
@@ -162,7 +162,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   return app;
 }
 
-function registerRoute(app: FastifyInstance, route: RouteSpec): void {
+function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppContext): void {
   const permissionNote = route.access === 'public' ? 'No credential needed.' : route.access === 'authenticated' ? 'Any valid credential.' : `Requires \`${route.access}\`.`;
   app.route({
     method: route.method,
@@ -176,6 +176,9 @@ function registerRoute(app: FastifyInstance, route: RouteSpec): void {
       description: permissionNote,
       ...(route.access === 'public' ? { security: [] } : {}),
     },
-    handler: async (request, reply) => route.handler(request, reply),
+    // A write answers once the change hooks its writes fired have run, so a read right after it sees their effect.
+    handler: route.method === 'GET'
+      ? async (request, reply) => route.handler(request, reply)
+      : (request, reply) => context.models.settle(() => route.handler(request, reply)),
   });
 }

@@ -5,7 +5,7 @@ import type { Sealer } from './core/crypto.js';
 import type { Db } from './store/database.js';
 import type { ConfigStore } from './store/config-store.js';
 import type { Platform } from './platform/platform.js';
-import type { CollectionRegistry } from './http/collection.js';
+import type { ModelRegistry } from './model/registry.js';
 import type { IdentityService } from './auth/identity-service.js';
 import type { ApplyCoordinator } from './core/apply.js';
 import type { EventHub } from './core/event-hub.js';
@@ -19,7 +19,8 @@ export interface AppContext {
   store: ConfigStore;
   sealer: Sealer;
   platform: Platform;
-  collections: CollectionRegistry;
+  /** Every declared kind of configuration object: writes, references, change hooks, import and restore go through it. */
+  models: ModelRegistry;
   /** Accounts, sessions, keys, tickets and the auth audit. */
   identity: IdentityService;
   /** Runs every registered applier and records a configuration version on success (POST /reload, restore). */

@@ -156,7 +156,7 @@ test('restore-preview writes nothing; restore replaces the configuration and app
   assert.equal(probe.runs.length, runs + 1);
   assert.deepEqual(probe.runs.at(-1)!.hosts, ['alpha']);
   const alpha = t.app.context.store.list('test_host')[0];
-  assert.equal(t.app.context.collections.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'the secret of that version is back');
+  assert.equal(t.app.context.models.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'the secret of that version is back');
   assert.equal((await call('POST', '/api/v1/config/restore', { version: 999999 })).statusCode, 404);
   assert.equal((await call('POST', '/api/v1/config/restore', {})).statusCode, 400);
 });
@@ -377,7 +377,7 @@ test('a redacted export imports back onto the same appliance, secrets filled fro
   assert.equal(imported.hash, fresh.config_hash);
   assert.ok(!t.app.context.store.list('test_host').some((o) => o.data.name === 'epsilon'));
   const alpha = t.app.context.store.list('test_host').find((o) => o.data.name === 'alpha')!;
-  assert.equal(t.app.context.collections.get('test_host').secret(alpha, 'password'), 'alpha-secret-1');
+  assert.equal(t.app.context.models.get('test_host').secret(alpha, 'password'), 'alpha-secret-1');
 });
 
 test('a passphrase export moves secrets to another appliance; wrong passphrase and tampering are 400 and write nothing', async () => {
@@ -423,7 +423,7 @@ test('a passphrase export moves secrets to another appliance; wrong passphrase a
     const imported = await post('/api/v1/config/import', { ...portable, passphrase: 'correct horse battery' });
     assert.equal(imported.statusCode, 200, imported.body);
     const alpha = other.app.context.store.list('test_host').find((o) => o.data.name === 'alpha')!;
-    assert.equal(other.app.context.collections.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'opened and re-sealed under the other appliance key');
+    assert.equal(other.app.context.models.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'opened and re-sealed under the other appliance key');
     const settings = other.app.context.store.getSingleton('test_settings')!;
     assert.equal(other.app.context.sealer.open(settings.token as string), 'settings-token-xyz');
   } finally {

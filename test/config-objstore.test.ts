@@ -109,7 +109,7 @@ test('every save uploads an export; list shows it; import downloads and restores
   assert.equal(json(restored).source, 'objstore-import');
   const back = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
   assert.equal(back.data.port, 22);
-  assert.equal(t.app.context.collections.get('test_host').secret(back, 'password'), 'objstore-secret');
+  assert.equal(t.app.context.models.get('test_host').secret(back, 'password'), 'objstore-secret');
   assert.equal((await call('POST', '/api/v1/backup/objstore/import', { key: 'fw1/none.json' })).statusCode, 404);
   assert.equal((await call('POST', '/api/v1/backup/objstore/import', { key: 'elsewhere/x.json' })).statusCode, 400);
 });
@@ -143,7 +143,7 @@ test('with a backup passphrase uploads are portable exports; the schedule upload
   const restored = await call('POST', '/api/v1/backup/objstore/import', { key: listed[0].key });
   assert.equal(restored.statusCode, 200, restored.body);
   const back = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
-  assert.equal(t.app.context.collections.get('test_host').secret(back, 'password'), 'objstore-secret');
+  assert.equal(t.app.context.models.get('test_host').secret(back, 'password'), 'objstore-secret');
 });
 
 test('a failed upload is recorded, not lost', async () => {

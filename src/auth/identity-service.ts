@@ -7,7 +7,7 @@ import { loadOrCreateKeyFile } from '../core/crypto.js';
 import { badRequest, conflict, forbidden, notFound, tooManyRequests, unauthorized } from '../core/errors.js';
 import { toMask, type Permission } from '../core/permissions.js';
 import type { Authenticator, Identity } from '../http/access.js';
-import { Singleton } from '../http/singleton.js';
+import type { SingletonModel } from '../model/singleton-model.js';
 import { AuthAudit } from './audit.js';
 import { ACCESS_COOKIE, assertCsrfHeader, readCookie } from './cookies.js';
 import { ApiKeys, type ApiKeyRecord } from './api-keys.js';
@@ -70,7 +70,7 @@ export class IdentityService implements Authenticator {
   readonly sessions: Sessions;
   readonly apiKeys: ApiKeys;
   readonly audit: AuthAudit;
-  readonly settingsSection: Singleton;
+  readonly settingsSection: SingletonModel;
   /** WebSocket and SSE tickets: 30 s, single use, bound to the issuing identity. */
   readonly tickets: OneShotStore<Identity>;
   private readonly totpChallenges: OneShotStore<string>;
@@ -85,11 +85,7 @@ export class IdentityService implements Authenticator {
     this.sessions = new Sessions(db, clock);
     this.apiKeys = new ApiKeys(db, clock);
     this.audit = new AuthAudit(db, clock);
-    this.settingsSection = new Singleton(
-      { kind: AUTH_SETTINGS_KIND, path: '/api/v1/auth/settings', schema: AuthSettingsSchema, access: { read: 'settings:read', write: 'settings:write' }, tags: ['auth'], noun: 'auth settings' },
-      context.store,
-      context.sealer,
-    );
+    this.settingsSection = context.models.singleton({ kind: AUTH_SETTINGS_KIND, noun: 'auth settings', writeAccess: 'settings:write', schema: AuthSettingsSchema });
     this.tickets = new OneShotStore(clock, 30_000);
     this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
     this.limiter = new FailureLimiter(clock, (key) => {

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { conflict, notFound } from '../core/errors.js';
 import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../store/config-store.js';
-import type { CollectionDeclaration } from './declarations.js';
+import type { CollectionDeclaration, ObjectWrite } from './declarations.js';
 import { withoutDefaults } from './schema-helpers.js';
 import { uniqueKey, uniqueRule, type UniqueRule } from './unique-fields.js';
 import { assertValid, compileBodyValidator } from './validation.js';
@@ -16,7 +16,7 @@ export interface ModelSite {
   readonly sealer: Sealer;
   assertReferencesExist(declaration: CollectionDeclaration, data: ConfigData, store: ConfigStore): void;
   assertNotReferenced(target: ConfigObject, store: ConfigStore): void;
-  changed(kind: string): void;
+  changed(kind: string, write?: Omit<ObjectWrite, 'kind'>): void;
 }
 
 /** A client may echo a record it read: these fields are accepted in a body and ignored. */
@@ -118,7 +118,7 @@ export class CollectionModel {
 
   create(body: ConfigData, parentId?: string): ConfigObject {
     const { store } = this.site;
-    return this.notifying(() => store.transaction(() => {
+    const created = store.transaction(() => {
       const data = withoutEchoedFields(body);
       if (this.declaration.parent) {
         this.requireParent(parentId!);
@@ -126,29 +126,34 @@ export class CollectionModel {
       }
       this.check(data, undefined);
       return store.insert(this.kind, this.seal(data, undefined));
-    }));
+    });
+    this.site.changed(this.kind, { after: created });
+    return created;
   }
 
   /** Changes the fields `body` sends and keeps the others (write-only fields not sent keep their sealed value). */
   update(id: string, body: ConfigData, parentId?: string): ConfigObject {
     const { store } = this.site;
-    return this.notifying(() => store.transaction(() => {
-      const existing = this.find(id, parentId);
+    const existing = this.find(id, parentId);
+    const updated = store.transaction(() => {
       const merged = { ...this.visible(existing.data), ...withoutEchoedFields(body) };
       if (this.declaration.parent) merged[this.declaration.parent.field] = existing.data[this.declaration.parent.field];
       this.check(merged, existing);
       return store.update(this.kind, id, this.seal(merged, existing))!;
-    }));
+    });
+    this.site.changed(this.kind, { before: existing, after: updated });
+    return updated;
   }
 
   remove(id: string, parentId?: string): void {
     const { store } = this.site;
-    this.notifying(() => store.transaction(() => {
-      const existing = this.find(id, parentId);
+    const existing = this.find(id, parentId);
+    store.transaction(() => {
       this.declaration.beforeRemove?.(existing);
       this.site.assertNotReferenced(existing, store);
       store.remove(this.kind, id);
-    }));
+    });
+    this.site.changed(this.kind, { before: existing });
   }
 
   /** Opens a sealed write-only field for the service that needs the secret (never for a response). */
@@ -165,12 +170,6 @@ export class CollectionModel {
       created_at: object.created_at,
       updated_at: object.updated_at,
     };
-  }
-
-  private notifying<T>(write: () => T): T {
-    const result = write();
-    this.site.changed(this.kind);
-    return result;
   }
 
   private visible(data: ConfigData): ConfigData {

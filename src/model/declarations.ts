@@ -67,9 +67,18 @@ export interface SingletonDeclaration extends KindDeclarationBase {
   validate?: (data: ConfigData) => void;
 }
 
+/** One object written: created (no `before`), changed (both) or deleted (no `after`). */
+export interface ObjectWrite {
+  kind: string;
+  before?: ConfigObject;
+  after?: ConfigObject;
+}
+
 /** What changed, as the hooks registered for any of these kinds see it. */
 export interface ModelChange {
   kinds: ReadonlySet<string>;
+  /** The collection objects written, in order (empty after a replace: a hook then reads the store). */
+  objects: readonly ObjectWrite[];
   /**
    * `write`: objects were created, changed or deleted. `replace`: the whole configuration was replaced
    * (import, restore, commit-confirm rollback), and the apply coordinator applies it right after.

@@ -4,7 +4,7 @@ import type { ConfigData, ConfigObject, ConfigStore } from '../store/config-stor
 import { ChangeHooks } from './change-hooks.js';
 import { CollectionModel, type ModelSite } from './collection-model.js';
 import { checkConfiguration, type ConfigurationCheck } from './configuration-check.js';
-import type { ChangeHook, CollectionDeclaration, SingletonDeclaration } from './declarations.js';
+import type { ChangeHook, CollectionDeclaration, ObjectWrite, SingletonDeclaration } from './declarations.js';
 import { referencedValues, referenceKeyOf } from './references.js';
 import { SingletonModel } from './singleton-model.js';
 
@@ -17,8 +17,8 @@ export class ModelRegistry implements ModelSite {
   private readonly collectionsByKind = new Map<string, CollectionModel>();
   private readonly singletonsByKind = new Map<string, SingletonModel>();
   private readonly hooks: ChangeHooks;
-  /** Kinds written since the running transaction began; their hooks fire once it commits. */
-  private changedKinds = new Set<string>();
+  /** What was written since the running transaction began; the hooks fire once it commits. */
+  private pending: { kinds: Set<string>; objects: ObjectWrite[] } | undefined;
 
   constructor(
     readonly store: ConfigStore,
@@ -65,15 +65,16 @@ export class ModelRegistry implements ModelSite {
     return this.hooks.settle(fn);
   }
 
-  /** Called by the models after each write: the kind's hooks fire once the outermost transaction commits. */
-  changed(kind: string): void {
-    const first = this.changedKinds.size === 0;
-    this.changedKinds.add(kind);
+  /** Called by the models after each write: the hooks of the kinds written fire once the outermost transaction commits. */
+  changed(kind: string, write?: Omit<ObjectWrite, 'kind'>): void {
+    const first = this.pending === undefined;
+    const pending = (this.pending ??= { kinds: new Set(), objects: [] });
+    pending.kinds.add(kind);
+    if (write) pending.objects.push({ kind, ...write });
     if (!first) return;
     this.store.afterTransaction((committed) => {
-      const kinds = this.changedKinds;
-      this.changedKinds = new Set();
-      if (committed) this.hooks.fire({ kinds, cause: 'write' });
+      this.pending = undefined;
+      if (committed) this.hooks.fire({ ...pending, cause: 'write' });
     });
   }
 
@@ -92,12 +93,15 @@ export class ModelRegistry implements ModelSite {
 
   /**
    * Replaces the whole configuration (import, restore, commit-confirm rollback), then fires the hooks of every
-   * kind whose objects differ, so pending flags and appliers see the new data. The caller has checked it.
+   * kind whose objects differ, so pending flags and appliers see the new data; resolves once the hooks ran (a
+   * hook's failure rejects, after the store was replaced). The caller has checked the objects (see check).
    */
-  replaceAll(objects: readonly ConfigObject[]): void {
-    const changed = changedKinds(this.store.snapshot(), objects);
-    this.store.replaceAll(objects);
-    if (changed.size > 0) this.hooks.fire({ kinds: changed, cause: 'replace' });
+  replaceAll(objects: readonly ConfigObject[]): Promise<void> {
+    return this.hooks.settle(() => {
+      const changed = changedKinds(this.store.snapshot(), objects);
+      this.store.replaceAll(objects);
+      if (changed.size > 0) this.hooks.fire({ kinds: changed, objects: [], cause: 'replace' });
+    });
   }
 
   assertReferencesExist(declaration: CollectionDeclaration, data: ConfigData, store: ConfigStore): void {

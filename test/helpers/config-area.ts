@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { Area } from '../../src/areas/area.js';
 import { authArea } from '../../src/areas/auth/routes.js';
 import { configArea } from '../../src/areas/config/routes.js';
-import { Singleton } from '../../src/http/singleton.js';
+import { collectionRoutes } from '../../src/http/collection-routes.js';
+import { singletonRoutes } from '../../src/http/singleton-routes.js';
 
 /** What the recording applier saw each time it ran, and how to make it fail. */
 export interface ApplierProbe {
@@ -19,15 +20,13 @@ export function lifecycleTestArea(probe: ApplierProbe): Area {
   return {
     name: 'lifecycle-test',
     routes(context) {
-      const groups = context.collections.declare({
-        kind: 'test_group', path: '/api/v1/test/groups', noun: 'group', tags: ['test'],
-        access: { read: 'backup:read', write: 'backup:write' },
+      const groups = context.models.collection({
+        kind: 'test_group', noun: 'group', writeAccess: 'backup:write',
         schema: Type.Object({ name: Type.String({ minLength: 1 }) }),
         unique: ['name'],
       });
-      const hosts = context.collections.declare({
-        kind: 'test_host', path: '/api/v1/test/hosts', noun: 'host', tags: ['test'],
-        access: { read: 'backup:read', write: 'backup:write' },
+      const hosts = context.models.collection({
+        kind: 'test_host', noun: 'host', writeAccess: 'backup:write',
         schema: Type.Object({
           name: Type.String({ minLength: 1, maxLength: 32 }),
           port: Type.Integer({ minimum: 1, maximum: 65535, default: 22 }),
@@ -38,12 +37,11 @@ export function lifecycleTestArea(probe: ApplierProbe): Area {
         references: [{ field: 'group', kind: 'test_group', by: 'name' }],
         writeOnly: ['password'],
       });
-      const settings = new Singleton({
-        kind: 'test_settings', path: '/api/v1/test/settings', noun: 'test settings', tags: ['test'],
-        access: { read: 'backup:read', write: 'backup:write' },
+      const settings = context.models.singleton({
+        kind: 'test_settings', noun: 'test settings', writeAccess: 'backup:write',
         schema: Type.Object({ mode: Type.String({ default: 'normal', enum: ['normal', 'strict'] }), token: Type.String() }),
         writeOnly: ['token'],
-      }, context.store, context.sealer);
+      });
       context.apply.register('test-applier', async () => {
         if (probe.failNext) {
           probe.failNext = false;
@@ -51,7 +49,12 @@ export function lifecycleTestArea(probe: ApplierProbe): Area {
         }
         probe.runs.push({ hosts: context.store.list('test_host').map((o) => String(o.data.name)) });
       }, { check: () => ({ errors: [...probe.checkErrors], info: ['test applier rendered its configuration'] }) });
-      return [...groups.routes(), ...hosts.routes(), ...settings.routes()];
+      const access = { read: 'backup:read', write: 'backup:write' } as const;
+      return [
+        ...collectionRoutes(groups, { path: '/api/v1/test/groups', access, tags: ['test'] }),
+        ...collectionRoutes(hosts, { path: '/api/v1/test/hosts', access, tags: ['test'] }),
+        ...singletonRoutes(settings, { path: '/api/v1/test/settings', access, tags: ['test'] }),
+      ];
     },
   };
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { FastifyReply } from 'fastify';
 import { IdParams } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { AcmeService } from './service.js';
 import { Account, AccountBody, ActionResult, CertCreate, CertSummary, CertUpdate, TargetBody, TargetRecord } from './schema.js';
@@ -17,7 +18,7 @@ export const acmeArea: Area = {
   name: 'acme',
   routes(context) {
     const acme = new AcmeService(context);
-    const [targetList] = acme.targets.routes();
+    const access = { read, write };
     return [
       {
         method: 'GET', path: '/api/v1/acme/account', access: read, tags, summary: 'The ACME account (directory and contact)',
@@ -29,7 +30,7 @@ export const acmeArea: Area = {
         schema: { body: AccountBody, response: { 200: Account } },
         handler: (request) => acme.saveAccount(request.body as never),
       },
-      ...acme.certs.routes(),
+      ...collectionRoutes(acme.certs, { path: '/api/v1/acme/certs', access, tags, operations: ['list', 'read'] }),
       {
         method: 'POST', path: '/api/v1/acme/certs', access: write, tags, summary: 'Add a certificate to obtain (status pending; nothing is issued yet)',
         schema: { body: CertCreate, response: { 201: CertSummary } },
@@ -74,7 +75,7 @@ export const acmeArea: Area = {
         schema: { params: IdParams(), response: { 200: ActionResult } },
         handler: (request) => acme.publish(idOf(request)),
       },
-      targetList,
+      ...collectionRoutes(acme.targets, { path: '/api/v1/acme/certs/{cert_id}/targets', parentParams: { list: 'cert_id' }, access, tags, operations: ['list'] }),
       {
         method: 'POST', path: '/api/v1/acme/certs/{cert_id}/targets', access: write, tags, summary: 'Add an export target (file paths are confined to certificate directories)',
         schema: { params: Type.Object({ cert_id: Type.String({ format: 'uuid' }) }), body: TargetBody, response: { 201: TargetRecord } },
@@ -93,7 +94,7 @@ export const acmeArea: Area = {
           return reply.status(204).send();
         },
       },
-      ...acme.providers.routes(),
+      ...collectionRoutes(acme.providers, { path: '/api/v1/acme/dns-providers', access, tags, operations: ['list', 'create', 'update', 'delete'] }),
       {
         method: 'POST', path: '/api/v1/acme/dns-providers/{id}/test', access: write, tags, summary: 'Add and remove a test TXT record through the provider',
         schema: { params: IdParams(), response: { 200: Type.Object({ ok: Type.Boolean(), message: Type.String() }) } },

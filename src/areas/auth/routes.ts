@@ -1,6 +1,7 @@
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
 import { IdParams } from '../../model/schema-helpers.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
 import { actorOf } from '../../auth/identity-service.js';
 import { assertCsrfHeader, clearSessionCookies, cookiesSecure, readCookie, REFRESH_COOKIE, setSessionCookies } from '../../auth/cookies.js';
@@ -15,6 +16,7 @@ export const authArea: Area = {
     const identity = context.identity;
     const tags = ['auth'];
     const id = (request: { params: unknown }) => (request.params as { id: string }).id;
+    const [settingsGet, settingsPut] = singletonRoutes(identity.settingsSection, { path: '/api/v1/auth/settings', access: { read: 'settings:read', write: 'settings:write' }, tags });
     return [
       {
         method: 'POST', path: '/api/v1/auth/register', access: 'public', tags,
@@ -196,11 +198,9 @@ export const authArea: Area = {
           return reply.status(204).send();
         },
       },
+      settingsGet,
       {
-        ...identity.settingsSection.routes()[0],
-      },
-      {
-        ...identity.settingsSection.routes()[1],
+        ...settingsPut,
         handler: (request) => identity.settingsSection.visible(identity.updateSettings(request.body as Record<string, unknown>, actorOf(request)) as unknown as Record<string, unknown>),
       },
     ];

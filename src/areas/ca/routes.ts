@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import { IdParams } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import { CaService } from './service.js';
 import { CaCertDetail, CaCertSummary, CaCreate, CaInfo, CaIssue, CaIssued } from './schema.js';
 
@@ -49,7 +50,7 @@ export const caArea: Area = {
         schema: { params: IdParams(), response: { 200: CaCertDetail } },
         handler: (request) => ca.detail(idOf(request)),
       },
-      ...ca.certs.routes(),
+      ...collectionRoutes(ca.certs, { path: '/api/v1/ca/certs', access: { read: 'settings:read', write: 'settings:write' }, tags, operations: ['delete'] }),
       {
         method: 'GET', path: '/api/v1/ca/certs/{id}/cert.pem', access: 'settings:read', tags, summary: 'Certificate PEM',
         schema: { params: IdParams() },

@@ -6,7 +6,7 @@ import { canonicalJson } from '../../core/canonical-json.js';
 import { sha256Hex } from '../../core/crypto.js';
 import type { Permission } from '../../core/permissions.js';
 import { badRequest, notFound } from '../../core/errors.js';
-import { Singleton } from '../../http/singleton.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import type { RouteSpec } from '../../http/route.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { VersionRecord } from '../../store/config-versions.js';
@@ -89,7 +89,7 @@ const tags = ['config', 'backup'];
  * the appliance's outbound guard.
  */
 export class ObjectStorageBackups {
-  readonly settings: Singleton;
+  readonly settings: SingletonModel;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> = Promise.resolve();
 
@@ -97,9 +97,8 @@ export class ObjectStorageBackups {
     private readonly context: AppContext,
     private readonly service: ConfigService,
   ) {
-    this.settings = new Singleton({
-      kind: OBJSTORE_KIND, path: '/api/v1/backup/objstore/config', schema: ObjstoreSchema, writeOnly: ['secret_access_key', 'backup_passphrase'],
-      access: { read: 'backup:read', write: 'backup:write' }, tags, noun: 'object-storage backup settings',
+    this.settings = context.models.singleton({
+      kind: OBJSTORE_KIND, noun: 'object-storage backup settings', writeAccess: 'backup:write', schema: ObjstoreSchema, writeOnly: ['secret_access_key', 'backup_passphrase'],
       validate: (data) => {
         if (data.endpoint && !/^https?:\/\/[^/\s]+\/?$/.test(String(data.endpoint))) throw badRequest('body.endpoint must be http(s)://host[:port] without a path');
         if (data.enabled) {
@@ -109,7 +108,7 @@ export class ObjectStorageBackups {
           if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) throw badRequest(`body.allowed_addresses: "${entry}" is not an IP address or CIDR`);
         }
       },
-    }, context.store, context.sealer);
+    });
     service.onSaved((record) => {
       if (this.current().enabled && this.current().upload_on_save) this.queueUpload(record);
     });

@@ -11,6 +11,7 @@ import { TIERS, type TierName } from '../../metrics/tiers.js';
 import type { Flow } from '../../platform/connections.js';
 import { DashboardService, tierFor, type DashboardOptions } from './service.js';
 import { combinedLogs, LOG_SOURCES } from './logs.js';
+import { HistoryView, StoreView } from './settings.js';
 
 const TAGS = ['status'];
 export const WEBSOCKET_PATHS = ['/api/v1/ws', '/ws'] as const;
@@ -202,8 +203,36 @@ export function createDashboardArea(options: DashboardOptions = {}): Area & { se
             stream.send({ type: 'stats', data: await service.dnsStats() });
           },
         },
-        ...service.history.routes(),
-        ...service.storeSettings.routes(),
+        {
+          method: 'GET', path: '/api/v1/settings/dashboard-history', access: 'settings:read', tags: ['settings'],
+          summary: 'Read how much metric history the dashboard keeps',
+          schema: { response: { 200: HistoryView } },
+          handler: () => service.history.view(),
+        },
+        {
+          method: 'PUT', path: '/api/v1/settings/dashboard-history', access: 'settings:write', tags: ['settings'],
+          summary: 'Change the dashboard history: by duration or by memory budget (applies at once)',
+          schema: { body: service.history.section.schemas.patch, response: { 200: HistoryView } },
+          handler: (request) => {
+            service.history.update(request.body as Record<string, unknown>);
+            return service.history.view();
+          },
+        },
+        {
+          method: 'GET', path: '/api/v1/settings/metrics-store', access: 'settings:read', tags: ['settings'],
+          summary: 'Read the external metrics store settings and connection status',
+          schema: { response: { 200: StoreView } },
+          handler: () => service.storeSettings.view(),
+        },
+        {
+          method: 'PUT', path: '/api/v1/settings/metrics-store', access: 'settings:write', tags: ['settings'],
+          summary: 'Change the external metrics store (Valkey/Redis); reconnects at once',
+          schema: { body: service.storeSettings.section.schemas.patch, response: { 200: StoreView } },
+          handler: async (request) => {
+            await service.storeSettings.update(request.body as Record<string, unknown>);
+            return service.storeSettings.view();
+          },
+        },
       ];
     },
     async start(context: AppContext, app?: FastifyInstance) {

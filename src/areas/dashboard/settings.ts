@@ -1,14 +1,11 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import { Singleton } from '../../http/singleton.js';
-import type { RouteSpec } from '../../http/route.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { StringEnum, type JsonObjectSchema } from '../../model/schema-helpers.js';
 import type { Retention } from '../../metrics/tiers.js';
 import type { StoreStatus } from '../../metrics/redis-store.js';
 
-const TAGS = ['settings'];
-const ACCESS = { read: 'settings:read', write: 'settings:write' } as const;
 const MIB = 1024 * 1024;
 
 // ------------------------------------------------------------------ /settings/dashboard-history
@@ -28,7 +25,7 @@ const HistorySchema = Type.Object({
   day_retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 730, description: 'days of 1 day points kept' }),
 }) as unknown as JsonObjectSchema;
 
-const HistoryView = Type.Object({
+export const HistoryView = Type.Object({
   mode: Type.String(),
   history_seconds: Type.Integer(),
   ram_limit_mb: Type.Number(),
@@ -58,25 +55,21 @@ export const retentionOf = (values: HistorySettingsValues): Retention => ({
 });
 
 export class DashboardHistorySettings {
-  readonly section: Singleton;
+  readonly section: SingletonModel;
 
   constructor(
     context: AppContext,
     private readonly observe: () => { currentEntries: number; capacityBytes: number },
     private readonly apply: (retention: Retention) => void,
   ) {
-    this.section = new Singleton(
-      { kind: 'settings.dashboard_history', path: '/api/v1/settings/dashboard-history', schema: HistorySchema, access: ACCESS, tags: TAGS, noun: 'dashboard history settings' },
-      context.store,
-      context.sealer,
-    );
+    this.section = context.models.singleton({ kind: 'settings.dashboard_history', noun: 'dashboard history settings', writeAccess: 'settings:write', schema: HistorySchema });
   }
 
   values(): HistorySettingsValues {
     return this.section.read() as unknown as HistorySettingsValues;
   }
 
-  private view() {
+  view() {
     const { currentEntries, capacityBytes } = this.observe();
     return { ...this.values(), current_entries: currentEntries, estimated_ram_mb: Math.round((capacityBytes / MIB) * 10) / 10 };
   }
@@ -98,22 +91,6 @@ export class DashboardHistorySettings {
     this.section.write(patch);
     this.apply(retentionOf(this.values()));
   }
-
-  routes(): RouteSpec[] {
-    const [get, put] = this.section.routes();
-    return [
-      { ...get, summary: 'Read how much metric history the dashboard keeps', schema: { response: { 200: HistoryView } }, handler: () => this.view() },
-      {
-        ...put,
-        summary: 'Change the dashboard history: by duration or by memory budget (applies at once)',
-        schema: { ...put.schema, response: { 200: HistoryView } },
-        handler: (request) => {
-          this.update(request.body as Record<string, unknown>);
-          return this.view();
-        },
-      },
-    ];
-  }
 }
 
 // ------------------------------------------------------------------ /settings/metrics-store
@@ -125,7 +102,7 @@ const StoreSchema = Type.Object({
   password: Type.String({ default: '', maxLength: 1024, writeOnly: true, description: 'write-only; "" removes it' }),
 }) as unknown as JsonObjectSchema;
 
-const StoreView = Type.Object({
+export const StoreView = Type.Object({
   enabled: Type.Boolean(),
   url: Type.String({ description: 'without any password' }),
   retention_minutes: Type.Integer(),
@@ -157,18 +134,14 @@ export function splitRedisUrl(raw: string): { url: string; password?: string } {
 }
 
 export class MetricsStoreSettings {
-  readonly section: Singleton;
+  readonly section: SingletonModel;
 
   constructor(
     context: AppContext,
     private readonly state: () => { status: StoreStatus; error?: string },
     private readonly apply: () => Promise<void>,
   ) {
-    this.section = new Singleton(
-      { kind: 'settings.metrics_store', path: '/api/v1/settings/metrics-store', schema: StoreSchema, access: ACCESS, writeOnly: ['password'], tags: TAGS, noun: 'metrics store settings' },
-      context.store,
-      context.sealer,
-    );
+    this.section = context.models.singleton({ kind: 'settings.metrics_store', noun: 'metrics store settings', writeAccess: 'settings:write', schema: StoreSchema, writeOnly: ['password'] });
   }
 
   values(): StoreSettingsValues {
@@ -179,32 +152,21 @@ export class MetricsStoreSettings {
     return this.section.secret('password');
   }
 
-  private view() {
+  view() {
     const { status, error } = this.state();
     return { ...this.values(), has_password: this.password() !== undefined, status, ...(error && status === 'disconnected' ? { error } : {}) };
   }
 
-  routes(): RouteSpec[] {
-    const [get, put] = this.section.routes();
-    return [
-      { ...get, summary: 'Read the external metrics store settings and connection status', schema: { response: { 200: StoreView } }, handler: () => this.view() },
-      {
-        ...put,
-        summary: 'Change the external metrics store (Valkey/Redis); reconnects at once',
-        schema: { ...put.schema, response: { 200: StoreView } },
-        handler: async (request) => {
-          const patch = { ...(request.body as Record<string, unknown>) };
-          if (typeof patch.url === 'string') {
-            const { url, password } = splitRedisUrl(patch.url);
-            patch.url = url;
-            // a URL without a password keeps the stored one (GET never shows it, so a round trip must not wipe it)
-            if (password !== undefined && patch.password === undefined) patch.password = password;
-          }
-          this.section.write(patch);
-          await this.apply();
-          return this.view();
-        },
-      },
-    ];
+  /** A redis URL's password is split off and sealed; the store reconnects at once. */
+  async update(body: Record<string, unknown>): Promise<void> {
+    const patch = { ...body };
+    if (typeof patch.url === 'string') {
+      const { url, password } = splitRedisUrl(patch.url);
+      patch.url = url;
+      // a URL without a password keeps the stored one (GET never shows it, so a round trip must not wipe it)
+      if (password !== undefined && patch.password === undefined) patch.password = password;
+    }
+    this.section.write(patch);
+    await this.apply();
   }
 }

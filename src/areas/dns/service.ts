@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { Cron } from 'croner';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
-import type { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, HttpError } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName, isIpOrCidr } from '../../core/ip.js';
@@ -184,20 +184,21 @@ export class DnsService {
   private readonly statusRead;
   private readonly statusWrite;
   private readonly statusDelete;
+  private readonly statusIds;
   private timers: NodeJS.Timeout[] = [];
   private nextScheduledRun: number | null = null;
 
   constructor(
     private readonly context: AppContext,
     private readonly parts: {
-      blocklists: Collection;
-      whitelist: Collection;
-      customblocks: Collection;
-      hosts: Collection;
-      domains: Collection;
-      acls: Collection;
-      resolver: Singleton;
-      schedule: Singleton;
+      blocklists: CollectionModel;
+      whitelist: CollectionModel;
+      customblocks: CollectionModel;
+      hosts: CollectionModel;
+      domains: CollectionModel;
+      acls: CollectionModel;
+      resolver: SingletonModel;
+      schedule: SingletonModel;
     },
   ) {
     this.state = new ServiceState(context.db, context.clock);
@@ -207,6 +208,7 @@ export class DnsService {
        ON CONFLICT(source_id) DO UPDATE SET last_updated = excluded.last_updated, last_sha256 = excluded.last_sha256, rule_count = excluded.rule_count, bytes = excluded.bytes, last_error = excluded.last_error`,
     );
     this.statusDelete = context.db.prepare('DELETE FROM dns_blocklist_status WHERE source_id = ?');
+    this.statusIds = context.db.prepare('SELECT source_id FROM dns_blocklist_status');
   }
 
   private get dataDir(): string {
@@ -238,9 +240,13 @@ export class DnsService {
     return { last_updated: row?.last_updated ?? null, last_sha256: row?.last_sha256 ?? null, rule_count: row?.rule_count ?? 0, last_error: row?.last_error ?? null };
   }
 
-  forgetBlocklist(id: string): void {
-    this.statusDelete.run(id);
-    removeDataFile(this.dataDir, ['dns', 'lists', `${id}.txt`]);
+  /** Drops the download state and list file of every source that no longer exists. */
+  forgetRemovedBlocklists(): void {
+    for (const { source_id: id } of this.statusIds.all() as { source_id: string }[]) {
+      if (this.context.store.get(DNS_KINDS.blocklist, id)) continue;
+      this.statusDelete.run(id);
+      removeDataFile(this.dataDir, ['dns', 'lists', `${id}.txt`]);
+    }
   }
 
   seedBuiltIns(): void {

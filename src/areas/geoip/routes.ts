@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import { IdParams } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { GeoIpService } from './service.js';
 import { GeoLookupResult, GeoRuleCreate, GeoRuleRecord, GeoRuleUpdate } from './schema.js';
@@ -11,7 +12,6 @@ export const geoipArea: Area = {
   name: 'geoip',
   routes(context) {
     const geo = new GeoIpService(context);
-    const [, remove] = geo.rules.routes();
     return [
       {
         method: 'GET', path: '/api/v1/geoip', access: 'geoip:read', tags, summary: 'Geo-IP rules, ordered by country',
@@ -32,7 +32,7 @@ export const geoipArea: Area = {
         schema: { params: IdParams(), body: GeoRuleUpdate, response: { 200: GeoRuleRecord } },
         handler: (request) => geo.rules.toRecord(geo.update((request.params as { id: string }).id, request.body as ConfigData)),
       },
-      remove,
+      ...collectionRoutes(geo.rules, { path: '/api/v1/geoip', access: { read: 'geoip:read', write: 'geoip:write' }, tags, operations: ['delete'] }),
       {
         method: 'GET', path: '/api/v1/geoip/lookup/{ip}', access: 'geoip:read', tags, summary: 'Country (and network) of an address from the shipped dataset',
         schema: { params: Type.Object({ ip: Type.String({ maxLength: 64 }) }), response: { 200: GeoLookupResult } },

@@ -4,6 +4,8 @@ import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
 import { ErrorBody } from '../../http/route.js';
 import { IdParams } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { IdsService } from './service.js';
 import {
@@ -13,6 +15,7 @@ import {
 const tags = ['ids'];
 const Message = Type.Object({ message: Type.String() });
 const errors = { 400: ErrorBody, 404: ErrorBody };
+const access = { read: 'ids:read', write: 'ids:write' } as const;
 const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
 const services = new WeakMap<AppContext, IdsService>();
@@ -32,7 +35,7 @@ export const idsArea: Area = {
     const ids = idsServiceOf(context);
     const ruleset = (id: string) => ids.rulesets.toRecord(ids.rulesets.find(id));
     return [
-      ...ids.config.routes(),
+      ...singletonRoutes(ids.config, { path: '/api/v1/ids/config', access, tags }),
       {
         method: 'POST', path: '/api/v1/ids/reload', access: 'ids:write', tags,
         summary: 'Compile enabled rules of enabled rulesets (overrides and suppressions applied) and reload the engine',
@@ -91,7 +94,7 @@ export const idsArea: Area = {
           return { message: `alert classified as ${body.classification}` };
         },
       },
-      ...ids.rulesets.routes(),
+      ...collectionRoutes(ids.rulesets, { path: '/api/v1/ids/rulesets', access, tags, operations: ['list'] }),
       {
         method: 'POST', path: '/api/v1/ids/rulesets', access: 'ids:write', tags,
         summary: 'Add a ruleset; rules_text installs rules at once, else an enabled ruleset with a source_url is downloaded',
@@ -143,7 +146,7 @@ export const idsArea: Area = {
         schema: { params: IdParams(), body: RuleUpdate, response: { 200: IdsRule, ...errors } },
         handler: (request) => ids.updateRule(idOf(request), request.body as never),
       },
-      ...ids.suppressions.routes(),
+      ...collectionRoutes(ids.suppressions, { path: '/api/v1/ids/suppressions', access, tags, operations: ['list', 'create', 'delete'] }),
     ];
   },
 };

@@ -3,6 +3,7 @@ import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { IdParams, StringEnum, Uuid } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { MultiWanService } from './service.js';
 import {
@@ -32,12 +33,9 @@ export const multiwanArea: Area = {
   routes(context) {
     const mw = new MultiWanService(context);
     services.set(context, mw);
-    const [instanceList, instanceRead, instanceUpdate] = mw.instances.routes();
-    const [gatewayList, gatewayCreate, gatewayRead, gatewayUpdate] = mw.gateways.routes();
-    const [groupList, groupRead] = mw.groups.routes();
-    const [leakList, leakCreate] = mw.leaks.routes();
+    const access = { read, write };
     const routes: RouteSpec[] = [
-      instanceList, instanceRead, instanceUpdate,
+      ...collectionRoutes(mw.instances, { path: '/api/v1/multiwan/instances', access, tags, operations: ['list', 'read', 'update'] }),
       {
         method: 'POST', path: '/api/v1/multiwan/instances', access: write, tags, summary: 'Create a routing instance (FIB below the kernel table count)',
         schema: { body: Type.Object({ ...Instance.properties }, { required: ['name', 'fib_number'], additionalProperties: false }), response: { 201: InstanceRecord } },
@@ -85,7 +83,7 @@ export const multiwanArea: Area = {
           return mw.enableFibs(body.fibs ?? 16, body.reboot ?? false);
         },
       },
-      gatewayList, gatewayCreate, gatewayRead, gatewayUpdate,
+      ...collectionRoutes(mw.gateways, { path: '/api/v1/multiwan/gateways', access, tags, operations: ['list', 'create', 'read', 'update'] }),
       {
         method: 'DELETE', path: '/api/v1/multiwan/gateways/{id}', access: write, tags, summary: 'Delete a gateway (409 while a group or policy uses it)',
         schema: { params: IdParams() },
@@ -110,7 +108,7 @@ export const multiwanArea: Area = {
         schema: { params: IdParams(), body: Type.Optional(ProbeNowBody), response: { 200: GatewayRecord } },
         handler: async (request) => mw.gateways.toRecord(await mw.probe(params(request).id, (request.body ?? undefined) as never)),
       },
-      groupList, groupRead,
+      ...collectionRoutes(mw.groups, { path: '/api/v1/multiwan/groups', access, tags, operations: ['list', 'read'] }),
       {
         method: 'POST', path: '/api/v1/multiwan/groups', access: write, tags, summary: 'Create a gateway group',
         schema: { body: GroupCreate, response: { 201: GroupRecord } },
@@ -157,7 +155,7 @@ export const multiwanArea: Area = {
         schema: { body: Type.Object({ policy_ids: Type.Array(Uuid(), { maxItems: 10000 }) }, { required: ['policy_ids'], additionalProperties: false }), response: { 200: Message } },
         handler: (request) => ({ message: `${mw.reorderPolicies((request.body as { policy_ids: string[] }).policy_ids)} policies reordered` }),
       },
-      ...mw.policies.routes(),
+      ...collectionRoutes(mw.policies, { path: '/api/v1/multiwan/policies', access, tags }),
       {
         method: 'POST', path: '/api/v1/multiwan/policies/{id}/duplicate', access: write, tags, summary: 'Copy a policy (disabled, priority + 1, name-copy)',
         schema: { params: IdParams() },
@@ -168,7 +166,7 @@ export const multiwanArea: Area = {
         schema: { params: IdParams(), body: Type.Object({ enabled: Type.Boolean() }, { required: ['enabled'], additionalProperties: false }) },
         handler: (request) => mw.policies.toRecord(mw.togglePolicy(params(request).id, (request.body as { enabled: boolean }).enabled)),
       },
-      leakList, leakCreate,
+      ...collectionRoutes(mw.leaks, { path: '/api/v1/multiwan/leaks', access, tags, operations: ['list', 'create'] }),
       {
         method: 'DELETE', path: '/api/v1/multiwan/leaks/{id}', access: write, tags, summary: 'Delete a leak (409 for management escapes)',
         schema: { params: IdParams() },

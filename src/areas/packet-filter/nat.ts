@@ -1,15 +1,14 @@
 /** The /nat collection (wire-format.md §3.6): snat, dnat, masquerade and binat; an explicit order. */
 import { Type } from 'typebox';
-import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import type { Collection } from '../../http/collection.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { ModelRegistry } from '../../model/registry.js';
 import { StringEnum } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { NatData, NatType } from '../../compile/firewall-types.js';
 import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema } from './schemas.js';
 import { addressFamily, checkPortObject, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
-import { normalisedWriteRoutes } from './write-routes.js';
 import { addressAliasChecks } from './aliases.js';
 
 export const NAT_KIND = 'nat';
@@ -58,6 +57,7 @@ function requestSchema(create: boolean) {
 
 /** The body POST /nat takes (the third-party importer validates with it too). */
 export const NatCreateBody = requestSchema(true);
+export const NatUpdateBody = requestSchema(false);
 
 const has = (body: Record<string, unknown>, key: string) => Object.prototype.hasOwnProperty.call(body, key);
 const isSingleAddress = (address: string) => {
@@ -139,22 +139,13 @@ function checkNat(nat: NatData): void {
   }
 }
 
-export function declareNat(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+/** The NAT model; create and update come from the flat request form (toStoredNat). */
+export function declareNat(models: ModelRegistry): CollectionModel {
   const aliases = addressAliasChecks((data) => ({ src_addr: data.src_addr as string, dst_addr: data.dst_addr as string }));
-  const collection = context.collections.declare({
-    kind: NAT_KIND, path: '/api/v1/nat', noun: 'NAT rule', tags: ['nat'],
-    access: { read: 'nat:read', write: 'nat:write' },
+  return models.collection({
+    kind: NAT_KIND, noun: 'NAT rule', writeAccess: 'nat:write',
     schema: NatSchema,
-    // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
-    operations: ['list', 'read', 'delete'],
     references: aliases.references,
     validate: (data, ctx) => aliases.check(data, ctx.store),
   });
-  return {
-    collection,
-    routes: () => [
-      ...collection.routes(),
-      ...normalisedWriteRoutes(collection, { createBody: requestSchema(true), updateBody: requestSchema(false), toStored: toStoredNat }),
-    ],
-  };
 }

@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import { badRequest, HttpError } from '../../core/errors.js';
-import { Singleton } from '../../http/singleton.js';
+import { collectionRoutes, type CollectionRouteParts } from '../../http/collection-routes.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { Uuid } from '../../model/schema-helpers.js';
 import type { RouteSpec } from '../../http/route.js';
 import { CompileError } from '../../compile/firewall-model.js';
@@ -11,10 +12,11 @@ import { nftSystemLines } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
 import { EventStream, EventStreamSet } from '../../live/event-stream.js';
 import { PENDING_FLAG_TOPIC, readPendingFlag } from '../../live/pending-flags.js';
-import { declareRules, RULE_KIND } from './rules.js';
-import { declareAliases } from './aliases.js';
-import { declareSchedules } from './schedules.js';
-import { declareNat, NAT_KIND } from './nat.js';
+import { declareRules, RULE_KIND, RuleCreateBody, RuleUpdateBody, sortRulesByPriority, toStoredRule } from './rules.js';
+import { AliasCreateBody, AliasUpdateBody, declareAliases, toStoredAlias } from './aliases.js';
+import { declareSchedules, ScheduleCreateBody, ScheduleUpdateBody, toStoredSchedule } from './schedules.js';
+import { declareNat, NAT_KIND, NatCreateBody, NatUpdateBody, toStoredNat } from './nat.js';
+import { normalisedWriteRoutes } from './write-routes.js';
 import { applyFailureWho, PacketFilterService } from './service.js';
 import { SETTINGS_KIND } from './snapshot.js';
 
@@ -74,15 +76,15 @@ export function packetFilterService(context: AppContext): PacketFilterService | 
 export const packetFilterArea: Area = {
   name: 'packet-filter',
   routes(context) {
-    const aliases = declareAliases(context);
-    const schedules = declareSchedules(context);
-    const rules = declareRules(context);
-    const nat = declareNat(context);
-    const blockLogging = new Singleton({
-      kind: SETTINGS_KIND, path: '/api/v1/rules/block-logging', noun: 'block logging', tags: ['rules'],
-      access: { read: 'rules:read', write: 'rules:write' },
+    const { models } = context;
+    const aliases = declareAliases(models);
+    const schedules = declareSchedules(models);
+    const rules = declareRules(models);
+    const nat = declareNat(models);
+    const blockLogging = models.singleton({
+      kind: SETTINGS_KIND, noun: 'block logging', writeAccess: 'rules:write',
       schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
-    }, context.store, context.sealer);
+    });
     const pf = new PacketFilterService(context, blockLogging);
     const streams = new EventStreamSet();
     running.set(context, { service: pf, hub: streams });
@@ -143,8 +145,24 @@ export const packetFilterArea: Area = {
       }
     };
 
+    const ruleParts: CollectionRouteParts = { path: '/api/v1/rules', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] };
+    const aliasParts: CollectionRouteParts = { path: '/api/v1/aliases', access: { read: 'aliases:read', write: 'aliases:write' }, tags: ['aliases'] };
+    // endpoints.tsv lists no GET /schedules/{id}
+    const scheduleParts: CollectionRouteParts = { path: '/api/v1/schedules', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] };
+    const natParts: CollectionRouteParts = { path: '/api/v1/nat', access: { read: 'nat:read', write: 'nat:write' }, tags: ['nat'] };
     const routes: RouteSpec[] = [
-      ...rules.routes(),
+      // create and update take the flat request form (wire-format.md §3.2) and normalise it into the record
+      ...collectionRoutes(rules, { ...ruleParts, operations: ['list', 'read', 'delete'] }),
+      ...normalisedWriteRoutes(rules, ruleParts, {
+        createBody: RuleCreateBody,
+        updateBody: RuleUpdateBody,
+        toStored: (body, existing) => toStoredRule(body, existing, context.store.list(RULE_KIND)),
+        around: (write) => context.store.transaction(() => {
+          const result = write();
+          sortRulesByPriority(context);
+          return result;
+        }),
+      }),
       {
         method: 'PUT', path: '/api/v1/rules/reorder', access: 'rules:write', tags: ['rules'],
         summary: 'Give all rules a new complete order (priority = position), atomically',
@@ -155,7 +173,7 @@ export const packetFilterArea: Area = {
           return { message: `${ids.length} rules reordered`, count: ids.length };
         },
       },
-      ...blockLogging.routes(),
+      ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
       {
         method: 'GET', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
         summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
@@ -171,9 +189,12 @@ export const packetFilterArea: Area = {
           ];
         },
       },
-      ...schedules.routes(),
-      ...aliases.routes(),
-      ...nat.routes(),
+      ...collectionRoutes(schedules, { ...scheduleParts, operations: ['list', 'delete'] }),
+      ...normalisedWriteRoutes(schedules, scheduleParts, { createBody: ScheduleCreateBody, updateBody: ScheduleUpdateBody, toStored: toStoredSchedule }),
+      ...collectionRoutes(aliases, { ...aliasParts, operations: ['list', 'read', 'delete'] }),
+      ...normalisedWriteRoutes(aliases, aliasParts, { createBody: AliasCreateBody, updateBody: AliasUpdateBody, toStored: toStoredAlias }),
+      ...collectionRoutes(nat, { ...natParts, operations: ['list', 'read', 'delete'] }),
+      ...normalisedWriteRoutes(nat, natParts, { createBody: NatCreateBody, updateBody: NatUpdateBody, toStored: toStoredNat }),
       {
         method: 'PUT', path: '/api/v1/nat/reorder', access: 'nat:write', tags: ['nat'],
         summary: 'Give all NAT rules a new complete order, atomically',

@@ -2,13 +2,13 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import type { Collection } from '../../http/collection.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { ModelRegistry } from '../../model/registry.js';
 import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { PortRange, RuleData, StateOptions } from '../../compile/firewall-types.js';
 import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
 import { ACTION_INPUTS, addressFamily, checkPortObject, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
-import { normalisedWriteRoutes } from './write-routes.js';
 import { addressAliasChecks } from './aliases.js';
 
 export const RULE_KIND = 'rule';
@@ -87,6 +87,7 @@ function requestSchema(create: boolean) {
 
 /** The body POST /rules takes (the third-party importer validates with it too). */
 export const RuleCreateBody = requestSchema(true);
+export const RuleUpdateBody = requestSchema(false);
 
 const DEFAULT_STATE: StateOptions = { tracking: 'keep_state', policy: null, adaptive_timeouts: null, timeout_tcp: null, timeout_udp: null, timeout_icmp: null };
 
@@ -185,32 +186,13 @@ export function sortRulesByPriority(context: AppContext): void {
   if (sorted.some((rule, index) => rule !== rules[index])) context.store.reorder(RULE_KIND, sorted.map((r) => r.id));
 }
 
-export function declareRules(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+/** The rule model; its create and update are served from the flat request form (see RuleCreateBody, toStoredRule). */
+export function declareRules(models: ModelRegistry): CollectionModel {
   const aliases = addressAliasChecks((data) => data.rule_match as RuleData['rule_match']);
-  const collection = context.collections.declare({
-    kind: RULE_KIND, path: '/api/v1/rules', noun: 'rule', tags: ['rules'],
-    access: { read: 'rules:read', write: 'rules:write' },
+  return models.collection({
+    kind: RULE_KIND, noun: 'rule', writeAccess: 'rules:write',
     schema: RuleSchema,
-    // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
-    operations: ['list', 'read', 'delete'],
     references: [...aliases.references, { field: 'schedule_id', kind: 'schedule' }],
     validate: (data, ctx) => aliases.check(data, ctx.store),
   });
-  return {
-    collection,
-    routes: () => [
-      ...collection.routes(),
-      ...normalisedWriteRoutes(collection, {
-        createBody: requestSchema(true),
-        updateBody: requestSchema(false),
-        toStored: (body, existing) => toStoredRule(body, existing, context.store.list(RULE_KIND)),
-        around: (write) => context.store.transaction(() => {
-          const result = write();
-          sortRulesByPriority(context);
-          return result;
-        }),
-      }),
-    ],
-  };
 }
-

@@ -1,11 +1,29 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { ReverseProxyService } from './service.js';
 import { LogsQuery, ProxyStatus } from './schema.js';
 
 const tags = ['reverse-proxy'];
 const Message = Type.Object({ message: Type.String() });
+const access = { read: 'proxy:read', write: 'proxy:write' } as const;
+
+/** Where each of the eleven collections is served, under /api/v1/reverse-proxy/. */
+const COLLECTION_PATHS: Record<string, string> = {
+  rp_entrypoint: 'entrypoints',
+  rp_http_service: 'http/services',
+  rp_http_middleware: 'http/middlewares',
+  rp_tcp_service: 'tcp/services',
+  rp_udp_service: 'udp/services',
+  rp_tls_cert: 'tls/certs',
+  rp_tls_option: 'tls/options',
+  rp_cert_resolver: 'cert-resolvers',
+  rp_http_router: 'http/routers',
+  rp_tcp_router: 'tcp/routers',
+  rp_udp_router: 'udp/routers',
+};
 
 export const reverseProxyArea: Area = {
   name: 'reverse-proxy',
@@ -40,8 +58,9 @@ export const reverseProxyArea: Area = {
         schema: { response: { 200: Type.Object({ message: Type.String(), path: Type.String() }) } },
         handler: () => proxy.apply(),
       },
-      ...proxy.config.routes(),
-      ...Object.values(proxy.collections).flatMap((collection) => collection.routes()),
+      ...singletonRoutes(proxy.config, { path: '/api/v1/reverse-proxy/config', access, tags }),
+      ...Object.values(proxy.collections).flatMap((model) =>
+        collectionRoutes(model, { path: `/api/v1/reverse-proxy/${COLLECTION_PATHS[model.kind]}`, access, tags, operations: ['list', 'create', 'update', 'delete'] })),
     ];
   },
 };

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
-import { Singleton } from '../../http/singleton.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, HttpError, problemOf } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData } from '../../store/config-store.js';
@@ -23,9 +23,11 @@ const MIN_STATES = 1000;
 const MAX_STATES = 4_000_000;
 
 function routes(context: AppContext): RouteSpec[] {
-  const { store, sealer, config } = context;
-  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) =>
-    new Singleton({ kind, path, schema, access: { read: READ, write: WRITE }, validate, tags: TAGS, noun }, store, sealer);
+  const { store, sealer, config, models } = context;
+  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) => {
+    const model = models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
+    return { model, routes: singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS }) };
+  };
 
   const tls = singleton('settings_tls', '/api/v1/settings/tls', Tls, 'API TLS settings (certificate and key applied at the next restart)', (data) => {
     validatePemPath(config.dataDir, String(data.cert_path), 'cert_path', /-----BEGIN CERTIFICATE-----/);
@@ -51,7 +53,7 @@ function routes(context: AppContext): RouteSpec[] {
     };
   };
   const rotationView = () => ({
-    config: rotation.read(),
+    config: rotation.model.read(),
     logs: logSizes(config.dataDir),
     conf_path: `${config.dataDir}/logrotate.conf`,
     limits: { min_size_mb: 1, max_size_mb: 500, max_keep: 50 },
@@ -69,7 +71,7 @@ function routes(context: AppContext): RouteSpec[] {
   const SyslogDraft = Type.Optional(Type.Partial(Syslog));
 
   return [
-    ...tls.routes(),
+    ...tls.routes,
     {
       method: 'GET', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
       schema: { response: { 200: PfTuningView } },
@@ -84,19 +86,19 @@ function routes(context: AppContext): RouteSpec[] {
         return pfView();
       },
     },
-    idsAlerts.routes()[0],
+    idsAlerts.routes[0],
     {
       method: 'PUT', path: '/api/v1/settings/ids-alerts', access: WRITE, tags: TAGS, summary: 'IDS alert ring size and age (clamped to 8..512 MB and 1 h..7 d)',
       schema: { body: { type: 'object', properties: { max_mb: Type.Integer(), max_age_secs: Type.Integer() }, additionalProperties: false }, response: { 200: IdsAlerts } },
-      handler: (request) => idsAlerts.write(clampIdsAlerts(request.body as object)),
+      handler: (request) => idsAlerts.model.write(clampIdsAlerts(request.body as object)),
     },
-    ...syslog.routes(),
+    ...syslog.routes,
     {
       method: 'POST', path: '/api/v1/settings/syslog/test', access: WRITE, tags: TAGS, summary: 'Send one test message (to a draft configuration when its host is set)',
       schema: { body: SyslogDraft, response: { 200: OkMessage } },
       handler: async (request) => {
         const draft = (request.body ?? {}) as ConfigData;
-        const target = { ...syslog.read(), ...(draft.host ? draft : {}) } as unknown as SyslogTarget & { allowed_addresses: string[] };
+        const target = { ...syslog.model.read(), ...(draft.host ? draft : {}) } as unknown as SyslogTarget & { allowed_addresses: string[] };
         if (!target.host) throw badRequest('syslog is not configured: set host first (or send a draft with a host)');
         const line = formatSyslog(target, 'info', 'bulwark', 'Bulwark syslog test message', new Date(context.clock.now()));
         const { address } = await resolveGuardedHost(target.host, target.allowed_addresses);
@@ -127,7 +129,7 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'PUT', path: '/api/v1/settings/log-rotation', access: WRITE, tags: TAGS, summary: 'Change the policy; regenerates the rotation config and runs one pass',
       schema: { body: { ...Type.Partial(LogRotationConfig), additionalProperties: false }, response: { 200: LogRotationView } },
       handler: async (request) => {
-        const stored = rotation.write(request.body as ConfigData) as unknown as RotationConfig;
+        const stored = rotation.model.write(request.body as ConfigData) as unknown as RotationConfig;
         writeRotationConfig(config.dataDir, stored);
         await rotate(config.dataDir, stored);
         return rotationView();
@@ -138,7 +140,7 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { body: Type.Optional(Type.Object({ path: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: false })), response: { 200: Type.Object({ ok: Type.Boolean(), message: Type.String(), logs: Type.Array(Type.Object({ service: Type.String(), path: Type.String(), size_bytes: Type.Union([Type.Integer(), Type.Null()]), rotated: Type.Integer(), total_bytes: Type.Integer() })) }) } },
       handler: async (request) => {
         const path = (request.body as { path?: string } | undefined)?.path;
-        const rotated = await rotate(config.dataDir, rotation.read() as unknown as RotationConfig, path || undefined);
+        const rotated = await rotate(config.dataDir, rotation.model.read() as unknown as RotationConfig, path || undefined);
         return { ok: true, message: rotated.length ? `rotated ${rotated.join(', ')}` : 'nothing to rotate', logs: logSizes(config.dataDir) };
       },
     },

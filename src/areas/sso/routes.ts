@@ -1,5 +1,6 @@
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import { SsoService, type SsoSettingsView } from '../../auth/sso/sso-service.js';
 import * as S from './schema.js';
 
@@ -14,7 +15,9 @@ export const ssoArea: Area = {
     const tags = ['auth', 'sso'];
     const providerName = (request: { params: unknown }) => (request.params as { provider: string }).provider;
     return [
-      ...sso.providers.routes(),
+      ...collectionRoutes(sso.providers, {
+        path: '/api/v1/auth/oauth/providers', access: { read: 'settings:read', write: 'settings:write' }, tags, operations: ['list', 'create', 'update', 'delete'],
+      }),
       {
         method: 'GET', path: '/api/v1/auth/oauth/settings', access: 'settings:write', tags,
         summary: 'SSO settings: public URL, provider network allowances, extra CAs and the two sign-in switches',

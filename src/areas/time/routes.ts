@@ -1,7 +1,8 @@
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
-import { Singleton } from '../../http/singleton.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 import { TimeActionResult, TimeConfig, TimeSource, TimeStatus } from './schema.js';
@@ -13,11 +14,11 @@ const WRITE = 'settings:write' as const;
 const services = new Map<AppContext, TimeService>();
 
 function routes(context: AppContext): RouteSpec[] {
-  const config = new Singleton({ kind: TIME_KINDS.config, path: '/api/v1/time/config', schema: TimeConfig, access: { read: READ, write: WRITE }, validate: (data) => validateTimeConfig(data, context.config.dataDir), tags: TAGS, noun: 'time-service configuration' }, context.store, context.sealer);
-  const sources = context.collections.declare({
-    kind: TIME_KINDS.source, path: '/api/v1/time/sources', schema: TimeSource, access: { read: READ, write: WRITE },
-    operations: ['list', 'create', 'update', 'delete'], unique: ['address'], validate: validateSource, tags: TAGS, noun: 'time source',
-  });
+  const { models } = context;
+  const config = models.singleton({ kind: TIME_KINDS.config, noun: 'time-service configuration', writeAccess: WRITE, schema: TimeConfig, validate: (data) => validateTimeConfig(data, context.config.dataDir) });
+  // A source is a host name or an address: host names are compared regardless of case.
+  const sources = models.collection({ kind: TIME_KINDS.source, noun: 'time source', writeAccess: WRITE, schema: TimeSource, unique: [{ field: 'address', caseInsensitive: true }], validate: validateSource });
+  const access = { read: READ, write: WRITE };
   const time = new TimeService(context, { config, sources });
   services.set(context, time);
   context.apply.register('time', async () => {
@@ -55,7 +56,7 @@ function routes(context: AppContext): RouteSpec[] {
         };
       },
     },
-    ...config.routes(),
+    ...singletonRoutes(config, { path: '/api/v1/time/config', access, tags: TAGS }),
     {
       method: 'POST', path: '/api/v1/time/apply', access: WRITE, tags: TAGS, summary: 'Render chrony.conf, check it with chronyd -p, and restart or stop chronyd',
       schema: { response: { 200: TimeActionResult } },
@@ -69,7 +70,7 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { querystring: LogQuery, response: { 200: LogLines } },
       handler: async (request) => tailLines(await context.platform.daemons.logs('chronyd'), request.query as { lines?: number; search?: string }),
     },
-    ...sources.routes(),
+    ...collectionRoutes(sources, { path: '/api/v1/time/sources', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
   ];
 }
 

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
-import { Singleton } from '../../http/singleton.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { HistoryEntry, InstallLocalBody, InstallResult, Schedule, UpdateInfo, UpdateStatus } from './schema.js';
 import { UpdatesService } from './service.js';
@@ -12,8 +12,8 @@ const PowerResult = Type.Object({ message: Type.String(), executed: Type.Boolean
 
 function routes(context: AppContext): RouteSpec[] {
   const updates = new UpdatesService(context);
-  const schedule = new Singleton({ kind: 'updates_schedule', path: '/api/v1/updates/schedule', schema: Schedule, access: { read: 'updates:read', write: 'updates:install' }, tags: TAGS, noun: 'maintenance window' }, context.store, context.sealer);
-  const [getSchedule, putSchedule] = schedule.routes();
+  const schedule = context.models.singleton({ kind: 'updates_schedule', noun: 'maintenance window', writeAccess: 'updates:install', schema: Schedule });
+  const [getSchedule, putSchedule] = singletonRoutes(schedule, { path: '/api/v1/updates/schedule', access: { read: 'updates:read', write: 'updates:install' }, tags: TAGS });
   return [
     {
       method: 'GET', path: '/api/v1/updates/status', access: 'updates:read', tags: TAGS, summary: 'Pending OS/package updates and the last check',

@@ -3,6 +3,7 @@ import QRCode from 'qrcode';
 import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
 import { IdParams, Uuid } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { VpnService } from './service.js';
 import {
@@ -20,8 +21,9 @@ export const vpnArea: Area = {
   routes(context) {
     const vpn = new VpnService(context);
     const ipsecRecord = (id: string) => vpn.ipsec.toRecord(vpn.ipsec.find(id));
+    const access = { read: 'vpn:read', write: 'vpn:write' } as const;
     const routes: RouteSpec[] = [
-      ...vpn.tunnels.routes(),
+      ...collectionRoutes(vpn.tunnels, { path: '/api/v1/vpn/wg', access, tags, operations: ['list', 'read'] }),
       {
         method: 'POST', path: '/api/v1/vpn/wg', access: 'vpn:write', tags,
         summary: 'Create a WireGuard tunnel (key pair generated unless private_key is given; the private key is never returned)',
@@ -64,7 +66,10 @@ export const vpnArea: Area = {
         schema: { params: IdParams(), response: { 200: WgStatus } },
         handler: (request) => vpn.status(params(request).id),
       },
-      ...vpn.peers.routes(),
+      ...collectionRoutes(vpn.peers, {
+        path: '/api/v1/vpn/wg/{id}/peers', itemPath: '/api/v1/vpn/wg/{tid}/peers/{pid}', idParam: 'pid', parentParams: { list: 'id', item: 'tid' },
+        access, tags, operations: ['list', 'read', 'delete'],
+      }),
       {
         method: 'POST', path: '/api/v1/vpn/wg/{id}/peers', access: 'vpn:write', tags,
         summary: 'Add a peer (allowed_ips "" or "auto" picks the next free address; auto_generate_key makes the client key pair)',
@@ -99,7 +104,7 @@ export const vpnArea: Area = {
           return config;
         },
       },
-      ...vpn.ipsec.routes(),
+      ...collectionRoutes(vpn.ipsec, { path: '/api/v1/vpn/ipsec', access, tags, operations: ['list', 'read', 'delete'] }),
       {
         method: 'POST', path: '/api/v1/vpn/ipsec', access: 'vpn:write', tags, summary: 'Create an IPsec SA',
         schema: { body: IpsecCreate, response: { 201: IpsecRecord } },
