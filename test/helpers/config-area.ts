@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { ModelChange } from '../../src/model/declarations.js';
 import type { Area } from '../../src/areas/area.js';
 import { authArea } from '../../src/areas/auth/routes.js';
 import { configArea } from '../../src/areas/config/routes.js';
@@ -8,6 +9,8 @@ import { singletonRoutes } from '../../src/http/singleton-routes.js';
 /** What the recording applier saw each time it ran, and how to make it fail. */
 export interface ApplierProbe {
   runs: { hosts: string[] }[];
+  /** What the area's change hook saw, in order. */
+  changes: ModelChange[];
   failNext: boolean;
   checkErrors: string[];
 }
@@ -42,6 +45,9 @@ export function lifecycleTestArea(probe: ApplierProbe): Area {
         schema: Type.Object({ mode: Type.String({ default: 'normal', enum: ['normal', 'strict'] }), token: Type.String() }),
         writeOnly: ['token'],
       });
+      context.models.onChanged([groups, hosts, settings], (change) => {
+        probe.changes.push(change);
+      });
       context.apply.register('test-applier', async () => {
         if (probe.failNext) {
           probe.failNext = false;
@@ -59,7 +65,7 @@ export function lifecycleTestArea(probe: ApplierProbe): Area {
   };
 }
 
-export const newProbe = (): ApplierProbe => ({ runs: [], failNext: false, checkErrors: [] });
+export const newProbe = (): ApplierProbe => ({ runs: [], changes: [], failNext: false, checkErrors: [] });
 
 /** auth (for credentials), the test area, and the config area last, as in production. */
 export const lifecycleAreas = (probe: ApplierProbe): Area[] => [authArea, lifecycleTestArea(probe), configArea];
