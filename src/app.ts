@@ -18,7 +18,7 @@ import { MethodIndex } from './http/method-index.js';
 import { toRouterPath, type RouteSpec } from './http/route.js';
 import { validatorCompiler } from './http/validation.js';
 import { installAccessControl } from './http/access.js';
-import { AREAS } from './areas/index.js';
+import { createAreas } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
@@ -30,8 +30,8 @@ export interface BuildOptions {
   config: StartupConfig;
   clock?: Clock;
   platform?: Platform;
-  /** Areas to register; tests may pass their own. */
-  areas?: Area[];
+  /** Builds the areas to register on the app's context (default: every area, wired in src/areas/index.ts); tests pass their own. */
+  areas?: (context: AppContext) => Area[];
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -48,6 +48,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     context: AppContext;
     catalogue: CatalogueEntry[];
+    /** The areas of this app, in registration order (tests reach an area's services through them). */
+    areas: readonly Area[];
   }
 }
 
@@ -114,7 +116,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
-    for (const area of options.areas ?? AREAS) await area.beforeClose?.(context);
+    for (const area of app.areas) await area.beforeClose?.();
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -147,15 +149,16 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const areas = options.areas ?? AREAS;
+  const areas = (options.areas ?? createAreas)(context);
+  app.decorate('areas', areas);
   for (const area of areas) {
-    for (const route of area.routes(context)) registerRoute(app, route, context);
+    for (const route of area.routes) registerRoute(app, route, context);
   }
   app.addHook('onReady', async () => {
-    for (const area of areas) await area.start?.(context, app);
+    for (const area of areas) await area.start?.(app);
   });
   app.addHook('onClose', async () => {
-    for (const area of [...areas].reverse()) await area.stop?.(context);
+    for (const area of [...areas].reverse()) await area.stop?.();
     await platform.close();
     db.close();
   });

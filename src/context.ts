@@ -9,7 +9,6 @@ import type { ModelRegistry } from './model/registry.js';
 import type { IdentityService } from './auth/identity-service.js';
 import type { ApplyCoordinator } from './core/apply.js';
 import type { EventHub } from './core/event-hub.js';
-import type { LiveFeeds } from './live/feeds.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -27,8 +26,6 @@ export interface AppContext {
   apply: ApplyCoordinator;
   /** In-process announcements (configuration applied, commit-confirm events) for live streams. */
   events: EventHub;
-  /** Live event feeds (DNS events, IDS alerts) the dashboard and SSE streams consume; set by the dashboard area. */
-  live?: LiveFeeds;
   log: FastifyBaseLogger;
   startedAt: number;
 }

@@ -6,6 +6,7 @@ import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { lifecycleAreas, newProbe, type ApplierProbe } from './helpers/config-area.js';
 import type { HubEvent } from '../src/core/event-hub.js';
+import { configOf } from './helpers/areas.js';
 
 let t: TestApp;
 let admin: Headers;
@@ -220,7 +221,7 @@ test('commit-confirm timeout restores AND re-applies the rollback target, keeps 
   const runs = probe.runs.length;
 
   t.clock.advance(59_000);
-  const { commitConfirm } = (await import('../src/areas/config/routes.js')).configServices(t.app.context);
+  const { commitConfirm } = configOf(t.app);
   assert.equal(await commitConfirm.expireIfDue(), false, 'not before the deadline');
   t.clock.advance(1_000);
   assert.equal(await commitConfirm.expireIfDue(), true);
@@ -250,7 +251,7 @@ test('commit-confirm timeout restores AND re-applies the rollback target, keeps 
 });
 
 test('the commit-confirm timer reads the injected clock', async () => {
-  const { commitConfirm } = (await import('../src/areas/config/routes.js')).configServices(t.app.context);
+  const { commitConfirm } = configOf(t.app);
   await ok('POST', '/api/v1/config/commit-confirm', { timeout_seconds: 30 });
   commitConfirm.startTimer(5);
   try {

@@ -10,8 +10,8 @@ import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { lifecycleAreas, newProbe, type ApplierProbe } from './helpers/config-area.js';
 import { integrityOf } from '../src/areas/config/export-format.js';
-import { configServices } from '../src/areas/config/routes.js';
 import type { HubEvent } from '../src/core/event-hub.js';
+import { configOf } from './helpers/areas.js';
 
 interface ExportedObject {
   kind: string;
@@ -71,7 +71,7 @@ test('the commit-confirm rollback fires the hooks of what it puts back', async (
   await ok('POST', '/api/v1/test/hosts', { name: 'risky' }, 201);
   const seen = probe.changes.length;
   t.clock.advance(31_000);
-  assert.equal(await configServices(t.app.context).commitConfirm.expireIfDue(), true);
+  assert.equal(await configOf(t.app).commitConfirm.expireIfDue(), true);
   assert.deepEqual(since(seen), [{ kinds: ['test_host'], cause: 'replace' }]);
   assert.ok(!t.app.context.store.list('test_host').some((o) => o.data.name === 'risky'));
 });

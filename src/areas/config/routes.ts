@@ -8,8 +8,9 @@ import { ObjectStorageBackups } from './objstore.js';
 import { thirdPartyRoutes } from './thirdparty/routes.js';
 import {
   AnyObject, CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
-  VersionQuery, VersionRecordSchema,
+  VersionQuery, VersionRecordSchema, ObjstoreConfigBody, ObjstoreImportBody,
 } from './schema.js';
+import type { ConfigData } from '../../store/config-store.js';
 
 export interface ConfigServices {
   service: ConfigService;
@@ -17,22 +18,37 @@ export interface ConfigServices {
   objstore: ObjectStorageBackups;
 }
 
-const instances = new WeakMap<AppContext, ConfigServices>();
-
-/** The services of one app (tests reach them to drive the commit-confirm clock deterministically). */
-export function configServices(context: AppContext): ConfigServices {
-  let services = instances.get(context);
-  if (!services) {
-    const service = new ConfigService(context);
-    services = { service, commitConfirm: new CommitConfirm(context, service), objstore: new ObjectStorageBackups(context, service) };
-    instances.set(context, services);
-  }
-  return services;
+/**
+ * The configuration lifecycle: versions, diff, check, restore, commit-confirm, export and import, off-box
+ * backups and third-party import. Wired last: its start-up commit-confirm rollback applies through every other
+ * area's applier. Tests reach its services to drive the commit-confirm clock deterministically.
+ */
+export function createConfigArea(context: AppContext): Area & ConfigServices {
+  const service = new ConfigService(context);
+  const commitConfirm = new CommitConfirm(context, service);
+  const objstore = new ObjectStorageBackups(context, service);
+  return {
+    name: 'config',
+    service,
+    commitConfirm,
+    objstore,
+    routes: [...lifecycleRoutes(service, commitConfirm), ...objstoreRoutes(objstore), ...thirdPartyRoutes(context, service)],
+    async start() {
+      // A window that expired while the service was down is reverted now, through every area's applier.
+      await commitConfirm.expireIfDue();
+      commitConfirm.startTimer();
+      objstore.startSchedule();
+    },
+    async stop() {
+      await commitConfirm.stopTimer();
+      await objstore.stopSchedule();
+    },
+  };
 }
 
 const tags = ['config'];
 
-function lifecycleRoutes(context: AppContext, { service, commitConfirm }: ConfigServices): RouteSpec[] {
+function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): RouteSpec[] {
   return [
     {
       method: 'GET', path: '/api/v1/config/history', access: 'backup:read', tags, summary: 'Configuration versions, newest first (X-Total-Count)',
@@ -153,23 +169,40 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
   ];
 }
 
-export const configArea: Area = {
-  name: 'config',
-  routes(context) {
-    const services = configServices(context);
-    return [...lifecycleRoutes(context, services), ...services.objstore.routes(), ...thirdPartyRoutes(context, services)];
-  },
-  async start(context) {
-    const { commitConfirm, objstore } = configServices(context);
-    // A window that expired while the service was down is reverted now. This area is registered last, so every
-    // other area's applier is registered before this rollback applies.
-    await commitConfirm.expireIfDue();
-    commitConfirm.startTimer();
-    objstore.startSchedule();
-  },
-  async stop(context) {
-    const { commitConfirm, objstore } = configServices(context);
-    await commitConfirm.stopTimer();
-    await objstore.stopSchedule();
-  },
-};
+const backupTags = ['config', 'backup'];
+
+function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
+  return [
+    {
+      method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags: backupTags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
+      handler: () => objstore.settingsView(),
+    },
+    {
+      method: 'PUT', path: '/api/v1/backup/objstore/config', access: 'backup:write', tags: backupTags, summary: 'Changes the destination (fields not sent are kept; "" clears a secret)',
+      schema: { body: ObjstoreConfigBody },
+      handler: (request) => objstore.writeSettings(request.body as ConfigData, actorOfRequest(request).permissions),
+    },
+    {
+      method: 'POST', path: '/api/v1/backup/objstore/test', access: 'backup:write', tags: backupTags,
+      summary: 'Checks credentials and connectivity: the bucket is reachable and a probe object can be written, read and deleted',
+      handler: () => objstore.test(),
+    },
+    {
+      method: 'GET', path: '/api/v1/backup/objstore/list', access: 'backup:read', tags: backupTags, summary: 'Backups under the prefix, newest first (X-Total-Count)',
+      handler: async (_request, reply) => {
+        const items = await objstore.list();
+        reply.header('x-total-count', String(items.length));
+        return items;
+      },
+    },
+    {
+      method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags: backupTags, bodyLimit: IMPORT_BODY_LIMIT,
+      summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
+      schema: { body: ObjstoreImportBody },
+      handler: (request) => {
+        const { key, passphrase } = request.body as { key: string; passphrase?: string };
+        return objstore.importBackup(key, passphrase, actorOfRequest(request));
+      },
+    },
+  ];
+}

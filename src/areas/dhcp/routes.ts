@@ -184,4 +184,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const dhcpArea: Area = { name: 'dhcp', routes };
+export function createDhcpArea(context: AppContext): Area {
+  return { name: 'dhcp', routes: routes(context) };
+}

@@ -10,7 +10,7 @@ import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { registerPendingFlag } from '../../live/pending-flags.js';
+import type { PendingFlags } from '../../live/pending-flags.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { writeDataFile } from '../common/data-files.js';
@@ -28,10 +28,8 @@ const TAGS = ['dns'];
 const READ = 'dns:read' as const;
 const WRITE = 'dns:write' as const;
 
-/** One service per app (tests run several apps in one process). */
-const services = new Map<AppContext, DnsService>();
-
-function routes(context: AppContext): RouteSpec[] {
+/** The DNS area: the resolver (Unbound), blocklists and the appliance's own nameservers; it owns GET /pending's `dns` flag. */
+export function createDnsArea(context: AppContext, needs: { pendingFlags: PendingFlags }): Area {
   const { models } = context;
   let dns: DnsService;
   const schedule = models.singleton({
@@ -79,10 +77,8 @@ function routes(context: AppContext): RouteSpec[] {
       });
     },
   });
-  dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule });
-  services.set(context, dns);
-  // GET /pending (packet-filter area) reports this flag as `dns`.
-  registerPendingFlag(context, 'dns', () => dns.resolverState().pending);
+  dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule }, needs.pendingFlags);
+  needs.pendingFlags.register('dns', () => dns.resolverState().pending);
   // The resolver is one applier of the whole configuration (POST /reload, restore, import, commit-confirm).
   context.apply.register('dns', async () => {
     // Nothing to do for a resolver that is off and not running (the check hook still validates it).
@@ -118,7 +114,7 @@ function routes(context: AppContext): RouteSpec[] {
   });
   const access = { read: READ, write: WRITE };
 
-  return [
+  const routes: RouteSpec[] = [
     {
       method: 'GET', path: '/api/v1/dns', access: READ, tags: TAGS, summary: "The appliance's own nameservers (resolv.conf)",
       schema: { response: { 200: Type.Object({ servers: Type.Array(Type.String()), source: Type.String(), file: Type.String() }) } },
@@ -212,25 +208,15 @@ function routes(context: AppContext): RouteSpec[] {
     ...collectionRoutes(domains, { path: '/api/v1/dns/resolver/domains', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
     ...collectionRoutes(acls, { path: '/api/v1/dns/resolver/acls', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
   ];
+  return {
+    name: 'dns',
+    routes,
+    start: () => {
+      dns.seedBuiltIns();
+      dns.start();
+    },
+    stop: () => dns.stop(),
+  };
 }
-
-export const dnsArea: Area = {
-  name: 'dns',
-  routes,
-  start: (context) => {
-    const dns = services.get(context);
-    dns?.seedBuiltIns();
-    dns?.start(() => context.db.open);
-  },
-  stop: () => {
-    // Area.stop has no context: stop the services whose app has closed its database (or all at process end).
-    for (const [context, dns] of services) {
-      if (!context.db.open) {
-        dns.stop();
-        services.delete(context);
-      }
-    }
-  },
-};
 
 export type { ConfigData };

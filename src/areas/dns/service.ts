@@ -20,7 +20,7 @@ import { parseBlocklist, type BlocklistFormat } from './blocklist-format.js';
 import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
 import { ServiceState } from '../common/service-state.js';
 import type { CheckResult } from '../../platform/daemons.js';
-import { announcePendingFlag } from '../../live/pending-flags.js';
+import type { PendingFlags } from '../../live/pending-flags.js';
 
 export const DNS_KINDS = {
   blocklist: 'dns_blocklist',
@@ -200,6 +200,8 @@ export class DnsService {
       resolver: SingletonModel;
       schedule: SingletonModel;
     },
+    /** Where the resolver's pending flag is announced (GET /pending reports it as `dns`). */
+    private readonly flags: PendingFlags,
   ) {
     this.state = new ServiceState(context.db, context.clock);
     this.statusRead = context.db.prepare('SELECT * FROM dns_blocklist_status WHERE source_id = ?');
@@ -223,14 +225,14 @@ export class DnsService {
 
   markPending(): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { pending: true });
-    announcePendingFlag(this.context, 'dns', true);
+    this.flags.announce('dns', true);
   }
 
   /** A resolver that is off and not running has nothing unapplied: it renders the stored configuration when it starts. */
   clearPending(): void {
     if (!this.resolverState().pending) return;
     this.state.patch('dns.resolver', INITIAL_STATE, { pending: false });
-    announcePendingFlag(this.context, 'dns', false);
+    this.flags.announce('dns', false);
   }
 
   // ---- blocklist status (operational, computed into the records) ----
@@ -481,14 +483,13 @@ export class DnsService {
 
   private recordSwitch(result: string, pending: boolean): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { last_switch_at: isoTime(this.context.clock.now()), last_switch_result: result, backend: 'unbound', pending });
-    announcePendingFlag(this.context, 'dns', pending);
+    this.flags.announce('dns', pending);
   }
 
   // ---- the blocklist schedule ----
 
-  start(alive: () => boolean = () => true): void {
+  start(): void {
     const tick = () => {
-      if (!alive()) return this.stop();
       const schedule = this.schedule();
       if (!schedule.enabled) {
         this.nextScheduledRun = null;
@@ -508,7 +509,6 @@ export class DnsService {
     interval.unref();
     this.timers.push(interval);
     const boot = setTimeout(() => {
-      if (!alive()) return;
       const schedule = this.schedule();
       if (schedule.enabled && schedule.on_boot) this.refreshAll().catch((error) => this.context.log.warn({ err: error }, 'boot blocklist refresh failed'));
     }, 15_000);

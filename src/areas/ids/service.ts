@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { IdsAlert } from '../../live/feeds.js';
+import type { AlertFeed, IdsAlert } from '../../live/feeds.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
@@ -93,7 +93,10 @@ export class IdsService {
   readonly rulesets: CollectionModel;
   readonly suppressions: CollectionModel;
 
-  constructor(private readonly context: AppContext) {
+  constructor(
+    private readonly context: AppContext,
+    private readonly alertFeed: AlertFeed,
+  ) {
     const { models } = context;
     this.config = models.singleton({
       kind: 'ids_config', noun: 'IDS engine configuration', writeAccess: 'ids:write', schema: IdsConfig,
@@ -463,7 +466,7 @@ export class IdsService {
       }
     })();
     // Only committed alerts reach the dashboard's alert delta.
-    for (const alert of stored) this.context.live?.alerts.publish(alert);
+    for (const alert of stored) this.alertFeed.publish(alert);
     void this.context.platform.idsEngine.countAlerts(result.ingested).catch(() => undefined);
     return result;
   }

@@ -196,4 +196,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const networkingArea: Area = { name: 'networking', routes };
+export function createNetworkingArea(context: AppContext): Area {
+  return { name: 'networking', routes: routes(context) };
+}

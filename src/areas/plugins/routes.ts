@@ -68,4 +68,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const pluginsArea: Area = { name: 'plugins', routes };
+export function createPluginsArea(context: AppContext): Area {
+  return { name: 'plugins', routes: routes(context) };
+}

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
+import type { AppContext } from '../../context.js';
 import type { RouteSpec } from '../../http/route.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
@@ -25,42 +26,43 @@ const COLLECTION_PATHS: Record<string, string> = {
   rp_udp_router: 'udp/routers',
 };
 
-export const reverseProxyArea: Area = {
-  name: 'reverse-proxy',
-  routes(context) {
-    const proxy = new ReverseProxyService(context);
-    const control = (action: 'start' | 'stop' | 'restart'): RouteSpec => ({
-      method: 'POST', path: `/api/v1/reverse-proxy/${action}`, access: 'proxy:write', tags, summary: `${action[0].toUpperCase()}${action.slice(1)} the reverse proxy`,
-      schema: { response: { 200: Message } },
-      handler: async () => ({ message: await context.platform.reverseProxy[action]() }),
-    });
-    return [
-      {
-        method: 'GET', path: '/api/v1/reverse-proxy/status', access: 'proxy:read', tags, summary: 'Process status and counts of enabled objects',
-        schema: { response: { 200: ProxyStatus } },
-        handler: () => proxy.status(),
-      },
-      control('start'),
-      control('stop'),
-      control('restart'),
-      {
-        method: 'GET', path: '/api/v1/reverse-proxy/logs', access: 'proxy:read', tags, summary: 'Tail of the access or server log, newest first',
-        schema: { querystring: LogsQuery, response: { 200: Type.Array(Type.String()) } },
-        handler: (request) => proxy.logs(request.query as never),
-      },
-      {
-        method: 'POST', path: '/api/v1/reverse-proxy/validate', access: 'proxy:write', tags, summary: 'Render the configuration and check it without applying',
-        schema: { response: { 200: Type.Object({ valid: Type.Boolean(), message: Type.String() }) } },
-        handler: () => proxy.validate(),
-      },
-      {
-        method: 'POST', path: '/api/v1/reverse-proxy/apply', access: 'proxy:write', tags, summary: 'Render, write and install the configuration',
-        schema: { response: { 200: Type.Object({ message: Type.String(), path: Type.String() }) } },
-        handler: () => proxy.apply(),
-      },
-      ...singletonRoutes(proxy.config, { path: '/api/v1/reverse-proxy/config', access, tags }),
-      ...Object.values(proxy.collections).flatMap((model) =>
-        collectionRoutes(model, { path: `/api/v1/reverse-proxy/${COLLECTION_PATHS[model.kind]}`, access, tags, operations: ['list', 'create', 'update', 'delete'] })),
-    ];
-  },
-};
+export function createReverseProxyArea(context: AppContext): Area {
+  return { name: 'reverse-proxy', routes: routes(context) };
+}
+
+function routes(context: AppContext): RouteSpec[] {
+  const proxy = new ReverseProxyService(context);
+  const control = (action: 'start' | 'stop' | 'restart'): RouteSpec => ({
+    method: 'POST', path: `/api/v1/reverse-proxy/${action}`, access: 'proxy:write', tags, summary: `${action[0].toUpperCase()}${action.slice(1)} the reverse proxy`,
+    schema: { response: { 200: Message } },
+    handler: async () => ({ message: await context.platform.reverseProxy[action]() }),
+  });
+  return [
+    {
+      method: 'GET', path: '/api/v1/reverse-proxy/status', access: 'proxy:read', tags, summary: 'Process status and counts of enabled objects',
+      schema: { response: { 200: ProxyStatus } },
+      handler: () => proxy.status(),
+    },
+    control('start'),
+    control('stop'),
+    control('restart'),
+    {
+      method: 'GET', path: '/api/v1/reverse-proxy/logs', access: 'proxy:read', tags, summary: 'Tail of the access or server log, newest first',
+      schema: { querystring: LogsQuery, response: { 200: Type.Array(Type.String()) } },
+      handler: (request) => proxy.logs(request.query as never),
+    },
+    {
+      method: 'POST', path: '/api/v1/reverse-proxy/validate', access: 'proxy:write', tags, summary: 'Render the configuration and check it without applying',
+      schema: { response: { 200: Type.Object({ valid: Type.Boolean(), message: Type.String() }) } },
+      handler: () => proxy.validate(),
+    },
+    {
+      method: 'POST', path: '/api/v1/reverse-proxy/apply', access: 'proxy:write', tags, summary: 'Render, write and install the configuration',
+      schema: { response: { 200: Type.Object({ message: Type.String(), path: Type.String() }) } },
+      handler: () => proxy.apply(),
+    },
+    ...singletonRoutes(proxy.config, { path: '/api/v1/reverse-proxy/config', access, tags }),
+    ...Object.values(proxy.collections).flatMap((model) =>
+      collectionRoutes(model, { path: `/api/v1/reverse-proxy/${COLLECTION_PATHS[model.kind]}`, access, tags, operations: ['list', 'create', 'update', 'delete'] })),
+  ];
+}

@@ -192,4 +192,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const settingsArea: Area = { name: 'settings', routes };
+export function createSettingsArea(context: AppContext): Area {
+  return { name: 'settings', routes: routes(context) };
+}

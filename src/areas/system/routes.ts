@@ -53,4 +53,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const systemArea: Area = { name: 'system', routes };
+export function createSystemArea(context: AppContext): Area {
+  return { name: 'system', routes: routes(context) };
+}

@@ -11,16 +11,15 @@ import { TIME_KINDS, TimeService, validateSource, validateTimeConfig } from './s
 const TAGS = ['time'];
 const READ = 'settings:read' as const;
 const WRITE = 'settings:write' as const;
-const services = new Map<AppContext, TimeService>();
 
-function routes(context: AppContext): RouteSpec[] {
+/** The time service: chrony's configuration, its applier, and the default sources seeded at the first start. */
+export function createTimeArea(context: AppContext): Area {
   const { models } = context;
   const config = models.singleton({ kind: TIME_KINDS.config, noun: 'time-service configuration', writeAccess: WRITE, schema: TimeConfig, validate: (data) => validateTimeConfig(data, context.config.dataDir) });
   // A source is a host name or an address: host names are compared regardless of case.
   const sources = models.collection({ kind: TIME_KINDS.source, noun: 'time source', writeAccess: WRITE, schema: TimeSource, unique: [{ field: 'address', caseInsensitive: true }], validate: validateSource });
   const access = { read: READ, write: WRITE };
   const time = new TimeService(context, { config, sources });
-  services.set(context, time);
   context.apply.register('time', async () => {
     // Nothing to do for a service that is off and not running (the check hook still validates it).
     if (config.read().enabled || time.active) await time.apply();
@@ -39,7 +38,7 @@ function routes(context: AppContext): RouteSpec[] {
     schema: { response: { 200: TimeActionResult } },
     handler: () => time.control(name),
   });
-  return [
+  const routes: RouteSpec[] = [
     {
       method: 'GET', path: '/api/v1/time/status', access: READ, tags: TAGS, summary: 'NTP service state and source synchronisation',
       schema: { response: { 200: TimeStatus } },
@@ -72,6 +71,6 @@ function routes(context: AppContext): RouteSpec[] {
     },
     ...collectionRoutes(sources, { path: '/api/v1/time/sources', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
   ];
+  return { name: 'time', routes, start: () => time.seed() };
 }
 
-export const timeArea: Area = { name: 'time', routes, start: (context) => services.get(context)?.seed() };

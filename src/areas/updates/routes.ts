@@ -93,4 +93,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const updatesArea: Area = { name: 'updates', routes };
+export function createUpdatesArea(context: AppContext): Area {
+  return { name: 'updates', routes: routes(context) };
+}

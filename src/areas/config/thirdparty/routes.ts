@@ -15,7 +15,7 @@ const Body = Type.Object({
 
 const tags = ['config'];
 
-export function thirdPartyRoutes(context: AppContext, { service }: { service: ConfigService }): RouteSpec[] {
+export function thirdPartyRoutes(context: AppContext, service: ConfigService): RouteSpec[] {
   const importer = new ThirdPartyImporter(context, service);
   return [
     {
