@@ -8,6 +8,7 @@ import { badRequest, conflict, forbidden, notFound, tooManyRequests, unauthorize
 import { toMask, type Permission } from '../core/permissions.js';
 import type { Authenticator, Identity } from '../http/access.js';
 import type { SingletonModel } from '../model/singleton-model.js';
+import type { ConfigData } from '../store/config-store.js';
 import { AuthAudit } from './audit.js';
 import { ACCESS_COOKIE, assertCsrfHeader, readCookie } from './cookies.js';
 import { ApiKeys, type ApiKeyRecord } from './api-keys.js';
@@ -70,7 +71,7 @@ export class IdentityService implements Authenticator {
   readonly sessions: Sessions;
   readonly apiKeys: ApiKeys;
   readonly audit: AuthAudit;
-  readonly settingsSection: SingletonModel;
+  readonly settingsSection: SingletonModel<AuthSettings & ConfigData>;
   /** WebSocket and SSE tickets: 30 s, single use, bound to the issuing identity. */
   readonly tickets: OneShotStore<Identity>;
   private readonly totpChallenges: OneShotStore<string>;
@@ -109,7 +110,7 @@ export class IdentityService implements Authenticator {
   }
 
   settings(): AuthSettings {
-    return this.settingsSection.read() as unknown as AuthSettings;
+    return this.settingsSection.read();
   }
 
   // ---------------------------------------------------------------- credentials on every request
@@ -537,7 +538,7 @@ export class IdentityService implements Authenticator {
       const caller = actor.identity ? this.users.byId(actor.identity.userId) : undefined;
       if (!caller?.totp_enabled) throw badRequest('body.require_totp: enrol TOTP on your own account before requiring it for everyone');
     }
-    const settings = this.settingsSection.write(patch) as unknown as AuthSettings;
+    const settings = this.settingsSection.write(patch);
     this.recordChange('auth_settings_updated', actor, null, Object.keys(patch).join(', '));
     return settings;
   }

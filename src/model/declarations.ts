@@ -61,9 +61,9 @@ export interface CollectionDeclaration extends KindDeclarationBase {
   computed?: { schema: Record<string, object>; add: (object: ConfigObject) => Record<string, unknown> };
 }
 
-export interface SingletonDeclaration extends KindDeclarationBase {
+export interface SingletonDeclaration<S extends JsonObjectSchema = JsonObjectSchema> extends KindDeclarationBase {
   /** Every field should carry a default: reading answers the defaults before the first write. */
-  schema: JsonObjectSchema;
+  schema: S;
   validate?: (data: ConfigData) => void;
 }
 

@@ -7,6 +7,7 @@ import { checkConfiguration, type ConfigurationCheck } from './configuration-che
 import type { ChangeHook, CollectionDeclaration, ObjectWrite, SingletonDeclaration } from './declarations.js';
 import { referencedValues, referenceKeyOf } from './references.js';
 import { SingletonModel } from './singleton-model.js';
+import type { DataOf, JsonObjectSchema } from './schema-helpers.js';
 
 /**
  * Every declared kind of one configuration store: collections and settings sections, the references between
@@ -36,9 +37,9 @@ export class ModelRegistry implements ModelSite {
     return model;
   }
 
-  singleton(declaration: SingletonDeclaration): SingletonModel {
+  singleton<S extends JsonObjectSchema>(declaration: SingletonDeclaration<S>): SingletonModel<DataOf<S>> {
     this.assertNew(declaration.kind);
-    const model = new SingletonModel(declaration, this);
+    const model = new SingletonModel<DataOf<S>>(declaration, this);
     this.singletonsByKind.set(declaration.kind, model);
     this.store.kinds.declare({ kind: declaration.kind, shape: 'singleton', writeOnly: [...(declaration.writeOnly ?? [])], writeAccess: declaration.writeAccess });
     return model;

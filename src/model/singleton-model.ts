@@ -6,8 +6,11 @@ import type { SingletonDeclaration } from './declarations.js';
 import { withoutDefaults } from './schema-helpers.js';
 import { assertValid, compileBodyValidator, describeValidationErrors } from './validation.js';
 
-/** A settings section: one object, read with its defaults filled in, written as a patch of the fields sent. */
-export class SingletonModel {
+/**
+ * A settings section: one object, read with its defaults filled in, written as a patch of the fields sent.
+ * Declared with a TypeBox object, its data `D` has that object's static type (see DataOf).
+ */
+export class SingletonModel<D extends ConfigData = ConfigData> {
   readonly declaration: SingletonDeclaration;
   /** The section as read (secrets left out), and a patch of it (any subset of fields, no defaults). */
   readonly schemas: { view: object; patch: object };
@@ -41,11 +44,11 @@ export class SingletonModel {
   }
 
   /** The current values (defaults filled in), secrets still sealed. */
-  read(): ConfigData {
+  read(): D {
     const data: ConfigData = { ...(this.site.store.getSingleton(this.kind) ?? {}) };
     const visible = this.visible(data);
     this.validateVisible(visible); // fills defaults for fields never written
-    return { ...data, ...visible };
+    return { ...data, ...visible } as D; // every write was validated against the schema
   }
 
   visible(data: ConfigData): ConfigData {
@@ -59,7 +62,7 @@ export class SingletonModel {
   }
 
   /** Changes the fields `patch` sends; a write-only field sent as "" is cleared, one not sent keeps its sealed value. */
-  write(patch: ConfigData): ConfigData {
+  write(patch: ConfigData): D {
     const current = this.read();
     const merged: ConfigData = { ...current, ...patch };
     assertValid(this.validateVisible, this.visible(merged));
@@ -71,6 +74,6 @@ export class SingletonModel {
     }
     const stored = this.site.store.putSingleton(this.kind, merged);
     this.site.changed(this.kind);
-    return stored;
+    return stored as D;
   }
 }

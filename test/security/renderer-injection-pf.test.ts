@@ -10,10 +10,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, json, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { pfLogicalLines } from '../helpers/ruleset-eval.js';
-import { RuleSchema } from '../../src/areas/packet-filter/rules.js';
-import { AliasSchema } from '../../src/areas/packet-filter/aliases.js';
-import { ScheduleSchema } from '../../src/areas/packet-filter/schedules.js';
-import { NatSchema } from '../../src/areas/packet-filter/nat.js';
+import { AliasSchema, NatSchema, RuleSchema, ScheduleSchema } from '../../src/compile/firewall-schemas.js';
 import { packetFilterOf } from '../helpers/areas.js';
 
 const HOSTILE = [

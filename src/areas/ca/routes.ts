@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
@@ -10,7 +10,6 @@ import { CaCertDetail, CaCertSummary, CaCreate, CaInfo, CaIssue, CaIssued } from
 const tags = ['ca'];
 const PEM = 'application/x-pem-file';
 const Message = Type.Object({ message: Type.String() });
-const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
 export function createCaArea(context: AppContext): Area {
   return { name: 'ca', routes: routes(context) };
@@ -24,12 +23,12 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: CaInfo } },
       handler: () => ca.info(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/ca', access: 'settings:write', tags,
       summary: 'Generate the local root CA (ECDSA P-256), replacing any existing root',
       schema: { body: CaCreate, response: { 201: CaInfo } },
-      handler: async (request, reply) => reply.status(201).send(await ca.generate(request.body as never)),
-    },
+      handler: async (request, reply) => reply.status(201).send(await ca.generate(request.body)),
+    }),
     {
       method: 'GET', path: '/api/v1/ca/cert.pem', access: 'settings:read', tags, summary: 'The CA certificate (PEM)',
       handler: (_request, reply) => reply.type(PEM).header('content-disposition', 'attachment; filename="ca.pem"').send(ca.caPem()),
@@ -43,35 +42,35 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: Type.Array(CaCertSummary) } },
       handler: () => ca.list(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/ca/certs', access: 'settings:write', tags,
       summary: 'Issue a server or client certificate; the answer carries the private key this once (later only via key.pem)',
       schema: { body: CaIssue, response: { 201: CaIssued } },
-      handler: async (request, reply) => reply.status(201).header('cache-control', 'no-store').send(await ca.issue(request.body as never)),
-    },
-    {
+      handler: async (request, reply) => reply.status(201).header('cache-control', 'no-store').send(await ca.issue(request.body)),
+    }),
+    route({
       method: 'GET', path: '/api/v1/ca/certs/{id}', access: 'settings:read', tags, summary: 'One issued certificate with its PEM (no key)',
       schema: { params: IdParams(), response: { 200: CaCertDetail } },
-      handler: (request) => ca.detail(idOf(request)),
-    },
+      handler: (request) => ca.detail(request.params.id),
+    }),
     ...collectionRoutes(ca.certs, { path: '/api/v1/ca/certs', access: { read: 'settings:read', write: 'settings:write' }, tags, operations: ['delete'] }),
-    {
+    route({
       method: 'GET', path: '/api/v1/ca/certs/{id}/cert.pem', access: 'settings:read', tags, summary: 'Certificate PEM',
       schema: { params: IdParams() },
-      handler: (request, reply) => reply.type(PEM).send(ca.detail(idOf(request)).certificate_pem),
-    },
-    {
+      handler: (request, reply) => reply.type(PEM).send(ca.detail(request.params.id).certificate_pem),
+    }),
+    route({
       method: 'GET', path: '/api/v1/ca/certs/{id}/key.pem', access: 'settings:write', tags, summary: 'Private key PEM of an issued certificate',
       schema: { params: IdParams() },
-      handler: (request, reply) => reply.type(PEM).header('cache-control', 'no-store').send(ca.keyPem(idOf(request))),
-    },
-    {
+      handler: (request, reply) => reply.type(PEM).header('cache-control', 'no-store').send(ca.keyPem(request.params.id)),
+    }),
+    route({
       method: 'POST', path: '/api/v1/ca/certs/{id}/revoke', access: 'settings:write', tags, summary: 'Revoke a certificate (listed in the CRL from now on)',
       schema: { params: IdParams(), response: { 200: Message } },
       handler: (request) => {
-        ca.revoke(idOf(request));
-        return { message: `Certificate ${idOf(request)} revoked` };
+        ca.revoke(request.params.id);
+        return { message: `Certificate ${request.params.id} revoked` };
       },
-    },
+    }),
   ];
 }

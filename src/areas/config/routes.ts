@@ -1,6 +1,7 @@
+import type { Static } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { ConfigService } from './service.js';
 import { actorOfRequest, IMPORT_BODY_LIMIT } from './request.js';
 import { CommitConfirm } from './commit-confirm.js';
@@ -10,7 +11,6 @@ import {
   AnyObject, CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
   VersionQuery, VersionRecordSchema, ObjstoreConfigBody, ObjstoreImportBody,
 } from './schema.js';
-import type { ConfigData } from '../../store/config-store.js';
 
 export interface ConfigServices {
   service: ConfigService;
@@ -50,81 +50,81 @@ const tags = ['config'];
 
 function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): RouteSpec[] {
   return [
-    {
+    route({
       method: 'GET', path: '/api/v1/config/history', access: 'backup:read', tags, summary: 'Configuration versions, newest first (X-Total-Count)',
       schema: { querystring: HistoryQuery, response: { 200: { type: 'array', items: VersionRecordSchema } } },
       handler: (request, reply) => {
-        const { limit, offset } = request.query as { limit: number; offset: number };
+        const { limit, offset } = request.query;
         const { records, total } = service.versions.list(limit, offset);
         reply.header('x-total-count', String(total));
         return records.map((r) => service.withActive(r));
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/config/version', access: 'backup:read', tags,
       summary: 'The active (running) version and whether changes are pending; with ?version=N that version and its objects (secrets redacted)',
       schema: { querystring: VersionQuery },
       handler: async (request) => {
-        const { version } = request.query as { version?: number };
+        const { version } = request.query;
         if (version === undefined) return { ...service.activeSummary(), commit_confirm: await commitConfirm.status() };
         const record = service.requireVersion(version);
         return { ...service.withActive(record), objects: service.redacted(service.contentOf(version)) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/config/diff', access: 'backup:read', tags,
       summary: 'Difference between two versions (default: active → current): per kind added, removed, changed fields; plus a unified text diff',
       schema: { querystring: DiffQuery },
       handler: (request) => {
-        const query = request.query as { from?: string; to?: string; v1?: string; v2?: string };
+        const query = request.query;
         return service.diff(query.from ?? query.v1 ?? 'active', query.to ?? query.v2 ?? 'current');
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/config/check', access: 'backup:read', tags,
       summary: 'Validates the stored configuration: schemas, unique fields, references, invariants, and each applier\'s offline compile check',
       handler: () => service.check(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/config/save', access: 'backup:write', tags, summary: 'Records the current configuration as a version (and uploads it when object storage is on)',
       schema: { body: SaveBody },
       handler: (request) => {
-        const body = (request.body ?? {}) as { comment?: string };
+        const body: Static<typeof SaveBody> = request.body ?? {}; // the body may be left out
         const record = service.save(actorOfRequest(request), body.comment ?? null);
         return { message: `Configuration saved as version ${record.version}`, ...service.withActive(record) };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/restore', access: 'backup:write', tags, summary: 'Makes a stored version the configuration and applies it',
       schema: { body: VersionBody },
       handler: async (request) => {
-        const { version } = request.body as { version: number };
+        const { version } = request.body;
         const record = await service.restore(version, actorOfRequest(request));
         return { message: `Restored to version ${version}`, restored_from: version, ...service.withActive(record) };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/restore-preview', access: 'backup:read', tags, summary: 'What restoring a version would change, and whether it validates; writes nothing',
       schema: { body: VersionBody },
-      handler: (request) => service.restorePreview((request.body as { version: number }).version, actorOfRequest(request)),
-    },
+      handler: (request) => service.restorePreview(request.body.version, actorOfRequest(request)),
+    }),
     {
       method: 'GET', path: '/api/v1/config/retention', access: 'backup:read', tags, summary: 'Version retention: at most N versions and/or N days',
       schema: { response: { 200: RetentionSchema } },
       handler: () => service.retention(),
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/config/retention', access: 'backup:write', tags,
       summary: 'Changes retention and prunes at once (never the active version or a commit-confirm rollback target); null lifts a limit',
       schema: { body: RetentionBody, response: { 200: RetentionSchema } },
-      handler: (request) => service.setRetention(request.body as { max_versions?: number | null; max_days?: number | null }, actorOfRequest(request)),
-    },
-    {
+      handler: (request) => service.setRetention(request.body, actorOfRequest(request)),
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/commit-confirm', access: 'backup:write', tags,
       summary: 'Opens a commit-confirm window: unless confirmed in time, the running version is restored and re-applied (409 while one is open)',
       schema: { body: CommitConfirmBody },
       handler: async (request) => {
-        const body = (request.body ?? {}) as { timeout_seconds?: number; timeout_secs?: number; description?: string; apply?: boolean };
+        const body: Static<typeof CommitConfirmBody> = request.body ?? {}; // the body may be left out
         const timeout = body.timeout_seconds ?? body.timeout_secs ?? 300;
         const status = await commitConfirm.start(actorOfRequest(request), { timeout_seconds: timeout, description: body.description, apply: body.apply });
         return {
@@ -132,7 +132,7 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
           ...status,
         };
       },
-    },
+    }),
     {
       method: 'POST', path: '/api/v1/config/commit-confirm/confirm', access: 'backup:write', tags, summary: 'Confirms the open window: the changes are kept (409 when none is open)',
       handler: (request) => commitConfirm.confirm(actorOfRequest(request)),
@@ -145,27 +145,27 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
       method: 'GET', path: '/api/v1/config/export', access: 'backup:read', tags, summary: 'The whole configuration as a versioned JSON document, every secret redacted',
       handler: () => service.exportDocument(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/config/export', access: 'backup:write', tags,
       summary: 'The whole configuration with secrets wrapped under a passphrase (scrypt + AES-256-GCM; portable to another appliance)',
       schema: { body: PassphraseBody },
-      handler: (request) => service.exportDocument((request.body as { passphrase: string }).passphrase, actorOfRequest(request)),
-    },
-    {
+      handler: (request) => service.exportDocument(request.body.passphrase, actorOfRequest(request)),
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/import-preview', access: 'backup:read', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Dry run of an import: authenticity, secrets, validation problems and the difference; writes nothing',
       schema: { body: ImportBody },
-      handler: (request) => service.importPreview(request.body as Record<string, unknown>, actorOfRequest(request)),
-    },
-    {
+      handler: (request) => service.importPreview(request.body, actorOfRequest(request)),
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Imports an export document (passphrase for portable exports): all or nothing, then applied',
       schema: { body: ImportBody, response: { 200: AnyObject } },
       handler: async (request) => {
-        const { record, objects } = await service.importDocument(request.body as Record<string, unknown>, actorOfRequest(request));
+        const { record, objects } = await service.importDocument(request.body, actorOfRequest(request));
         return { message: `Imported ${objects} objects as version ${record.version}`, objects, ...service.withActive(record) };
       },
-    },
+    }),
   ];
 }
 
@@ -177,11 +177,11 @@ function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
       method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags: backupTags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
       handler: () => objstore.settingsView(),
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/backup/objstore/config', access: 'backup:write', tags: backupTags, summary: 'Changes the destination (fields not sent are kept; "" clears a secret)',
       schema: { body: ObjstoreConfigBody },
-      handler: (request) => objstore.writeSettings(request.body as ConfigData, actorOfRequest(request).permissions),
-    },
+      handler: (request) => objstore.writeSettings(request.body, actorOfRequest(request).permissions),
+    }),
     {
       method: 'POST', path: '/api/v1/backup/objstore/test', access: 'backup:write', tags: backupTags,
       summary: 'Checks credentials and connectivity: the bucket is reachable and a probe object can be written, read and deleted',
@@ -195,14 +195,14 @@ function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
         return items;
       },
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags: backupTags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
       schema: { body: ObjstoreImportBody },
       handler: (request) => {
-        const { key, passphrase } = request.body as { key: string; passphrase?: string };
+        const { key, passphrase } = request.body;
         return objstore.importBackup(key, passphrase, actorOfRequest(request));
       },
-    },
+    }),
   ];
 }

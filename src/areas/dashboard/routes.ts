@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Area } from '../area.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { HttpError, badRequest, notFound } from '../../core/errors.js';
 import { StringEnum } from '../../model/schema-helpers.js';
@@ -11,6 +11,7 @@ import { TIERS, type TierName } from '../../metrics/tiers.js';
 import type { Flow } from '../../platform/connections.js';
 import { DashboardService, tierFor, type DashboardOptions } from './service.js';
 import type { LiveFeeds } from '../../live/feeds.js';
+import type { ConfigData } from '../../store/config-store.js';
 import { combinedLogs, LOG_SOURCES } from './logs.js';
 import { HistoryView, StoreView } from './settings.js';
 
@@ -135,7 +136,7 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       schema: { response: { 200: Type.Object({ names: Type.Array(Type.String()) }) } },
       handler: async () => ({ names: await service.seriesNames() }),
     },
-    {
+    route({
       method: 'GET', path: '/api/v1/metrics/series', access: 'dashboard:view', tags: TAGS,
       summary: 'Time series of one or more metrics over a range, at 1 s, 1 min, 1 h or 1 day resolution',
       schema: {
@@ -143,7 +144,7 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
         response: { 200: Type.Object({ name: Type.String(), tier: Type.String(), interval_secs: Type.Integer(), points: Type.Array(Point), from: Type.Integer(), to: Type.Integer(), series: Type.Array(Series) }) },
       },
       handler: async (request) => {
-        const query = request.query as { name: string; range_secs: number; from?: number; to?: number; resolution: string; limit: number };
+        const query = request.query;
         const names = [...new Set(query.name.split(',').map((n) => n.trim()).filter(Boolean))];
         if (names.length === 0) throw badRequest('querystring.name must name at least one series');
         if (names.length > 50) throw badRequest('querystring.name: at most 50 series per request');
@@ -163,13 +164,13 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
         // the first series also at the top level: the single-series shape clients of the reference read
         return { name: series[0].name, tier, interval_secs: interval, points: series[0].points, from, to, series };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/connections', access: 'connections:view', tags: TAGS,
       summary: 'Live state table, heaviest flows first; filter by address, port, protocol; paginated (X-Total-Count)',
       schema: { querystring: ConnectionsQuery, response: { 200: Type.Array(FlowSchema) } },
       handler: async (request, reply) => {
-        const query = request.query as { limit: number; offset: number; address?: string; port?: number; protocol?: string };
+        const query = request.query;
         const table = await service.tables.get(1000);
         if (table.error && table.flows.length === 0) throw new HttpError(502, `connection table unavailable: ${table.error}`);
         const matching = table.flows.filter((flow) => flowMatches(flow, query));
@@ -179,8 +180,8 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
         simulatedHeader(reply);
         return matching.slice(query.offset, query.offset + query.limit);
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/blocked', access: 'connections:view', tags: TAGS, summary: 'Recently blocked traffic, newest first',
       schema: {
         querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }, { additionalProperties: false }),
@@ -188,10 +189,10 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       },
       handler: async (request, reply) => {
         simulatedHeader(reply);
-        return traffic.blocked((request.query as { limit: number }).limit);
+        return traffic.blocked(request.query.limit);
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/logs', access: 'logs:view', tags: TAGS,
       summary: 'Packet-filter, audit and system logs combined, newest first',
       schema: {
@@ -201,10 +202,10 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
         }, { additionalProperties: false }),
       },
       handler: async (request) => {
-        const query = request.query as { limit: number; source?: (typeof LOG_SOURCES)[number] };
+        const query = request.query;
         return combinedLogs(context, query.limit, query.source);
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/dns/stream', access: 'dns:read', tags: ['dns'], acceptsTicket: true,
       summary: 'Server-Sent Events: DNS metrics once a second (`stats`), resolver `block`/`query` events; EventSource may pass ?ticket=',
@@ -221,29 +222,29 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       schema: { response: { 200: HistoryView } },
       handler: () => service.history.view(),
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/settings/dashboard-history', access: 'settings:write', tags: ['settings'],
       summary: 'Change the dashboard history: by duration or by memory budget (applies at once)',
       schema: { body: service.history.section.schemas.patch, response: { 200: HistoryView } },
       handler: (request) => {
-        service.history.update(request.body as Record<string, unknown>);
+        service.history.update(request.body as ConfigData);
         return service.history.view();
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/settings/metrics-store', access: 'settings:read', tags: ['settings'],
       summary: 'Read the external metrics store settings and connection status',
       schema: { response: { 200: StoreView } },
       handler: () => service.storeSettings.view(),
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/settings/metrics-store', access: 'settings:write', tags: ['settings'],
       summary: 'Change the external metrics store (Valkey/Redis); reconnects at once',
       schema: { body: service.storeSettings.section.schemas.patch, response: { 200: StoreView } },
       handler: async (request) => {
-        await service.storeSettings.update(request.body as Record<string, unknown>);
+        await service.storeSettings.update(request.body as ConfigData);
         return service.storeSettings.view();
       },
-    },
+    }),
   ];
 }

@@ -1,8 +1,9 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { StringEnum, type JsonObjectSchema } from '../../model/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
+import type { ConfigData } from '../../store/config-store.js';
 import type { Retention } from '../../metrics/tiers.js';
 import type { StoreStatus } from '../../metrics/redis-store.js';
 
@@ -23,7 +24,7 @@ const HistorySchema = Type.Object({
   minute_retention_hours: Type.Integer({ minimum: 1, maximum: 8760, default: 48, description: 'hours of 1 min points kept' }),
   hour_retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 30, description: 'days of 1 h points kept' }),
   day_retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 730, description: 'days of 1 day points kept' }),
-}) as unknown as JsonObjectSchema;
+});
 
 export const HistoryView = Type.Object({
   mode: Type.String(),
@@ -38,14 +39,7 @@ export const HistoryView = Type.Object({
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
 
-export interface HistorySettingsValues {
-  mode: 'duration' | 'ram';
-  history_seconds: number;
-  ram_limit_mb: number;
-  minute_retention_hours: number;
-  hour_retention_days: number;
-  day_retention_days: number;
-}
+export type HistorySettingsValues = Static<typeof HistorySchema>;
 
 export const retentionOf = (values: HistorySettingsValues): Retention => ({
   second: values.history_seconds,
@@ -55,7 +49,7 @@ export const retentionOf = (values: HistorySettingsValues): Retention => ({
 });
 
 export class DashboardHistorySettings {
-  readonly section: SingletonModel;
+  readonly section: SingletonModel<HistorySettingsValues & ConfigData>;
 
   constructor(
     context: AppContext,
@@ -66,7 +60,7 @@ export class DashboardHistorySettings {
   }
 
   values(): HistorySettingsValues {
-    return this.section.read() as unknown as HistorySettingsValues;
+    return this.section.read();
   }
 
   view() {
@@ -100,7 +94,7 @@ const StoreSchema = Type.Object({
   url: Type.String({ default: 'redis://127.0.0.1:6379', maxLength: 2048, description: 'redis:// or rediss:// URL; a password in it is sealed and never returned' }),
   retention_minutes: Type.Integer({ minimum: 1, maximum: 525_600, default: 30 }),
   password: Type.String({ default: '', maxLength: 1024, writeOnly: true, description: 'write-only; "" removes it' }),
-}) as unknown as JsonObjectSchema;
+});
 
 export const StoreView = Type.Object({
   enabled: Type.Boolean(),

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { isIP } from 'node:net';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
@@ -113,11 +113,11 @@ function routes(context: AppContext): RouteSpec[] {
     action('start'),
     action('stop'),
     action('restart'),
-    {
+    route({
       method: 'GET', path: '/api/v1/dhcp/logs', access: READ, tags: TAGS, summary: 'Tail of the DHCP server log, newest first',
       schema: { querystring: LogQuery, response: { 200: LogLines } },
-      handler: async (request) => tailLines(await context.platform.daemons.logs('kea-dhcp4'), request.query as { lines?: number }),
-    },
+      handler: async (request) => tailLines(await context.platform.daemons.logs('kea-dhcp4'), request.query),
+    }),
     {
       method: 'GET', path: '/api/v1/dhcp/metrics', access: READ, tags: TAGS, summary: 'Prometheus exposition of the DHCP figures (text/plain)',
       schema: { response: { 200: Type.String() } },
@@ -148,33 +148,33 @@ function routes(context: AppContext): RouteSpec[] {
         return leases;
       },
     },
-    {
+    route({
       method: 'DELETE', path: '/api/v1/dhcp/v4/leases/{ip}', access: WRITE, tags: TAGS, summary: 'Release one lease',
       schema: { params: Type.Object({ ip: Type.String() }), response: { 200: Message } },
       handler: async (request) => {
-        const { ip } = request.params as { ip: string };
+        const { ip } = request.params;
         if (isIP(ip) !== 4) throw badRequest('params.ip must be an IPv4 address');
         if (!(await context.platform.daemons.releaseDhcpLease(ip))) throw notFound(`no active lease for ${ip}`);
         return { message: `Lease ${ip} released` };
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/dhcp/ddns', access: READ, tags: TAGS, summary: 'Dynamic DNS updates from DHCP (the TSIG secret is never returned)',
       schema: { response: { 200: DdnsView } },
       handler: ddnsView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/dhcp/ddns', access: WRITE, tags: TAGS, summary: 'Change DHCP dynamic DNS (fields not sent are kept; an empty tsig_secret clears it)',
       schema: { body: { ...Type.Partial(DhcpDdns), additionalProperties: false }, response: { 200: DdnsView } },
       handler: async (request) => {
-        const body = request.body as ConfigData;
+        const body = request.body;
         const merged = { ...ddns.read(), ...body };
         if (merged.enabled && !merged.forward_zone) throw badRequest('body.forward_zone is required when enabled');
         if (merged.dns_server && !/^[0-9A-Fa-f.:]+$/.test(String(merged.dns_server))) throw badRequest('body.dns_server must be an IP address');
         ddns.write(body);
         return ddnsView();
       },
-    },
+    }),
     ...singletonRoutes(ha, { path: '/api/v1/dhcp/ha/config', access, tags: TAGS }),
     {
       method: 'GET', path: '/api/v1/dhcp/ha/status', access: READ, tags: TAGS, summary: 'High-availability state',

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, conflict } from '../../core/errors.js';
@@ -125,17 +125,17 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
           : { servers: readHostNameservers(), source: 'host', file: '/etc/resolv.conf' };
       },
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/dns', access: WRITE, tags: TAGS, summary: "Set the appliance's own nameservers",
       schema: { body: SystemDns, response: { 200: Message } },
       handler: (request) => {
-        const { servers } = request.body as { servers: string[] };
+        const { servers } = request.body;
         const stored = systemDns.write({ servers, configured: true }).servers as string[];
         const lines = stored.map((server, index) => resolvConfLine('nameserver', [server], `dns.servers.${index}`));
         writeDataFile(context.config.dataDir, ['dns', 'resolv.conf'], `# Rendered by Bulwark\n${lines.join('\n')}\n`, 0o644);
         return { message: 'DNS configuration updated' };
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/dns/stats', access: READ, tags: TAGS, summary: 'Resolver cache and blocklist counters',
       schema: { response: { 200: DnsStats } },
@@ -143,11 +143,11 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
     },
     // GET /dns/stream is served by the dashboard area (src/areas/dashboard): one SSE writer for every stream.
     ...collectionRoutes(blocklists, { path: '/api/v1/dns/blocklists', access, tags: TAGS }),
-    {
+    route({
       method: 'POST', path: '/api/v1/dns/blocklists/{id}/refresh', access: WRITE, tags: TAGS, summary: 'Download and parse one blocklist source now',
       schema: { params: IdParams(), response: { 200: RefreshOutcome } },
-      handler: (request) => dns.refresh((request.params as { id: string }).id),
-    },
+      handler: (request) => dns.refresh(request.params.id),
+    }),
     {
       method: 'POST', path: '/api/v1/dns/blocklists/refresh-all', access: WRITE, tags: TAGS, summary: 'Refresh every enabled source',
       schema: { response: { 200: Type.Array(RefreshOutcome) } },
@@ -158,11 +158,11 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
       schema: { response: { 200: Enabled } },
       handler: () => ({ enabled: Boolean(schedule.read().enabled) }),
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/dns/blocklists/enabled', access: WRITE, tags: TAGS, summary: 'Turn blocklisting on (refreshes every enabled source) or off',
       schema: { body: Enabled, response: { 200: Type.Object({ enabled: Type.Boolean(), refreshed: Type.Array(RefreshOutcome) }) } },
-      handler: (request) => dns.setEnabled((request.body as { enabled: boolean }).enabled),
-    },
+      handler: (request) => dns.setEnabled(request.body.enabled),
+    }),
     ...singletonRoutes(schedule, { path: '/api/v1/dns/blocklists/schedule', access, tags: TAGS }),
     ...collectionRoutes(whitelist, { path: '/api/v1/dns/whitelist', access, tags: TAGS, operations: ['list', 'create', 'delete'] }),
     ...collectionRoutes(customblocks, { path: '/api/v1/dns/customblocks', access, tags: TAGS, operations: ['list', 'create', 'delete'] }),
@@ -199,11 +199,11 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
     action('/api/v1/dns/resolver/start', 'Start Unbound with the current configuration', 'start'),
     action('/api/v1/dns/resolver/stop', 'Stop Unbound', 'stop'),
     action('/api/v1/dns/resolver/restart', 'Restart Unbound with the current configuration', 'restart'),
-    {
+    route({
       method: 'GET', path: '/api/v1/dns/resolver/logs', access: READ, tags: TAGS, summary: 'Tail of the resolver log, newest first',
       schema: { querystring: LogQuery, response: { 200: LogLines } },
-      handler: async (request) => tailLines(await context.platform.daemons.logs('unbound'), request.query as { lines?: number; search?: string }),
-    },
+      handler: async (request) => tailLines(await context.platform.daemons.logs('unbound'), request.query),
+    }),
     ...collectionRoutes(hosts, { path: '/api/v1/dns/resolver/hosts', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
     ...collectionRoutes(domains, { path: '/api/v1/dns/resolver/domains', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
     ...collectionRoutes(acls, { path: '/api/v1/dns/resolver/acls', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),

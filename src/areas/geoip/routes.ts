@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
-import type { ConfigData } from '../../store/config-store.js';
 import { GeoIpService } from './service.js';
 import { GeoLookupResult, GeoRuleCreate, GeoRuleRecord, GeoRuleUpdate } from './schema.js';
 
@@ -26,21 +25,21 @@ function routes(context: AppContext): RouteSpec[] {
         return rules;
       },
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/geoip', access: 'geoip:write', tags, summary: 'Add a country allow/block rule',
       schema: { body: GeoRuleCreate, response: { 201: GeoRuleRecord } },
-      handler: (request, reply) => reply.status(201).send(geo.rules.toRecord(geo.create(request.body as ConfigData))),
-    },
-    {
+      handler: (request, reply) => reply.status(201).send(geo.rules.toRecord(geo.create(request.body))),
+    }),
+    route({
       method: 'PUT', path: '/api/v1/geoip/{id}', access: 'geoip:write', tags, summary: 'Change a rule (fields not sent are kept)',
       schema: { params: IdParams(), body: GeoRuleUpdate, response: { 200: GeoRuleRecord } },
-      handler: (request) => geo.rules.toRecord(geo.update((request.params as { id: string }).id, request.body as ConfigData)),
-    },
+      handler: (request) => geo.rules.toRecord(geo.update(request.params.id, request.body)),
+    }),
     ...collectionRoutes(geo.rules, { path: '/api/v1/geoip', access: { read: 'geoip:read', write: 'geoip:write' }, tags, operations: ['delete'] }),
-    {
+    route({
       method: 'GET', path: '/api/v1/geoip/lookup/{ip}', access: 'geoip:read', tags, summary: 'Country (and network) of an address from the shipped dataset',
       schema: { params: Type.Object({ ip: Type.String({ maxLength: 64 }) }), response: { 200: GeoLookupResult } },
-      handler: (request) => geo.lookup((request.params as { ip: string }).ip),
-    },
+      handler: (request) => geo.lookup(request.params.ip),
+    }),
   ];
 }

@@ -2,11 +2,10 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import { ErrorBody, type RouteSpec } from '../../http/route.js';
+import { ErrorBody, route, type RouteSpec } from '../../http/route.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
-import type { ConfigData } from '../../store/config-store.js';
 import { IdsService } from './service.js';
 import type { AlertFeed } from '../../live/feeds.js';
 import {
@@ -17,7 +16,6 @@ const tags = ['ids'];
 const Message = Type.Object({ message: Type.String() });
 const errors = { 400: ErrorBody, 404: ErrorBody };
 const access = { read: 'ids:read', write: 'ids:write' } as const;
-const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
 /** The IDS area: it publishes alerts to the dashboard's feed; its service is the AI area's source of alerts. */
 export function createIdsArea(context: AppContext, needs: { alerts: AlertFeed }): Area & { service: IdsService } {
@@ -26,7 +24,6 @@ export function createIdsArea(context: AppContext, needs: { alerts: AlertFeed })
 }
 
 function routes(context: AppContext, ids: IdsService): RouteSpec[] {
-  const ruleset = (id: string) => ids.rulesets.toRecord(ids.rulesets.find(id));
   return [
     ...singletonRoutes(ids.config, { path: '/api/v1/ids/config', access, tags }),
     {
@@ -40,15 +37,15 @@ function routes(context: AppContext, ids: IdsService): RouteSpec[] {
       schema: { response: { 200: IdsStats } },
       handler: () => ids.stats(),
     },
-    {
+    route({
       method: 'GET', path: '/api/v1/ids/alerts', access: 'ids:read', tags, summary: 'Alerts, newest first (X-Total-Count carries the total)',
       schema: { querystring: AlertsQuery, response: { 200: Type.Array(IdsAlert), ...errors } },
       handler: (request, reply) => {
-        const { total, alerts } = ids.alerts(request.query as never);
+        const { total, alerts } = ids.alerts(request.query);
         reply.header('x-total-count', String(total));
         return alerts;
       },
-    },
+    }),
     {
       method: 'DELETE', path: '/api/v1/ids/alerts', access: 'ids:write', tags, summary: 'Purge every alert',
       schema: { response: { 200: Type.Object({ message: Type.String(), purged: Type.Integer() }) } },
@@ -65,80 +62,80 @@ function routes(context: AppContext, ids: IdsService): RouteSpec[] {
         return { alerts_total: status.alerts_total, running: status.running, uptime_secs: status.uptime_secs, simulated: context.platform.simulated };
       },
     },
-    {
+    route({
       method: 'GET', path: '/api/v1/ids/alerts/{id}', access: 'ids:read', tags, summary: 'One alert with payload excerpt and metadata',
       schema: { params: IdParams(), response: { 200: IdsAlert, ...errors } },
-      handler: (request) => ids.alert(idOf(request)),
-    },
-    {
+      handler: (request) => ids.alert(request.params.id),
+    }),
+    route({
       method: 'PUT', path: '/api/v1/ids/alerts/{id}/acknowledge', access: 'ids:write', tags, summary: 'Acknowledge an alert',
       schema: { params: IdParams(), response: { 200: Message, ...errors } },
       handler: (request) => {
-        ids.acknowledge(idOf(request));
+        ids.acknowledge(request.params.id);
         return { message: 'alert acknowledged' };
       },
-    },
-    {
+    }),
+    route({
       method: 'PUT', path: '/api/v1/ids/alerts/{id}/classify', access: 'ids:write', tags, summary: 'Classify an alert (also acknowledges it)',
       schema: { params: IdParams(), body: ClassifyBody, response: { 200: Message, ...errors } },
       handler: (request) => {
-        const body = request.body as { classification: string; notes?: string | null };
-        ids.classify(idOf(request), body.classification, body.notes);
+        const body = request.body;
+        ids.classify(request.params.id, body.classification, body.notes);
         return { message: `alert classified as ${body.classification}` };
       },
-    },
+    }),
     ...collectionRoutes(ids.rulesets, { path: '/api/v1/ids/rulesets', access, tags, operations: ['list'] }),
-    {
+    route({
       method: 'POST', path: '/api/v1/ids/rulesets', access: 'ids:write', tags,
       summary: 'Add a ruleset; rules_text installs rules at once, else an enabled ruleset with a source_url is downloaded',
       bodyLimit: 70 * 1024 * 1024,
       schema: { body: RulesetCreate, response: { 201: RulesetRecord, ...errors } },
-      handler: async (request, reply) => reply.status(201).send(ids.rulesets.toRecord(await ids.createRuleset(request.body as ConfigData))),
-    },
-    {
+      handler: async (request, reply) => reply.status(201).send(ids.rulesets.toRecord(await ids.createRuleset(request.body))),
+    }),
+    route({
       method: 'PUT', path: '/api/v1/ids/rulesets/{id}', access: 'ids:write', tags, summary: 'Enable, disable or change a ruleset (install as on create)',
       bodyLimit: 70 * 1024 * 1024,
       schema: { params: IdParams(), body: RulesetUpdate, response: { 200: RulesetRecord, ...errors } },
-      handler: async (request) => ids.rulesets.toRecord(await ids.updateRuleset(idOf(request), request.body as ConfigData)),
-    },
-    {
+      handler: async (request) => ids.rulesets.toRecord(await ids.updateRuleset(request.params.id, request.body)),
+    }),
+    route({
       method: 'DELETE', path: '/api/v1/ids/rulesets/{id}', access: 'ids:write', tags, summary: 'Remove a ruleset and its rules',
       schema: { params: IdParams(), response: { 404: ErrorBody } },
       handler: (request, reply) => {
-        ids.deleteRuleset(idOf(request));
+        ids.deleteRuleset(request.params.id);
         return reply.status(204).send();
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/ids/rules', access: 'ids:read', tags, summary: 'Individual SIDs, paginated (q/search: full-text)',
       schema: { querystring: RulesQuery, response: { 200: Type.Array(IdsRule), ...errors } },
       handler: (request, reply) => {
-        const { total, rules } = ids.rules(request.query as never);
+        const { total, rules } = ids.rules(request.query);
         reply.header('x-total-count', String(total));
         return rules;
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/ids/rules/search', access: 'ids:read', tags, summary: 'Full-text search across SIDs, messages and rule text (best match first)',
       schema: { querystring: RulesQuery, response: { 200: Type.Array(IdsRule), ...errors } },
       handler: (request, reply) => {
-        const query = request.query as { q?: string; search?: string };
+        const query = request.query;
         if (query.q === undefined && query.search === undefined) throw badRequest('querystring.q is required');
-        const { total, rules } = ids.rules(request.query as never);
+        const { total, rules } = ids.rules(request.query);
         reply.header('x-total-count', String(total));
         return rules;
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/ids/rules/{id}', access: 'ids:read', tags, summary: 'One rule',
       schema: { params: IdParams(), response: { 200: IdsRule, ...errors } },
-      handler: (request) => ids.rule(idOf(request)),
-    },
-    {
+      handler: (request) => ids.rule(request.params.id),
+    }),
+    route({
       method: 'PUT', path: '/api/v1/ids/rules/{id}', access: 'ids:write', tags, summary: 'Enable/disable one SID or override its action (applied at the next reload)',
       schema: { params: IdParams(), body: RuleUpdate, response: { 200: IdsRule, ...errors } },
-      handler: (request) => ids.updateRule(idOf(request), request.body as never),
-    },
+      handler: (request) => ids.updateRule(request.params.id, request.body),
+    }),
     ...collectionRoutes(ids.suppressions, { path: '/api/v1/ids/suppressions', access, tags, operations: ['list', 'create', 'delete'] }),
   ];
 }

@@ -3,13 +3,12 @@ import { isIP } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import { parseIpv4Cidr } from '../../core/ip.js';
-import type { ConfigData } from '../../store/config-store.js';
 import { isSpecialAddress } from '../../net/special-addresses.js';
 import {
   DdnsConfig, DdnsRecord, DdnsStatusFields, DdnsUpdateResult, InterfaceConfigBody, InterfaceConfigResult, InterfaceDetail, InterfaceStats,
@@ -107,22 +106,22 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: Type.Array(InterfaceDetail) } },
       handler: () => net.detailed(),
     },
-    {
+    route({
       method: 'GET', path: '/api/v1/interfaces/config/{name}', access: READ, tags: TAGS, summary: 'One interface as /interfaces/detailed shows it',
       schema: { params: NameParams, response: { 200: InterfaceDetail } },
       handler: async (request) => {
-        const { name } = request.params as { name: string };
+        const { name } = request.params;
         const found = (await net.detailed()).find((i) => i.name === name);
         if (!found) throw notFound(`interface ${name} not found`);
         return found;
       },
-    },
-    {
+    }),
+    route({
       method: 'PUT', path: '/api/v1/interfaces/config/{name}', access: WRITE, tags: TAGS, summary: 'Configure an interface (addressing, MTU, up/down, description)',
       schema: { params: NameParams, body: InterfaceConfigBody, response: { 200: InterfaceConfigResult } },
       handler: async (request) => {
-        const { name } = request.params as { name: string };
-        const body = request.body as ConfigData;
+        const { name } = request.params;
+        const body = request.body;
         await refresh();
         net.assertKnownInterface(name);
         const merged = { ...(net.storedConfig(name) ?? {}), ...body };
@@ -141,39 +140,39 @@ function routes(context: AppContext): RouteSpec[] {
         }
         return { message: outcome.message, applied: outcome.applied, simulated: platform.simulated };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/interfaces/{name}/stats', access: READ, tags: TAGS, summary: 'Live counters of one interface',
       schema: { params: NameParams, response: { 200: InterfaceStats } },
       handler: async (request) => {
-        const { name } = request.params as { name: string };
+        const { name } = request.params;
         await refresh();
         const iface = net.assertKnownInterface(name);
         const counters = iface?.counters ?? { bytes_in: 0, bytes_out: 0, packets_in: 0, packets_out: 0, errors_in: 0, errors_out: 0 };
         return { name, ...counters };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/interfaces/{name}/role', access: READ, tags: TAGS, summary: 'Role of one interface',
       schema: { params: NameParams, response: { 200: RoleView } },
       handler: async (request) => {
-        const { name } = request.params as { name: string };
+        const { name } = request.params;
         await refresh();
         if (!net.role(name)) net.assertKnownInterface(name);
         return { name, role: net.role(name) };
       },
-    },
-    {
+    }),
+    route({
       method: 'PUT', path: '/api/v1/interfaces/{name}/role', access: WRITE, tags: TAGS, summary: 'Set the role of an interface (wan, lan, …)',
       schema: { params: NameParams, body: RoleBody, response: { 200: RoleView } },
       handler: async (request) => {
-        const { name } = request.params as { name: string };
+        const { name } = request.params;
         await refresh();
         net.assertKnownInterface(name);
-        net.setRole(name, (request.body as { role: string }).role);
+        net.setRole(name, request.body.role);
         return { name, role: net.role(name) };
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/interfaces/roles', access: READ, tags: TAGS, summary: 'Role assignments as [interface, role] pairs',
       schema: { response: { 200: Type.Array(Type.Tuple([Type.String(), Type.String()])) } },
@@ -181,17 +180,17 @@ function routes(context: AppContext): RouteSpec[] {
     },
     ...refreshingFirst(collectionRoutes(vlans, { path: '/api/v1/vlans', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }), refresh),
     ...refreshingFirst(collectionRoutes(staticRoutes, { path: '/api/v1/routes', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }), refresh),
-    {
+    route({
       method: 'GET', path: '/api/v1/routes/system', access: READ, tags: TAGS, summary: 'The kernel routing table (IPv4)',
       schema: { querystring: Type.Object({ fib: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, default: 0 })) }), response: { 200: Type.Array(SystemRouteView) } },
-      handler: async (request) => (await platform.network.routes((request.query as { fib?: number }).fib ?? 0)).map(({ table: _table, ...route }) => route),
-    },
+      handler: async (request) => (await platform.network.routes(request.query.fib ?? 0)).map(({ table: _table, ...route }) => route),
+    }),
     ...refreshingFirst(collectionRoutes(ddnsRecords, { path: '/api/v1/ddns/records', access: ddnsAccess, tags: ['ddns'], operations: ['list', 'create', 'update', 'delete'] }), refresh),
-    {
+    route({
       method: 'POST', path: '/api/v1/ddns/records/{id}/update', access: 'settings:write', tags: ['ddns'], summary: 'Resolve the address now and push it when it changed',
       schema: { params: IdParams(), response: { 200: DdnsUpdateResult } },
-      handler: (request) => net.updateRecord((request.params as { id: string }).id),
-    },
+      handler: (request) => net.updateRecord(request.params.id),
+    }),
     ...singletonRoutes(ddnsConfig, { path: '/api/v1/ddns/config', access: ddnsAccess, tags: ['ddns'] }),
   ];
 }

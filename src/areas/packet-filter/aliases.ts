@@ -4,32 +4,22 @@ import { badRequest, conflict } from '../../core/errors.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { Reference } from '../../model/declarations.js';
 import type { ModelRegistry } from '../../model/registry.js';
-import { StringEnum } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import { pfWordProblem } from '../../compile/pf-names.js';
 import type { AliasData, AliasType } from '../../compile/firewall-types.js';
-import { OptionalNullable, Nullable } from './schemas.js';
-import { ALIAS_NAME, aliasNameOf, normaliseDescription } from './values.js';
+import { ALIAS_NAME, AliasSchema, MAX_ALIAS_ENTRIES, OptionalNullable } from '../../compile/firewall-schemas.js';
+import { aliasNameOf, normaliseDescription } from './values.js';
 
 export const ALIAS_KIND = 'alias';
 const RESERVED = new Set(['bruteforce', 'ai_blocked']);
-const MAX_ENTRIES = 100_000;
 const TYPE_INPUTS: Record<string, AliasType> = { host: 'host', network: 'network', port: 'port', url_table: 'url_table', urltable: 'url_table', url: 'url_table' };
-
-export const AliasSchema = Type.Object({
-  name: Type.String({ pattern: ALIAS_NAME.source }),
-  alias_type: StringEnum(['host', 'network', 'port', 'url_table']),
-  entries: Type.Array(Type.String(), { maxItems: MAX_ENTRIES }),
-  description: Nullable(Type.String()),
-  enabled: Type.Boolean(),
-});
 
 function requestSchema(create: boolean) {
   return Type.Object({
     name: Type.String(),
     alias_type: Type.String({ description: 'host, network, port or url_table (also urltable, url)' }),
-    entries: Type.Array(Type.String(), { maxItems: MAX_ENTRIES }),
+    entries: Type.Array(Type.String(), { maxItems: MAX_ALIAS_ENTRIES }),
     description: OptionalNullable(Type.String()),
     enabled: Type.Optional(Type.Boolean()),
     id: Type.Optional(Type.String()),

@@ -3,30 +3,15 @@ import { Type } from 'typebox';
 import { badRequest } from '../../core/errors.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { ModelRegistry } from '../../model/registry.js';
-import { StringEnum } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { NatData, NatType } from '../../compile/firewall-types.js';
-import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema } from './schemas.js';
+import { NatSchema, NullablePortRange, OptionalNullable, Port, StatusSchema } from '../../compile/firewall-schemas.js';
 import { addressFamily, checkPortObject, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
 import { addressAliasChecks } from './aliases.js';
 
 export const NAT_KIND = 'nat';
 const TYPE_INPUTS: Record<string, NatType> = { snat: 'snat', dnat: 'dnat', rdr: 'dnat', masquerade: 'masquerade', masq: 'masquerade', binat: 'binat' };
-
-export const NatSchema = Type.Object({
-  nat_type: StringEnum(['snat', 'dnat', 'masquerade', 'binat']),
-  interface: Type.String(),
-  protocol: ProtocolSchema,
-  src_addr: Type.String(),
-  src_port: NullablePortRange,
-  dst_addr: Type.String(),
-  dst_port: NullablePortRange,
-  redirect: Type.Object({ address: Type.String(), port: NullablePortRange }, { additionalProperties: false }),
-  label: Nullable(Type.String()),
-  status: StatusSchema,
-  static_port: Type.Boolean(),
-});
 
 function requestSchema(create: boolean) {
   return Type.Object({

@@ -6,7 +6,7 @@ import { badRequest, HttpError } from '../../core/errors.js';
 import { collectionRoutes, type CollectionRouteParts } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { Uuid } from '../../model/schema-helpers.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { CompileError } from '../../compile/firewall-model.js';
 import { nftSystemLines } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
@@ -156,16 +156,16 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
         return result;
       }),
     }),
-    {
+    route({
       method: 'PUT', path: '/api/v1/rules/reorder', access: 'rules:write', tags: ['rules'],
       summary: 'Give all rules a new complete order (priority = position), atomically',
       schema: { body: ReorderBody, response: { 200: ReorderResult } },
       handler: (request) => {
-        const ids = (request.body as { rule_ids: string[] }).rule_ids;
+        const ids = request.body.rule_ids;
         reorderRules(context, ids);
         return { message: `${ids.length} rules reordered`, count: ids.length };
       },
-    },
+    }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
     {
       method: 'GET', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
@@ -188,17 +188,17 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
     ...normalisedWriteRoutes(aliases, aliasParts, { createBody: AliasCreateBody, updateBody: AliasUpdateBody, toStored: toStoredAlias }),
     ...collectionRoutes(nat, { ...natParts, operations: ['list', 'read', 'delete'] }),
     ...normalisedWriteRoutes(nat, natParts, { createBody: NatCreateBody, updateBody: NatUpdateBody, toStored: toStoredNat }),
-    {
+    route({
       method: 'PUT', path: '/api/v1/nat/reorder', access: 'nat:write', tags: ['nat'],
       summary: 'Give all NAT rules a new complete order, atomically',
       schema: { body: ReorderBody, response: { 200: ReorderResult } },
       handler: (request) => {
-        const ids = (request.body as { rule_ids: string[] }).rule_ids;
+        const ids = request.body.rule_ids;
         assertPermutation(context, NAT_KIND, ids, 'NAT rule');
         context.store.reorder(NAT_KIND, ids);
         return { message: `${ids.length} NAT rules reordered`, count: ids.length };
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
       summary: 'The compiled NAT part of the stored configuration (pf anchor text, or nftables NAT chains on Linux)',

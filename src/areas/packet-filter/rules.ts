@@ -7,49 +7,12 @@ import type { ModelRegistry } from '../../model/registry.js';
 import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { PortRange, RuleData, StateOptions } from '../../compile/firewall-types.js';
-import { Nullable, NullablePortRange, OptionalNullable, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
+import { OptionalNullable, Port, RuleMatchSchema, RuleSchema, StateOptionsSchema, StatusSchema, TRACKING_VALUES } from '../../compile/firewall-schemas.js';
 import { ACTION_INPUTS, addressFamily, checkPortObject, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed } from './values.js';
 import { addressAliasChecks } from './aliases.js';
 
 export const RULE_KIND = 'rule';
 export const DEFAULT_PRIORITY = 100;
-
-const StateOptionsSchema = Type.Object({
-  tracking: StringEnum(TRACKING_VALUES),
-  policy: Nullable(StringEnum(['if_bound', 'floating'])),
-  adaptive_timeouts: Nullable(Type.Object({ start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
-  timeout_tcp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
-  timeout_udp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
-  timeout_icmp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
-}, { additionalProperties: false });
-
-const RuleMatchSchema = Type.Object({
-  src_addr: Type.String(),
-  src_port: NullablePortRange,
-  dst_addr: Type.String(),
-  dst_port: NullablePortRange,
-}, { additionalProperties: false });
-
-/** The stored record (wire-format.md §3.2). */
-export const RuleSchema = Type.Object({
-  priority: Type.Integer({ minimum: 0, maximum: 10000 }),
-  action: StringEnum(['pass', 'block', 'blockdrop', 'blockreturn']),
-  direction: StringEnum(['in', 'out', 'any']),
-  ip_version: StringEnum(['inet', 'inet6', 'both']),
-  interface: Nullable(Type.String()),
-  protocol: ProtocolSchema,
-  rule_match: RuleMatchSchema,
-  src_invert: Type.Boolean(),
-  dst_invert: Type.Boolean(),
-  log: Type.Boolean(),
-  quick: Type.Boolean(),
-  label: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  gateway: Nullable(Type.String()),
-  state_options: StateOptionsSchema,
-  status: StatusSchema,
-  schedule_id: Nullable(Type.String()),
-});
 
 /** The request: flat fields as the reference's clients send them, or the nested record read back. */
 function requestSchema(create: boolean) {

@@ -6,20 +6,12 @@ import type { ModelRegistry } from '../../model/registry.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseTimeRange } from '../../compile/firewall-model.js';
 import { WEEKDAYS, type ScheduleData } from '../../compile/firewall-types.js';
-import { Nullable, OptionalNullable } from './schemas.js';
+import { OptionalNullable, ScheduleSchema } from '../../compile/firewall-schemas.js';
 import { normaliseDescription } from './values.js';
 
 export const SCHEDULE_KIND = 'schedule';
 /** Schedule names are shown in rendered rulesets (as comments): a strict grammar, no quotes, escapes or line breaks. */
 const SCHEDULE_NAME = /^[\p{L}\p{N}][\p{L}\p{N} _.,:+/()-]{0,63}$/u;
-
-export const ScheduleSchema = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 64 }),
-  description: Nullable(Type.String()),
-  time_ranges: Type.String({ minLength: 1 }),
-  days_of_week: Type.String({ minLength: 1 }),
-  enabled: Type.Boolean(),
-});
 
 const StringOrList = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 64 })]);
 

@@ -1,6 +1,6 @@
-import type { FastifyRequest } from 'fastify';
+import type { TSchema } from 'typebox';
 import type { CollectionModel } from '../../model/collection-model.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import type { CollectionRouteParts } from '../../http/collection-routes.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
@@ -15,8 +15,8 @@ export function normalisedWriteRoutes(
   model: CollectionModel,
   parts: Pick<CollectionRouteParts, 'path' | 'access' | 'tags'>,
   options: {
-    createBody: object;
-    updateBody: object;
+    createBody: TSchema;
+    updateBody: TSchema;
     /** Request → stored fields. `existing` is the stored object on PUT. */
     toStored(body: Record<string, unknown>, existing?: ConfigObject): ConfigData;
     /** Wraps the store write, e.g. to keep rules sorted by priority in the same transaction. */
@@ -25,27 +25,28 @@ export function normalisedWriteRoutes(
 ): RouteSpec[] {
   const record = model.schemas.record;
   const around = options.around ?? (<T>(write: () => T) => write());
-  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+  // The bodies are the area's request schemas, passed in: their fields are the normaliser's to read.
+  const fieldsOf = (body: unknown) => body as Record<string, unknown>;
   return [
-    {
+    route({
       method: 'POST', path: parts.path, access: parts.access.write, tags: parts.tags, summary: `Create a ${model.noun}`,
       schema: { body: options.createBody, response: { 201: record } },
       handler: (request, reply) => {
-        const object = around(() => model.create(options.toStored(request.body as Record<string, unknown>)));
+        const object = around(() => model.create(options.toStored(fieldsOf(request.body))));
         reply.status(201);
         return model.toRecord(model.find(object.id));
       },
-    },
-    {
+    }),
+    route({
       method: 'PUT', path: `${parts.path}/{id}`, access: parts.access.write, tags: parts.tags,
       summary: `Update one ${model.noun} (fields not sent are kept)`,
       schema: { params: IdParams(), body: options.updateBody, response: { 200: record } },
       handler: (request) => {
-        const id = idOf(request);
+        const id = request.params.id;
         const existing = model.find(id);
-        around(() => model.update(id, options.toStored(request.body as Record<string, unknown>, existing)));
+        around(() => model.update(id, options.toStored(fieldsOf(request.body), existing)));
         return model.toRecord(model.find(id));
       },
-    },
+    }),
   ];
 }

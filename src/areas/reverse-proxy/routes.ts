@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { ReverseProxyService } from './service.js';
@@ -46,11 +46,11 @@ function routes(context: AppContext): RouteSpec[] {
     control('start'),
     control('stop'),
     control('restart'),
-    {
+    route({
       method: 'GET', path: '/api/v1/reverse-proxy/logs', access: 'proxy:read', tags, summary: 'Tail of the access or server log, newest first',
       schema: { querystring: LogsQuery, response: { 200: Type.Array(Type.String()) } },
-      handler: (request) => proxy.logs(request.query as never),
-    },
+      handler: (request) => proxy.logs(request.query),
+    }),
     {
       method: 'POST', path: '/api/v1/reverse-proxy/validate', access: 'proxy:write', tags, summary: 'Render the configuration and check it without applying',
       schema: { response: { 200: Type.Object({ valid: Type.Boolean(), message: Type.String() }) } },

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, HttpError, problemOf } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
@@ -77,21 +77,21 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: PfTuningView } },
       handler: pfView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/settings/pf-tuning', access: WRITE, tags: TAGS, summary: 'Set the state-table limit (1000..4000000)',
       schema: { body: PfTuningBody, response: { 200: PfTuningView } },
       handler: async (request) => {
-        const { max_states } = request.body as { max_states: number };
+        const { max_states } = request.body;
         store.putSingleton('settings_pf_tuning', { max_states });
         return pfView();
       },
-    },
+    }),
     idsAlerts.routes[0],
-    {
+    route({
       method: 'PUT', path: '/api/v1/settings/ids-alerts', access: WRITE, tags: TAGS, summary: 'IDS alert ring size and age (clamped to 8..512 MB and 1 h..7 d)',
       schema: { body: { type: 'object', properties: { max_mb: Type.Integer(), max_age_secs: Type.Integer() }, additionalProperties: false }, response: { 200: IdsAlerts } },
-      handler: (request) => idsAlerts.model.write(clampIdsAlerts(request.body as object)),
-    },
+      handler: (request) => idsAlerts.model.write(clampIdsAlerts(request.body)),
+    }),
     ...syslog.routes,
     {
       method: 'POST', path: '/api/v1/settings/syslog/test', access: WRITE, tags: TAGS, summary: 'Send one test message (to a draft configuration when its host is set)',
@@ -125,55 +125,55 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: LogRotationView } },
       handler: rotationView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/settings/log-rotation', access: WRITE, tags: TAGS, summary: 'Change the policy; regenerates the rotation config and runs one pass',
       schema: { body: { ...Type.Partial(LogRotationConfig), additionalProperties: false }, response: { 200: LogRotationView } },
       handler: async (request) => {
-        const stored = rotation.model.write(request.body as ConfigData) as unknown as RotationConfig;
+        const stored = rotation.model.write(request.body) as unknown as RotationConfig;
         writeRotationConfig(config.dataDir, stored);
         await rotate(config.dataDir, stored);
         return rotationView();
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/api/v1/settings/log-rotation/rotate', access: WRITE, tags: TAGS, summary: 'Rotate now: one managed log (path) or a normal pass',
       schema: { body: Type.Optional(Type.Object({ path: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: false })), response: { 200: Type.Object({ ok: Type.Boolean(), message: Type.String(), logs: Type.Array(Type.Object({ service: Type.String(), path: Type.String(), size_bytes: Type.Union([Type.Integer(), Type.Null()]), rotated: Type.Integer(), total_bytes: Type.Integer() })) }) } },
       handler: async (request) => {
-        const path = (request.body as { path?: string } | undefined)?.path;
+        const path = request.body?.path;
         const rotated = await rotate(config.dataDir, rotation.model.read() as unknown as RotationConfig, path || undefined);
         return { ok: true, message: rotated.length ? `rotated ${rotated.join(', ')}` : 'nothing to rotate', logs: logSizes(config.dataDir) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/settings/{section}', access: READ, tags: TAGS, summary: 'Generic key/value section (values are text; an unknown section is {})',
       schema: { params: Type.Object({ section: Type.String({ pattern: SECTION_NAME }) }), response: { 200: Type.Record(Type.String(), Type.String()) } },
-      handler: (request) => store.getSingleton(sectionKind((request.params as { section: string }).section)) ?? {},
-    },
-    {
+      handler: (request) => store.getSingleton(sectionKind(request.params.section)) ?? {},
+    }),
+    route({
       method: 'PUT', path: '/api/v1/settings/{section}', access: WRITE, tags: TAGS, summary: 'Set keys of a generic section (api_server.trusted_proxies applies at the next restart)',
       schema: { params: Type.Object({ section: Type.String({ pattern: SECTION_NAME }) }), body: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 64 }), response: { 200: Type.Record(Type.String(), Type.String()) } },
       handler: (request) => {
-        const { section } = request.params as { section: string };
-        const values = sectionValues(request.body as ConfigData, section);
+        const { section } = request.params;
+        const values = sectionValues(request.body, section);
         return store.putSingleton(sectionKind(section), { ...(store.getSingleton(sectionKind(section)) ?? {}), ...values });
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/notify/smtp/config', access: READ, tags: ['notifications'], summary: 'SMTP notification settings (the password is never returned)',
       schema: { response: { 200: SmtpView } },
       handler: smtpView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/notify/smtp/config', access: WRITE, tags: ['notifications'], summary: 'Change SMTP notifications (password: absent or null keeps it, "" clears it)',
       schema: { body: SmtpBody, response: { 200: SmtpView } },
       handler: (request) => {
         const current = smtpRead();
-        const next = mergeSmtp(current, request.body as ConfigData);
-        if (typeof (request.body as ConfigData).password === 'string' && next.password) next.password = sealer.seal(String(next.password));
+        const next = mergeSmtp(current, request.body);
+        if (typeof request.body.password === 'string' && next.password) next.password = sealer.seal(String(next.password));
         store.putSingleton('notify_smtp', next);
         return smtpView();
       },
-    },
+    }),
     {
       method: 'POST', path: '/api/v1/notify/smtp/test', access: WRITE, tags: ['notifications'], summary: 'Send a test e-mail (to a draft configuration when its host is set)',
       schema: { body: Type.Optional(SmtpBody), response: { 200: OkMessage } },

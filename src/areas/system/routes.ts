@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { badRequest } from '../../core/errors.js';
@@ -23,11 +23,11 @@ function routes(context: AppContext): RouteSpec[] {
     const [get] = singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS });
     return [
       get,
-      {
+      route({
         method: 'PUT', path, access: WRITE, tags: TAGS, summary: `Change ${noun} (fields not sent are kept) and render it for the host`,
         schema: { body: model.schemas.patch, response: { 200: ApplyReport } },
         handler: (request) => apply(model.write(request.body as ConfigData)),
-      },
+      }),
     ];
   };
   const general = { read: () => ({ domain: '', ...(context.store.getSingleton('system_general') ?? {}) }) };

@@ -1,6 +1,6 @@
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
@@ -64,11 +64,11 @@ export function createTimeArea(context: AppContext): Area {
     action('start'),
     action('stop'),
     action('restart'),
-    {
+    route({
       method: 'GET', path: '/api/v1/time/logs', access: READ, tags: TAGS, summary: 'Tail of the time-service log, newest first',
       schema: { querystring: LogQuery, response: { 200: LogLines } },
-      handler: async (request) => tailLines(await context.platform.daemons.logs('chronyd'), request.query as { lines?: number; search?: string }),
-    },
+      handler: async (request) => tailLines(await context.platform.daemons.logs('chronyd'), request.query),
+    }),
     ...collectionRoutes(sources, { path: '/api/v1/time/sources', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
   ];
   return { name: 'time', routes, start: () => time.seed() };

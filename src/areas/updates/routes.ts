@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { HistoryEntry, InstallLocalBody, InstallResult, Schedule, UpdateInfo, UpdateStatus } from './schema.js';
@@ -69,12 +69,12 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: InstallResult } },
       handler: () => updates.appliance.install(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/updates/appliance/install-local', access: 'updates:install', tags: TAGS, bodyLimit: 700 * 1024 * 1024,
       summary: 'Stage an uploaded release tarball (JSON with base64 content; optional checksum verified)',
       schema: { body: InstallLocalBody, response: { 200: Type.Object({ message: Type.String() }) } },
-      handler: (request) => updates.appliance.installLocal(request.body as { filename: string; content_base64: string; sha256?: string; restart?: boolean }),
-    },
+      handler: (request) => updates.appliance.installLocal(request.body),
+    }),
     {
       method: 'POST', path: '/api/v1/updates/appliance/rollback', access: 'updates:install', tags: TAGS, summary: 'Return to the previous version',
       schema: { response: { 200: InstallResult } },

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { badRequest, conflict } from '../../core/errors.js';
+import { badRequest } from '../../core/errors.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { ModelRegistry } from '../../model/registry.js';
-import { StringEnum, type JsonObjectSchema } from '../../model/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { isHttpsUrl, OIDC_DEFAULT_SCOPES, PRESET_DEFAULTS, PROVIDER_TYPES, type PresetName, type PresetOverrides, type ProviderType } from './presets.js';
 
@@ -28,7 +28,7 @@ export const ProviderSchema = Type.Object({
   userinfo_url: HttpsUrl('userinfo endpoint (https); required for oidc, overrides the preset\'s otherwise'),
   issuer: HttpsUrl('expected `iss` of ID tokens; default: the preset\'s, or the origin of auth_url'),
   enabled: Type.Optional(Type.Boolean({ default: true, description: 'disabled providers are not offered and refuse sign-ins' })),
-}) as unknown as JsonObjectSchema;
+});
 
 /** A provider with every URL worked out: what the OAuth client needs. */
 export interface ResolvedProvider {

@@ -5,6 +5,7 @@ import { randomHex, sha256Hex, safeEqual } from '../../core/crypto.js';
 import { badRequest, notFound, unauthorized } from '../../core/errors.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
+import type { ConfigData } from '../../store/config-store.js';
 import type { ConfigObject } from '../../store/config-store.js';
 import { cookiesSecure, readCookie, setScopedCookie, setSessionCookies } from '../cookies.js';
 import { actorOf, type TokenPair } from '../identity-service.js';
@@ -61,7 +62,7 @@ export interface CookieSession {
  */
 export class SsoService {
   readonly providers: CollectionModel;
-  readonly settingsSection: SingletonModel;
+  readonly settingsSection: SingletonModel<SsoSettings & ConfigData>;
   readonly links: IdentityLinks;
   /** State nonces: 10 minutes, single use, bound to provider, redirect URI, PKCE verifier and browser. */
   readonly states: OneShotStore<PendingSignIn>;
@@ -83,7 +84,7 @@ export class SsoService {
   settings(): SsoSettingsView {
     const auth = this.context.identity.settings();
     return {
-      ...(this.settingsSection.read() as unknown as SsoSettings),
+      ...(this.settingsSection.read()),
       auto_create_oauth_users: auth.auto_create_oauth_users,
       require_totp_for_oauth: auth.require_totp_for_oauth,
     };
@@ -254,7 +255,7 @@ export class SsoService {
   }
 
   private publicUrl(): string {
-    return (this.settingsSection.read() as unknown as SsoSettings).public_url;
+    return (this.settingsSection.read()).public_url;
   }
 
   /** `public_url` when set; else scheme and Host of the request (X-Forwarded-* only from trusted proxies). */
@@ -278,7 +279,7 @@ export class SsoService {
   }
 
   private client(provider: ResolvedProvider, object: ConfigObject): ProviderClient {
-    const settings = this.settingsSection.read() as unknown as SsoSettings;
+    const settings = this.settingsSection.read();
     return new ProviderClient(provider, this.providers.secret(object, 'client_secret') ?? '', {
       allowList: settings.allowed_networks,
       extraCa: pemCertificates(settings.trusted_ca_pem),
