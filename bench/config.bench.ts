@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import { Type } from 'typebox';
 import { buildApp } from '../src/app.js';
 import { loadStartupConfig } from '../src/config.js';
-import { authArea } from '../src/areas/auth/routes.js';
-import { configArea } from '../src/areas/config/routes.js';
+import { createAuthArea } from '../src/areas/auth/routes.js';
+import { createConfigArea } from '../src/areas/config/routes.js';
+import type { AppContext } from '../src/context.js';
 import type { Area } from '../src/areas/area.js';
+import { collectionRoutes } from '../src/http/collection-routes.js';
 import { fmt, percentile } from './harness.js';
 
 /**
@@ -18,24 +20,21 @@ import { fmt, percentile } from './harness.js';
 const OBJECTS = 10_000;
 const RUNS = 7;
 
-const benchArea: Area = {
-  name: 'bench',
-  routes(context) {
-    const rules = context.collections.declare({
-      kind: 'bench_rule', path: '/api/v1/bench/rules', noun: 'rule', tags: ['bench'], access: { read: 'backup:read', write: 'backup:write' },
-      schema: Type.Object({
-        action: Type.String(), interface: Type.String(), protocol: Type.String(), source: Type.String(), destination: Type.String(),
-        port: Type.Integer(), log: Type.Boolean(), description: Type.String(), psk: Type.Optional(Type.String()),
-      }),
-      writeOnly: ['psk'],
-    });
-    context.apply.register('noop', async () => undefined);
-    return rules.routes();
-  },
-};
+function benchArea(context: AppContext): Area {
+  const rules = context.models.collection({
+    kind: 'bench_rule', noun: 'rule', writeAccess: 'backup:write',
+    schema: Type.Object({
+      action: Type.String(), interface: Type.String(), protocol: Type.String(), source: Type.String(), destination: Type.String(),
+      port: Type.Integer(), log: Type.Boolean(), description: Type.String(), psk: Type.Optional(Type.String()),
+    }),
+    writeOnly: ['psk'],
+  });
+  context.apply.register('noop', async () => undefined);
+  return { name: 'bench', routes: collectionRoutes(rules, { path: '/api/v1/bench/rules', access: { read: 'backup:read', write: 'backup:write' }, tags: ['bench'] }) };
+}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-bench-config-'));
-const app = await buildApp({ config: { ...loadStartupConfig([], {}), dataDir, logLevel: 'silent' }, logger: false, areas: [authArea, benchArea, configArea] });
+const app = await buildApp({ config: { ...loadStartupConfig([], {}), dataDir, logLevel: 'silent' }, logger: false, areas: (context) => [createAuthArea(context), benchArea(context), createConfigArea(context)] });
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
 const credentials = { username: 'admin', password: 'Bench-password1' };
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>

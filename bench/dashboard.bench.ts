@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from '../src/app.js';
 import { loadStartupConfig } from '../src/config.js';
-import { authArea } from '../src/areas/auth/routes.js';
-import { statusArea } from '../src/areas/status/routes.js';
+import { createAuthArea } from '../src/areas/auth/routes.js';
+import { createStatusArea } from '../src/areas/status/routes.js';
+import { newLiveFeeds } from '../src/live/feeds.js';
 import { createDashboardArea } from '../src/areas/dashboard/routes.js';
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 import { SimulatedTraffic } from '../src/platform/simulated/traffic.js';
@@ -59,15 +60,15 @@ const baselineRss = rssMb();
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-bench-dash-'));
 const traffic = new BenchTraffic();
-const area = createDashboardArea({ manualTicks: true });
+let dashboard!: ReturnType<typeof createDashboardArea>;
 const app = await buildApp({
   config: { ...loadStartupConfig([], {}), dataDir, logLevel: 'silent' },
   logger: false,
-  areas: [authArea, statusArea, area],
+  areas: (context) => [createAuthArea(context), createStatusArea(context), (dashboard = createDashboardArea(context, { feeds: newLiveFeeds() }, { manualTicks: true }))],
   platform: { ...createSimulatedPlatform(), traffic },
 });
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
-const service = area.serviceOf(app.context);
+const service = dashboard.service;
 const appRss = rssMb();
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>

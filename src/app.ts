@@ -12,7 +12,7 @@ import { openDatabase } from './store/database.js';
 import { ConfigStore } from './store/config-store.js';
 import { createPlatform } from './platform/index.js';
 import type { Platform } from './platform/platform.js';
-import { CollectionRegistry } from './http/collection.js';
+import { ModelRegistry } from './model/registry.js';
 import { extensionOf } from './http/extensions.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { MethodIndex } from './http/method-index.js';
@@ -21,7 +21,7 @@ import { documentedResponses } from './http/documented-responses.js';
 import { finishDocument, operationIdOf } from './http/openapi-document.js';
 import { validatorCompiler } from './http/validation.js';
 import { installAccessControl } from './http/access.js';
-import { AREAS } from './areas/index.js';
+import { createAreas } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
@@ -34,8 +34,8 @@ export interface BuildOptions {
   config: StartupConfig;
   clock?: Clock;
   platform?: Platform;
-  /** Areas to register; tests may pass their own. */
-  areas?: Area[];
+  /** Builds the areas to register on the app's context (default: every area, wired in src/areas/index.ts); tests pass their own. */
+  areas?: (context: AppContext) => Area[];
   logger?: FastifyServerOptions['logger'];
   /** The built web console to serve at `/` (default: dist/console). */
   consoleDir?: string;
@@ -54,6 +54,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     context: AppContext;
     catalogue: CatalogueEntry[];
+    /** The areas of this app, in registration order (tests reach an area's services through them). */
+    areas: readonly Area[];
   }
 }
 
@@ -92,7 +94,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const platform = options.platform ?? createPlatform(config.platform);
   const context = {
     config, clock, db, store, sealer, platform,
-    collections: new CollectionRegistry(store, sealer),
+    models: new ModelRegistry(store, sealer, (error) => app.log.error({ err: error }, 'a change hook failed')),
     log: app.log,
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
@@ -120,7 +122,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
-    for (const area of options.areas ?? AREAS) await area.beforeClose?.(context);
+    for (const area of app.areas) await area.beforeClose?.();
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -160,23 +162,24 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const areas = options.areas ?? AREAS;
+  const areas = (options.areas ?? createAreas)(context);
+  app.decorate('areas', areas);
   for (const area of areas) {
-    for (const route of area.routes(context)) registerRoute(app, route);
+    for (const route of area.routes) registerRoute(app, route, context);
   }
   await registerConsole(app, options.consoleDir);
   app.addHook('onReady', async () => {
-    for (const area of areas) await area.start?.(context, app);
+    for (const area of areas) await area.start?.(app);
   });
   app.addHook('onClose', async () => {
-    for (const area of [...areas].reverse()) await area.stop?.(context);
+    for (const area of [...areas].reverse()) await area.stop?.();
     await platform.close();
     db.close();
   });
   return app;
 }
 
-function registerRoute(app: FastifyInstance, route: RouteSpec): void {
+function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppContext): void {
   const extension = extensionOf(route.method, route.path);
   const permissionNote = route.access === 'public' ? 'No credential needed.' : route.access === 'authenticated' ? 'Any valid credential.' : `Requires \`${route.access}\`.`;
   app.route({
@@ -193,6 +196,9 @@ function registerRoute(app: FastifyInstance, route: RouteSpec): void {
       description: extension ? `${permissionNote} Extension beyond the specification: ${extension.why}` : permissionNote,
       ...(route.access === 'public' ? { security: [] } : {}),
     },
-    handler: async (request, reply) => route.handler(request, reply),
+    // A write answers once the change hooks its writes fired have run, so a read right after it sees their effect.
+    handler: route.method === 'GET'
+      ? async (request, reply) => route.handler(request, reply)
+      : (request, reply) => context.models.settle(() => route.handler(request, reply)),
   });
 }

@@ -5,11 +5,10 @@ import type { Sealer } from './core/crypto.js';
 import type { Db } from './store/database.js';
 import type { ConfigStore } from './store/config-store.js';
 import type { Platform } from './platform/platform.js';
-import type { CollectionRegistry } from './http/collection.js';
+import type { ModelRegistry } from './model/registry.js';
 import type { IdentityService } from './auth/identity-service.js';
 import type { ApplyCoordinator } from './core/apply.js';
 import type { EventHub } from './core/event-hub.js';
-import type { LiveFeeds } from './live/feeds.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -19,15 +18,14 @@ export interface AppContext {
   store: ConfigStore;
   sealer: Sealer;
   platform: Platform;
-  collections: CollectionRegistry;
+  /** Every declared kind of configuration object: writes, references, change hooks, import and restore go through it. */
+  models: ModelRegistry;
   /** Accounts, sessions, keys, tickets and the auth audit. */
   identity: IdentityService;
   /** Runs every registered applier and records a configuration version on success (POST /reload, restore). */
   apply: ApplyCoordinator;
   /** In-process announcements (configuration applied, commit-confirm events) for live streams. */
   events: EventHub;
-  /** Live event feeds (DNS events, IDS alerts) the dashboard and SSE streams consume; set by the dashboard area. */
-  live?: LiveFeeds;
   log: FastifyBaseLogger;
   startedAt: number;
 }

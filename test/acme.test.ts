@@ -57,7 +57,7 @@ test('issued material: PEM downloads, key only with settings:write, export targe
   const issued = json(await t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: 'mail.example.org' }));
   const provider = json(await t.request('GET', '/api/v1/acme/dns-providers'))[0];
   const cert = json(await t.request('POST', '/api/v1/acme/certs', { common_name: 'mail.example.org', dns_provider_id: provider.id }));
-  AcmeService.prototype.storeIssued.call({ certs: t.app.context.collections.get('acme_cert') } as AcmeService, cert.id, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
+  AcmeService.prototype.storeIssued.call({ certs: t.app.context.models.get('acme_cert') } as AcmeService, cert.id, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
   const active = json(await t.request('GET', `/api/v1/acme/certs/${cert.id}`));
   assert.equal(active.status, 'active');
   assert.equal(active.has_cert, true);

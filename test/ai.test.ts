@@ -8,9 +8,9 @@ import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { sharedFile } from './helpers/shared.js';
 import { detectBeacons, detectBruteForce, detectFloods, detectPortScans, runDetectors } from '../src/areas/ai/detectors.js';
 import { parseVerdict } from '../src/areas/ai/providers.js';
-import { idsServiceOf } from '../src/areas/ids/routes.js';
 import type { FlowState } from '../src/platform/routing.js';
 import type { SimulatedRouting } from '../src/platform/simulated/routing.js';
+import { idsOf } from './helpers/areas.js';
 
 let id = 0;
 const flow = (src: string, dst: string, extra: Partial<FlowState> = {}): FlowState => ({
@@ -118,7 +118,7 @@ test('the outbound guard refuses the loopback provider until the admin allow-lis
 test('analyze: local detections without a provider; provider verdicts applied per SID; every call audited', { skip: sharedFile('fixtures/suricata').skip }, async () => {
   const routing = t.app.context.platform.routing as SimulatedRouting;
   routing.flowTable = Array.from({ length: 30 }, (_, i) => flow('203.0.113.9:40000', `10.0.0.5:${2000 + i}`));
-  const ids = idsServiceOf(t.app.context);
+  const ids = idsOf(t.app);
   ids.ingestEve(readFileSync(join(sharedFile('fixtures/suricata').path, 'eve/tunnel-testing-detectable-raw-noise-eve.json'), 'utf8'));
   const highAlerts = json(await t.request('GET', '/api/v1/ids/alerts?severity=1&limit=10000'));
   assert.ok(highAlerts.length > 0);

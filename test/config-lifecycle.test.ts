@@ -6,6 +6,7 @@ import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { lifecycleAreas, newProbe, type ApplierProbe } from './helpers/config-area.js';
 import type { HubEvent } from '../src/core/event-hub.js';
+import { configOf } from './helpers/areas.js';
 
 let t: TestApp;
 let admin: Headers;
@@ -156,7 +157,7 @@ test('restore-preview writes nothing; restore replaces the configuration and app
   assert.equal(probe.runs.length, runs + 1);
   assert.deepEqual(probe.runs.at(-1)!.hosts, ['alpha']);
   const alpha = t.app.context.store.list('test_host')[0];
-  assert.equal(t.app.context.collections.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'the secret of that version is back');
+  assert.equal(t.app.context.models.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'the secret of that version is back');
   assert.equal((await call('POST', '/api/v1/config/restore', { version: 999999 })).statusCode, 404);
   assert.equal((await call('POST', '/api/v1/config/restore', {})).statusCode, 400);
 });
@@ -220,7 +221,7 @@ test('commit-confirm timeout restores AND re-applies the rollback target, keeps 
   const runs = probe.runs.length;
 
   t.clock.advance(59_000);
-  const { commitConfirm } = (await import('../src/areas/config/routes.js')).configServices(t.app.context);
+  const { commitConfirm } = configOf(t.app);
   assert.equal(await commitConfirm.expireIfDue(), false, 'not before the deadline');
   t.clock.advance(1_000);
   assert.equal(await commitConfirm.expireIfDue(), true);
@@ -250,7 +251,7 @@ test('commit-confirm timeout restores AND re-applies the rollback target, keeps 
 });
 
 test('the commit-confirm timer reads the injected clock', async () => {
-  const { commitConfirm } = (await import('../src/areas/config/routes.js')).configServices(t.app.context);
+  const { commitConfirm } = configOf(t.app);
   await ok('POST', '/api/v1/config/commit-confirm', { timeout_seconds: 30 });
   commitConfirm.startTimer(5);
   try {
@@ -377,7 +378,7 @@ test('a redacted export imports back onto the same appliance, secrets filled fro
   assert.equal(imported.hash, fresh.config_hash);
   assert.ok(!t.app.context.store.list('test_host').some((o) => o.data.name === 'epsilon'));
   const alpha = t.app.context.store.list('test_host').find((o) => o.data.name === 'alpha')!;
-  assert.equal(t.app.context.collections.get('test_host').secret(alpha, 'password'), 'alpha-secret-1');
+  assert.equal(t.app.context.models.get('test_host').secret(alpha, 'password'), 'alpha-secret-1');
 });
 
 test('a passphrase export moves secrets to another appliance; wrong passphrase and tampering are 400 and write nothing', async () => {
@@ -423,7 +424,7 @@ test('a passphrase export moves secrets to another appliance; wrong passphrase a
     const imported = await post('/api/v1/config/import', { ...portable, passphrase: 'correct horse battery' });
     assert.equal(imported.statusCode, 200, imported.body);
     const alpha = other.app.context.store.list('test_host').find((o) => o.data.name === 'alpha')!;
-    assert.equal(other.app.context.collections.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'opened and re-sealed under the other appliance key');
+    assert.equal(other.app.context.models.get('test_host').secret(alpha, 'password'), 'alpha-secret-1', 'opened and re-sealed under the other appliance key');
     const settings = other.app.context.store.getSingleton('test_settings')!;
     assert.equal(other.app.context.sealer.open(settings.token as string), 'settings-token-xyz');
   } finally {

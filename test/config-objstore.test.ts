@@ -7,7 +7,7 @@ import S3rver from 's3rver';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { lifecycleAreas, newProbe } from './helpers/config-area.js';
-import { configServices } from '../src/areas/config/routes.js';
+import { configOf } from './helpers/areas.js';
 
 /**
  * Object-storage backups against a real S3 server on loopback: s3rver (npm), which speaks the S3 REST API
@@ -105,7 +105,7 @@ test('test checks connectivity and credentials, and reports failures as ok:false
 test('every save uploads an export; list shows it; import downloads and restores it', async () => {
   await call('POST', '/api/v1/test/hosts', { name: 'backed-up', password: 'objstore-secret' });
   const saved = json(await call('POST', '/api/v1/config/save', { comment: 'nightly' }));
-  const { objstore } = configServices(t.app.context);
+  const { objstore } = configOf(t.app);
   await objstore.idle();
   const status = json(await call('GET', '/api/v1/backup/objstore/config'));
   assert.equal(status.last_upload_error, null);
@@ -126,14 +126,14 @@ test('every save uploads an export; list shows it; import downloads and restores
   assert.equal(json(restored).source, 'objstore-import');
   const back = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
   assert.equal(back.data.port, 22);
-  assert.equal(t.app.context.collections.get('test_host').secret(back, 'password'), 'objstore-secret');
+  assert.equal(t.app.context.models.get('test_host').secret(back, 'password'), 'objstore-secret');
   assert.equal((await call('POST', '/api/v1/backup/objstore/import', { key: 'fw1/none.json' })).statusCode, 404);
   assert.equal((await call('POST', '/api/v1/backup/objstore/import', { key: 'elsewhere/x.json' })).statusCode, 400);
 });
 
 test('with a backup passphrase uploads are portable exports; the schedule uploads a changed configuration', async () => {
   await call('PUT', '/api/v1/backup/objstore/config', { backup_passphrase: 'backup passphrase 1', schedule_hours: 6 });
-  const { objstore } = configServices(t.app.context);
+  const { objstore } = configOf(t.app);
   t.clock.advance(7 * 3_600_000);
   admin = await adminHeaders(t.app);
   await call('POST', '/api/v1/test/hosts', { name: 'scheduled' });
@@ -160,13 +160,13 @@ test('with a backup passphrase uploads are portable exports; the schedule upload
   const restored = await call('POST', '/api/v1/backup/objstore/import', { key: listed[0].key });
   assert.equal(restored.statusCode, 200, restored.body);
   const back = t.app.context.store.list('test_host').find((o) => o.data.name === 'backed-up')!;
-  assert.equal(t.app.context.collections.get('test_host').secret(back, 'password'), 'objstore-secret');
+  assert.equal(t.app.context.models.get('test_host').secret(back, 'password'), 'objstore-secret');
 });
 
 test('a failed upload is recorded, not lost', async () => {
   await call('PUT', '/api/v1/backup/objstore/config', { bucket: 'missing-bucket' });
   await call('POST', '/api/v1/config/save', { comment: 'will fail to upload' });
-  await configServices(t.app.context).objstore.idle();
+  await configOf(t.app).objstore.idle();
   const status = json(await call('GET', '/api/v1/backup/objstore/config'));
   assert.match(status.last_upload_error, /NoSuchBucket|404/);
   const audit = t.app.context.db.prepare("SELECT outcome FROM audit_log WHERE category = 'config' AND action = 'config.objstore.upload' ORDER BY id DESC LIMIT 1").get() as { outcome: string };
@@ -197,7 +197,7 @@ test('uploads carry only the secrets the person who set the destination could se
   const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'barbara', password: 'Backup-pass123' } });
   const barbara = { authorization: `Bearer ${json(login).access_token}` };
   const asBarbara = (method: 'POST' | 'PUT', url: string, payload: object) => t.app.inject({ method, url, headers: barbara, payload });
-  const { objstore } = configServices(t.app.context);
+  const { objstore } = configOf(t.app);
 
   assert.equal((await asBarbara('PUT', '/api/v1/backup/objstore/config', { ...destination(), backup_passphrase: 'barbaras passphrase' })).statusCode, 200);
   assert.equal((await asBarbara('POST', '/api/v1/config/save', { comment: 'by barbara' })).statusCode, 200);

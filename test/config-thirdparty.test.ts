@@ -4,18 +4,28 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { sharedFile } from './helpers/shared.js';
+import type { Area } from '../src/areas/area.js';
+import type { AppContext } from '../src/context.js';
+import { PendingFlags } from '../src/live/pending-flags.js';
+import { createAuthArea } from '../src/areas/auth/routes.js';
+import { createPacketFilterArea } from '../src/areas/packet-filter/routes.js';
+import { createNetworkingArea } from '../src/areas/networking/routes.js';
+import { createMultiwanArea } from '../src/areas/multiwan/routes.js';
+import { createDhcpArea } from '../src/areas/dhcp/routes.js';
+import { createDnsArea } from '../src/areas/dns/routes.js';
+import { createVpnArea } from '../src/areas/vpn/routes.js';
+import { createConfigArea } from '../src/areas/config/routes.js';
 
 const opnsenseDir = sharedFile('fixtures/opnsense');
 const pfsenseDir = sharedFile('fixtures/pfsense');
 
-/** The areas that own the imported kinds, with the configuration lifecycle. */
-async function targetAreas() {
-  const [{ authArea }, { packetFilterArea }, { networkingArea }, { multiwanArea }, { dhcpArea }, { dnsArea }, { vpnArea }, { configArea }] = await Promise.all([
-    import('../src/areas/auth/routes.js'), import('../src/areas/packet-filter/routes.js'), import('../src/areas/networking/routes.js'),
-    import('../src/areas/multiwan/routes.js'), import('../src/areas/dhcp/routes.js'), import('../src/areas/dns/routes.js'),
-    import('../src/areas/vpn/routes.js'), import('../src/areas/config/routes.js'),
-  ]);
-  return [authArea, packetFilterArea, networkingArea, multiwanArea, dhcpArea, dnsArea, vpnArea, configArea];
+/** The areas that own the imported kinds, with the configuration lifecycle (the DNS area's flag goes nowhere here). */
+function targetAreas(context: AppContext): Area[] {
+  const pendingFlags = new PendingFlags(context.events);
+  return [
+    createAuthArea(context), createPacketFilterArea(context, { pendingFlags }), createNetworkingArea(context), createMultiwanArea(context),
+    createDhcpArea(context), createDnsArea(context, { pendingFlags }), createVpnArea(context), createConfigArea(context),
+  ];
 }
 const get = async (on: { app: TestApp; headers: Headers }, url: string) => {
   const response = await on.app.app.inject({ method: 'GET', url, headers: on.headers });
@@ -26,7 +36,7 @@ const get = async (on: { app: TestApp; headers: Headers }, url: string) => {
 let t: TestApp;
 let admin: Headers;
 before(async () => {
-  t = await startTestApp({ areas: await targetAreas() });
+  t = await startTestApp({ areas: targetAreas });
   admin = await adminHeaders(t.app);
 });
 after(() => t.close());
@@ -55,7 +65,7 @@ for (const dir of [opnsenseDir, pfsenseDir]) {
     test(`${file}: the preview maps or skips every element with a reason, and the import writes exactly what it listed, pending`, { skip: dir.skip }, async () => {
       const xml = read(dir, file);
       // a fresh appliance per file, so each import starts from an empty configuration
-      const app = await startTestApp({ areas: await targetAreas() });
+      const app = await startTestApp({ areas: targetAreas });
       const on = { app, headers: await adminHeaders(app.app) };
       try {
       const plan = await preview(xml, { interface_map: { lan: 'eth1', wan: 'eth0' } }, on);
@@ -121,7 +131,7 @@ test('aifw-medium (OPNsense): aliases, floating rules, keywords, port forward, o
 });
 
 test('aifw-medium imported: real aliases, rules, NAT, route and gateway through the API, pending until POST /reload compiles them', { skip: opnsenseDir.skip }, async () => {
-  const app = await startTestApp({ areas: await targetAreas() });
+  const app = await startTestApp({ areas: targetAreas });
   const on = { app, headers: await adminHeaders(app.app) };
   try {
     const xml = read(opnsenseDir, 'aifw-medium.xml');
@@ -238,7 +248,7 @@ test('opndossier sample 2 (OPNsense): a WireGuard instance with its peer linked 
 
 test('pfSense 2.7: VLAN, gateway, route through it, users without their hashes, interface addressing', { skip: pfsenseDir.skip }, async () => {
   // a fresh appliance: the lightvik import above already holds a gateway named GW_WAN
-  const app = await startTestApp({ areas: await targetAreas() });
+  const app = await startTestApp({ areas: targetAreas });
   const on = { app, headers: await adminHeaders(app.app) };
   try {
   const xml = read(pfsenseDir, 'opndossier-pfsense-config-2.7.x.xml');
@@ -337,10 +347,7 @@ test('document type declarations, external entities and oversized files are refu
 });
 
 test('with the VPN area present, WireGuard lands in its declared collections, validated and sealed by them', { skip: opnsenseDir.skip }, async () => {
-  const { vpnArea } = await import('../src/areas/vpn/routes.js');
-  const { authArea } = await import('../src/areas/auth/routes.js');
-  const { configArea } = await import('../src/areas/config/routes.js');
-  const app = await startTestApp({ areas: [authArea, vpnArea, configArea] });
+  const app = await startTestApp({ areas: (context) => [createAuthArea(context), createVpnArea(context), createConfigArea(context)] });
   try {
     const headers = await adminHeaders(app.app);
     const on = { app, headers };

@@ -3,21 +3,19 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authArea } from '../src/areas/auth/routes.js';
-import { statusArea } from '../src/areas/status/routes.js';
-import { createDashboardArea } from '../src/areas/dashboard/routes.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { adminHeaders, headersWithPermissions, type Headers } from './helpers/auth.js';
 import { flow, replayPlatform, ReplayTraffic } from './helpers/traffic.js';
+import { dashboardAreas, dashboardOf } from './helpers/areas.js';
 
-const area = createDashboardArea({ manualTicks: true });
+const area = dashboardAreas({ manualTicks: true });
 const traffic = new ReplayTraffic();
 let t: TestApp;
 let admin: Headers;
-const service = () => area.serviceOf(t.app.context);
+const service = () => dashboardOf(t.app);
 
 before(async () => {
-  t = await startTestApp({ areas: [authArea, statusArea, area], platform: replayPlatform(traffic) });
+  t = await startTestApp({ areas: area, platform: replayPlatform(traffic) });
   admin = await adminHeaders(t.app);
 });
 after(() => t.close());
@@ -183,7 +181,7 @@ test('SSE /dns/stream: text/event-stream, id on every event, stats then publishe
     }
   };
   await readUntil(/"type":"stats"[\s\S]*\n\n/);
-  t.app.context.live!.dns.publish({ type: 'block', data: { ts: 1, qname: 'ads.example.', action: 'nxdomain', zone: 'rpz.blocklist-1.' } });
+  dashboardOf(t.app).feeds.dns.publish({ type: 'block', data: { ts: 1, qname: 'ads.example.', action: 'nxdomain', zone: 'rpz.blocklist-1.' } });
   await service().pushDnsStats();
   await readUntil(/"type":"block"[\s\S]*\n\n[\s\S]*"type":"stats"[\s\S]*\n\n/);
   assert.match(text, /^retry: \d+\n\n/);
@@ -203,7 +201,7 @@ test('SSE /dns/stream: text/event-stream, id on every event, stats then publishe
   const start = Date.now();
   while (service().dnsStreams.size !== 0 && Date.now() - start < 2000) await new Promise((r) => setTimeout(r, 10));
   assert.equal(service().dnsStreams.size, 0, 'closed stream removed');
-  assert.equal(t.app.context.live!.dns.subscribers, 0, 'its subscription removed');
+  assert.equal(dashboardOf(t.app).feeds.dns.subscribers, 0, 'its subscription removed');
   const replay = await fetch(`${base}/api/v1/dns/stream?ticket=${ticket}`, { headers: { accept: 'text/event-stream' } });
   assert.equal(replay.status, 401, 'the ticket was single use');
 });
@@ -211,18 +209,18 @@ test('SSE /dns/stream: text/event-stream, id on every event, stats then publishe
 test('metric history survives a restart (SQLite persistence)', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-dash-'));
   try {
-    const first = createDashboardArea({ manualTicks: true });
+    const first = dashboardAreas({ manualTicks: true });
     const replay = new ReplayTraffic();
     replay.set([flow(1, 10)], 77);
-    const app1 = await startTestApp({ dataDir, areas: [authArea, statusArea, first], platform: replayPlatform(replay) });
+    const app1 = await startTestApp({ dataDir, areas: first, platform: replayPlatform(replay) });
     const clock = app1.clock;
     for (let i = 0; i < 5; i++) {
       clock.advance(1000);
-      await first.serviceOf(app1.app.context).broadcaster.poll();
+      await dashboardOf(app1.app).broadcaster.poll();
     }
     await app1.close();
-    const second = createDashboardArea({ manualTicks: true });
-    const app2 = await startTestApp({ dataDir, clock, areas: [authArea, statusArea, second], platform: replayPlatform(new ReplayTraffic()) });
+    const second = dashboardAreas({ manualTicks: true });
+    const app2 = await startTestApp({ dataDir, clock, areas: second, platform: replayPlatform(new ReplayTraffic()) });
     try {
       const headers = await adminHeaders(app2.app);
       const series = (await app2.app.inject({ url: '/api/v1/metrics/series?name=pf.states&range_secs=60', headers })).json();

@@ -3,24 +3,22 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { authArea } from '../src/areas/auth/routes.js';
-import { statusArea } from '../src/areas/status/routes.js';
-import { createDashboardArea } from '../src/areas/dashboard/routes.js';
 import { flowKey, topFlows } from '../src/live/flow-frames.js';
 import type { Flow } from '../src/platform/connections.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { flow, replayPlatform, ReplayTraffic } from './helpers/traffic.js';
+import { dashboardAreas, dashboardOf } from './helpers/areas.js';
 
-const area = createDashboardArea({ manualTicks: true });
+const area = dashboardAreas({ manualTicks: true });
 const traffic = new ReplayTraffic();
 let t: TestApp;
 let admin: Headers;
 let base: string;
-const service = () => area.serviceOf(t.app.context);
+const service = () => dashboardOf(t.app);
 
 before(async () => {
-  t = await startTestApp({ areas: [authArea, statusArea, area], platform: replayPlatform(traffic) });
+  t = await startTestApp({ areas: area, platform: replayPlatform(traffic) });
   base = (await t.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
   admin = await adminHeaders(t.app);
 });

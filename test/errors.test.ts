@@ -6,7 +6,7 @@ import { startTestApp, json, type TestApp } from './helpers/app.js';
 
 const probe: Area = {
   name: 'probe',
-  routes: () => [
+  routes: [
     {
       method: 'POST', path: '/api/v1/test/echo', access: 'public', summary: 'echo', tags: ['test'],
       schema: { body: Type.Object({ name: Type.String(), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false }) },
@@ -23,7 +23,7 @@ const probe: Area = {
 
 let t: TestApp;
 before(async () => {
-  t = await startTestApp({ areas: [probe] });
+  t = await startTestApp({ areas: () => [probe] });
 });
 after(() => t.close());
 

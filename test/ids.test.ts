@@ -6,8 +6,8 @@ import { json } from './helpers/app.js';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { sharedFile } from './helpers/shared.js';
 import { parseRuleLine, parseRulesFile, splitOptions } from '../src/areas/ids/rules-parser.js';
-import { idsServiceOf } from '../src/areas/ids/routes.js';
 import { ftsQuery, payloadExcerpt } from '../src/areas/ids/service.js';
+import { dashboardOf, idsOf } from './helpers/areas.js';
 
 const suricata = sharedFile('fixtures/suricata');
 let t: AreaApp;
@@ -137,7 +137,7 @@ test('a ruleset download to a blocked address is refused by the outbound guard a
 });
 
 test('EVE alerts are ingested, suppressions silence them, alerts are listed, classified, acknowledged and purged', { skip: suricata.skip }, async () => {
-  const ids = idsServiceOf(t.app.context);
+  const ids = idsOf(t.app);
   const suppression = await t.request('POST', '/api/v1/ids/suppressions', { sid: 2200073, suppress_type: 'src', ip_cidr: '192.168.230.0/24' });
   assert.equal(suppression.statusCode, 201, suppression.body);
   assert.equal((await t.request('POST', '/api/v1/ids/suppressions', { sid: 1, suppress_type: 'src', ip_cidr: 'bogus' })).statusCode, 400);
@@ -147,11 +147,11 @@ test('EVE alerts are ingested, suppressions silence them, alerts are listed, cla
   const eve = readFileSync(join(suricata.path, 'eve/zeus-analysis-eve.head2500.json'), 'utf8');
   const expectedAlerts = eve.split('\n').filter((l) => l.includes('"event_type":"alert"'));
   const silenced = expectedAlerts.filter((l) => l.includes('"signature_id":2200073') && l.includes('"src_ip":"192.168.230.'));
-  const totalBefore = t.app.context.live!.alerts.takeDelta().alerts_total;
+  const totalBefore = dashboardOf(t.app).feeds.alerts.takeDelta().alerts_total;
   const result = ids.ingestEve(eve);
   assert.equal(result.ingested + result.suppressed, expectedAlerts.length);
   // Ingested (not suppressed) alerts feed the dashboard frame's alert delta.
-  const delta = t.app.context.live!.alerts.takeDelta();
+  const delta = dashboardOf(t.app).feeds.alerts.takeDelta();
   assert.equal(delta.alerts_total - totalBefore, result.ingested);
   assert.ok(delta.new_alerts > 0 && delta.recent_alerts.every((a) => a.signature_msg.length > 0));
   assert.equal(result.suppressed, silenced.length);

@@ -4,13 +4,11 @@ import { connect } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
-import { authArea } from '../src/areas/auth/routes.js';
-import { statusArea } from '../src/areas/status/routes.js';
-import { createDashboardArea } from '../src/areas/dashboard/routes.js';
 import { startTestApp } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
 import { REQUIRE_SYSTEM_TESTS } from './helpers/shared.js';
 import { flow, replayPlatform, ReplayTraffic } from './helpers/traffic.js';
+import { dashboardAreas, dashboardOf } from './helpers/areas.js';
 
 const REDIS = { host: '127.0.0.1', port: 6379 };
 
@@ -32,10 +30,10 @@ test('metrics store: batches land in Redis with retention, and series and the hi
   const prefix = `bulwark-test:${randomBytes(6).toString('hex')}:`;
   const redis = new Redis(REDIS);
   try {
-    const area = createDashboardArea({ manualTicks: true, metricsKeyPrefix: prefix });
+    const area = dashboardAreas({ manualTicks: true, metricsKeyPrefix: prefix });
     const traffic = new ReplayTraffic();
     traffic.set([flow(1, 10)], 42);
-    const first = await startTestApp({ areas: [authArea, statusArea, area], platform: replayPlatform(traffic) });
+    const first = await startTestApp({ areas: area, platform: replayPlatform(traffic) });
     const clock = first.clock;
     let restarted: Awaited<ReturnType<typeof startTestApp>> | null = null;
     try {
@@ -43,7 +41,7 @@ test('metrics store: batches land in Redis with retention, and series and the hi
       const enabled = await first.app.inject({ method: 'PUT', url: '/api/v1/settings/metrics-store', headers: admin, payload: { enabled: true, url: 'redis://127.0.0.1:6379', retention_minutes: 2 } });
       assert.equal(enabled.statusCode, 200, enabled.body);
       assert.equal(enabled.json().status, 'connected');
-      const service = area.serviceOf(first.app.context);
+      const service = dashboardOf(first.app);
       for (let i = 0; i < 10; i++) {
         clock.advance(1000);
         await service.broadcaster.poll();
@@ -72,8 +70,8 @@ test('metrics store: batches land in Redis with retention, and series and the hi
     }
 
     // a fresh data directory: nothing in SQLite; history comes from Redis only
-    const area2 = createDashboardArea({ manualTicks: true, metricsKeyPrefix: prefix });
-    restarted = await startTestApp({ clock, areas: [authArea, statusArea, area2], platform: replayPlatform(new ReplayTraffic()) });
+    const area2 = dashboardAreas({ manualTicks: true, metricsKeyPrefix: prefix });
+    restarted = await startTestApp({ clock, areas: area2, platform: replayPlatform(new ReplayTraffic()) });
     try {
       const admin = await adminHeaders(restarted.app);
       const put = await restarted.app.inject({ method: 'PUT', url: '/api/v1/settings/metrics-store', headers: admin, payload: { enabled: true, retention_minutes: 2 } });
@@ -98,7 +96,7 @@ test('metrics store: batches land in Redis with retention, and series and the hi
 
       const wrong = await restarted.app.inject({ method: 'PUT', url: '/api/v1/settings/metrics-store', headers: admin, payload: { url: 'redis://127.0.0.1:1' } });
       assert.equal(wrong.json().status, 'disconnected');
-      await area2.serviceOf(restarted.app.context).broadcaster.poll(); // a local sample, so the series exists in memory
+      await dashboardOf(restarted.app).broadcaster.poll(); // a local sample, so the series exists in memory
       const fallback = (await restarted.app.inject({ url: '/api/v1/metrics/series?name=pf.states&range_secs=100', headers: admin })).json();
       assert.equal(fallback.series[0].source, 'memory', 'an unreachable store falls back to memory');
     } finally {

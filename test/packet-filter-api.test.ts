@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
-import { packetFilterService } from '../src/areas/packet-filter/routes.js';
 import { emptySnapshot, pendingReport } from '../src/areas/packet-filter/snapshot.js';
+import { packetFilterOf } from './helpers/areas.js';
 
 let t: TestApp;
 let headers: Headers;
@@ -330,7 +330,7 @@ test('pending lists what differs from the applied configuration; reload applies 
 });
 
 test('schedules are enforced by re-application when the local time crosses a boundary', async () => {
-  const service = packetFilterService(t.app.context)!;
+  const service = packetFilterOf(t.app);
   const simulated = t.app.context.platform.packetFilter as unknown as { appliedText: string };
   t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // a Wednesday, 10:00 local time
   const office = await created('/api/v1/schedules', { name: 'mornings', time_ranges: '09:00-11:00', days_of_week: ['wed'] });
@@ -384,7 +384,7 @@ test('anti-lockout is restricted to LAN-role interfaces once roles are set; a ro
   assert.deepEqual(pending.changes.settings, { added: [], changed: ['anti-lockout-interfaces'], removed: [] });
 
   // The pf dialect of the same stored configuration names the interface too.
-  const service = packetFilterService(t.app.context)!;
+  const service = packetFilterOf(t.app);
   const pfText = service.compile(service.storedSnapshot(), 'pf').text;
   assert.match(pfText, new RegExp(`pass in quick on eth1 (inet )?proto tcp from any to \\S+ port ${port} keep state label "bulwark:anti-lockout"`));
 

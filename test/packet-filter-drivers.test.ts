@@ -18,9 +18,9 @@ import { runCommand } from '../src/platform/exec.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import { startTestApp, json } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
-import { packetFilterService } from '../src/areas/packet-filter/routes.js';
 import { rootSkipReason } from './helpers/shared.js';
 import { config, fixtureId, rule, schedule } from './helpers/firewall-fixtures.js';
+import { packetFilterOf } from './helpers/areas.js';
 
 const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-pfctl-'));
 const FAKE_PFCTL = `#!/bin/sh
@@ -233,7 +233,7 @@ test('freebsd: when a scheduled pass rule leaves its window its states are kille
     assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
     clearCalls();
     t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
-    assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+    assert.equal(await packetFilterOf(t.app).applySchedules(), true);
     const args = calls().map((c) => c.args);
     assert.ok(args.includes(`-k label -k ${ssh.id}`), JSON.stringify(args));
     assert.ok(args.indexOf(`-k label -k ${ssh.id}`) > args.indexOf('-a bulwark -f -'), 'after the ruleset without the rule is loaded');
@@ -278,7 +278,7 @@ test('freebsd: a block rule entering its window kills the states it now blocks, 
     writeFileSync(join(fakeDir, 'states.txt'), STATES);
     clearCalls();
     t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
-    assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+    assert.equal(await packetFilterOf(t.app).applySchedules(), true);
     const args = calls().map((c) => c.args);
     const killed = args.filter((a) => a.startsWith('-k id -k ')).map((a) => a.slice('-k id -k '.length).split('/')[0]);
     assert.deepEqual(killed, [

@@ -10,9 +10,9 @@ import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { evaluateNftables, evaluatePf, pfLogicalLines, type Packet } from './helpers/ruleset-eval.js';
 import { alias, config, fixtureId, rule, schedule } from './helpers/firewall-fixtures.js';
-import { packetFilterService } from '../src/areas/packet-filter/routes.js';
 import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
+import { packetFilterOf } from './helpers/areas.js';
 import type { Crossing } from '../src/compile/firewall-decision.js';
 
 let t: TestApp;
@@ -39,7 +39,7 @@ const expect400 = async (method: 'POST' | 'PUT', url: string, payload: unknown, 
 };
 /** The stored configuration compiled to both dialects. */
 const compiled = () => {
-  const service = packetFilterService(t.app.context)!;
+  const service = packetFilterOf(t.app);
   const snapshot = service.storedSnapshot();
   return { pf: service.compile(snapshot, 'pf').text, nft: service.compile(snapshot, 'nftables').text };
 };
@@ -177,7 +177,7 @@ test('9. "interface address" stays the interface\'s addresses: pf (em0), nftable
 });
 
 test('8. a schedule edge names the states to kill: pass rules leaving their window, block rules entering theirs', async () => {
-  const service = packetFilterService(t.app.context)!;
+  const service = packetFilterOf(t.app);
   const simulated = t.app.context.platform.packetFilter as unknown as { lastEdge?: import('../src/compile/schedule-edges.js').ScheduleEdge };
   t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // Wednesday 10:00 local
   const office = await created('/api/v1/schedules', { name: 'office', time_ranges: '09:00-17:00' });

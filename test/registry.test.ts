@@ -4,40 +4,44 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import type { Area } from '../src/areas/area.js';
-import { StringEnum } from '../src/http/schema-helpers.js';
+import type { AppContext } from '../src/context.js';
+import { collectionRoutes } from '../src/http/collection-routes.js';
+import { StringEnum } from '../src/model/schema-helpers.js';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 
 /** A throwaway area exercising every feature of a declared collection. */
-const widgets: Area = {
-  name: 'widgets',
-  routes(context) {
-    const gadgets = context.collections.declare({
-      kind: 'test_gadget', path: '/api/v1/test/gadgets', noun: 'gadget', tags: ['test'],
-      access: { read: 'public', write: 'public' },
-      schema: Type.Object({ name: Type.String({ minLength: 1 }) }),
-      unique: ['name'],
-    });
-    const widgetCollection = context.collections.declare({
-      kind: 'test_widget', path: '/api/v1/test/widgets', noun: 'widget', tags: ['test'],
-      access: { read: 'public', write: 'public' },
-      schema: Type.Object({
-        name: Type.String({ minLength: 1, maxLength: 32 }),
-        size: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-        color: StringEnum(['red', 'green', 'blue']),
-        gadget: Type.Optional(Type.String()),
-        secret: Type.Optional(Type.String({ minLength: 4 })),
-      }),
-      unique: ['name'],
-      references: [{ field: 'gadget', kind: 'test_gadget', by: 'name' }],
-      writeOnly: ['secret'],
-    });
-    return [...gadgets.routes(), ...widgetCollection.routes()];
-  },
+const widgets = (context: AppContext): Area => {
+  const gadgets = context.models.collection({
+    kind: 'test_gadget', noun: 'gadget', writeAccess: 'public',
+    schema: Type.Object({ name: Type.String({ minLength: 1 }) }),
+    unique: ['name'],
+  });
+  const widgetCollection = context.models.collection({
+    kind: 'test_widget', noun: 'widget', writeAccess: 'public',
+    schema: Type.Object({
+      name: Type.String({ minLength: 1, maxLength: 32 }),
+      size: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+      color: StringEnum(['red', 'green', 'blue']),
+      gadget: Type.Optional(Type.String()),
+      secret: Type.Optional(Type.String({ minLength: 4 })),
+    }),
+    unique: ['name'],
+    references: [{ field: 'gadget', kind: 'test_gadget', by: 'name' }],
+    writeOnly: ['secret'],
+  });
+  const access = { read: 'public', write: 'public' } as const;
+  return {
+    name: 'widgets',
+    routes: [
+      ...collectionRoutes(gadgets, { path: '/api/v1/test/gadgets', access, tags: ['test'] }),
+      ...collectionRoutes(widgetCollection, { path: '/api/v1/test/widgets', access, tags: ['test'] }),
+    ],
+  };
 };
 
 let t: TestApp;
 before(async () => {
-  t = await startTestApp({ areas: [widgets] });
+  t = await startTestApp({ areas: (context) => [widgets(context)] });
 });
 after(() => t.close());
 
@@ -62,7 +66,7 @@ test('write-only secrets are sealed at rest: the plaintext is nowhere in the dat
   const file = readFileSync(join(t.dataDir, 'bulwark.db'));
   assert.equal(file.includes(Buffer.from('plaintext-canary-123')), false);
   const stored = t.app.context.store.list('test_widget').find((o) => o.data.name === 'sealed')!;
-  assert.equal(t.app.context.collections.get('test_widget').secret(stored, 'secret'), 'plaintext-canary-123');
+  assert.equal(t.app.context.models.get('test_widget').secret(stored, 'secret'), 'plaintext-canary-123');
 });
 
 test('validation failures are 400 and name the field', async () => {
@@ -89,7 +93,7 @@ test('update keeps fields not sent, re-validates, and keeps the sealed secret', 
   assert.equal(json(updated).color, 'red');
   assert.equal(json(updated).size, 42);
   const stored = t.app.context.store.get('test_widget', created.id)!;
-  assert.equal(t.app.context.collections.get('test_widget').secret(stored, 'secret'), 'keepme');
+  assert.equal(t.app.context.models.get('test_widget').secret(stored, 'secret'), 'keepme');
   const bad = await t.app.inject({ method: 'PUT', url: `/api/v1/test/widgets/${created.id}`, payload: { size: 0 } });
   assert.equal(bad.statusCode, 400);
   assert.match(json(bad).error, /body\.size/);
@@ -155,7 +159,7 @@ test('fifty concurrent creates all persist; none is lost', async () => {
 
 test('the configuration survives a restart of the app on the same data directory', async () => {
   const created = json(await post('/api/v1/test/widgets', { name: 'persist', color: 'red' }));
-  const second = await startTestApp({ areas: [widgets], dataDir: t.dataDir });
+  const second = await startTestApp({ areas: (context) => [widgets(context)], dataDir: t.dataDir });
   try {
     const read = await second.app.inject({ url: `/api/v1/test/widgets/${created.id}` });
     assert.equal(read.statusCode, 200);

@@ -50,13 +50,13 @@ test('providers: create, list, update and delete; client_secret is write-only, s
 
   const stored = t.app.context.store.get('oauth_provider', corp.id)!;
   assert.match(String(stored.data.client_secret), /^sealed:v1:/);
-  assert.equal(t.app.context.collections.get('oauth_provider').secret(stored, 'client_secret'), SECRET, 'an update without the secret keeps it');
+  assert.equal(t.app.context.models.get('oauth_provider').secret(stored, 'client_secret'), SECRET, 'an update without the secret keeps it');
   const database = readFileSync(join(t.dataDir, 'bulwark.db'));
   assert.equal(database.includes(Buffer.from(SECRET)), false, 'the plaintext is nowhere in the database file');
 
   assert.equal((await t.call('PUT', `/api/v1/auth/oauth/providers/${corp.id}`, { client_secret: 'Rotated-secret-99' }, admin)).statusCode, 200);
   const rotated = t.app.context.store.get('oauth_provider', corp.id)!;
-  assert.equal(t.app.context.collections.get('oauth_provider').secret(rotated, 'client_secret'), 'Rotated-secret-99');
+  assert.equal(t.app.context.models.get('oauth_provider').secret(rotated, 'client_secret'), 'Rotated-secret-99');
 
   assert.equal((await t.call('DELETE', `/api/v1/auth/oauth/providers/${corp.id}`, undefined, admin)).statusCode, 204);
   assert.equal((await t.call('DELETE', `/api/v1/auth/oauth/providers/${corp.id}`, undefined, admin)).statusCode, 404);

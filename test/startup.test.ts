@@ -73,9 +73,9 @@ test('closing the server finishes a request in flight before it stops', async ()
   const gate = new Promise<void>((r) => (release = r));
   const slow: Area = {
     name: 'slow',
-    routes: () => [{ method: 'GET', path: '/api/v1/test/slow', access: 'public', summary: 'slow', handler: async () => { await gate; return { done: true }; } }],
+    routes: [{ method: 'GET', path: '/api/v1/test/slow', access: 'public', summary: 'slow', handler: async () => { await gate; return { done: true }; } }],
   };
-  const t = await startTestApp({ areas: [slow] });
+  const t = await startTestApp({ areas: () => [slow] });
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const inFlight = fetch(`${address}/api/v1/test/slow`).then((r) => r.json());
   await new Promise((r) => setTimeout(r, 100));

@@ -65,7 +65,7 @@ test('tunnel create → read → update → delete; private key never returned; 
   assert.ok(isWireguardKey(tunnel.public_key));
   assert.equal(tunnel.private_key, undefined);
   const stored = t.app.context.store.get('wg_tunnel', tunnel.id)!;
-  assert.equal(publicKeyOf(t.app.context.collections.get('wg_tunnel').secret(stored, 'private_key')!), tunnel.public_key);
+  assert.equal(publicKeyOf(t.app.context.models.get('wg_tunnel').secret(stored, 'private_key')!), tunnel.public_key);
 
   const supplied = generateKeyPair();
   const second = json(await t.request('POST', '/api/v1/vpn/wg', { name: 'lab', listen_port: 51821, address: '10.9.0.1/24', private_key: supplied.private_key }));

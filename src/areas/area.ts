@@ -1,15 +1,18 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
 import type { RouteSpec } from '../http/route.js';
 
-/** One API area: its route table, and optional start/stop for background work. */
+/**
+ * One API area of one app: its route table and, optionally, background work. An area module exports a
+ * `create…Area(context, needs)` function that builds it (and the services other areas may use, as fields of what
+ * it returns); src/areas/index.ts wires them, passing each the services it needs. Nothing of an area lives in
+ * module-level state, so several apps in one process (tests) never share one.
+ */
 export interface Area {
   name: string;
-  routes(context: AppContext): RouteSpec[];
+  routes: readonly RouteSpec[];
   /** `app` gives access to the HTTP server (e.g. to handle WebSocket upgrades). */
-  start?(context: AppContext, app?: FastifyInstance): Promise<void> | void;
+  start?(app: FastifyInstance): Promise<void> | void;
   /** Runs before the server stops accepting: end long-lived streams and sockets so shutdown does not wait on them. */
-  beforeClose?(context: AppContext): Promise<void> | void;
-  /** Receives the context it was started with, so an area object shared by several apps stops the right one. */
-  stop?(context: AppContext): Promise<void> | void;
+  beforeClose?(): Promise<void> | void;
+  stop?(): Promise<void> | void;
 }

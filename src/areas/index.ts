@@ -1,49 +1,63 @@
+import type { AppContext } from '../context.js';
+import { newLiveFeeds } from '../live/feeds.js';
+import { PendingFlags } from '../live/pending-flags.js';
 import type { Area } from './area.js';
-import { authArea } from './auth/routes.js';
-import { statusArea } from './status/routes.js';
-import { packetFilterArea } from './packet-filter/routes.js';
-import { ssoArea } from './sso/routes.js';
-import { vpnArea } from './vpn/routes.js';
-import { caArea } from './ca/routes.js';
-import { idsArea } from './ids/routes.js';
-import { geoipArea } from './geoip/routes.js';
-import { reverseProxyArea } from './reverse-proxy/routes.js';
-import { multiwanArea } from './multiwan/routes.js';
-import { aiArea } from './ai/routes.js';
-import { acmeArea } from './acme/routes.js';
-import { dashboardArea } from './dashboard/routes.js';
-import { configArea } from './config/routes.js';
-import { dnsArea } from './dns/routes.js';
-import { dhcpArea } from './dhcp/routes.js';
-import { timeArea } from './time/routes.js';
-import { networkingArea } from './networking/routes.js';
-import { systemArea } from './system/routes.js';
-import { settingsArea } from './settings/routes.js';
-import { updatesArea } from './updates/routes.js';
-import { pluginsArea } from './plugins/routes.js';
-/** Every API area, in registration order. The config area stays last: its start-up commit-confirm rollback
- * needs every other area's applier registered. */
-export const AREAS: Area[] = [
-  authArea,
-  statusArea,
-  packetFilterArea,
-  ssoArea,
-  vpnArea,
-  caArea,
-  idsArea,
-  geoipArea,
-  reverseProxyArea,
-  multiwanArea,
-  aiArea,
-  acmeArea,
-  dashboardArea,
-  dnsArea,
-  dhcpArea,
-  timeArea,
-  networkingArea,
-  systemArea,
-  settingsArea,
-  updatesArea,
-  pluginsArea,
-  configArea,
-];
+import { createAuthArea } from './auth/routes.js';
+import { createStatusArea } from './status/routes.js';
+import { createPacketFilterArea } from './packet-filter/routes.js';
+import { createSsoArea } from './sso/routes.js';
+import { createVpnArea } from './vpn/routes.js';
+import { createCaArea } from './ca/routes.js';
+import { createIdsArea } from './ids/routes.js';
+import { createGeoipArea } from './geoip/routes.js';
+import { createReverseProxyArea } from './reverse-proxy/routes.js';
+import { createMultiwanArea } from './multiwan/routes.js';
+import { createAiArea } from './ai/routes.js';
+import { createAcmeArea } from './acme/routes.js';
+import { createDashboardArea } from './dashboard/routes.js';
+import { createConfigArea } from './config/routes.js';
+import { createDnsArea } from './dns/routes.js';
+import { createDhcpArea } from './dhcp/routes.js';
+import { createTimeArea } from './time/routes.js';
+import { createNetworkingArea } from './networking/routes.js';
+import { createSystemArea } from './system/routes.js';
+import { createSettingsArea } from './settings/routes.js';
+import { createUpdatesArea } from './updates/routes.js';
+import { createPluginsArea } from './plugins/routes.js';
+
+/**
+ * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
+ * services it needs from the others. The config area comes last: its start-up commit-confirm rollback applies
+ * through every other area's applier.
+ */
+export function createAreas(context: AppContext): Area[] {
+  // Shared between producers and readers: the DNS area's pending flag is reported by GET /pending (packet
+  // filter); IDS alerts reach the dashboard's frames.
+  const pendingFlags = new PendingFlags(context.events);
+  const feeds = newLiveFeeds();
+  const ids = createIdsArea(context, { alerts: feeds.alerts });
+  return [
+    createAuthArea(context),
+    createStatusArea(context),
+    createPacketFilterArea(context, { pendingFlags }),
+    createSsoArea(context),
+    createVpnArea(context),
+    createCaArea(context),
+    ids,
+    createGeoipArea(context),
+    createReverseProxyArea(context),
+    createMultiwanArea(context),
+    createAiArea(context, { ids: ids.service }),
+    createAcmeArea(context),
+    createDashboardArea(context, { feeds }),
+    createDnsArea(context, { pendingFlags }),
+    createDhcpArea(context),
+    createTimeArea(context),
+    createNetworkingArea(context),
+    createSystemArea(context),
+    createSettingsArea(context),
+    createUpdatesArea(context),
+    createPluginsArea(context),
+    createConfigArea(context),
+  ];
+}

@@ -7,7 +7,8 @@ import { loadOrCreateKeyFile } from '../core/crypto.js';
 import { badRequest, conflict, forbidden, notFound, tooManyRequests, unauthorized } from '../core/errors.js';
 import { toMask, type Permission } from '../core/permissions.js';
 import type { Authenticator, Identity } from '../http/access.js';
-import { Singleton } from '../http/singleton.js';
+import type { SingletonModel } from '../model/singleton-model.js';
+import type { ConfigData } from '../store/config-store.js';
 import { AuthAudit } from './audit.js';
 import { ACCESS_COOKIE, assertCsrfHeader, readCookie } from './cookies.js';
 import { ApiKeys, type ApiKeyRecord } from './api-keys.js';
@@ -70,7 +71,7 @@ export class IdentityService implements Authenticator {
   readonly sessions: Sessions;
   readonly apiKeys: ApiKeys;
   readonly audit: AuthAudit;
-  readonly settingsSection: Singleton;
+  readonly settingsSection: SingletonModel<AuthSettings & ConfigData>;
   /** WebSocket and SSE tickets: 30 s, single use, bound to the issuing identity. */
   readonly tickets: OneShotStore<Identity>;
   private readonly totpChallenges: OneShotStore<string>;
@@ -85,11 +86,7 @@ export class IdentityService implements Authenticator {
     this.sessions = new Sessions(db, clock);
     this.apiKeys = new ApiKeys(db, clock);
     this.audit = new AuthAudit(db, clock);
-    this.settingsSection = new Singleton(
-      { kind: AUTH_SETTINGS_KIND, path: '/api/v1/auth/settings', schema: AuthSettingsSchema, access: { read: 'settings:read', write: 'settings:write' }, tags: ['auth'], noun: 'auth settings' },
-      context.store,
-      context.sealer,
-    );
+    this.settingsSection = context.models.singleton({ kind: AUTH_SETTINGS_KIND, noun: 'auth settings', writeAccess: 'settings:write', schema: AuthSettingsSchema });
     this.tickets = new OneShotStore(clock, 30_000);
     this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
     this.limiter = new FailureLimiter(clock, (key) => {
@@ -113,7 +110,7 @@ export class IdentityService implements Authenticator {
   }
 
   settings(): AuthSettings {
-    return this.settingsSection.read() as unknown as AuthSettings;
+    return this.settingsSection.read();
   }
 
   // ---------------------------------------------------------------- credentials on every request
@@ -546,7 +543,7 @@ export class IdentityService implements Authenticator {
       const caller = actor.identity ? this.users.byId(actor.identity.userId) : undefined;
       if (!caller?.totp_enabled) throw badRequest('body.require_totp: enrol TOTP on your own account before requiring it for everyone');
     }
-    const settings = this.settingsSection.write(patch) as unknown as AuthSettings;
+    const settings = this.settingsSection.write(patch);
     this.recordChange('auth_settings_updated', actor, null, Object.keys(patch).join(', '));
     return settings;
   }

@@ -1,5 +1,4 @@
-import { Type } from 'typebox';
-import type { JsonObjectSchema } from '../http/schema-helpers.js';
+import { Type, type Static } from 'typebox';
 
 /** GET/PUT /auth/settings. Changes apply at once (the limiter and token lifetimes read them live). */
 export const AuthSettingsSchema = Type.Object({
@@ -11,17 +10,8 @@ export const AuthSettingsSchema = Type.Object({
   max_login_attempts: Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'failures per client IP or per username / token prefix before lockout' }),
   lockout_duration_secs: Type.Integer({ minimum: 1, maximum: 86400, default: 300, description: 'failure window and lockout length' }),
   password_min_length: Type.Integer({ minimum: 8, maximum: 256, default: 8 }),
-}) as unknown as JsonObjectSchema;
+});
 
-export interface AuthSettings {
-  access_token_expiry_mins: number;
-  refresh_token_expiry_days: number;
-  require_totp: boolean;
-  require_totp_for_oauth: boolean;
-  auto_create_oauth_users: boolean;
-  max_login_attempts: number;
-  lockout_duration_secs: number;
-  password_min_length: number;
-}
+export type AuthSettings = Static<typeof AuthSettingsSchema>;
 
 export const AUTH_SETTINGS_KIND = 'auth_settings';

@@ -1,94 +1,31 @@
 /**
- * The stored shape of the packet-filter configuration (wire-format.md §3), as the compilers read it.
- * The API validates and normalises requests into exactly these shapes.
+ * The stored shape of the packet-filter configuration (wire-format.md §3), as the compilers read it: derived
+ * from the schemas the model validates every stored object with (firewall-schemas.ts).
  */
+import type { Static } from 'typebox';
+import type { AliasSchema, NatSchema, RuleSchema, ScheduleSchema } from './firewall-schemas.js';
+import type { PortRangeObject } from '../model/port-input.js';
 
-export type RuleAction = 'pass' | 'block' | 'blockdrop' | 'blockreturn';
-export type Direction = 'in' | 'out' | 'any';
-export type IpVersion = 'inet' | 'inet6' | 'both';
-export type Protocol = 'tcp' | 'udp' | 'icmp' | 'icmp6' | 'tcp/udp' | 'esp' | 'ah' | 'gre' | 'any';
-export type Tracking = 'none' | 'keep_state' | 'modulate_state' | 'synproxy_state';
+export type RuleData = Static<typeof RuleSchema>;
+export type RuleAction = RuleData['action'];
+export type Direction = RuleData['direction'];
+export type IpVersion = RuleData['ip_version'];
+export type Protocol = RuleData['protocol'];
+export type RuleMatch = RuleData['rule_match'];
+export type StateOptions = RuleData['state_options'];
+export type Tracking = StateOptions['tracking'];
+export type PortRange = Static<ReturnType<typeof PortRangeObject>>;
 
-export interface PortRange {
-  start: number;
-  end: number;
-}
-
-export interface RuleMatch {
-  /** `any`, an address, `ip/prefix`, `first-last`, or `<alias>`. */
-  src_addr: string;
-  src_port: PortRange | null;
-  dst_addr: string;
-  dst_port: PortRange | null;
-}
-
-export interface StateOptions {
-  tracking: Tracking;
-  policy: 'if_bound' | 'floating' | null;
-  adaptive_timeouts: { start: number; end: number } | null;
-  timeout_tcp: number | null;
-  timeout_udp: number | null;
-  timeout_icmp: number | null;
-}
-
-export interface RuleData {
-  priority: number;
-  action: RuleAction;
-  direction: Direction;
-  ip_version: IpVersion;
-  interface: string | null;
-  protocol: Protocol;
-  rule_match: RuleMatch;
-  src_invert: boolean;
-  dst_invert: boolean;
-  log: boolean;
-  quick: boolean;
-  label: string | null;
-  description: string | null;
-  gateway: string | null;
-  state_options: StateOptions;
-  status: 'active' | 'disabled';
-  schedule_id: string | null;
-}
-
-export type AliasType = 'host' | 'network' | 'port' | 'url_table';
-
-export interface AliasData {
-  name: string;
-  alias_type: AliasType;
-  entries: string[];
-  description: string | null;
-  enabled: boolean;
-}
+export type AliasData = Static<typeof AliasSchema>;
+export type AliasType = AliasData['alias_type'];
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
-export interface ScheduleData {
-  name: string;
-  description: string | null;
-  /** Comma-joined `HH:MM-HH:MM`; a range whose end is before its start runs past midnight. */
-  time_ranges: string;
-  /** Comma-joined weekday tokens. */
-  days_of_week: string;
-  enabled: boolean;
-}
+export type ScheduleData = Static<typeof ScheduleSchema>;
 
-export type NatType = 'snat' | 'dnat' | 'masquerade' | 'binat';
-
-export interface NatData {
-  nat_type: NatType;
-  interface: string;
-  protocol: Protocol;
-  src_addr: string;
-  src_port: PortRange | null;
-  dst_addr: string;
-  dst_port: PortRange | null;
-  redirect: { address: string; port: PortRange | null };
-  label: string | null;
-  status: 'active' | 'disabled';
-  static_port: boolean;
-}
+export type NatData = Static<typeof NatSchema>;
+export type NatType = NatData['nat_type'];
 
 export interface WithId<T> {
   id: string;

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { HttpError } from '../core/errors.js';
-import { describeValidationErrors } from './validation.js';
+import { describeValidationErrors } from '../model/validation.js';
 import type { MethodIndex } from './method-index.js';
 
 /**

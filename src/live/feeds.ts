@@ -1,6 +1,6 @@
 /**
  * Producers elsewhere in the service publish live events here; the dashboard and the SSE streams consume them.
- * The DNS area publishes `query`/`block` events, the IDS area alerts. Nothing here is persisted.
+ * The IDS area publishes alerts; DNS `query`/`block` events arrive from the resolver's log. Nothing here is persisted.
  */
 export interface DnsEvent {
   type: 'block' | 'query';
@@ -62,3 +62,6 @@ export interface LiveFeeds {
   dns: DnsFeed;
   alerts: AlertFeed;
 }
+
+/** The feeds of one app: the producing areas and the dashboard are handed the same ones where areas are wired. */
+export const newLiveFeeds = (): LiveFeeds => ({ dns: new DnsFeed(), alerts: new AlertFeed() });

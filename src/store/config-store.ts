@@ -37,6 +37,7 @@ export class ConfigStore {
   private readonly cache = new Map<string, ConfigObject[]>();
   private readonly listeners = new Set<(change: ConfigChange) => void>();
   private depth = 0;
+  private settleQueue: ((committed: boolean) => void)[] = [];
   private readonly statements;
   /** Which kinds exist and which of their fields are secret (filled by collections and settings sections). */
   readonly kinds = new KindCatalogue();
@@ -60,15 +61,30 @@ export class ConfigStore {
 
   /** Runs fn in one SQLite transaction (nesting joins the outer one). */
   transaction<T>(fn: () => T): T {
+    const outermost = this.depth === 0;
     this.depth++;
+    let result: T;
     try {
-      return this.db.transaction(fn)();
+      result = this.db.transaction(fn)();
     } catch (error) {
       this.cache.clear();
-      throw error;
-    } finally {
       this.depth--;
+      if (outermost) this.settle(false);
+      throw error;
     }
+    this.depth--;
+    if (outermost) this.settle(true);
+    return result;
+  }
+
+  /**
+   * Calls `settled` once the outermost transaction running now ends: with true when it committed, false when it
+   * rolled back. Outside a transaction it is called at once with true. Change hooks use it, so they never act on
+   * a write that was rolled back.
+   */
+  afterTransaction(settled: (committed: boolean) => void): void {
+    if (this.depth === 0) settled(true);
+    else this.settleQueue.push(settled);
   }
 
   onChange(listener: (change: ConfigChange) => void): () => void {
@@ -176,6 +192,12 @@ export class ConfigStore {
       this.cache.clear();
     });
     this.emit({ kind: '*', op: 'replace' });
+  }
+
+  private settle(committed: boolean): void {
+    const queue = this.settleQueue;
+    this.settleQueue = [];
+    for (const settled of queue) settled(committed);
   }
 
   private mutable(kind: string): ConfigObject[] {

@@ -17,7 +17,7 @@ import { startTestApp, json, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
-import { packetFilterService } from '../../src/areas/packet-filter/routes.js';
+import { packetFilterOf } from '../helpers/areas.js';
 
 const skip = rootSkipReason('the issue-20 namespace test (network namespaces, nftables, conntrack)');
 const id = process.pid;
@@ -146,11 +146,11 @@ test('8. a TCP connection opened inside a schedule window is cut when the window
   await reload();
   const inside = await openConnection(SERVER, 8080);
   assert.equal(await inside.ping(), 'pong', 'open inside the window');
-  assert.equal(await packetFilterService(t.app.context)!.applySchedules(), false);
+  assert.equal(await packetFilterOf(t.app).applySchedules(), false);
   assert.equal(await inside.ping(), 'pong', 'still inside the window');
 
   t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
-  assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+  assert.equal(await packetFilterOf(t.app).applySchedules(), true);
   assert.equal(await inside.ping(), 'timeout', 'the established connection is cut at the edge');
   assert.equal(await probe('tcp', SERVER, 8080), false, 'and new ones are blocked');
   inside.close();
@@ -166,7 +166,7 @@ test('8. a block rule entering its window stops a connection established before 
   const unaffected = await openConnection(SERVER, 8080);
   assert.equal(await before.ping(), 'pong');
   t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
-  assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+  assert.equal(await packetFilterOf(t.app).applySchedules(), true);
   assert.equal(await before.ping(), 'timeout', 'the flow the block rule matches is cut');
   assert.equal(await unaffected.ping(), 'pong', 'a flow it does not match goes on');
   before.close();
@@ -192,7 +192,7 @@ test('8. a block rule entering its window cuts only what the ruleset now blocks:
   assert.equal(entries.allowed.length, 1);
   assert.equal(entries.otherInterface.length, 1);
   t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
-  assert.equal(await packetFilterService(t.app.context)!.applySchedules(), true);
+  assert.equal(await packetFilterOf(t.app).applySchedules(), true);
   assert.deepEqual(trackedIds(8080), entries.allowed, 'the flow an earlier quick pass rule allows keeps its conntrack entry');
   assert.deepEqual(trackedIds(7070), entries.otherInterface, 'the flow on another interface keeps its conntrack entry');
   assert.equal(await allowed.ping(), 'pong', 'the earlier quick pass rule still lets it through: left alone');

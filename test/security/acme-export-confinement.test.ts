@@ -23,7 +23,7 @@ before(async () => {
   const issued = json(await t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: 'mail.example.org' }));
   const provider = json(await t.request('POST', '/api/v1/acme/dns-providers', { name: 'by-hand', kind: 'manual', zone: 'example.org' }));
   certId = json(await t.request('POST', '/api/v1/acme/certs', { common_name: 'mail.example.org', dns_provider_id: provider.id })).id;
-  AcmeService.prototype.storeIssued.call({ certs: t.app.context.collections.get('acme_cert') } as AcmeService, certId, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
+  AcmeService.prototype.storeIssued.call({ certs: t.app.context.models.get('acme_cert') } as AcmeService, certId, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
 });
 after(() => t.close());
 

@@ -10,11 +10,8 @@ import assert from 'node:assert/strict';
 import { startTestApp, json, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { pfLogicalLines } from '../helpers/ruleset-eval.js';
-import { packetFilterService } from '../../src/areas/packet-filter/routes.js';
-import { RuleSchema } from '../../src/areas/packet-filter/rules.js';
-import { AliasSchema } from '../../src/areas/packet-filter/aliases.js';
-import { ScheduleSchema } from '../../src/areas/packet-filter/schedules.js';
-import { NatSchema } from '../../src/areas/packet-filter/nat.js';
+import { AliasSchema, NatSchema, RuleSchema, ScheduleSchema } from '../../src/compile/firewall-schemas.js';
+import { packetFilterOf } from '../helpers/areas.js';
 
 const HOSTILE = [
   'a"b', "a'b", 'a\nb', 'a\rb', 'a\r\nb', 'a\0b', 'x\npass quick all', 'x\n}\ntable inet evil {', '{ }', 'a { b } c',
@@ -102,7 +99,7 @@ function structure(text: string, dialect: 'pf' | 'nftables') {
   return { rules: lines.map((l) => l.trim()).filter((l) => l && !l.startsWith('#')), lineCount: lines.length };
 }
 function compiled() {
-  const service = packetFilterService(t.app.context)!;
+  const service = packetFilterOf(t.app);
   const snapshot = service.storedSnapshot();
   return { pf: service.compile(snapshot, 'pf').text, nftables: service.compile(snapshot, 'nftables').text };
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 
 export const LE_PRODUCTION = 'https://acme-v02.api.letsencrypt.org/directory';
 export const LE_STAGING = 'https://acme-staging-v02.api.letsencrypt.org/directory';

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
-import { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
@@ -39,23 +39,22 @@ export function confinedPath(path: unknown, field: string, dataDir: string): str
 
 /** ACME certificates: account, certificate orders, DNS-01 providers and export targets. */
 export class AcmeService {
-  readonly account: Singleton;
-  readonly certs: Collection;
-  readonly targets: Collection;
-  readonly providers: Collection;
+  readonly account: SingletonModel;
+  readonly certs: CollectionModel;
+  readonly targets: CollectionModel;
+  readonly providers: CollectionModel;
 
   constructor(private readonly context: AppContext) {
-    this.account = new Singleton({
-      kind: 'acme_account', path: '/api/v1/acme/account', noun: 'ACME account', tags: ['acme'], access: { read: 'settings:read', write: 'settings:write' },
+    const { models } = context;
+    this.account = models.singleton({
+      kind: 'acme_account', noun: 'ACME account', writeAccess: 'settings:write',
       schema: { type: 'object', properties: { directory_url: { type: 'string', default: LE_PRODUCTION }, contact_email: { type: 'string', default: '' }, account_key_pem: { type: 'string' } } } as never,
       writeOnly: ['account_key_pem'],
-    }, context.store, context.sealer);
-    this.providers = context.collections.declare({
-      kind: 'acme_dns_provider', path: '/api/v1/acme/dns-providers', noun: 'DNS provider', tags: ['acme'],
-      access: { read: 'settings:read', write: 'settings:write' },
+    });
+    this.providers = models.collection({
+      kind: 'acme_dns_provider', noun: 'DNS provider', writeAccess: 'settings:write',
       schema: DnsProviderStored,
-      operations: ['list', 'create', 'update', 'delete'],
-      unique: ['name'],
+      unique: [{ field: 'name', caseInsensitive: true }],
       writeOnly: ['api_token', 'aws_secret_key'],
       computed: {
         schema: DnsProviderComputed,
@@ -65,11 +64,9 @@ export class AcmeService {
         checkName(String(data.zone), 'body.zone');
       },
     });
-    this.certs = context.collections.declare({
-      kind: 'acme_cert', path: '/api/v1/acme/certs', noun: 'certificate', tags: ['acme'],
-      access: { read: 'settings:read', write: 'settings:write' },
+    this.certs = models.collection({
+      kind: 'acme_cert', noun: 'certificate', writeAccess: 'settings:write',
       schema: CertStored,
-      operations: ['list', 'read'],
       writeOnly: ['cert_pem', 'chain_pem', 'key_pem'],
       references: [{ field: 'dns_provider_id', kind: 'acme_dns_provider' }],
       computed: {
@@ -86,12 +83,10 @@ export class AcmeService {
         if (data.challenge_type === 'dns-01' && !data.dns_provider_id) throw badRequest('body.dns_provider_id is required for dns-01');
       },
     });
-    this.targets = context.collections.declare({
-      kind: 'acme_export_target', path: '/api/v1/acme/certs/{cert_id}/targets', itemPath: '/api/v1/acme/export-targets/{id}', noun: 'export target', tags: ['acme'],
-      access: { read: 'settings:read', write: 'settings:write' },
+    this.targets = models.collection({
+      kind: 'acme_export_target', noun: 'export target', writeAccess: 'settings:write',
       schema: TargetStored,
-      operations: ['list'],
-      parent: { kind: 'acme_cert', field: 'cert_id', listParam: 'cert_id' },
+      parent: { kind: 'acme_cert', field: 'cert_id' },
       validate: (data) => this.checkTarget(data),
     });
   }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import { PROVIDERS } from './providers.js';
 
 export const Provider = StringEnum(PROVIDERS);

@@ -3,7 +3,7 @@ import { badRequest, HttpError } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import { parseCidr } from '../../net/address.js';
-import { idsServiceOf } from '../ids/routes.js';
+import type { IdsService } from '../ids/service.js';
 import { runDetectors, type Detection } from './detectors.js';
 import { complete, listModels, parseVerdict, probe, PROVIDERS, type ProviderName, type ProviderTarget } from './providers.js';
 
@@ -27,7 +27,10 @@ const SYSTEM_PROMPT = 'You are a network security analyst reviewing IDS alerts o
 
 /** AI analysis: local behavioural detectors, optional LLM classification of IDS alerts, and the audit of both. */
 export class AiService {
-  constructor(private readonly context: AppContext) {}
+  constructor(
+    private readonly context: AppContext,
+    private readonly ids: IdsService,
+  ) {}
 
   // ---- settings --------------------------------------------------------------------------------------
 
@@ -131,7 +134,7 @@ export class AiService {
    * (one call per SID). Every detection and every call is written to the audit log.
    */
   async analyze(actor: string | null) {
-    const ids = idsServiceOf(this.context);
+    const { ids } = this;
     const flows = await this.context.platform.routing.flows(10_000).catch(() => []);
     const recentAlerts = ids.alerts({ limit: 5000, offset: 0 }).alerts;
     const detections: Detection[] = runDetectors(flows, recentAlerts);

@@ -1,220 +1,224 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
-import type { RouteSpec } from '../../http/route.js';
+import type { AppContext } from '../../context.js';
+import { route, type RouteSpec } from '../../http/route.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import { ErrorAnswer, NoContent } from '../../http/documented-responses.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
 import { actorOf } from '../../auth/identity-service.js';
 import { assertCsrfHeader, clearSessionCookies, cookiesSecure, readCookie, REFRESH_COOKIE, setSessionCookies } from '../../auth/cookies.js';
 import { badRequest } from '../../core/errors.js';
 import * as S from './schema.js';
+import type { ConfigData } from '../../store/config-store.js';
 
-type Body<T = Record<string, never>> = T;
+/** Role ids are names (built-in `admin`, custom `auditor`), not UUIDs. */
+const RoleIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
 const TooMany = ErrorAnswer('Too many failed attempts: wait for Retry-After seconds');
 /** What a sign-in or token exchange answers when refused. */
 const SIGN_IN_REFUSALS = { 401: ErrorAnswer('Wrong credentials, or an unknown, used or expired challenge or token'), 429: TooMany };
 
-export const authArea: Area = {
-  name: 'auth',
-  routes(context): RouteSpec[] {
-    const identity = context.identity;
-    const tags = ['auth'];
-    const id = (request: { params: unknown }) => (request.params as { id: string }).id;
-    return [
-      {
-        method: 'POST', path: '/api/v1/auth/register', access: 'public', tags,
-        summary: 'Create the first admin account (first boot only; 403 once any account exists)',
-        schema: { body: S.RegisterBody, response: { 201: S.User, 403: ErrorAnswer('An account already exists: registration is closed') } },
-        handler: async (request, reply) => reply.status(201).send(await identity.register(request.body as Body<{ username: string; password: string; email?: string }>, actorOf(request))),
+export function createAuthArea(context: AppContext): Area {
+  return { name: 'auth', routes: routes(context) };
+}
+
+function routes(context: AppContext): RouteSpec[] {
+  const identity = context.identity;
+  const tags = ['auth'];
+  const [settingsGet, settingsPut] = singletonRoutes(identity.settingsSection, { path: '/api/v1/auth/settings', access: { read: 'settings:read', write: 'settings:write' }, tags });
+  return [
+    route({
+      method: 'POST', path: '/api/v1/auth/register', access: 'public', tags,
+      summary: 'Create the first admin account (first boot only; 403 once any account exists)',
+      schema: { body: S.RegisterBody, response: { 201: S.User, 403: ErrorAnswer('An account already exists: registration is closed') } },
+      handler: async (request, reply) => reply.status(201).send(await identity.register(request.body, actorOf(request))),
+    }),
+    {
+      method: 'GET', path: '/api/v1/auth/register', access: 'public', tags,
+      summary: 'Whether first-boot registration is open (no account exists yet); the sign-in page asks',
+      schema: { response: { 200: S.RegistrationState } },
+      handler: () => ({ registration_open: identity.registrationOpen() }),
+    },
+    route({
+      method: 'POST', path: '/api/v1/auth/login', access: 'public', tags,
+      summary: 'Log in; returns tokens, or a TOTP challenge when TOTP is enabled',
+      schema: { body: S.Credentials, response: { 200: S.LoginResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('The appliance requires TOTP and this account has none enrolled') } },
+      handler: (request) => {
+        const { username, password } = request.body;
+        return identity.login(username, password, request.ip);
       },
-      {
-        method: 'GET', path: '/api/v1/auth/register', access: 'public', tags,
-        summary: 'Whether first-boot registration is open (no account exists yet); the sign-in page asks',
-        schema: { response: { 200: S.RegistrationState } },
-        handler: () => ({ registration_open: identity.registrationOpen() }),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/auth/totp/login', access: 'public', tags,
+      summary: 'Finish a TOTP login with the challenge and a TOTP or recovery code',
+      schema: { body: S.TotpLoginBody, response: { 200: S.TokenPair, ...SIGN_IN_REFUSALS } },
+      handler: (request) => {
+        const { challenge, code } = request.body;
+        return identity.completeTotpLogin(challenge, code, request.ip);
       },
-      {
-        method: 'POST', path: '/api/v1/auth/login', access: 'public', tags,
-        summary: 'Log in; returns tokens, or a TOTP challenge when TOTP is enabled',
-        schema: { body: S.Credentials, response: { 200: S.LoginResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('The appliance requires TOTP and this account has none enrolled') } },
-        handler: (request) => {
-          const { username, password } = request.body as { username: string; password: string };
-          return identity.login(username, password, request.ip);
-        },
+    }),
+    route({
+      method: 'POST', path: '/api/v1/auth/refresh', access: 'public', tags,
+      summary: 'Exchange a refresh token (body, or the browser session cookie) for a new token pair; the refresh token rotates',
+      schema: { body: S.RefreshBody, response: { 200: S.RefreshResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('A cookie refresh without the CSRF header') } },
+      handler: async (request, reply) => {
+        const fromBody = request.body?.refresh_token;
+        if (fromBody) return identity.refresh(fromBody, request.ip);
+        // A browser session refreshes from its cookie and gets rotated cookies, never the tokens in the body.
+        const fromCookie = readCookie(request, REFRESH_COOKIE);
+        if (!fromCookie) throw badRequest('body.refresh_token is required (or the refresh cookie of a browser session)');
+        assertCsrfHeader(request);
+        const pair = await identity.refresh(fromCookie, request.ip);
+        setSessionCookies(reply, pair, context.clock.now(), cookiesSecure(request, identity.publicUrl()));
+        const { access_token: _access, refresh_token: _refresh, ...lifetimes } = pair;
+        return lifetimes;
       },
-      {
-        method: 'POST', path: '/api/v1/auth/totp/login', access: 'public', tags,
-        summary: 'Finish a TOTP login with the challenge and a TOTP or recovery code',
-        schema: { body: S.TotpLoginBody, response: { 200: S.TokenPair, ...SIGN_IN_REFUSALS } },
-        handler: (request) => {
-          const { challenge, code } = request.body as { challenge: string; code: string };
-          return identity.completeTotpLogin(challenge, code, request.ip);
-        },
+    }),
+    route({
+      method: 'POST', path: '/api/v1/auth/logout', access: 'authenticated', tags,
+      summary: 'Revoke the current session (its refresh token stops working at once) and clear the session cookies',
+      schema: { body: S.LogoutBody, response: { 204: NoContent('Signed out: the session is revoked and its cookies cleared') } },
+      handler: (request, reply) => {
+        const fromBody = request.body?.refresh_token;
+        if (fromBody) identity.logout(actorOf(request), fromBody, 'body');
+        else identity.logout(actorOf(request), readCookie(request, REFRESH_COOKIE), 'cookie');
+        clearSessionCookies(reply, cookiesSecure(request, identity.publicUrl()));
+        return reply.status(204).send();
       },
-      {
-        method: 'POST', path: '/api/v1/auth/refresh', access: 'public', tags,
-        summary: 'Exchange a refresh token (body, or the browser session cookie) for a new token pair; the refresh token rotates',
-        schema: { body: S.RefreshBody, response: { 200: S.RefreshResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('A cookie refresh without the CSRF header') } },
-        handler: async (request, reply) => {
-          const fromBody = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
-          if (fromBody) return identity.refresh(fromBody, request.ip);
-          // A browser session refreshes from its cookie and gets rotated cookies, never the tokens in the body.
-          const fromCookie = readCookie(request, REFRESH_COOKIE);
-          if (!fromCookie) throw badRequest('body.refresh_token is required (or the refresh cookie of a browser session)');
-          assertCsrfHeader(request);
-          const pair = await identity.refresh(fromCookie, request.ip);
-          setSessionCookies(reply, pair, context.clock.now(), cookiesSecure(request, identity.publicUrl()));
-          const { access_token: _access, refresh_token: _refresh, ...lifetimes } = pair;
-          return lifetimes;
-        },
+    }),
+    {
+      method: 'GET', path: '/api/v1/auth/me', access: 'authenticated', tags,
+      summary: 'The current identity, role and permission names',
+      schema: { response: { 200: S.Me } },
+      handler: (request) => identity.me(actorOf(request)),
+    },
+    {
+      method: 'POST', path: '/api/v1/auth/ws-ticket', access: 'authenticated', tags,
+      summary: 'Issue a single-use 30-second ticket for the WebSocket or an SSE stream (Bearer JWT sessions only)',
+      schema: { response: { 200: S.Ticket } },
+      handler: (request) => identity.issueTicket(actorOf(request)),
+    },
+    {
+      method: 'POST', path: '/api/v1/auth/totp/setup', access: 'authenticated', tags,
+      summary: 'Begin TOTP enrolment: otpauth URI and QR code',
+      schema: { response: { 200: S.TotpSetup } },
+      handler: (request) => identity.totpSetup(actorOf(request)),
+    },
+    route({
+      method: 'POST', path: '/api/v1/auth/totp/verify', access: 'authenticated', tags,
+      summary: 'Activate TOTP with a valid 6-digit code; returns ten single-use recovery codes',
+      schema: { body: S.TotpVerifyBody, response: { 200: S.TotpVerified, 429: TooMany } },
+      handler: (request) => identity.totpVerify(actorOf(request), request.body.code),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/auth/totp/disable', access: 'authenticated', tags,
+      summary: 'Disable TOTP; needs the current password',
+      schema: { body: S.TotpDisableBody, response: { 200: Type.Object({ totp_enabled: Type.Boolean() }), 429: TooMany } },
+      handler: (request) => identity.totpDisable(actorOf(request), request.body.password),
+    }),
+    {
+      method: 'GET', path: '/api/v1/auth/users', access: 'users:read', tags, summary: 'List accounts',
+      schema: { response: { 200: { type: 'array', items: S.User } } },
+      handler: (_request, reply) => {
+        const users = identity.listUsers();
+        reply.header('x-total-count', String(users.length));
+        return users;
       },
-      {
-        method: 'POST', path: '/api/v1/auth/logout', access: 'authenticated', tags,
-        summary: 'Revoke the current session (its refresh token stops working at once) and clear the session cookies',
-        schema: { body: S.LogoutBody, response: { 204: NoContent('Signed out: the session is revoked and its cookies cleared') } },
-        handler: (request, reply) => {
-          const fromBody = (request.body as { refresh_token?: string } | undefined)?.refresh_token;
-          if (fromBody) identity.logout(actorOf(request), fromBody, 'body');
-          else identity.logout(actorOf(request), readCookie(request, REFRESH_COOKIE), 'cookie');
-          clearSessionCookies(reply, cookiesSecure(request, identity.publicUrl()));
-          return reply.status(204).send();
-        },
+    },
+    route({
+      method: 'POST', path: '/api/v1/auth/users', access: 'users:write', tags, summary: 'Create an account',
+      schema: { body: S.CreateUserBody, response: { 201: S.User } },
+      handler: async (request, reply) => reply.status(201).send(await identity.createUser(request.body, actorOf(request))),
+    }),
+    route({
+      method: 'GET', path: '/api/v1/auth/users/{id}', access: 'users:read', tags, summary: 'Read one account',
+      schema: { params: IdParams(), response: { 200: S.User } },
+      handler: (request) => identity.getUser(request.params.id),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/auth/users/{id}', access: 'users:write', tags, summary: 'Change an account (fields not sent are kept)',
+      schema: { params: IdParams(), body: S.UpdateUserBody, response: { 200: S.User } },
+      handler: (request) => {
+        const { username, password, email, role, enabled } = request.body;
+        return identity.updateUser(request.params.id, { username, password, email, role, enabled }, actorOf(request));
       },
-      {
-        method: 'GET', path: '/api/v1/auth/me', access: 'authenticated', tags,
-        summary: 'The current identity, role and permission names',
-        schema: { response: { 200: S.Me } },
-        handler: (request) => identity.me(actorOf(request)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v1/auth/users/{id}', access: 'users:write', tags,
+      summary: 'Delete an account (not your own; deleting the last one returns the appliance to first boot)',
+      schema: { params: IdParams() },
+      handler: (request, reply) => {
+        identity.deleteUser(request.params.id, actorOf(request));
+        return reply.status(204).send();
       },
-      {
-        method: 'POST', path: '/api/v1/auth/ws-ticket', access: 'authenticated', tags,
-        summary: 'Issue a single-use 30-second ticket for the WebSocket or an SSE stream (Bearer JWT sessions only)',
-        schema: { response: { 200: S.Ticket } },
-        handler: (request) => identity.issueTicket(actorOf(request)),
+    }),
+    route({
+      method: 'GET', path: '/api/v1/auth/audit', access: 'users:read', tags, summary: 'Auth audit log, newest first',
+      schema: { querystring: S.AuditQuery, response: { 200: { type: 'array', items: S.AuditEntry } } },
+      handler: (request, reply) => {
+        const { limit, offset } = request.query;
+        const { records, total } = identity.audit.list(limit, offset);
+        reply.header('x-total-count', String(total));
+        return records;
       },
-      {
-        method: 'POST', path: '/api/v1/auth/totp/setup', access: 'authenticated', tags,
-        summary: 'Begin TOTP enrolment: otpauth URI and QR code',
-        schema: { response: { 200: S.TotpSetup } },
-        handler: (request) => identity.totpSetup(actorOf(request)),
+    }),
+    {
+      method: 'GET', path: '/api/v1/auth/roles', access: 'users:read', tags, summary: 'Built-in and custom roles',
+      schema: { response: { 200: { type: 'array', items: S.Role } } },
+      handler: () => identity.roles.list(),
+    },
+    route({
+      method: 'POST', path: '/api/v1/auth/roles', access: 'users:write', tags, summary: 'Create a custom role',
+      schema: { body: S.RoleBody, response: { 201: S.Role } },
+      handler: (request, reply) => reply.status(201).send(identity.createRole(request.body, actorOf(request))),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Change a custom role (built-in roles are immutable)',
+      schema: { params: RoleIdParams, body: S.RolePatch, response: { 200: S.Role } },
+      handler: (request) => identity.updateRole(request.params.id, request.body, actorOf(request)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Delete a custom role that no account holds',
+      schema: { params: RoleIdParams },
+      handler: (request, reply) => {
+        identity.deleteRole(request.params.id, actorOf(request));
+        return reply.status(204).send();
       },
-      {
-        method: 'POST', path: '/api/v1/auth/totp/verify', access: 'authenticated', tags,
-        summary: 'Activate TOTP with a valid 6-digit code; returns ten single-use recovery codes',
-        schema: { body: S.TotpVerifyBody, response: { 200: S.TotpVerified, 429: TooMany } },
-        handler: (request) => identity.totpVerify(actorOf(request), (request.body as { code: string }).code),
+    }),
+    {
+      method: 'GET', path: '/api/v1/auth/permissions', access: 'users:read', tags, summary: 'The permission catalogue, in bit order',
+      schema: { response: { 200: { type: 'array', items: S.PermissionInfo } } },
+      handler: () =>
+        PERMISSIONS.map((key, bit) => {
+          const [category, action] = key.split(':');
+          return { key, bit, category, action, description: PERMISSION_DESCRIPTIONS[key] };
+        }),
+    },
+    route({
+      method: 'POST', path: '/api/v1/auth/api-keys', access: 'users:write', tags,
+      summary: 'Create an API key with its own permissions; the secret (`key`) is returned once',
+      schema: { body: S.ApiKeyBody, response: { 201: S.CreatedApiKey } },
+      handler: (request, reply) => reply.status(201).send(identity.createApiKey(request.body, actorOf(request))),
+    }),
+    {
+      method: 'GET', path: '/api/v1/auth/api-keys', access: 'users:write', tags, summary: 'API keys by name and creation date (never the secret)',
+      schema: { response: { 200: { type: 'array', items: S.ApiKey } } },
+      handler: () => identity.apiKeys.list(),
+    },
+    route({
+      method: 'DELETE', path: '/api/v1/auth/api-keys/{id}', access: 'users:write', tags, summary: 'Revoke an API key (it answers 401 at once)',
+      schema: { params: IdParams() },
+      handler: (request, reply) => {
+        identity.revokeApiKey(request.params.id, actorOf(request));
+        return reply.status(204).send();
       },
-      {
-        method: 'POST', path: '/api/v1/auth/totp/disable', access: 'authenticated', tags,
-        summary: 'Disable TOTP; needs the current password',
-        schema: { body: S.TotpDisableBody, response: { 200: Type.Object({ totp_enabled: Type.Boolean() }), 429: TooMany } },
-        handler: (request) => identity.totpDisable(actorOf(request), (request.body as { password: string }).password),
-      },
-      {
-        method: 'GET', path: '/api/v1/auth/users', access: 'users:read', tags, summary: 'List accounts',
-        schema: { response: { 200: { type: 'array', items: S.User } } },
-        handler: (_request, reply) => {
-          const users = identity.listUsers();
-          reply.header('x-total-count', String(users.length));
-          return users;
-        },
-      },
-      {
-        method: 'POST', path: '/api/v1/auth/users', access: 'users:write', tags, summary: 'Create an account',
-        schema: { body: S.CreateUserBody, response: { 201: S.User } },
-        handler: async (request, reply) => reply.status(201).send(await identity.createUser(request.body as Body<{ username: string; password: string }>, actorOf(request))),
-      },
-      {
-        method: 'GET', path: '/api/v1/auth/users/{id}', access: 'users:read', tags, summary: 'Read one account',
-        schema: { params: IdParams(), response: { 200: S.User } },
-        handler: (request) => identity.getUser(id(request)),
-      },
-      {
-        method: 'PUT', path: '/api/v1/auth/users/{id}', access: 'users:write', tags, summary: 'Change an account (fields not sent are kept)',
-        schema: { params: IdParams(), body: S.UpdateUserBody, response: { 200: S.User } },
-        handler: (request) => {
-          const { username, password, email, role, enabled } = request.body as Record<string, never>;
-          return identity.updateUser(id(request), { username, password, email, role, enabled }, actorOf(request));
-        },
-      },
-      {
-        method: 'DELETE', path: '/api/v1/auth/users/{id}', access: 'users:write', tags,
-        summary: 'Delete an account (not your own; deleting the last one returns the appliance to first boot)',
-        schema: { params: IdParams() },
-        handler: (request, reply) => {
-          identity.deleteUser(id(request), actorOf(request));
-          return reply.status(204).send();
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/auth/audit', access: 'users:read', tags, summary: 'Auth audit log, newest first',
-        schema: { querystring: S.AuditQuery, response: { 200: { type: 'array', items: S.AuditEntry } } },
-        handler: (request, reply) => {
-          const { limit, offset } = request.query as { limit: number; offset: number };
-          const { records, total } = identity.audit.list(limit, offset);
-          reply.header('x-total-count', String(total));
-          return records;
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/auth/roles', access: 'users:read', tags, summary: 'Built-in and custom roles',
-        schema: { response: { 200: { type: 'array', items: S.Role } } },
-        handler: () => identity.roles.list(),
-      },
-      {
-        method: 'POST', path: '/api/v1/auth/roles', access: 'users:write', tags, summary: 'Create a custom role',
-        schema: { body: S.RoleBody, response: { 201: S.Role } },
-        handler: (request, reply) => reply.status(201).send(identity.createRole(request.body as { name: string; permissions: string[] }, actorOf(request))),
-      },
-      {
-        method: 'PUT', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Change a custom role (built-in roles are immutable)',
-        schema: { params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } }, body: S.RolePatch, response: { 200: S.Role } },
-        handler: (request) => identity.updateRole(id(request), request.body as Record<string, never>, actorOf(request)),
-      },
-      {
-        method: 'DELETE', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Delete a custom role that no account holds',
-        schema: { params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } },
-        handler: (request, reply) => {
-          identity.deleteRole(id(request), actorOf(request));
-          return reply.status(204).send();
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/auth/permissions', access: 'users:read', tags, summary: 'The permission catalogue, in bit order',
-        schema: { response: { 200: { type: 'array', items: S.PermissionInfo } } },
-        handler: () =>
-          PERMISSIONS.map((key, bit) => {
-            const [category, action] = key.split(':');
-            return { key, bit, category, action, description: PERMISSION_DESCRIPTIONS[key] };
-          }),
-      },
-      {
-        method: 'POST', path: '/api/v1/auth/api-keys', access: 'users:write', tags,
-        summary: 'Create an API key with its own permissions; the secret (`key`) is returned once',
-        schema: { body: S.ApiKeyBody, response: { 201: S.CreatedApiKey } },
-        handler: (request, reply) => reply.status(201).send(identity.createApiKey(request.body as { name: string; permissions: string[] }, actorOf(request))),
-      },
-      {
-        method: 'GET', path: '/api/v1/auth/api-keys', access: 'users:write', tags, summary: 'API keys by name and creation date (never the secret)',
-        schema: { response: { 200: { type: 'array', items: S.ApiKey } } },
-        handler: () => identity.apiKeys.list(),
-      },
-      {
-        method: 'DELETE', path: '/api/v1/auth/api-keys/{id}', access: 'users:write', tags, summary: 'Revoke an API key (it answers 401 at once)',
-        schema: { params: IdParams() },
-        handler: (request, reply) => {
-          identity.revokeApiKey(id(request), actorOf(request));
-          return reply.status(204).send();
-        },
-      },
-      {
-        ...identity.settingsSection.routes()[0],
-      },
-      {
-        ...identity.settingsSection.routes()[1],
-        handler: (request) => identity.settingsSection.visible(identity.updateSettings(request.body as Record<string, unknown>, actorOf(request)) as unknown as Record<string, unknown>),
-      },
-    ];
-  },
-};
+    }),
+    settingsGet,
+    {
+      ...settingsPut,
+      // the body schema is the section's patch schema, built from AuthSettingsSchema at run time
+      handler: (request) => identity.settingsSection.visible(identity.updateSettings(request.body as ConfigData, actorOf(request)) as unknown as Record<string, unknown>),
+    },
+  ];
+}

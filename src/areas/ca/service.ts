@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
+import type { CollectionModel } from '../../model/collection-model.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigObject } from '../../store/config-store.js';
@@ -22,14 +22,12 @@ export function normaliseSans(commonName: string, sans: unknown): string[] {
 
 /** The appliance's own certificate authority: one root, certificates it issued, revocation and a CRL. */
 export class CaService {
-  readonly certs: Collection;
+  readonly certs: CollectionModel;
 
   constructor(private readonly context: AppContext) {
-    this.certs = context.collections.declare({
-      kind: 'ca_cert', path: '/api/v1/ca/certs', noun: 'certificate', tags: ['ca'],
-      access: { read: 'settings:read', write: 'settings:write' },
+    this.certs = context.models.collection({
+      kind: 'ca_cert', noun: 'certificate', writeAccess: 'settings:write',
       schema: CaCertStored,
-      operations: ['delete'],
       writeOnly: ['private_key_pem'],
     });
   }

@@ -150,6 +150,10 @@ export class CommitConfirm {
     const result: CommitConfirmOutcome = { outcome, at: '', rollback_version: window.rollback_version };
     try {
       const target = this.service.contentOf(window.rollback_version);
+      // The target was running when the window opened: a validator that refuses it today (a host interface gone,
+      // a rule tightened) must not keep the appliance on the change being reverted. It is said in the log.
+      const { errors } = this.service.checkCandidate(target);
+      if (errors.length > 0) this.context.log.warn({ problems: errors.slice(0, 20), rollback_version: window.rollback_version }, 'the commit-confirm rollback target fails validation; restoring it anyway');
       // Nothing is lost: the state being discarded stays in the history.
       if (versions.currentHash() !== versions.get(window.rollback_version)!.hash) {
         result.discarded_version = versions.record({ actor: ROLLBACK_ACTOR, comment: `state discarded by the commit-confirm rollback to version ${window.rollback_version}`, source: 'pre-rollback', applied: false }).version;

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, 
 import { Type } from 'typebox';
 import { badRequest } from '../../core/errors.js';
 import { canonicalJson } from '../../core/canonical-json.js';
-import { assertValid, compileBodyValidator } from '../../http/validation.js';
+import { assertValid, compileBodyValidator } from '../../model/validation.js';
 import type { ConfigObject } from '../../store/config-store.js';
 
 export const EXPORT_FORMAT = 'bulwark-config';

@@ -6,15 +6,11 @@ import { canonicalJson } from '../../core/canonical-json.js';
 import { sha256Hex } from '../../core/crypto.js';
 import type { Permission } from '../../core/permissions.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
-import { Singleton } from '../../http/singleton.js';
-import type { RouteSpec } from '../../http/route.js';
-import { ErrorAnswer } from '../../http/documented-responses.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { VersionRecord } from '../../store/config-versions.js';
 import { OutboundS3Handler } from './s3-http-handler.js';
-import type { ConfigService } from './service.js';
-import { IMPORT_BODY_LIMIT, actorOfRequest } from './request.js';
-import * as A from './answers.js';
+import type { Actor, ConfigService } from './service.js';
 
 const ObjstoreSchema = Type.Object({
   enabled: Type.Boolean({ default: false }),
@@ -61,28 +57,6 @@ const STATUS_KEY = 'objstore_status';
 const SECRET_SCOPE_KEY = 'objstore_secret_scope';
 const EMPTY_STATUS: UploadStatus = { last_upload_at: null, last_upload_key: null, last_upload_hash: null, last_upload_error: null, last_attempt_at: null };
 
-const ConfigBody = Type.Object({
-  enabled: Type.Optional(Type.Boolean()),
-  endpoint: Type.Optional(Type.String({ maxLength: 512 })),
-  bucket: Type.Optional(Type.String({ maxLength: 63 })),
-  region: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  prefix: Type.Optional(Type.String({ maxLength: 512 })),
-  path_style: Type.Optional(Type.Boolean()),
-  access_key_id: Type.Optional(Type.String({ maxLength: 256 })),
-  secret_access_key: Type.Optional(Type.String({ maxLength: 256 })),
-  backup_passphrase: Type.Optional(Type.String({ maxLength: 1024 })),
-  upload_on_save: Type.Optional(Type.Boolean()),
-  schedule_hours: Type.Optional(Type.Integer({ minimum: 0, maximum: 8760 })),
-  allow_http: Type.Optional(Type.Boolean()),
-  allowed_addresses: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32 })),
-}, { additionalProperties: false });
-
-const ImportBody = Type.Object({
-  key: Type.String({ minLength: 1, maxLength: 1024 }),
-  passphrase: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-}, { additionalProperties: false });
-
-const tags = ['config', 'backup'];
 
 /**
  * Off-box backups to any S3-compatible object storage: the destination is a settings section (secret key and
@@ -91,7 +65,7 @@ const tags = ['config', 'backup'];
  * the appliance's outbound guard.
  */
 export class ObjectStorageBackups {
-  readonly settings: Singleton;
+  readonly settings: SingletonModel;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> = Promise.resolve();
 
@@ -99,9 +73,8 @@ export class ObjectStorageBackups {
     private readonly context: AppContext,
     private readonly service: ConfigService,
   ) {
-    this.settings = new Singleton({
-      kind: OBJSTORE_KIND, path: '/api/v1/backup/objstore/config', schema: ObjstoreSchema, writeOnly: ['secret_access_key', 'backup_passphrase'],
-      access: { read: 'backup:read', write: 'backup:write' }, tags, noun: 'object-storage backup settings',
+    this.settings = context.models.singleton({
+      kind: OBJSTORE_KIND, noun: 'object-storage backup settings', writeAccess: 'backup:write', schema: ObjstoreSchema, writeOnly: ['secret_access_key', 'backup_passphrase'],
       validate: (data) => {
         if (data.endpoint && !/^https?:\/\/[^/\s]+\/?$/.test(String(data.endpoint))) throw badRequest('body.endpoint must be http(s)://host[:port] without a path');
         if (data.enabled) {
@@ -111,7 +84,7 @@ export class ObjectStorageBackups {
           if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) throw badRequest(`body.allowed_addresses: "${entry}" is not an IP address or CIDR`);
         }
       },
-    }, context.store, context.sealer);
+    });
     service.onSaved((record) => {
       if (this.current().enabled && this.current().upload_on_save) this.queueUpload(record);
     });
@@ -228,113 +201,96 @@ export class ObjectStorageBackups {
     return this.inFlight;
   }
 
-  routes(): RouteSpec[] {
-    return [
-      {
-        method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
-        schema: { response: { 200: A.ObjstoreView } },
-        handler: () => this.view(this.settings.read()),
-      },
-      {
-        method: 'PUT', path: '/api/v1/backup/objstore/config', access: 'backup:write', tags, summary: 'Changes the destination (fields not sent are kept; "" clears a secret)',
-        schema: { body: ConfigBody, response: { 200: A.ObjstoreView } },
-        handler: (request) => {
-          const stored = this.settings.write(request.body as ConfigData);
-          this.recordSecretScope(stored, actorOfRequest(request).permissions);
-          return this.view(stored);
-        },
-      },
-      {
-        method: 'POST', path: '/api/v1/backup/objstore/test', access: 'backup:write', tags,
-        summary: 'Checks credentials and connectivity: the bucket is reachable and a probe object can be written, read and deleted',
-        schema: { response: { 200: A.ObjstoreTest } },
-        handler: async () => {
-          const started = performance.now();
-          const settings = this.current();
-          let client: S3Client | undefined;
-          const steps: string[] = [];
-          try {
-            client = this.client(settings);
-            await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
-            steps.push('bucket reachable');
-            const key = `${settings.prefix}.bulwark-probe-${Date.now()}`;
-            await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: 'probe' }));
-            steps.push('write');
-            const read = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
-            if ((await read.Body?.transformToString()) !== 'probe') throw new Error('the probe object read back differs');
-            steps.push('read');
-            await client.send(new DeleteObjectCommand({ Bucket: settings.bucket, Key: key }));
-            steps.push('delete');
-            return { ok: true, message: `object storage works: ${steps.join(', ')}`, steps, latency_ms: Math.round(performance.now() - started) };
-          } catch (error) {
-            return { ok: false, message: describeS3Error(error), steps, latency_ms: Math.round(performance.now() - started) };
-          } finally {
-            client?.destroy();
-          }
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/backup/objstore/list', access: 'backup:read', tags, summary: 'Backups under the prefix, newest first (X-Total-Count)',
-        schema: { response: { 200: A.ObjstoreListing, 400: ErrorAnswer('The object storage refused the listing'), 409: ErrorAnswer('No destination is configured yet: the message names what to set') } },
-        handler: async (_request, reply) => {
-          const settings = this.current();
-          const client = this.client(settings);
-          try {
-            const items: { key: string; size: number; last_modified: string | null }[] = [];
-            let token: string | undefined;
-            do {
-              const page = await client.send(new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix, ContinuationToken: token }));
-              for (const item of page.Contents ?? []) {
-                if (!item.Key || !item.Key.endsWith('.json')) continue;
-                items.push({ key: item.Key, size: item.Size ?? 0, last_modified: item.LastModified ? item.LastModified.toISOString() : null });
-              }
-              token = page.IsTruncated ? page.NextContinuationToken : undefined;
-            } while (token && items.length < 100_000);
-            items.sort((a, b) => (b.last_modified ?? '').localeCompare(a.last_modified ?? '') || b.key.localeCompare(a.key));
-            reply.header('x-total-count', String(items.length));
-            return items;
-          } catch (error) {
-            throw badRequest(`object storage: ${describeS3Error(error)}`);
-          } finally {
-            client.destroy();
-          }
-        },
-      },
-      {
-        method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
-        summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
-        schema: { body: ImportBody, response: { 200: A.ObjstoreImportOutcome, 404: ErrorAnswer('No backup is stored under the key') } },
-        handler: async (request) => {
-          const { key, passphrase } = request.body as { key: string; passphrase?: string };
-          const settings = this.current();
-          // An unconfigured destination (409) comes before judging the key against its prefix.
-          const client = this.client(settings);
-          if (!key.startsWith(settings.prefix)) {
-            client.destroy();
-            throw badRequest(`body.key must be under the configured prefix "${settings.prefix}"`);
-          }
-          let text: string;
-          try {
-            const object = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
-            text = (await object.Body?.transformToString()) ?? '';
-          } catch (error) {
-            if ((error as { name?: string }).name === 'NoSuchKey') throw notFound(`backup ${key} not found`);
-            throw badRequest(`object storage: ${describeS3Error(error)}`);
-          } finally {
-            client.destroy();
-          }
-          let document: Record<string, unknown>;
-          try {
-            document = JSON.parse(text) as Record<string, unknown>;
-          } catch {
-            throw badRequest(`backup ${key} is not JSON`);
-          }
-          const secret = passphrase ?? this.settings.secret('backup_passphrase');
-          const { record, objects } = await this.service.importDocument({ ...document, ...(secret ? { passphrase: secret } : {}) }, actorOfRequest(request), 'objstore-import', 'objstore.import');
-          return { message: `Restored ${key} as version ${record.version}`, key, objects, ...this.service.withActive(record) };
-        },
-      },
-    ];
+  /** The destination as GET shows it: no secret, whether each is set, and the last upload. */
+  settingsView() {
+    return this.view(this.settings.read());
+  }
+
+  /** Changes the destination; the writer's permissions bound which secrets later uploads may carry. */
+  writeSettings(patch: ConfigData, permissions: ReadonlySet<Permission> | undefined) {
+    const stored = this.settings.write(patch);
+    this.recordSecretScope(stored, permissions);
+    return this.view(stored);
+  }
+
+  /** Checks credentials and connectivity: the bucket is reachable and a probe object can be written, read and deleted. */
+  async test() {
+    const started = performance.now();
+    const settings = this.current();
+    let client: S3Client | undefined;
+    const steps: string[] = [];
+    try {
+      client = this.client(settings);
+      await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
+      steps.push('bucket reachable');
+      const key = `${settings.prefix}.bulwark-probe-${Date.now()}`;
+      await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: 'probe' }));
+      steps.push('write');
+      const read = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
+      if ((await read.Body?.transformToString()) !== 'probe') throw new Error('the probe object read back differs');
+      steps.push('read');
+      await client.send(new DeleteObjectCommand({ Bucket: settings.bucket, Key: key }));
+      steps.push('delete');
+      return { ok: true, message: `object storage works: ${steps.join(', ')}`, steps, latency_ms: Math.round(performance.now() - started) };
+    } catch (error) {
+      return { ok: false, message: describeS3Error(error), steps, latency_ms: Math.round(performance.now() - started) };
+    } finally {
+      client?.destroy();
+    }
+  }
+
+  /** Backups under the prefix, newest first. */
+  async list(): Promise<{ key: string; size: number; last_modified: string | null }[]> {
+    const settings = this.current();
+    const client = this.client(settings);
+    try {
+      const items: { key: string; size: number; last_modified: string | null }[] = [];
+      let token: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix, ContinuationToken: token }));
+        for (const item of page.Contents ?? []) {
+          if (!item.Key || !item.Key.endsWith('.json')) continue;
+          items.push({ key: item.Key, size: item.Size ?? 0, last_modified: item.LastModified ? item.LastModified.toISOString() : null });
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token && items.length < 100_000);
+      items.sort((a, b) => (b.last_modified ?? '').localeCompare(a.last_modified ?? '') || b.key.localeCompare(a.key));
+      return items;
+    } catch (error) {
+      throw badRequest(`object storage: ${describeS3Error(error)}`);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** Downloads one backup and restores it, validated and applied like an import. */
+  async importBackup(key: string, passphrase: string | undefined, actor: Actor) {
+    const settings = this.current();
+    // An unconfigured destination (409) comes before judging the key against its prefix.
+    const client = this.client(settings);
+    if (!key.startsWith(settings.prefix)) {
+      client.destroy();
+      throw badRequest(`body.key must be under the configured prefix "${settings.prefix}"`);
+    }
+    let text: string;
+    try {
+      const object = await client.send(new GetObjectCommand({ Bucket: settings.bucket, Key: key }));
+      text = (await object.Body?.transformToString()) ?? '';
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') throw notFound(`backup ${key} not found`);
+      throw badRequest(`object storage: ${describeS3Error(error)}`);
+    } finally {
+      client.destroy();
+    }
+    let document: Record<string, unknown>;
+    try {
+      document = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw badRequest(`backup ${key} is not JSON`);
+    }
+    const secret = passphrase ?? this.settings.secret('backup_passphrase');
+    const { record, objects } = await this.service.importDocument({ ...document, ...(secret ? { passphrase: secret } : {}) }, actor, 'objstore-import', 'objstore.import');
+    return { message: `Restored ${key} as version ${record.version}`, key, objects, ...this.service.withActive(record) };
   }
 }
 

@@ -1,15 +1,17 @@
+import type { Static } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { ConfigService } from './service.js';
 import { actorOfRequest, IMPORT_BODY_LIMIT } from './request.js';
 import { CommitConfirm } from './commit-confirm.js';
 import { ObjectStorageBackups } from './objstore.js';
 import { thirdPartyRoutes } from './thirdparty/routes.js';
 import * as A from './answers.js';
+import { ErrorAnswer } from '../../http/documented-responses.js';
 import {
   CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
-  VersionQuery, VersionRecordSchema,
+  VersionQuery, VersionRecordSchema, ObjstoreConfigBody, ObjstoreImportBody,
 } from './schema.js';
 
 export interface ConfigServices {
@@ -18,99 +20,114 @@ export interface ConfigServices {
   objstore: ObjectStorageBackups;
 }
 
-const instances = new WeakMap<AppContext, ConfigServices>();
-
-/** The services of one app (tests reach them to drive the commit-confirm clock deterministically). */
-export function configServices(context: AppContext): ConfigServices {
-  let services = instances.get(context);
-  if (!services) {
-    const service = new ConfigService(context);
-    services = { service, commitConfirm: new CommitConfirm(context, service), objstore: new ObjectStorageBackups(context, service) };
-    instances.set(context, services);
-  }
-  return services;
+/**
+ * The configuration lifecycle: versions, diff, check, restore, commit-confirm, export and import, off-box
+ * backups and third-party import. Wired last: its start-up commit-confirm rollback applies through every other
+ * area's applier. Tests reach its services to drive the commit-confirm clock deterministically.
+ */
+export function createConfigArea(context: AppContext): Area & ConfigServices {
+  const service = new ConfigService(context);
+  const commitConfirm = new CommitConfirm(context, service);
+  const objstore = new ObjectStorageBackups(context, service);
+  return {
+    name: 'config',
+    service,
+    commitConfirm,
+    objstore,
+    routes: [...lifecycleRoutes(service, commitConfirm), ...objstoreRoutes(objstore), ...thirdPartyRoutes(context, service)],
+    async start() {
+      // A window that expired while the service was down is reverted now, through every area's applier.
+      await commitConfirm.expireIfDue();
+      commitConfirm.startTimer();
+      objstore.startSchedule();
+    },
+    async stop() {
+      await commitConfirm.stopTimer();
+      await objstore.stopSchedule();
+    },
+  };
 }
 
 const tags = ['config'];
 
-function lifecycleRoutes(context: AppContext, { service, commitConfirm }: ConfigServices): RouteSpec[] {
+function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): RouteSpec[] {
   return [
-    {
+    route({
       method: 'GET', path: '/api/v1/config/history', access: 'backup:read', tags, summary: 'Configuration versions, newest first (X-Total-Count)',
       schema: { querystring: HistoryQuery, response: { 200: { type: 'array', items: VersionRecordSchema } } },
       handler: (request, reply) => {
-        const { limit, offset } = request.query as { limit: number; offset: number };
+        const { limit, offset } = request.query;
         const { records, total } = service.versions.list(limit, offset);
         reply.header('x-total-count', String(total));
         return records.map((r) => service.withActive(r));
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/config/version', access: 'backup:read', tags,
       summary: 'The active (running) version and whether changes are pending; with ?version=N that version and its objects (secrets redacted)',
       schema: { querystring: VersionQuery, response: { 200: A.ActiveVersion, 404: A.NoSuchVersion } },
       handler: async (request) => {
-        const { version } = request.query as { version?: number };
+        const { version } = request.query;
         if (version === undefined) return { ...service.activeSummary(), commit_confirm: await commitConfirm.status() };
         const record = service.requireVersion(version);
         return { ...service.withActive(record), objects: service.redacted(service.contentOf(version)) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/config/diff', access: 'backup:read', tags,
       summary: 'Difference between two versions (default: active → current): per kind added, removed, changed fields; plus a unified text diff',
       schema: { querystring: DiffQuery, response: { 200: A.ConfigDiff, 404: A.NoSuchVersion } },
       handler: (request) => {
-        const query = request.query as { from?: string; to?: string; v1?: string; v2?: string };
+        const query = request.query;
         return service.diff(query.from ?? query.v1 ?? 'active', query.to ?? query.v2 ?? 'current');
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/config/check', access: 'backup:read', tags,
       summary: 'Validates the stored configuration: schemas, unique fields, references, invariants, and each applier\'s offline compile check',
       schema: { response: { 200: A.ConfigCheck } },
       handler: () => service.check(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/config/save', access: 'backup:write', tags, summary: 'Records the current configuration as a version (and uploads it when object storage is on)',
       schema: { body: SaveBody, response: { 200: A.VersionOutcome } },
       handler: (request) => {
-        const body = (request.body ?? {}) as { comment?: string };
+        const body: Static<typeof SaveBody> = request.body ?? {}; // the body may be left out
         const record = service.save(actorOfRequest(request), body.comment ?? null);
         return { message: `Configuration saved as version ${record.version}`, ...service.withActive(record) };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/restore', access: 'backup:write', tags, summary: 'Makes a stored version the configuration and applies it',
       schema: { body: VersionBody, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
       handler: async (request) => {
-        const { version } = request.body as { version: number };
+        const { version } = request.body;
         const record = await service.restore(version, actorOfRequest(request));
         return { message: `Restored to version ${version}`, restored_from: version, ...service.withActive(record) };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/restore-preview', access: 'backup:read', tags, summary: 'What restoring a version would change, and whether it validates; writes nothing',
       schema: { body: VersionBody, response: { 200: A.RestorePreview, 404: A.NoSuchVersion } },
-      handler: (request) => service.restorePreview((request.body as { version: number }).version, actorOfRequest(request)),
-    },
+      handler: (request) => service.restorePreview(request.body.version, actorOfRequest(request)),
+    }),
     {
       method: 'GET', path: '/api/v1/config/retention', access: 'backup:read', tags, summary: 'Version retention: at most N versions and/or N days',
       schema: { response: { 200: RetentionSchema } },
       handler: () => service.retention(),
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/config/retention', access: 'backup:write', tags,
       summary: 'Changes retention and prunes at once (never the active version or a commit-confirm rollback target); null lifts a limit',
       schema: { body: RetentionBody, response: { 200: RetentionSchema } },
-      handler: (request) => service.setRetention(request.body as { max_versions?: number | null; max_days?: number | null }, actorOfRequest(request)),
-    },
-    {
+      handler: (request) => service.setRetention(request.body, actorOfRequest(request)),
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/commit-confirm', access: 'backup:write', tags,
       summary: 'Opens a commit-confirm window: unless confirmed in time, the running version is restored and re-applied (409 while one is open)',
       schema: { body: CommitConfirmBody, response: { 200: A.CommitConfirmStarted } },
       handler: async (request) => {
-        const body = (request.body ?? {}) as { timeout_seconds?: number; timeout_secs?: number; description?: string; apply?: boolean };
+        const body: Static<typeof CommitConfirmBody> = request.body ?? {}; // the body may be left out
         const timeout = body.timeout_seconds ?? body.timeout_secs ?? 300;
         const status = await commitConfirm.start(actorOfRequest(request), { timeout_seconds: timeout, description: body.description, apply: body.apply });
         return {
@@ -118,7 +135,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
           ...status,
         };
       },
-    },
+    }),
     {
       method: 'POST', path: '/api/v1/config/commit-confirm/confirm', access: 'backup:write', tags, summary: 'Confirms the open window: the changes are kept (409 when none is open)',
       schema: { response: { 200: A.CommitConfirmConfirmed } },
@@ -134,47 +151,67 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
       schema: { response: { 200: A.ExportDocument } },
       handler: () => service.exportDocument(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/config/export', access: 'backup:write', tags,
       summary: 'The whole configuration with secrets wrapped under a passphrase (scrypt + AES-256-GCM; portable to another appliance)',
       schema: { body: PassphraseBody, response: { 200: A.ExportDocument } },
-      handler: (request) => service.exportDocument((request.body as { passphrase: string }).passphrase, actorOfRequest(request)),
-    },
-    {
+      handler: (request) => service.exportDocument(request.body.passphrase, actorOfRequest(request)),
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/import-preview', access: 'backup:read', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Dry run of an import: authenticity, secrets, validation problems and the difference; writes nothing',
       schema: { body: ImportBody, response: { 200: A.ImportPreview } },
-      handler: (request) => service.importPreview(request.body as Record<string, unknown>, actorOfRequest(request)),
-    },
-    {
+      handler: (request) => service.importPreview(request.body, actorOfRequest(request)),
+    }),
+    route({
       method: 'POST', path: '/api/v1/config/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Imports an export document (passphrase for portable exports): all or nothing, then applied',
       schema: { body: ImportBody, response: { 200: A.ImportOutcome } },
       handler: async (request) => {
-        const { record, objects } = await service.importDocument(request.body as Record<string, unknown>, actorOfRequest(request));
+        const { record, objects } = await service.importDocument(request.body, actorOfRequest(request));
         return { message: `Imported ${objects} objects as version ${record.version}`, objects, ...service.withActive(record) };
       },
-    },
+    }),
   ];
 }
 
-export const configArea: Area = {
-  name: 'config',
-  routes(context) {
-    const services = configServices(context);
-    return [...lifecycleRoutes(context, services), ...services.objstore.routes(), ...thirdPartyRoutes(context, services)];
-  },
-  async start(context) {
-    const { commitConfirm, objstore } = configServices(context);
-    // A window that expired while the service was down is reverted now. This area is registered last, so every
-    // other area's applier is registered before this rollback applies.
-    await commitConfirm.expireIfDue();
-    commitConfirm.startTimer();
-    objstore.startSchedule();
-  },
-  async stop(context) {
-    const { commitConfirm, objstore } = configServices(context);
-    await commitConfirm.stopTimer();
-    await objstore.stopSchedule();
-  },
-};
+const backupTags = ['config', 'backup'];
+
+function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
+  return [
+    {
+      method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags: backupTags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
+      schema: { response: { 200: A.ObjstoreView } },
+      handler: () => objstore.settingsView(),
+    },
+    route({
+      method: 'PUT', path: '/api/v1/backup/objstore/config', access: 'backup:write', tags: backupTags, summary: 'Changes the destination (fields not sent are kept; "" clears a secret)',
+      schema: { body: ObjstoreConfigBody, response: { 200: A.ObjstoreView } },
+      handler: (request) => objstore.writeSettings(request.body, actorOfRequest(request).permissions),
+    }),
+    {
+      method: 'POST', path: '/api/v1/backup/objstore/test', access: 'backup:write', tags: backupTags,
+      summary: 'Checks credentials and connectivity: the bucket is reachable and a probe object can be written, read and deleted',
+      schema: { response: { 200: A.ObjstoreTest } },
+      handler: () => objstore.test(),
+    },
+    {
+      method: 'GET', path: '/api/v1/backup/objstore/list', access: 'backup:read', tags: backupTags, summary: 'Backups under the prefix, newest first (X-Total-Count)',
+      schema: { response: { 200: A.ObjstoreListing, 400: ErrorAnswer('The object storage refused the listing'), 409: ErrorAnswer('No destination is configured yet: the message names what to set') } },
+      handler: async (_request, reply) => {
+        const items = await objstore.list();
+        reply.header('x-total-count', String(items.length));
+        return items;
+      },
+    },
+    route({
+      method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags: backupTags, bodyLimit: IMPORT_BODY_LIMIT,
+      summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
+      schema: { body: ObjstoreImportBody, response: { 200: A.ObjstoreImportOutcome, 404: ErrorAnswer('No backup is stored under the key') } },
+      handler: (request) => {
+        const { key, passphrase } = request.body;
+        return objstore.importBackup(key, passphrase, actorOfRequest(request));
+      },
+    }),
+  ];
+}

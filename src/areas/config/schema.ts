@@ -67,3 +67,26 @@ export const ImportBody = Type.Object({
 }, { additionalProperties: true });
 
 export const AnyObject = Type.Object({}, { additionalProperties: true });
+
+/** PUT /backup/objstore/config: any subset of the destination's fields ("" clears a secret). */
+export const ObjstoreConfigBody = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  endpoint: Type.Optional(Type.String({ maxLength: 512 })),
+  bucket: Type.Optional(Type.String({ maxLength: 63 })),
+  region: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  prefix: Type.Optional(Type.String({ maxLength: 512 })),
+  path_style: Type.Optional(Type.Boolean()),
+  access_key_id: Type.Optional(Type.String({ maxLength: 256 })),
+  secret_access_key: Type.Optional(Type.String({ maxLength: 256 })),
+  backup_passphrase: Type.Optional(Type.String({ maxLength: 1024 })),
+  upload_on_save: Type.Optional(Type.Boolean()),
+  schedule_hours: Type.Optional(Type.Integer({ minimum: 0, maximum: 8760 })),
+  allow_http: Type.Optional(Type.Boolean()),
+  allowed_addresses: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32 })),
+}, { additionalProperties: false });
+
+/** POST /backup/objstore/import: which backup, and its passphrase when not the stored one. */
+export const ObjstoreImportBody = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: 1024 }),
+  passphrase: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+}, { additionalProperties: false });

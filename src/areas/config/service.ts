@@ -9,7 +9,8 @@ import type { ConfigObject } from '../../store/config-store.js';
 import type { Permission } from '../../core/permissions.js';
 import { assertNoRefusedSections, holds, refusedSections } from './section-access.js';
 import type { ConfigVersions, RetentionPolicy, VersionRecord, VersionSource } from '../../store/config-versions.js';
-import { checkConfiguration, scratchStore } from './check.js';
+import { scratchStore } from '../../store/scratch-store.js';
+import type { ConfigurationCheck } from '../../model/configuration-check.js';
 import { diffConfigurations, type ConfigurationDiff } from './diff.js';
 import {
   EXPORT_FORMAT, EXPORT_FORMAT_VERSION, integrityOf, newExportKeys, openExportKeys, readExportDocument, unwrapSecret, verifyIntegrity,
@@ -145,7 +146,7 @@ export class ConfigService {
   }
 
   async check() {
-    const result = checkConfiguration(this.context.store, this.context.collections, this.context.store.kinds);
+    const result = this.context.models.check();
     const appliers = await this.context.apply.check();
     const errors = [...result.errors, ...appliers.flatMap((a) => a.errors.map((e) => `${a.name}: ${e}`))];
     const warnings = [...result.warnings, ...appliers.flatMap((a) => a.warnings.map((w) => `${a.name}: ${w}`))];
@@ -170,25 +171,41 @@ export class ConfigService {
     };
   }
 
+  /** What the model would refuse in a candidate configuration (an import, a restore), checked in a store of its own. */
+  checkCandidate(objects: readonly ConfigObject[]): ConfigurationCheck {
+    const scratch = scratchStore(objects, this.context.clock);
+    try {
+      return this.context.models.check(scratch.store);
+    } finally {
+      scratch.close();
+    }
+  }
+
   /**
-   * Replaces the whole configuration and applies it under the apply lock. When applying fails, the previous
-   * configuration is put back and re-applied (unless keepOnFailure: the commit-confirm rollback keeps its target).
+   * Replaces the whole configuration through the model (whose change hooks then see the new data) and applies it
+   * under the apply lock. When applying fails, the previous configuration is put back and re-applied (unless
+   * keepOnFailure: the commit-confirm rollback keeps its target).
    */
   async replaceAndApply(objects: readonly ConfigObject[], meta: { actor: string; comment: string; source: VersionSource }, options: { keepOnFailure?: boolean } = {}): Promise<VersionRecord> {
     const { store } = this.context;
     return this.context.apply.exclusive(async (tx) => {
       const previous = store.snapshot();
-      store.replaceAll(objects);
+      await this.replace(objects);
       try {
         const outcome = await tx.apply(meta.actor, meta.comment, { source: meta.source });
         return outcome.version!;
       } catch (error) {
         if (options.keepOnFailure || !(error instanceof ApplyFailed)) throw error;
-        store.replaceAll(previous);
+        await this.replace(previous);
         await tx.apply(meta.actor, null, { record: false }).catch((again) => this.context.log.error({ err: again }, 're-applying the previous configuration failed'));
         throw new HttpError(error.statusCode, `${error.message}; the previous configuration was put back`);
       }
     });
+  }
+
+  /** The replacement is done once the store holds it; a change hook failing after it is logged, and the apply still runs. */
+  private async replace(objects: readonly ConfigObject[]): Promise<void> {
+    await this.context.models.replaceAll(objects).catch((error) => this.context.log.error({ err: error }, 'a change hook failed after the configuration was replaced'));
   }
 
   /** 403 when replacing the configuration with `target` would change a section the actor cannot write. */
@@ -204,17 +221,12 @@ export class ConfigService {
     const diff = diffConfigurations(this.context.store.snapshot(), target, {
       kinds: this.context.store.kinds, sealer: this.context.sealer, labels: ['current', `version ${version}`],
     });
-    const scratch = scratchStore(target, this.context.clock);
-    try {
-      const check = checkConfiguration(scratch.store, this.context.collections, this.context.store.kinds);
-      const refused = refusedSections(diff, this.context.store.kinds, actor?.permissions);
-      return {
-        version: this.withActive(record), valid: check.errors.length === 0 && refused.length === 0, errors: check.errors, warnings: check.warnings,
-        refused_sections: refused, diff,
-      };
-    } finally {
-      scratch.close();
-    }
+    const check = this.checkCandidate(target);
+    const refused = refusedSections(diff, this.context.store.kinds, actor?.permissions);
+    return {
+      version: this.withActive(record), valid: check.errors.length === 0 && refused.length === 0, errors: check.errors, warnings: check.warnings,
+      refused_sections: refused, diff,
+    };
   }
 
   async restore(version: number, actor: Actor): Promise<VersionRecord> {
@@ -222,6 +234,9 @@ export class ConfigService {
     const target = this.contentOf(version);
     try {
       this.assertMayReplaceWith(target, actor, `restoring version ${version}`);
+      // The version is held to what a direct write would accept today, as an import is.
+      const { errors } = this.checkCandidate(target);
+      if (errors.length > 0) throw badRequest(`restore refused: version ${version} has ${errors.length} problem(s): ${errors.slice(0, 5).join('; ')}`);
       const record = await this.replaceAndApply(target, { actor: actor.name, comment: `restore of version ${version}`, source: 'restore' });
       this.audit.record({ action: 'config.restore', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${version} restored as version ${record.version}` });
       return record;
@@ -336,13 +351,8 @@ export class ConfigService {
         return sealer.seal(value); // a plaintext secret typed into the file by hand
       }, isMarker),
     }));
-    const scratch = scratchStore(objects, this.context.clock);
-    try {
-      const check = checkConfiguration(scratch.store, this.context.collections, store.kinds);
-      return { document, objects, secrets: { state: document.secrets, count }, unresolved, errors: check.errors, warnings: check.warnings };
-    } finally {
-      scratch.close();
-    }
+    const check = this.checkCandidate(objects);
+    return { document, objects, secrets: { state: document.secrets, count }, unresolved, errors: check.errors, warnings: check.warnings };
   }
 
   async importPreview(body: Record<string, unknown>, actor?: Actor) {

@@ -1,17 +1,20 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Area } from '../area.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { HttpError, badRequest, notFound } from '../../core/errors.js';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import { ErrorAnswer, EventStreamAnswers, NoContent } from '../../http/documented-responses.js';
 import { EventStream } from '../../live/event-stream.js';
 import { attachDashboardUpgrade } from '../../live/websocket-upgrade.js';
 import { TIERS, type TierName } from '../../metrics/tiers.js';
 import type { Flow } from '../../platform/connections.js';
 import { DashboardService, tierFor, type DashboardOptions } from './service.js';
+import type { LiveFeeds } from '../../live/feeds.js';
+import type { ConfigData } from '../../store/config-store.js';
 import { combinedLogs, LOG_SOURCES } from './logs.js';
+import { HistoryView, StoreView } from './settings.js';
 
 const TAGS = ['status'];
 export const WEBSOCKET_PATHS = ['/api/v1/ws', '/ws'] as const;
@@ -105,180 +108,193 @@ function autoTier(service: DashboardService, rangeSeconds: number): TierName {
  * Live dashboard and metrics: the WebSocket broadcaster, the DNS event stream, /metrics*, /connections,
  * /blocked, /logs and the two settings sections that steer history and the external metrics store.
  */
-export function createDashboardArea(options: DashboardOptions = {}): Area & { serviceOf(context: AppContext): DashboardService } {
-  // one area object may serve several apps (tests build many): everything per app hangs off its context
-  const services = new WeakMap<AppContext, DashboardService>();
-  const detachers = new WeakMap<AppContext, () => void>();
-  const area = {
+export function createDashboardArea(context: AppContext, needs: { feeds: LiveFeeds }, options: DashboardOptions = {}): Area & { service: DashboardService } {
+  const service = new DashboardService(context, needs.feeds, options);
+  let detachUpgrade: (() => void) | undefined;
+  return {
     name: 'dashboard',
-    serviceOf(context: AppContext): DashboardService {
-      const service = services.get(context);
-      if (!service) throw new Error('dashboard area not registered in this app');
-      return service;
-    },
-    routes(context: AppContext): RouteSpec[] {
-      const service = new DashboardService(context, options);
-      services.set(context, service);
-      context.live = service.feeds;
-      const traffic = context.platform.traffic;
-      const simulatedHeader = (reply: { header(k: string, v: string): unknown }) => {
-        if (traffic.simulated) reply.header('x-bulwark-simulated', 'true');
-      };
-      return [
-        ...WEBSOCKET_PATHS.map((path) => ({
-          method: 'GET' as const, path, access: 'dashboard:view' as const, tags: TAGS, acceptsTicket: true,
-          summary: 'Dashboard WebSocket: a history batch, then one status_update frame per tick (requires an Upgrade: websocket handshake)',
-          schema: { response: WebSocketAnswers },
-          handler: () => {
-            throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket and ?ticket=', { upgrade: 'websocket' });
-          },
-        })),
-        {
-          method: 'GET', path: '/api/v1/metrics', access: 'dashboard:view', tags: TAGS,
-          summary: 'Current metrics: packet-filter counters, rule counts, per-rule counters and runtime figures',
-          schema: { response: { 200: Metrics } },
-          handler: async () => {
-            const [pf, table, counters, interfaces] = await Promise.all([
-              context.platform.packetFilter.status(), service.tables.get(1000), traffic.ruleCounters().catch(() => []), traffic.interfaces().catch(() => []),
-            ]);
-            const external = interfaces.filter((i) => i.name !== 'lo');
-            const sum = (field: 'bytes_in' | 'bytes_out' | 'packets_in' | 'packets_out') => external.reduce((n, i) => n + i[field], 0);
-            const rules = context.store.list('rule');
-            return {
-              simulated: context.platform.simulated,
-              pf_running: pf.running,
-              pf_states_count: table.total,
-              pf_rules_count: pf.rules,
-              pf_packets_in: sum('packets_in'),
-              pf_packets_out: sum('packets_out'),
-              pf_bytes_in: sum('bytes_in'),
-              pf_bytes_out: sum('bytes_out'),
-              aifw_rules_total: rules.length,
-              aifw_rules_active: rules.filter((r) => (r.data as { status?: string }).status !== 'disabled').length,
-              aifw_nat_rules_total: context.store.list('nat').length,
-              rule_counters: counters,
-              blocked_log: traffic.blockedLogStatus(),
-              runtime: service.runtime(),
-            };
-          },
-        },
-        {
-          method: 'GET', path: '/api/v1/metrics/list', access: 'dashboard:view', tags: TAGS, summary: 'Names of the recorded metric series',
-          schema: { response: { 200: Type.Object({ names: Type.Array(Type.String()) }) } },
-          handler: async () => ({ names: await service.seriesNames() }),
-        },
-        {
-          method: 'GET', path: '/api/v1/metrics/series', access: 'dashboard:view', tags: TAGS,
-          summary: 'Time series of one or more metrics over a range, at 1 s, 1 min, 1 h or 1 day resolution',
-          schema: {
-            querystring: SeriesQuery,
-            response: {
-              200: Type.Object({ name: Type.String(), tier: Type.String(), interval_secs: Type.Integer(), points: Type.Array(Point), from: Type.Integer(), to: Type.Integer(), series: Type.Array(Series) }),
-              404: ErrorAnswer('A named series is not recorded (see GET /api/v1/metrics/list)'),
-            },
-          },
-          handler: async (request) => {
-            const query = request.query as { name: string; range_secs: number; from?: number; to?: number; resolution: string; limit: number };
-            const names = [...new Set(query.name.split(',').map((n) => n.trim()).filter(Boolean))];
-            if (names.length === 0) throw badRequest('querystring.name must name at least one series');
-            if (names.length > 50) throw badRequest('querystring.name: at most 50 series per request');
-            const known = new Set(await service.seriesNames());
-            const unknown = names.filter((n) => !known.has(n));
-            if (unknown.length) throw notFound(`unknown series: ${unknown.join(', ')} (see GET /api/v1/metrics/list)`);
-            const to = query.to ?? Math.floor(context.clock.now() / 1000);
-            const from = query.from ?? to - query.range_secs;
-            if (from > to) throw badRequest('querystring.from must not be after to');
-            const tier = query.resolution === 'auto' ? autoTier(service, to - from) : tierFor(query.resolution)!;
-            const interval = TIERS.find((t) => t.name === tier)!.seconds;
-            const series = [];
-            for (const name of names) {
-              const { points, source } = await service.points(name, tier, from, to);
-              series.push({ name, tier, interval_secs: interval, source, points: points.slice(-query.limit) });
-            }
-            // the first series also at the top level: the single-series shape clients of the reference read
-            return { name: series[0].name, tier, interval_secs: interval, points: series[0].points, from, to, series };
-          },
-        },
-        {
-          method: 'GET', path: '/api/v1/connections', access: 'connections:view', tags: TAGS,
-          summary: 'Live state table, heaviest flows first; filter by address, port, protocol; paginated (X-Total-Count)',
-          schema: { querystring: ConnectionsQuery, response: { 200: Type.Array(FlowSchema), 502: ErrorAnswer('The platform\'s connection table cannot be read') } },
-          handler: async (request, reply) => {
-            const query = request.query as { limit: number; offset: number; address?: string; port?: number; protocol?: string };
-            const table = await service.tables.get(1000);
-            if (table.error && table.flows.length === 0) throw new HttpError(502, `connection table unavailable: ${table.error}`);
-            const matching = table.flows.filter((flow) => flowMatches(flow, query));
-            matching.sort((a, b) => b.bytes_in + b.bytes_out - (a.bytes_in + a.bytes_out) || a.id - b.id);
-            reply.header('x-total-count', String(matching.length));
-            reply.header('x-connections-total', String(table.total));
-            simulatedHeader(reply);
-            return matching.slice(query.offset, query.offset + query.limit);
-          },
-        },
-        {
-          method: 'GET', path: '/api/v1/blocked', access: 'connections:view', tags: TAGS, summary: 'Recently blocked traffic, newest first',
-          schema: {
-            querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }, { additionalProperties: false }),
-            response: { 200: Type.Array(BlockedSchema) },
-          },
-          handler: async (request, reply) => {
-            simulatedHeader(reply);
-            return traffic.blocked((request.query as { limit: number }).limit);
-          },
-        },
-        {
-          method: 'GET', path: '/api/v1/logs', access: 'logs:view', tags: TAGS,
-          summary: 'Packet-filter, audit and system logs combined, newest first',
-          schema: {
-            querystring: Type.Object({
-              limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-              source: Type.Optional(StringEnum(LOG_SOURCES)),
-            }, { additionalProperties: false }),
-            response: { 200: Type.Array(LogEntrySchema) },
-          },
-          handler: async (request) => {
-            const query = request.query as { limit: number; source?: (typeof LOG_SOURCES)[number] };
-            return combinedLogs(context, query.limit, query.source);
-          },
-        },
-        {
-          method: 'GET', path: '/api/v1/dns/stream', access: 'dns:read', tags: ['dns'], acceptsTicket: true,
-          summary: 'Server-Sent Events: DNS metrics once a second (`stats`), resolver `block`/`query` events; EventSource may pass ?ticket=',
-          schema: { response: EventStreamAnswers('Events as JSON `data:` lines, one `id:` each, counting from 1') },
-          handler: async (request, reply) => {
-            const stream = new EventStream(request, reply);
-            service.dnsStreams.add(stream);
-            stream.onClose(context.live!.dns.subscribe((event) => stream.send(event)));
-            stream.send({ type: 'stats', data: await service.dnsStats() });
-          },
-        },
-        ...service.history.routes(),
-        ...service.storeSettings.routes(),
-      ];
-    },
-    async start(context: AppContext, app?: FastifyInstance) {
-      const service = area.serviceOf(context);
-      if (app) {
-        detachers.set(context, attachDashboardUpgrade(app.server, {
-          paths: WEBSOCKET_PATHS,
-          permission: 'dashboard:view',
-          authenticator: context.identity,
-          broadcaster: service.broadcaster,
-          log: context.log,
-        }));
-      }
+    service,
+    routes: routes(context, service),
+    async start(app: FastifyInstance) {
+      detachUpgrade = attachDashboardUpgrade(app.server, {
+        paths: WEBSOCKET_PATHS,
+        permission: 'dashboard:view',
+        authenticator: context.identity,
+        broadcaster: service.broadcaster,
+        log: context.log,
+      });
       await service.start();
     },
-    async beforeClose(context: AppContext) {
-      await services.get(context)?.beforeClose();
-    },
-    async stop(context: AppContext) {
-      detachers.get(context)?.();
-      detachers.delete(context);
-      await services.get(context)?.stop();
+    beforeClose: () => service.beforeClose(),
+    async stop() {
+      detachUpgrade?.();
+      await service.stop();
     },
   };
-  return area;
 }
 
-export const dashboardArea = createDashboardArea();
+function routes(context: AppContext, service: DashboardService): RouteSpec[] {
+  const traffic = context.platform.traffic;
+  const simulatedHeader = (reply: { header(k: string, v: string): unknown }) => {
+    if (traffic.simulated) reply.header('x-bulwark-simulated', 'true');
+  };
+  return [
+    ...WEBSOCKET_PATHS.map((path) => ({
+      method: 'GET' as const, path, access: 'dashboard:view' as const, tags: TAGS, acceptsTicket: true,
+      schema: { response: WebSocketAnswers },
+      summary: 'Dashboard WebSocket: a history batch, then one status_update frame per tick (requires an Upgrade: websocket handshake)',
+      handler: () => {
+        throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket and ?ticket=', { upgrade: 'websocket' });
+      },
+    })),
+    {
+      method: 'GET', path: '/api/v1/metrics', access: 'dashboard:view', tags: TAGS,
+      schema: { response: { 200: Metrics } },
+      summary: 'Current metrics: packet-filter counters, rule counts, per-rule counters and runtime figures',
+      handler: async () => {
+        const [pf, table, counters, interfaces] = await Promise.all([
+          context.platform.packetFilter.status(), service.tables.get(1000), traffic.ruleCounters().catch(() => []), traffic.interfaces().catch(() => []),
+        ]);
+        const external = interfaces.filter((i) => i.name !== 'lo');
+        const sum = (field: 'bytes_in' | 'bytes_out' | 'packets_in' | 'packets_out') => external.reduce((n, i) => n + i[field], 0);
+        const rules = context.store.list('rule');
+        return {
+          simulated: context.platform.simulated,
+          pf_running: pf.running,
+          pf_states_count: table.total,
+          pf_rules_count: pf.rules,
+          pf_packets_in: sum('packets_in'),
+          pf_packets_out: sum('packets_out'),
+          pf_bytes_in: sum('bytes_in'),
+          pf_bytes_out: sum('bytes_out'),
+          aifw_rules_total: rules.length,
+          aifw_rules_active: rules.filter((r) => (r.data as { status?: string }).status !== 'disabled').length,
+          aifw_nat_rules_total: context.store.list('nat').length,
+          rule_counters: counters,
+          blocked_log: traffic.blockedLogStatus(),
+          runtime: service.runtime(),
+        };
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/metrics/list', access: 'dashboard:view', tags: TAGS, summary: 'Names of the recorded metric series',
+      schema: { response: { 200: Type.Object({ names: Type.Array(Type.String()) }) } },
+      handler: async () => ({ names: await service.seriesNames() }),
+    },
+    route({
+      method: 'GET', path: '/api/v1/metrics/series', access: 'dashboard:view', tags: TAGS,
+      summary: 'Time series of one or more metrics over a range, at 1 s, 1 min, 1 h or 1 day resolution',
+      schema: {
+        querystring: SeriesQuery,
+        response: {
+          200: Type.Object({ name: Type.String(), tier: Type.String(), interval_secs: Type.Integer(), points: Type.Array(Point), from: Type.Integer(), to: Type.Integer(), series: Type.Array(Series) }),
+          404: ErrorAnswer('A named series is not recorded (see GET /api/v1/metrics/list)'),
+        },
+      },
+      handler: async (request) => {
+        const query = request.query;
+        const names = [...new Set(query.name.split(',').map((n) => n.trim()).filter(Boolean))];
+        if (names.length === 0) throw badRequest('querystring.name must name at least one series');
+        if (names.length > 50) throw badRequest('querystring.name: at most 50 series per request');
+        const known = new Set(await service.seriesNames());
+        const unknown = names.filter((n) => !known.has(n));
+        if (unknown.length) throw notFound(`unknown series: ${unknown.join(', ')} (see GET /api/v1/metrics/list)`);
+        const to = query.to ?? Math.floor(context.clock.now() / 1000);
+        const from = query.from ?? to - query.range_secs;
+        if (from > to) throw badRequest('querystring.from must not be after to');
+        const tier = query.resolution === 'auto' ? autoTier(service, to - from) : tierFor(query.resolution)!;
+        const interval = TIERS.find((t) => t.name === tier)!.seconds;
+        const series = [];
+        for (const name of names) {
+          const { points, source } = await service.points(name, tier, from, to);
+          series.push({ name, tier, interval_secs: interval, source, points: points.slice(-query.limit) });
+        }
+        // the first series also at the top level: the single-series shape clients of the reference read
+        return { name: series[0].name, tier, interval_secs: interval, points: series[0].points, from, to, series };
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/connections', access: 'connections:view', tags: TAGS,
+      summary: 'Live state table, heaviest flows first; filter by address, port, protocol; paginated (X-Total-Count)',
+      schema: { querystring: ConnectionsQuery, response: { 200: Type.Array(FlowSchema), 502: ErrorAnswer('The platform\'s connection table cannot be read') } },
+      handler: async (request, reply) => {
+        const query = request.query;
+        const table = await service.tables.get(1000);
+        if (table.error && table.flows.length === 0) throw new HttpError(502, `connection table unavailable: ${table.error}`);
+        const matching = table.flows.filter((flow) => flowMatches(flow, query));
+        matching.sort((a, b) => b.bytes_in + b.bytes_out - (a.bytes_in + a.bytes_out) || a.id - b.id);
+        reply.header('x-total-count', String(matching.length));
+        reply.header('x-connections-total', String(table.total));
+        simulatedHeader(reply);
+        return matching.slice(query.offset, query.offset + query.limit);
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/blocked', access: 'connections:view', tags: TAGS, summary: 'Recently blocked traffic, newest first',
+      schema: {
+        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }, { additionalProperties: false }),
+        response: { 200: Type.Array(BlockedSchema) },
+      },
+      handler: async (request, reply) => {
+        simulatedHeader(reply);
+        return traffic.blocked(request.query.limit);
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/logs', access: 'logs:view', tags: TAGS,
+      summary: 'Packet-filter, audit and system logs combined, newest first',
+      schema: {
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+          source: Type.Optional(StringEnum(LOG_SOURCES)),
+        }, { additionalProperties: false }),
+        response: { 200: Type.Array(LogEntrySchema) },
+      },
+      handler: async (request) => {
+        const query = request.query;
+        return combinedLogs(context, query.limit, query.source);
+      },
+    }),
+    {
+      method: 'GET', path: '/api/v1/dns/stream', access: 'dns:read', tags: ['dns'], acceptsTicket: true,
+      schema: { response: EventStreamAnswers('Events as JSON `data:` lines, one `id:` each, counting from 1') },
+      summary: 'Server-Sent Events: DNS metrics once a second (`stats`), resolver `block`/`query` events; EventSource may pass ?ticket=',
+      handler: async (request, reply) => {
+        const stream = new EventStream(request, reply);
+        service.dnsStreams.add(stream);
+        stream.onClose(service.feeds.dns.subscribe((event) => stream.send(event)));
+        stream.send({ type: 'stats', data: await service.dnsStats() });
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/settings/dashboard-history', access: 'settings:read', tags: ['settings'],
+      summary: 'Read how much metric history the dashboard keeps',
+      schema: { response: { 200: HistoryView } },
+      handler: () => service.history.view(),
+    },
+    route({
+      method: 'PUT', path: '/api/v1/settings/dashboard-history', access: 'settings:write', tags: ['settings'],
+      summary: 'Change the dashboard history: by duration or by memory budget (applies at once)',
+      schema: { body: service.history.section.schemas.patch, response: { 200: HistoryView } },
+      handler: (request) => {
+        service.history.update(request.body as ConfigData);
+        return service.history.view();
+      },
+    }),
+    {
+      method: 'GET', path: '/api/v1/settings/metrics-store', access: 'settings:read', tags: ['settings'],
+      summary: 'Read the external metrics store settings and connection status',
+      schema: { response: { 200: StoreView } },
+      handler: () => service.storeSettings.view(),
+    },
+    route({
+      method: 'PUT', path: '/api/v1/settings/metrics-store', access: 'settings:write', tags: ['settings'],
+      summary: 'Change the external metrics store (Valkey/Redis); reconnects at once',
+      schema: { body: service.storeSettings.section.schemas.patch, response: { 200: StoreView } },
+      handler: async (request) => {
+        await service.storeSettings.update(request.body as ConfigData);
+        return service.storeSettings.view();
+      },
+    }),
+  ];
+}

@@ -3,7 +3,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { AppContext } from '../../context.js';
 import type { ConnectionTable, Flow, InterfaceCounters } from '../../platform/connections.js';
 import { DashboardBroadcaster, type TickInput } from '../../live/dashboard-broadcaster.js';
-import { AlertFeed, DnsFeed, type LiveFeeds } from '../../live/feeds.js';
+import type { LiveFeeds } from '../../live/feeds.js';
 import { EventStreamSet } from '../../live/event-stream.js';
 import { MetricsEngine } from '../../metrics/metrics-engine.js';
 import { RedisMetricsStore, type StoreStatus } from '../../metrics/redis-store.js';
@@ -93,7 +93,6 @@ export class DashboardService {
   readonly broadcaster: DashboardBroadcaster;
   readonly history: DashboardHistorySettings;
   readonly storeSettings: MetricsStoreSettings;
-  readonly feeds: LiveFeeds = { dns: new DnsFeed(), alerts: new AlertFeed() };
   readonly dnsStreams = new EventStreamSet();
   readonly tables: TableCache;
   store: RedisMetricsStore | null = null;
@@ -106,6 +105,7 @@ export class DashboardService {
 
   constructor(
     private readonly context: AppContext,
+    readonly feeds: LiveFeeds,
     private readonly options: DashboardOptions = {},
   ) {
     this.history = new DashboardHistorySettings(

@@ -1,14 +1,12 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import { Singleton } from '../../http/singleton.js';
-import type { RouteSpec } from '../../http/route.js';
-import { StringEnum, type JsonObjectSchema } from '../../http/schema-helpers.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
+import { StringEnum } from '../../model/schema-helpers.js';
+import type { ConfigData } from '../../store/config-store.js';
 import type { Retention } from '../../metrics/tiers.js';
 import type { StoreStatus } from '../../metrics/redis-store.js';
 
-const TAGS = ['settings'];
-const ACCESS = { read: 'settings:read', write: 'settings:write' } as const;
 const MIB = 1024 * 1024;
 
 // ------------------------------------------------------------------ /settings/dashboard-history
@@ -26,9 +24,9 @@ const HistorySchema = Type.Object({
   minute_retention_hours: Type.Integer({ minimum: 1, maximum: 8760, default: 48, description: 'hours of 1 min points kept' }),
   hour_retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 30, description: 'days of 1 h points kept' }),
   day_retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 730, description: 'days of 1 day points kept' }),
-}) as unknown as JsonObjectSchema;
+});
 
-const HistoryView = Type.Object({
+export const HistoryView = Type.Object({
   mode: Type.String(),
   history_seconds: Type.Integer(),
   ram_limit_mb: Type.Number(),
@@ -41,14 +39,7 @@ const HistoryView = Type.Object({
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
 
-export interface HistorySettingsValues {
-  mode: 'duration' | 'ram';
-  history_seconds: number;
-  ram_limit_mb: number;
-  minute_retention_hours: number;
-  hour_retention_days: number;
-  day_retention_days: number;
-}
+export type HistorySettingsValues = Static<typeof HistorySchema>;
 
 export const retentionOf = (values: HistorySettingsValues): Retention => ({
   second: values.history_seconds,
@@ -58,25 +49,21 @@ export const retentionOf = (values: HistorySettingsValues): Retention => ({
 });
 
 export class DashboardHistorySettings {
-  readonly section: Singleton;
+  readonly section: SingletonModel<HistorySettingsValues & ConfigData>;
 
   constructor(
     context: AppContext,
     private readonly observe: () => { currentEntries: number; capacityBytes: number },
     private readonly apply: (retention: Retention) => void,
   ) {
-    this.section = new Singleton(
-      { kind: 'settings.dashboard_history', path: '/api/v1/settings/dashboard-history', schema: HistorySchema, access: ACCESS, tags: TAGS, noun: 'dashboard history settings' },
-      context.store,
-      context.sealer,
-    );
+    this.section = context.models.singleton({ kind: 'settings.dashboard_history', noun: 'dashboard history settings', writeAccess: 'settings:write', schema: HistorySchema });
   }
 
   values(): HistorySettingsValues {
-    return this.section.read() as unknown as HistorySettingsValues;
+    return this.section.read();
   }
 
-  private view() {
+  view() {
     const { currentEntries, capacityBytes } = this.observe();
     return { ...this.values(), current_entries: currentEntries, estimated_ram_mb: Math.round((capacityBytes / MIB) * 10) / 10 };
   }
@@ -98,22 +85,6 @@ export class DashboardHistorySettings {
     this.section.write(patch);
     this.apply(retentionOf(this.values()));
   }
-
-  routes(): RouteSpec[] {
-    const [get, put] = this.section.routes();
-    return [
-      { ...get, summary: 'Read how much metric history the dashboard keeps', schema: { response: { 200: HistoryView } }, handler: () => this.view() },
-      {
-        ...put,
-        summary: 'Change the dashboard history: by duration or by memory budget (applies at once)',
-        schema: { ...put.schema, response: { 200: HistoryView } },
-        handler: (request) => {
-          this.update(request.body as Record<string, unknown>);
-          return this.view();
-        },
-      },
-    ];
-  }
 }
 
 // ------------------------------------------------------------------ /settings/metrics-store
@@ -123,9 +94,9 @@ const StoreSchema = Type.Object({
   url: Type.String({ default: 'redis://127.0.0.1:6379', maxLength: 2048, description: 'redis:// or rediss:// URL; a password in it is sealed and never returned' }),
   retention_minutes: Type.Integer({ minimum: 1, maximum: 525_600, default: 30 }),
   password: Type.String({ default: '', maxLength: 1024, writeOnly: true, description: 'write-only; "" removes it' }),
-}) as unknown as JsonObjectSchema;
+});
 
-const StoreView = Type.Object({
+export const StoreView = Type.Object({
   enabled: Type.Boolean(),
   url: Type.String({ description: 'without any password' }),
   retention_minutes: Type.Integer(),
@@ -157,18 +128,14 @@ export function splitRedisUrl(raw: string): { url: string; password?: string } {
 }
 
 export class MetricsStoreSettings {
-  readonly section: Singleton;
+  readonly section: SingletonModel;
 
   constructor(
     context: AppContext,
     private readonly state: () => { status: StoreStatus; error?: string },
     private readonly apply: () => Promise<void>,
   ) {
-    this.section = new Singleton(
-      { kind: 'settings.metrics_store', path: '/api/v1/settings/metrics-store', schema: StoreSchema, access: ACCESS, writeOnly: ['password'], tags: TAGS, noun: 'metrics store settings' },
-      context.store,
-      context.sealer,
-    );
+    this.section = context.models.singleton({ kind: 'settings.metrics_store', noun: 'metrics store settings', writeAccess: 'settings:write', schema: StoreSchema, writeOnly: ['password'] });
   }
 
   values(): StoreSettingsValues {
@@ -179,32 +146,21 @@ export class MetricsStoreSettings {
     return this.section.secret('password');
   }
 
-  private view() {
+  view() {
     const { status, error } = this.state();
     return { ...this.values(), has_password: this.password() !== undefined, status, ...(error && status === 'disconnected' ? { error } : {}) };
   }
 
-  routes(): RouteSpec[] {
-    const [get, put] = this.section.routes();
-    return [
-      { ...get, summary: 'Read the external metrics store settings and connection status', schema: { response: { 200: StoreView } }, handler: () => this.view() },
-      {
-        ...put,
-        summary: 'Change the external metrics store (Valkey/Redis); reconnects at once',
-        schema: { ...put.schema, response: { 200: StoreView } },
-        handler: async (request) => {
-          const patch = { ...(request.body as Record<string, unknown>) };
-          if (typeof patch.url === 'string') {
-            const { url, password } = splitRedisUrl(patch.url);
-            patch.url = url;
-            // a URL without a password keeps the stored one (GET never shows it, so a round trip must not wipe it)
-            if (password !== undefined && patch.password === undefined) patch.password = password;
-          }
-          this.section.write(patch);
-          await this.apply();
-          return this.view();
-        },
-      },
-    ];
+  /** A redis URL's password is split off and sealed; the store reconnects at once. */
+  async update(body: Record<string, unknown>): Promise<void> {
+    const patch = { ...body };
+    if (typeof patch.url === 'string') {
+      const { url, password } = splitRedisUrl(patch.url);
+      patch.url = url;
+      // a URL without a password keeps the stored one (GET never shows it, so a round trip must not wipe it)
+      if (password !== undefined && patch.password === undefined) patch.password = password;
+    }
+    this.section.write(patch);
+    await this.apply();
   }
 }

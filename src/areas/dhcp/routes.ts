@@ -2,15 +2,15 @@ import { Type } from 'typebox';
 import { isIP } from 'node:net';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { MediaBody } from '../../http/documented-responses.js';
-import { Singleton } from '../../http/singleton.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName } from '../../core/ip.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { inSubnet } from '../../compile/kea.js';
-import { afterWrite } from '../common/after-write.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { DhcpActionResult, DhcpConfig, DhcpDdns, DhcpHaConfig, DhcpStatus, HaStatus, Lease, PoolStats, Reservation, Subnet } from './schema.js';
@@ -22,15 +22,12 @@ const READ = 'dhcp:read' as const;
 const WRITE = 'dhcp:write' as const;
 
 function routes(context: AppContext): RouteSpec[] {
-  const { collections, store, sealer } = context;
-  const config = new Singleton({ kind: DHCP_KINDS.config, path: '/api/v1/dhcp/v4/config', schema: DhcpConfig, access: { read: READ, write: WRITE }, validate: validateConfig, tags: TAGS, noun: 'DHCPv4 configuration' }, store, sealer);
-  const subnets = collections.declare({
-    kind: DHCP_KINDS.subnet, path: '/api/v1/dhcp/v4/subnets', schema: Subnet, access: { read: READ, write: WRITE },
-    operations: ['list', 'create', 'update', 'delete'], unique: ['network'], validate: validateSubnet, tags: TAGS, noun: 'DHCP subnet',
-  });
-  const reservations = collections.declare({
-    kind: DHCP_KINDS.reservation, path: '/api/v1/dhcp/v4/reservations', schema: Reservation, access: { read: READ, write: WRITE },
-    operations: ['list', 'create', 'update', 'delete'], unique: ['ip_address'],
+  const { models } = context;
+  const config = models.singleton({ kind: DHCP_KINDS.config, noun: 'DHCPv4 configuration', writeAccess: WRITE, schema: DhcpConfig, validate: validateConfig });
+  const subnets = models.collection({ kind: DHCP_KINDS.subnet, noun: 'DHCP subnet', writeAccess: WRITE, schema: Subnet, unique: ['network'], validate: validateSubnet });
+  const reservations = models.collection({
+    kind: DHCP_KINDS.reservation, noun: 'DHCP reservation', writeAccess: WRITE, schema: Reservation,
+    unique: ['ip_address'],
     references: [{ field: 'subnet_id', kind: DHCP_KINDS.subnet }],
     validate: (data: ConfigData, ctx) => {
       if (isIP(String(data.ip_address)) !== 4) throw badRequest('body.ip_address must be an IPv4 address');
@@ -42,14 +39,13 @@ function routes(context: AppContext): RouteSpec[] {
       }
       if (!data.mac_address && !data.client_id) throw badRequest('body.mac_address is required unless client_id identifies the client');
       const mac = String(data.mac_address).toLowerCase().replace(/-/g, ':');
-      const clash = mac && ctx.collections.get(DHCP_KINDS.reservation).objects().find((o) => o.id !== ctx.existing?.id && String(o.data.mac_address).toLowerCase().replace(/-/g, ':') === mac && o.data.subnet_id === data.subnet_id);
+      const clash = mac && ctx.store.list(DHCP_KINDS.reservation).find((o) => o.id !== ctx.existing?.id && String(o.data.mac_address).toLowerCase().replace(/-/g, ':') === mac && o.data.subnet_id === data.subnet_id);
       if (clash) throw conflict(`a reservation for ${mac} already exists in that subnet`);
     },
-    tags: TAGS, noun: 'DHCP reservation',
   });
-  const ddns = new Singleton({ kind: DHCP_KINDS.ddns, path: '/api/v1/dhcp/ddns', schema: DhcpDdns, access: { read: READ, write: WRITE }, writeOnly: ['tsig_secret'], validate: validateDdns, tags: TAGS, noun: 'DHCP dynamic DNS' }, store, sealer);
-  const ha = new Singleton({
-    kind: DHCP_KINDS.ha, path: '/api/v1/dhcp/ha/config', schema: DhcpHaConfig, access: { read: READ, write: WRITE },
+  const ddns = models.singleton({ kind: DHCP_KINDS.ddns, noun: 'DHCP dynamic DNS', writeAccess: WRITE, schema: DhcpDdns, writeOnly: ['tsig_secret'], validate: validateDdns });
+  const ha = models.singleton({
+    kind: DHCP_KINDS.ha, noun: 'DHCP high availability', writeAccess: WRITE, schema: DhcpHaConfig,
     validate: (data) => {
       for (const field of ['peer', 'listen', 'tls_cert', 'tls_key', 'tls_ca']) if (data[field] === '') data[field] = null;
       if (data.mode !== 'standalone' && !data.peer) throw badRequest(`body.peer is required for mode ${String(data.mode)}`);
@@ -58,8 +54,7 @@ function routes(context: AppContext): RouteSpec[] {
         if (value && !/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{1,5}$/.test(String(value))) throw badRequest(`body.${field} must be host:port`);
       }
     },
-    tags: TAGS, noun: 'DHCP high availability',
-  }, store, sealer);
+  });
   const dhcp = new DhcpService(context, { config, subnets, reservations, ddns });
   context.apply.register('dhcp', async () => {
     // Nothing to do for a service that is off and not running (the check hook still validates it).
@@ -74,7 +69,9 @@ function routes(context: AppContext): RouteSpec[] {
       return { errors: [], info: [result.checked ? `the Kea configuration passes ${result.checker}` : result.output] };
     },
   });
-  const autoApply = () => dhcp.autoApply();
+  // A running Kea picks up each change at once; after a whole-configuration replace the coordinator applies instead.
+  models.onChanged([config, subnets, reservations, ddns], (change) => (change.cause === 'write' ? dhcp.autoApply() : undefined));
+  const access = { read: READ, write: WRITE };
 
   const ddnsView = () => ({ ...ddns.visible(ddns.read()), tsig_secret_set: Boolean(ddns.read().tsig_secret) });
   const DdnsView = Type.Object({ ...Type.Omit(DhcpDdns, ['tsig_secret']).properties, tsig_secret_set: Type.Boolean() });
@@ -117,11 +114,11 @@ function routes(context: AppContext): RouteSpec[] {
     action('start'),
     action('stop'),
     action('restart'),
-    {
+    route({
       method: 'GET', path: '/api/v1/dhcp/logs', access: READ, tags: TAGS, summary: 'Tail of the DHCP server log, newest first',
       schema: { querystring: LogQuery, response: { 200: LogLines } },
-      handler: async (request) => tailLines(await context.platform.daemons.logs('kea-dhcp4'), request.query as { lines?: number }),
-    },
+      handler: async (request) => tailLines(await context.platform.daemons.logs('kea-dhcp4'), request.query),
+    }),
     {
       method: 'GET', path: '/api/v1/dhcp/metrics', access: READ, tags: TAGS, summary: 'Prometheus exposition of the DHCP figures (text/plain)',
       schema: { response: { 200: MediaBody('text/plain', 'Prometheus text exposition format 0.0.4') } },
@@ -132,14 +129,14 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: Type.Array(PoolStats) } },
       handler: () => dhcp.poolStats(),
     },
-    ...afterWrite(config.routes(), autoApply),
+    ...singletonRoutes(config, { path: '/api/v1/dhcp/v4/config', access, tags: TAGS }),
     {
       method: 'POST', path: '/api/v1/dhcp/v4/apply', access: WRITE, tags: TAGS, summary: 'Render kea-dhcp4.conf, check it with kea-dhcp4 -t, and restart or stop Kea',
       schema: { response: { 200: DhcpActionResult } },
       handler: () => dhcp.apply(),
     },
-    ...afterWrite(subnets.routes(), autoApply),
-    ...afterWrite(reservations.routes(), autoApply),
+    ...collectionRoutes(subnets, { path: '/api/v1/dhcp/v4/subnets', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
+    ...collectionRoutes(reservations, { path: '/api/v1/dhcp/v4/reservations', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
     {
       method: 'GET', path: '/api/v1/dhcp/v4/leases', access: READ, tags: TAGS, summary: 'Active leases',
       schema: { response: { 200: Type.Array(Lease) } },
@@ -152,35 +149,34 @@ function routes(context: AppContext): RouteSpec[] {
         return leases;
       },
     },
-    {
+    route({
       method: 'DELETE', path: '/api/v1/dhcp/v4/leases/{ip}', access: WRITE, tags: TAGS, summary: 'Release one lease',
       schema: { params: Type.Object({ ip: Type.String() }), response: { 200: Message } },
       handler: async (request) => {
-        const { ip } = request.params as { ip: string };
+        const { ip } = request.params;
         if (isIP(ip) !== 4) throw badRequest('params.ip must be an IPv4 address');
         if (!(await context.platform.daemons.releaseDhcpLease(ip))) throw notFound(`no active lease for ${ip}`);
         return { message: `Lease ${ip} released` };
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/dhcp/ddns', access: READ, tags: TAGS, summary: 'Dynamic DNS updates from DHCP (the TSIG secret is never returned)',
       schema: { response: { 200: DdnsView } },
       handler: ddnsView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/dhcp/ddns', access: WRITE, tags: TAGS, summary: 'Change DHCP dynamic DNS (fields not sent are kept; an empty tsig_secret clears it)',
       schema: { body: { ...Type.Partial(DhcpDdns), additionalProperties: false }, response: { 200: DdnsView } },
       handler: async (request) => {
-        const body = request.body as ConfigData;
+        const body = request.body;
         const merged = { ...ddns.read(), ...body };
         if (merged.enabled && !merged.forward_zone) throw badRequest('body.forward_zone is required when enabled');
         if (merged.dns_server && !/^[0-9A-Fa-f.:]+$/.test(String(merged.dns_server))) throw badRequest('body.dns_server must be an IP address');
         ddns.write(body);
-        await autoApply();
         return ddnsView();
       },
-    },
-    ...ha.routes(),
+    }),
+    ...singletonRoutes(ha, { path: '/api/v1/dhcp/ha/config', access, tags: TAGS }),
     {
       method: 'GET', path: '/api/v1/dhcp/ha/status', access: READ, tags: TAGS, summary: 'High-availability state',
       schema: { response: { 200: HaStatus } },
@@ -189,4 +185,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const dhcpArea: Area = { name: 'dhcp', routes };
+export function createDhcpArea(context: AppContext): Area {
+  return { name: 'dhcp', routes: routes(context) };
+}

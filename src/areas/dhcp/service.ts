@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
-import type { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { ipv4ToNumber, isDomainName, parseIpv4Cidr } from '../../core/ip.js';
@@ -141,7 +141,7 @@ export class DhcpService {
 
   constructor(
     private readonly context: AppContext,
-    private readonly parts: { config: Singleton; subnets: Collection; reservations: Collection; ddns: Singleton },
+    private readonly parts: { config: SingletonModel; subnets: CollectionModel; reservations: CollectionModel; ddns: SingletonModel },
   ) {
     this.state = new ServiceState(context.db, context.clock);
   }

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { Cron } from 'croner';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
-import type { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, HttpError } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName, isIpOrCidr } from '../../core/ip.js';
@@ -20,7 +20,7 @@ import { parseBlocklist, type BlocklistFormat } from './blocklist-format.js';
 import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
 import { ServiceState } from '../common/service-state.js';
 import type { CheckResult } from '../../platform/daemons.js';
-import { announcePendingFlag } from '../../live/pending-flags.js';
+import type { PendingFlags } from '../../live/pending-flags.js';
 
 export const DNS_KINDS = {
   blocklist: 'dns_blocklist',
@@ -184,21 +184,24 @@ export class DnsService {
   private readonly statusRead;
   private readonly statusWrite;
   private readonly statusDelete;
+  private readonly statusIds;
   private timers: NodeJS.Timeout[] = [];
   private nextScheduledRun: number | null = null;
 
   constructor(
     private readonly context: AppContext,
     private readonly parts: {
-      blocklists: Collection;
-      whitelist: Collection;
-      customblocks: Collection;
-      hosts: Collection;
-      domains: Collection;
-      acls: Collection;
-      resolver: Singleton;
-      schedule: Singleton;
+      blocklists: CollectionModel;
+      whitelist: CollectionModel;
+      customblocks: CollectionModel;
+      hosts: CollectionModel;
+      domains: CollectionModel;
+      acls: CollectionModel;
+      resolver: SingletonModel;
+      schedule: SingletonModel;
     },
+    /** Where the resolver's pending flag is announced (GET /pending reports it as `dns`). */
+    private readonly flags: PendingFlags,
   ) {
     this.state = new ServiceState(context.db, context.clock);
     this.statusRead = context.db.prepare('SELECT * FROM dns_blocklist_status WHERE source_id = ?');
@@ -207,6 +210,7 @@ export class DnsService {
        ON CONFLICT(source_id) DO UPDATE SET last_updated = excluded.last_updated, last_sha256 = excluded.last_sha256, rule_count = excluded.rule_count, bytes = excluded.bytes, last_error = excluded.last_error`,
     );
     this.statusDelete = context.db.prepare('DELETE FROM dns_blocklist_status WHERE source_id = ?');
+    this.statusIds = context.db.prepare('SELECT source_id FROM dns_blocklist_status');
   }
 
   private get dataDir(): string {
@@ -221,14 +225,14 @@ export class DnsService {
 
   markPending(): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { pending: true });
-    announcePendingFlag(this.context, 'dns', true);
+    this.flags.announce('dns', true);
   }
 
   /** A resolver that is off and not running has nothing unapplied: it renders the stored configuration when it starts. */
   clearPending(): void {
     if (!this.resolverState().pending) return;
     this.state.patch('dns.resolver', INITIAL_STATE, { pending: false });
-    announcePendingFlag(this.context, 'dns', false);
+    this.flags.announce('dns', false);
   }
 
   // ---- blocklist status (operational, computed into the records) ----
@@ -238,9 +242,13 @@ export class DnsService {
     return { last_updated: row?.last_updated ?? null, last_sha256: row?.last_sha256 ?? null, rule_count: row?.rule_count ?? 0, last_error: row?.last_error ?? null };
   }
 
-  forgetBlocklist(id: string): void {
-    this.statusDelete.run(id);
-    removeDataFile(this.dataDir, ['dns', 'lists', `${id}.txt`]);
+  /** Drops the download state and list file of every source that no longer exists. */
+  forgetRemovedBlocklists(): void {
+    for (const { source_id: id } of this.statusIds.all() as { source_id: string }[]) {
+      if (this.context.store.get(DNS_KINDS.blocklist, id)) continue;
+      this.statusDelete.run(id);
+      removeDataFile(this.dataDir, ['dns', 'lists', `${id}.txt`]);
+    }
   }
 
   seedBuiltIns(): void {
@@ -475,14 +483,13 @@ export class DnsService {
 
   private recordSwitch(result: string, pending: boolean): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { last_switch_at: isoTime(this.context.clock.now()), last_switch_result: result, backend: 'unbound', pending });
-    announcePendingFlag(this.context, 'dns', pending);
+    this.flags.announce('dns', pending);
   }
 
   // ---- the blocklist schedule ----
 
-  start(alive: () => boolean = () => true): void {
+  start(): void {
     const tick = () => {
-      if (!alive()) return this.stop();
       const schedule = this.schedule();
       if (!schedule.enabled) {
         this.nextScheduledRun = null;
@@ -502,7 +509,6 @@ export class DnsService {
     interval.unref();
     this.timers.push(interval);
     const boot = setTimeout(() => {
-      if (!alive()) return;
       const schedule = this.schedule();
       if (schedule.enabled && schedule.on_boot) this.refreshAll().catch((error) => this.context.log.warn({ err: error }, 'boot blocklist refresh failed'));
     }, 15_000);

@@ -1,43 +1,45 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
-import { IdParams } from '../../http/schema-helpers.js';
-import type { ConfigData } from '../../store/config-store.js';
+import { route, type RouteSpec } from '../../http/route.js';
+import type { AppContext } from '../../context.js';
+import { IdParams } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import { GeoIpService } from './service.js';
 import { GeoLookupResult, GeoRuleCreate, GeoRuleRecord, GeoRuleUpdate } from './schema.js';
 
 const tags = ['geoip'];
 
-export const geoipArea: Area = {
-  name: 'geoip',
-  routes(context) {
-    const geo = new GeoIpService(context);
-    const [, remove] = geo.rules.routes();
-    return [
-      {
-        method: 'GET', path: '/api/v1/geoip', access: 'geoip:read', tags, summary: 'Geo-IP rules, ordered by country',
-        schema: { response: { 200: Type.Array(GeoRuleRecord) } },
-        handler: (_request, reply) => {
-          const rules = geo.list();
-          reply.header('x-total-count', String(rules.length));
-          return rules;
-        },
+export function createGeoipArea(context: AppContext): Area {
+  return { name: 'geoip', routes: routes(context) };
+}
+
+function routes(context: AppContext): RouteSpec[] {
+  const geo = new GeoIpService(context);
+  return [
+    {
+      method: 'GET', path: '/api/v1/geoip', access: 'geoip:read', tags, summary: 'Geo-IP rules, ordered by country',
+      schema: { response: { 200: Type.Array(GeoRuleRecord) } },
+      handler: (_request, reply) => {
+        const rules = geo.list();
+        reply.header('x-total-count', String(rules.length));
+        return rules;
       },
-      {
-        method: 'POST', path: '/api/v1/geoip', access: 'geoip:write', tags, summary: 'Add a country allow/block rule',
-        schema: { body: GeoRuleCreate, response: { 201: GeoRuleRecord } },
-        handler: (request, reply) => reply.status(201).send(geo.rules.toRecord(geo.create(request.body as ConfigData))),
-      },
-      {
-        method: 'PUT', path: '/api/v1/geoip/{id}', access: 'geoip:write', tags, summary: 'Change a rule (fields not sent are kept)',
-        schema: { params: IdParams(), body: GeoRuleUpdate, response: { 200: GeoRuleRecord } },
-        handler: (request) => geo.rules.toRecord(geo.update((request.params as { id: string }).id, request.body as ConfigData)),
-      },
-      remove,
-      {
-        method: 'GET', path: '/api/v1/geoip/lookup/{ip}', access: 'geoip:read', tags, summary: 'Country (and network) of an address from the shipped dataset',
-        schema: { params: Type.Object({ ip: Type.String({ maxLength: 64 }) }), response: { 200: GeoLookupResult } },
-        handler: (request) => geo.lookup((request.params as { ip: string }).ip),
-      },
-    ];
-  },
-};
+    },
+    route({
+      method: 'POST', path: '/api/v1/geoip', access: 'geoip:write', tags, summary: 'Add a country allow/block rule',
+      schema: { body: GeoRuleCreate, response: { 201: GeoRuleRecord } },
+      handler: (request, reply) => reply.status(201).send(geo.rules.toRecord(geo.create(request.body))),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/geoip/{id}', access: 'geoip:write', tags, summary: 'Change a rule (fields not sent are kept)',
+      schema: { params: IdParams(), body: GeoRuleUpdate, response: { 200: GeoRuleRecord } },
+      handler: (request) => geo.rules.toRecord(geo.update(request.params.id, request.body)),
+    }),
+    ...collectionRoutes(geo.rules, { path: '/api/v1/geoip', access: { read: 'geoip:read', write: 'geoip:write' }, tags, operations: ['delete'] }),
+    route({
+      method: 'GET', path: '/api/v1/geoip/lookup/{ip}', access: 'geoip:read', tags, summary: 'Country (and network) of an address from the shipped dataset',
+      schema: { params: Type.Object({ ip: Type.String({ maxLength: 64 }) }), response: { 200: GeoLookupResult } },
+      handler: (request) => geo.lookup(request.params.ip),
+    }),
+  ];
+}

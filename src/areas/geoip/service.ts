@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
+import type { CollectionModel } from '../../model/collection-model.js';
 import { badRequest } from '../../core/errors.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { GeoDatabase } from './database.js';
@@ -10,14 +10,12 @@ const database = new GeoDatabase();
 
 /** Geo-IP allow/block rules by country and address lookups in the shipped country dataset. */
 export class GeoIpService {
-  readonly rules: Collection;
+  readonly rules: CollectionModel;
 
   constructor(context: AppContext) {
-    this.rules = context.collections.declare({
-      kind: 'geoip_rule', path: '/api/v1/geoip', noun: 'geo-IP rule', tags: ['geoip'],
-      access: { read: 'geoip:read', write: 'geoip:write' },
+    this.rules = context.models.collection({
+      kind: 'geoip_rule', noun: 'geo-IP rule', writeAccess: 'geoip:write',
       schema: GeoRuleStored,
-      operations: ['list', 'delete'],
       computed: {
         schema: GeoRuleComputed,
         add: (object) => ({ country_code: String(object.data.country), cidr_count: database.cidrCount(String(object.data.country)) }),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 
 const NullableInt = (max: number) => Type.Union([Type.Integer({ minimum: 1, maximum: max }), Type.Null()], { default: null });
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()], { default: null });

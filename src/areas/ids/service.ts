@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { IdsAlert } from '../../live/feeds.js';
+import type { AlertFeed, IdsAlert } from '../../live/feeds.js';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
-import { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
@@ -89,29 +89,30 @@ export function payloadExcerpt(base64: string | undefined): string | null {
 
 /** IDS/IPS: engine configuration, rulesets and their SIDs (FTS5-indexed), suppressions and alerts. */
 export class IdsService {
-  readonly config: Singleton;
-  readonly rulesets: Collection;
-  readonly suppressions: Collection;
+  readonly config: SingletonModel;
+  readonly rulesets: CollectionModel;
+  readonly suppressions: CollectionModel;
 
-  constructor(private readonly context: AppContext) {
-    this.config = new Singleton(
-      { kind: 'ids_config', path: '/api/v1/ids/config', schema: IdsConfig, access: { read: 'ids:read', write: 'ids:write' }, tags: ['ids'], noun: 'IDS engine configuration',
-        validate: (data) => {
-          for (const field of ['home_net', 'external_net'] as const) {
-            for (const entry of data[field] as string[]) {
-              const plain = entry.replace(/^!/, '');
-              if (!plain.startsWith('$') && !parseCidr(plain)) throw badRequest(`body.${field}: "${entry}" is not a CIDR, an address or a $VARIABLE`);
-            }
+  constructor(
+    private readonly context: AppContext,
+    private readonly alertFeed: AlertFeed,
+  ) {
+    const { models } = context;
+    this.config = models.singleton({
+      kind: 'ids_config', noun: 'IDS engine configuration', writeAccess: 'ids:write', schema: IdsConfig,
+      validate: (data) => {
+        for (const field of ['home_net', 'external_net'] as const) {
+          for (const entry of data[field] as string[]) {
+            const plain = entry.replace(/^!/, '');
+            if (!plain.startsWith('$') && !parseCidr(plain)) throw badRequest(`body.${field}: "${entry}" is not a CIDR, an address or a $VARIABLE`);
           }
-        } },
-      context.store, context.sealer,
-    );
-    this.rulesets = context.collections.declare({
-      kind: 'ids_ruleset', path: '/api/v1/ids/rulesets', noun: 'ruleset', tags: ['ids'],
-      access: { read: 'ids:read', write: 'ids:write' },
+        }
+      },
+    });
+    this.rulesets = models.collection({
+      kind: 'ids_ruleset', noun: 'ruleset', writeAccess: 'ids:write',
       schema: RulesetStored,
-      operations: ['list'],
-      unique: ['name'],
+      unique: [{ field: 'name', caseInsensitive: true }],
       validate: (data) => {
         if (data.source_url !== null && data.source_url !== undefined) {
           try {
@@ -123,11 +124,9 @@ export class IdsService {
         }
       },
     });
-    this.suppressions = context.collections.declare({
-      kind: 'ids_suppression', path: '/api/v1/ids/suppressions', noun: 'suppression', tags: ['ids'],
-      access: { read: 'ids:read', write: 'ids:write' },
+    this.suppressions = models.collection({
+      kind: 'ids_suppression', noun: 'suppression', writeAccess: 'ids:write',
       schema: SuppressionStored,
-      operations: ['list', 'create', 'delete'],
       validate: (data) => {
         if (data.ip_cidr !== null && data.ip_cidr !== undefined && !isCidr(String(data.ip_cidr))) {
           throw badRequest(`body.ip_cidr: "${String(data.ip_cidr)}" is not an IP address or CIDR`);
@@ -467,7 +466,7 @@ export class IdsService {
       }
     })();
     // Only committed alerts reach the dashboard's alert delta.
-    for (const alert of stored) this.context.live?.alerts.publish(alert);
+    for (const alert of stored) this.alertFeed.publish(alert);
     void this.context.platform.idsEngine.countAlerts(result.ingested).catch(() => undefined);
     return result;
   }

@@ -5,7 +5,7 @@
  */
 import type { PortRange } from '../../compile/firewall-types.js';
 import type { RouteSpec } from '../../http/route.js';
-import { parsePortInput, PortInput } from '../common/port-input.js';
+import { parsePortInput, PortInput } from '../../model/port-input.js';
 
 export const portToken = (range: PortRange | null): string | null =>
   range === null ? null : range.start === range.end ? String(range.start) : `${range.start}:${range.end}`;

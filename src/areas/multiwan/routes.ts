@@ -1,10 +1,10 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer, MediaBodies, TEXT } from '../../http/documented-responses.js';
-import { IdParams, StringEnum, Uuid } from '../../http/schema-helpers.js';
-import type { ConfigData } from '../../store/config-store.js';
+import { IdParams, StringEnum, Uuid } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import { LEAK_PORT_FIELDS, MultiWanService, POLICY_PORT_FIELDS } from './service.js';
 import { withPortInput } from './port-fields.js';
 import {
@@ -16,7 +16,6 @@ const tags = ['multiwan'];
 const Message = Type.Object({ message: Type.String() });
 const read = 'multiwan:read' as const;
 const write = 'multiwan:write' as const;
-const params = (request: { params: unknown }) => request.params as Record<string, string>;
 const record = (schema: { properties: Record<string, unknown> }, extra: Record<string, unknown> = {}) =>
   Type.Object({ id: Type.String(), ...(schema.properties as Record<string, never>), ...(extra as Record<string, never>), created_at: Type.String(), updated_at: Type.String() });
 const InstanceRecord = record(Instance);
@@ -26,226 +25,220 @@ const LeakRecord = record(Leak);
 const InstanceMemberRecord = Type.Object({ instance_id: Type.String(), interface: Type.String() });
 const Active = Type.Object({ selection: StringEnum(['single', 'weighted', 'none']), gateways: Type.Array(Type.String()) });
 
-const services = new WeakMap<AppContext, MultiWanService>();
-const monitors = new Set<NodeJS.Timeout>();
+/** Multi-WAN: instances, gateways and their health monitor, groups, policies, leaks and flows. */
+export function createMultiwanArea(context: AppContext): Area {
+  const mw = new MultiWanService(context);
+  let monitor: NodeJS.Timeout | undefined;
+  return {
+    name: 'multiwan',
+    routes: routes(mw),
+    start() {
+      // One tick a second probes the gateways that are due on the service clock.
+      monitor = setInterval(() => void mw.monitorTick(), 1000);
+      monitor.unref();
+    },
+    stop() {
+      clearInterval(monitor);
+    },
+  };
+}
 
-export const multiwanArea: Area = {
-  name: 'multiwan',
-  routes(context) {
-    const mw = new MultiWanService(context);
-    services.set(context, mw);
-    const [instanceList, instanceRead, instanceUpdate] = mw.instances.routes();
-    const [gatewayList, gatewayCreate, gatewayRead, gatewayUpdate] = mw.gateways.routes();
-    const [groupList, groupRead] = mw.groups.routes();
-    const [leakList, leakCreate] = withPortInput(mw.leaks.routes(), LEAK_PORT_FIELDS);
-    const routes: RouteSpec[] = [
-      instanceList, instanceRead, instanceUpdate,
-      {
-        method: 'POST', path: '/api/v1/multiwan/instances', access: write, tags, summary: 'Create a routing instance (FIB below the kernel table count)',
-        schema: { body: Type.Object({ ...Instance.properties }, { required: ['name', 'fib_number'], additionalProperties: false }), response: { 201: InstanceRecord } },
-        handler: async (request, reply) => reply.status(201).send(mw.instances.toRecord(await mw.createInstance(request.body as ConfigData))),
+function routes(mw: MultiWanService): RouteSpec[] {
+  const access = { read, write };
+  return [
+    ...collectionRoutes(mw.instances, { path: '/api/v1/multiwan/instances', access, tags, operations: ['list', 'read', 'update'] }),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/instances', access: write, tags, summary: 'Create a routing instance (FIB below the kernel table count)',
+      schema: { body: Type.Object({ ...Instance.properties }, { required: ['name', 'fib_number'], additionalProperties: false }), response: { 201: InstanceRecord } },
+      handler: async (request, reply) => reply.status(201).send(mw.instances.toRecord(await mw.createInstance(request.body))),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v1/multiwan/instances/{id}', access: write, tags, summary: 'Delete an instance (409: the default instance, or one still used)',
+      schema: { params: IdParams() },
+      handler: (request, reply) => {
+        mw.deleteInstance(request.params.id);
+        return reply.status(204).send();
       },
-      {
-        method: 'DELETE', path: '/api/v1/multiwan/instances/{id}', access: write, tags, summary: 'Delete an instance (409: the default instance, or one still used)',
-        schema: { params: IdParams() },
-        handler: (request, reply) => {
-          mw.deleteInstance(params(request).id);
-          return reply.status(204).send();
+    }),
+    route({
+      method: 'GET', path: '/api/v1/multiwan/instances/{id}/members', access: read, tags, summary: 'Interfaces pinned to the instance',
+      schema: { params: IdParams(), response: { 200: Type.Array(InstanceMemberRecord) } },
+      handler: (request) => mw.members(request.params.id),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/instances/{id}/members', access: write, tags, summary: 'Pin an interface to the instance (moved from any other)',
+      schema: { params: IdParams(), body: MemberBody, response: { 201: InstanceMemberRecord } },
+      handler: async (request, reply) => reply.status(201).send(await mw.addMember(request.params.id, request.body.interface)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v1/multiwan/instances/{id}/members/{iface}', access: write, tags, summary: 'Return an interface to the default table',
+      schema: { params: Type.Object({ id: Uuid(), iface: Type.String({ maxLength: 32 }) }) },
+      handler: async (request, reply) => {
+        await mw.removeMember(request.params.id, request.params.iface);
+        return reply.status(204).send();
+      },
+    }),
+    {
+      method: 'GET', path: '/api/v1/multiwan/fibs', access: read, tags, summary: 'Kernel routing tables and the ones instances use',
+      schema: { response: { 200: Type.Object({ net_fibs: Type.Integer(), used: Type.Array(Type.Integer()), simulated: Type.Boolean() }) } },
+      handler: () => mw.fibs(),
+    },
+    route({
+      method: 'POST', path: '/api/v1/multiwan/enable-fibs', access: 'system:reboot', tags, summary: 'Make more routing tables available (may schedule a reboot)',
+      schema: {
+        body: EnableFibsBody,
+        response: { 200: Type.Object({ message: Type.String(), net_fibs: Type.Integer(), already_enabled: Type.Boolean(), reboot_scheduled: Type.Boolean(), simulated: Type.Boolean() }) },
+      },
+      handler: (request) => {
+        const body: Static<typeof EnableFibsBody> = request.body ?? { fibs: 16, reboot: false }; // the body may be left out
+        return mw.enableFibs(body.fibs, body.reboot);
+      },
+    }),
+    ...collectionRoutes(mw.gateways, { path: '/api/v1/multiwan/gateways', access, tags, operations: ['list', 'create', 'read', 'update'] }),
+    route({
+      method: 'DELETE', path: '/api/v1/multiwan/gateways/{id}', access: write, tags, summary: 'Delete a gateway (409 while a group or policy uses it)',
+      schema: { params: IdParams() },
+      handler: (request, reply) => {
+        mw.deleteGateway(request.params.id);
+        return reply.status(204).send();
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/multiwan/gateways/{id}/sla', access: read, tags, summary: 'Per-minute SLA buckets, oldest first',
+      schema: { params: IdParams(), querystring: Type.Object({ window: StringEnum(['24h', '7d', '30d'], { default: '24h' }) }), response: { 200: Type.Array(SlaSample) } },
+      handler: (request) => mw.sla(request.params.id, request.query.window),
+    }),
+    route({
+      method: 'GET', path: '/api/v1/multiwan/gateways/{id}/events', access: read, tags, summary: 'State changes, newest 100',
+      schema: { params: IdParams(), response: { 200: Type.Array(GatewayEvent) } },
+      handler: (request) => mw.events(request.params.id),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/gateways/{id}/probe-now', access: write, tags,
+      summary: 'Probe now through the platform, or inject the given sample ({success, rtt_ms, error})',
+      schema: { params: IdParams(), body: Type.Optional(ProbeNowBody), response: { 200: GatewayRecord } },
+      handler: async (request) => mw.gateways.toRecord(await mw.probe(request.params.id, request.body ?? undefined)),
+    }),
+    ...collectionRoutes(mw.groups, { path: '/api/v1/multiwan/groups', access, tags, operations: ['list', 'read'] }),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/groups', access: write, tags, summary: 'Create a gateway group',
+      schema: { body: GroupCreate, response: { 201: GroupRecord } },
+      handler: (request, reply) => reply.status(201).send(mw.groups.toRecord(mw.createGroup(request.body))),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/multiwan/groups/{id}', access: write, tags, summary: 'Change a group (fields not sent are kept)',
+      schema: { params: IdParams(), body: GroupUpdate, response: { 200: GroupRecord } },
+      handler: (request) => mw.groups.toRecord(mw.updateGroup(request.params.id, request.body)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v1/multiwan/groups/{id}', access: write, tags, summary: 'Delete a group and its memberships (409 while a policy uses it)',
+      schema: { params: IdParams() },
+      handler: (request, reply) => {
+        mw.deleteGroup(request.params.id);
+        return reply.status(204).send();
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/multiwan/groups/{id}/active', access: read, tags, summary: 'Gateways carrying traffic now',
+      schema: { params: IdParams(), response: { 200: Active } },
+      handler: (request) => mw.activeGateways(request.params.id),
+    }),
+    route({
+      method: 'GET', path: '/api/v1/multiwan/groups/{id}/members', access: read, tags, summary: 'Members by tier, heaviest first',
+      schema: { params: IdParams(), response: { 200: Type.Array(GroupMemberRecord) } },
+      handler: (request) => mw.listGroupMembers(request.params.id),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/groups/{id}/members', access: write, tags, summary: 'Add a gateway (or change its tier and weight)',
+      schema: { params: IdParams(), body: GroupMemberBody, response: { 201: GroupMemberRecord } },
+      handler: (request, reply) => reply.status(201).send(mw.upsertGroupMember(request.params.id, request.body)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v1/multiwan/groups/{id}/members/{gw}', access: write, tags, summary: 'Remove a gateway from the group',
+      schema: { params: Type.Object({ id: Uuid(), gw: Uuid() }) },
+      handler: (request, reply) => {
+        mw.removeGroupMember(request.params.id, request.params.gw);
+        return reply.status(204).send();
+      },
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/multiwan/policies/reorder', access: write, tags, summary: 'Set priorities 1..n in the given order',
+      schema: {
+        body: Type.Object({ policy_ids: Type.Array(Uuid(), { maxItems: 10000 }) }, { required: ['policy_ids'], additionalProperties: false }),
+        response: { 200: Message, 404: ErrorAnswer('A listed policy does not exist') },
+      },
+      handler: (request) => ({ message: `${mw.reorderPolicies(request.body.policy_ids)} policies reordered` }),
+    }),
+    ...withPortInput(collectionRoutes(mw.policies, { path: '/api/v1/multiwan/policies', access, tags }), POLICY_PORT_FIELDS),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/policies/{id}/duplicate', access: write, tags, summary: 'Copy a policy (disabled, priority + 1, name-copy)',
+      schema: { params: IdParams(), response: { 201: mw.policies.schemas.record } },
+      handler: (request, reply) => reply.status(201).send(mw.policies.toRecord(mw.duplicatePolicy(request.params.id))),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/multiwan/policies/{id}/toggle', access: write, tags, summary: 'Enable or disable a policy',
+      schema: { params: IdParams(), body: Type.Object({ enabled: Type.Boolean() }, { required: ['enabled'], additionalProperties: false }), response: { 200: mw.policies.schemas.record } },
+      handler: (request) => mw.policies.toRecord(mw.togglePolicy(request.params.id, request.body.enabled)),
+    }),
+    ...withPortInput(collectionRoutes(mw.leaks, { path: '/api/v1/multiwan/leaks', access, tags, operations: ['list', 'create'] }), LEAK_PORT_FIELDS),
+    route({
+      method: 'DELETE', path: '/api/v1/multiwan/leaks/{id}', access: write, tags, summary: 'Delete a leak (409 for management escapes)',
+      schema: { params: IdParams() },
+      handler: (request, reply) => {
+        mw.deleteLeak(request.params.id);
+        return reply.status(204).send();
+      },
+    }),
+    {
+      method: 'POST', path: '/api/v1/multiwan/leaks/seed-mgmt', access: write, tags, summary: 'Create the missing management-escape leaks',
+      schema: { response: { 200: Type.Object({ message: Type.String(), created: Type.Integer() }) } },
+      handler: () => ({ message: 'mgmt-escape leaks seeded', created: mw.seedMgmtLeaks() }),
+    },
+    {
+      method: 'GET', path: '/api/v1/multiwan/flows', access: read, tags, summary: 'Live flows with routing table and interface (first 500)',
+      schema: { response: { 200: Type.Array(FlowSummary) } },
+      handler: () => mw.flows(),
+    },
+    route({
+      method: 'POST', path: '/api/v1/multiwan/flows/{label}/migrate', access: write, tags, summary: 'Kill the states a rule label created, so they re-establish on the current route',
+      schema: { params: Type.Object({ label: Type.String({ minLength: 1, maxLength: 128 }) }), response: { 200: Type.Object({ killed: Type.Integer() }) } },
+      handler: (request) => mw.migrate(request.params.label),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/preview', access: write, tags, summary: 'Dry-run compilation of proposed policies (nothing is applied)',
+      schema: { body: PreviewBody, response: { 200: BlastRadius } },
+      handler: (request) => mw.preview(request.body.policies),
+    }),
+    {
+      method: 'POST', path: '/api/v1/multiwan/apply', access: write, tags, summary: 'Compile and load every policy-routing anchor',
+      schema: { response: { 200: Type.Object({ message: Type.String(), rules: Type.Integer() }) } },
+      handler: () => mw.apply(),
+    },
+    route({
+      method: 'GET', path: '/api/v1/multiwan/config.yaml', access: read, tags, summary: 'Export the multi-WAN configuration as YAML (?format=json for JSON)',
+      schema: {
+        querystring: Type.Object({ format: StringEnum(['yaml', 'json'], { default: 'yaml' }) }),
+        response: {
+          200: MediaBodies('The export as YAML (default) or, with ?format=json, as JSON', {
+            'application/yaml': TEXT,
+            'application/json': Type.Record(Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), { description: 'instances, instance_members, gateways, groups, group_members, policies, leaks' }),
+          }),
         },
       },
-      {
-        method: 'GET', path: '/api/v1/multiwan/instances/{id}/members', access: read, tags, summary: 'Interfaces pinned to the instance',
-        schema: { params: IdParams(), response: { 200: Type.Array(InstanceMemberRecord) } },
-        handler: (request) => mw.members(params(request).id),
+      handler: (request, reply) => {
+        if (request.query.format === 'json') return mw.exportDocument();
+        return reply.type('application/yaml; charset=utf-8').header('content-disposition', 'attachment; filename="multiwan.yaml"').send(mw.exportYaml());
       },
-      {
-        method: 'POST', path: '/api/v1/multiwan/instances/{id}/members', access: write, tags, summary: 'Pin an interface to the instance (moved from any other)',
-        schema: { params: IdParams(), body: MemberBody, response: { 201: InstanceMemberRecord } },
-        handler: async (request, reply) => reply.status(201).send(await mw.addMember(params(request).id, (request.body as { interface: string }).interface)),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/multiwan/apply-yaml', access: write, tags,
+      summary: 'Import an exported configuration: {"yaml": "<text>"} or the exported document as JSON; all or nothing',
+      bodyLimit: 20 * 1024 * 1024,
+      schema: {
+        body: Type.Object({ yaml: Type.Optional(Type.String({ maxLength: 20 * 1024 * 1024 })) }, { additionalProperties: true }),
+        response: { 200: Type.Object({ message: Type.String(), instances: Type.Integer(), gateways: Type.Integer(), groups: Type.Integer(), policies: Type.Integer(), leaks: Type.Integer() }) },
       },
-      {
-        method: 'DELETE', path: '/api/v1/multiwan/instances/{id}/members/{iface}', access: write, tags, summary: 'Return an interface to the default table',
-        schema: { params: Type.Object({ id: Uuid(), iface: Type.String({ maxLength: 32 }) }) },
-        handler: async (request, reply) => {
-          await mw.removeMember(params(request).id, params(request).iface);
-          return reply.status(204).send();
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/multiwan/fibs', access: read, tags, summary: 'Kernel routing tables and the ones instances use',
-        schema: { response: { 200: Type.Object({ net_fibs: Type.Integer(), used: Type.Array(Type.Integer()), simulated: Type.Boolean() }) } },
-        handler: () => mw.fibs(),
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/enable-fibs', access: 'system:reboot', tags, summary: 'Make more routing tables available (may schedule a reboot)',
-        schema: {
-          body: EnableFibsBody,
-          response: { 200: Type.Object({ message: Type.String(), net_fibs: Type.Integer(), already_enabled: Type.Boolean(), reboot_scheduled: Type.Boolean(), simulated: Type.Boolean() }) },
-        },
-        handler: (request) => {
-          const body = (request.body ?? { fibs: 16, reboot: false }) as { fibs: number; reboot: boolean };
-          return mw.enableFibs(body.fibs ?? 16, body.reboot ?? false);
-        },
-      },
-      gatewayList, gatewayCreate, gatewayRead, gatewayUpdate,
-      {
-        method: 'DELETE', path: '/api/v1/multiwan/gateways/{id}', access: write, tags, summary: 'Delete a gateway (409 while a group or policy uses it)',
-        schema: { params: IdParams() },
-        handler: (request, reply) => {
-          mw.deleteGateway(params(request).id);
-          return reply.status(204).send();
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/multiwan/gateways/{id}/sla', access: read, tags, summary: 'Per-minute SLA buckets, oldest first',
-        schema: { params: IdParams(), querystring: Type.Object({ window: StringEnum(['24h', '7d', '30d'], { default: '24h' }) }), response: { 200: Type.Array(SlaSample) } },
-        handler: (request) => mw.sla(params(request).id, (request.query as { window: string }).window),
-      },
-      {
-        method: 'GET', path: '/api/v1/multiwan/gateways/{id}/events', access: read, tags, summary: 'State changes, newest 100',
-        schema: { params: IdParams(), response: { 200: Type.Array(GatewayEvent) } },
-        handler: (request) => mw.events(params(request).id),
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/gateways/{id}/probe-now', access: write, tags,
-        summary: 'Probe now through the platform, or inject the given sample ({success, rtt_ms, error})',
-        schema: { params: IdParams(), body: Type.Optional(ProbeNowBody), response: { 200: GatewayRecord } },
-        handler: async (request) => mw.gateways.toRecord(await mw.probe(params(request).id, (request.body ?? undefined) as never)),
-      },
-      groupList, groupRead,
-      {
-        method: 'POST', path: '/api/v1/multiwan/groups', access: write, tags, summary: 'Create a gateway group',
-        schema: { body: GroupCreate, response: { 201: GroupRecord } },
-        handler: (request, reply) => reply.status(201).send(mw.groups.toRecord(mw.createGroup(request.body as ConfigData))),
-      },
-      {
-        method: 'PUT', path: '/api/v1/multiwan/groups/{id}', access: write, tags, summary: 'Change a group (fields not sent are kept)',
-        schema: { params: IdParams(), body: GroupUpdate, response: { 200: GroupRecord } },
-        handler: (request) => mw.groups.toRecord(mw.updateGroup(params(request).id, request.body as ConfigData)),
-      },
-      {
-        method: 'DELETE', path: '/api/v1/multiwan/groups/{id}', access: write, tags, summary: 'Delete a group and its memberships (409 while a policy uses it)',
-        schema: { params: IdParams() },
-        handler: (request, reply) => {
-          mw.deleteGroup(params(request).id);
-          return reply.status(204).send();
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/multiwan/groups/{id}/active', access: read, tags, summary: 'Gateways carrying traffic now',
-        schema: { params: IdParams(), response: { 200: Active } },
-        handler: (request) => mw.activeGateways(params(request).id),
-      },
-      {
-        method: 'GET', path: '/api/v1/multiwan/groups/{id}/members', access: read, tags, summary: 'Members by tier, heaviest first',
-        schema: { params: IdParams(), response: { 200: Type.Array(GroupMemberRecord) } },
-        handler: (request) => mw.listGroupMembers(params(request).id),
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/groups/{id}/members', access: write, tags, summary: 'Add a gateway (or change its tier and weight)',
-        schema: { params: IdParams(), body: GroupMemberBody, response: { 201: GroupMemberRecord } },
-        handler: (request, reply) => reply.status(201).send(mw.upsertGroupMember(params(request).id, request.body as never)),
-      },
-      {
-        method: 'DELETE', path: '/api/v1/multiwan/groups/{id}/members/{gw}', access: write, tags, summary: 'Remove a gateway from the group',
-        schema: { params: Type.Object({ id: Uuid(), gw: Uuid() }) },
-        handler: (request, reply) => {
-          mw.removeGroupMember(params(request).id, params(request).gw);
-          return reply.status(204).send();
-        },
-      },
-      {
-        method: 'PUT', path: '/api/v1/multiwan/policies/reorder', access: write, tags, summary: 'Set priorities 1..n in the given order',
-        schema: {
-          body: Type.Object({ policy_ids: Type.Array(Uuid(), { maxItems: 10000 }) }, { required: ['policy_ids'], additionalProperties: false }),
-          response: { 200: Message, 404: ErrorAnswer('A listed policy does not exist') },
-        },
-        handler: (request) => ({ message: `${mw.reorderPolicies((request.body as { policy_ids: string[] }).policy_ids)} policies reordered` }),
-      },
-      ...withPortInput(mw.policies.routes(), POLICY_PORT_FIELDS),
-      {
-        method: 'POST', path: '/api/v1/multiwan/policies/{id}/duplicate', access: write, tags, summary: 'Copy a policy (disabled, priority + 1, name-copy)',
-        schema: { params: IdParams(), response: { 201: mw.policies.recordSchema } },
-        handler: (request, reply) => reply.status(201).send(mw.policies.toRecord(mw.duplicatePolicy(params(request).id))),
-      },
-      {
-        method: 'PUT', path: '/api/v1/multiwan/policies/{id}/toggle', access: write, tags, summary: 'Enable or disable a policy',
-        schema: { params: IdParams(), body: Type.Object({ enabled: Type.Boolean() }, { required: ['enabled'], additionalProperties: false }), response: { 200: mw.policies.recordSchema } },
-        handler: (request) => mw.policies.toRecord(mw.togglePolicy(params(request).id, (request.body as { enabled: boolean }).enabled)),
-      },
-      leakList, leakCreate,
-      {
-        method: 'DELETE', path: '/api/v1/multiwan/leaks/{id}', access: write, tags, summary: 'Delete a leak (409 for management escapes)',
-        schema: { params: IdParams() },
-        handler: (request, reply) => {
-          mw.deleteLeak(params(request).id);
-          return reply.status(204).send();
-        },
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/leaks/seed-mgmt', access: write, tags, summary: 'Create the missing management-escape leaks',
-        schema: { response: { 200: Type.Object({ message: Type.String(), created: Type.Integer() }) } },
-        handler: () => ({ message: 'mgmt-escape leaks seeded', created: mw.seedMgmtLeaks() }),
-      },
-      {
-        method: 'GET', path: '/api/v1/multiwan/flows', access: read, tags, summary: 'Live flows with routing table and interface (first 500)',
-        schema: { response: { 200: Type.Array(FlowSummary) } },
-        handler: () => mw.flows(),
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/flows/{label}/migrate', access: write, tags, summary: 'Kill the states a rule label created, so they re-establish on the current route',
-        schema: { params: Type.Object({ label: Type.String({ minLength: 1, maxLength: 128 }) }), response: { 200: Type.Object({ killed: Type.Integer() }) } },
-        handler: (request) => mw.migrate(params(request).label),
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/preview', access: write, tags, summary: 'Dry-run compilation of proposed policies (nothing is applied)',
-        schema: { body: PreviewBody, response: { 200: BlastRadius } },
-        handler: (request) => mw.preview((request.body as { policies: ConfigData[] }).policies),
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/apply', access: write, tags, summary: 'Compile and load every policy-routing anchor',
-        schema: { response: { 200: Type.Object({ message: Type.String(), rules: Type.Integer() }) } },
-        handler: () => mw.apply(),
-      },
-      {
-        method: 'GET', path: '/api/v1/multiwan/config.yaml', access: read, tags, summary: 'Export the multi-WAN configuration as YAML (?format=json for JSON)',
-        schema: {
-          querystring: Type.Object({ format: StringEnum(['yaml', 'json'], { default: 'yaml' }) }),
-          response: {
-            200: MediaBodies('The export as YAML (default) or, with ?format=json, as JSON', {
-              'application/yaml': TEXT,
-              'application/json': Type.Record(Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), { description: 'instances, instance_members, gateways, groups, group_members, policies, leaks' }),
-            }),
-          },
-        },
-        handler: (request, reply) => {
-          if ((request.query as { format: string }).format === 'json') return mw.exportDocument();
-          return reply.type('application/yaml; charset=utf-8').header('content-disposition', 'attachment; filename="multiwan.yaml"').send(mw.exportYaml());
-        },
-      },
-      {
-        method: 'POST', path: '/api/v1/multiwan/apply-yaml', access: write, tags,
-        summary: 'Import an exported configuration: {"yaml": "<text>"} or the exported document as JSON; all or nothing',
-        bodyLimit: 20 * 1024 * 1024,
-        schema: {
-          body: Type.Object({ yaml: Type.Optional(Type.String({ maxLength: 20 * 1024 * 1024 })) }, { additionalProperties: true }),
-          response: { 200: Type.Object({ message: Type.String(), instances: Type.Integer(), gateways: Type.Integer(), groups: Type.Integer(), policies: Type.Integer(), leaks: Type.Integer() }) },
-        },
-        handler: (request) => mw.importDocument(request.body as never),
-      },
-    ];
-    return routes;
-  },
-  start(context) {
-    // One tick a second probes the gateways that are due on the service clock.
-    const mw = services.get(context);
-    if (!mw) return;
-    const timer = setInterval(() => void mw.monitorTick(), 1000);
-    timer.unref();
-    monitors.add(timer);
-  },
-  stop() {
-    for (const timer of monitors) clearInterval(timer);
-    monitors.clear();
-  },
-};
+      handler: (request) => mw.importDocument(request.body),
+    }),
+  ];
+}

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { StringEnum, Uuid } from '../../http/schema-helpers.js';
-import { PortInput } from '../common/port-input.js';
+import { StringEnum, Uuid } from '../../model/schema-helpers.js';
+import { PortInput } from '../../model/port-input.js';
 
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()], { default: null });
 const NullableInt = (min: number, max: number) => Type.Union([Type.Integer({ minimum: min, maximum: max }), Type.Null()], { default: null });

@@ -1,7 +1,7 @@
 import { parse } from 'yaml';
 import { yamlDocument } from '../../render/yaml-document.js';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
+import type { CollectionModel } from '../../model/collection-model.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
@@ -39,29 +39,25 @@ export const POLICY_PORT_FIELDS = ['src_port', 'dst_port'] as const;
 export const LEAK_PORT_FIELDS = ['ports'] as const;
 
 export class MultiWanService {
-  readonly instances: Collection;
-  readonly instanceMembers: Collection;
-  readonly gateways: Collection;
-  readonly groups: Collection;
-  readonly groupMembers: Collection;
-  readonly policies: Collection;
-  readonly leaks: Collection;
+  readonly instances: CollectionModel;
+  readonly instanceMembers: CollectionModel;
+  readonly gateways: CollectionModel;
+  readonly groups: CollectionModel;
+  readonly groupMembers: CollectionModel;
+  readonly policies: CollectionModel;
+  readonly leaks: CollectionModel;
 
   constructor(private readonly context: AppContext) {
-    const declare = context.collections.declare.bind(context.collections);
-    const access = { read: 'multiwan:read', write: 'multiwan:write' } as const;
-    const tags = ['multiwan'];
-    this.instances = declare({
-      kind: 'mw_instance', path: '/api/v1/multiwan/instances', noun: 'routing instance', tags, access, schema: Instance,
-      operations: ['list', 'read', 'update'], unique: ['name', 'fib_number'],
+    const { models } = context;
+    const writeAccess = 'multiwan:write';
+    // Names a person reads (instances, gateways, groups) are unique regardless of case.
+    const name = { field: 'name', caseInsensitive: true } as const;
+    this.instances = models.collection({ kind: 'mw_instance', noun: 'routing instance', writeAccess, schema: Instance, unique: [name, 'fib_number'] });
+    this.instanceMembers = models.collection({
+      kind: 'mw_instance_member', noun: 'instance member', writeAccess, schema: InstanceMember, references: [{ field: 'instance_id', kind: 'mw_instance' }],
     });
-    this.instanceMembers = declare({
-      kind: 'mw_instance_member', path: '/api/v1/multiwan/instances/{id}/members', noun: 'instance member', tags, access, schema: InstanceMember,
-      operations: [], references: [{ field: 'instance_id', kind: 'mw_instance' }],
-    });
-    this.gateways = declare({
-      kind: 'mw_gateway', path: '/api/v1/multiwan/gateways', noun: 'gateway', tags, access, schema: Gateway,
-      operations: ['list', 'create', 'read', 'update'], unique: ['name'],
+    this.gateways = models.collection({
+      kind: 'mw_gateway', noun: 'gateway', writeAccess, schema: Gateway, unique: [name],
       references: [{ field: 'instance_id', kind: 'mw_instance' }],
       computed: { schema: GatewayHealth, add: (object) => this.healthView(object.id) },
       validate: (data) => {
@@ -70,20 +66,16 @@ export class MultiWanService {
         if ((hop.family === 6) !== (data.ip_version === 'v6')) throw badRequest('body.next_hop does not match ip_version');
       },
     });
-    this.groups = declare({
-      kind: 'mw_group', path: '/api/v1/multiwan/groups', noun: 'gateway group', tags, access, schema: Group,
-      operations: ['list', 'read'], unique: ['name'],
-    });
-    this.groupMembers = declare({
-      kind: 'mw_group_member', path: '/api/v1/multiwan/groups/{id}/members', noun: 'group member', tags, access, schema: GroupMember,
-      operations: [], references: [{ field: 'group_id', kind: 'mw_group' }, { field: 'gateway_id', kind: 'mw_gateway' }],
+    this.groups = models.collection({ kind: 'mw_group', noun: 'gateway group', writeAccess, schema: Group, unique: [name] });
+    this.groupMembers = models.collection({
+      kind: 'mw_group_member', noun: 'group member', writeAccess, schema: GroupMember,
+      references: [{ field: 'group_id', kind: 'mw_group' }, { field: 'gateway_id', kind: 'mw_gateway' }],
     });
     const target = (kind: string, actionKind: string) => ({
       field: 'target_id', kind, values: (data: ConfigData) => (data.action_kind === actionKind ? [data.target_id] : []),
     });
-    this.policies = declare({
-      kind: 'mw_policy', path: '/api/v1/multiwan/policies', noun: 'policy', tags, access, schema: Policy,
-      operations: ['list', 'create', 'read', 'update', 'delete'],
+    this.policies = models.collection({
+      kind: 'mw_policy', noun: 'policy', writeAccess, schema: Policy,
       references: [target('mw_instance', 'set_instance'), target('mw_gateway', 'set_gateway'), target('mw_group', 'set_group')],
       validate: (data) => {
         checkAddress(data.src_addr, 'src_addr');
@@ -92,9 +84,8 @@ export class MultiWanService {
         for (const field of POLICY_PORT_FIELDS) normalisePortField(data[field], field);
       },
     });
-    this.leaks = declare({
-      kind: 'mw_leak', path: '/api/v1/multiwan/leaks', noun: 'route leak', tags, access, schema: Leak,
-      operations: ['list', 'create'],
+    this.leaks = models.collection({
+      kind: 'mw_leak', noun: 'route leak', writeAccess, schema: Leak,
       references: [{ field: 'src_instance_id', kind: 'mw_instance' }, { field: 'dst_instance_id', kind: 'mw_instance' }],
       validate: (data) => {
         checkAddress(data.prefix, 'prefix');
@@ -120,7 +111,7 @@ export class MultiWanService {
     this.context.store.transaction(() => {
       const instance = this.instances.find(id);
       for (const member of this.instanceMembers.objects().filter((m) => m.data.instance_id === id)) this.context.store.remove('mw_instance_member', member.id);
-      this.context.collections.assertNotReferenced(instance);
+      this.context.models.assertNotReferenced(instance);
       this.context.store.remove('mw_instance', id);
     });
   }
@@ -182,7 +173,7 @@ export class MultiWanService {
   deleteGateway(id: string): void {
     this.context.store.transaction(() => {
       const gateway = this.gateways.find(id);
-      this.context.collections.assertNotReferenced(gateway);
+      this.context.models.assertNotReferenced(gateway);
       this.context.store.remove('mw_gateway', id);
       this.db.prepare('DELETE FROM multiwan_gateway_health WHERE gateway_id = ?').run(id);
     });
@@ -310,7 +301,7 @@ export class MultiWanService {
     this.context.store.transaction(() => {
       const group = this.groups.find(id);
       for (const member of this.groupMembers.objects().filter((m) => m.data.group_id === id)) this.context.store.remove('mw_group_member', member.id);
-      this.context.collections.assertNotReferenced(group);
+      this.context.models.assertNotReferenced(group);
       this.context.store.remove('mw_group', id);
     });
   }
@@ -481,7 +472,7 @@ export class MultiWanService {
 
   // ---- export / import -------------------------------------------------------------------------------
 
-  private recordsOf(collection: Collection) {
+  private recordsOf(collection: CollectionModel) {
     return collection.objects().map((o) => ({ id: o.id, ...o.data, created_at: o.created_at, updated_at: o.updated_at }));
   }
 
@@ -524,7 +515,7 @@ export class MultiWanService {
     };
     const counts = { instances: 0, gateways: 0, groups: 0, policies: 0, leaks: 0 };
     this.context.store.transaction(() => {
-      const upsert = (collection: Collection, key: keyof typeof counts, item: ConfigData, index: number) => {
+      const upsert = (collection: CollectionModel, key: keyof typeof counts, item: ConfigData, index: number) => {
         const { id, created_at: _c, updated_at: _u, ...data } = item;
         try {
           if (typeof id === 'string' && this.context.store.get(collection.kind, id)) collection.update(id, data);

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import { NullableString, NullableInteger } from '../common/schemas.js';
 
 export const INTERFACE_NAME = '^[A-Za-z0-9_.:-]{1,15}$';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
-import type { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName, isIpOrCidr, parseIpv4Cidr, prefixToNetmask } from '../../core/ip.js';
@@ -49,7 +49,7 @@ export function validateRouteFields(data: ConfigData): void {
   if (destination !== 'default' && isIP(destination.split('/')[0]) !== isIP(String(data.gateway))) throw badRequest('body.gateway must be of the same address family as the destination');
 }
 
-export function validateDdnsRecord(data: ConfigData, existing: ConfigObject | undefined, records: Collection): void {
+export function validateDdnsRecord(data: ConfigData, existing: ConfigObject | undefined, records: readonly ConfigObject[]): void {
   if (!isDomainName(String(data.hostname).replace(/\.$/, ''), { requireDot: true })) throw badRequest('body.hostname must be a fully qualified domain name');
   if (data.source === 'interface' && !data.interface) throw badRequest('body.interface is required when source is interface');
   if (data.source === 'explicit') {
@@ -58,7 +58,7 @@ export function validateDdnsRecord(data: ConfigData, existing: ConfigObject | un
     if (!family) throw badRequest('body.explicit_ip is required (an IP address) when source is explicit');
     if ((data.record_type === 'a' && family !== 4) || (data.record_type === 'aaaa' && family !== 6)) throw badRequest('body.explicit_ip must match the record type family');
   }
-  const clash = records.objects().find((o) => o.id !== existing?.id && o.data.provider_id === data.provider_id && o.data.hostname === data.hostname && o.data.record_type === data.record_type);
+  const clash = records.find((o) => o.id !== existing?.id && o.data.provider_id === data.provider_id && o.data.hostname === data.hostname && o.data.record_type === data.record_type);
   if (clash) throw conflict(`a ${String(data.record_type)} record for ${String(data.hostname)} at that provider already exists`);
 }
 
@@ -79,7 +79,7 @@ export class NetworkingService {
 
   constructor(
     private readonly context: AppContext,
-    private readonly parts: { vlans: Collection; routes: Collection; ddnsRecords: Collection; ddnsConfig: Singleton },
+    private readonly parts: { vlans: CollectionModel; routes: CollectionModel; ddnsRecords: CollectionModel; ddnsConfig: SingletonModel },
   ) {
     this.state = new ServiceState(context.db, context.clock);
   }
@@ -251,7 +251,7 @@ export class NetworkingService {
     const provider = this.context.store.get(DNS_PROVIDER_KIND, String(record.provider_id));
     if (!provider) throw new Error(`DNS provider ${String(record.provider_id)} no longer exists`);
     if (provider.data.kind !== 'cloudflare') throw new Error(`DNS provider ${this.providerName(provider.id)} (${String(provider.data.kind)}) cannot push A/AAAA records; use a cloudflare provider`);
-    const token = this.context.collections.get(DNS_PROVIDER_KIND).secret(provider, 'api_token');
+    const token = this.context.models.get(DNS_PROVIDER_KIND).secret(provider, 'api_token');
     if (!token) throw new Error(`DNS provider ${this.providerName(provider.id)} has no api_token`);
     const extra = (provider.data.extra as Record<string, string> | undefined) ?? {};
     // extra.api_base points at a Cloudflare-compatible endpoint (default the public API).

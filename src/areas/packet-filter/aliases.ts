@@ -1,35 +1,25 @@
 /** The /aliases collection (wire-format.md §3.4): typed entries, nesting by `<name>`, no cycles. */
 import { Type } from 'typebox';
-import type { AppContext } from '../../context.js';
 import { badRequest, conflict } from '../../core/errors.js';
-import type { Collection, Reference } from '../../http/collection.js';
-import { StringEnum } from '../../http/schema-helpers.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { Reference } from '../../model/declarations.js';
+import type { ModelRegistry } from '../../model/registry.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../../store/config-store.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import { pfWordProblem } from '../../compile/pf-names.js';
 import type { AliasData, AliasType } from '../../compile/firewall-types.js';
-import { OptionalNullable, Nullable } from './schemas.js';
-import { ALIAS_NAME, aliasNameOf, normaliseDescription } from './values.js';
-import { normalisedWriteRoutes } from './write-routes.js';
+import { ALIAS_NAME, AliasSchema, MAX_ALIAS_ENTRIES, OptionalNullable } from '../../compile/firewall-schemas.js';
+import { aliasNameOf, normaliseDescription } from './values.js';
 
 export const ALIAS_KIND = 'alias';
 const RESERVED = new Set(['bruteforce', 'ai_blocked']);
-const MAX_ENTRIES = 100_000;
 const TYPE_INPUTS: Record<string, AliasType> = { host: 'host', network: 'network', port: 'port', url_table: 'url_table', urltable: 'url_table', url: 'url_table' };
-
-export const AliasSchema = Type.Object({
-  name: Type.String({ pattern: ALIAS_NAME.source }),
-  alias_type: StringEnum(['host', 'network', 'port', 'url_table']),
-  entries: Type.Array(Type.String(), { maxItems: MAX_ENTRIES }),
-  description: Nullable(Type.String()),
-  enabled: Type.Boolean(),
-});
 
 function requestSchema(create: boolean) {
   return Type.Object({
     name: Type.String(),
     alias_type: Type.String({ description: 'host, network, port or url_table (also urltable, url)' }),
-    entries: Type.Array(Type.String(), { maxItems: MAX_ENTRIES }),
+    entries: Type.Array(Type.String(), { maxItems: MAX_ALIAS_ENTRIES }),
     description: OptionalNullable(Type.String()),
     enabled: Type.Optional(Type.Boolean()),
     id: Type.Optional(Type.String()),
@@ -40,6 +30,7 @@ function requestSchema(create: boolean) {
 
 /** The body POST /aliases takes (the third-party importer validates with it too). */
 export const AliasCreateBody = requestSchema(true);
+export const AliasUpdateBody = requestSchema(false);
 
 /** Which alias types may be nested inside which. */
 const NESTABLE: Record<AliasType, AliasType[]> = { host: ['host'], network: ['host', 'network', 'url_table'], port: ['port'], url_table: [] };
@@ -168,14 +159,12 @@ function checkNesting(data: AliasData, existing: ConfigObject | undefined, store
   visit(data.name, [data.name]);
 }
 
-export function declareAliases(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
-  const collection: Collection = context.collections.declare({
-    kind: ALIAS_KIND, path: '/api/v1/aliases', noun: 'alias', tags: ['aliases'],
-    access: { read: 'aliases:read', write: 'aliases:write' },
+/** The alias model: names are unique regardless of case; create and update come from the request form (toStoredAlias). */
+export function declareAliases(models: ModelRegistry): CollectionModel {
+  return models.collection({
+    kind: ALIAS_KIND, noun: 'alias', writeAccess: 'aliases:write',
     schema: AliasSchema,
-    // create and update are served by normalisedWriteRoutes (type spellings, entry normalisation).
-    operations: ['list', 'read', 'delete'],
-    unique: ['name'],
+    unique: [{ field: 'name', caseInsensitive: true }],
     references: [{ field: 'entries', kind: ALIAS_KIND, by: 'name', values: (d) => (d.entries as string[]).map(aliasNameOf).filter(Boolean) }],
     validate: (data, ctx) => {
       const alias = data as unknown as AliasData;
@@ -184,18 +173,11 @@ export function declareAliases(context: AppContext): { collection: Collection; r
       // Renaming, or turning an address alias into a port alias, would break whatever names it.
       if (previous && (previous.name !== alias.name || (previous.alias_type !== 'port') !== (alias.alias_type !== 'port'))) {
         try {
-          ctx.collections.assertNotReferenced(ctx.existing!);
+          ctx.assertNotReferenced(ctx.existing!);
         } catch (error) {
           throw conflict(`alias "${previous.name}" cannot be renamed or change between address and port type while in use: ${(error as Error).message}`);
         }
       }
     },
   });
-  return {
-    collection,
-    routes: () => [
-      ...collection.routes(),
-      ...normalisedWriteRoutes(collection, { createBody: requestSchema(true), updateBody: requestSchema(false), toStored: toStoredAlias }),
-    ],
-  };
 }

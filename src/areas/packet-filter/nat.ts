@@ -1,34 +1,18 @@
 /** The /nat collection (wire-format.md §3.6): snat, dnat, masquerade and binat; an explicit order. */
 import { Type } from 'typebox';
-import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import type { Collection } from '../../http/collection.js';
-import { StringEnum } from '../../http/schema-helpers.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { ModelRegistry } from '../../model/registry.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { INTERFACE_ADDRESS, parseAddress } from '../../compile/firewall-model.js';
 import type { NatData, NatType } from '../../compile/firewall-types.js';
-import { parsePortInput } from '../common/port-input.js';
-import { Nullable, NullablePortRange, OptionalNullable, OptionalPortInput, Port, ProtocolSchema, StatusSchema } from './schemas.js';
+import { parsePortInput } from '../../model/port-input.js';
+import { NatSchema, OptionalNullable, OptionalPortInput, Port, StatusSchema } from '../../compile/firewall-schemas.js';
 import { addressFamily, normaliseAddress, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed, SentFields } from './values.js';
-import { normalisedWriteRoutes } from './write-routes.js';
 import { addressAliasChecks } from './aliases.js';
 
 export const NAT_KIND = 'nat';
 const TYPE_INPUTS: Record<string, NatType> = { snat: 'snat', dnat: 'dnat', rdr: 'dnat', masquerade: 'masquerade', masq: 'masquerade', binat: 'binat' };
-
-export const NatSchema = Type.Object({
-  nat_type: StringEnum(['snat', 'dnat', 'masquerade', 'binat']),
-  interface: Type.String(),
-  protocol: ProtocolSchema,
-  src_addr: Type.String(),
-  src_port: NullablePortRange,
-  dst_addr: Type.String(),
-  dst_port: NullablePortRange,
-  redirect: Type.Object({ address: Type.String(), port: NullablePortRange }, { additionalProperties: false }),
-  label: Nullable(Type.String()),
-  status: StatusSchema,
-  static_port: Type.Boolean(),
-});
 
 function requestSchema(create: boolean) {
   return Type.Object({
@@ -59,6 +43,7 @@ function requestSchema(create: boolean) {
 
 /** The body POST /nat takes (the third-party importer validates with it too). */
 export const NatCreateBody = requestSchema(true);
+export const NatUpdateBody = requestSchema(false);
 
 const has = (body: Record<string, unknown>, key: string) => Object.prototype.hasOwnProperty.call(body, key);
 const isSingleAddress = (address: string) => {
@@ -161,22 +146,13 @@ function checkNat(nat: NatData, sent: SentFields): void {
   }
 }
 
-export function declareNat(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+/** The NAT model; create and update come from the flat request form (toStoredNat). */
+export function declareNat(models: ModelRegistry): CollectionModel {
   const aliases = addressAliasChecks((data) => ({ src_addr: data.src_addr as string, dst_addr: data.dst_addr as string }));
-  const collection = context.collections.declare({
-    kind: NAT_KIND, path: '/api/v1/nat', noun: 'NAT rule', tags: ['nat'],
-    access: { read: 'nat:read', write: 'nat:write' },
+  return models.collection({
+    kind: NAT_KIND, noun: 'NAT rule', writeAccess: 'nat:write',
     schema: NatSchema,
-    // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
-    operations: ['list', 'read', 'delete'],
     references: aliases.references,
     validate: (data, ctx) => aliases.check(data, ctx.store),
   });
-  return {
-    collection,
-    routes: () => [
-      ...collection.routes(),
-      ...normalisedWriteRoutes(collection, { createBody: requestSchema(true), updateBody: requestSchema(false), toStored: toStoredNat }),
-    ],
-  };
 }

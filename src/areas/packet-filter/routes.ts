@@ -3,19 +3,21 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import { badRequest, HttpError } from '../../core/errors.js';
-import { Singleton } from '../../http/singleton.js';
-import { Uuid } from '../../http/schema-helpers.js';
-import type { RouteSpec } from '../../http/route.js';
+import { collectionRoutes, type CollectionRouteParts } from '../../http/collection-routes.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
+import { Uuid } from '../../model/schema-helpers.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { EventStreamAnswers } from '../../http/documented-responses.js';
 import { CompileError } from '../../compile/firewall-model.js';
 import { nftSystemLines } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
 import { EventStream, EventStreamSet } from '../../live/event-stream.js';
-import { PENDING_FLAG_TOPIC, readPendingFlag } from '../../live/pending-flags.js';
-import { declareRules, RULE_KIND } from './rules.js';
-import { declareAliases } from './aliases.js';
-import { declareSchedules } from './schedules.js';
-import { declareNat, NAT_KIND } from './nat.js';
+import type { PendingFlags } from '../../live/pending-flags.js';
+import { declareRules, RULE_KIND, RuleCreateBody, RuleUpdateBody, sortRulesByPriority, toStoredRule } from './rules.js';
+import { AliasCreateBody, AliasUpdateBody, declareAliases, toStoredAlias } from './aliases.js';
+import { declareSchedules, ScheduleCreateBody, ScheduleUpdateBody, toStoredSchedule } from './schedules.js';
+import { declareNat, NAT_KIND, NatCreateBody, NatUpdateBody, toStoredNat } from './nat.js';
+import { normalisedWriteRoutes } from './write-routes.js';
 import { applyFailureWho, PacketFilterService } from './service.js';
 import { SETTINGS_KIND } from './snapshot.js';
 
@@ -64,185 +66,195 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
   });
 }
 
-/** One service and stream hub per app (tests run several apps in one process). */
-const running = new WeakMap<AppContext, { service: PacketFilterService; hub: EventStreamSet }>();
+/**
+ * The packet-filter area: rules, aliases, schedules, NAT, reload, and GET /pending with its stream, which also
+ * carries the flags other areas own (`pendingFlags`).
+ */
+export function createPacketFilterArea(context: AppContext, needs: { pendingFlags: PendingFlags }): Area & { service: PacketFilterService } {
+  const { models } = context;
+  const aliases = declareAliases(models);
+  const schedules = declareSchedules(models);
+  const rules = declareRules(models);
+  const nat = declareNat(models);
+  const blockLogging = models.singleton({
+    kind: SETTINGS_KIND, noun: 'block logging', writeAccess: 'rules:write',
+    schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
+  });
+  const pf = new PacketFilterService(context, blockLogging);
+  const streams = new EventStreamSet();
+  // GET /pending: the packet filter's report plus the flags other areas own (`dns`). The stream re-sends
+  // it whenever any part changes.
+  const pendingReport = () => {
+    const { firewall, nat, ...rest } = pf.pending();
+    return { firewall, nat, dns: needs.pendingFlags.read('dns'), ...rest };
+  };
+  let lastSent = '';
+  const publishPending = () => {
+    const report = pendingReport();
+    const text = JSON.stringify(report);
+    if (text === lastSent) return;
+    lastSent = text;
+    streams.broadcast(report);
+  };
+  pf.subscribe(publishPending);
+  needs.pendingFlags.onAnnounced(publishPending);
+  // Configuration events (applied, saved, commit-confirm started / confirmed / rolled back) are announced
+  // on the pending stream too, under their topic as the SSE event name.
+  context.events.on('*', (event) => {
+    if (event.topic.startsWith('config.')) streams.broadcast({ ...event.payload, at: event.at }, event.topic);
+  });
 
-/** The packet-filter service of an app (for areas that show counters or pending state, and for tests). */
-export function packetFilterService(context: AppContext): PacketFilterService | undefined {
-  return running.get(context)?.service;
+  // The packet filter is one applier of the configuration: POST /reload, restore, import and the
+  // commit-confirm rollback all apply through the coordinator, which records a version on success.
+  let lastReload: Extract<Awaited<ReturnType<PacketFilterService['reload']>>, { ok: true }> | undefined;
+  context.apply.register(
+    'packet_filter',
+    async () => {
+      const outcome = await pf.reload();
+      if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
+      lastReload = outcome;
+    },
+    {
+      check: async () => {
+        try {
+          const compiled = pf.compile(pf.storedSnapshot());
+          const result = await context.platform.packetFilter.check({ dialect: compiled.dialect, text: compiled.text });
+          return result.ok
+            ? { errors: [], info: [`${compiled.ruleCount} rules and ${compiled.natCount} NAT rules compile to ${compiled.dialect} and pass its check`] }
+            : { errors: [`${applyFailureWho(result.stage, compiled.dialect)}: ${result.message}`] };
+        } catch (error) {
+          if (error instanceof CompileError) return { errors: [`does not compile: ${error.message}`] };
+          throw error;
+        }
+      },
+    },
+  );
+
+  const compiledOr409 = <T>(produce: () => T): T => {
+    try {
+      return produce();
+    } catch (error) {
+      if (error instanceof CompileError) throw new HttpError(409, `the stored configuration does not compile: ${error.message}`);
+      throw error;
+    }
+  };
+
+  const ruleParts: CollectionRouteParts = { path: '/api/v1/rules', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] };
+  const aliasParts: CollectionRouteParts = { path: '/api/v1/aliases', access: { read: 'aliases:read', write: 'aliases:write' }, tags: ['aliases'] };
+  // endpoints.tsv lists no GET /schedules/{id}
+  const scheduleParts: CollectionRouteParts = { path: '/api/v1/schedules', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] };
+  const natParts: CollectionRouteParts = { path: '/api/v1/nat', access: { read: 'nat:read', write: 'nat:write' }, tags: ['nat'] };
+  const routes: RouteSpec[] = [
+    // create and update take the flat request form (wire-format.md §3.2) and normalise it into the record
+    ...collectionRoutes(rules, { ...ruleParts, operations: ['list', 'read', 'delete'] }),
+    ...normalisedWriteRoutes(rules, ruleParts, {
+      createBody: RuleCreateBody,
+      updateBody: RuleUpdateBody,
+      toStored: (body, existing) => toStoredRule(body, existing, context.store.list(RULE_KIND)),
+      around: (write) => context.store.transaction(() => {
+        const result = write();
+        sortRulesByPriority(context);
+        return result;
+      }),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/rules/reorder', access: 'rules:write', tags: ['rules'],
+      summary: 'Give all rules a new complete order (priority = position), atomically',
+      schema: { body: ReorderBody, response: { 200: ReorderResult } },
+      handler: (request) => {
+        const ids = request.body.rule_ids;
+        reorderRules(context, ids);
+        return { message: `${ids.length} rules reordered`, count: ids.length };
+      },
+    }),
+    ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
+    {
+      method: 'GET', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
+      summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
+      schema: { response: { 200: Lines } },
+      handler: () => {
+        const config = pf.configFor(pf.storedSnapshot());
+        if (context.platform.packetFilter.dialect === 'pf') return pfSystemLines(config);
+        return [
+          '# chain filter_in (prerouting, after destination NAT); default policy: accept',
+          ...nftSystemLines(config, 'in'),
+          '# chain filter_out (postrouting, after source NAT); default policy: accept',
+          ...nftSystemLines(config, 'out'),
+        ];
+      },
+    },
+    ...collectionRoutes(schedules, { ...scheduleParts, operations: ['list', 'delete'] }),
+    ...normalisedWriteRoutes(schedules, scheduleParts, { createBody: ScheduleCreateBody, updateBody: ScheduleUpdateBody, toStored: toStoredSchedule }),
+    ...collectionRoutes(aliases, { ...aliasParts, operations: ['list', 'read', 'delete'] }),
+    ...normalisedWriteRoutes(aliases, aliasParts, { createBody: AliasCreateBody, updateBody: AliasUpdateBody, toStored: toStoredAlias }),
+    ...collectionRoutes(nat, { ...natParts, operations: ['list', 'read', 'delete'] }),
+    ...normalisedWriteRoutes(nat, natParts, { createBody: NatCreateBody, updateBody: NatUpdateBody, toStored: toStoredNat }),
+    route({
+      method: 'PUT', path: '/api/v1/nat/reorder', access: 'nat:write', tags: ['nat'],
+      summary: 'Give all NAT rules a new complete order, atomically',
+      schema: { body: ReorderBody, response: { 200: ReorderResult } },
+      handler: (request) => {
+        const ids = request.body.rule_ids;
+        assertPermutation(context, NAT_KIND, ids, 'NAT rule');
+        context.store.reorder(NAT_KIND, ids);
+        return { message: `${ids.length} NAT rules reordered`, count: ids.length };
+      },
+    }),
+    {
+      method: 'GET', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
+      summary: 'The compiled NAT part of the stored configuration (pf anchor text, or nftables NAT chains on Linux)',
+      schema: { response: { 200: Lines } },
+      handler: () => compiledOr409(() => pf.compile(pf.storedSnapshot()).natLines),
+    },
+    {
+      method: 'POST', path: '/api/v1/reload', access: 'rules:write', tags: ['status'],
+      summary: 'Compile the stored configuration and apply it atomically; on failure the previous ruleset stays',
+      schema: { response: { 200: ReloadResult } },
+      handler: async (request) => {
+        const actor = request.identity?.username ?? 'unknown';
+        try {
+          const { version } = await context.apply.applyAll(actor, 'reload');
+          const { ok: _ok, ...result } = lastReload!;
+          audit(context, actor, request.ip, 'success', `applied ${result.rules} rules, ${result.nat_rules} NAT rules as version ${version?.version}`);
+          return { message: 'Changes applied successfully', version: version?.version ?? null, ...result };
+        } catch (error) {
+          audit(context, actor, request.ip, 'failure', (error as Error).message);
+          throw error;
+        }
+      },
+    },
+    {
+      method: 'GET', path: '/api/v1/pending', access: 'dashboard:view', tags: ['status'],
+      summary: 'What is stored but not yet applied: per kind, the ids added, changed and removed',
+      schema: { response: { 200: Pending } },
+      handler: () => pendingReport(),
+    },
+    {
+      method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'], acceptsTicket: true,
+      summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s; EventSource may pass ?ticket=',
+      schema: { response: EventStreamAnswers('The pending report as JSON `data:` lines, one `id:` each, counting from 1') },
+      handler: (request, reply) => {
+        // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
+        const report = pendingReport();
+        lastSent = JSON.stringify(report);
+        const stream = new EventStream(request, reply);
+        streams.add(stream);
+        stream.send(report);
+      },
+    },
+  ];
+  return {
+    name: 'packet-filter',
+    service: pf,
+    routes,
+    async start() {
+      pf.start();
+      await pf.restoreApplied();
+    },
+    beforeClose: () => streams.closeAll(),
+    stop: () => pf.stop(),
+  };
 }
-
-export const packetFilterArea: Area = {
-  name: 'packet-filter',
-  routes(context) {
-    const aliases = declareAliases(context);
-    const schedules = declareSchedules(context);
-    const rules = declareRules(context);
-    const nat = declareNat(context);
-    const blockLogging = new Singleton({
-      kind: SETTINGS_KIND, path: '/api/v1/rules/block-logging', noun: 'block logging', tags: ['rules'],
-      access: { read: 'rules:read', write: 'rules:write' },
-      schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
-    }, context.store, context.sealer);
-    const pf = new PacketFilterService(context, blockLogging);
-    const streams = new EventStreamSet();
-    running.set(context, { service: pf, hub: streams });
-    // GET /pending: the packet filter's report plus the flags other areas own (`dns`). The stream re-sends
-    // it whenever any part changes.
-    const pendingReport = () => {
-      const { firewall, nat, ...rest } = pf.pending();
-      return { firewall, nat, dns: readPendingFlag(context, 'dns'), ...rest };
-    };
-    let lastSent = '';
-    const publishPending = () => {
-      const report = pendingReport();
-      const text = JSON.stringify(report);
-      if (text === lastSent) return;
-      lastSent = text;
-      streams.broadcast(report);
-    };
-    pf.subscribe(publishPending);
-    context.events.on(PENDING_FLAG_TOPIC, publishPending);
-    // Configuration events (applied, saved, commit-confirm started / confirmed / rolled back) are announced
-    // on the pending stream too, under their topic as the SSE event name.
-    context.events.on('*', (event) => {
-      if (event.topic.startsWith('config.')) streams.broadcast({ ...event.payload, at: event.at }, event.topic);
-    });
-
-    // The packet filter is one applier of the configuration: POST /reload, restore, import and the
-    // commit-confirm rollback all apply through the coordinator, which records a version on success.
-    let lastReload: Extract<Awaited<ReturnType<PacketFilterService['reload']>>, { ok: true }> | undefined;
-    context.apply.register(
-      'packet_filter',
-      async () => {
-        const outcome = await pf.reload();
-        if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
-        lastReload = outcome;
-      },
-      {
-        check: async () => {
-          try {
-            const compiled = pf.compile(pf.storedSnapshot());
-            const result = await context.platform.packetFilter.check({ dialect: compiled.dialect, text: compiled.text });
-            return result.ok
-              ? { errors: [], info: [`${compiled.ruleCount} rules and ${compiled.natCount} NAT rules compile to ${compiled.dialect} and pass its check`] }
-              : { errors: [`${applyFailureWho(result.stage, compiled.dialect)}: ${result.message}`] };
-          } catch (error) {
-            if (error instanceof CompileError) return { errors: [`does not compile: ${error.message}`] };
-            throw error;
-          }
-        },
-      },
-    );
-
-    const compiledOr409 = <T>(produce: () => T): T => {
-      try {
-        return produce();
-      } catch (error) {
-        if (error instanceof CompileError) throw new HttpError(409, `the stored configuration does not compile: ${error.message}`);
-        throw error;
-      }
-    };
-
-    const routes: RouteSpec[] = [
-      ...rules.routes(),
-      {
-        method: 'PUT', path: '/api/v1/rules/reorder', access: 'rules:write', tags: ['rules'],
-        summary: 'Give all rules a new complete order (priority = position), atomically',
-        schema: { body: ReorderBody, response: { 200: ReorderResult } },
-        handler: (request) => {
-          const ids = (request.body as { rule_ids: string[] }).rule_ids;
-          reorderRules(context, ids);
-          return { message: `${ids.length} rules reordered`, count: ids.length };
-        },
-      },
-      ...blockLogging.routes(),
-      {
-        method: 'GET', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
-        summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
-        schema: { response: { 200: Lines } },
-        handler: () => {
-          const config = pf.configFor(pf.storedSnapshot());
-          if (context.platform.packetFilter.dialect === 'pf') return pfSystemLines(config);
-          return [
-            '# chain filter_in (prerouting, after destination NAT); default policy: accept',
-            ...nftSystemLines(config, 'in'),
-            '# chain filter_out (postrouting, after source NAT); default policy: accept',
-            ...nftSystemLines(config, 'out'),
-          ];
-        },
-      },
-      ...schedules.routes(),
-      ...aliases.routes(),
-      ...nat.routes(),
-      {
-        method: 'PUT', path: '/api/v1/nat/reorder', access: 'nat:write', tags: ['nat'],
-        summary: 'Give all NAT rules a new complete order, atomically',
-        schema: { body: ReorderBody, response: { 200: ReorderResult } },
-        handler: (request) => {
-          const ids = (request.body as { rule_ids: string[] }).rule_ids;
-          assertPermutation(context, NAT_KIND, ids, 'NAT rule');
-          context.store.reorder(NAT_KIND, ids);
-          return { message: `${ids.length} NAT rules reordered`, count: ids.length };
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
-        summary: 'The compiled NAT part of the stored configuration (pf anchor text, or nftables NAT chains on Linux)',
-        schema: { response: { 200: Lines } },
-        handler: () => compiledOr409(() => pf.compile(pf.storedSnapshot()).natLines),
-      },
-      {
-        method: 'POST', path: '/api/v1/reload', access: 'rules:write', tags: ['status'],
-        summary: 'Compile the stored configuration and apply it atomically; on failure the previous ruleset stays',
-        schema: { response: { 200: ReloadResult } },
-        handler: async (request) => {
-          const actor = request.identity?.username ?? 'unknown';
-          try {
-            const { version } = await context.apply.applyAll(actor, 'reload');
-            const { ok: _ok, ...result } = lastReload!;
-            audit(context, actor, request.ip, 'success', `applied ${result.rules} rules, ${result.nat_rules} NAT rules as version ${version?.version}`);
-            return { message: 'Changes applied successfully', version: version?.version ?? null, ...result };
-          } catch (error) {
-            audit(context, actor, request.ip, 'failure', (error as Error).message);
-            throw error;
-          }
-        },
-      },
-      {
-        method: 'GET', path: '/api/v1/pending', access: 'dashboard:view', tags: ['status'],
-        summary: 'What is stored but not yet applied: per kind, the ids added, changed and removed',
-        schema: { response: { 200: Pending } },
-        handler: () => pendingReport(),
-      },
-      {
-        method: 'GET', path: '/api/v1/pending/stream', access: 'dashboard:view', tags: ['status'], acceptsTicket: true,
-        summary: 'Server-Sent Events: the pending report now and whenever it changes; keep-alive comment every 15 s; EventSource may pass ?ticket=',
-        schema: { response: EventStreamAnswers('The pending report as JSON `data:` lines, one `id:` each, counting from 1') },
-        handler: (request, reply) => {
-          // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
-          const report = pendingReport();
-          lastSent = JSON.stringify(report);
-          const stream = new EventStream(request, reply);
-          streams.add(stream);
-          stream.send(report);
-        },
-      },
-    ];
-    return routes;
-  },
-  async start(context) {
-    const area = running.get(context);
-    area?.service.start();
-    await area?.service.restoreApplied();
-  },
-  beforeClose(context) {
-    running.get(context)?.hub.closeAll();
-  },
-  stop(context) {
-    running.get(context)?.service.stop();
-  },
-};
 
 function audit(context: AppContext, actor: string | null, ip: string, outcome: string, details: string): void {
   context.db

@@ -2,35 +2,19 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import type { Collection } from '../../http/collection.js';
-import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { ModelRegistry } from '../../model/registry.js';
+import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import type { RuleData, StateOptions } from '../../compile/firewall-types.js';
 import { INTERFACE_ADDRESS } from '../../compile/firewall-model.js';
-import { parsePortInput } from '../common/port-input.js';
-import { Nullable, NullablePortRange, OptionalNullable, OptionalPortInput, Port, ProtocolSchema, StatusSchema, TRACKING_VALUES } from './schemas.js';
+import { parsePortInput } from '../../model/port-input.js';
+import { OptionalNullable, OptionalPortInput, Port, RuleSchema, StateOptionsSchema, StatusSchema, TRACKING_VALUES } from '../../compile/firewall-schemas.js';
 import { ACTION_INPUTS, addressFamily, normaliseAction, normaliseAddress, normaliseDescription, normaliseInterface, normaliseLabel, normaliseProtocol, portRange, portsAllowed, SentFields } from './values.js';
-import { normalisedWriteRoutes } from './write-routes.js';
 import { addressAliasChecks } from './aliases.js';
 
 export const RULE_KIND = 'rule';
 export const DEFAULT_PRIORITY = 100;
-
-const StateOptionsSchema = Type.Object({
-  tracking: StringEnum(TRACKING_VALUES),
-  policy: Nullable(StringEnum(['if_bound', 'floating'])),
-  adaptive_timeouts: Nullable(Type.Object({ start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
-  timeout_tcp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
-  timeout_udp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
-  timeout_icmp: Nullable(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
-}, { additionalProperties: false });
-
-const RuleMatchSchema = Type.Object({
-  src_addr: Type.String(),
-  src_port: NullablePortRange,
-  dst_addr: Type.String(),
-  dst_port: NullablePortRange,
-}, { additionalProperties: false });
 
 /** rule_match as a request may send it: any field, ports in any form of common/port-input.ts. */
 const RuleMatchRequest = Type.Object({
@@ -39,27 +23,6 @@ const RuleMatchRequest = Type.Object({
   dst_addr: Type.Optional(Type.String()),
   dst_port: OptionalPortInput(),
 }, { additionalProperties: false });
-
-/** The stored record (wire-format.md §3.2). */
-export const RuleSchema = Type.Object({
-  priority: Type.Integer({ minimum: 0, maximum: 10000 }),
-  action: StringEnum(['pass', 'block', 'blockdrop', 'blockreturn']),
-  direction: StringEnum(['in', 'out', 'any']),
-  ip_version: StringEnum(['inet', 'inet6', 'both']),
-  interface: Nullable(Type.String()),
-  protocol: ProtocolSchema,
-  rule_match: RuleMatchSchema,
-  src_invert: Type.Boolean(),
-  dst_invert: Type.Boolean(),
-  log: Type.Boolean(),
-  quick: Type.Boolean(),
-  label: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  gateway: Nullable(Type.String()),
-  state_options: StateOptionsSchema,
-  status: StatusSchema,
-  schedule_id: Nullable(Type.String()),
-});
 
 /** The request: flat fields as the reference's clients send them, or the nested record read back. */
 function requestSchema(create: boolean) {
@@ -97,6 +60,7 @@ function requestSchema(create: boolean) {
 
 /** The body POST /rules takes (the third-party importer validates with it too). */
 export const RuleCreateBody = requestSchema(true);
+export const RuleUpdateBody = requestSchema(false);
 
 const DEFAULT_STATE: StateOptions = { tracking: 'keep_state', policy: null, adaptive_timeouts: null, timeout_tcp: null, timeout_udp: null, timeout_icmp: null };
 
@@ -205,32 +169,13 @@ export function sortRulesByPriority(context: AppContext): void {
   if (sorted.some((rule, index) => rule !== rules[index])) context.store.reorder(RULE_KIND, sorted.map((r) => r.id));
 }
 
-export function declareRules(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
+/** The rule model; its create and update are served from the flat request form (see RuleCreateBody, toStoredRule). */
+export function declareRules(models: ModelRegistry): CollectionModel {
   const aliases = addressAliasChecks((data) => data.rule_match as RuleData['rule_match']);
-  const collection = context.collections.declare({
-    kind: RULE_KIND, path: '/api/v1/rules', noun: 'rule', tags: ['rules'],
-    access: { read: 'rules:read', write: 'rules:write' },
+  return models.collection({
+    kind: RULE_KIND, noun: 'rule', writeAccess: 'rules:write',
     schema: RuleSchema,
-    // create and update are served by normalisedWriteRoutes (flat request fields → nested record).
-    operations: ['list', 'read', 'delete'],
     references: [...aliases.references, { field: 'schedule_id', kind: 'schedule' }],
     validate: (data, ctx) => aliases.check(data, ctx.store),
   });
-  return {
-    collection,
-    routes: () => [
-      ...collection.routes(),
-      ...normalisedWriteRoutes(collection, {
-        createBody: requestSchema(true),
-        updateBody: requestSchema(false),
-        toStored: (body, existing) => toStoredRule(body, existing, context.store.list(RULE_KIND)),
-        around: (write) => context.store.transaction(() => {
-          const result = write();
-          sortRulesByPriority(context);
-          return result;
-        }),
-      }),
-    ],
-  };
 }
-

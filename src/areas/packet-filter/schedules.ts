@@ -1,26 +1,17 @@
 /** The /schedules collection (wire-format.md §3.5): comma-joined time ranges and weekdays. */
 import { Type } from 'typebox';
-import type { AppContext } from '../../context.js';
 import { badRequest } from '../../core/errors.js';
-import type { Collection } from '../../http/collection.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { ModelRegistry } from '../../model/registry.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseTimeRange } from '../../compile/firewall-model.js';
 import { WEEKDAYS, type ScheduleData } from '../../compile/firewall-types.js';
-import { Nullable, OptionalNullable } from './schemas.js';
+import { OptionalNullable, ScheduleSchema } from '../../compile/firewall-schemas.js';
 import { normaliseDescription } from './values.js';
-import { normalisedWriteRoutes } from './write-routes.js';
 
 export const SCHEDULE_KIND = 'schedule';
 /** Schedule names are shown in rendered rulesets (as comments): a strict grammar, no quotes, escapes or line breaks. */
 const SCHEDULE_NAME = /^[\p{L}\p{N}][\p{L}\p{N} _.,:+/()-]{0,63}$/u;
-
-export const ScheduleSchema = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 64 }),
-  description: Nullable(Type.String()),
-  time_ranges: Type.String({ minLength: 1 }),
-  days_of_week: Type.String({ minLength: 1 }),
-  enabled: Type.Boolean(),
-});
 
 const StringOrList = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 64 })]);
 
@@ -37,9 +28,13 @@ function requestSchema(create: boolean) {
   }, { required: create ? ['name', 'time_ranges'] : [], additionalProperties: false });
 }
 
+/** The bodies POST /schedules and PUT /schedules/{id} take. */
+export const ScheduleCreateBody = requestSchema(true);
+export const ScheduleUpdateBody = requestSchema(false);
+
 const joined = (value: string | string[]) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter(Boolean);
 
-function toStoredSchedule(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
+export function toStoredSchedule(body: Record<string, unknown>, existing?: ConfigObject): ConfigData {
   const schedule: ScheduleData = existing
     ? { ...(existing.data as unknown as ScheduleData) }
     : { name: '', description: null, time_ranges: '', days_of_week: WEEKDAYS.join(','), enabled: true };
@@ -69,20 +64,11 @@ function toStoredSchedule(body: Record<string, unknown>, existing?: ConfigObject
   return schedule as unknown as ConfigData;
 }
 
-export function declareSchedules(context: AppContext): { collection: Collection; routes: () => ReturnType<Collection['routes']> } {
-  const collection = context.collections.declare({
-    kind: SCHEDULE_KIND, path: '/api/v1/schedules', noun: 'schedule', tags: ['rules'],
-    access: { read: 'rules:read', write: 'rules:write' },
+/** The schedule model: names are unique regardless of case; create and update come from the request form (toStoredSchedule). */
+export function declareSchedules(models: ModelRegistry): CollectionModel {
+  return models.collection({
+    kind: SCHEDULE_KIND, noun: 'schedule', writeAccess: 'rules:write',
     schema: ScheduleSchema,
-    // endpoints.tsv lists no GET /schedules/{id}; create and update come from normalisedWriteRoutes.
-    operations: ['list', 'delete'],
-    unique: ['name'],
+    unique: [{ field: 'name', caseInsensitive: true }],
   });
-  return {
-    collection,
-    routes: () => [
-      ...collection.routes(),
-      ...normalisedWriteRoutes(collection, { createBody: requestSchema(true), updateBody: requestSchema(false), toStored: toStoredSchedule }),
-    ],
-  };
 }

@@ -13,7 +13,7 @@ import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData } from 
 import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
-import type { Singleton } from '../../http/singleton.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { AppliedStore, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
 
 
@@ -53,7 +53,7 @@ export class PacketFilterService {
 
   constructor(
     private readonly context: AppContext,
-    private readonly blockLogging: Singleton,
+    private readonly blockLogging: SingletonModel,
   ) {
     this.applied = new AppliedStore(context.db);
   }

@@ -8,7 +8,6 @@ import { formatIp, type Family } from '../../compile/addresses.js';
 import { INTERFACE_NAME, INTERFACE_NAME_RULE, interfaceNameProblem } from '../../compile/pf-names.js';
 import type { PortRange, Protocol, RuleAction } from '../../compile/firewall-types.js';
 
-export const ALIAS_NAME = /^[A-Za-z0-9_-]{1,31}$/;
 const LABEL_FORBIDDEN = /["';\\\r\n\0]/;
 
 const ACTIONS: Record<string, RuleAction> = {

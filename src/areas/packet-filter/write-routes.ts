@@ -1,53 +1,52 @@
-import type { FastifyRequest } from 'fastify';
-import type { Collection } from '../../http/collection.js';
-import type { RouteSpec } from '../../http/route.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import type { TSchema } from 'typebox';
+import type { CollectionModel } from '../../model/collection-model.js';
+import { route, type RouteSpec } from '../../http/route.js';
+import type { CollectionRouteParts } from '../../http/collection-routes.js';
+import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 
 /**
  * POST and PUT for a collection whose request body differs from its record (wire-format.md §3: flat
  * `*_port_start` fields and input spellings in, nested objects and canonical values out). The request is
- * normalised into the stored shape, then the collection's own create/update validates, checks uniqueness and
+ * normalised into the stored shape, then the model's own create/update validates, checks uniqueness and
  * references, and stores it. A client may also send back a record it read.
  */
 export function normalisedWriteRoutes(
-  collection: Collection,
+  model: CollectionModel,
+  parts: Pick<CollectionRouteParts, 'path' | 'access' | 'tags'>,
   options: {
-    createBody: object;
-    updateBody: object;
+    createBody: TSchema;
+    updateBody: TSchema;
     /** Request → stored fields. `existing` is the stored object on PUT. */
     toStored(body: Record<string, unknown>, existing?: ConfigObject): ConfigData;
     /** Wraps the store write, e.g. to keep rules sorted by priority in the same transaction. */
     around?<T>(write: () => T): T;
   },
 ): RouteSpec[] {
-  const { spec } = collection;
-  const read = collection.routes().find((r) => r.method === 'GET' && r.path.endsWith('{id}'));
-  const list = collection.routes().find((r) => r.method === 'GET' && !r.path.endsWith('{id}'));
-  const record = (read ?? list)!.schema!.response![200] as { items?: object };
-  const recordSchema = read ? record : record.items!;
+  const record = model.schemas.record;
   const around = options.around ?? (<T>(write: () => T) => write());
-  const itemPath = spec.itemPath ?? `${spec.path}/{id}`;
-  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+  // The bodies are the area's request schemas, passed in: their fields are the normaliser's to read.
+  const fieldsOf = (body: unknown) => body as Record<string, unknown>;
   return [
-    {
-      method: 'POST', path: spec.path, access: spec.access.write, tags: spec.tags, summary: `Create a ${spec.noun}`,
-      schema: { body: options.createBody, response: { 201: recordSchema } },
+    route({
+      method: 'POST', path: parts.path, access: parts.access.write, tags: parts.tags, summary: `Create a ${model.noun}`,
+      schema: { body: options.createBody, response: { 201: record } },
       handler: (request, reply) => {
-        const object = around(() => collection.create(options.toStored(request.body as Record<string, unknown>)));
-        return reply.status(201).send(collection.toRecord(collection.find(object.id)));
+        const object = around(() => model.create(options.toStored(fieldsOf(request.body))));
+        reply.status(201);
+        return model.toRecord(model.find(object.id));
       },
-    },
-    {
-      method: 'PUT', path: itemPath, access: spec.access.write, tags: spec.tags,
-      summary: `Update one ${spec.noun} (fields not sent are kept)`,
-      schema: { params: IdParams(), body: options.updateBody, response: { 200: recordSchema } },
+    }),
+    route({
+      method: 'PUT', path: `${parts.path}/{id}`, access: parts.access.write, tags: parts.tags,
+      summary: `Update one ${model.noun} (fields not sent are kept)`,
+      schema: { params: IdParams(), body: options.updateBody, response: { 200: record } },
       handler: (request) => {
-        const id = idOf(request);
-        const existing = collection.find(id);
-        around(() => collection.update(id, options.toStored(request.body as Record<string, unknown>, existing)));
-        return collection.toRecord(collection.find(id));
+        const id = request.params.id;
+        const existing = model.find(id);
+        around(() => model.update(id, options.toStored(fieldsOf(request.body), existing)));
+        return model.toRecord(model.find(id));
       },
-    },
+    }),
   ];
 }

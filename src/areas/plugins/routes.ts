@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
 import { Message } from '../common/schemas.js';
 import { PluginsService } from './service.js';
@@ -43,30 +43,32 @@ function routes(context: AppContext): RouteSpec[] {
       },
       handler: () => plugins.discover(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/plugins/toggle', access: 'plugins:write', tags: TAGS, summary: 'Enable or disable a plugin (listed name or toggle key)',
       schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), enabled: Type.Boolean({ default: true }) }), response: { 200: Message, 404: ErrorAnswer('No plugin has that name or toggle key') } },
       handler: (request) => {
-        const { name, enabled } = request.body as { name: string; enabled: boolean };
+        const { name, enabled } = request.body;
         return plugins.toggle(name, enabled);
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/plugins/{name}/logs', access: 'plugins:read', tags: TAGS, summary: "A plugin's lifecycle log, newest first",
       schema: { params: NameParams, querystring: Type.Object({ lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 200 })) }), response: { 200: Type.Object({ name: Type.String(), entries: Type.Array(Type.String()) }) } },
-      handler: (request) => plugins.logs((request.params as { name: string }).name, (request.query as { lines?: number }).lines ?? 200),
-    },
-    {
+      handler: (request) => plugins.logs(request.params.name, request.query.lines ?? 200),
+    }),
+    route({
       method: 'GET', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
       schema: { params: NameParams, response: { 200: PluginConfig } },
-      handler: (request) => plugins.config((request.params as { name: string }).name),
-    },
-    {
+      handler: (request) => plugins.config(request.params.name),
+    }),
+    route({
       method: 'PUT', path: '/api/v1/plugins/{name}/config', access: 'plugins:write', tags: TAGS, summary: "Change a plugin's settings (keys not sent are kept)",
       schema: { params: NameParams, body: Type.Object({ settings: Type.Record(Type.String(), Type.Unknown(), { default: {} }) }, { additionalProperties: false }), response: { 200: PluginConfig } },
-      handler: (request) => plugins.setConfig((request.params as { name: string }).name, (request.body as { settings: Record<string, unknown> }).settings),
-    },
+      handler: (request) => plugins.setConfig(request.params.name, request.body.settings),
+    }),
   ];
 }
 
-export const pluginsArea: Area = { name: 'plugins', routes };
+export function createPluginsArea(context: AppContext): Area {
+  return { name: 'plugins', routes: routes(context) };
+}

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import { ABSOLUTE_PATH_PATTERN, SINGLE_LINE_TEXT_PATTERN } from '../../render/grammar.js';
 import { LISTEN_ADDRESS_PATTERN, REFERENCE_PATTERN } from './grammar.js';
 

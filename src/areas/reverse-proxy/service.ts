@@ -1,11 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
-import type { Collection, Reference } from '../../http/collection.js';
-import { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { Reference } from '../../model/declarations.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
-import type { JsonObjectSchema } from '../../http/schema-helpers.js';
+import type { JsonObjectSchema } from '../../model/schema-helpers.js';
 import {
   CertResolver, Entrypoint, HttpMiddleware, HttpRouter, HttpService, L4Service, ProxyConfig, TcpRouter, TlsCert, TlsOption, UdpRouter,
 } from './schema.js';
@@ -61,7 +62,6 @@ function checkCertFiles(data: ConfigData, dataDir: string): void {
 
 interface Declaration {
   kind: string;
-  path: string;
   noun: string;
   schema: JsonObjectSchema;
   references?: Reference[];
@@ -69,26 +69,26 @@ interface Declaration {
 }
 
 const DECLARATIONS: Declaration[] = [
-  { kind: 'rp_entrypoint', path: 'entrypoints', noun: 'entrypoint', schema: Entrypoint, json: { config_json: 'object' } },
-  { kind: 'rp_http_service', path: 'http/services', noun: 'HTTP service', schema: HttpService, json: { config_json: 'object' } },
-  { kind: 'rp_http_middleware', path: 'http/middlewares', noun: 'HTTP middleware', schema: HttpMiddleware, json: { config_json: 'object' } },
-  { kind: 'rp_tcp_service', path: 'tcp/services', noun: 'TCP service', schema: L4Service, json: { config_json: 'object' } },
-  { kind: 'rp_udp_service', path: 'udp/services', noun: 'UDP service', schema: L4Service, json: { config_json: 'object' } },
-  { kind: 'rp_tls_cert', path: 'tls/certs', noun: 'TLS certificate', schema: TlsCert, json: { stores_json: 'array' } },
-  { kind: 'rp_tls_option', path: 'tls/options', noun: 'TLS option set', schema: TlsOption, json: { config_json: 'object' } },
-  { kind: 'rp_cert_resolver', path: 'cert-resolvers', noun: 'certificate resolver', schema: CertResolver, json: { config_json: 'object' } },
+  { kind: 'rp_entrypoint', noun: 'entrypoint', schema: Entrypoint, json: { config_json: 'object' } },
+  { kind: 'rp_http_service', noun: 'HTTP service', schema: HttpService, json: { config_json: 'object' } },
+  { kind: 'rp_http_middleware', noun: 'HTTP middleware', schema: HttpMiddleware, json: { config_json: 'object' } },
+  { kind: 'rp_tcp_service', noun: 'TCP service', schema: L4Service, json: { config_json: 'object' } },
+  { kind: 'rp_udp_service', noun: 'UDP service', schema: L4Service, json: { config_json: 'object' } },
+  { kind: 'rp_tls_cert', noun: 'TLS certificate', schema: TlsCert, json: { stores_json: 'array' } },
+  { kind: 'rp_tls_option', noun: 'TLS option set', schema: TlsOption, json: { config_json: 'object' } },
+  { kind: 'rp_cert_resolver', noun: 'certificate resolver', schema: CertResolver, json: { config_json: 'object' } },
   {
-    kind: 'rp_http_router', path: 'http/routers', noun: 'HTTP router', schema: HttpRouter,
+    kind: 'rp_http_router', noun: 'HTTP router', schema: HttpRouter,
     references: [serviceRef('rp_http_service'), entryPointsRef, middlewaresRef, resolverRef, tlsOptionRef],
     json: { entry_points: 'array', middlewares: 'array', tls_json: 'object' },
   },
   {
-    kind: 'rp_tcp_router', path: 'tcp/routers', noun: 'TCP router', schema: TcpRouter,
+    kind: 'rp_tcp_router', noun: 'TCP router', schema: TcpRouter,
     references: [serviceRef('rp_tcp_service'), entryPointsRef, resolverRef, tlsOptionRef],
     json: { entry_points: 'list', tls_json: 'object' },
   },
   {
-    kind: 'rp_udp_router', path: 'udp/routers', noun: 'UDP router', schema: UdpRouter,
+    kind: 'rp_udp_router', noun: 'UDP router', schema: UdpRouter,
     references: [serviceRef('rp_udp_service'), entryPointsRef],
     json: { entry_points: 'list' },
   },
@@ -98,20 +98,17 @@ export const accessLogRoots = (dataDir: string): string[] => [...ACCESS_LOG_ROOT
 
 /** The reverse proxy: its eleven collections, the global section, rendering and daemon control. */
 export class ReverseProxyService {
-  readonly collections: Record<string, Collection> = {};
-  readonly config: Singleton;
+  readonly collections: Record<string, CollectionModel> = {};
+  readonly config: SingletonModel;
 
   constructor(private readonly context: AppContext) {
     for (const declaration of DECLARATIONS) {
-      this.collections[declaration.kind] = context.collections.declare({
+      this.collections[declaration.kind] = context.models.collection({
         kind: declaration.kind,
-        path: `/api/v1/reverse-proxy/${declaration.path}`,
         noun: declaration.noun,
-        tags: ['reverse-proxy'],
-        access: { read: 'proxy:read', write: 'proxy:write' },
+        writeAccess: 'proxy:write',
         schema: declaration.schema,
-        operations: ['list', 'create', 'update', 'delete'],
-        unique: ['name'],
+        unique: [{ field: 'name', caseInsensitive: true }],
         references: declaration.references,
         validate: (data) => {
           checkJson(data, declaration.json, context.config.dataDir);
@@ -119,17 +116,14 @@ export class ReverseProxyService {
         },
       });
     }
-    this.config = new Singleton(
-      {
-        kind: 'rp_config', path: '/api/v1/reverse-proxy/config', schema: ProxyConfig, access: { read: 'proxy:read', write: 'proxy:write' }, tags: ['reverse-proxy'], noun: 'reverse-proxy global configuration',
-        validate: (data) => {
-          const roots = accessLogRoots(context.config.dataDir);
-          const path = String(data.access_log_path);
-          if (!isCleanAbsolutePath(path) || !roots.some((root) => isUnder(path, root))) throw badRequest(`body.access_log_path must be a clean path under ${roots.join(', ')}`);
-        },
+    this.config = context.models.singleton({
+      kind: 'rp_config', noun: 'reverse-proxy global configuration', writeAccess: 'proxy:write', schema: ProxyConfig,
+      validate: (data) => {
+        const roots = accessLogRoots(context.config.dataDir);
+        const path = String(data.access_log_path);
+        if (!isCleanAbsolutePath(path) || !roots.some((root) => isUnder(path, root))) throw badRequest(`body.access_log_path must be a clean path under ${roots.join(', ')}`);
       },
-      context.store, context.sealer,
-    );
+    });
   }
 
   private data(kind: string): ConfigData[] {

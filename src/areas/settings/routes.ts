@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
-import { Singleton } from '../../http/singleton.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, HttpError, problemOf } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData } from '../../store/config-store.js';
@@ -24,9 +24,11 @@ const MIN_STATES = 1000;
 const MAX_STATES = 4_000_000;
 
 function routes(context: AppContext): RouteSpec[] {
-  const { store, sealer, config } = context;
-  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) =>
-    new Singleton({ kind, path, schema, access: { read: READ, write: WRITE }, validate, tags: TAGS, noun }, store, sealer);
+  const { store, sealer, config, models } = context;
+  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) => {
+    const model = models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
+    return { model, routes: singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS }) };
+  };
 
   const tls = singleton('settings_tls', '/api/v1/settings/tls', Tls, 'API TLS settings (certificate and key applied at the next restart)', (data) => {
     validatePemPath(config.dataDir, String(data.cert_path), 'cert_path', /-----BEGIN CERTIFICATE-----/);
@@ -52,7 +54,7 @@ function routes(context: AppContext): RouteSpec[] {
     };
   };
   const rotationView = () => ({
-    config: rotation.read(),
+    config: rotation.model.read(),
     logs: logSizes(config.dataDir),
     conf_path: `${config.dataDir}/logrotate.conf`,
     limits: { min_size_mb: 1, max_size_mb: 500, max_keep: 50 },
@@ -70,34 +72,34 @@ function routes(context: AppContext): RouteSpec[] {
   const SyslogDraft = Type.Optional(Type.Partial(Syslog));
 
   return [
-    ...tls.routes(),
+    ...tls.routes,
     {
       method: 'GET', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
       schema: { response: { 200: PfTuningView } },
       handler: pfView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/settings/pf-tuning', access: WRITE, tags: TAGS, summary: 'Set the state-table limit (1000..4000000)',
       schema: { body: PfTuningBody, response: { 200: PfTuningView } },
       handler: async (request) => {
-        const { max_states } = request.body as { max_states: number };
+        const { max_states } = request.body;
         store.putSingleton('settings_pf_tuning', { max_states });
         return pfView();
       },
-    },
-    idsAlerts.routes()[0],
-    {
+    }),
+    idsAlerts.routes[0],
+    route({
       method: 'PUT', path: '/api/v1/settings/ids-alerts', access: WRITE, tags: TAGS, summary: 'IDS alert ring size and age (clamped to 8..512 MB and 1 h..7 d)',
       schema: { body: { type: 'object', properties: { max_mb: Type.Integer(), max_age_secs: Type.Integer() }, additionalProperties: false }, response: { 200: IdsAlerts } },
-      handler: (request) => idsAlerts.write(clampIdsAlerts(request.body as object)),
-    },
-    ...syslog.routes(),
+      handler: (request) => idsAlerts.model.write(clampIdsAlerts(request.body)),
+    }),
+    ...syslog.routes,
     {
       method: 'POST', path: '/api/v1/settings/syslog/test', access: WRITE, tags: TAGS, summary: 'Send one test message (to a draft configuration when its host is set)',
       schema: { body: SyslogDraft, response: { 200: OkMessage, 502: ErrorAnswer('The test message could not be delivered') } },
       handler: async (request) => {
         const draft = (request.body ?? {}) as ConfigData;
-        const target = { ...syslog.read(), ...(draft.host ? draft : {}) } as unknown as SyslogTarget & { allowed_addresses: string[] };
+        const target = { ...syslog.model.read(), ...(draft.host ? draft : {}) } as unknown as SyslogTarget & { allowed_addresses: string[] };
         if (!target.host) throw badRequest('syslog is not configured: set host first (or send a draft with a host)');
         const line = formatSyslog(target, 'info', 'bulwark', 'Bulwark syslog test message', new Date(context.clock.now()));
         const { address } = await resolveGuardedHost(target.host, target.allowed_addresses);
@@ -124,55 +126,55 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: LogRotationView } },
       handler: rotationView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/settings/log-rotation', access: WRITE, tags: TAGS, summary: 'Change the policy; regenerates the rotation config and runs one pass',
       schema: { body: { ...Type.Partial(LogRotationConfig), additionalProperties: false }, response: { 200: LogRotationView } },
       handler: async (request) => {
-        const stored = rotation.write(request.body as ConfigData) as unknown as RotationConfig;
+        const stored = rotation.model.write(request.body) as unknown as RotationConfig;
         writeRotationConfig(config.dataDir, stored);
         await rotate(config.dataDir, stored);
         return rotationView();
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/api/v1/settings/log-rotation/rotate', access: WRITE, tags: TAGS, summary: 'Rotate now: one managed log (path) or a normal pass',
       schema: { body: Type.Optional(Type.Object({ path: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: false })), response: { 200: Type.Object({ ok: Type.Boolean(), message: Type.String(), logs: Type.Array(Type.Object({ service: Type.String(), path: Type.String(), size_bytes: Type.Union([Type.Integer(), Type.Null()]), rotated: Type.Integer(), total_bytes: Type.Integer() })) }) } },
       handler: async (request) => {
-        const path = (request.body as { path?: string } | undefined)?.path;
-        const rotated = await rotate(config.dataDir, rotation.read() as unknown as RotationConfig, path || undefined);
+        const path = request.body?.path;
+        const rotated = await rotate(config.dataDir, rotation.model.read() as unknown as RotationConfig, path || undefined);
         return { ok: true, message: rotated.length ? `rotated ${rotated.join(', ')}` : 'nothing to rotate', logs: logSizes(config.dataDir) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/api/v1/settings/{section}', access: READ, tags: TAGS, summary: 'Generic key/value section (values are text; an unknown section is {})',
       schema: { params: Type.Object({ section: Type.String({ pattern: SECTION_NAME }) }), response: { 200: Type.Record(Type.String(), Type.String()) } },
-      handler: (request) => store.getSingleton(sectionKind((request.params as { section: string }).section)) ?? {},
-    },
-    {
+      handler: (request) => store.getSingleton(sectionKind(request.params.section)) ?? {},
+    }),
+    route({
       method: 'PUT', path: '/api/v1/settings/{section}', access: WRITE, tags: TAGS, summary: 'Set keys of a generic section (api_server.trusted_proxies applies at the next restart)',
       schema: { params: Type.Object({ section: Type.String({ pattern: SECTION_NAME }) }), body: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 64 }), response: { 200: Type.Record(Type.String(), Type.String()) } },
       handler: (request) => {
-        const { section } = request.params as { section: string };
-        const values = sectionValues(request.body as ConfigData, section);
+        const { section } = request.params;
+        const values = sectionValues(request.body, section);
         return store.putSingleton(sectionKind(section), { ...(store.getSingleton(sectionKind(section)) ?? {}), ...values });
       },
-    },
+    }),
     {
       method: 'GET', path: '/api/v1/notify/smtp/config', access: READ, tags: ['notifications'], summary: 'SMTP notification settings (the password is never returned)',
       schema: { response: { 200: SmtpView } },
       handler: smtpView,
     },
-    {
+    route({
       method: 'PUT', path: '/api/v1/notify/smtp/config', access: WRITE, tags: ['notifications'], summary: 'Change SMTP notifications (password: absent or null keeps it, "" clears it)',
       schema: { body: SmtpBody, response: { 200: SmtpView } },
       handler: (request) => {
         const current = smtpRead();
-        const next = mergeSmtp(current, request.body as ConfigData);
-        if (typeof (request.body as ConfigData).password === 'string' && next.password) next.password = sealer.seal(String(next.password));
+        const next = mergeSmtp(current, request.body);
+        if (typeof request.body.password === 'string' && next.password) next.password = sealer.seal(String(next.password));
         store.putSingleton('notify_smtp', next);
         return smtpView();
       },
-    },
+    }),
     {
       method: 'POST', path: '/api/v1/notify/smtp/test', access: WRITE, tags: ['notifications'], summary: 'Send a test e-mail (to a draft configuration when its host is set)',
       schema: { body: Type.Optional(SmtpBody), response: { 200: OkMessage, 502: ErrorAnswer('The test mail could not be delivered') } },
@@ -191,4 +193,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const settingsArea: Area = { name: 'settings', routes };
+export function createSettingsArea(context: AppContext): Area {
+  return { name: 'settings', routes: routes(context) };
+}

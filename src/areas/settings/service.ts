@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { AppContext } from '../../context.js';
-import type { Singleton } from '../../http/singleton.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest } from '../../core/errors.js';
 import { parseTrustedProxies, StartupError } from '../../config.js';
 import type { ConfigData } from '../../store/config-store.js';
@@ -65,4 +65,4 @@ export function storedTrustedProxies(context: Pick<AppContext, 'store'>): string
   }
 }
 
-export type { Singleton };
+export type { SingletonModel };

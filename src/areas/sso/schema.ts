@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { SsoSettingsSchema } from '../../auth/sso/sso-settings.js';
-import { withoutDefaults } from '../../http/schema-helpers.js';
+import { withoutDefaults } from '../../model/schema-helpers.js';
 
 const Switches = {
   auto_create_oauth_users: Type.Boolean({ description: 'Auto-create accounts (also in /auth/settings)' }),

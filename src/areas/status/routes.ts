@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
+import type { RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { BUILD } from '../../core/build-info.js';
 
@@ -59,54 +60,57 @@ function storeHealth(context: AppContext) {
   }
 }
 
-export const statusArea: Area = {
-  name: 'status',
-  routes: (context) => [
-    {
-      method: 'GET', path: '/api/v1/about', access: 'dashboard:view', tags: ['status'],
-      summary: 'Build, version, platform and feature flags',
-      schema: { response: { 200: About } },
-      handler: () => ({
-        name: 'Bulwark',
-        version: BUILD.version,
-        git_commit: BUILD.gitCommit,
-        built_at: BUILD.builtAt,
-        node_version: process.version,
-        platform: platformInfo(context),
+export function createStatusArea(context: AppContext): Area {
+  return { name: 'status', routes: routes(context) };
+}
+
+function routes(context: AppContext): RouteSpec[] {
+  return [
+  {
+    method: 'GET', path: '/api/v1/about', access: 'dashboard:view', tags: ['status'],
+    summary: 'Build, version, platform and feature flags',
+    schema: { response: { 200: About } },
+    handler: () => ({
+      name: 'Bulwark',
+      version: BUILD.version,
+      git_commit: BUILD.gitCommit,
+      built_at: BUILD.builtAt,
+      node_version: process.version,
+      platform: platformInfo(context),
+      simulated: context.platform.simulated,
+      features: { simulated_platform: context.platform.simulated, packet_filter: true, dashboard_websocket: true, sse_streams: true, metrics_store: true, simulated_traffic: context.platform.traffic.simulated },
+    }),
+  },
+  {
+    method: 'GET', path: '/api/v1/status', access: 'dashboard:view', tags: ['status'],
+    summary: 'Health snapshot of the service, the store and the packet filter',
+    schema: { response: { 200: Status } },
+    handler: async () => {
+      const pf = await context.platform.packetFilter.status();
+      const store = storeHealth(context);
+      return {
+        status: store.ok && pf.running && !pf.problems?.length ? 'ok' : 'degraded',
         simulated: context.platform.simulated,
-        features: { simulated_platform: context.platform.simulated, packet_filter: true, dashboard_websocket: true, sse_streams: true, metrics_store: true, simulated_traffic: context.platform.traffic.simulated },
-      }),
+        platform: platformInfo(context),
+        uptime_seconds: Math.floor((context.clock.now() - context.startedAt) / 1000),
+        store,
+        pf_running: pf.running,
+        pf_backend: pf.backend,
+        pf_states: pf.states,
+        pf_rules: pf.rules,
+        packets_in: pf.packets_in,
+        packets_out: pf.packets_out,
+        bytes_in: pf.bytes_in,
+        bytes_out: pf.bytes_out,
+        ...(pf.error ? { pf_error: pf.error } : {}),
+        ...(pf.problems?.length ? { pf_problems: pf.problems } : {}),
+        traffic: {
+          source: TRAFFIC_SOURCES[context.platform.name],
+          simulated: context.platform.traffic.simulated,
+          blocked_log: context.platform.traffic.blockedLogStatus(),
+        },
+      };
     },
-    {
-      method: 'GET', path: '/api/v1/status', access: 'dashboard:view', tags: ['status'],
-      summary: 'Health snapshot of the service, the store and the packet filter',
-      schema: { response: { 200: Status } },
-      handler: async () => {
-        const pf = await context.platform.packetFilter.status();
-        const store = storeHealth(context);
-        return {
-          status: store.ok && pf.running && !pf.problems?.length ? 'ok' : 'degraded',
-          simulated: context.platform.simulated,
-          platform: platformInfo(context),
-          uptime_seconds: Math.floor((context.clock.now() - context.startedAt) / 1000),
-          store,
-          pf_running: pf.running,
-          pf_backend: pf.backend,
-          pf_states: pf.states,
-          pf_rules: pf.rules,
-          packets_in: pf.packets_in,
-          packets_out: pf.packets_out,
-          bytes_in: pf.bytes_in,
-          bytes_out: pf.bytes_out,
-          ...(pf.error ? { pf_error: pf.error } : {}),
-          ...(pf.problems?.length ? { pf_problems: pf.problems } : {}),
-          traffic: {
-            source: TRAFFIC_SOURCES[context.platform.name],
-            simulated: context.platform.traffic.simulated,
-            blocked_log: context.platform.traffic.blockedLogStatus(),
-          },
-        };
-      },
-    },
-  ],
-};
+  },
+  ];
+}

@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
-import { Singleton } from '../../http/singleton.js';
-import { withoutDefaults } from '../../http/schema-helpers.js';
+import { route, type RouteSpec } from '../../http/route.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { badRequest } from '../../core/errors.js';
 import { ApplyReport, Banner, Console, General, Ssh, SystemInfo } from './schema.js';
@@ -20,14 +19,15 @@ const timezones = () => (zones ??= listTimezones());
 function routes(context: AppContext): RouteSpec[] {
   const system = new SystemService(context);
   const section = (kind: string, path: string, schema: typeof General | typeof Banner | typeof Ssh | typeof Console, noun: string, apply: (data: ConfigData) => object, validate?: (data: ConfigData) => void): RouteSpec[] => {
-    const singleton = new Singleton({ kind, path, schema, access: { read: READ, write: WRITE }, validate, tags: TAGS, noun }, context.store, context.sealer);
+    const model = context.models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
+    const [get] = singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS });
     return [
-      singleton.routes()[0],
-      {
+      get,
+      route({
         method: 'PUT', path, access: WRITE, tags: TAGS, summary: `Change ${noun} (fields not sent are kept) and render it for the host`,
-        schema: { body: { ...withoutDefaults(schema), required: [], additionalProperties: false }, response: { 200: ApplyReport } },
-        handler: (request) => apply(singleton.write(request.body as ConfigData)),
-      },
+        schema: { body: model.schemas.patch, response: { 200: ApplyReport } },
+        handler: (request) => apply(model.write(request.body as ConfigData)),
+      }),
     ];
   };
   const general = { read: () => ({ domain: '', ...(context.store.getSingleton('system_general') ?? {}) }) };
@@ -53,4 +53,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const systemArea: Area = { name: 'system', routes };
+export function createSystemArea(context: AppContext): Area {
+  return { name: 'system', routes: routes(context) };
+}

@@ -1,7 +1,8 @@
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
-import { Singleton } from '../../http/singleton.js';
+import { route, type RouteSpec } from '../../http/route.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 import { TimeActionResult, TimeConfig, TimeSource, TimeStatus } from './schema.js';
@@ -10,16 +11,15 @@ import { TIME_KINDS, TimeService, validateSource, validateTimeConfig } from './s
 const TAGS = ['time'];
 const READ = 'settings:read' as const;
 const WRITE = 'settings:write' as const;
-const services = new Map<AppContext, TimeService>();
 
-function routes(context: AppContext): RouteSpec[] {
-  const config = new Singleton({ kind: TIME_KINDS.config, path: '/api/v1/time/config', schema: TimeConfig, access: { read: READ, write: WRITE }, validate: (data) => validateTimeConfig(data, context.config.dataDir), tags: TAGS, noun: 'time-service configuration' }, context.store, context.sealer);
-  const sources = context.collections.declare({
-    kind: TIME_KINDS.source, path: '/api/v1/time/sources', schema: TimeSource, access: { read: READ, write: WRITE },
-    operations: ['list', 'create', 'update', 'delete'], unique: ['address'], validate: validateSource, tags: TAGS, noun: 'time source',
-  });
+/** The time service: chrony's configuration, its applier, and the default sources seeded at the first start. */
+export function createTimeArea(context: AppContext): Area {
+  const { models } = context;
+  const config = models.singleton({ kind: TIME_KINDS.config, noun: 'time-service configuration', writeAccess: WRITE, schema: TimeConfig, validate: (data) => validateTimeConfig(data, context.config.dataDir) });
+  // A source is a host name or an address: host names are compared regardless of case.
+  const sources = models.collection({ kind: TIME_KINDS.source, noun: 'time source', writeAccess: WRITE, schema: TimeSource, unique: [{ field: 'address', caseInsensitive: true }], validate: validateSource });
+  const access = { read: READ, write: WRITE };
   const time = new TimeService(context, { config, sources });
-  services.set(context, time);
   context.apply.register('time', async () => {
     // Nothing to do for a service that is off and not running (the check hook still validates it).
     if (config.read().enabled || time.active) await time.apply();
@@ -38,7 +38,7 @@ function routes(context: AppContext): RouteSpec[] {
     schema: { response: { 200: TimeActionResult } },
     handler: () => time.control(name),
   });
-  return [
+  const routes: RouteSpec[] = [
     {
       method: 'GET', path: '/api/v1/time/status', access: READ, tags: TAGS, summary: 'NTP service state and source synchronisation',
       schema: { response: { 200: TimeStatus } },
@@ -55,7 +55,7 @@ function routes(context: AppContext): RouteSpec[] {
         };
       },
     },
-    ...config.routes(),
+    ...singletonRoutes(config, { path: '/api/v1/time/config', access, tags: TAGS }),
     {
       method: 'POST', path: '/api/v1/time/apply', access: WRITE, tags: TAGS, summary: 'Render chrony.conf, check it with chronyd -p, and restart or stop chronyd',
       schema: { response: { 200: TimeActionResult } },
@@ -64,13 +64,13 @@ function routes(context: AppContext): RouteSpec[] {
     action('start'),
     action('stop'),
     action('restart'),
-    {
+    route({
       method: 'GET', path: '/api/v1/time/logs', access: READ, tags: TAGS, summary: 'Tail of the time-service log, newest first',
       schema: { querystring: LogQuery, response: { 200: LogLines } },
-      handler: async (request) => tailLines(await context.platform.daemons.logs('chronyd'), request.query as { lines?: number; search?: string }),
-    },
-    ...sources.routes(),
+      handler: async (request) => tailLines(await context.platform.daemons.logs('chronyd'), request.query),
+    }),
+    ...collectionRoutes(sources, { path: '/api/v1/time/sources', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
   ];
+  return { name: 'time', routes, start: () => time.seed() };
 }
 
-export const timeArea: Area = { name: 'time', routes, start: (context) => services.get(context)?.seed() };

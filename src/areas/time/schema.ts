@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import { NullableString } from '../common/schemas.js';
 
 const Listen = (fallback: string) => Type.String({ default: fallback, pattern: '^(\\[[0-9A-Fa-f:]+\\]|[0-9.]+):\\d{1,5}$', description: 'address:port' });

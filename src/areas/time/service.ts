@@ -2,8 +2,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { isIP } from 'node:net';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
-import type { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName } from '../../core/ip.js';
@@ -75,7 +75,7 @@ export class TimeService {
 
   constructor(
     private readonly context: AppContext,
-    private readonly parts: { config: Singleton; sources: Collection },
+    private readonly parts: { config: SingletonModel; sources: CollectionModel },
   ) {
     this.state = new ServiceState(context.db, context.clock);
   }

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
-import type { RouteSpec } from '../../http/route.js';
+import { route, type RouteSpec } from '../../http/route.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
-import { Singleton } from '../../http/singleton.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { HistoryEntry, InstallLocalBody, InstallResult, Schedule, UpdateInfo, UpdateStatus } from './schema.js';
 import { UpdatesService } from './service.js';
@@ -14,8 +14,8 @@ const PowerResult = Type.Object({ message: Type.String(), executed: Type.Boolean
 
 function routes(context: AppContext): RouteSpec[] {
   const updates = new UpdatesService(context);
-  const schedule = new Singleton({ kind: 'updates_schedule', path: '/api/v1/updates/schedule', schema: Schedule, access: { read: 'updates:read', write: 'updates:install' }, tags: TAGS, noun: 'maintenance window' }, context.store, context.sealer);
-  const [getSchedule, putSchedule] = schedule.routes();
+  const schedule = context.models.singleton({ kind: 'updates_schedule', noun: 'maintenance window', writeAccess: 'updates:install', schema: Schedule });
+  const [getSchedule, putSchedule] = singletonRoutes(schedule, { path: '/api/v1/updates/schedule', access: { read: 'updates:read', write: 'updates:install' }, tags: TAGS });
   return [
     {
       method: 'GET', path: '/api/v1/updates/status', access: 'updates:read', tags: TAGS, summary: 'Pending OS/package updates and the last check',
@@ -71,12 +71,12 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: InstallResult, 502: ReleaseFeedFailed } },
       handler: () => updates.appliance.install(),
     },
-    {
+    route({
       method: 'POST', path: '/api/v1/updates/appliance/install-local', access: 'updates:install', tags: TAGS, bodyLimit: 700 * 1024 * 1024,
       summary: 'Stage an uploaded release tarball (JSON with base64 content; optional checksum verified)',
       schema: { body: InstallLocalBody, response: { 200: Type.Object({ message: Type.String() }) } },
-      handler: (request) => updates.appliance.installLocal(request.body as { filename: string; content_base64: string; sha256?: string; restart?: boolean }),
-    },
+      handler: (request) => updates.appliance.installLocal(request.body),
+    }),
     {
       method: 'POST', path: '/api/v1/updates/appliance/rollback', access: 'updates:install', tags: TAGS, summary: 'Return to the previous version',
       schema: { response: { 200: InstallResult } },
@@ -95,4 +95,6 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export const updatesArea: Area = { name: 'updates', routes };
+export function createUpdatesArea(context: AppContext): Area {
+  return { name: 'updates', routes: routes(context) };
+}

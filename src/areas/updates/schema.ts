@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import { NullableString } from '../common/schemas.js';
 
 export const UpdateStatus = Type.Object({

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import QRCode from 'qrcode';
 import type { Area } from '../area.js';
-import type { RouteSpec } from '../../http/route.js';
+import type { AppContext } from '../../context.js';
 import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
-import { IdParams, Uuid } from '../../http/schema-helpers.js';
-import type { ConfigData } from '../../store/config-store.js';
+import { route, type RouteSpec } from '../../http/route.js';
+import { IdParams, Uuid } from '../../model/schema-helpers.js';
+import { collectionRoutes } from '../../http/collection-routes.js';
 import { VpnService } from './service.js';
 import {
   IpsecCreate, IpsecRecord, IpsecUpdate, PeerConfig, PeerConfigQuery, WgPeerCreate, WgPeerRecord, WgPeerUpdate, WgStatus,
@@ -14,116 +15,120 @@ import {
 const tags = ['vpn'];
 const Message = Type.Object({ message: Type.String() });
 const PeerParams = Type.Object({ tid: Uuid(), pid: Uuid() });
-const params = (request: { params: unknown }) => request.params as Record<string, string>;
 
-export const vpnArea: Area = {
-  name: 'vpn',
-  routes(context) {
-    const vpn = new VpnService(context);
-    const ipsecRecord = (id: string) => vpn.ipsec.toRecord(vpn.ipsec.find(id));
-    const routes: RouteSpec[] = [
-      ...vpn.tunnels.routes(),
-      {
-        method: 'POST', path: '/api/v1/vpn/wg', access: 'vpn:write', tags,
-        summary: 'Create a WireGuard tunnel (key pair generated unless private_key is given; the private key is never returned)',
-        schema: { body: WgTunnelCreate, response: { 201: WgTunnelRecord } },
-        handler: (request, reply) => reply.status(201).send(vpn.tunnels.toRecord(vpn.createTunnel(request.body as ConfigData))),
+export function createVpnArea(context: AppContext): Area {
+  return { name: 'vpn', routes: routes(context) };
+}
+
+function routes(context: AppContext): RouteSpec[] {
+  const vpn = new VpnService(context);
+  const ipsecRecord = (id: string) => vpn.ipsec.toRecord(vpn.ipsec.find(id));
+  const access = { read: 'vpn:read', write: 'vpn:write' } as const;
+  const routes: RouteSpec[] = [
+    ...collectionRoutes(vpn.tunnels, { path: '/api/v1/vpn/wg', access, tags, operations: ['list', 'read'] }),
+    route({
+      method: 'POST', path: '/api/v1/vpn/wg', access: 'vpn:write', tags,
+      summary: 'Create a WireGuard tunnel (key pair generated unless private_key is given; the private key is never returned)',
+      schema: { body: WgTunnelCreate, response: { 201: WgTunnelRecord } },
+      handler: (request, reply) => reply.status(201).send(vpn.tunnels.toRecord(vpn.createTunnel(request.body))),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/vpn/wg/{id}', access: 'vpn:write', tags,
+      summary: 'Change a tunnel (fields not sent are kept; interface and keys stay unless private_key is sent)',
+      schema: { params: IdParams(), body: WgTunnelUpdate, response: { 200: WgTunnelRecord } },
+      handler: (request) => vpn.tunnels.toRecord(vpn.updateTunnel(request.params.id, request.body)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v1/vpn/wg/{id}', access: 'vpn:write', tags,
+      summary: 'Delete a tunnel (409 while peers use it); a running tunnel is stopped first',
+      schema: { params: IdParams() },
+      handler: async (request, reply) => {
+        await vpn.deleteTunnel(request.params.id);
+        return reply.status(204).send();
       },
-      {
-        method: 'PUT', path: '/api/v1/vpn/wg/{id}', access: 'vpn:write', tags,
-        summary: 'Change a tunnel (fields not sent are kept; interface and keys stay unless private_key is sent)',
-        schema: { params: IdParams(), body: WgTunnelUpdate, response: { 200: WgTunnelRecord } },
-        handler: (request) => vpn.tunnels.toRecord(vpn.updateTunnel(params(request).id, request.body as ConfigData)),
+    }),
+    route({
+      method: 'POST', path: '/api/v1/vpn/wg/{id}/start', access: 'vpn:write', tags, summary: 'Bring the tunnel up with all its peers',
+      schema: { params: IdParams(), response: { 200: Message } },
+      handler: async (request) => {
+        await vpn.start(request.params.id);
+        return { message: 'Tunnel started' };
       },
-      {
-        method: 'DELETE', path: '/api/v1/vpn/wg/{id}', access: 'vpn:write', tags,
-        summary: 'Delete a tunnel (409 while peers use it); a running tunnel is stopped first',
-        schema: { params: IdParams() },
-        handler: async (request, reply) => {
-          await vpn.deleteTunnel(params(request).id);
-          return reply.status(204).send();
+    }),
+    route({
+      method: 'POST', path: '/api/v1/vpn/wg/{id}/stop', access: 'vpn:write', tags, summary: 'Take the tunnel down',
+      schema: { params: IdParams(), response: { 200: Message } },
+      handler: async (request) => {
+        await vpn.stop(request.params.id);
+        return { message: 'Tunnel stopped' };
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/vpn/wg/{id}/status', access: 'vpn:read', tags, summary: 'Live interface and peer handshake status',
+      schema: { params: IdParams(), response: { 200: WgStatus } },
+      handler: (request) => vpn.status(request.params.id),
+    }),
+    ...collectionRoutes(vpn.peers, {
+      path: '/api/v1/vpn/wg/{id}/peers', itemPath: '/api/v1/vpn/wg/{tid}/peers/{pid}', idParam: 'pid', parentParams: { list: 'id', item: 'tid' },
+      access, tags, operations: ['list', 'read', 'delete'],
+    }),
+    route({
+      method: 'POST', path: '/api/v1/vpn/wg/{id}/peers', access: 'vpn:write', tags,
+      summary: 'Add a peer (allowed_ips "" or "auto" picks the next free address; auto_generate_key makes the client key pair)',
+      schema: { params: IdParams(), body: WgPeerCreate, response: { 201: WgPeerRecord } },
+      handler: (request, reply) => reply.status(201).send(vpn.peers.toRecord(vpn.createPeer(request.params.id, request.body))),
+    }),
+    route({
+      method: 'GET', path: '/api/v1/vpn/wg/{id}/peers/next-ip', access: 'vpn:read', tags, summary: 'Next free peer address in the tunnel subnet',
+      schema: { params: IdParams(), response: { 200: Type.Object({ next_ip: Type.String() }) } },
+      handler: (request) => ({ next_ip: vpn.nextFreeAddress(request.params.id) }),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/vpn/wg/{tid}/peers/{pid}', access: 'vpn:write', tags,
+      summary: 'Change a peer (public key is fixed; preshared_key "" clears it)',
+      schema: { params: PeerParams, body: WgPeerUpdate, response: { 200: WgPeerRecord } },
+      handler: (request) => vpn.peers.toRecord(vpn.updatePeer(request.params.tid, request.params.pid, request.body)),
+    }),
+    route({
+      method: 'GET', path: '/api/v1/vpn/wg/{tid}/peers/{pid}/config', access: 'vpn:read', tags,
+      summary: 'Rendered client configuration (full and split tunnel), as JSON, a .conf file or a PNG QR code',
+      schema: {
+        params: PeerParams,
+        querystring: PeerConfigQuery,
+        response: {
+          200: MediaBodies('The configuration as JSON (default), a .conf file (?format=conf) or a PNG QR code (?format=qr)', {
+            'application/json': PeerConfig, 'text/plain': TEXT, 'image/png': BINARY,
+          }),
         },
       },
-      {
-        method: 'POST', path: '/api/v1/vpn/wg/{id}/start', access: 'vpn:write', tags, summary: 'Bring the tunnel up with all its peers',
-        schema: { params: IdParams(), response: { 200: Message } },
-        handler: async (request) => {
-          await vpn.start(params(request).id);
-          return { message: 'Tunnel started' };
-        },
+      handler: async (request, reply) => {
+        const { tid, pid } = request.params;
+        const { format, variant } = request.query;
+        const config = vpn.peerConfig(tid, pid);
+        const text = variant === 'split' ? config.split_tunnel : config.full_tunnel;
+        reply.header('cache-control', 'no-store');
+        if (format === 'conf') {
+          return reply.type('text/plain; charset=utf-8').header('content-disposition', `attachment; filename="peer-${pid.slice(0, 8)}-${variant}.conf"`).send(text);
+        }
+        if (format === 'qr') return reply.type('image/png').send(await QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 2 }));
+        return config;
       },
-      {
-        method: 'POST', path: '/api/v1/vpn/wg/{id}/stop', access: 'vpn:write', tags, summary: 'Take the tunnel down',
-        schema: { params: IdParams(), response: { 200: Message } },
-        handler: async (request) => {
-          await vpn.stop(params(request).id);
-          return { message: 'Tunnel stopped' };
-        },
+    }),
+    ...collectionRoutes(vpn.ipsec, { path: '/api/v1/vpn/ipsec', access, tags, operations: ['list', 'read', 'delete'] }),
+    route({
+      method: 'POST', path: '/api/v1/vpn/ipsec', access: 'vpn:write', tags, summary: 'Create an IPsec SA',
+      schema: { body: IpsecCreate, response: { 201: IpsecRecord } },
+      handler: (request, reply) => reply.status(201).send(vpn.ipsec.toRecord(vpn.createIpsec(request.body))),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:write', tags, summary: 'Change an IPsec SA (fields not sent are kept)',
+      schema: { params: IdParams(), body: IpsecUpdate, response: { 200: IpsecRecord } },
+      handler: (request) => {
+        const { id } = request.params;
+        vpn.updateIpsec(id, request.body);
+        return ipsecRecord(id);
       },
-      {
-        method: 'GET', path: '/api/v1/vpn/wg/{id}/status', access: 'vpn:read', tags, summary: 'Live interface and peer handshake status',
-        schema: { params: IdParams(), response: { 200: WgStatus } },
-        handler: (request) => vpn.status(params(request).id),
-      },
-      ...vpn.peers.routes(),
-      {
-        method: 'POST', path: '/api/v1/vpn/wg/{id}/peers', access: 'vpn:write', tags,
-        summary: 'Add a peer (allowed_ips "" or "auto" picks the next free address; auto_generate_key makes the client key pair)',
-        schema: { params: IdParams(), body: WgPeerCreate, response: { 201: WgPeerRecord } },
-        handler: (request, reply) => reply.status(201).send(vpn.peers.toRecord(vpn.createPeer(params(request).id, request.body as ConfigData))),
-      },
-      {
-        method: 'GET', path: '/api/v1/vpn/wg/{id}/peers/next-ip', access: 'vpn:read', tags, summary: 'Next free peer address in the tunnel subnet',
-        schema: { params: IdParams(), response: { 200: Type.Object({ next_ip: Type.String() }) } },
-        handler: (request) => ({ next_ip: vpn.nextFreeAddress(params(request).id) }),
-      },
-      {
-        method: 'PUT', path: '/api/v1/vpn/wg/{tid}/peers/{pid}', access: 'vpn:write', tags,
-        summary: 'Change a peer (public key is fixed; preshared_key "" clears it)',
-        schema: { params: PeerParams, body: WgPeerUpdate, response: { 200: WgPeerRecord } },
-        handler: (request) => vpn.peers.toRecord(vpn.updatePeer(params(request).tid, params(request).pid, request.body as ConfigData)),
-      },
-      {
-        method: 'GET', path: '/api/v1/vpn/wg/{tid}/peers/{pid}/config', access: 'vpn:read', tags,
-        summary: 'Rendered client configuration (full and split tunnel), as JSON, a .conf file or a PNG QR code',
-        schema: {
-          params: PeerParams,
-          querystring: PeerConfigQuery,
-          response: {
-            200: MediaBodies('The configuration as JSON (default), a .conf file (?format=conf) or a PNG QR code (?format=qr)', {
-              'application/json': PeerConfig, 'text/plain': TEXT, 'image/png': BINARY,
-            }),
-          },
-        },
-        handler: async (request, reply) => {
-          const { tid, pid } = params(request);
-          const { format, variant } = request.query as { format: string; variant: 'full' | 'split' };
-          const config = vpn.peerConfig(tid, pid);
-          const text = variant === 'split' ? config.split_tunnel : config.full_tunnel;
-          reply.header('cache-control', 'no-store');
-          if (format === 'conf') {
-            return reply.type('text/plain; charset=utf-8').header('content-disposition', `attachment; filename="peer-${pid.slice(0, 8)}-${variant}.conf"`).send(text);
-          }
-          if (format === 'qr') return reply.type('image/png').send(await QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 2 }));
-          return config;
-        },
-      },
-      ...vpn.ipsec.routes(),
-      {
-        method: 'POST', path: '/api/v1/vpn/ipsec', access: 'vpn:write', tags, summary: 'Create an IPsec SA',
-        schema: { body: IpsecCreate, response: { 201: IpsecRecord } },
-        handler: (request, reply) => reply.status(201).send(vpn.ipsec.toRecord(vpn.createIpsec(request.body as ConfigData))),
-      },
-      {
-        method: 'PUT', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:write', tags, summary: 'Change an IPsec SA (fields not sent are kept)',
-        schema: { params: IdParams(), body: IpsecUpdate, response: { 200: IpsecRecord } },
-        handler: (request) => {
-          const { id } = params(request);
-          vpn.updateIpsec(id, request.body as ConfigData);
-          return ipsecRecord(id);
-        },
-      },
-    ];
-    return routes;
-  },
-};
+    }),
+  ];
+  return routes;
+}

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StringEnum, Uuid } from '../../http/schema-helpers.js';
+import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 import { HOST_PORT_PATTERN, INTERFACE_NAME_PATTERN, SINGLE_LINE_TEXT_PATTERN, WIREGUARD_KEY_PATTERN } from '../../render/grammar.js';
 
 const Nullable = <T extends object>(schema: T, options: Record<string, unknown> = {}) =>

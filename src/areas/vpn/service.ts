@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomInt } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import type { Collection } from '../../http/collection.js';
+import type { CollectionModel } from '../../model/collection-model.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { ipv4ToNumber, networkOf, numberToIpv4, parseAddressSpec, parseCidr } from '../../net/address.js';
@@ -48,27 +48,23 @@ function checkTunnel(data: ConfigData): void {
 
 /** WireGuard tunnels and peers, IPsec SAs: the configuration model and what is derived from it. */
 export class VpnService {
-  readonly tunnels: Collection;
-  readonly peers: Collection;
-  readonly ipsec: Collection;
+  readonly tunnels: CollectionModel;
+  readonly peers: CollectionModel;
+  readonly ipsec: CollectionModel;
 
   constructor(private readonly context: AppContext) {
-    this.tunnels = context.collections.declare({
-      kind: 'wg_tunnel', path: '/api/v1/vpn/wg', noun: 'WireGuard tunnel', tags: ['vpn'],
-      access: { read: 'vpn:read', write: 'vpn:write' },
+    const { models } = context;
+    this.tunnels = models.collection({
+      kind: 'wg_tunnel', noun: 'WireGuard tunnel', writeAccess: 'vpn:write',
       schema: WgTunnelStored,
-      operations: ['list', 'read'],
-      unique: ['name', 'listen_port', 'interface'],
+      unique: [{ field: 'name', caseInsensitive: true }, 'listen_port', 'interface'],
       writeOnly: ['private_key'],
       validate: checkTunnel,
     });
-    this.peers = context.collections.declare({
-      kind: 'wg_peer', path: '/api/v1/vpn/wg/{id}/peers', itemPath: '/api/v1/vpn/wg/{tid}/peers/{pid}', idParam: 'pid',
-      noun: 'WireGuard peer', tags: ['vpn'],
-      access: { read: 'vpn:read', write: 'vpn:write' },
+    this.peers = models.collection({
+      kind: 'wg_peer', noun: 'WireGuard peer', writeAccess: 'vpn:write',
       schema: WgPeerStored,
-      operations: ['list', 'read', 'delete'],
-      parent: { kind: 'wg_tunnel', field: 'tunnel_id', listParam: 'id', itemParam: 'tid' },
+      parent: { kind: 'wg_tunnel', field: 'tunnel_id' },
       references: [{ field: 'tunnel_id', kind: 'wg_tunnel' }],
       writeOnly: ['preshared_key', 'client_private_key'],
       unique: ['public_key'],
@@ -81,12 +77,10 @@ export class VpnService {
       },
       validate: (data, { existing }) => this.checkPeerAddresses(data, existing),
     });
-    this.ipsec = context.collections.declare({
-      kind: 'ipsec_sa', path: '/api/v1/vpn/ipsec', noun: 'IPsec SA', tags: ['vpn'],
-      access: { read: 'vpn:read', write: 'vpn:write' },
+    this.ipsec = models.collection({
+      kind: 'ipsec_sa', noun: 'IPsec SA', writeAccess: 'vpn:write',
       schema: IpsecStored,
-      operations: ['list', 'read', 'delete'],
-      unique: ['name'],
+      unique: [{ field: 'name', caseInsensitive: true }],
       computed: {
         schema: IpsecComputed,
         add: (object) => ({
@@ -132,7 +126,7 @@ export class VpnService {
 
   async deleteTunnel(id: string): Promise<void> {
     const tunnel = this.tunnels.find(id);
-    this.context.collections.assertNotReferenced(tunnel);
+    this.context.models.assertNotReferenced(tunnel);
     if (tunnel.data.status === 'up') await this.context.platform.wireguard.down(String(tunnel.data.interface));
     this.tunnels.remove(id);
   }

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
-import { badRequest, conflict } from '../../core/errors.js';
-import type { Collection, CollectionRegistry } from '../../http/collection.js';
-import { StringEnum, type JsonObjectSchema } from '../../http/schema-helpers.js';
+import { badRequest } from '../../core/errors.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { ModelRegistry } from '../../model/registry.js';
+import { StringEnum } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { isHttpsUrl, OIDC_DEFAULT_SCOPES, PRESET_DEFAULTS, PROVIDER_TYPES, type PresetName, type PresetOverrides, type ProviderType } from './presets.js';
 
@@ -27,7 +28,7 @@ export const ProviderSchema = Type.Object({
   userinfo_url: HttpsUrl('userinfo endpoint (https); required for oidc, overrides the preset\'s otherwise'),
   issuer: HttpsUrl('expected `iss` of ID tokens; default: the preset\'s, or the origin of auth_url'),
   enabled: Type.Optional(Type.Boolean({ default: true, description: 'disabled providers are not offered and refuse sign-ins' })),
-}) as unknown as JsonObjectSchema;
+});
 
 /** A provider with every URL worked out: what the OAuth client needs. */
 export interface ResolvedProvider {
@@ -48,12 +49,7 @@ export interface ResolvedProvider {
 
 const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
-function validateProvider(data: ConfigData, collection: () => Collection, existing: ConfigObject | undefined): void {
-  const name = String(data.name);
-  const clash = collection()
-    .objects()
-    .find((other) => other.id !== existing?.id && String(other.data.name).toLowerCase() === name.toLowerCase());
-  if (clash) throw conflict(`oauth provider with name "${name}" already exists`);
+function validateProvider(data: ConfigData): void {
   for (const field of [...URL_FIELDS, 'issuer'] as const) {
     const value = nonEmpty(data[field]);
     if (value !== undefined && !isHttpsUrl(value)) throw badRequest(`body.${field} must be an https:// URL`);
@@ -63,20 +59,17 @@ function validateProvider(data: ConfigData, collection: () => Collection, existi
   }
 }
 
-/** Declares the provider collection: list, create, update, delete, exactly as endpoints.tsv has them. */
-export function declareProviders(collections: CollectionRegistry): Collection {
-  const providers: Collection = collections.declare({
+/** The provider collection: names are unique regardless of case; the client secret is write-only. */
+export function declareProviders(models: ModelRegistry): CollectionModel {
+  return models.collection({
     kind: PROVIDER_KIND,
-    path: '/api/v1/auth/oauth/providers',
-    schema: ProviderSchema,
-    access: { read: 'settings:read', write: 'settings:write' },
-    operations: ['list', 'create', 'update', 'delete'],
-    writeOnly: ['client_secret'],
-    validate: (data, context) => validateProvider(data, () => providers, context.existing),
-    tags: ['auth', 'sso'],
     noun: 'oauth provider',
+    schema: ProviderSchema,
+    writeAccess: 'settings:write',
+    unique: [{ field: 'name', caseInsensitive: true }],
+    writeOnly: ['client_secret'],
+    validate: validateProvider,
   });
-  return providers;
 }
 
 /**

@@ -3,8 +3,9 @@ import * as oauth from 'openid-client';
 import type { AppContext } from '../../context.js';
 import { randomHex, sha256Hex, safeEqual } from '../../core/crypto.js';
 import { badRequest, notFound, unauthorized } from '../../core/errors.js';
-import type { Collection } from '../../http/collection.js';
-import { Singleton } from '../../http/singleton.js';
+import type { CollectionModel } from '../../model/collection-model.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
+import type { ConfigData } from '../../store/config-store.js';
 import type { ConfigObject } from '../../store/config-store.js';
 import { cookiesSecure, readCookie, setScopedCookie, setSessionCookies } from '../cookies.js';
 import { actorOf, type TokenPair } from '../identity-service.js';
@@ -60,8 +61,8 @@ export interface CookieSession {
  * hand-off and the session cookies. Routes translate HTTP; everything that decides lives here.
  */
 export class SsoService {
-  readonly providers: Collection;
-  readonly settingsSection: Singleton;
+  readonly providers: CollectionModel;
+  readonly settingsSection: SingletonModel<SsoSettings & ConfigData>;
   readonly links: IdentityLinks;
   /** State nonces: 10 minutes, single use, bound to provider, redirect URI, PKCE verifier and browser. */
   readonly states: OneShotStore<PendingSignIn>;
@@ -69,20 +70,10 @@ export class SsoService {
   readonly totpTickets: OneShotStore<TotpHandOff>;
 
   constructor(private readonly context: AppContext) {
-    this.providers = declareProviders(context.collections);
-    this.settingsSection = new Singleton(
-      {
-        kind: SSO_SETTINGS_KIND,
-        path: '/api/v1/auth/oauth/settings',
-        schema: SsoSettingsSchema,
-        access: { read: 'settings:write', write: 'settings:write' },
-        validate: validateSsoSettings,
-        tags: ['auth', 'sso'],
-        noun: 'SSO settings',
-      },
-      context.store,
-      context.sealer,
-    );
+    this.providers = declareProviders(context.models);
+    this.settingsSection = context.models.singleton({
+      kind: SSO_SETTINGS_KIND, noun: 'SSO settings', writeAccess: 'settings:write', schema: SsoSettingsSchema, validate: validateSsoSettings,
+    });
     this.links = new IdentityLinks(context.db, context.clock);
     this.states = new OneShotStore(context.clock, STATE_TTL_MS);
     this.totpTickets = new OneShotStore(context.clock, TOTP_TICKET_TTL_MS);
@@ -93,7 +84,7 @@ export class SsoService {
   settings(): SsoSettingsView {
     const auth = this.context.identity.settings();
     return {
-      ...(this.settingsSection.read() as unknown as SsoSettings),
+      ...(this.settingsSection.read()),
       auto_create_oauth_users: auth.auto_create_oauth_users,
       require_totp_for_oauth: auth.require_totp_for_oauth,
     };
@@ -264,7 +255,7 @@ export class SsoService {
   }
 
   private publicUrl(): string {
-    return (this.settingsSection.read() as unknown as SsoSettings).public_url;
+    return (this.settingsSection.read()).public_url;
   }
 
   /** `public_url` when set; else scheme and Host of the request (X-Forwarded-* only from trusted proxies). */
@@ -288,7 +279,7 @@ export class SsoService {
   }
 
   private client(provider: ResolvedProvider, object: ConfigObject): ProviderClient {
-    const settings = this.settingsSection.read() as unknown as SsoSettings;
+    const settings = this.settingsSection.read();
     return new ProviderClient(provider, this.providers.secret(object, 'client_secret') ?? '', {
       allowList: settings.allowed_networks,
       extraCa: pemCertificates(settings.trusted_ca_pem),

@@ -1,8 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { badRequest } from '../../core/errors.js';
-import type { JsonObjectSchema } from '../../http/schema-helpers.js';
 
 export const SSO_SETTINGS_KIND = 'oauth_settings';
 
@@ -26,13 +25,9 @@ export const SsoSettingsSchema = Type.Object({
     default: '',
     description: 'extra CA certificates (PEM) trusted for identity-provider connections, besides the public roots',
   }),
-}) as unknown as JsonObjectSchema;
+});
 
-export interface SsoSettings {
-  public_url: string;
-  allowed_networks: string[];
-  trusted_ca_pem: string;
-}
+export type SsoSettings = Static<typeof SsoSettingsSchema>;
 
 /** Trims and drops a trailing slash, so `{public_url}/api/v1/...` never has a double slash. */
 export function normalisePublicUrl(value: string): string {

@@ -8,9 +8,9 @@ import { mapForeignConfig } from './map.js';
 import { MAPPED_KINDS, MAPPED_SECRETS, type MappedKind, type MappedObject, type MappingPlan, type SkippedElement } from './model.js';
 import { ForeignConfigError, parseForeignConfig } from './xml.js';
 import { ADAPTERS, PLACEHOLDER_KINDS, type Adapter, type AdapterContext } from './adapters.js';
-import type { Collection } from '../../../http/collection.js';
+import type { CollectionModel } from '../../../model/collection-model.js';
 import { HttpError } from '../../../core/errors.js';
-import { assertValid, compileBodyValidator } from '../../../http/validation.js';
+import { assertValid, compileBodyValidator } from '../../../model/validation.js';
 import type { ValidateFunction } from 'ajv';
 import type { Permission } from '../../../core/permissions.js';
 import { assertNoRefusedSections, holds, refusedKinds } from '../section-access.js';
@@ -156,32 +156,31 @@ export class ThirdPartyImporter {
   }
 
   /** The adapter and collection an intermediate kind is written through in this build, if any. */
-  private target(kind: MappedKind): { adapter: Adapter; collection?: Collection } | undefined {
+  private target(kind: MappedKind): { adapter: Adapter; collection?: CollectionModel } | undefined {
     const adapter = ADAPTERS[kind];
     if (!adapter) return undefined;
     if (adapter.write) return { adapter };
-    const collection = this.context.collections.all().find((c) => c.kind === adapter.kind);
+    const collection = this.context.models.collections().find((c) => c.kind === adapter.kind);
     return collection ? { adapter, collection } : undefined;
   }
 
-  private readonly validators = new Map<string, ValidateFunction | null>();
+  private readonly validators = new Map<string, ValidateFunction>();
 
-  /** The body schema of the POST that creates objects of the collection (the request normaliser's when it has one). */
-  private createValidator(adapter: Adapter, collection: Collection): ValidateFunction | null {
-    if (!this.validators.has(adapter.kind)) {
-      const route = collection.routes().find((r) => r.method === 'POST' && r.path === collection.spec.path);
-      const schema = adapter.request?.schema ?? route?.schema?.body;
-      this.validators.set(adapter.kind, schema ? compileBodyValidator(schema) : null);
+  /** The body schema objects of the collection are created with (the request normaliser's when it has one). */
+  private createValidator(adapter: Adapter, collection: CollectionModel): ValidateFunction {
+    let validator = this.validators.get(adapter.kind);
+    if (!validator) {
+      validator = compileBodyValidator(adapter.request?.schema ?? collection.schemas.create);
+      this.validators.set(adapter.kind, validator);
     }
-    return this.validators.get(adapter.kind)!;
+    return validator;
   }
 
   /** Validates and stores one body as the area's POST does: body schema (with defaults), normaliser, collection create. */
-  private createLikeApi(target: { adapter: Adapter; collection?: Collection }, body: ConfigData, ctx: AdapterContext, parentId?: string): ConfigObject {
+  private createLikeApi(target: { adapter: Adapter; collection?: CollectionModel }, body: ConfigData, ctx: AdapterContext, parentId?: string): ConfigObject {
     const { adapter, collection } = target;
     if (adapter.write) return adapter.write(body, ctx);
-    const validator = this.createValidator(adapter, collection!);
-    if (validator) assertValid(validator, body);
+    assertValid(this.createValidator(adapter, collection!), body);
     const data = adapter.request ? adapter.request.toStored(body, ctx) : body;
     const stored = collection!.create(data, parentId);
     adapter.request?.after?.(ctx);

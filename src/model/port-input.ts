@@ -4,8 +4,8 @@
  * `PortInput` and `parsePortInput`, so the forms and the refusals are the same everywhere.
  */
 import { Type } from 'typebox';
-import { badRequest } from '../../core/errors.js';
-import type { PortRange } from '../../compile/firewall-types.js';
+import { badRequest } from '../core/errors.js';
+import type { PortRange } from '../compile/firewall-types.js';
 
 export const PORT_MIN = 0;
 export const PORT_MAX = 65535;

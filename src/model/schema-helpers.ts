@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TUnsafe } from 'typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 
 /** A string enum as plain JSON Schema `enum`, so a bad value answers "must be one of: a, b, c". */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> =>
@@ -18,3 +18,9 @@ export function withoutDefaults<T>(schema: T): T {
 }
 
 export type JsonObjectSchema = TSchema & { properties: Record<string, TSchema>; required?: string[] };
+
+/**
+ * The data a model holds for a schema: the schema's static type when the declaration gives a TypeBox object
+ * (with its defaults filled, every field is present), plain ConfigData for a schema only known as an object.
+ */
+export type DataOf<S extends JsonObjectSchema> = JsonObjectSchema extends S ? Record<string, unknown> : Static<S> & Record<string, unknown>;

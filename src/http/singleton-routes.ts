@@ -1,0 +1,32 @@
+import type { RouteAccess } from '../core/permissions.js';
+import type { SingletonModel } from '../model/singleton-model.js';
+import type { ConfigData } from '../store/config-store.js';
+import type { RouteSpec } from './route.js';
+
+/** Where and to whom a settings section is served. */
+export interface SingletonRouteParts {
+  path: string;
+  /** `write` must be the model's writeAccess: import and restore hold callers to the same permission. */
+  access: { read: RouteAccess; write: RouteAccess };
+  tags: string[];
+}
+
+/** GET (with defaults, secrets left out) and PUT (a patch: fields not sent are kept) of a settings section. */
+export function singletonRoutes(model: SingletonModel, parts: SingletonRouteParts): [get: RouteSpec, put: RouteSpec] {
+  if (parts.access.write !== model.declaration.writeAccess) {
+    throw new Error(`${model.kind}: routes write with ${parts.access.write}, the model with ${model.declaration.writeAccess}`);
+  }
+  const { noun, schemas } = model;
+  return [
+    {
+      method: 'GET', path: parts.path, access: parts.access.read, tags: parts.tags, summary: `Read ${noun}`,
+      schema: { response: { 200: schemas.view } },
+      handler: () => model.visible(model.read()),
+    },
+    {
+      method: 'PUT', path: parts.path, access: parts.access.write, tags: parts.tags, summary: `Change ${noun} (fields not sent are kept)`,
+      schema: { body: schemas.patch, response: { 200: schemas.view } },
+      handler: (request) => model.visible(model.write(request.body as ConfigData)),
+    },
+  ];
+}
