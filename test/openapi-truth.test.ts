@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { SERVED_FILE_PATHS } from '../src/http/extensions.js';
+import { toSpecPath } from '../src/http/route.js';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { startTestApp, json } from './helpers/app.js';
@@ -12,8 +14,8 @@ import { discrepancy, OperationDriver, type OpenApiDocument } from './helpers/op
  * WireGuard peer's configuration needs a tunnel body the sampler cannot invent.
  */
 
-/** Served by plugins, not API operations: the document itself and Swagger UI. */
-const isDocumentation = (path: string) => path.startsWith('/api/docs') || path === '/api/v1/openapi.json';
+/** Served files, not API operations: the document itself, Swagger UI and the web console. */
+const isDocumentation = (path: string) => SERVED_FILE_PATHS.some((pattern) => pattern.test(toSpecPath(path)));
 
 /** Driven before everything else: the CA's downloads need a CA. */
 const FIRST: ReadonlySet<string> = new Set(['POST /api/v1/ca']);
