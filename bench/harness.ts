@@ -42,3 +42,18 @@ export async function load(fn: () => Promise<void>, concurrency: number, duratio
 }
 
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+/** Requests per second that a worker-thread client gets from `origin + path` (see load-worker.ts). */
+export async function throughput(request: { origin: string; path: string; headers?: Record<string, string>; connections?: number; durationMs?: number; status?: number }): Promise<number> {
+  const { Worker } = await import('node:worker_threads');
+  const worker = new Worker(new URL('./load-worker.js', import.meta.url), {
+    workerData: { headers: {}, connections: 8, durationMs: 2000, status: 200, ...request },
+  });
+  const result = await new Promise<{ perSecond?: number; error?: string }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  if (result.error !== undefined) throw new Error(result.error);
+  return result.perSecond!;
+}
