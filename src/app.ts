@@ -18,6 +18,7 @@ import { MethodIndex } from './http/method-index.js';
 import { toRouterPath, type RouteSpec } from './http/route.js';
 import { validatorCompiler } from './http/validation.js';
 import { installAccessControl } from './http/access.js';
+import { documentConditional, installConditionalRequests, refuseUnsupportedPreconditions } from './http/conditional.js';
 import { AREAS } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
@@ -130,6 +131,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   installErrorHandling(app, methods);
   installAccessControl(app, context.identity);
+  refuseUnsupportedPreconditions(app);
+  installConditionalRequests(app);
 
   await app.register(swagger, {
     openapi: {
@@ -143,6 +146,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       },
       security: [{ bearer: [] }, { apiKey: [] }],
     },
+    transform: ({ schema, url, route }) => ({ schema: documentConditional(schema as never, route.config?.conditional) as typeof schema, url }),
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -167,7 +171,7 @@ function registerRoute(app: FastifyInstance, route: RouteSpec): void {
   app.route({
     method: route.method,
     url: toRouterPath(route.path),
-    config: { access: route.access, acceptsTicket: route.acceptsTicket ?? false },
+    config: { access: route.access, acceptsTicket: route.acceptsTicket ?? false, conditional: route.conditional },
     bodyLimit: route.bodyLimit,
     schema: {
       ...route.schema,

@@ -8,6 +8,8 @@ import type { RouteSpec } from './route.js';
 import { assertValid, compileBodyValidator } from './validation.js';
 import { ListQuery, pageOf, readListParams } from './paging.js';
 import { Uuid, withoutDefaults, type JsonObjectSchema } from './schema-helpers.js';
+import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
+import { ReadCache } from './read-cache.js';
 
 /** A field of one kind that names objects of another kind. */
 export interface Reference {
@@ -175,6 +177,14 @@ export class Collection {
     return typeof value === 'string' ? this.sealer.open(value) : undefined;
   }
 
+  /**
+   * The entity tag of one object: a hash of its record as served and of its stored data (sealed secrets
+   * included, so changing only a secret changes the tag). Other objects never change it.
+   */
+  entityTag(object: ConfigObject, record = this.toRecord(object)): string {
+    return strongTagOfValue([record, object.data]);
+  }
+
   toRecord(object: ConfigObject): CollectionRecord {
     return {
       id: object.id,
@@ -204,14 +214,22 @@ export class Collection {
     const tags = spec.tags;
     if (operations.includes('list')) {
       routes.push({
-        method: 'GET', path: spec.path, access: spec.access.read, tags, summary: `List ${spec.noun} objects`,
+        method: 'GET', path: spec.path, access: spec.access.read, tags, summary: `List ${spec.noun} objects`, conditional: 'read',
         schema: { params: listParams, querystring: ListQuery, response: { 200: { type: 'array', items: record } } },
         handler: (request, reply) => {
           const parentId = parentOf(request, listParent);
           if (parentId !== undefined) this.requireParent(parentId);
-          const { page, total } = pageOf(this.records(parentId), readListParams(request.query as Record<string, unknown>, this.filterable));
-          reply.header('x-total-count', String(total));
-          return page;
+          const params = readListParams(request.query as Record<string, unknown>, this.filterable);
+          const answer = () => {
+            const { page, total } = pageOf(this.records(parentId), params);
+            return { body: page, headers: { 'x-total-count': String(total) } };
+          };
+          // Computed fields come from the running system, not the store: those lists are built every time.
+          if (spec.computed) {
+            const built = answer();
+            return reply.headers(built.headers).send(built.body);
+          }
+          return this.registry.readCache.send(reply, this.kind, `${parentId ?? ''}?${JSON.stringify(request.query)}`, answer);
         },
       });
     }
@@ -227,23 +245,35 @@ export class Collection {
     }
     if (operations.includes('read')) {
       routes.push({
-        method: 'GET', path: itemPath, access: spec.access.read, tags, summary: `Read one ${spec.noun}`,
+        method: 'GET', path: itemPath, access: spec.access.read, tags, summary: `Read one ${spec.noun}`, conditional: 'read',
         schema: { params: itemParams, response: { 200: record } },
-        handler: (request) => this.toRecord(this.find(idOf(request), parentOf(request, itemParent))),
+        handler: (request, reply) => {
+          const object = this.find(idOf(request), parentOf(request, itemParent));
+          const served = this.toRecord(object);
+          setEntityTag(reply, this.entityTag(object, served));
+          return served;
+        },
       });
     }
     if (operations.includes('update')) {
       routes.push({
-        method: 'PUT', path: itemPath, access: spec.access.write, tags, summary: `Update one ${spec.noun} (fields not sent are kept)`,
+        method: 'PUT', path: itemPath, access: spec.access.write, tags, summary: `Update one ${spec.noun} (fields not sent are kept)`, conditional: 'write',
         schema: { params: itemParams, body: this.updateBody, response: { 200: record } },
-        handler: (request) => this.toRecord(this.update(idOf(request), request.body as ConfigData, parentOf(request, itemParent))),
+        handler: (request, reply) => {
+          requirePreconditions(request, this.entityTag(this.find(idOf(request), parentOf(request, itemParent))));
+          const updated = this.update(idOf(request), request.body as ConfigData, parentOf(request, itemParent));
+          const served = this.toRecord(updated);
+          setEntityTag(reply, this.entityTag(updated, served));
+          return served;
+        },
       });
     }
     if (operations.includes('delete')) {
       routes.push({
-        method: 'DELETE', path: itemPath, access: spec.access.write, tags, summary: `Delete one ${spec.noun}`,
+        method: 'DELETE', path: itemPath, access: spec.access.write, tags, summary: `Delete one ${spec.noun}`, conditional: 'write',
         schema: { params: itemParams },
         handler: (request, reply) => {
+          requirePreconditions(request, this.entityTag(this.find(idOf(request), parentOf(request, itemParent))));
           this.remove(idOf(request), parentOf(request, itemParent));
           return reply.status(204).send();
         },
@@ -295,11 +325,15 @@ export class Collection {
 /** All declared collections, so references can be checked in both directions. */
 export class CollectionRegistry {
   private readonly byKind = new Map<string, Collection>();
+  /** Serialised list answers, shared by every collection of this store. */
+  readonly readCache: ReadCache;
 
   constructor(
     private readonly store: ConfigStore,
     private readonly sealer: Sealer,
-  ) {}
+  ) {
+    this.readCache = new ReadCache(store);
+  }
 
   declare(spec: CollectionSpec): Collection {
     if (this.byKind.has(spec.kind)) throw new Error(`collection kind ${spec.kind} declared twice`);

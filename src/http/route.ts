@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAccess } from '../core/permissions.js';
+import type { ConditionalRole } from './conditional.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -25,6 +26,8 @@ export interface RouteSpec {
   bodyLimit?: number;
   /** Streams a browser opens without headers (EventSource, WebSocket) may authenticate with `?ticket=`. */
   acceptsTicket?: boolean;
+  /** Conditional requests (http/conditional.ts): `read` answers an ETag and 304; `write` honours If-Match. */
+  conditional?: ConditionalRole;
   handler: (request: FastifyRequest, reply: FastifyReply) => unknown;
 }
 

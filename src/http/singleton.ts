@@ -5,6 +5,7 @@ import type { ConfigData, ConfigStore } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
 import { assertValid, compileBodyValidator, describeValidationErrors } from './validation.js';
 import { withoutDefaults, type JsonObjectSchema } from './schema-helpers.js';
+import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
 
 export interface SingletonSpec {
   kind: string;
@@ -54,6 +55,11 @@ export class Singleton {
     return { ...data, ...visible };
   }
 
+  /** The section's entity tag: a hash of its values, sealed secrets included (a new secret changes the tag). */
+  entityTag(data = this.read()): string {
+    return strongTagOfValue(data);
+  }
+
   visible(data: ConfigData): ConfigData {
     return Object.fromEntries(Object.entries(data).filter(([k]) => !this.writeOnly.has(k)));
   }
@@ -82,14 +88,24 @@ export class Singleton {
     const { spec } = this;
     return [
       {
-        method: 'GET', path: spec.path, access: spec.access.read, tags: spec.tags, summary: `Read ${spec.noun}`,
+        method: 'GET', path: spec.path, access: spec.access.read, tags: spec.tags, summary: `Read ${spec.noun}`, conditional: 'read',
         schema: { response: { 200: this.visibleSchema } },
-        handler: () => this.visible(this.read()),
+        handler: (_request, reply) => {
+          const data = this.read();
+          setEntityTag(reply, this.entityTag(data));
+          return this.visible(data);
+        },
       },
       {
-        method: 'PUT', path: spec.path, access: spec.access.write, tags: spec.tags, summary: `Change ${spec.noun} (fields not sent are kept)`,
+        method: 'PUT', path: spec.path, access: spec.access.write, tags: spec.tags, summary: `Change ${spec.noun} (fields not sent are kept)`, conditional: 'write',
         schema: { body: { ...withoutDefaults(spec.schema), required: [], additionalProperties: false }, response: { 200: this.visibleSchema } },
-        handler: (request) => this.visible(this.write(request.body as ConfigData)),
+        handler: (request, reply) => {
+          requirePreconditions(request, this.entityTag());
+          this.write(request.body as ConfigData);
+          const data = this.read();
+          setEntityTag(reply, this.entityTag(data));
+          return this.visible(data);
+        },
       },
     ];
   }

@@ -36,6 +36,9 @@ const singletonId = (kind: string) => `singleton:${kind}`;
 export class ConfigStore {
   private readonly cache = new Map<string, ConfigObject[]>();
   private readonly listeners = new Set<(change: ConfigChange) => void>();
+  /** Counts changes per kind; `epoch` counts changes to every kind at once (replaceAll, a rolled-back transaction). */
+  private readonly kindGenerations = new Map<string, number>();
+  private epoch = 0;
   private depth = 0;
   private readonly statements;
   /** Which kinds exist and which of their fields are secret (filled by collections and settings sections). */
@@ -65,6 +68,8 @@ export class ConfigStore {
       return this.db.transaction(fn)();
     } catch (error) {
       this.cache.clear();
+      // The in-memory copy may have shown the rolled-back writes: whatever was derived from it is stale.
+      this.epoch++;
       throw error;
     } finally {
       this.depth--;
@@ -74,6 +79,14 @@ export class ConfigStore {
   onChange(listener: (change: ConfigChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * A value that differs whenever the objects of `kind` may have changed since it was last read (every
+   * insert, update, delete, reorder, replaceAll and rolled-back transaction), for caches derived from them.
+   */
+  generation(kind: string): string {
+    return `${this.epoch}.${this.kindGenerations.get(kind) ?? 0}`;
   }
 
   list(kind: string): readonly ConfigObject[] {
@@ -183,6 +196,8 @@ export class ConfigStore {
   }
 
   private emit(change: ConfigChange): void {
+    if (change.kind === '*') this.epoch++;
+    else this.kindGenerations.set(change.kind, (this.kindGenerations.get(change.kind) ?? 0) + 1);
     for (const listener of this.listeners) listener(change);
   }
 }

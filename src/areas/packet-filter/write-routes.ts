@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Collection } from '../../http/collection.js';
 import type { RouteSpec } from '../../http/route.js';
 import { IdParams } from '../../http/schema-helpers.js';
+import { requirePreconditions, setEntityTag } from '../../http/conditional.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 
 /**
@@ -39,14 +40,18 @@ export function normalisedWriteRoutes(
       },
     },
     {
-      method: 'PUT', path: itemPath, access: spec.access.write, tags: spec.tags,
+      method: 'PUT', path: itemPath, access: spec.access.write, tags: spec.tags, conditional: 'write',
       summary: `Update one ${spec.noun} (fields not sent are kept)`,
       schema: { params: IdParams(), body: options.updateBody, response: { 200: recordSchema } },
-      handler: (request) => {
+      handler: (request, reply) => {
         const id = idOf(request);
         const existing = collection.find(id);
+        requirePreconditions(request, collection.entityTag(existing));
         around(() => collection.update(id, options.toStored(request.body as Record<string, unknown>, existing)));
-        return collection.toRecord(collection.find(id));
+        const updated = collection.find(id);
+        const served = collection.toRecord(updated);
+        setEntityTag(reply, collection.entityTag(updated, served));
+        return served;
       },
     },
   ];
