@@ -117,16 +117,19 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     closing = true;
     for (const area of options.areas ?? AREAS) await area.beforeClose?.(context);
   });
-  app.addHook('onSend', async (request, reply) => {
+  // Per-request hooks take callbacks rather than promises: they run on every request and never wait.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   // One line per request; the path only (query strings may carry tickets), never headers or bodies.
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
       'request',
     );
+    done();
   });
 
   installErrorHandling(app, methods);
