@@ -206,8 +206,16 @@ try {
     return response.arrayBuffer();
   };
   const reloadMs = await timeAsync(reloadOnce, 3);
+  // The usual reload follows a change: a new configuration version is hashed, packed and stored.
+  const changedSamples: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await put(`/api/v1/rules/${ids[6000]}`, { label: `reload-${i}` });
+    const start = performance.now();
+    await reloadOnce();
+    changedSamples.push(performance.now() - start);
+  }
   const pendingMs = await timeAsync(() => get('/api/v1/pending'));
-  console.log(`POST /reload with ${RULES} rules (simulated platform: compile + snapshot): ${fmt(reloadMs)} ms (target < 500 ms)   baseline GET /pending: ${fmt(pendingMs)} ms`);
+  console.log(`POST /reload with ${RULES} rules (simulated platform: compile + snapshot): ${fmt(reloadMs)} ms unchanged, ${fmt(median(changedSamples))} ms after a change (target < 500 ms)   baseline GET /pending: ${fmt(pendingMs)} ms`);
 } finally {
   await server.stop();
 }

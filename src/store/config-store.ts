@@ -39,6 +39,7 @@ export class ConfigStore {
   /** Counts changes per kind; `epoch` counts changes to every kind at once (replaceAll, a rolled-back transaction). */
   private readonly kindGenerations = new Map<string, number>();
   private epoch = 0;
+  private changes = 0;
   private depth = 0;
   private readonly statements;
   /** Which kinds exist and which of their fields are secret (filled by collections and settings sections). */
@@ -57,6 +58,7 @@ export class ConfigStore {
       position: db.prepare('UPDATE config_objects SET position = ? WHERE id = ? AND kind = ?'),
       remove: db.prepare('DELETE FROM config_objects WHERE id = ? AND kind = ?'),
       all: db.prepare('SELECT * FROM config_objects ORDER BY kind, position, created_at'),
+      kinds: db.prepare('SELECT DISTINCT kind FROM config_objects ORDER BY kind'),
       clear: db.prepare('DELETE FROM config_objects'),
     };
   }
@@ -82,11 +84,12 @@ export class ConfigStore {
   }
 
   /**
-   * A value that differs whenever the objects of `kind` may have changed since it was last read (every
-   * insert, update, delete, reorder, replaceAll and rolled-back transaction), for caches derived from them.
+   * A value that differs whenever the objects of `kind` (default: of any kind) may have changed since it was
+   * last read (every insert, update, delete, reorder, replaceAll and rolled-back transaction), for caches
+   * derived from them.
    */
-  generation(kind: string): string {
-    return `${this.epoch}.${this.kindGenerations.get(kind) ?? 0}`;
+  generation(kind?: string): string {
+    return `${this.epoch}.${kind === undefined ? this.changes : (this.kindGenerations.get(kind) ?? 0)}`;
   }
 
   list(kind: string): readonly ConfigObject[] {
@@ -176,6 +179,15 @@ export class ConfigStore {
     });
   }
 
+  /**
+   * Every object of every kind from the in-memory copy, by kind then position: no SQL or JSON parsing. The
+   * objects are the store's own and must not be changed.
+   */
+  everything(): readonly ConfigObject[] {
+    const kinds = this.statements.kinds.all() as { kind: string }[];
+    return kinds.flatMap(({ kind }) => this.list(kind));
+  }
+
   /** The whole configuration, for versions, export and diff. */
   snapshot(): ConfigObject[] {
     return (this.statements.all.all() as Row[]).map(fromRow);
@@ -196,6 +208,7 @@ export class ConfigStore {
   }
 
   private emit(change: ConfigChange): void {
+    this.changes++;
     if (change.kind === '*') this.epoch++;
     else this.kindGenerations.set(change.kind, (this.kindGenerations.get(change.kind) ?? 0) + 1);
     for (const listener of this.listeners) listener(change);

@@ -70,6 +70,13 @@ function textOf(data: Record<string, unknown>): string {
   return text;
 }
 
+/** JSON.stringify(snapshot), reusing the remembered text of each object's data. */
+function snapshotText(snapshot: FilterSnapshot): string {
+  const kinds = Object.entries(snapshot.objects).map(([kind, objects]) =>
+    `${JSON.stringify(kind)}:[${objects.map((o) => `{"id":${JSON.stringify(o.id)},"data":${textOf(o.data)}}`).join(',')}]`);
+  return `{"objects":{${kinds.join(',')}},"settings":${JSON.stringify(snapshot.settings)}}`;
+}
+
 /** Ids whose relative order changed: everything outside a longest increasing run of old positions. */
 function moved(commonInNewOrder: string[], oldIndex: Map<string, number>): Set<string> {
   const positions = commonInNewOrder.map((id) => oldIndex.get(id)!);
@@ -160,7 +167,7 @@ export class AppliedStore {
          ON CONFLICT (id) DO UPDATE SET applied_at = excluded.applied_at, dialect = excluded.dialect,
            snapshot = excluded.snapshot, ruleset = excluded.ruleset`,
       )
-      .run(appliedAt, dialect, JSON.stringify(snapshot), ruleset);
+      .run(appliedAt, dialect, snapshotText(snapshot), ruleset);
     this.cached = { snapshot, appliedAt, ruleset };
   }
 }
