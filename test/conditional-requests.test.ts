@@ -257,3 +257,16 @@ test('OpenAPI documents ETag, If-None-Match, If-Match, 304 and 412 on the condit
   assert.ok(document.paths['/api/v1/test/settings'].put.responses['412']);
   assert.equal(document.paths['/api/v1/test/hosts'].post.responses['412'], undefined, 'create keeps no precondition');
 });
+
+test('a cached list answers exactly the records a read of each answers, never a write-only field', async () => {
+  await ok('POST', '/api/v1/test/hosts', { name: 'etag-k', port: 2260, password: 'k-secret-1' });
+  for (let round = 0; round < 2; round++) {
+    const list = await ok('GET', '/api/v1/test/hosts?sort=-port');
+    assert.ok(!list.body.includes('k-secret-1') && !list.body.includes('password'), 'no secret, sealed or not');
+    const records = json(list);
+    const ports = records.map((h: { port: number }) => h.port);
+    assert.deepEqual(ports, [...ports].sort((a, b) => b - a), 'sorted as asked');
+    for (const record of records) assert.deepEqual(json(await ok('GET', `/api/v1/test/hosts/${record.id}`)), record);
+    await ok('PUT', `/api/v1/test/hosts/${records[0].id}`, { port: records[0].port + 1 });
+  }
+});

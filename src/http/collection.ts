@@ -220,16 +220,16 @@ export class Collection {
           const parentId = parentOf(request, listParent);
           if (parentId !== undefined) this.requireParent(parentId);
           const params = readListParams(request.query as Record<string, unknown>, this.filterable);
-          const answer = () => {
-            const { page, total } = pageOf(this.records(parentId), params);
-            return { body: page, headers: { 'x-total-count': String(total) } };
-          };
           // Computed fields come from the running system, not the store: those lists are built every time.
           if (spec.computed) {
-            const built = answer();
-            return reply.headers(built.headers).send(built.body);
+            const { page, total } = pageOf(this.records(parentId), params);
+            return reply.header('x-total-count', String(total)).send(page);
           }
-          return this.registry.readCache.send(reply, this.kind, `${parentId ?? ''}?${JSON.stringify(request.query)}`, answer);
+          const cache = this.registry.readCache;
+          return cache.send(reply, this.kind, `${parentId ?? ''}?${JSON.stringify(request.query)}`, () => {
+            const { page, total } = pageOf(this.objects(parentId).map((o) => cache.recordOf(o, (object) => this.toRecord(object))), params);
+            return { body: page, headers: { 'x-total-count': String(total) }, itemSchema: record };
+          });
         },
       });
     }

@@ -5,13 +5,18 @@
  */
 import type { FastifyReply } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import type { ConfigStore } from '../store/config-store.js';
+import type { ConfigObject, ConfigStore } from '../store/config-store.js';
 import { setEntityTag, strongTagOf } from './conditional.js';
 
 /** What a read answers before serialisation: the body and the headers that go with it (e.g. X-Total-Count). */
 export interface ReadAnswer {
   body: unknown;
   headers?: Record<string, string>;
+  /**
+   * For a list of records made by `recordOf`: the schema of one record. Each record is then serialised on its
+   * own and its text remembered, so after a change only the changed records are serialised again.
+   */
+  itemSchema?: object;
 }
 
 interface Entry {
@@ -30,6 +35,10 @@ export class ReadCache {
     // Entries larger than the whole budget are never stored (lru-cache refuses them), only served.
     sizeCalculation: (entry) => Math.max(1, entry.bytes.length),
   });
+
+  /** Records by the stored object they were made from: stored objects are replaced on change, never mutated. */
+  private readonly records = new WeakMap<ConfigObject, object>();
+  private readonly recordTexts = new WeakMap<object, string>();
 
   constructor(private readonly store: ConfigStore) {
     // The generation check alone keeps stale answers from being served; dropping them at once frees the memory.
@@ -52,8 +61,7 @@ export class ReadCache {
     let entry = this.entries.get(cacheKey);
     if (entry === undefined || entry.generation !== generation) {
       const answer = produce();
-      // The route's response serialiser (fast-json-stringify over the response schema) answers text.
-      const bytes = reply.serialize(answer.body) as string;
+      const bytes = this.serialize(reply, answer);
       entry = { generation, bytes, tag: strongTagOf(bytes), headers: answer.headers ?? {} };
       this.entries.set(cacheKey, entry);
     }
@@ -62,5 +70,33 @@ export class ReadCache {
     setEntityTag(reply, served.tag);
     reply.header('content-type', 'application/json; charset=utf-8');
     return reply.send(served.bytes);
+  }
+
+  /**
+   * The record `toRecord` makes of a stored object, made once per object. Only for records that depend on the
+   * object alone (no fields computed from outside the store); the caller must not change it.
+   */
+  recordOf<T extends object>(object: ConfigObject, toRecord: (object: ConfigObject) => T): T {
+    let record = this.records.get(object) as T | undefined;
+    if (record === undefined) {
+      record = toRecord(object);
+      this.records.set(object, record);
+    }
+    return record;
+  }
+
+  /** With the route's own serialisers (fast-json-stringify over its response schema), which answer text. */
+  private serialize(reply: FastifyReply, answer: ReadAnswer): string {
+    if (!answer.itemSchema || !Array.isArray(answer.body)) return reply.serialize(answer.body) as string;
+    const serializeItem = reply.compileSerializationSchema(answer.itemSchema as { [key: string]: unknown }, '200');
+    const texts = answer.body.map((item: { [key: string]: unknown }) => {
+      let text = this.recordTexts.get(item);
+      if (text === undefined) {
+        text = serializeItem(item);
+        this.recordTexts.set(item, text);
+      }
+      return text;
+    });
+    return `[${texts.join(',')}]`;
   }
 }
