@@ -270,3 +270,17 @@ test('a cached list answers exactly the records a read of each answers, never a 
     await ok('PUT', `/api/v1/test/hosts/${records[0].id}`, { port: records[0].port + 1 });
   }
 });
+
+test('hand-written settings answer an ETag from their body and 304; their writes refuse If-Match they cannot check', async () => {
+  const first = await ok('GET', '/api/v1/config/retention');
+  const tag = tagOf(first);
+  assert.equal((await call('GET', '/api/v1/config/retention', { headers: { 'if-none-match': tag } })).statusCode, 304);
+  const refused = await call('PUT', '/api/v1/config/retention', { payload: { max_versions: 50 }, headers: { 'if-match': tag } });
+  assertError(refused, 400, /headers\.if-match is not supported on PUT \/api\/v1\/config\/retention/);
+  assert.equal(tagOf(await ok('GET', '/api/v1/config/retention')), tag, 'nothing changed');
+  await ok('PUT', '/api/v1/config/retention', { max_versions: 50 });
+  const changed = await call('GET', '/api/v1/config/retention', { headers: { 'if-none-match': tag } });
+  assert.equal(changed.statusCode, 200);
+  assert.equal(json(changed).max_versions, 50);
+  assert.notEqual(tagOf(changed), tag);
+});

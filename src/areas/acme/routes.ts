@@ -20,7 +20,7 @@ export const acmeArea: Area = {
     const [targetList] = acme.targets.routes();
     return [
       {
-        method: 'GET', path: '/api/v1/acme/account', access: read, tags, summary: 'The ACME account (directory and contact)',
+        method: 'GET', conditional: 'read', path: '/api/v1/acme/account', access: read, tags, summary: 'The ACME account (directory and contact)',
         schema: { response: { 200: Account } },
         handler: () => acme.accountView(),
       },

@@ -24,7 +24,7 @@ export const aiArea: Area = {
         handler: (request) => ({ entries: ai.auditLog((request.query as { limit: number }).limit) }),
       },
       {
-        method: 'GET', path: '/api/v1/settings/ai', access: 'settings:read', tags: ['settings'], summary: 'AI provider configuration (API keys are never returned)',
+        method: 'GET', conditional: 'read', path: '/api/v1/settings/ai', access: 'settings:read', tags: ['settings'], summary: 'AI provider configuration (API keys are never returned)',
         schema: { response: { 200: AiSettings } },
         handler: () => ai.settings(),
       },

@@ -146,7 +146,7 @@ export const authArea: Area = {
         },
       },
       {
-        method: 'GET', path: '/api/v1/auth/roles', access: 'users:read', tags, summary: 'Built-in and custom roles',
+        method: 'GET', conditional: 'read', path: '/api/v1/auth/roles', access: 'users:read', tags, summary: 'Built-in and custom roles',
         schema: { response: { 200: { type: 'array', items: S.Role } } },
         handler: () => identity.roles.list(),
       },

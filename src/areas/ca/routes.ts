@@ -15,7 +15,7 @@ export const caArea: Area = {
     const ca = new CaService(context);
     return [
       {
-        method: 'GET', path: '/api/v1/ca', access: 'settings:read', tags, summary: 'The local CA (initialized false until generated)',
+        method: 'GET', conditional: 'read', path: '/api/v1/ca', access: 'settings:read', tags, summary: 'The local CA (initialized false until generated)',
         schema: { response: { 200: CaInfo } },
         handler: () => ca.info(),
       },

@@ -226,7 +226,7 @@ export class ObjectStorageBackups {
   routes(): RouteSpec[] {
     return [
       {
-        method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
+        method: 'GET', conditional: 'read', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
         handler: () => this.view(this.settings.read()),
       },
       {

@@ -93,7 +93,7 @@ function lifecycleRoutes(context: AppContext, { service, commitConfirm }: Config
       handler: (request) => service.restorePreview((request.body as { version: number }).version, actorOfRequest(request)),
     },
     {
-      method: 'GET', path: '/api/v1/config/retention', access: 'backup:read', tags, summary: 'Version retention: at most N versions and/or N days',
+      method: 'GET', conditional: 'read', path: '/api/v1/config/retention', access: 'backup:read', tags, summary: 'Version retention: at most N versions and/or N days',
       schema: { response: { 200: RetentionSchema } },
       handler: () => service.retention(),
     },

@@ -141,7 +141,7 @@ function routes(context: AppContext): RouteSpec[] {
 
   return [
     {
-      method: 'GET', path: '/api/v1/dns', access: READ, tags: TAGS, summary: "The appliance's own nameservers (resolv.conf)",
+      method: 'GET', conditional: 'read', path: '/api/v1/dns', access: READ, tags: TAGS, summary: "The appliance's own nameservers (resolv.conf)",
       schema: { response: { 200: Type.Object({ servers: Type.Array(Type.String()), source: Type.String(), file: Type.String() }) } },
       handler: () => {
         const stored = systemDns.read();
@@ -179,7 +179,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: () => dns.refreshAll(),
     },
     {
-      method: 'GET', path: '/api/v1/dns/blocklists/enabled', access: READ, tags: TAGS, summary: 'Is blocklisting on',
+      method: 'GET', conditional: 'read', path: '/api/v1/dns/blocklists/enabled', access: READ, tags: TAGS, summary: 'Is blocklisting on',
       schema: { response: { 200: Enabled } },
       handler: () => ({ enabled: Boolean(schedule.read().enabled) }),
     },

@@ -157,7 +157,7 @@ export const packetFilterArea: Area = {
       },
       ...blockLogging.routes(),
       {
-        method: 'GET', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
+        method: 'GET', conditional: 'read', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
         summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
         schema: { response: { 200: Lines } },
         handler: () => {
@@ -186,7 +186,7 @@ export const packetFilterArea: Area = {
         },
       },
       {
-        method: 'GET', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
+        method: 'GET', conditional: 'read', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
         summary: 'The compiled NAT part of the stored configuration (pf anchor text, or nftables NAT chains on Linux)',
         schema: { response: { 200: Lines } },
         handler: () => compiledOr409(() => pf.compile(pf.storedSnapshot()).natLines),

@@ -56,7 +56,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: (request) => plugins.logs((request.params as { name: string }).name, (request.query as { lines?: number }).lines ?? 200),
     },
     {
-      method: 'GET', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
+      method: 'GET', conditional: 'read', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
       schema: { params: NameParams, response: { 200: PluginConfig } },
       handler: (request) => plugins.config((request.params as { name: string }).name),
     },

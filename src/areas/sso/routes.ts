@@ -16,7 +16,7 @@ export const ssoArea: Area = {
     return [
       ...sso.providers.routes(),
       {
-        method: 'GET', path: '/api/v1/auth/oauth/settings', access: 'settings:write', tags,
+        method: 'GET', conditional: 'read', path: '/api/v1/auth/oauth/settings', access: 'settings:write', tags,
         summary: 'SSO settings: public URL, provider network allowances, extra CAs and the two sign-in switches',
         schema: { response: { 200: S.SsoSettingsView } },
         handler: () => sso.settings(),
