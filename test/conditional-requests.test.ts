@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { Type } from 'typebox';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, headersWithPermissions, type Headers } from './helpers/auth.js';
@@ -283,4 +284,30 @@ test('hand-written settings answer an ETag from their body and 304; their writes
   assert.equal(changed.statusCode, 200);
   assert.equal(json(changed).max_versions, 50);
   assert.notEqual(tagOf(changed), tag);
+});
+
+test('HEAD answers the ETag of the representation', async () => {
+  const get = await ok('GET', '/api/v1/test/hosts');
+  for (const headers of [{}, { 'if-none-match': tagOf(get) }]) {
+    const head = await t.app.inject({ method: 'HEAD', url: '/api/v1/test/hosts', headers: { ...admin, ...headers } });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.body, '');
+    assert.equal(head.headers.etag, tagOf(get));
+  }
+});
+
+test('over a socket a 304 carries the ETag and neither a body nor a Content-Length', async () => {
+  const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const tag = tagOf(await ok('GET', '/api/v1/test/hosts'));
+  const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+    request(`${url}/api/v1/test/hosts`, { headers: { ...admin, 'if-none-match': tag } }, (response) => {
+      let body = '';
+      response.on('data', (chunk) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+    }).on('error', reject).end();
+  });
+  assert.equal(answer.status, 304);
+  assert.equal(answer.headers.etag, tag);
+  assert.equal(answer.headers['content-length'], undefined);
+  assert.equal(answer.body, '');
 });

@@ -78,7 +78,7 @@ const weakMatch = (a: EntityTag, b: EntityTag) => a.opaque === b.opaque;
 /**
  * Evaluates the preconditions in RFC 9110 §13.2.2 order against the current tag of a representation that
  * exists: If-Match first (strong comparison; false → 412), then If-None-Match (weak comparison; false → 304 for
- * GET and HEAD, 412 otherwise). If-Modified-Since and If-Unmodified-Since are not used: no Last-Modified is sent.
+ * GET, 412 for writes; HEAD answers its 200 headers, ETag included). If-Modified-Since and If-Unmodified-Since are not used: no Last-Modified is sent.
  */
 export function evaluatePreconditions(request: FastifyRequest, currentTag: string): 'proceed' | 'not-modified' {
   const current = parseTag(currentTag);
@@ -88,7 +88,9 @@ export function evaluatePreconditions(request: FastifyRequest, currentTag: strin
   }
   const ifNoneMatch = readCondition(request, 'if-none-match');
   if (ifNoneMatch !== undefined && (ifNoneMatch === '*' || ifNoneMatch.some((tag) => weakMatch(tag, current)))) {
-    if (request.method === 'GET' || request.method === 'HEAD') return 'not-modified';
+    // HEAD answers 200 with the headers: Fastify's HEAD handling would give a 304 a Content-Length of 0.
+    if (request.method === 'HEAD') return 'proceed';
+    if (request.method === 'GET') return 'not-modified';
     throw new HttpError(412, 'precondition failed: If-None-Match names the current entity tag', { etag: currentTag });
   }
   return 'proceed';
@@ -131,6 +133,7 @@ export function installConditionalRequests(app: FastifyInstance): void {
     reply.code(304);
     reply.removeHeader('content-type');
     reply.removeHeader('content-length');
+    // null (undefined would keep the body): Fastify then writes the 304 without a body or Content-Length.
     return done(null, null);
   });
 }
