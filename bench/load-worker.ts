@@ -1,10 +1,9 @@
-import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 
 /**
- * Load generator for throughput figures, run in a worker thread so the client's own cost does not share the
- * server's event loop. Keeps `connections` keep-alive connections busy for `durationMs` and reports the
- * completed requests per second; any answer other than `status` is an error.
+ * Load generator for throughput figures, run as a child process so neither its event loop nor its CPU time is
+ * counted as the server's. Keeps `connections` keep-alive connections busy for `durationMs` and reports the
+ * completed requests; any answer other than `status` is an error.
  */
 export interface LoadRequest {
   origin: string;
@@ -15,22 +14,23 @@ export interface LoadRequest {
   status: number;
 }
 
-const job = workerData as LoadRequest;
-const pool = new Pool(job.origin, { connections: job.connections, pipelining: 1 });
-let completed = 0;
-let failure: string | undefined;
-const start = performance.now();
-const end = start + job.durationMs;
-await Promise.all(
-  Array.from({ length: job.connections }, async () => {
-    while (performance.now() < end && failure === undefined) {
-      const response = await pool.request({ path: job.path, method: 'GET', headers: job.headers });
-      await response.body.arrayBuffer();
-      if (response.statusCode !== job.status) failure = `${job.path}: ${response.statusCode}`;
-      completed++;
-    }
-  }),
-);
-const seconds = (performance.now() - start) / 1000;
-await pool.close();
-parentPort!.postMessage(failure ? { error: failure } : { perSecond: completed / seconds });
+process.once('message', async (job: LoadRequest) => {
+  const pool = new Pool(job.origin, { connections: job.connections, pipelining: 1 });
+  let completed = 0;
+  let failure: string | undefined;
+  const start = performance.now();
+  const end = start + job.durationMs;
+  await Promise.all(
+    Array.from({ length: job.connections }, async () => {
+      while (performance.now() < end && failure === undefined) {
+        const response = await pool.request({ path: job.path, method: 'GET', headers: job.headers });
+        await response.body.arrayBuffer();
+        if (response.statusCode !== job.status) failure = `${job.path}: ${response.statusCode}`;
+        completed++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  await pool.close();
+  process.send!(failure ? { error: failure } : { completed, seconds }, () => process.exit(0));
+});
