@@ -78,9 +78,10 @@ const weakMatch = (a: EntityTag, b: EntityTag) => a.opaque === b.opaque;
 /**
  * Evaluates the preconditions in RFC 9110 §13.2.2 order against the current tag of a representation that
  * exists: If-Match first (strong comparison; false → 412), then If-None-Match (weak comparison; false → 304 for
- * GET, 412 for writes; HEAD answers its 200 headers, ETag included). If-Modified-Since and If-Unmodified-Since are not used: no Last-Modified is sent.
+ * GET, 412 for writes; HEAD answers its 200 headers, ETag included). If-Modified-Since and If-Unmodified-Since
+ * are not used: no Last-Modified is sent.
  */
-export function evaluatePreconditions(request: FastifyRequest, currentTag: string): 'proceed' | 'not-modified' {
+function evaluatePreconditions(request: FastifyRequest, currentTag: string): 'proceed' | 'not-modified' {
   const current = parseTag(currentTag);
   const ifMatch = readCondition(request, 'if-match');
   if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.some((tag) => strongMatch(tag, current))) {
