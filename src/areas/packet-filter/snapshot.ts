@@ -142,6 +142,15 @@ export function pendingReport(stored: FilterSnapshot, applied: FilterSnapshot, a
   };
 }
 
+/** The same objects in the same order: stored data objects are replaced on change, so identity is enough. */
+function sameObjects(a: FilterSnapshot, b: FilterSnapshot): boolean {
+  return (Object.keys(PENDING_KINDS) as FilterKind[]).every((kind) => {
+    const left = a.objects[kind];
+    const right = b.objects[kind];
+    return left.length === right.length && left.every((o, i) => o.id === right[i].id && o.data === right[i].data);
+  });
+}
+
 /** The last applied configuration, kept in its own table (pf_applied, migration 10). */
 export class AppliedStore {
   private cached: { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } | undefined;
@@ -161,6 +170,13 @@ export class AppliedStore {
   }
 
   write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: string): void {
+    const current = this.cached;
+    if (current && current.ruleset === ruleset && sameObjects(current.snapshot, snapshot) && JSON.stringify(current.snapshot.settings) === JSON.stringify(snapshot.settings)) {
+      // Re-applying what is applied: only the time changes (the snapshot and ruleset are megabytes at scale).
+      this.db.prepare('UPDATE pf_applied SET applied_at = ? WHERE id = 1').run(appliedAt);
+      this.cached = { ...current, appliedAt };
+      return;
+    }
     this.db
       .prepare(
         `INSERT INTO pf_applied (id, applied_at, dialect, snapshot, ruleset) VALUES (1, ?, ?, ?, ?)
