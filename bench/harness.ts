@@ -56,6 +56,7 @@ export async function throughput(request: { origin: string; path: string; header
   const result = await new Promise<{ completed?: number; seconds?: number; error?: string }>((resolve, reject) => {
     child.once('message', resolve);
     child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`load generator exited with ${code} before reporting`)));
   });
   const used = process.cpuUsage(cpu);
   if (result.error !== undefined) throw new Error(result.error);

@@ -23,10 +23,14 @@ process.once('message', async (job: LoadRequest) => {
   await Promise.all(
     Array.from({ length: job.connections }, async () => {
       while (performance.now() < end && failure === undefined) {
-        const response = await pool.request({ path: job.path, method: 'GET', headers: job.headers });
-        await response.body.arrayBuffer();
-        if (response.statusCode !== job.status) failure = `${job.path}: ${response.statusCode}`;
-        completed++;
+        try {
+          const response = await pool.request({ path: job.path, method: 'GET', headers: job.headers });
+          await response.body.arrayBuffer();
+          if (response.statusCode !== job.status) failure = `${job.path}: ${response.statusCode}`;
+          completed++;
+        } catch (error) {
+          failure = `${job.path}: ${(error as Error).message}`;
+        }
       }
     }),
   );
