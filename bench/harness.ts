@@ -42,3 +42,23 @@ export async function load(fn: () => Promise<void>, concurrency: number, duratio
 }
 
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+/**
+ * Requests per second a client in a child process gets from `origin + path`, and the CPU time this process (the
+ * server's) spent per request meanwhile: the second figure does not depend on how busy the machine is.
+ */
+export async function throughput(request: { origin: string; path: string; headers?: Record<string, string>; connections?: number; durationMs?: number; status?: number }): Promise<{ perSecond: number; cpuMicrosPerRequest: number }> {
+  const { fork } = await import('node:child_process');
+  const child = fork(new URL('./load-worker.js', import.meta.url));
+  await new Promise((resolve) => child.once('spawn', resolve));
+  const cpu = process.cpuUsage();
+  child.send({ headers: {}, connections: 8, durationMs: 2000, status: 200, ...request });
+  const result = await new Promise<{ completed?: number; seconds?: number; error?: string }>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`load generator exited with ${code} before reporting`)));
+  });
+  const used = process.cpuUsage(cpu);
+  if (result.error !== undefined) throw new Error(result.error);
+  return { perSecond: result.completed! / result.seconds!, cpuMicrosPerRequest: (used.user + used.system) / result.completed! };
+}

@@ -21,6 +21,8 @@ import { documentedResponses } from './http/documented-responses.js';
 import { finishDocument, operationIdOf } from './http/openapi-document.js';
 import { validatorCompiler } from './http/validation.js';
 import { installAccessControl } from './http/access.js';
+import { ReadCache } from './http/read-cache.js';
+import { documentConditional, installConditionalRequests, refuseUnsupportedPreconditions } from './http/conditional.js';
 import { createAreas } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
@@ -54,6 +56,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     context: AppContext;
     catalogue: CatalogueEntry[];
+    /** Serialised configuration reads, kept per store generation (http/read-cache.ts). */
+    readCache: ReadCache;
     /** The areas of this app, in registration order (tests reach an area's services through them). */
     areas: readonly Area[];
   }
@@ -103,6 +107,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   context.identity = new IdentityService(context);
   app.decorate('context', context);
   app.decorate('catalogue', [] as CatalogueEntry[]);
+  app.decorate('readCache', new ReadCache(store));
 
   const methods = new MethodIndex();
   app.addHook('onRoute', (route) => {
@@ -124,20 +129,25 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     closing = true;
     for (const area of app.areas) await area.beforeClose?.();
   });
-  app.addHook('onSend', async (request, reply) => {
+  // Per-request hooks take callbacks rather than promises: they run on every request and never wait.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   // One line per request; the path only (query strings may carry tickets), never headers or bodies.
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
       'request',
     );
+    done();
   });
 
   installErrorHandling(app, methods);
   installAccessControl(app, context.identity);
+  refuseUnsupportedPreconditions(app);
+  installConditionalRequests(app);
 
   await app.register(swagger, {
     openapi: {
@@ -157,6 +167,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       // Relative: the appliance that serves the document is the one it describes, whatever its address.
       servers: [{ url: '/', description: 'This appliance' }],
     },
+    transform: ({ schema, url, route }) => ({ schema: documentConditional(schema as never, route.config?.conditional) as typeof schema, url }),
     transformObject: finishDocument,
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
@@ -185,7 +196,7 @@ function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppConte
   app.route({
     method: route.method,
     url: toRouterPath(route.path),
-    config: { access: route.access, acceptsTicket: route.acceptsTicket ?? false },
+    config: { access: route.access, acceptsTicket: route.acceptsTicket ?? false, conditional: route.conditional },
     bodyLimit: route.bodyLimit,
     schema: {
       ...route.schema,

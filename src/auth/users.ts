@@ -26,15 +26,29 @@ const UPDATABLE = new Set([
   'totp_secret', 'totp_pending', 'totp_enabled', 'totp_last_step',
 ]);
 
-/** SQL for the users table and nothing else. */
+/**
+ * SQL for the users table and nothing else. Every authenticated request reads its account by id, so rows read
+ * outside a transaction are kept in memory (frozen) until this class writes them; this process is the only
+ * writer. Rows read inside a transaction are not kept: it may still roll back.
+ */
 export class Users {
+  private readonly selectById;
+  private readonly rows = new Map<string, Readonly<UserRow>>();
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.selectById = db.prepare('SELECT * FROM users WHERE id = ?');
+  }
 
-  byId(id: string): UserRow | undefined {
-    return this.db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
+  byId(id: string): Readonly<UserRow> | undefined {
+    const inTransaction = this.db.inTransaction;
+    const kept = inTransaction ? undefined : this.rows.get(id);
+    if (kept) return kept;
+    const row = this.selectById.get(id) as UserRow | undefined;
+    if (row && !inTransaction) this.rows.set(id, Object.freeze(row));
+    return row;
   }
 
   byUsername(username: string): UserRow | undefined {
@@ -70,11 +84,13 @@ export class Users {
     const entries = Object.entries(columns).filter(([, value]) => value !== undefined);
     for (const [column] of entries) if (!UPDATABLE.has(column)) throw new Error(`users.${column} is not updatable`);
     const assignments = [...entries.map(([column]) => `${column} = ?`), 'updated_at = ?'].join(', ');
+    this.rows.delete(id);
     this.db.prepare(`UPDATE users SET ${assignments} WHERE id = ?`).run(...entries.map(([, v]) => v), isoTime(this.clock.now()), id);
     return this.byId(id)!;
   }
 
   remove(id: string): void {
+    this.rows.delete(id);
     this.db.prepare('DELETE FROM users WHERE id = ?').run(id);
   }
 }

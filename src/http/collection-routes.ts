@@ -2,10 +2,18 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { RouteAccess } from '../core/permissions.js';
 import type { CollectionModel } from '../model/collection-model.js';
-import type { ConfigData } from '../store/config-store.js';
+import type { ConfigData, ConfigObject } from '../store/config-store.js';
 import { Uuid } from '../model/schema-helpers.js';
 import { listQueryFor, pageOf, readListParams } from './paging.js';
 import type { RouteSpec } from './route.js';
+import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
+
+/**
+ * The entity tag of one object: a hash of its record as served and of its stored data (sealed secrets
+ * included, so changing only a secret changes the tag). Other objects never change it.
+ */
+export const objectTag = (model: CollectionModel, object: ConfigObject, record: object = model.toRecord(object)): string =>
+  strongTagOfValue([record, object.data]);
 
 export type Operation = 'list' | 'create' | 'read' | 'update' | 'delete';
 const ALL_OPERATIONS: readonly Operation[] = ['list', 'create', 'read', 'update', 'delete'];
@@ -50,14 +58,22 @@ export function collectionRoutes(model: CollectionModel, parts: CollectionRouteP
   const routes: RouteSpec[] = [];
   if (operations.includes('list')) {
     routes.push({
-      method: 'GET', path: parts.path, access: parts.access.read, tags, summary: `List ${noun} objects`,
+      method: 'GET', path: parts.path, access: parts.access.read, tags, summary: `List ${noun} objects`, conditional: 'read',
       schema: { params: listParams, querystring: listQueryFor(model.filterable), response: { 200: { type: 'array', items: record } } },
       handler: (request, reply) => {
         const parentId = param(request, listParent);
         if (parentId !== undefined) model.requireParent(parentId);
-        const { page, total } = pageOf(model.records(parentId), readListParams(request.query as Record<string, unknown>, model.filterable));
-        reply.header('x-total-count', String(total));
-        return page;
+        const params = readListParams(request.query as Record<string, unknown>, model.filterable);
+        // Computed fields come from the running system, not the store: those lists are built every time.
+        if (model.declaration.computed) {
+          const { page, total } = pageOf(model.records(parentId), params);
+          return reply.header('x-total-count', String(total)).send(page);
+        }
+        const cache = request.server.readCache;
+        return cache.send(reply, model.kind, `${parentId ?? ''}?${JSON.stringify(request.query)}`, () => {
+          const { page, total } = pageOf(model.objects(parentId).map((o) => cache.recordOf(o, (object) => model.toRecord(object))), params);
+          return { body: page, headers: { 'x-total-count': String(total) }, itemSchema: record };
+        });
       },
     });
   }
@@ -73,23 +89,37 @@ export function collectionRoutes(model: CollectionModel, parts: CollectionRouteP
   }
   if (operations.includes('read')) {
     routes.push({
-      method: 'GET', path: itemPath, access: parts.access.read, tags, summary: `Read one ${noun}`,
+      method: 'GET', path: itemPath, access: parts.access.read, tags, summary: `Read one ${noun}`, conditional: 'read',
       schema: { params: itemParams, response: { 200: record } },
-      handler: (request) => model.toRecord(model.find(param(request, idParam)!, param(request, itemParent))),
+      handler: (request, reply) => {
+        const object = model.find(param(request, idParam)!, param(request, itemParent));
+        const served = model.toRecord(object);
+        setEntityTag(reply, objectTag(model, object, served));
+        return served;
+      },
     });
   }
   if (operations.includes('update')) {
     routes.push({
-      method: 'PUT', path: itemPath, access: parts.access.write, tags, summary: `Update one ${noun} (fields not sent are kept)`,
+      method: 'PUT', path: itemPath, access: parts.access.write, tags, summary: `Update one ${noun} (fields not sent are kept)`, conditional: 'write',
       schema: { params: itemParams, body: model.schemas.update, response: { 200: record } },
-      handler: (request) => model.toRecord(model.update(param(request, idParam)!, request.body as ConfigData, param(request, itemParent))),
+      handler: (request, reply) => {
+        const id = param(request, idParam)!;
+        const parentId = param(request, itemParent);
+        requirePreconditions(request, objectTag(model, model.find(id, parentId)));
+        const updated = model.update(id, request.body as ConfigData, parentId);
+        const served = model.toRecord(updated);
+        setEntityTag(reply, objectTag(model, updated, served));
+        return served;
+      },
     });
   }
   if (operations.includes('delete')) {
     routes.push({
-      method: 'DELETE', path: itemPath, access: parts.access.write, tags, summary: `Delete one ${noun}`,
+      method: 'DELETE', path: itemPath, access: parts.access.write, tags, summary: `Delete one ${noun}`, conditional: 'write',
       schema: { params: itemParams },
       handler: (request, reply) => {
+        requirePreconditions(request, objectTag(model, model.find(param(request, idParam)!, param(request, itemParent))));
         model.remove(param(request, idParam)!, param(request, itemParent));
         reply.status(204);
       },

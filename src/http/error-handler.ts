@@ -38,8 +38,8 @@ export function installErrorHandling(app: FastifyInstance, methods: MethodIndex)
 
   // Fastify skips schema validation for a JSON `null` body, so a handler would meet null where its schema
   // promised an object (or where it expects no body at all): refuse it on every route.
-  app.addHook('preValidation', async (request) => {
-    if (request.body === null) throw new HttpError(400, 'body must be a JSON object, not null');
+  app.addHook('preValidation', (request, _reply, done) => {
+    done(request.body === null ? new HttpError(400, 'body must be a JSON object, not null') : undefined);
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 import type { RouteAccess } from '../core/permissions.js';
+import type { ConditionalRole } from './conditional.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -36,6 +37,8 @@ export interface RouteSpec<S extends RouteSchema = RouteSchema> {
   bodyLimit?: number;
   /** Streams a browser opens without headers (EventSource, WebSocket) may authenticate with `?ticket=`. */
   acceptsTicket?: boolean;
+  /** Conditional requests (http/conditional.ts): `read` answers an ETag and 304; `write` honours If-Match. */
+  conditional?: ConditionalRole;
   // Method syntax: a route typed by its own schema still fits a table of RouteSpec.
   handler(request: TypedRequest<S>, reply: FastifyReply): unknown;
 }

@@ -2,6 +2,10 @@ import type { RouteAccess } from '../core/permissions.js';
 import type { SingletonModel } from '../model/singleton-model.js';
 import type { ConfigData } from '../store/config-store.js';
 import type { RouteSpec } from './route.js';
+import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
+
+/** A section's entity tag: a hash of its values, sealed secrets included (a new secret changes the tag). */
+export const sectionTag = (data: ConfigData): string => strongTagOfValue(data);
 
 /** Where and to whom a settings section is served. */
 export interface SingletonRouteParts {
@@ -19,14 +23,24 @@ export function singletonRoutes(model: SingletonModel, parts: SingletonRoutePart
   const { noun, schemas } = model;
   return [
     {
-      method: 'GET', path: parts.path, access: parts.access.read, tags: parts.tags, summary: `Read ${noun}`,
+      method: 'GET', path: parts.path, access: parts.access.read, tags: parts.tags, summary: `Read ${noun}`, conditional: 'read',
       schema: { response: { 200: schemas.view } },
-      handler: () => model.visible(model.read()),
+      handler: (_request, reply) => {
+        const data = model.read();
+        setEntityTag(reply, sectionTag(data));
+        return model.visible(data);
+      },
     },
     {
-      method: 'PUT', path: parts.path, access: parts.access.write, tags: parts.tags, summary: `Change ${noun} (fields not sent are kept)`,
+      method: 'PUT', path: parts.path, access: parts.access.write, tags: parts.tags, summary: `Change ${noun} (fields not sent are kept)`, conditional: 'write',
       schema: { body: schemas.patch, response: { 200: schemas.view } },
-      handler: (request) => model.visible(model.write(request.body as ConfigData)),
+      handler: (request, reply) => {
+        requirePreconditions(request, sectionTag(model.read()));
+        model.write(request.body as ConfigData);
+        const data = model.read();
+        setEntityTag(reply, sectionTag(data));
+        return model.visible(data);
+      },
     },
   ];
 }

@@ -36,6 +36,10 @@ const singletonId = (kind: string) => `singleton:${kind}`;
 export class ConfigStore {
   private readonly cache = new Map<string, ConfigObject[]>();
   private readonly listeners = new Set<(change: ConfigChange) => void>();
+  /** Counts changes per kind; `epoch` counts changes to every kind at once (replaceAll, a rolled-back transaction). */
+  private readonly kindGenerations = new Map<string, number>();
+  private epoch = 0;
+  private changes = 0;
   private depth = 0;
   private settleQueue: ((committed: boolean) => void)[] = [];
   private readonly statements;
@@ -55,6 +59,7 @@ export class ConfigStore {
       position: db.prepare('UPDATE config_objects SET position = ? WHERE id = ? AND kind = ?'),
       remove: db.prepare('DELETE FROM config_objects WHERE id = ? AND kind = ?'),
       all: db.prepare('SELECT * FROM config_objects ORDER BY kind, position, created_at'),
+      kinds: db.prepare('SELECT DISTINCT kind FROM config_objects ORDER BY kind'),
       clear: db.prepare('DELETE FROM config_objects'),
     };
   }
@@ -68,6 +73,8 @@ export class ConfigStore {
       result = this.db.transaction(fn)();
     } catch (error) {
       this.cache.clear();
+      // The in-memory copy may have shown the rolled-back writes: whatever was derived from it is stale.
+      this.epoch++;
       this.depth--;
       if (outermost) this.settle(false);
       throw error;
@@ -90,6 +97,15 @@ export class ConfigStore {
   onChange(listener: (change: ConfigChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * A value that differs whenever the objects of `kind` (default: of any kind) may have changed since it was
+   * last read (every insert, update, delete, reorder, replaceAll and rolled-back transaction), for caches
+   * derived from them.
+   */
+  generation(kind?: string): string {
+    return `${this.epoch}.${kind === undefined ? this.changes : (this.kindGenerations.get(kind) ?? 0)}`;
   }
 
   list(kind: string): readonly ConfigObject[] {
@@ -179,6 +195,15 @@ export class ConfigStore {
     });
   }
 
+  /**
+   * Every object of every kind from the in-memory copy, by kind then position: no SQL or JSON parsing. The
+   * objects are the store's own and must not be changed.
+   */
+  everything(): readonly ConfigObject[] {
+    const kinds = this.statements.kinds.all() as { kind: string }[];
+    return kinds.flatMap(({ kind }) => this.list(kind));
+  }
+
   /** The whole configuration, for versions, export and diff. */
   snapshot(): ConfigObject[] {
     return (this.statements.all.all() as Row[]).map(fromRow);
@@ -205,6 +230,9 @@ export class ConfigStore {
   }
 
   private emit(change: ConfigChange): void {
+    this.changes++;
+    if (change.kind === '*') this.epoch++;
+    else this.kindGenerations.set(change.kind, (this.kindGenerations.get(change.kind) ?? 0) + 1);
     for (const listener of this.listeners) listener(change);
   }
 }

@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync, constants as zlib } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import type { Db } from './database.js';
-import type { ConfigObject, ConfigStore } from './config-store.js';
+import type { ConfigData, ConfigObject, ConfigStore } from './config-store.js';
 import { isoTime, type Clock } from '../core/clock.js';
 import { canonicalJson } from '../core/canonical-json.js';
 
@@ -47,10 +47,17 @@ const contentOf = (objects: readonly ConfigObject[]) =>
     .sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
     .map((o) => ({ kind: o.kind, id: o.id, position: o.position, data: o.data }));
 
-/** Content hash of a whole configuration: equal configurations hash equally whatever their timestamps or row order. */
-export function configurationHash(objects: readonly ConfigObject[]): string {
+/**
+ * Content hash of a whole configuration: equal configurations hash equally whatever their timestamps or row
+ * order. Each object contributes the canonical JSON of `{kind, id, position, data}`, one per line; `dataText`
+ * gives the canonical JSON of a data object (the store passes a remembered one).
+ */
+export function configurationHash(objects: readonly ConfigObject[], dataText: (data: ConfigData) => string = canonicalJson): string {
   const hash = createHash('sha256');
-  for (const object of contentOf(objects)) hash.update(canonicalJson(object)).update('\n');
+  for (const { kind, id, position, data } of contentOf(objects)) {
+    // Written out in canonicalJson's key order (data, id, kind, position), so the text is the same as before.
+    hash.update(`{"data":${dataText(data)},"id":${JSON.stringify(id)},"kind":${JSON.stringify(kind)},"position":${JSON.stringify(position)}}\n`);
+  }
   return hash.digest('hex');
 }
 
@@ -61,7 +68,13 @@ export function configurationHash(objects: readonly ConfigObject[]): string {
  */
 export class ConfigVersions {
   private readonly statements;
-  private cachedHash: string | undefined;
+  /** The current hash and the store generation it was computed at. */
+  private cachedHash: { generation: string; hash: string } | undefined;
+  /**
+   * Canonical text of stored data objects, by identity: the store replaces a data object on update and never
+   * changes one in place, so after a change only the changed objects are serialised again.
+   */
+  private readonly canonicalData = new WeakMap<ConfigData, string>();
 
   constructor(
     private readonly db: Db,
@@ -71,6 +84,7 @@ export class ConfigVersions {
     this.statements = {
       insertContent: db.prepare('INSERT OR IGNORE INTO config_contents (hash, object_count, content) VALUES (?, ?, ?)'),
       content: db.prepare('SELECT content FROM config_contents WHERE hash = ?'),
+      hasContent: db.prepare('SELECT 1 FROM config_contents WHERE hash = ?'),
       insertVersion: db.prepare(
         `INSERT INTO config_versions (created_at, created_by, comment, source, hash, applied, applied_at, resource_count)
          VALUES (@created_at, @created_by, @comment, @source, @hash, @applied, @applied_at, @resource_count)`,
@@ -86,30 +100,31 @@ export class ConfigVersions {
       putMeta: db.prepare('INSERT INTO config_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       deleteMeta: db.prepare('DELETE FROM config_meta WHERE key = ?'),
     };
-    store.onChange(() => {
-      this.cachedHash = undefined;
-    });
   }
 
-  /** Hash of the configuration as it is in the store now (cached until the store changes). */
+  /** Hash of the configuration as it is in the store now (computed again only after the store changed). */
   currentHash(): string {
-    this.cachedHash ??= configurationHash(this.store.snapshot());
-    return this.cachedHash;
+    const generation = this.store.generation();
+    if (this.cachedHash?.generation !== generation) {
+      this.cachedHash = { generation, hash: configurationHash(this.store.everything(), (data) => this.canonicalTextOf(data)) };
+    }
+    return this.cachedHash.hash;
   }
 
   /** Records a version of `objects` (default: the whole current configuration). */
   record(meta: { actor: string; comment?: string | null; source: VersionSource; applied: boolean }, objects?: readonly ConfigObject[]): VersionRecord {
-    const snapshot = objects ?? this.store.snapshot();
-    const hash = objects ? configurationHash(snapshot) : this.currentHashOf(snapshot);
+    const hash = objects ? configurationHash(objects) : this.currentHash();
+    const count = (objects ?? this.store.everything()).length;
     const now = isoTime(this.clock.now());
     return this.db.transaction(() => {
-      if (!this.statements.content.get(hash)) {
-        const packed = gzipSync(JSON.stringify(snapshot), { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY });
-        this.statements.insertContent.run(hash, snapshot.length, packed);
+      // A content already stored (re-applying an unchanged configuration) is neither read nor packed again.
+      if (!this.statements.hasContent.get(hash)) {
+        const packed = gzipSync(this.contentText(objects), { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY });
+        this.statements.insertContent.run(hash, count, packed);
       }
       const { lastInsertRowid } = this.statements.insertVersion.run({
         created_at: now, created_by: meta.actor, comment: meta.comment ?? null, source: meta.source, hash,
-        applied: meta.applied ? 1 : 0, applied_at: meta.applied ? now : null, resource_count: snapshot.length,
+        applied: meta.applied ? 1 : 0, applied_at: meta.applied ? now : null, resource_count: count,
       });
       const version = Number(lastInsertRowid);
       if (meta.applied) this.setMeta('active_version', version);
@@ -198,9 +213,20 @@ export class ConfigVersions {
     else this.statements.putMeta.run(key, JSON.stringify(value));
   }
 
-  private currentHashOf(snapshot: readonly ConfigObject[]): string {
-    const hash = configurationHash(snapshot);
-    this.cachedHash = hash;
-    return hash;
+  /** The JSON array of objects a version stores; the store's own objects reuse their remembered data text. */
+  private contentText(objects: readonly ConfigObject[] | undefined): string {
+    if (objects) return JSON.stringify(objects);
+    const rows = this.store.everything().map(({ id, kind, position, data, created_at, updated_at }) =>
+      `{"id":${JSON.stringify(id)},"kind":${JSON.stringify(kind)},"position":${JSON.stringify(position)},"data":${this.canonicalTextOf(data)},"created_at":${JSON.stringify(created_at)},"updated_at":${JSON.stringify(updated_at)}}`);
+    return `[${rows.join(',')}]`;
+  }
+
+  private canonicalTextOf(data: ConfigData): string {
+    let text = this.canonicalData.get(data);
+    if (text === undefined) {
+      text = canonicalJson(data);
+      this.canonicalData.set(data, text);
+    }
+    return text;
   }
 }

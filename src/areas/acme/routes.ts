@@ -24,7 +24,7 @@ function routes(context: AppContext): RouteSpec[] {
   const access = { read, write };
   return [
     {
-      method: 'GET', path: '/api/v1/acme/account', access: read, tags, summary: 'The ACME account (directory and contact)',
+      method: 'GET', conditional: 'read', path: '/api/v1/acme/account', access: read, tags, summary: 'The ACME account (directory and contact)',
       schema: { response: { 200: Account } },
       handler: () => acme.accountView(),
     },

@@ -28,7 +28,7 @@ function routes(ai: AiService): RouteSpec[] {
       handler: (request) => ({ entries: ai.auditLog(request.query.limit) }),
     }),
     {
-      method: 'GET', path: '/api/v1/settings/ai', access: 'settings:read', tags: ['settings'], summary: 'AI provider configuration (API keys are never returned)',
+      method: 'GET', conditional: 'read', path: '/api/v1/settings/ai', access: 'settings:read', tags: ['settings'], summary: 'AI provider configuration (API keys are never returned)',
       schema: { response: { 200: AiSettings } },
       handler: () => ai.settings(),
     },

@@ -164,7 +164,7 @@ function routes(context: AppContext): RouteSpec[] {
       },
     }),
     {
-      method: 'GET', path: '/api/v1/auth/roles', access: 'users:read', tags, summary: 'Built-in and custom roles',
+      method: 'GET', conditional: 'read', path: '/api/v1/auth/roles', access: 'users:read', tags, summary: 'Built-in and custom roles',
       schema: { response: { 200: { type: 'array', items: S.Role } } },
       handler: () => identity.roles.list(),
     },

@@ -21,7 +21,7 @@ function routes(context: AppContext): RouteSpec[] {
   const ca = new CaService(context);
   return [
     {
-      method: 'GET', path: '/api/v1/ca', access: 'settings:read', tags, summary: 'The local CA (initialized false until generated)',
+      method: 'GET', conditional: 'read', path: '/api/v1/ca', access: 'settings:read', tags, summary: 'The local CA (initialized false until generated)',
       schema: { response: { 200: CaInfo } },
       handler: () => ca.info(),
     },

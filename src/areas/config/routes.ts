@@ -112,7 +112,7 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
       handler: (request) => service.restorePreview(request.body.version, actorOfRequest(request)),
     }),
     {
-      method: 'GET', path: '/api/v1/config/retention', access: 'backup:read', tags, summary: 'Version retention: at most N versions and/or N days',
+      method: 'GET', conditional: 'read', path: '/api/v1/config/retention', access: 'backup:read', tags, summary: 'Version retention: at most N versions and/or N days',
       schema: { response: { 200: RetentionSchema } },
       handler: () => service.retention(),
     },
@@ -180,7 +180,7 @@ const backupTags = ['config', 'backup'];
 function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
   return [
     {
-      method: 'GET', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags: backupTags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
+      method: 'GET', conditional: 'read', path: '/api/v1/backup/objstore/config', access: 'backup:read', tags: backupTags, summary: 'Object-storage backup destination (secrets never returned) and the last upload',
       schema: { response: { 200: A.ObjstoreView } },
       handler: () => objstore.settingsView(),
     },

@@ -116,7 +116,7 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
 
   const routes: RouteSpec[] = [
     {
-      method: 'GET', path: '/api/v1/dns', access: READ, tags: TAGS, summary: "The appliance's own nameservers (resolv.conf)",
+      method: 'GET', conditional: 'read', path: '/api/v1/dns', access: READ, tags: TAGS, summary: "The appliance's own nameservers (resolv.conf)",
       schema: { response: { 200: Type.Object({ servers: Type.Array(Type.String()), source: Type.String(), file: Type.String() }) } },
       handler: () => {
         const stored = systemDns.read();
@@ -154,7 +154,7 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
       handler: () => dns.refreshAll(),
     },
     {
-      method: 'GET', path: '/api/v1/dns/blocklists/enabled', access: READ, tags: TAGS, summary: 'Is blocklisting on',
+      method: 'GET', conditional: 'read', path: '/api/v1/dns/blocklists/enabled', access: READ, tags: TAGS, summary: 'Is blocklisting on',
       schema: { response: { 200: Enabled } },
       handler: () => ({ enabled: Boolean(schedule.read().enabled) }),
     },

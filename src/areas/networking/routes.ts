@@ -153,7 +153,7 @@ function routes(context: AppContext): RouteSpec[] {
       },
     }),
     route({
-      method: 'GET', path: '/api/v1/interfaces/{name}/role', access: READ, tags: TAGS, summary: 'Role of one interface',
+      method: 'GET', conditional: 'read', path: '/api/v1/interfaces/{name}/role', access: READ, tags: TAGS, summary: 'Role of one interface',
       schema: { params: NameParams, response: { 200: RoleView } },
       handler: async (request) => {
         const { name } = request.params;
@@ -174,7 +174,7 @@ function routes(context: AppContext): RouteSpec[] {
       },
     }),
     {
-      method: 'GET', path: '/api/v1/interfaces/roles', access: READ, tags: TAGS, summary: 'Role assignments as [interface, role] pairs',
+      method: 'GET', conditional: 'read', path: '/api/v1/interfaces/roles', access: READ, tags: TAGS, summary: 'Role assignments as [interface, role] pairs',
       schema: { response: { 200: Type.Array(Type.Tuple([Type.String(), Type.String()])) } },
       handler: () => net.roles(),
     },

@@ -169,7 +169,7 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
     }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
     {
-      method: 'GET', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
+      method: 'GET', conditional: 'read', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
       summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
       schema: { response: { 200: Lines } },
       handler: () => {
@@ -201,7 +201,7 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
       },
     }),
     {
-      method: 'GET', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
+      method: 'GET', conditional: 'read', path: '/api/v1/nat/pf-output', access: 'nat:read', tags: ['nat'],
       summary: 'The compiled NAT part of the stored configuration (pf anchor text, or nftables NAT chains on Linux)',
       schema: { response: { 200: Lines } },
       handler: () => compiledOr409(() => pf.compile(pf.storedSnapshot()).natLines),

@@ -70,6 +70,13 @@ function textOf(data: Record<string, unknown>): string {
   return text;
 }
 
+/** JSON.stringify(snapshot), reusing the remembered text of each object's data. */
+function snapshotText(snapshot: FilterSnapshot): string {
+  const kinds = Object.entries(snapshot.objects).map(([kind, objects]) =>
+    `${JSON.stringify(kind)}:[${objects.map((o) => `{"id":${JSON.stringify(o.id)},"data":${textOf(o.data)}}`).join(',')}]`);
+  return `{"objects":{${kinds.join(',')}},"settings":${JSON.stringify(snapshot.settings)}}`;
+}
+
 /** Ids whose relative order changed: everything outside a longest increasing run of old positions. */
 function moved(commonInNewOrder: string[], oldIndex: Map<string, number>): Set<string> {
   const positions = commonInNewOrder.map((id) => oldIndex.get(id)!);
@@ -135,6 +142,15 @@ export function pendingReport(stored: FilterSnapshot, applied: FilterSnapshot, a
   };
 }
 
+/** The same objects in the same order: stored data objects are replaced on change, so identity is enough. */
+function sameObjects(a: FilterSnapshot, b: FilterSnapshot): boolean {
+  return (Object.keys(PENDING_KINDS) as FilterKind[]).every((kind) => {
+    const left = a.objects[kind];
+    const right = b.objects[kind];
+    return left.length === right.length && left.every((o, i) => o.id === right[i].id && o.data === right[i].data);
+  });
+}
+
 /** The last applied configuration, kept in its own table (pf_applied, migration 10). */
 export class AppliedStore {
   private cached: { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } | undefined;
@@ -154,13 +170,20 @@ export class AppliedStore {
   }
 
   write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: string): void {
+    const current = this.cached;
+    if (current && current.ruleset === ruleset && sameObjects(current.snapshot, snapshot) && JSON.stringify(current.snapshot.settings) === JSON.stringify(snapshot.settings)) {
+      // Re-applying what is applied: only the time changes (the snapshot and ruleset are megabytes at scale).
+      this.db.prepare('UPDATE pf_applied SET applied_at = ? WHERE id = 1').run(appliedAt);
+      this.cached = { ...current, appliedAt };
+      return;
+    }
     this.db
       .prepare(
         `INSERT INTO pf_applied (id, applied_at, dialect, snapshot, ruleset) VALUES (1, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET applied_at = excluded.applied_at, dialect = excluded.dialect,
            snapshot = excluded.snapshot, ruleset = excluded.ruleset`,
       )
-      .run(appliedAt, dialect, JSON.stringify(snapshot), ruleset);
+      .run(appliedAt, dialect, snapshotText(snapshot), ruleset);
     this.cached = { snapshot, appliedAt, ruleset };
   }
 }

@@ -1,7 +1,8 @@
 import type { TSchema } from 'typebox';
 import type { CollectionModel } from '../../model/collection-model.js';
 import { route, type RouteSpec } from '../../http/route.js';
-import type { CollectionRouteParts } from '../../http/collection-routes.js';
+import { objectTag, type CollectionRouteParts } from '../../http/collection-routes.js';
+import { requirePreconditions, setEntityTag } from '../../http/conditional.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 
@@ -38,14 +39,18 @@ export function normalisedWriteRoutes(
       },
     }),
     route({
-      method: 'PUT', path: `${parts.path}/{id}`, access: parts.access.write, tags: parts.tags,
+      method: 'PUT', path: `${parts.path}/{id}`, access: parts.access.write, tags: parts.tags, conditional: 'write',
       summary: `Update one ${model.noun} (fields not sent are kept)`,
       schema: { params: IdParams(), body: options.updateBody, response: { 200: record } },
-      handler: (request) => {
+      handler: (request, reply) => {
         const id = request.params.id;
         const existing = model.find(id);
+        requirePreconditions(request, objectTag(model, existing));
         around(() => model.update(id, options.toStored(fieldsOf(request.body), existing)));
-        return model.toRecord(model.find(id));
+        const updated = model.find(id);
+        const served = model.toRecord(updated);
+        setEntityTag(reply, objectTag(model, updated, served));
+        return served;
       },
     }),
   ];

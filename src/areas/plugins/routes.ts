@@ -57,7 +57,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: (request) => plugins.logs(request.params.name, request.query.lines ?? 200),
     }),
     route({
-      method: 'GET', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
+      method: 'GET', conditional: 'read', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
       schema: { params: NameParams, response: { 200: PluginConfig } },
       handler: (request) => plugins.config(request.params.name),
     }),

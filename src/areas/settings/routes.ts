@@ -74,7 +74,7 @@ function routes(context: AppContext): RouteSpec[] {
   return [
     ...tls.routes,
     {
-      method: 'GET', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
+      method: 'GET', conditional: 'read', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
       schema: { response: { 200: PfTuningView } },
       handler: pfView,
     },
@@ -122,7 +122,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: () => [{ process: 'bulwark-api', ...syslogCounters }],
     },
     {
-      method: 'GET', path: '/api/v1/settings/log-rotation', access: READ, tags: TAGS, summary: 'Rotation policy and the managed logs with their sizes',
+      method: 'GET', conditional: 'read', path: '/api/v1/settings/log-rotation', access: READ, tags: TAGS, summary: 'Rotation policy and the managed logs with their sizes',
       schema: { response: { 200: LogRotationView } },
       handler: rotationView,
     },
@@ -146,7 +146,7 @@ function routes(context: AppContext): RouteSpec[] {
       },
     }),
     route({
-      method: 'GET', path: '/api/v1/settings/{section}', access: READ, tags: TAGS, summary: 'Generic key/value section (values are text; an unknown section is {})',
+      method: 'GET', conditional: 'read', path: '/api/v1/settings/{section}', access: READ, tags: TAGS, summary: 'Generic key/value section (values are text; an unknown section is {})',
       schema: { params: Type.Object({ section: Type.String({ pattern: SECTION_NAME }) }), response: { 200: Type.Record(Type.String(), Type.String()) } },
       handler: (request) => store.getSingleton(sectionKind(request.params.section)) ?? {},
     }),
@@ -160,7 +160,7 @@ function routes(context: AppContext): RouteSpec[] {
       },
     }),
     {
-      method: 'GET', path: '/api/v1/notify/smtp/config', access: READ, tags: ['notifications'], summary: 'SMTP notification settings (the password is never returned)',
+      method: 'GET', conditional: 'read', path: '/api/v1/notify/smtp/config', access: READ, tags: ['notifications'], summary: 'SMTP notification settings (the password is never returned)',
       schema: { response: { 200: SmtpView } },
       handler: smtpView,
     },

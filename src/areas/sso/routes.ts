@@ -22,7 +22,7 @@ function routes(context: AppContext): RouteSpec[] {
       path: '/api/v1/auth/oauth/providers', access: { read: 'settings:read', write: 'settings:write' }, tags, operations: ['list', 'create', 'update', 'delete'],
     }),
     {
-      method: 'GET', path: '/api/v1/auth/oauth/settings', access: 'settings:write', tags,
+      method: 'GET', conditional: 'read', path: '/api/v1/auth/oauth/settings', access: 'settings:write', tags,
       summary: 'SSO settings: public URL, provider network allowances, extra CAs and the two sign-in switches',
       schema: { response: { 200: S.SsoSettingsView } },
       handler: () => sso.settings(),

@@ -1,0 +1,55 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, json, type TestApp } from './helpers/app.js';
+import { adminHeaders, type Headers } from './helpers/auth.js';
+
+/**
+ * Re-applying an unchanged configuration rewrites only the applied time (the applied snapshot and ruleset are
+ * megabytes at scale); what is recorded must stay exactly what runs, also across a restart.
+ */
+let t: TestApp;
+let headers: Headers;
+before(async () => {
+  t = await startTestApp();
+  headers = await adminHeaders(t.app);
+});
+after(() => t.close());
+
+const call = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+const appliedRow = () => t.app.context.db.prepare('SELECT applied_at, snapshot, ruleset FROM pf_applied WHERE id = 1').get() as { applied_at: string; snapshot: string; ruleset: string };
+
+test('reloading an unchanged configuration moves the applied time; a change after it is recorded in full', async () => {
+  const created = await call('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22 });
+  assert.equal(created.statusCode, 201, created.body);
+  const rule = json(created);
+  assert.equal((await call('POST', '/api/v1/reload')).statusCode, 200);
+  const first = appliedRow();
+
+  t.clock.advance(60_000);
+  const again = await call('POST', '/api/v1/reload');
+  assert.equal(again.statusCode, 200, again.body);
+  const second = appliedRow();
+  assert.equal(second.applied_at, json(again).applied_at);
+  assert.notEqual(second.applied_at, first.applied_at);
+  assert.equal(second.snapshot, first.snapshot);
+  assert.equal(second.ruleset, first.ruleset);
+  assert.equal(json(await call('GET', '/api/v1/pending')).applied_at, second.applied_at);
+
+  assert.equal((await call('PUT', `/api/v1/rules/${rule.id}`, { dst_port_start: 2222 })).statusCode, 200);
+  assert.equal(json(await call('GET', '/api/v1/pending')).firewall, true);
+  assert.equal((await call('POST', '/api/v1/reload')).statusCode, 200);
+  const third = appliedRow();
+  assert.notEqual(third.ruleset, second.ruleset);
+  assert.match(third.snapshot, /"start":2222/);
+  assert.equal(json(await call('GET', '/api/v1/pending')).firewall, false);
+
+  const restarted = await startTestApp({ dataDir: t.dataDir });
+  try {
+    const admin = await adminHeaders(restarted.app);
+    const pending = json(await restarted.app.inject({ method: 'GET', url: '/api/v1/pending', headers: admin }));
+    assert.equal(pending.firewall, false, 'after a restart the recorded snapshot is what runs');
+    assert.equal(pending.applied_at, third.applied_at);
+  } finally {
+    await restarted.close();
+  }
+});
