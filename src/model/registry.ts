@@ -1,4 +1,5 @@
 import { badRequest, conflict } from '../core/errors.js';
+import { canonicalJson } from '../core/canonical-json.js';
 import type { Sealer } from '../core/crypto.js';
 import type { ConfigData, ConfigObject, ConfigStore } from '../store/config-store.js';
 import { ChangeHooks } from './change-hooks.js';
@@ -143,7 +144,8 @@ function changedKinds(before: readonly ConfigObject[], after: readonly ConfigObj
     }
     return new Map([...byKind].map(([kind, list]) => [
       kind,
-      JSON.stringify(list.sort((a, b) => a.position - b.position || a.created_at.localeCompare(b.created_at)).map((o) => [o.id, o.data])),
+      // Canonical: the same data with its keys in another order (a version stores them sorted) is no change.
+      canonicalJson(list.sort((a, b) => a.position - b.position || a.created_at.localeCompare(b.created_at)).map((o) => [o.id, o.data])),
     ]));
   };
   const old = fingerprints(before);

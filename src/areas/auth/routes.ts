@@ -4,7 +4,8 @@ import type { AppContext } from '../../context.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import { ErrorAnswer, NoContent } from '../../http/documented-responses.js';
-import { singletonRoutes } from '../../http/singleton-routes.js';
+import { sectionTag, singletonRoutes } from '../../http/singleton-routes.js';
+import { requirePreconditions, setEntityTag } from '../../http/conditional.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
 import { actorOf } from '../../auth/identity-service.js';
 import { assertCsrfHeader, clearSessionCookies, cookiesSecure, readCookie, REFRESH_COOKIE, setSessionCookies } from '../../auth/cookies.js';
@@ -218,7 +219,13 @@ function routes(context: AppContext): RouteSpec[] {
     {
       ...settingsPut,
       // the body schema is the section's patch schema, built from AuthSettingsSchema at run time
-      handler: (request) => identity.settingsSection.visible(identity.updateSettings(request.body as ConfigData, actorOf(request)) as unknown as Record<string, unknown>),
+      handler: (request, reply) => {
+        requirePreconditions(request, sectionTag(identity.settingsSection.read()));
+        identity.updateSettings(request.body as ConfigData, actorOf(request));
+        const data = identity.settingsSection.read();
+        setEntityTag(reply, sectionTag(data));
+        return identity.settingsSection.visible(data);
+      },
     },
   ];
 }
