@@ -1,33 +1,13 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { json, startTestApp } from './helpers/app.js';
+import { adminApi } from './helpers/admin-api.js';
 import { emptySnapshot, pendingReport } from '../src/areas/packet-filter/snapshot.js';
 import { packetFilterOf } from './helpers/areas.js';
 
-let t: TestApp;
-let headers: Headers;
-before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
-});
-after(() => t.close());
-
-const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object, headers });
-  return { status: response.statusCode, body: response.body ? json(response) : undefined, headers: response.headers };
-};
-const created = async (url: string, payload: unknown) => {
-  const response = await call('POST', url, payload);
-  assert.equal(response.status, 201, `${url} ${JSON.stringify(payload)} → ${JSON.stringify(response.body)}`);
-  return response.body;
-};
-const expect400 = async (method: 'POST' | 'PUT', url: string, payload: unknown, message: RegExp) => {
-  const response = await call(method, url, payload);
-  assert.equal(response.status, 400, `${JSON.stringify(payload)} → ${response.status} ${JSON.stringify(response.body)}`);
-  assert.deepEqual(Object.keys(response.body), ['error']);
-  assert.match(response.body.error, message, JSON.stringify(payload));
-};
+const api = adminApi();
+const { call, created } = api;
+const expect400 = api.refused;
 
 test('a rule created from the flat request is stored as the wire-format record', async () => {
   const rule = await created('/api/v1/rules', {
@@ -269,7 +249,7 @@ test('block logging is a stored toggle; system rules show anti-lockout for the A
   const system = await call('GET', '/api/v1/rules/system');
   assert.equal(system.status, 200);
   const lines: string[] = system.body;
-  const port = t.app.context.config.port;
+  const port = api.t.app.context.config.port;
   assert.ok(lines.some((l) => l.includes(`tcp dport ${port} accept`) && l.includes('anti-lockout')), lines.join('\n'));
   assert.ok(lines.some((l) => l.includes('ct state established,related accept')));
   assert.ok(lines.some((l) => l.includes('iifname "lo" accept')));
@@ -299,7 +279,7 @@ test('pending lists what differs from the applied configuration; reload applies 
   assert.equal(applied.body.message, 'Changes applied successfully');
   assert.equal(applied.body.rules, 2);
   assert.equal((await call('GET', '/api/v1/pending')).body.firewall, false);
-  const simulated = t.app.context.platform.packetFilter as unknown as { appliedText: string };
+  const simulated = api.t.app.context.platform.packetFilter as unknown as { appliedText: string };
   assert.match(simulated.appliedText, new RegExp(`counter name "rule_${keep.id}"`));
 
   await call('PUT', `/api/v1/rules/${keep.id}`, { log: true });
@@ -325,25 +305,25 @@ test('pending lists what differs from the applied configuration; reload applies 
 
   const status = await call('GET', '/api/v1/status');
   assert.equal(status.body.pf_rules, 2);
-  const audit = t.app.context.db.prepare("SELECT actor, outcome FROM audit_log WHERE category = 'packet_filter' ORDER BY id DESC LIMIT 1").get() as { actor: string; outcome: string };
+  const audit = api.t.app.context.db.prepare("SELECT actor, outcome FROM audit_log WHERE category = 'packet_filter' ORDER BY id DESC LIMIT 1").get() as { actor: string; outcome: string };
   assert.deepEqual(audit, { actor: 'admin', outcome: 'success' });
 });
 
 test('schedules are enforced by re-application when the local time crosses a boundary', async () => {
-  const service = packetFilterOf(t.app);
-  const simulated = t.app.context.platform.packetFilter as unknown as { appliedText: string };
-  t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // a Wednesday, 10:00 local time
+  const service = packetFilterOf(api.t.app);
+  const simulated = api.t.app.context.platform.packetFilter as unknown as { appliedText: string };
+  api.t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // a Wednesday, 10:00 local time
   const office = await created('/api/v1/schedules', { name: 'mornings', time_ranges: '09:00-11:00', days_of_week: ['wed'] });
   const rule = await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2222, schedule_id: office.id });
   assert.equal((await call('POST', '/api/v1/reload')).status, 200);
   assert.match(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
   assert.equal(await service.applySchedules(), false, 'nothing changes inside the window');
-  t.clock.set(new Date(2026, 0, 7, 11, 30).getTime());
+  api.t.clock.set(new Date(2026, 0, 7, 11, 30).getTime());
   assert.equal(await service.applySchedules(), true, 'leaving the window reloads');
   assert.doesNotMatch(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
   assert.match(simulated.appliedText, new RegExp(`# ${rule.id} not loaded: outside schedule "mornings"`));
   assert.equal((await call('GET', '/api/v1/pending')).body.firewall, false, 're-application is not a configuration change');
-  t.clock.set(new Date(2026, 0, 14, 9, 15).getTime());
+  api.t.clock.set(new Date(2026, 0, 14, 9, 15).getTime());
   assert.equal(await service.applySchedules(), true);
   assert.match(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
   await call('DELETE', `/api/v1/rules/${rule.id}`);
@@ -354,7 +334,7 @@ test('schedules are enforced by re-application when the local time crosses a bou
 test('after a restart the last applied configuration is loaded again', async () => {
   const rule = await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'udp', dst_port_start: 5353 });
   assert.equal((await call('POST', '/api/v1/reload')).status, 200);
-  const second = await startTestApp({ dataDir: t.dataDir });
+  const second = await startTestApp({ dataDir: api.t.dataDir });
   try {
     const text = (second.app.context.platform.packetFilter as unknown as { appliedText?: string }).appliedText;
     assert.match(text ?? '', new RegExp(`counter name "rule_${rule.id}"`));
@@ -366,7 +346,7 @@ test('after a restart the last applied configuration is loaded again', async () 
 
 test('anti-lockout is restricted to LAN-role interfaces once roles are set; a role change is pending until reload', async () => {
   assert.equal((await call('POST', '/api/v1/reload')).status, 200);
-  const port = t.app.context.config.port;
+  const port = api.t.app.context.config.port;
   const antiLockout = (lines: string[]) => lines.find((l) => l.includes('anti-lockout') && l.includes(`dport ${port}`));
   assert.doesNotMatch(antiLockout((await call('GET', '/api/v1/rules/system')).body) ?? '', /iifname/, 'no roles: every interface');
 
@@ -384,12 +364,12 @@ test('anti-lockout is restricted to LAN-role interfaces once roles are set; a ro
   assert.deepEqual(pending.changes.settings, { added: [], changed: ['anti-lockout-interfaces'], removed: [] });
 
   // The pf dialect of the same stored configuration names the interface too.
-  const service = packetFilterOf(t.app);
+  const service = packetFilterOf(api.t.app);
   const pfText = service.compile(service.storedSnapshot(), 'pf').text;
   assert.match(pfText, new RegExp(`pass in quick on eth1 (inet )?proto tcp from any to \\S+ port ${port} keep state label "bulwark:anti-lockout"`));
 
   // Applied only at reload; then the kernel's ruleset carries the restriction and nothing is pending.
-  const simulated = t.app.context.platform.packetFilter as unknown as { appliedText: string };
+  const simulated = api.t.app.context.platform.packetFilter as unknown as { appliedText: string };
   assert.doesNotMatch(simulated.appliedText, /iifname "eth1"[^\n]*anti-lockout/);
   assert.equal((await call('POST', '/api/v1/reload')).status, 200);
   assert.match(simulated.appliedText, new RegExp(`iifname "eth1" [^\\n]*tcp dport ${port} accept comment "system: anti-lockout"`));

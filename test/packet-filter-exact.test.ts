@@ -4,10 +4,10 @@
  * (hooks, pf enabled, stale tables, counters) is in packet-filter-drivers.test.ts; kernel behaviour in
  * test/e2e/packet-filter-exact.test.ts.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { adminApi } from './helpers/admin-api.js';
 import { evaluateNftables, evaluatePf, pfLogicalLines, type Packet } from './helpers/ruleset-eval.js';
 import { alias, config, fixtureId, rule, schedule } from './helpers/firewall-fixtures.js';
 import { compilePf } from '../src/compile/pf.js';
@@ -15,31 +15,12 @@ import { compileNftables } from '../src/compile/nftables.js';
 import { packetFilterOf } from './helpers/areas.js';
 import type { Crossing } from '../src/compile/firewall-decision.js';
 
-let t: TestApp;
-let headers: Headers;
-before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
-});
-after(() => t.close());
-
-const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object, headers });
-  return { status: response.statusCode, body: response.body ? json(response) : undefined };
-};
-const created = async (url: string, payload: unknown) => {
-  const response = await call('POST', url, payload);
-  assert.equal(response.status, 201, `${url} ${JSON.stringify(payload)} → ${JSON.stringify(response.body)}`);
-  return response.body;
-};
-const expect400 = async (method: 'POST' | 'PUT', url: string, payload: unknown, message: RegExp) => {
-  const response = await call(method, url, payload);
-  assert.equal(response.status, 400, `${JSON.stringify(payload)} → ${response.status} ${JSON.stringify(response.body)}`);
-  assert.match(response.body.error, message);
-};
+const api = adminApi();
+const { call, created } = api;
+const expect400 = api.refused;
 /** The stored configuration compiled to both dialects. */
 const compiled = () => {
-  const service = packetFilterOf(t.app);
+  const service = packetFilterOf(api.t.app);
   const snapshot = service.storedSnapshot();
   return { pf: service.compile(snapshot, 'pf').text, nft: service.compile(snapshot, 'nftables').text };
 };
@@ -177,9 +158,9 @@ test('9. "interface address" stays the interface\'s addresses: pf (em0), nftable
 });
 
 test('8. a schedule edge names the states to kill: pass rules leaving their window, block rules entering theirs', async () => {
-  const service = packetFilterOf(t.app);
-  const simulated = t.app.context.platform.packetFilter as unknown as { lastEdge?: import('../src/compile/schedule-edges.js').ScheduleEdge };
-  t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // Wednesday 10:00 local
+  const service = packetFilterOf(api.t.app);
+  const simulated = api.t.app.context.platform.packetFilter as unknown as { lastEdge?: import('../src/compile/schedule-edges.js').ScheduleEdge };
+  api.t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // Wednesday 10:00 local
   const office = await created('/api/v1/schedules', { name: 'office', time_ranges: '09:00-17:00' });
   const evening = await created('/api/v1/schedules', { name: 'evening', time_ranges: '17:15-23:00' });
   const ssh = await created('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22, schedule_id: office.id, priority: 1 });
@@ -194,7 +175,7 @@ test('8. a schedule edge names the states to kill: pass rules leaving their wind
   assert.equal(await service.applySchedules(), false);
   assert.equal(simulated.lastEdge, undefined, 'no edge, nothing killed');
 
-  t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
+  api.t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
   assert.equal(await service.applySchedules(), true);
   const edge = simulated.lastEdge!;
   assert.deepEqual(edge.ended, [{ id: ssh.id }]);

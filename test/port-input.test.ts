@@ -1,38 +1,17 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { adminApi } from './helpers/admin-api.js';
 
 /**
  * Every port field of the API takes 443, "443", "8000-8080" (or "8000:8080") and {start, end}; it is stored
  * and answered in its collection's canonical shape, and a refusal names the field exactly as the client sent it.
  */
-let t: TestApp;
-let headers: Headers;
-before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
-});
-after(() => t.close());
+const api = adminApi();
+const { call, created } = api;
+const { refused } = api;
 
 const DEFAULT_INSTANCE = '61696677-0000-0000-0000-000000000000';
-
-const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object, headers });
-  return { status: response.statusCode, body: response.body ? json(response) : undefined };
-};
-const created = async (url: string, payload: unknown) => {
-  const response = await call('POST', url, payload);
-  assert.equal(response.status, 201, `${url} ${JSON.stringify(payload)} → ${JSON.stringify(response.body)}`);
-  return response.body;
-};
-const refused = async (method: 'POST' | 'PUT', url: string, payload: unknown, message: RegExp) => {
-  const response = await call(method, url, payload);
-  assert.equal(response.status, 400, `${JSON.stringify(payload)} → ${response.status} ${JSON.stringify(response.body)}`);
-  assert.deepEqual(Object.keys(response.body), ['error']);
-  assert.match(response.body.error, message, JSON.stringify(payload));
-  return response.body.error as string;
-};
 
 /** Each accepted form and the range it means. */
 const FORMS: [unknown, { start: number; end: number } | null][] = [
@@ -159,7 +138,7 @@ test('a refusal across fields names the port field the client used, never an int
 });
 
 test('the OpenAPI document shows the port forms', async () => {
-  const document = json(await t.app.inject({ url: '/api/v1/openapi.json' }));
+  const document = json(await api.t.app.inject({ url: '/api/v1/openapi.json' }));
   const ruleBody = document.paths['/api/v1/rules'].post.requestBody.content['application/json'].schema;
   const dstPort = ruleBody.properties.rule_match.properties.dst_port;
   assert.deepEqual(dstPort.anyOf.map((s: { type: string }) => s.type), ['integer', 'string', 'object', 'null']);
