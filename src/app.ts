@@ -23,6 +23,7 @@ import { validatorCompiler } from './http/validation.js';
 import { installAccessControl } from './http/access.js';
 import { ReadCache } from './http/read-cache.js';
 import { documentConditional, installConditionalRequests, refuseUnsupportedPreconditions } from './http/conditional.js';
+import { ConditionalTwins } from './http/conditional-twins.js';
 import { createAreas } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
@@ -175,9 +176,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   const areas = (options.areas ?? createAreas)(context);
   app.decorate('areas', areas);
-  for (const area of areas) {
-    for (const route of area.routes) registerRoute(app, route, context);
-  }
+  // Writes of a path whose GET answers an ETag honour If-Match against that tag (http/conditional-twins.ts).
+  for (const route of new ConditionalTwins(context.store).apply(areas.flatMap((area) => area.routes))) registerRoute(app, route, context);
   await registerConsole(app, options.consoleDir);
   app.addHook('onReady', async () => {
     for (const area of areas) await area.start?.(app);

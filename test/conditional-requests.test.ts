@@ -271,18 +271,23 @@ test('a cached list answers exactly the records a read of each answers, never a 
   }
 });
 
-test('hand-written settings answer an ETag from their body and 304; their writes refuse If-Match they cannot check', async () => {
+test('hand-written settings answer an ETag from their body and 304; their writes check If-Match against it', async () => {
   const first = await ok('GET', '/api/v1/config/retention');
   const tag = tagOf(first);
   assert.equal((await call('GET', '/api/v1/config/retention', { headers: { 'if-none-match': tag } })).statusCode, 304);
-  const refused = await call('PUT', '/api/v1/config/retention', { payload: { max_versions: 50 }, headers: { 'if-match': tag } });
-  assertError(refused, 400, /headers\.if-match is not supported on PUT \/api\/v1\/config\/retention/);
-  assert.equal(tagOf(await ok('GET', '/api/v1/config/retention')), tag, 'nothing changed');
-  await ok('PUT', '/api/v1/config/retention', { max_versions: 50 });
-  const changed = await call('GET', '/api/v1/config/retention', { headers: { 'if-none-match': tag } });
-  assert.equal(changed.statusCode, 200);
+  const changed = await call('PUT', '/api/v1/config/retention', { payload: { max_versions: 50 }, headers: { 'if-match': tag } });
+  assert.equal(changed.statusCode, 200, changed.body);
   assert.equal(json(changed).max_versions, 50);
-  assert.notEqual(tagOf(changed), tag);
+  const current = tagOf(changed);
+  assert.notEqual(current, tag);
+  // The PUT's ETag is the tag the GET answers now.
+  const reread = await call('GET', '/api/v1/config/retention', { headers: { 'if-none-match': tag } });
+  assert.equal(reread.statusCode, 200);
+  assert.equal(tagOf(reread), current);
+
+  assertError(await call('PUT', '/api/v1/config/retention', { payload: { max_versions: 60 }, headers: { 'if-match': tag } }), 412, /If-Match/);
+  assert.equal(json(await ok('GET', '/api/v1/config/retention')).max_versions, 50, 'the stale write changed nothing');
+  assert.equal((await call('GET', '/api/v1/config/retention', { headers: { 'if-none-match': current } })).statusCode, 304);
 });
 
 test('HEAD answers the ETag of the representation', async () => {

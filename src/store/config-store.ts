@@ -36,6 +36,7 @@ const singletonId = (kind: string) => `singleton:${kind}`;
 export class ConfigStore {
   private readonly cache = new Map<string, ConfigObject[]>();
   private readonly listeners = new Set<(change: ConfigChange) => void>();
+  private readonly writeGuards = new Set<(kind: string) => void>();
   /** Counts changes per kind; `epoch` counts changes to every kind at once (replaceAll, a rolled-back transaction). */
   private readonly kindGenerations = new Map<string, number>();
   private epoch = 0;
@@ -100,6 +101,15 @@ export class ConfigStore {
   }
 
   /**
+   * Runs `guard` just before every change is written (insert, update, delete, reorder, replaceAll); a guard that
+   * throws refuses the change with nothing written. Conditional writes use it (http/conditional-twins.ts).
+   */
+  guardWrites(guard: (kind: string) => void): () => void {
+    this.writeGuards.add(guard);
+    return () => this.writeGuards.delete(guard);
+  }
+
+  /**
    * A value that differs whenever the objects of `kind` (default: of any kind) may have changed since it was
    * last read (every insert, update, delete, reorder, replaceAll and rolled-back transaction), for caches
    * derived from them.
@@ -126,6 +136,7 @@ export class ConfigStore {
     const now = isoTime(this.clock.now());
     const position = objects.length === 0 ? 0 : objects[objects.length - 1].position + 1;
     const object: ConfigObject = { id, kind, position, data, created_at: now, updated_at: now };
+    this.beforeWrite(kind);
     this.statements.insert.run({ ...object, data: JSON.stringify(data) });
     objects.push(object);
     this.emit({ kind, op: 'insert' });
@@ -136,6 +147,7 @@ export class ConfigStore {
     const objects = this.mutable(kind);
     const index = objects.findIndex((o) => o.id === id);
     if (index < 0) return undefined;
+    this.beforeWrite(kind);
     const updated: ConfigObject = { ...objects[index], data, updated_at: isoTime(this.clock.now()) };
     this.statements.update.run(JSON.stringify(data), updated.updated_at, id, kind);
     objects[index] = updated;
@@ -147,6 +159,7 @@ export class ConfigStore {
   updateMany(kind: string, changes: readonly { id: string; data: ConfigData }[]): void {
     if (changes.length === 0) return;
     this.transaction(() => {
+      this.beforeWrite(kind);
       const objects = this.mutable(kind);
       const indexById = new Map(objects.map((o, index) => [o.id, index]));
       const now = isoTime(this.clock.now());
@@ -164,6 +177,7 @@ export class ConfigStore {
     const objects = this.mutable(kind);
     const index = objects.findIndex((o) => o.id === id);
     if (index < 0) return false;
+    this.beforeWrite(kind);
     this.statements.remove.run(id, kind);
     objects.splice(index, 1);
     this.emit({ kind, op: 'delete' });
@@ -173,6 +187,7 @@ export class ConfigStore {
   /** Gives the objects of a kind a new complete order; the caller has checked that ids is a permutation. */
   reorder(kind: string, ids: readonly string[]): void {
     this.transaction(() => {
+      this.beforeWrite(kind);
       const byId = new Map(this.mutable(kind).map((o) => [o.id, o]));
       const reordered = ids.map((id, position) => {
         this.statements.position.run(position, id, kind);
@@ -212,6 +227,7 @@ export class ConfigStore {
   /** Replaces the whole configuration atomically (restore, import). */
   replaceAll(objects: readonly ConfigObject[]): void {
     this.transaction(() => {
+      this.beforeWrite('*');
       this.statements.clear.run();
       for (const object of objects) this.statements.insert.run({ ...object, data: JSON.stringify(object.data) });
       this.cache.clear();
@@ -223,6 +239,10 @@ export class ConfigStore {
     const queue = this.settleQueue;
     this.settleQueue = [];
     for (const settled of queue) settled(committed);
+  }
+
+  private beforeWrite(kind: string): void {
+    for (const guard of this.writeGuards) guard(kind);
   }
 
   private mutable(kind: string): ConfigObject[] {
