@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderUnbound, renderLocalZones, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
+import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
+import { renderBlocklistData, renderBlocklistFilter } from '../src/compile/unbound-blocklist.js';
+import { unboundEnvironment } from '../src/platform/unbound-python.js';
 import { ALLOWED_CUSTOM_OPTIONS, parseCustomOptions } from '../src/compile/unbound-custom-options.js';
 import { renderKea, keaSubnetId, optionHex, type KeaInput } from '../src/compile/kea.js';
 import { renderChrony, type ChronyInput } from '../src/compile/chrony.js';
@@ -50,14 +52,28 @@ function unboundInput(dir: string, overrides: Partial<UnboundInput['resolver']> 
     acls: [{ network: '192.168.0.0/16', action: 'allow' }, { network: '0.0.0.0/0', action: 'refuse' }],
     dhcpNames: [{ hostname: 'printer', ip: '192.168.1.20' }],
     systemNameservers: ['192.0.2.1'],
-    includes: [`${dir}/zones/custom.conf`],
+    blocklistFilter: `${dir}/blocklists/filter.py`,
     paths: { directory: dir, pidfile: `${dir}/unbound.pid`, controlSocket: `${dir}/unbound.ctl`, trustAnchorFile: `${dir}/root.key`, logfile: '' },
   };
 }
 
+/** The blocklist filter the rendered configuration loads, written where unboundInput() names it. */
+function writeFilter(dir: string): void {
+  mkdirSync(join(dir, 'blocklists'));
+  const data = join(dir, 'blocklists', 'filter.tsv');
+  writeFileSync(data, renderBlocklistData([{ label: 'custom', action: 'nxdomain', redirectIp: null, names: ['ads.example.com', 'tracker.example.net'] }], []).data);
+  writeFileSync(join(dir, 'blocklists', 'filter.py'), renderBlocklistFilter(data));
+}
+
 test('Unbound rendering matches the golden file', () => {
   golden('unbound.conf', renderUnbound(unboundInput('/var/lib/bulwark/dns')));
-  golden('unbound-blocklist.conf', renderLocalZones('blocklist example', ['ads.example.com', 'tracker.example.net'], 'redirect', '0.0.0.0'));
+  const blocklist = renderBlocklistData([
+    { label: 'custom', action: 'nxdomain', redirectIp: null, names: ['ads.example.com'] },
+    { label: 'blocklist-example', action: 'redirect', redirectIp: '0.0.0.0', names: ['ads.example.com', 'tracker.example.net', 'good.example.org'] },
+  ], ['good.example.org', 'lan']);
+  golden('unbound-blocklist.tsv', blocklist.data);
+  assert.deepEqual(blocklist.counts, [{ label: 'custom', names: 1 }, { label: 'blocklist-example', names: 1 }]);
+  golden('unbound-blocklist-filter.py', renderBlocklistFilter('/var/lib/bulwark/dns/blocklists/0123abcd.tsv'));
 });
 
 test('custom options cannot move files or open control', () => {
@@ -71,17 +87,16 @@ test('custom options cannot move files or open control', () => {
 test('unbound-checkconf accepts the rendered configuration in each forwarding mode, and every option is a documented one', { skip: checkerSkip('unbound-checkconf') }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-'));
   try {
-    mkdirSync(join(dir, 'zones'));
-    writeFileSync(join(dir, 'zones', 'custom.conf'), renderLocalZones('custom', ['ads.example.com', 'tracker.example.net'], 'nxdomain'));
+    writeFilter(dir);
     writeFileSync(join(dir, 'root.key'), `${ROOT_TRUST_ANCHORS}\n`);
     for (const overrides of [{}, { dot_enabled: true }, { forwarding_enabled: false, dnssec: false }, { use_system_nameservers: true }]) {
       const file = join(dir, 'unbound.conf');
       writeFileSync(file, renderUnbound(unboundInput(dir, overrides)));
-      const result = await runChecker('unbound', file);
-      assert.equal(result.ok, true, `${JSON.stringify(overrides)}: ${result.output}`);
+      const result = await runChecker('unbound', file, { env: unboundEnvironment(readFileSync(file, 'utf8')).env });
+      assert.equal(result.ok, true, `${JSON.stringify(overrides)}: ${result.output} ${result.details}`);
     }
     writeFileSync(join(dir, 'bad.conf'), renderUnbound(unboundInput(dir, { custom_options: 'msg-cache-slabs: 3' })));
-    assert.equal((await runChecker('unbound', join(dir, 'bad.conf'))).ok, false);
+    assert.equal((await runChecker('unbound', join(dir, 'bad.conf'), { env: unboundEnvironment(readFileSync(join(dir, 'bad.conf'), 'utf8')).env })).ok, false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -101,12 +116,11 @@ test('every option custom_options allows is a documented Unbound option that unb
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-options-'));
   try {
     writeFileSync(join(dir, 'root.key'), `${ROOT_TRUST_ANCHORS}\n`);
-    mkdirSync(join(dir, 'zones'));
-    writeFileSync(join(dir, 'zones', 'custom.conf'), renderLocalZones('custom', ['ads.example.com'], 'nxdomain'));
+    writeFilter(dir);
     const rendered = renderUnbound(unboundInput(dir, { custom_options: text }));
     for (const key of ALLOWED_CUSTOM_OPTIONS.keys()) assert.match(rendered, new RegExp(`^    ${key}: `, 'm'));
     writeFileSync(join(dir, 'unbound.conf'), rendered);
-    const result = await runChecker('unbound', join(dir, 'unbound.conf'));
+    const result = await runChecker('unbound', join(dir, 'unbound.conf'), { env: unboundEnvironment(rendered).env });
     assert.equal(result.ok, true, result.details);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@
  * (golden-tested, and checked with `kea-dhcp4 -t` where it is installed).
  */
 import { isIP } from 'node:net';
+import { RenderRefusal } from './render-refusal.js';
 import { keaCidr, keaClientId, keaHex, keaInterface, keaIpv4, keaIpv4List, keaMac, keaName, keaText } from './kea-values.js';
 
 export interface KeaGlobal {
@@ -56,12 +57,25 @@ export interface KeaDdns {
   ttl: number;
 }
 
+/** Hook libraries installed on the system (absolute paths found by the platform); absent ones are not loaded. */
+export interface KeaHooks {
+  /** libdhcp_lease_cmds.so: `lease4-get-all`, `lease4-del` over the control socket. */
+  leaseCommands?: string | null;
+}
+
 export interface KeaInput {
   global: KeaGlobal;
   subnets: KeaSubnet[];
   reservations: KeaReservation[];
   ddns: KeaDdns;
   paths: { leaseFile: string; controlSocket: string };
+  hooks?: KeaHooks;
+}
+
+/** A hook library path as Bulwark found it: absolute, plain characters, a shared object. */
+function hookPath(path: string, field: string): string {
+  if (!/^\/[A-Za-z0-9/._+-]+\.so$/.test(path)) throw new RenderRefusal(field, 'is not the path of a hook library');
+  return path;
 }
 
 const SEVERITY: Record<string, string> = { error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG', trace: 'DEBUG' };
@@ -179,6 +193,7 @@ export function renderKea(input: KeaInput): string {
           }
         : {}),
       subnet4,
+      ...(input.hooks?.leaseCommands ? { 'hooks-libraries': [{ library: hookPath(input.hooks.leaseCommands, 'hooks.leaseCommands') }] } : {}),
       loggers: [{ name: 'kea-dhcp4', output_options: [{ output: 'stdout' }], severity: SEVERITY[global.log_level] ?? 'INFO' }],
     },
   };

@@ -3,6 +3,9 @@
  * Kea DHCPv4 for DHCP, chrony for time. Areas render a file into the data directory and hand its path here;
  * the platform validates it with the daemon's own checker, runs the daemon, and reads its live state.
  */
+import type { MissingTool } from './debian-packages.js';
+import type { UnboundEvent } from './unbound-events.js';
+
 export type DaemonName = 'unbound' | 'kea-dhcp4' | 'chronyd';
 export const DAEMON_NAMES: readonly DaemonName[] = ['unbound', 'kea-dhcp4', 'chronyd'];
 
@@ -21,6 +24,8 @@ export interface DaemonStatus {
   simulated: boolean;
   /** Why the last action failed, when it did. */
   last_error: string | null;
+  /** Set when the last start could not run the daemon because its program (or a tool it needs) is not installed. */
+  missing: MissingTool | null;
 }
 
 export interface CheckResult {
@@ -35,6 +40,11 @@ export interface CheckResult {
   line?: number | null;
   /** The checker's raw output: for the server log only, never for a client. */
   details?: string;
+  /**
+   * Set when the checker (or something the checked file needs) is not installed. On a real platform this is
+   * never a pass: `ok` is false and nothing may be installed.
+   */
+  missing?: MissingTool;
 }
 
 export interface DnsStats {
@@ -57,6 +67,20 @@ export interface DhcpLease {
   start_time: number;
   expire_time: number;
   subnet: string;
+}
+
+/** Kea's own counters for one subnet (`statistic-get-all`). */
+export interface DhcpSubnetStatistics {
+  subnet: string;
+  total_addresses: number;
+  assigned_addresses: number;
+  declined_addresses: number;
+}
+
+export interface DhcpStatistics {
+  subnets: DhcpSubnetStatistics[];
+  /** Server-wide counters such as `pkt4-received` or `pkt4-ack-sent`. */
+  counters: Record<string, number>;
 }
 
 export interface TimeSourceState {
@@ -85,8 +109,12 @@ export interface Daemons {
   check(name: DaemonName, configFile: string): Promise<CheckResult>;
   /** The daemon's log lines, oldest first (at most a few thousand). */
   logs(name: DaemonName): Promise<string[]>;
+  /** Query and block events of the resolver as they happen (none on the simulated platform); returns the unsubscribe. */
+  dnsEvents(listener: (event: UnboundEvent) => void): () => void;
   dnsStats(): Promise<DnsStats>;
   dhcpLeases(): Promise<DhcpLease[]>;
+  /** Kea's statistics, or null when the server does not run or cannot be asked. */
+  dhcpStatistics(): Promise<DhcpStatistics | null>;
   /** Releases one lease; false when no such lease exists. */
   releaseDhcpLease(ip: string): Promise<boolean>;
   timeTracking(): Promise<TimeTracking>;

@@ -1,5 +1,5 @@
 /**
- * Property test: no value written through the API becomes a directive in unbound.conf (and its zone includes),
+ * Property test: no value written through the API becomes a directive in unbound.conf (and its blocklist filter data),
  * kea-dhcp4.conf or chrony.conf. Every string field of every DNS, DHCP and time object is enumerated from its
  * schema; each one gets hostile values (quotes, newlines, CR, NUL, braces, semicolons, `include:` …). A write
  * must answer 400, or the apply must refuse to render it (409), or the rendered files must have exactly the
@@ -16,7 +16,7 @@ import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
 import { BlocklistSchedule, BlocklistSource, DomainOverride, HostOverride, PatternEntry, ResolverAcl, ResolverConfig } from '../../src/areas/dns/schema.js';
 import { DhcpConfig, DhcpDdns, DhcpHaConfig, Reservation, Subnet } from '../../src/areas/dhcp/schema.js';
 import { TimeConfig, TimeSource } from '../../src/areas/time/schema.js';
-import { renderLocalZones } from '../../src/compile/unbound.js';
+import { renderBlocklistData, renderBlocklistFilter } from '../../src/compile/unbound-blocklist.js';
 import { RenderRefusal } from '../../src/compile/render-refusal.js';
 
 const HOSTILE = [
@@ -93,12 +93,12 @@ const TARGETS: Target[] = [
     name: 'dns blocklist source', area: 'dns', schema: BlocklistSource, path: '/api/v1/dns/blocklists', shape: 'collection',
     base: { name: 'Mirror', category: 'ads', url: 'https://lists.example/hosts.txt', format: 'domains', enabled: false },
     notRendered: {
-      name: 'the include file is titled with the source id, not its name',
+      name: 'the filter names the source by its id, not its name',
       category: 'a label for people',
       url: 'downloaded by Bulwark (outbound guard), never rendered',
       format: 'selects the parser of the download',
-      action: 'an enum mapped to a fixed zone type',
-      redirect_ip: 'rendered only with a downloaded list: covered by "renderLocalZones refuses …" below',
+      action: 'an enum the filter knows',
+      redirect_ip: 'rendered only with a downloaded list: covered by "the blocklist renderer refuses …" below',
     },
   },
   {
@@ -231,6 +231,13 @@ function unboundStructure(text: string, file: string): string[] {
   });
 }
 
+/** The blocklist filter's data: the kind and field count of each line; names never hold a tab, quote or space. */
+function filterStructure(text: string, file: string): string[] {
+  const lines = text.split('\n').filter((l) => l && !l.startsWith('#'));
+  for (const line of lines) assert.doesNotMatch(line, /[\r\0"'\\ ]/, `${file}: a quote, backslash, space, CR or NUL in the filter data`);
+  return lines.map((l) => `${/^\d+$/.test(l.split('\t')[0]) ? 'block' : l.split('\t')[0]}/${l.split('\t').length}`);
+}
+
 function chronyStructure(text: string): string[] {
   assert.doesNotMatch(text, /[\r\0"'\\]/, 'chrony.conf holds a quote, backslash, CR or NUL');
   return text.split('\n').filter((l) => l.trim() && !l.startsWith('#')).map((l) => `${l.trim().split(/\s+/)[0]}/${l.trim().split(/\s+/).length}`);
@@ -251,9 +258,12 @@ const APPLY: Record<Area, string> = { dns: '/api/v1/dns/resolver/apply', dhcp: '
 function structure(area: Area): unknown {
   if (area === 'dns') {
     const dir = join(t.dataDir, 'dns');
-    const zones = join(dir, 'zones');
-    const files = ['unbound.conf', ...readdirSync(zones).sort().map((f) => join('zones', f))];
-    return files.map((file) => [file, unboundStructure(readFileSync(join(dir, file), 'utf8'), file)]);
+    const filters = join(dir, 'blocklists');
+    const data = existsSync(filters) ? readdirSync(filters).filter((f) => f.endsWith('.tsv')).map((f) => join('blocklists', f)) : [];
+    return [
+      ['unbound.conf', unboundStructure(readFileSync(join(dir, 'unbound.conf'), 'utf8'), 'unbound.conf')],
+      ...data.map((file) => ['blocklist data', filterStructure(readFileSync(join(dir, file), 'utf8'), file)]),
+    ];
   }
   if (area === 'dhcp') return shape(JSON.parse(readFileSync(join(t.dataDir, 'dhcp', 'kea-dhcp4.conf'), 'utf8')));
   return chronyStructure(readFileSync(join(t.dataDir, 'time', 'chrony.conf'), 'utf8'));
@@ -285,6 +295,8 @@ before(async () => {
       ids.set(target.name, json(response).id);
     }
   }
+  // One custom block, so the blocklist filter exists and host/domain names reach its allow-list.
+  assert.equal((await t.request('POST', '/api/v1/dns/customblocks', { pattern: 'baseline.example.com' })).statusCode, 201);
   for (const area of ['dns', 'dhcp', 'time'] as const) {
     const applied = await apply(area);
     assert.equal(applied.status, 200, `${area}: ${applied.error}`);
@@ -369,13 +381,16 @@ for (const target of TARGETS) {
   });
 }
 
-test('renderLocalZones refuses a hostile redirect address or domain instead of writing it', () => {
+test('the blocklist renderer refuses a hostile name, redirect address, allow entry or path instead of writing it', () => {
+  const zone = (names: string[], redirectIp: string | null = null) => ({ label: 'blocklist-x', action: redirectIp ? 'redirect' as const : 'nxdomain' as const, redirectIp, names });
   for (const hostile of HOSTILE) {
-    assert.throws(() => renderLocalZones('list', ['ads.example.com'], 'redirect', `192.0.2.1${hostile}`), RenderRefusal);
-    assert.throws(() => renderLocalZones('list', [`ads.example.com${hostile}`], 'nxdomain'), RenderRefusal);
+    assert.throws(() => renderBlocklistData([zone(['ads.example.com'], `192.0.2.1${hostile}`)], []), RenderRefusal);
+    assert.throws(() => renderBlocklistData([zone([`ads.example.com${hostile}`])], []), RenderRefusal);
+    assert.throws(() => renderBlocklistData([zone(['ads.example.com'])], [`good.example.com${hostile}`]), RenderRefusal);
+    assert.throws(() => renderBlocklistData([{ ...zone(['ads.example.com']), label: `blocklist-x${hostile}` }], []), RenderRefusal);
+    assert.throws(() => renderBlocklistFilter(`/var/lib/x.tsv${hostile}`), RenderRefusal);
   }
-  const title = renderLocalZones(`x\ninclude: "/etc/passwd"`, ['ads.example.com'], 'nxdomain').split('\n')[0];
-  assert.match(title, /^# x_include_ __etc_passwd_: 1 names/);
+  assert.throws(() => renderBlocklistData([zone(['ads.example.com\tother'])], []), RenderRefusal);
 });
 
 test('the simulated platform keeps the runtime files inside the data directory', () => {

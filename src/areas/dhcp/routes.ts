@@ -99,8 +99,12 @@ function routes(context: AppContext): RouteSpec[] {
         const status = await context.platform.daemons.status('kea-dhcp4');
         const pools = await dhcp.poolStats();
         const state = dhcp.applyState();
+        const { pid, config_version, config_sha256 } = await dhcp.report();
         return {
           running: status.running,
+          pid,
+          config_version,
+          config_sha256,
           version: status.running ? status.version : 'stopped',
           uptime: status.running && status.started_at ? Math.max(0, Math.floor((Date.now() - Date.parse(status.started_at)) / 1000)) : null,
           total_subnets: subnets.objects().length,

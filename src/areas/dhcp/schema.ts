@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../http/schema-helpers.js';
 import { NullableString, NullableInteger } from '../common/schemas.js';
+import { DaemonReportFields } from '../common/daemon-report-schema.js';
 
 const Seconds = () => Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 31_536_000 }), Type.Null()]));
 
@@ -112,6 +113,7 @@ export const HaStatus = Type.Object({ mode: Type.String(), role: Type.String(), 
 
 export const DhcpStatus = Type.Object({
   running: Type.Boolean(),
+  ...DaemonReportFields,
   version: Type.String(),
   uptime: NullableInteger(),
   total_subnets: Type.Integer(),

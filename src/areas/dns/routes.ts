@@ -201,8 +201,12 @@ function routes(context: AppContext): RouteSpec[] {
         const stats = await context.platform.daemons.dnsStats();
         const state = dns.resolverState();
         const config = resolver.read();
+        const { pid, config_version, config_sha256 } = await dns.report();
         return {
           running: status.running,
+          pid,
+          config_version,
+          config_sha256,
           version: status.version,
           total_hosts: hosts.objects().length,
           total_domains: domains.objects().length,

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../http/schema-helpers.js';
 import { NullableString } from '../common/schemas.js';
+import { DaemonReportFields } from '../common/daemon-report-schema.js';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'PTR'] as const;
 export const BLOCK_ACTIONS = ['nxdomain', 'nodata', 'drop', 'redirect'] as const;
@@ -30,8 +31,10 @@ export const BlocklistSource = Type.Object({
 export const BlocklistStatusFields = {
   last_updated: Type.Union([Type.Integer(), Type.Null()], { description: 'unix seconds' }),
   last_sha256: NullableString(),
-  rule_count: Type.Integer(),
+  rule_count: Type.Integer({ description: 'names in the last good download' }),
   last_error: NullableString(),
+  names_active: Type.Integer({ description: 'names this source blocks in the running resolver (after earlier sources and the allow-list)' }),
+  last_result: NullableString({ description: 'ok, or failed: <reason> (the last good copy stays in use)' }),
 };
 
 export const RefreshOutcome = Type.Object({
@@ -126,6 +129,7 @@ export const ApplyReport = Type.Object({
 
 export const ResolverStatus = Type.Object({
   running: Type.Boolean(),
+  ...DaemonReportFields,
   version: Type.String(),
   total_hosts: Type.Integer(),
   total_domains: Type.Integer(),
