@@ -57,6 +57,8 @@ export interface CheckerOptions {
   required?: boolean;
   /** Extra environment (e.g. where Unbound's Python module finds its support code). */
   env?: Record<string, string>;
+  /** Where programs are found (default: PATH plus the sbin directories). */
+  findProgram?: (program: string) => string | null;
 }
 
 /**
@@ -65,7 +67,8 @@ export interface CheckerOptions {
  */
 export async function runChecker(name: DaemonName, file: string, options: CheckerOptions = {}): Promise<CheckResult> {
   const checker = CHECKERS[name];
-  const program = findProgram(checker.program);
+  const find = options.findProgram ?? findProgram;
+  const program = find(checker.program);
   const display = `${checker.program} ${checker.args(file).join(' ')}`;
   if (!program) {
     const missing = missingTool(checker.program);
@@ -73,7 +76,7 @@ export async function runChecker(name: DaemonName, file: string, options: Checke
     return { checked: false, ok: true, checker: null, output: `${checker.program} is not installed; the file was not validated`, line: null };
   }
   const { runAs } = options;
-  const setpriv = runAs ? findProgram('setpriv') : null;
+  const setpriv = runAs ? find('setpriv') : null;
   if (runAs && !setpriv) {
     const missing = missingTool('setpriv');
     return { checked: false, ok: false, checker: display, output: `${checker.program} was not run: ${describeMissing(missing)}`, line: null, missing };

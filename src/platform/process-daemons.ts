@@ -258,7 +258,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
         if (environment.missing) return { checked: false, ok: false, checker: null, output: describeMissing(environment.missing), line: null, missing: environment.missing };
         env = environment.env;
       }
-      return runChecker(name, file, { runAs: user, required: true, env });
+      return runChecker(name, file, { runAs: user, required: true, env, findProgram });
     },
     logs: async (name) => [...entry(name).log],
     dnsEvents(listener) {
