@@ -9,6 +9,15 @@ import type { UnboundEvent } from './unbound-events.js';
 export type DaemonName = 'unbound' | 'kea-dhcp4' | 'chronyd';
 export const DAEMON_NAMES: readonly DaemonName[] = ['unbound', 'kea-dhcp4', 'chronyd'];
 
+/** How a daemon is started, beyond its configuration file. */
+export interface StartOptions {
+  /**
+   * chronyd only: false runs it without adjusting the system clock (`chronyd -x`): it still measures its
+   * sources and serves time. chrony has no configuration directive for this.
+   */
+  clockControl?: boolean;
+}
+
 export interface DaemonStatus {
   name: DaemonName;
   running: boolean;
@@ -102,9 +111,9 @@ export interface TimeTracking {
 export interface Daemons {
   status(name: DaemonName): Promise<DaemonStatus>;
   /** Starts (or keeps running) the daemon with this configuration file. */
-  start(name: DaemonName, configFile: string): Promise<DaemonStatus>;
+  start(name: DaemonName, configFile: string, options?: StartOptions): Promise<DaemonStatus>;
   stop(name: DaemonName): Promise<DaemonStatus>;
-  restart(name: DaemonName, configFile: string): Promise<DaemonStatus>;
+  restart(name: DaemonName, configFile: string, options?: StartOptions): Promise<DaemonStatus>;
   /** Runs the daemon's own configuration checker on the file. */
   check(name: DaemonName, configFile: string): Promise<CheckResult>;
   /** The daemon's log lines, oldest first (at most a few thousand). */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { CheckResult, DaemonName, DaemonStatus, Daemons, DhcpStatistics, DnsStats, TimeTracking } from './daemons.js';
+import type { CheckResult, DaemonName, DaemonStatus, Daemons, DhcpStatistics, DnsStats, StartOptions, TimeTracking } from './daemons.js';
 import { daemonVersion, findProgram as findInstalledProgram, runChecker } from './daemon-tools.js';
 import { runCommand } from './exec.js';
 import { DAEMON_USERS, stateDirOf, systemAccount } from './daemon-runtime.js';
@@ -33,7 +33,7 @@ function asUser(setpriv: string, user: string, caps: string[], program: string, 
  * user: Unbound and Kea are started unprivileged through setpriv with just the capabilities they need;
  * chronyd needs root for a moment to take the clock capability and drops to its user itself (-u).
  */
-const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: string | null) => Launch> = {
+const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: string | null, options: StartOptions) => Launch> = {
   unbound: (program, file, setpriv) =>
     setpriv ? asUser(setpriv, DAEMON_USERS.unbound, ['net_bind_service'], program, ['-d', '-c', file]) : { command: program, args: ['-d', '-c', file] },
   'kea-dhcp4': (program, file, setpriv) => {
@@ -42,7 +42,10 @@ const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: st
     const launch = setpriv ? asUser(setpriv, DAEMON_USERS['kea-dhcp4'], ['net_raw', 'net_bind_service'], program, ['-c', file]) : { command: program, args: ['-c', file] };
     return { ...launch, env };
   },
-  chronyd: (program, file, setpriv) => ({ command: program, args: ['-d', ...(setpriv ? ['-u', DAEMON_USERS.chronyd] : []), '-f', file] }),
+  chronyd: (program, file, setpriv, options) => ({
+    command: program,
+    args: ['-d', ...(options.clockControl === false ? ['-x'] : []), ...(setpriv ? ['-u', DAEMON_USERS.chronyd] : []), '-f', file],
+  }),
 };
 
 /** Programs a daemon needs besides itself: the control tool through which Bulwark sees that it runs. */
@@ -56,6 +59,7 @@ interface Supervised {
   child: ChildProcess | null;
   startedAt: number | null;
   configFile: string | null;
+  options: StartOptions;
   starts: number;
   lastError: string | null;
   missing: MissingTool | null;
@@ -100,7 +104,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
   const entry = (name: DaemonName) => {
     let item = supervised.get(name);
     if (!item) {
-      item = { child: null, startedAt: null, configFile: null, starts: 0, lastError: null, missing: null, log: [], runStart: 0, stopping: false };
+      item = { child: null, startedAt: null, configFile: null, options: {}, starts: 0, lastError: null, missing: null, log: [], runStart: 0, stopping: false };
       supervised.set(name, item);
     }
     return item;
@@ -185,11 +189,13 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     return false;
   };
 
-  const start = async (name: DaemonName, configFile: string): Promise<DaemonStatus> => {
+  const start = async (name: DaemonName, configFile: string, options: StartOptions = {}): Promise<DaemonStatus> => {
     const item = entry(name);
-    if (isAlive(item) && item.configFile === configFile) return status(name);
+    const sameOptions = JSON.stringify(item.options) === JSON.stringify(options);
+    if (isAlive(item) && item.configFile === configFile && sameOptions) return status(name);
     if (isAlive(item)) await stop(name);
     item.configFile = configFile;
+    item.options = options;
     item.missing = null;
     const text = await readFile(configFile, 'utf8').catch(() => '');
     const environment = name === 'unbound' ? unboundEnvironment(text) : { env: {}, missing: null };
@@ -201,7 +207,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       item.lastError = unavailable ? describeMissing(unavailable) : error;
       return status(name);
     }
-    const launch = FOREGROUND[name](findProgram(name)!, configFile, user ? findProgram('setpriv') : null);
+    const launch = FOREGROUND[name](findProgram(name)!, configFile, user ? findProgram('setpriv') : null, options);
     const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...environment.env, ...launch.env } });
     item.child = child;
     item.startedAt = Date.now();
@@ -245,9 +251,9 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     status,
     start,
     stop,
-    async restart(name, configFile) {
+    async restart(name, configFile, options) {
       await stop(name);
-      return start(name, configFile);
+      return start(name, configFile, options);
     },
     async check(name, file): Promise<CheckResult> {
       const { user, error, missing } = daemonUser(name);

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
 import { HttpError } from '../../core/errors.js';
-import type { CheckResult, DaemonName, DaemonStatus } from '../../platform/daemons.js';
+import type { CheckResult, DaemonName, DaemonStatus, StartOptions } from '../../platform/daemons.js';
 import { describeMissing } from '../../platform/debian-packages.js';
 import { writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
 import type { DaemonRecord } from './daemon-record.js';
@@ -24,6 +24,7 @@ export interface Installation {
   text: string;
   /** `start` keeps a daemon that already runs this file; `restart` always restarts. */
   mode: 'start' | 'restart';
+  options?: StartOptions;
 }
 
 /** The 503 for a daemon, checker or helper that is not installed. */
@@ -49,7 +50,7 @@ export async function installAndRun(context: AppContext, record: DaemonRecord, p
   const target = join(plan.runtime.dir, plan.fileName);
   const previous = existsSync(target) ? readFileSync(target, 'utf8') : null;
   writeDaemonFile(plan.runtime, [plan.fileName], plan.text);
-  const status = plan.mode === 'start' ? await daemons.start(daemon, target) : await daemons.restart(daemon, target);
+  const status = plan.mode === 'start' ? await daemons.start(daemon, target, plan.options) : await daemons.restart(daemon, target, plan.options);
   if (status.running) {
     record.installed(plan.text);
     record.result('ok');
@@ -68,7 +69,7 @@ export async function installAndRun(context: AppContext, record: DaemonRecord, p
     record.stopped();
     outcome = `there was no previous configuration to restore, so ${daemon} is stopped`;
   } else {
-    const restored = await daemons.restart(daemon, target);
+    const restored = await daemons.restart(daemon, target, plan.options);
     if (restored.running) {
       record.installed(previous);
       outcome = `the previous configuration was restored and ${daemon} runs with it again`;

@@ -169,7 +169,9 @@ export class TimeService {
   /** Installs the file and runs chronyd with it (409 and the previous file restored when chronyd does not come up). */
   private async install(text: string, check: CheckResult, mode: 'start' | 'restart'): Promise<TimeActionValue> {
     try {
-      const status = await installAndRun(this.context, this.record, { label: 'chrony', runtime: this.runtime(), fileName: 'chrony.conf', text, mode });
+      // Without clock discipline chronyd measures and serves time but never adjusts the system clock (-x).
+      const options = { clockControl: Boolean(this.parts.config.read().clock_discipline) };
+      const status = await installAndRun(this.context, this.record, { label: 'chrony', runtime: this.runtime(), fileName: 'chrony.conf', text, mode, options });
       return { message: '', running: true, config_file: status.config_file, check, simulated: status.simulated };
     } finally {
       this.active = (await this.context.platform.daemons.status('chronyd')).running;
