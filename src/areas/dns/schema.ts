@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../http/schema-helpers.js';
+import { BLOCKLIST_FORMATS } from './blocklist-format.js';
 import { NullableString } from '../common/schemas.js';
 import { DaemonReportFields } from '../common/daemon-report-schema.js';
 
@@ -21,7 +22,7 @@ export const BlocklistSource = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 128, pattern: '\\S' }),
   category: Type.String({ minLength: 1, maxLength: 64, description: 'free text: ads, tracking, malware, phishing, crypto, adult, social, custom' }),
   url: Type.String({ minLength: 1, maxLength: 2048 }),
-  format: StringEnum(['hosts', 'domains', 'adblock', 'rpz']),
+  format: StringEnum(BLOCKLIST_FORMATS, { description: 'hosts, domains, wildcard (*.name), adblock (||name^), unbound (local-zone lines), rpz' }),
   enabled: Type.Boolean({ default: true }),
   action: StringEnum(BLOCK_ACTIONS, { default: 'nxdomain' }),
   redirect_ip: Type.Optional(NullableString()),
