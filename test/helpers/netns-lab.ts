@@ -33,7 +33,7 @@ export class NetnsLab {
   readonly dataDir = mkdtempSync(join(tmpdir(), 'bulwark-lab-'));
   private readonly children: ChildProcess[] = [];
   private bulwarkLog = '';
-  private base = '';
+  base = '';
   private bulwarkNs = '';
 
   /** Creates a namespace `bw<role>-<tag>` with loopback up. */
