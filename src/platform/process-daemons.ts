@@ -11,6 +11,7 @@ import { parseChronySources, parseChronyTracking } from './chrony-state.js';
 import { blocklistDataFile, blocklistZones, dnsStatsOf, EMPTY_DNS_STATS, parseUnboundStats } from './unbound-state.js';
 import { unboundEnvironment } from './unbound-python.js';
 import { parseUnboundEvent, type UnboundEvent } from './unbound-events.js';
+import { PerSecondBudget } from './per-second-budget.js';
 
 export { parseUnboundStats } from './unbound-state.js';
 export { parseChronySources } from './chrony-state.js';
@@ -104,7 +105,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
   const supervised = new Map<DaemonName, Supervised>();
   const dnsListeners = new Set<(event: UnboundEvent) => void>();
   const blockHits = new Map<string, number>();
-  let eventWindow = { second: 0, sent: 0 };
+  const eventBudget = new PerSecondBudget(MAX_EVENTS_PER_SECOND);
 
   const entry = (name: DaemonName) => {
     let item = supervised.get(name);
@@ -121,10 +122,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     const event = parseUnboundEvent(line);
     if (!event) return;
     if (event.type === 'block') blockHits.set(event.data.zone, (blockHits.get(event.data.zone) ?? 0) + 1);
-    const second = Math.floor(Date.now() / 1000);
-    if (second !== eventWindow.second) eventWindow = { second, sent: 0 };
-    if (eventWindow.sent >= MAX_EVENTS_PER_SECOND || dnsListeners.size === 0) return;
-    eventWindow.sent++;
+    if (dnsListeners.size === 0 || !eventBudget.take()) return;
     for (const listener of dnsListeners) listener(event);
   };
 
