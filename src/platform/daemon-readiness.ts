@@ -8,7 +8,7 @@ import { runCommand } from './exec.js';
 import { keaCommand, readKeaConfig } from './kea-control.js';
 
 /** How long each daemon may take to come up (Unbound loads its blocklists first). */
-export const READY_TIMEOUT_MS: Record<DaemonName, number> = { unbound: 60_000, 'kea-dhcp4': 20_000, chronyd: 20_000 };
+export const READY_TIMEOUT_MS: Record<DaemonName, number> = { unbound: 60_000, 'kea-dhcp4': 20_000, 'kea-dhcp-ddns': 20_000, chronyd: 20_000 };
 
 /** The unix command socket of a rendered chrony.conf. */
 export function chronySocketOf(configText: string): string | null {
@@ -23,7 +23,8 @@ export async function answers(name: DaemonName, configFile: string, configText: 
       if (!control) return false;
       return (await runCommand(control, ['-c', configFile, 'status'], { timeoutMs: 3000 })).code === 0;
     }
-    case 'kea-dhcp4': {
+    case 'kea-dhcp4':
+    case 'kea-dhcp-ddns': {
       const { socket } = readKeaConfig(configText);
       if (!socket) return false;
       return keaCommand(socket, 'version-get', undefined, 2000).then((answer) => answer.result === 0, () => false);

@@ -26,10 +26,11 @@ export function findProgram(program: string): string | null {
 const CHECKERS: Record<DaemonName, { program: string; args: (file: string) => string[] }> = {
   unbound: { program: 'unbound-checkconf', args: (file) => [file] },
   'kea-dhcp4': { program: 'kea-dhcp4', args: (file) => ['-t', file] },
+  'kea-dhcp-ddns': { program: 'kea-dhcp-ddns', args: (file) => ['-t', file] },
   chronyd: { program: 'chronyd', args: (file) => ['-p', '-f', file] },
 };
 
-const VERSION_ARGS: Record<DaemonName, string[]> = { unbound: ['-V'], 'kea-dhcp4': ['-V'], chronyd: ['-v'] };
+const VERSION_ARGS: Record<DaemonName, string[]> = { unbound: ['-V'], 'kea-dhcp4': ['-V'], 'kea-dhcp-ddns': ['-V'], chronyd: ['-v'] };
 
 /** Escapes a string for use inside a RegExp. */
 const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

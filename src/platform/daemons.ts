@@ -1,13 +1,13 @@
 /**
  * The network-service daemons Bulwark renders configuration for (Debian's packages): Unbound for DNS,
- * Kea DHCPv4 for DHCP, chrony for time. Areas render a file into the data directory and hand its path here;
+ * Kea DHCPv4 (and its DHCP-DDNS server) for DHCP, chrony for time. Areas render a file into the data directory and hand its path here;
  * the platform validates it with the daemon's own checker, runs the daemon, and reads its live state.
  */
 import type { MissingTool } from './debian-packages.js';
 import type { UnboundEvent } from './unbound-events.js';
 
-export type DaemonName = 'unbound' | 'kea-dhcp4' | 'chronyd';
-export const DAEMON_NAMES: readonly DaemonName[] = ['unbound', 'kea-dhcp4', 'chronyd'];
+export type DaemonName = 'unbound' | 'kea-dhcp4' | 'kea-dhcp-ddns' | 'chronyd';
+export const DAEMON_NAMES: readonly DaemonName[] = ['unbound', 'kea-dhcp4', 'kea-dhcp-ddns', 'chronyd'];
 
 /** How a daemon is started, beyond its configuration file. */
 export interface StartOptions {
@@ -92,6 +92,18 @@ export interface DhcpStatistics {
   counters: Record<string, number>;
 }
 
+/** Kea's high-availability state (`status-get`, from the HA hook). */
+export interface DhcpHaState {
+  mode: string;
+  role: string;
+  /** This server's HA state: `waiting`, `syncing`, `hot-standby`, `load-balancing`, `partner-down` … */
+  state: string;
+  /** The partner's last known state; null before it was ever reached. */
+  peer_state: string | null;
+  /** Whether the last heartbeat reached the partner. */
+  in_touch: boolean;
+}
+
 export interface TimeSourceState {
   address: string;
   state: 'selected' | 'candidate' | 'unreachable' | 'falseticker' | 'unknown';
@@ -124,6 +136,8 @@ export interface Daemons {
   dhcpLeases(): Promise<DhcpLease[]>;
   /** Kea's statistics, or null when the server does not run or cannot be asked. */
   dhcpStatistics(): Promise<DhcpStatistics | null>;
+  /** Kea's high-availability state, or null when it does not run with the HA hook. */
+  dhcpHighAvailability(): Promise<DhcpHaState | null>;
   /** Releases one lease; false when no such lease exists. */
   releaseDhcpLease(ip: string): Promise<boolean>;
   timeTracking(): Promise<TimeTracking>;

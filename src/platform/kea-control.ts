@@ -4,7 +4,7 @@
  * statistics (`statistic-get-all`, built in).
  */
 import { createConnection } from 'node:net';
-import type { DhcpLease, DhcpStatistics } from './daemons.js';
+import type { DhcpHaState, DhcpLease, DhcpStatistics } from './daemons.js';
 
 export interface KeaAnswer {
   /** 0 success, 1 error, 2 unsupported command, 3 empty (nothing found). */
@@ -21,9 +21,10 @@ export interface KeaRunningConfig {
 
 export function readKeaConfig(text: string): KeaRunningConfig {
   try {
-    const parsed = JSON.parse(text) as { Dhcp4?: { 'control-socket'?: { 'socket-name'?: string }; subnet4?: { id: number; subnet: string }[] } };
+    type Server = { 'control-socket'?: { 'socket-name'?: string } };
+    const parsed = JSON.parse(text) as { Dhcp4?: Server & { subnet4?: { id: number; subnet: string }[] }; DhcpDdns?: Server };
     return {
-      socket: parsed.Dhcp4?.['control-socket']?.['socket-name'] ?? null,
+      socket: (parsed.Dhcp4 ?? parsed.DhcpDdns)?.['control-socket']?.['socket-name'] ?? null,
       subnets: new Map((parsed.Dhcp4?.subnet4 ?? []).map((s) => [s.id, s.subnet])),
     };
   } catch {
@@ -91,6 +92,22 @@ export function leasesOf(answer: KeaAnswer, subnets: Map<number, string>): DhcpL
       subnet: subnets.get(lease['subnet-id'] ?? -1) ?? '',
     };
   });
+}
+
+/** The high-availability part of a `status-get` answer, or null when the HA hook is not loaded. */
+export function highAvailabilityOf(answer: KeaAnswer): DhcpHaState | null {
+  if (answer.result !== 0) return null;
+  type Servers = { local?: { role?: string; state?: string }; remote?: { 'last-state'?: string; 'in-touch'?: boolean } };
+  const relationship = (answer.arguments?.['high-availability'] as { 'ha-mode'?: string; 'ha-servers'?: Servers }[] | undefined)?.[0];
+  if (!relationship) return null;
+  const servers = relationship['ha-servers'] ?? {};
+  return {
+    mode: relationship['ha-mode'] ?? 'unknown',
+    role: servers.local?.role ?? 'unknown',
+    state: servers.local?.state ?? 'unknown',
+    peer_state: servers.remote?.['last-state'] || null,
+    in_touch: servers.remote?.['in-touch'] === true,
+  };
 }
 
 /** The newest value of each statistic of a `statistic-get-all` answer (each is a list of [value, time] samples). */

@@ -6,7 +6,7 @@ import { runCommand } from './exec.js';
 import { DAEMON_USERS, stateDirOf, systemAccount } from './daemon-runtime.js';
 import { describeMissing, missingTool, type MissingTool } from './debian-packages.js';
 import { answers, chronySocketOf, READY_TIMEOUT_MS } from './daemon-readiness.js';
-import { keaCommand, leasesOf, readKeaConfig, statisticsOf } from './kea-control.js';
+import { highAvailabilityOf, keaCommand, leasesOf, readKeaConfig, statisticsOf } from './kea-control.js';
 import { parseChronySources, parseChronyTracking } from './chrony-state.js';
 import { blocklistDataFile, blocklistZones, dnsStatsOf, EMPTY_DNS_STATS, parseUnboundStats } from './unbound-state.js';
 import { unboundEnvironment } from './unbound-python.js';
@@ -43,6 +43,12 @@ const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: st
     const launch = setpriv ? asUser(setpriv, DAEMON_USERS['kea-dhcp4'], ['net_raw', 'net_bind_service'], program, ['-c', file]) : { command: program, args: ['-c', file] };
     return { ...launch, env };
   },
+  // The DHCP-DDNS server listens on an unprivileged loopback port and sends updates: no capability needed.
+  'kea-dhcp-ddns': (program, file, setpriv) => {
+    const env = { KEA_PIDFILE_DIR: stateDirOf(file), KEA_LOCKFILE_DIR: stateDirOf(file) };
+    const launch = setpriv ? asUser(setpriv, DAEMON_USERS['kea-dhcp-ddns'], [], program, ['-c', file]) : { command: program, args: ['-c', file] };
+    return { ...launch, env };
+  },
   chronyd: (program, file, setpriv, options) => ({
     command: program,
     args: ['-d', ...(options.clockControl === false ? ['-x'] : []), ...(setpriv ? ['-u', DAEMON_USERS.chronyd] : []), '-f', file],
@@ -50,7 +56,7 @@ const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: st
 };
 
 /** Programs a daemon needs besides itself: the control tool through which Bulwark sees that it runs. */
-const CONTROL_TOOLS: Record<DaemonName, string[]> = { unbound: ['unbound-control'], 'kea-dhcp4': [], chronyd: ['chronyc'] };
+const CONTROL_TOOLS: Record<DaemonName, string[]> = { unbound: ['unbound-control'], 'kea-dhcp4': [], 'kea-dhcp-ddns': [], chronyd: ['chronyc'] };
 
 const MAX_LOG = 5000;
 /** Block and query events per second passed on from the resolver's log; the rest are counted, not sent. */
@@ -296,6 +302,12 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       if (!config?.socket) return null;
       const answer = await keaCommand(config.socket, 'statistic-get-all').catch(() => null);
       return answer && answer.result === 0 ? statisticsOf(answer, config.subnets) : null;
+    },
+    async dhcpHighAvailability() {
+      const config = await keaSocket();
+      if (!config?.socket) return null;
+      const answer = await keaCommand(config.socket, 'status-get').catch(() => null);
+      return answer ? highAvailabilityOf(answer) : null;
     },
     async releaseDhcpLease(ip) {
       const config = await keaSocket();

@@ -134,19 +134,14 @@ const TARGETS: Target[] = [
   },
   {
     name: 'dhcp ddns', area: 'dhcp', schema: DhcpDdns, path: '/api/v1/dhcp/ddns', shape: 'singleton',
-    base: { enabled: true, forward_zone: 'lan.example' },
-    notRendered: {
-      reverse_zone_v4: 'not rendered (no kea-dhcp-ddns configuration is written)',
-      reverse_zone_v6: 'not rendered', dns_server: 'not rendered', tsig_key: 'not rendered', tsig_algorithm: 'not rendered',
-      tsig_secret: 'write-only, sealed, not rendered',
-    },
+    base: { enabled: true, forward_zone: 'lan.example', reverse_zone_v4: '2.0.192.in-addr.arpa', dns_server: '192.0.2.53', tsig_key: 'k1.lan.example', tsig_secret: 'c2VjcmV0LXRzaWc=' },
+    notRendered: { reverse_zone_v6: 'DHCPv6 only: not rendered' },
   },
   {
     name: 'dhcp ha', area: 'dhcp', schema: DhcpHaConfig, path: '/api/v1/dhcp/ha/config', shape: 'singleton',
-    base: {},
+    base: { mode: 'hot-standby', peer: '192.0.2.2:8001', listen: '192.0.2.1:8000' },
     notRendered: {
-      mode: 'HA is not rendered into kea-dhcp4.conf', peer: 'not rendered', listen: 'not rendered', peers: 'not rendered',
-      tls_cert: 'not rendered', tls_key: 'not rendered', tls_ca: 'not rendered',
+      peers: 'not rendered (one partner: peer)', tls_cert: 'not rendered (peers talk plain HTTP)', tls_key: 'not rendered', tls_ca: 'not rendered',
     },
   },
   {
@@ -265,7 +260,10 @@ function structure(area: Area): unknown {
       ...data.map((file) => ['blocklist data', filterStructure(readFileSync(join(dir, file), 'utf8'), file)]),
     ];
   }
-  if (area === 'dhcp') return shape(JSON.parse(readFileSync(join(t.dataDir, 'dhcp', 'kea-dhcp4.conf'), 'utf8')));
+  if (area === 'dhcp') {
+    const ddns = join(t.dataDir, 'dhcp', 'kea-dhcp-ddns.conf');
+    return [shape(JSON.parse(readFileSync(join(t.dataDir, 'dhcp', 'kea-dhcp4.conf'), 'utf8'))), existsSync(ddns) ? shape(JSON.parse(readFileSync(ddns, 'utf8'))) : null];
+  }
   return chronyStructure(readFileSync(join(t.dataDir, 'time', 'chrony.conf'), 'utf8'));
 }
 

@@ -109,7 +109,13 @@ export const DhcpHaConfig = Type.Object({
   tls_ca: Type.Optional(NullableString()),
 });
 
-export const HaStatus = Type.Object({ mode: Type.String(), role: Type.String(), peer_state: NullableString(), healthy: Type.Boolean() });
+export const HaStatus = Type.Object({
+  mode: Type.String(),
+  role: Type.String(),
+  state: NullableString({ description: "this server's HA state as Kea reports it (waiting, syncing, hot-standby, load-balancing, partner-down …)" }),
+  peer_state: NullableString(),
+  healthy: Type.Boolean(),
+});
 
 export const DhcpStatus = Type.Object({
   running: Type.Boolean(),

@@ -7,7 +7,7 @@ import { ipv4ToNumber, isDomainName, parseIpv4Cidr } from '../../core/ip.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigData } from '../../store/config-store.js';
-import { networkOf, renderKea, type KeaInput } from '../../compile/kea.js';
+import { networkOf, renderKea, type KeaHa, type KeaInput } from '../../compile/kea.js';
 import type { CheckResult, DhcpLease } from '../../platform/daemons.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import { keaHookLibrary, type KeaHookName } from '../../platform/kea-hooks.js';
@@ -15,6 +15,10 @@ import { missingTool } from '../../platform/debian-packages.js';
 import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
 import { installAndRun, notInstalled, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
+import { DdnsService } from './ddns-service.js';
+
+/** Where Debian installs Kea's hooks (named on the simulated platform when this machine has none). */
+const DEBIAN_HOOK_DIR = '/usr/lib/x86_64-linux-gnu/kea/hooks';
 
 export const DHCP_KINDS = {
   config: 'dhcp_config',
@@ -94,6 +98,11 @@ export function validateReservationClientId(data: ConfigData): void {
   if (data.client_id && !/^[0-9A-Fa-f]{2}(?:[:-]?[0-9A-Fa-f]{2}){0,127}$/.test(String(data.client_id))) throw badRequest('body.client_id must be hex octets such as 01:aa:bb:cc:dd:ee:ff');
 }
 
+/** A TSIG secret as tsig-keygen prints it. */
+export function isBase64(value: string): boolean {
+  return value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value);
+}
+
 /** The dynamic-DNS names are DNS names; the server an IP address. */
 export function validateDdns(data: ConfigData): void {
   for (const field of ['forward_zone', 'reverse_zone_v4', 'reverse_zone_v6', 'tsig_key']) {
@@ -143,12 +152,14 @@ export class DhcpService {
   /** Whether this process last left the daemon running (appliers skip a disabled service that is not). */
   active = false;
   readonly record: DaemonRecord;
+  readonly ddns: DdnsService;
 
   constructor(
     private readonly context: AppContext,
-    private readonly parts: { config: Singleton; subnets: Collection; reservations: Collection; ddns: Singleton },
+    private readonly parts: { config: Singleton; subnets: Collection; reservations: Collection; ddns: Singleton; ha: Singleton },
   ) {
     this.record = new DaemonRecord(context, 'kea-dhcp4');
+    this.ddns = new DdnsService(context, parts.ddns, () => String(parts.config.read().log_level));
   }
 
   applyState(): { last_apply_at: string | null; last_apply_result: string | null } {
@@ -170,6 +181,7 @@ export class DhcpService {
   input(): KeaInput {
     const config = this.parts.config.read();
     const ddns = this.parts.ddns.read();
+    const ha = this.parts.ha.read() as unknown as KeaHa;
     const { stateDir } = this.runtime();
     return {
       global: config as unknown as KeaInput['global'],
@@ -177,18 +189,20 @@ export class DhcpService {
       reservations: this.parts.reservations.records() as unknown as KeaInput['reservations'],
       ddns: { enabled: Boolean(ddns.enabled), forward_zone: String(ddns.forward_zone), ttl: Number(ddns.ttl) },
       paths: { leaseFile: join(stateDir, 'kea-leases4.csv'), controlSocket: join(stateDir, 'kea4-ctrl.sock') },
-      hooks: { leaseCommands: this.hook('libdhcp_lease_cmds.so') },
+      hooks: { leaseCommands: this.hook('libdhcp_lease_cmds.so'), highAvailability: ha.mode === 'standalone' ? null : this.hook('libdhcp_ha.so') },
+      ha,
     };
   }
 
   /**
-   * An installed hook library. On a real platform a missing one is a 503 naming its package: leases are read
-   * and released through it. The simulated platform renders without it.
+   * An installed hook library. On a real platform a missing one is a 503 naming its package (leases are read and
+   * released through lease_cmds; HA needs its own hook). The simulated platform names Debian's path.
    */
-  private hook(name: KeaHookName): string | null {
+  private hook(name: KeaHookName): string {
     const path = keaHookLibrary(name);
-    if (!path && !this.context.platform.simulated) throw notInstalled('Kea', { missing: missingTool(name) });
-    return path;
+    if (path) return path;
+    if (!this.context.platform.simulated) throw notInstalled('Kea', { missing: missingTool(name) });
+    return join(DEBIAN_HOOK_DIR, name);
   }
 
   /** Renders kea-dhcp4.conf as `name` in the runtime dir; a stored value the renderer refuses is a 409. */
@@ -199,14 +213,17 @@ export class DhcpService {
     return { file: writeDaemonFile(runtime, [name], text), text };
   }
 
-  /** Renders a candidate and runs the checker on it without installing anything. */
-  async check(): Promise<{ check: CheckResult; text: string }> {
+  /** Renders candidates and runs the checkers on them without installing anything (kea-dhcp-ddns too when DDNS is on). */
+  async check(): Promise<{ check: CheckResult; text: string; label: string }> {
     const candidate = this.renderCandidate('kea-dhcp4.conf.check');
+    let result: { check: CheckResult; text: string; label: string };
     try {
-      return { check: await this.context.platform.daemons.check('kea-dhcp4', candidate.file), text: candidate.text };
+      result = { check: await this.context.platform.daemons.check('kea-dhcp4', candidate.file), text: candidate.text, label: 'Kea' };
     } finally {
       rmSync(candidate.file, { force: true });
     }
+    if (!result.check.ok || !this.ddns.enabled()) return result;
+    return { ...(await this.ddns.check()), label: 'Kea DHCP-DDNS' };
   }
 
   /** Renders and checks with `kea-dhcp4 -t`; 503 when Kea is not installed, 409 naming the refused line. */
@@ -235,10 +252,15 @@ export class DhcpService {
       // Disabled: the file is still rendered and checked (so it is ready), and Kea stops.
       const { text, check } = await this.renderAndCheck();
       const file = writeDaemonFile(this.runtime(), ['kea-dhcp4.conf'], text);
+      if (this.ddns.enabled()) await this.ddns.save();
       const status = await stopDaemon(this.context, this.record);
+      await this.ddns.stop();
       this.active = status.running;
       return { message: 'DHCP config saved, Kea stopped', running: status.running, config_file: file, check, simulated: status.simulated };
     }
+    // The DHCP-DDNS server first, so Kea's name-change requests have a listener from its first lease on.
+    if (this.ddns.enabled()) await this.ddns.apply();
+    else await this.ddns.stop();
     const result = await this.install('restart');
     return { ...result, message: `DHCP config applied and Kea restarted${result.simulated ? ' (simulated)' : ''}` };
   }
@@ -246,9 +268,11 @@ export class DhcpService {
   async control(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
     if (action === 'stop') {
       const status = await stopDaemon(this.context, this.record);
+      await this.ddns.stop();
       this.active = status.running;
       return { message: 'DHCP stop: Kea stopped', running: status.running, config_file: status.config_file, check: { checked: false, ok: true, checker: null, output: '' }, simulated: status.simulated };
     }
+    if (this.ddns.enabled()) await this.ddns.apply();
     const result = await this.install(action);
     return { ...result, message: `DHCP ${action}: Kea running${result.simulated ? ' (simulated)' : ''}` };
   }
@@ -286,6 +310,18 @@ export class DhcpService {
         const available = Math.max(0, total - allocated);
         return { subnet: String(subnet.network), total, allocated, available, utilization: total ? Math.round((allocated / total) * 10000) / 100 : 0 };
       });
+  }
+
+  /** The HA relationship: the stored mode, and Kea's own state of it (status-get) while Kea runs with the hook. */
+  async haStatus(): Promise<{ mode: string; role: string; state: string | null; peer_state: string | null; healthy: boolean }> {
+    const mode = String(this.parts.ha.read().mode);
+    const running = (await this.context.platform.daemons.status('kea-dhcp4')).running;
+    if (mode === 'standalone') return { mode, role: 'standalone', state: null, peer_state: null, healthy: running };
+    const kea = running ? await this.context.platform.daemons.dhcpHighAvailability() : null;
+    const role = kea?.role ?? (Number(this.parts.ha.read().node_id ?? 1) === 2 ? (mode === 'hot-standby' ? 'standby' : 'secondary') : 'primary');
+    // Healthy: both servers in the state the mode aims for, in touch with each other.
+    const healthy = Boolean(kea && kea.in_touch && ['hot-standby', 'load-balancing'].includes(kea.state) && kea.peer_state === kea.state);
+    return { mode, role, state: kea?.state ?? null, peer_state: kea?.peer_state ?? null, healthy };
   }
 
   /** Prometheus exposition: whether Kea runs, the pool figures, and Kea's packet counters. */

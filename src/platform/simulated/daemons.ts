@@ -219,6 +219,7 @@ export function createSimulatedDaemons(): Daemons {
       });
       return { subnets, counters: {} };
     },
+    dhcpHighAvailability: async () => null,
     async releaseDhcpLease(ip) {
       const leases = await this.dhcpLeases();
       if (!leases.some((l) => l.ip_address === ip)) return false;
