@@ -78,7 +78,7 @@ test('Unbound under Bulwark, asked with dig from a client namespace: records, fo
     /** dig from the client namespace: the status and the A records. */
     const dig = (name: string, options: { from?: string; port?: number } = {}) => {
       const result = spawnSync('ip', ['netns', 'exec', client, 'dig', '+time=2', '+tries=2', '+noall', '+comments', '+answer', '-b', options.from ?? CLIENT, '-p', String(options.port ?? 53), `@${FW_CLIENT_SIDE}`, name, 'A'], { encoding: 'utf8', timeout: 30_000 });
-      const status = /status: ([A-Z]+)/.exec(result.stdout)?.[1] ?? 'NO ANSWER';
+      const status = /status: ([A-Z]+)/.exec(result.stdout)?.[1] ?? `NO ANSWER (${result.stdout.trim().split('\n').pop()})`;
       const answers = [...result.stdout.matchAll(/\sIN\s+A\s+(\S+)/g)].map((m) => m[1]);
       return { status, answers };
     };
@@ -92,7 +92,8 @@ test('Unbound under Bulwark, asked with dig from a client namespace: records, fo
     lab.call('POST', '/api/v1/dns/customblocks', { pattern: 'custom.blocked.example' });
     lab.call('POST', '/api/v1/dns/customblocks', { pattern: 'app.corp.example' });
     lab.call('POST', '/api/v1/dns/whitelist', { pattern: 'ok.corp.example' });
-    lab.call('PUT', '/api/v1/dns/blocklists/schedule', { allow_http: true, allow_private_sources: [`${SERVER}/32`] });
+    // on_boot off: no refresh 15 s after start running into the steps below.
+    lab.call('PUT', '/api/v1/dns/blocklists/schedule', { allow_http: true, allow_private_sources: [`${SERVER}/32`], on_boot: false });
     const sources: Record<string, { id: string }> = {};
     for (const format of [...Object.keys(FIXTURES), 'changing']) {
       sources[format] = lab.call('POST', '/api/v1/dns/blocklists', { name: `lab ${format}`, category: 'custom', url: `http://${SERVER}:8080/${format}.txt`, format: format === 'changing' ? 'domains' : format });

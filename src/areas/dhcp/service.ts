@@ -16,6 +16,7 @@ import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
 import { installAndRun, notInstalled, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
 import { DdnsService } from './ddns-service.js';
+import { Semaphore } from '../../core/semaphore.js';
 
 /** Where Debian installs Kea's hooks (named on the simulated platform when this machine has none). */
 const DEBIAN_HOOK_DIR = '/usr/lib/x86_64-linux-gnu/kea/hooks';
@@ -153,6 +154,7 @@ export class DhcpService {
   active = false;
   readonly record: DaemonRecord;
   readonly ddns: DdnsService;
+  private readonly serial = new Semaphore(1);
 
   constructor(
     private readonly context: AppContext,
@@ -247,7 +249,12 @@ export class DhcpService {
     }
   }
 
-  async apply(): Promise<DhcpActionValue> {
+  /** One apply or control action at a time (a change's auto-apply must not interleave with an operator's). */
+  apply(): Promise<DhcpActionValue> {
+    return this.serial.run(() => this.applyNow());
+  }
+
+  private async applyNow(): Promise<DhcpActionValue> {
     if (!this.parts.config.read().enabled) {
       // Disabled: the file is still rendered and checked (so it is ready), and Kea stops.
       const { text, check } = await this.renderAndCheck();
@@ -265,7 +272,11 @@ export class DhcpService {
     return { ...result, message: `DHCP config applied and Kea restarted${result.simulated ? ' (simulated)' : ''}` };
   }
 
-  async control(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
+  control(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
+    return this.serial.run(() => this.controlNow(action));
+  }
+
+  private async controlNow(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
     if (action === 'stop') {
       const status = await stopDaemon(this.context, this.record);
       await this.ddns.stop();

@@ -8,6 +8,7 @@ import type { Collection } from '../../http/collection.js';
 import type { Singleton } from '../../http/singleton.js';
 import { badRequest, HttpError } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
+import { Semaphore } from '../../core/semaphore.js';
 import { isDomainName, isIpOrCidr } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
@@ -190,6 +191,7 @@ export class DnsService {
   readonly record: DaemonRecord;
   private timers: NodeJS.Timeout[] = [];
   private readonly unsubscribers: (() => void)[] = [];
+  private readonly serial = new Semaphore(1);
   private nextScheduledRun: number | null = null;
 
   constructor(
@@ -467,7 +469,12 @@ export class DnsService {
    * (or what its configuration needs) is not installed; 409 when the checker refuses, or when Unbound does not
    * come up (after the previous configuration has been restored and restarted).
    */
-  async apply(mode: 'apply' | 'start' | 'stop' | 'restart'): Promise<ApplyReportValue> {
+  apply(mode: 'apply' | 'start' | 'stop' | 'restart'): Promise<ApplyReportValue> {
+    // One apply at a time: a scheduled refresh must not restart Unbound in the middle of an operator's apply.
+    return this.serial.run(() => this.applyNow(mode));
+  }
+
+  private async applyNow(mode: 'apply' | 'start' | 'stop' | 'restart'): Promise<ApplyReportValue> {
     const resolver = this.parts.resolver.read();
     const enabled = mode === 'start' || mode === 'restart' ? true : mode === 'stop' ? false : Boolean(resolver.enabled);
     const previousState = this.resolverState();

@@ -13,6 +13,7 @@ import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../plat
 import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { ServiceState } from '../common/service-state.js';
 import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
+import { Semaphore } from '../../core/semaphore.js';
 import { installAndRun, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
 
 export const TIME_KINDS = { config: 'time_config', source: 'time_source' } as const;
@@ -74,6 +75,7 @@ export class TimeService {
   active = false;
   readonly state: ServiceState;
   readonly record: DaemonRecord;
+  private readonly serial = new Semaphore(1);
 
   constructor(
     private readonly context: AppContext,
@@ -178,7 +180,12 @@ export class TimeService {
     }
   }
 
-  async apply(): Promise<TimeActionValue> {
+  /** One apply or control action at a time. */
+  apply(): Promise<TimeActionValue> {
+    return this.serial.run(() => this.applyNow());
+  }
+
+  private async applyNow(): Promise<TimeActionValue> {
     const { text, check } = await this.renderAndCheck();
     if (!this.parts.config.read().enabled) {
       const file = writeDaemonFile(this.runtime(), ['chrony.conf'], text);
@@ -191,7 +198,11 @@ export class TimeService {
   }
 
   /** start and restart render the file only when it is missing (apply is what installs a new configuration). */
-  async control(action: 'start' | 'stop' | 'restart'): Promise<TimeActionValue> {
+  control(action: 'start' | 'stop' | 'restart'): Promise<TimeActionValue> {
+    return this.serial.run(() => this.controlNow(action));
+  }
+
+  private async controlNow(action: 'start' | 'stop' | 'restart'): Promise<TimeActionValue> {
     const none: CheckResult = { checked: false, ok: true, checker: null, output: 'the installed configuration was used' };
     if (action === 'stop') {
       const status = await stopDaemon(this.context, this.record);
