@@ -69,6 +69,9 @@ test('a client obtains a lease from Kea; Bulwark lists it with the MAC, counts i
     assert.equal(status.body.active_leases, 1);
     assert.match(status.body.config_sha256, /^[0-9a-f]{64}$/);
     assert.equal(status.body.last_apply_result, 'ok');
+    // Its pid and lock files live in the runtime state directory (KEA_PIDFILE_DIR, KEA_LOCKFILE_DIR).
+    const logs: string[] = lab.call('GET', '/api/v1/dhcp/logs?lines=2000');
+    assert.ok(!logs.some((line) => /Unable to open PID file|interprocess sync|DHCP4_INIT_FAIL/.test(line)), logs.join('\n'));
 
     // A reservation for the client's MAC (outside the pool): Kea is re-applied at once; the renewal gets it.
     lab.call('POST', '/api/v1/dhcp/v4/reservations', { subnet_id: subnet.id, mac_address: CLIENT_MAC, ip_address: '10.234.0.50', hostname: 'pinned' });

@@ -77,7 +77,7 @@ test('Unbound under Bulwark, asked with dig from a client namespace: records, fo
 
     /** dig from the client namespace: the status and the A records. */
     const dig = (name: string, options: { from?: string; port?: number } = {}) => {
-      const result = spawnSync('ip', ['netns', 'exec', client, 'dig', '+time=2', '+tries=2', '+noall', '+comments', '+answer', '-b', options.from ?? CLIENT, '-p', String(options.port ?? 53), `@${FW_CLIENT_SIDE}`, name, 'A'], { encoding: 'utf8', timeout: 30_000 });
+      const result = spawnSync('ip', ['netns', 'exec', client, 'dig', '+time=3', '+tries=3', '+noall', '+comments', '+answer', '-b', options.from ?? CLIENT, '-p', String(options.port ?? 53), `@${FW_CLIENT_SIDE}`, name, 'A'], { encoding: 'utf8', timeout: 30_000 });
       const status = /status: ([A-Z]+)/.exec(result.stdout)?.[1] ?? `NO ANSWER (${result.stdout.trim().split('\n').pop()})`;
       const answers = [...result.stdout.matchAll(/\sIN\s+A\s+(\S+)/g)].map((m) => m[1]);
       return { status, answers };
