@@ -112,6 +112,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
   const dnsListeners = new Set<(event: UnboundEvent) => void>();
   const blockHits = new Map<string, number>();
   const eventBudget = new PerSecondBudget(MAX_EVENTS_PER_SECOND);
+  let zoneCache: { file: string; zones: { label: string; names: number }[] } | null = null;
 
   const entry = (name: DaemonName) => {
     let item = supervised.get(name);
@@ -288,7 +289,9 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       const result = control ? await runCommand(control, ['-c', file, 'stats_noreset'], { timeoutMs: 5000 }) : null;
       if (!result || result.code !== 0) return EMPTY_DNS_STATS(running, false);
       const dataFile = await blocklistDataFile(await configOf('unbound'));
-      const zones = dataFile ? await blocklistZones(dataFile) : [];
+      // Data files are named by their content, so a file's zones never change: read them once (stats run each second).
+      if (dataFile && zoneCache?.file !== dataFile) zoneCache = { file: dataFile, zones: await blocklistZones(dataFile) };
+      const zones = dataFile ? zoneCache!.zones : [];
       return { ts: Date.now(), running, simulated: false, ...dnsStatsOf(parseUnboundStats(result.stdout), zones, blockHits) };
     },
     async dhcpLeases() {
