@@ -290,8 +290,8 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       if (!result || result.code !== 0) return EMPTY_DNS_STATS(running, false);
       const dataFile = await blocklistDataFile(await configOf('unbound'));
       // Data files are named by their content, so a file's zones never change: read them once (stats run each second).
-      if (dataFile && zoneCache?.file !== dataFile) zoneCache = { file: dataFile, zones: await blocklistZones(dataFile) };
-      const zones = dataFile ? zoneCache!.zones : [];
+      const zones = !dataFile ? [] : zoneCache?.file === dataFile ? zoneCache.zones : await blocklistZones(dataFile);
+      if (dataFile && zones.length) zoneCache = { file: dataFile, zones };
       return { ts: Date.now(), running, simulated: false, ...dnsStatsOf(parseUnboundStats(result.stdout), zones, blockHits) };
     },
     async dhcpLeases() {
