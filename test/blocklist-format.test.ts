@@ -14,11 +14,19 @@ test('hosts and domain-list editions of the same real-world list give the same 1
   assert.deepEqual(new Set(hosts), new Set(domains));
 });
 
-test('the wildcard edition (*.name) parses to the names of the Unbound edition of the same list', { skip: fixture('hagezi/wildcard_doh-vpn-proxy-bypass.txt').skip }, () => {
-  const wildcard = parseBlocklist(read('hagezi/wildcard_doh-vpn-proxy-bypass.txt'), 'domains');
-  const unbound = [...read('hagezi/unbound_doh-vpn-proxy-bypass.blacklist.conf').matchAll(/^local-zone: "([^"]+)\." always_null/gm)].map((m) => m[1]);
+test('the wildcard edition (*.name) and the Unbound local-zone edition of one list give the same 714 names', { skip: fixture('hagezi/wildcard_doh-vpn-proxy-bypass.txt').skip }, () => {
+  const wildcard = parseBlocklist(read('hagezi/wildcard_doh-vpn-proxy-bypass.txt'), 'wildcard');
+  const unbound = parseBlocklist(read('hagezi/unbound_doh-vpn-proxy-bypass.blacklist.conf'), 'unbound');
+  const quoted = [...read('hagezi/unbound_doh-vpn-proxy-bypass.blacklist.conf').matchAll(/^local-zone: "([^"]+)\." always_null/gm)].map((m) => m[1]);
   assert.equal(wildcard.length, 714);
   assert.deepEqual(new Set(wildcard), new Set(unbound));
+  assert.deepEqual(unbound, quoted, 'every local-zone line, in order');
+  assert.deepEqual(new Set(parseBlocklist(read('hagezi/adblock_doh-vpn-proxy-bypass.txt'), 'adblock')), new Set(wildcard), 'the Adblock edition too');
+});
+
+test('unbound format: blocking zone types count, transparent ones and other statements do not', () => {
+  const text = 'server:\nlocal-zone: "ads.example.com." always_nxdomain\nlocal-zone: "ok.example.com." transparent\nlocal-data: "x.example.com. A 0.0.0.0"\nlocal-zone: "Tracker.Example.NET" redirect\nlocal-zone: "odd.example" always_null extra\n';
+  assert.deepEqual(parseBlocklist(text, 'unbound'), ['ads.example.com', 'tracker.example.net']);
 });
 
 test('the larger lists: header counts match, adblock rules reduce to their domains', { skip: fixture('hagezi/domains_fake.txt').skip }, () => {

@@ -4,9 +4,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderUnbound, renderLocalZones, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
+import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
+import { renderBlocklistData, renderBlocklistFilter } from '../src/compile/unbound-blocklist.js';
+import { unboundEnvironment } from '../src/platform/unbound-python.js';
 import { ALLOWED_CUSTOM_OPTIONS, parseCustomOptions } from '../src/compile/unbound-custom-options.js';
 import { renderKea, keaSubnetId, optionHex, type KeaInput } from '../src/compile/kea.js';
+import { renderKeaDdns, type KeaDdnsInput } from '../src/compile/kea-ddns.js';
+import { keaHookLibrary } from '../src/platform/kea-hooks.js';
 import { renderChrony, type ChronyInput } from '../src/compile/chrony.js';
 import { runChecker, findProgram } from '../src/platform/daemon-tools.js';
 import { REQUIRE_SYSTEM_TESTS, sharedFile } from './helpers/shared.js';
@@ -50,14 +54,28 @@ function unboundInput(dir: string, overrides: Partial<UnboundInput['resolver']> 
     acls: [{ network: '192.168.0.0/16', action: 'allow' }, { network: '0.0.0.0/0', action: 'refuse' }],
     dhcpNames: [{ hostname: 'printer', ip: '192.168.1.20' }],
     systemNameservers: ['192.0.2.1'],
-    includes: [`${dir}/zones/custom.conf`],
+    blocklistFilter: `${dir}/blocklists/filter.py`,
     paths: { directory: dir, pidfile: `${dir}/unbound.pid`, controlSocket: `${dir}/unbound.ctl`, trustAnchorFile: `${dir}/root.key`, logfile: '' },
   };
 }
 
+/** The blocklist filter the rendered configuration loads, written where unboundInput() names it. */
+function writeFilter(dir: string): void {
+  mkdirSync(join(dir, 'blocklists'));
+  const data = join(dir, 'blocklists', 'filter.tsv');
+  writeFileSync(data, renderBlocklistData([{ label: 'custom', action: 'nxdomain', redirectIp: null, names: ['ads.example.com', 'tracker.example.net'] }], []).data);
+  writeFileSync(join(dir, 'blocklists', 'filter.py'), renderBlocklistFilter(data));
+}
+
 test('Unbound rendering matches the golden file', () => {
   golden('unbound.conf', renderUnbound(unboundInput('/var/lib/bulwark/dns')));
-  golden('unbound-blocklist.conf', renderLocalZones('blocklist example', ['ads.example.com', 'tracker.example.net'], 'redirect', '0.0.0.0'));
+  const blocklist = renderBlocklistData([
+    { label: 'custom', action: 'nxdomain', redirectIp: null, names: ['ads.example.com'] },
+    { label: 'blocklist-example', action: 'redirect', redirectIp: '0.0.0.0', names: ['ads.example.com', 'tracker.example.net', 'good.example.org'] },
+  ], ['good.example.org', 'lan']);
+  golden('unbound-blocklist.tsv', blocklist.data);
+  assert.deepEqual(blocklist.counts, [{ label: 'custom', names: 1 }, { label: 'blocklist-example', names: 1 }]);
+  golden('unbound-blocklist-filter.py', renderBlocklistFilter('/var/lib/bulwark/dns/blocklists/0123abcd.tsv'));
 });
 
 test('custom options cannot move files or open control', () => {
@@ -71,17 +89,16 @@ test('custom options cannot move files or open control', () => {
 test('unbound-checkconf accepts the rendered configuration in each forwarding mode, and every option is a documented one', { skip: checkerSkip('unbound-checkconf') }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-'));
   try {
-    mkdirSync(join(dir, 'zones'));
-    writeFileSync(join(dir, 'zones', 'custom.conf'), renderLocalZones('custom', ['ads.example.com', 'tracker.example.net'], 'nxdomain'));
+    writeFilter(dir);
     writeFileSync(join(dir, 'root.key'), `${ROOT_TRUST_ANCHORS}\n`);
     for (const overrides of [{}, { dot_enabled: true }, { forwarding_enabled: false, dnssec: false }, { use_system_nameservers: true }]) {
       const file = join(dir, 'unbound.conf');
       writeFileSync(file, renderUnbound(unboundInput(dir, overrides)));
-      const result = await runChecker('unbound', file);
-      assert.equal(result.ok, true, `${JSON.stringify(overrides)}: ${result.output}`);
+      const result = await runChecker('unbound', file, { env: unboundEnvironment(readFileSync(file, 'utf8')).env });
+      assert.equal(result.ok, true, `${JSON.stringify(overrides)}: ${result.output} ${result.details}`);
     }
     writeFileSync(join(dir, 'bad.conf'), renderUnbound(unboundInput(dir, { custom_options: 'msg-cache-slabs: 3' })));
-    assert.equal((await runChecker('unbound', join(dir, 'bad.conf'))).ok, false);
+    assert.equal((await runChecker('unbound', join(dir, 'bad.conf'), { env: unboundEnvironment(readFileSync(join(dir, 'bad.conf'), 'utf8')).env })).ok, false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -101,12 +118,11 @@ test('every option custom_options allows is a documented Unbound option that unb
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-options-'));
   try {
     writeFileSync(join(dir, 'root.key'), `${ROOT_TRUST_ANCHORS}\n`);
-    mkdirSync(join(dir, 'zones'));
-    writeFileSync(join(dir, 'zones', 'custom.conf'), renderLocalZones('custom', ['ads.example.com'], 'nxdomain'));
+    writeFilter(dir);
     const rendered = renderUnbound(unboundInput(dir, { custom_options: text }));
     for (const key of ALLOWED_CUSTOM_OPTIONS.keys()) assert.match(rendered, new RegExp(`^    ${key}: `, 'm'));
     writeFileSync(join(dir, 'unbound.conf'), rendered);
-    const result = await runChecker('unbound', join(dir, 'unbound.conf'));
+    const result = await runChecker('unbound', join(dir, 'unbound.conf'), { env: unboundEnvironment(rendered).env });
     assert.equal(result.ok, true, result.details);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -164,6 +180,67 @@ test('kea-dhcp4 -t accepts the rendered configuration', { skip: checkerSkip('kea
     writeFileSync(file, renderKea({ ...KEA, global: { ...KEA.global, interfaces: ['lo'] }, paths: { leaseFile: join(dir, 'leases.csv'), controlSocket: join(dir, 'ctrl.sock') } }));
     const result = await runChecker('kea-dhcp4', file);
     assert.equal(result.ok, true, result.output);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const HOOKS = { leaseCommands: '/usr/lib/x86_64-linux-gnu/kea/hooks/libdhcp_lease_cmds.so', highAvailability: '/usr/lib/x86_64-linux-gnu/kea/hooks/libdhcp_ha.so' };
+const HA_PRIMARY = { mode: 'hot-standby' as const, peer: '192.0.2.2:8001', listen: '192.0.2.1:8000', node_id: 1 };
+const DDNS: KeaDdnsInput = {
+  forward_zone: 'home.lan', reverse_zone_v4: '1.168.192.in-addr.arpa', dns_server: '192.168.1.53:5353', tsig_key: 'dhcp-update',
+  tsig_algorithm: 'hmac-sha256', tsig_secret: 'c2VjcmV0LXRzaWctc2VjcmV0LXRzaWc=', log_level: 'info', paths: { controlSocket: '/var/lib/bulwark/dhcp/kea-ddns-ctrl.sock' },
+};
+
+test('Kea high availability: the HA hook with both peers, this server named by its node id; refused without a listener', () => {
+  const text = renderKea({ ...KEA, hooks: HOOKS, ha: HA_PRIMARY });
+  golden('kea-dhcp4-ha.json', text);
+  const [, ha] = JSON.parse(text).Dhcp4['hooks-libraries'];
+  const relationship = ha.parameters['high-availability'][0];
+  assert.equal(relationship['this-server-name'], 'node1');
+  assert.deepEqual(relationship.peers.map((p: { url: string; role: string }) => [p.url, p.role]), [['http://192.0.2.1:8000/', 'primary'], ['http://192.0.2.2:8001/', 'standby']]);
+  const partner = JSON.parse(renderKea({ ...KEA, hooks: HOOKS, ha: { ...HA_PRIMARY, mode: 'active-active', node_id: 2 } })).Dhcp4['hooks-libraries'][1].parameters['high-availability'][0];
+  assert.equal(partner['this-server-name'], 'node2');
+  assert.equal(partner.mode, 'load-balancing');
+  assert.deepEqual(partner.peers.map((p: { url: string; role: string }) => [p.url, p.role]), [['http://192.0.2.2:8001/', 'primary'], ['http://192.0.2.1:8000/', 'secondary']]);
+  assert.throws(() => renderKea({ ...KEA, hooks: HOOKS, ha: { ...HA_PRIMARY, listen: null } }), /ha\.listen: is required/);
+  assert.throws(() => renderKea({ ...KEA, hooks: HOOKS, ha: { ...HA_PRIMARY, peer: '192.0.2.2:8001/"x' } }), /ha\.peer: is not host:port/);
+  assert.throws(() => renderKea({ ...KEA, hooks: { leaseCommands: HOOKS.leaseCommands }, ha: HA_PRIMARY }), /hooks\.highAvailability/);
+});
+
+test('kea-dhcp4 -t loads the rendered HA hook configuration', { skip: checkerSkip('kea-dhcp4') || (keaHookLibrary('libdhcp_ha.so') ? false : 'libdhcp_ha.so is not installed') }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bulwark-kea-ha-'));
+  try {
+    const file = join(dir, 'kea-dhcp4.conf');
+    const hooks = { leaseCommands: keaHookLibrary('libdhcp_lease_cmds.so'), highAvailability: keaHookLibrary('libdhcp_ha.so') };
+    writeFileSync(file, renderKea({ ...KEA, hooks, ha: HA_PRIMARY, global: { ...KEA.global, interfaces: ['lo'] }, paths: { leaseFile: join(dir, 'leases.csv'), controlSocket: join(dir, 'ctrl.sock') } }));
+    const result = await runChecker('kea-dhcp4', file);
+    assert.equal(result.ok, true, result.details);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('Kea DHCP-DDNS rendering: forward and reverse zones with the TSIG key; a malformed secret or no server is refused', () => {
+  const text = renderKeaDdns(DDNS);
+  golden('kea-dhcp-ddns.json', text);
+  const parsed = JSON.parse(text).DhcpDdns;
+  assert.deepEqual(parsed['tsig-keys'], [{ name: 'dhcp-update', algorithm: 'HMAC-SHA256', secret: DDNS.tsig_secret }]);
+  assert.deepEqual(parsed['forward-ddns']['ddns-domains'][0]['dns-servers'], [{ 'ip-address': '192.168.1.53', port: 5353 }]);
+  assert.equal(parsed['reverse-ddns']['ddns-domains'][0].name, '1.168.192.in-addr.arpa.');
+  assert.throws(() => renderKeaDdns({ ...DDNS, tsig_secret: 'not base64!"' }), /ddns\.tsig_secret: is not base64/);
+  assert.throws(() => renderKeaDdns({ ...DDNS, dns_server: '' }), /ddns\.dns_server: is required/);
+  assert.throws(() => renderKeaDdns({ ...DDNS, forward_zone: 'a"b' }), /ddns\.forward_zone: is not a DNS name/);
+  assert.deepEqual(JSON.parse(renderKeaDdns({ ...DDNS, tsig_key: '', tsig_secret: '' })).DhcpDdns['tsig-keys'], []);
+});
+
+test('kea-dhcp-ddns -t accepts the rendered configuration', { skip: checkerSkip('kea-dhcp-ddns') }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bulwark-kea-ddns-'));
+  try {
+    const file = join(dir, 'kea-dhcp-ddns.conf');
+    writeFileSync(file, renderKeaDdns({ ...DDNS, paths: { controlSocket: join(dir, 'ctrl.sock') } }));
+    const result = await runChecker('kea-dhcp-ddns', file);
+    assert.equal(result.ok, true, result.details);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -6,6 +6,7 @@ import { adminHeaders, type Headers } from './helpers/auth.js';
 import { sharedFile } from './helpers/shared.js';
 import type { Area } from '../src/areas/area.js';
 import type { AppContext } from '../src/context.js';
+import { newLiveFeeds } from '../src/live/feeds.js';
 import { PendingFlags } from '../src/live/pending-flags.js';
 import { createAuthArea } from '../src/areas/auth/routes.js';
 import { createPacketFilterArea } from '../src/areas/packet-filter/routes.js';
@@ -24,7 +25,7 @@ function targetAreas(context: AppContext): Area[] {
   const pendingFlags = new PendingFlags(context.events);
   return [
     createAuthArea(context), createPacketFilterArea(context, { pendingFlags }), createNetworkingArea(context), createMultiwanArea(context),
-    createDhcpArea(context), createDnsArea(context, { pendingFlags }), createVpnArea(context), createConfigArea(context),
+    createDhcpArea(context), createDnsArea(context, { pendingFlags, dnsEvents: newLiveFeeds().dns }), createVpnArea(context), createConfigArea(context),
   ];
 }
 const get = async (on: { app: TestApp; headers: Headers }, url: string) => {

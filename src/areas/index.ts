@@ -50,7 +50,7 @@ export function createAreas(context: AppContext): Area[] {
     createAiArea(context, { ids: ids.service }),
     createAcmeArea(context),
     createDashboardArea(context, { feeds }),
-    createDnsArea(context, { pendingFlags }),
+    createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),
     createNetworkingArea(context),

@@ -60,3 +60,25 @@ export function keaText(value: string, field: string): string {
   if (!/^[\x20-\x7e]{1,255}$/.test(value) || /["\\]/.test(value)) throw new RenderRefusal(field, 'is not printable text');
   return value;
 }
+
+/** Base64 data (a TSIG secret). */
+export function keaBase64(value: string, field: string): string {
+  if (!value || value.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(value)) throw new RenderRefusal(field, 'is not base64 data');
+  return value;
+}
+
+/** `host:port` (a hostname or IPv4 address) or `[IPv6]:port`, as an HTTP URL Kea's HA hook can use. */
+export function keaPeerUrl(value: string, field: string): string {
+  const match = /^(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9.-]{1,253}):(\d{1,5})$/.exec(value);
+  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) throw new RenderRefusal(field, 'is not host:port');
+  return `http://${match[1]}:${match[2]}/`;
+}
+
+/** An IP address with an optional port (`192.0.2.53`, `192.0.2.53:5353`). */
+export function keaServer(value: string, field: string): { ip: string; port: number } {
+  const match = /^([0-9.]+|[0-9A-Fa-f:]+?)(?::(\d{1,5}))?$/.exec(value);
+  const ip = isIP(value) ? value : match?.[1] ?? '';
+  const port = isIP(value) ? 53 : Number(match?.[2] ?? 53);
+  if (!isIP(ip) || port < 1 || port > 65535) throw new RenderRefusal(field, 'is not an IP address with an optional port');
+  return { ip, port };
+}

@@ -3,7 +3,9 @@
  * (golden-tested, and checked with `kea-dhcp4 -t` where it is installed).
  */
 import { isIP } from 'node:net';
-import { keaCidr, keaClientId, keaHex, keaInterface, keaIpv4, keaIpv4List, keaMac, keaName, keaText } from './kea-values.js';
+import { RenderRefusal } from './render-refusal.js';
+import { DDNS_LISTEN } from './kea-ddns.js';
+import { keaCidr, keaClientId, keaHex, keaInterface, keaIpv4, keaIpv4List, keaMac, keaName, keaPeerUrl, keaText } from './kea-values.js';
 
 export interface KeaGlobal {
   interfaces: string[];
@@ -56,12 +58,39 @@ export interface KeaDdns {
   ttl: number;
 }
 
+/** Hook libraries installed on the system (absolute paths found by the platform); absent ones are not loaded. */
+export interface KeaHooks {
+  /** libdhcp_lease_cmds.so: `lease4-get-all`, `lease4-del` over the control socket. */
+  leaseCommands?: string | null;
+  /** libdhcp_ha.so: high availability with a partner server. */
+  highAvailability?: string | null;
+}
+
+/** High availability with one partner (the stored /dhcp/ha/config). */
+export interface KeaHa {
+  mode: 'standalone' | 'active-active' | 'hot-standby';
+  /** `host:port` of the partner's HA listener. */
+  peer?: string | null;
+  /** `host:port` this server's HA listener binds. */
+  listen?: string | null;
+  /** 1 (default): this server is the primary; 2: it is the partner (standby or secondary). */
+  node_id?: number | null;
+}
+
 export interface KeaInput {
   global: KeaGlobal;
   subnets: KeaSubnet[];
   reservations: KeaReservation[];
   ddns: KeaDdns;
   paths: { leaseFile: string; controlSocket: string };
+  hooks?: KeaHooks;
+  ha?: KeaHa | null;
+}
+
+/** A hook library path as Bulwark found it: absolute, plain characters, a shared object. */
+function hookPath(path: string, field: string): string {
+  if (!/^\/[A-Za-z0-9/._+-]+\.so$/.test(path)) throw new RenderRefusal(field, 'is not the path of a hook library');
+  return path;
 }
 
 const SEVERITY: Record<string, string> = { error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG', trace: 'DEBUG' };
@@ -118,6 +147,44 @@ export function networkOf(cidr: string): string {
   return `${[24, 16, 8, 0].map((s) => Math.floor(base / 2 ** s) % 256).join('.')}/${prefix}`;
 }
 
+/**
+ * The HA hook's parameters: two peers, `node1` the primary and `node2` the standby (hot-standby) or secondary
+ * (load balancing); this server is the one its node id names. Peers talk over Kea's own HTTP listener
+ * (multi-threading with a dedicated listener), so no control agent is needed.
+ */
+function highAvailability(input: KeaInput): Record<string, unknown> | null {
+  const ha = input.ha;
+  if (!ha || ha.mode === 'standalone') return null;
+  if (!ha.listen) throw new RenderRefusal('ha.listen', 'is required for high availability');
+  if (!ha.peer) throw new RenderRefusal('ha.peer', 'is required for high availability');
+  const self = ha.node_id === 2 ? 1 : 0;
+  const roles = ha.mode === 'hot-standby' ? ['primary', 'standby'] : ['primary', 'secondary'];
+  const urls = self === 0 ? [keaPeerUrl(ha.listen, 'ha.listen'), keaPeerUrl(ha.peer, 'ha.peer')] : [keaPeerUrl(ha.peer, 'ha.peer'), keaPeerUrl(ha.listen, 'ha.listen')];
+  return {
+    'this-server-name': `node${self + 1}`,
+    mode: ha.mode === 'hot-standby' ? 'hot-standby' : 'load-balancing',
+    'heartbeat-delay': 10_000,
+    'max-response-delay': 60_000,
+    'max-ack-delay': 5_000,
+    'max-unacked-clients': 5,
+    'multi-threading': { 'enable-multi-threading': true, 'http-dedicated-listener': true, 'http-listener-threads': 0, 'http-client-threads': 0 },
+    peers: [0, 1].map((index) => ({ name: `node${index + 1}`, url: urls[index], role: roles[index], 'auto-failover': true })),
+  };
+}
+
+/** The hook libraries: lease commands when installed; high availability (which needs them) when configured. */
+function hookLibraries(input: KeaInput): { 'hooks-libraries'?: object[] } {
+  const libraries: object[] = [];
+  const ha = highAvailability(input);
+  if (input.hooks?.leaseCommands) libraries.push({ library: hookPath(input.hooks.leaseCommands, 'hooks.leaseCommands') });
+  if (ha) {
+    if (!input.hooks?.leaseCommands) throw new RenderRefusal('hooks.leaseCommands', 'is required for high availability');
+    if (!input.hooks.highAvailability) throw new RenderRefusal('hooks.highAvailability', 'is not installed');
+    libraries.push({ library: hookPath(input.hooks.highAvailability, 'hooks.highAvailability'), parameters: { 'high-availability': [ha] } });
+  }
+  return libraries.length ? { 'hooks-libraries': libraries } : {};
+}
+
 export function renderKea(input: KeaInput): string {
   const { global } = input;
   const taken = new Set<number>();
@@ -172,13 +239,15 @@ export function renderKea(input: KeaInput): string {
       'option-data': globalOptions,
       ...(input.ddns.enabled
         ? {
-            'dhcp-ddns': { 'enable-updates': true },
+            'dhcp-ddns': { 'enable-updates': true, 'server-ip': DDNS_LISTEN.address, 'server-port': DDNS_LISTEN.port },
             'ddns-send-updates': true,
             'ddns-qualifying-suffix': input.ddns.forward_zone ? keaName(input.ddns.forward_zone, 'ddns.forward_zone') : '',
             'ddns-override-client-update': true,
           }
         : {}),
       subnet4,
+      ...hookLibraries(input),
+      ...(highAvailability(input) ? { 'multi-threading': { 'enable-multi-threading': true } } : {}),
       loggers: [{ name: 'kea-dhcp4', output_options: [{ output: 'stdout' }], severity: SEVERITY[global.log_level] ?? 'INFO' }],
     },
   };

@@ -68,8 +68,11 @@ export interface UnboundInput {
   dhcpNames: { hostname: string; ip: string }[];
   /** Nameservers of the host, used when `use_system_nameservers` is on. */
   systemNameservers: string[];
-  /** Files of `local-zone` lines (blocklists, whitelist, custom blocks), included in the server clause. */
-  includes: string[];
+  /**
+   * Bulwark's blocklist filter script (unbound-blocklist.ts), loaded as Unbound's Python module in front of the
+   * resolver; null when nothing is blocked or allowed.
+   */
+  blocklistFilter?: string | null;
   paths: { directory: string; pidfile: string; controlSocket: string; trustAnchorFile: string; logfile: string };
 }
 
@@ -192,7 +195,8 @@ export function renderUnbound(input: UnboundInput): string {
   set('hide-identity', yesNo(resolver.hide_identity));
   set('hide-version', yesNo(resolver.hide_version));
   set('qname-minimisation', 'yes');
-  set('module-config', resolver.dnssec ? '"validator iterator"' : '"iterator"');
+  const modules = [...(input.blocklistFilter ? ['python'] : []), ...(resolver.dnssec ? ['validator'] : []), 'iterator'];
+  set('module-config', `"${modules.join(' ')}"`);
   if (resolver.dnssec) set('auto-trust-anchor-file', unboundString(paths.trustAnchorFile, 'paths.trustAnchorFile'));
   const domain = resolver.dhcp_domain ? unboundName(resolver.dhcp_domain, 'dhcp_domain') : null;
   if (resolver.rebind_protection) {
@@ -215,11 +219,14 @@ export function renderUnbound(input: UnboundInput): string {
       lines.push(`    local-data: ${unboundString(`${name} 300 IN ${isIP(ip) === 6 ? 'AAAA' : 'A'} ${ip}`, field)}`, `    local-data-ptr: ${unboundString(`${ip} ${name}`, field)}`);
     });
   }
-  input.includes.forEach((file, index) => set('include', unboundString(file, `includes.${index}`)));
   const custom = customOptionLines(resolver.custom_options);
   if (custom.length > 0) {
     lines.push('    # custom options');
     for (const line of custom) lines.push(`    ${line}`);
+  }
+  if (input.blocklistFilter) {
+    lines.push('', 'python:');
+    set('python-script', unboundString(input.blocklistFilter, 'paths.blocklistFilter'));
   }
   lines.push('', 'remote-control:');
   set('control-enable', 'yes');
@@ -246,31 +253,6 @@ export function renderUnbound(input: UnboundInput): string {
     // With plain forwarders, fall back to full recursion when they fail; DoT must not leak in clear text.
     if (!resolver.dot_enabled) set('forward-first', 'yes');
   }
-  return `${lines.join('\n')}\n`;
-}
-
-export type BlockAction = 'nxdomain' | 'nodata' | 'drop' | 'redirect' | 'passthru';
-
-const ZONE_TYPES: Record<BlockAction, string> = {
-  nxdomain: 'always_nxdomain',
-  nodata: 'always_nodata',
-  drop: 'deny',
-  redirect: 'redirect',
-  passthru: 'always_transparent',
-};
-
-/** One include file of `local-zone` lines: a blocklist, the whitelist (passthru) or the custom blocks. */
-export function renderLocalZones(title: string, domains: readonly string[], action: BlockAction, redirectIp?: string | null): string {
-  // The title is only a comment; keep it to characters that cannot end the comment line.
-  const lines = [`# ${title.replace(/[^A-Za-z0-9 ._-]/g, '_')}: ${domains.length} names, action ${action}. Rendered by Bulwark.`];
-  const type = ZONE_TYPES[action];
-  const redirect = action === 'redirect' && redirectIp ? address(redirectIp, 'redirect_ip') : null;
-  const family = redirect?.includes(':') ? 'AAAA' : 'A';
-  domains.forEach((domain, index) => {
-    const name = unboundName(domain, `domains.${index}`);
-    lines.push(`local-zone: ${unboundString(name, `domains.${index}`)} ${type}`);
-    if (redirect) lines.push(`local-data: ${unboundString(`${name} 300 IN ${family} ${redirect}`, `domains.${index}`)}`);
-  });
   return `${lines.join('\n')}\n`;
 }
 

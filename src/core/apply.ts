@@ -23,6 +23,8 @@ export interface ApplierResult {
   ok: boolean;
   ms: number;
   error?: string;
+  /** The HTTP status the failure carried (503: a program is not installed). */
+  status?: number;
 }
 
 export interface ApplyOptions {
@@ -53,7 +55,9 @@ export interface AppliedEvent {
  */
 export class ApplyFailed extends HttpError {
   constructor(readonly results: ApplierResult[]) {
-    super(409, `apply failed: ${results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`).join('; ')}`);
+    const failed = results.filter((r) => !r.ok);
+    // 503 only when nothing but missing programs stood in the way; any refusal makes it a conflict.
+    super(failed.every((r) => r.status === 503) ? 503 : 409, `apply failed: ${failed.map((r) => `${r.name}: ${r.error}`).join('; ')}`);
   }
 }
 
@@ -128,7 +132,7 @@ export class ApplyCoordinator {
         await apply();
         results.push({ name, ok: true, ms: Math.round(performance.now() - started) });
       } catch (error) {
-        results.push({ name, ok: false, ms: Math.round(performance.now() - started), error: (error as Error).message });
+        results.push({ name, ok: false, ms: Math.round(performance.now() - started), error: (error as Error).message, ...(error instanceof HttpError ? { status: error.statusCode } : {}) });
       }
     }
     if (results.some((r) => !r.ok)) {

@@ -17,10 +17,10 @@ import type { DaemonName } from './daemons.js';
 import { RenderRefusal } from '../compile/render-refusal.js';
 
 /** The system account each daemon runs as (created by its Debian package). */
-export const DAEMON_USERS: Record<DaemonName, string> = { unbound: 'unbound', 'kea-dhcp4': '_kea', chronyd: '_chrony' };
+export const DAEMON_USERS: Record<DaemonName, string> = { unbound: 'unbound', 'kea-dhcp4': '_kea', 'kea-dhcp-ddns': '_kea', chronyd: '_chrony' };
 
 /** The data-directory folder of each daemon's area (the simulated platform keeps the files there). */
-const AREA_DIRS: Record<DaemonName, string> = { unbound: 'dns', 'kea-dhcp4': 'dhcp', chronyd: 'time' };
+const AREA_DIRS: Record<DaemonName, string> = { unbound: 'dns', 'kea-dhcp4': 'dhcp', 'kea-dhcp-ddns': 'dhcp', chronyd: 'time' };
 
 export interface SystemAccount {
   name: string;

@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { CheckResult, DaemonName } from './daemons.js';
 import { runCommand } from './exec.js';
+import { describeMissing, missingTool } from './debian-packages.js';
 
 /** Debian puts daemons in sbin, which a non-login PATH may lack. */
 const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
@@ -25,10 +26,11 @@ export function findProgram(program: string): string | null {
 const CHECKERS: Record<DaemonName, { program: string; args: (file: string) => string[] }> = {
   unbound: { program: 'unbound-checkconf', args: (file) => [file] },
   'kea-dhcp4': { program: 'kea-dhcp4', args: (file) => ['-t', file] },
+  'kea-dhcp-ddns': { program: 'kea-dhcp-ddns', args: (file) => ['-t', file] },
   chronyd: { program: 'chronyd', args: (file) => ['-p', '-f', file] },
 };
 
-const VERSION_ARGS: Record<DaemonName, string[]> = { unbound: ['-V'], 'kea-dhcp4': ['-V'], chronyd: ['-v'] };
+const VERSION_ARGS: Record<DaemonName, string[]> = { unbound: ['-V'], 'kea-dhcp4': ['-V'], 'kea-dhcp-ddns': ['-V'], chronyd: ['-v'] };
 
 /** Escapes a string for use inside a RegExp. */
 const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -46,21 +48,45 @@ export function refusedLine(output: string, file: string): number | null {
   return null;
 }
 
+export interface CheckerOptions {
+  /** Run as this user (through setpriv), so the checker reads only what the daemon could. */
+  runAs?: string | null;
+  /**
+   * A real platform: a checker that is not installed fails the check (with `missing` set) instead of letting an
+   * unvalidated file through. The simulated platform runs the checker when it happens to be installed.
+   */
+  required?: boolean;
+  /** Extra environment (e.g. where Unbound's Python module finds its support code). */
+  env?: Record<string, string>;
+  /** Where programs are found (default: PATH plus the sbin directories). */
+  findProgram?: (program: string) => string | null;
+}
+
 /**
- * Runs the daemon's checker on a file, as `runAs` when given (through setpriv, so the checker reads only what
- * the daemon could). The result carries Bulwark's own summary; the raw output is only in `details`.
+ * Runs the daemon's checker on a file. The result carries Bulwark's own summary; the raw output is only in
+ * `details`.
  */
-export async function runChecker(name: DaemonName, file: string, runAs?: string | null): Promise<CheckResult> {
+export async function runChecker(name: DaemonName, file: string, options: CheckerOptions = {}): Promise<CheckResult> {
   const checker = CHECKERS[name];
-  const program = findProgram(checker.program);
+  const find = options.findProgram ?? findProgram;
+  const program = find(checker.program);
   const display = `${checker.program} ${checker.args(file).join(' ')}`;
-  if (!program) return { checked: false, ok: true, checker: null, output: `${checker.program} is not installed; the file was not validated`, line: null };
-  const setpriv = runAs ? findProgram('setpriv') : null;
-  if (runAs && !setpriv) return { checked: true, ok: false, checker: display, output: `${checker.program} was not run: setpriv is missing`, line: null, details: 'setpriv not found' };
+  if (!program) {
+    const missing = missingTool(checker.program);
+    if (options.required) return { checked: false, ok: false, checker: null, output: describeMissing(missing), line: null, missing };
+    return { checked: false, ok: true, checker: null, output: `${checker.program} is not installed; the file was not validated`, line: null };
+  }
+  const { runAs } = options;
+  const setpriv = runAs ? find('setpriv') : null;
+  if (runAs && !setpriv) {
+    const missing = missingTool('setpriv');
+    return { checked: false, ok: false, checker: display, output: `${checker.program} was not run: ${describeMissing(missing)}`, line: null, missing };
+  }
   const [command, args] = runAs && setpriv
     ? [setpriv, [`--reuid=${runAs}`, `--regid=${runAs}`, '--init-groups', '--', program, ...checker.args(file)]]
     : [program, checker.args(file)];
-  const result = await runCommand(command, args, { timeoutMs: 20_000 });
+  // A checker that loads a big blocklist (Unbound's Python module) needs more than a moment.
+  const result = await runCommand(command, args, { timeoutMs: 120_000, env: { ...process.env, ...options.env } });
   const details = `${result.stdout}${result.stderr}`.trim().slice(0, 8000);
   const ok = result.code === 0;
   const line = ok ? null : refusedLine(details, file);

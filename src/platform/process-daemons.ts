@@ -1,10 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createConnection } from 'node:net';
-import type { DaemonName, DaemonStatus, Daemons, DhcpLease, DnsStats, TimeTracking } from './daemons.js';
-import { daemonVersion, findProgram, runChecker } from './daemon-tools.js';
+import type { CheckResult, DaemonName, DaemonStatus, Daemons, DhcpStatistics, DnsStats, StartOptions, TimeTracking } from './daemons.js';
+import { daemonVersion, findProgram as findInstalledProgram, runChecker } from './daemon-tools.js';
 import { runCommand } from './exec.js';
 import { DAEMON_USERS, stateDirOf, systemAccount } from './daemon-runtime.js';
+import { describeMissing, missingTool, type MissingTool } from './debian-packages.js';
+import { answers, chronySocketOf, READY_TIMEOUT_MS } from './daemon-readiness.js';
+import { highAvailabilityOf, keaCommand, leasesOf, readKeaConfig, statisticsOf } from './kea-control.js';
+import { parseChronySources, parseChronyTracking } from './chrony-state.js';
+import { blocklistDataFile, blocklistZones, dnsStatsOf, EMPTY_DNS_STATS, parseUnboundStats } from './unbound-state.js';
+import { unboundEnvironment } from './unbound-python.js';
+import { parseUnboundEvent, type UnboundEvent } from './unbound-events.js';
+import { PerSecondBudget } from './per-second-budget.js';
+
+export { parseUnboundStats } from './unbound-state.js';
+export { parseChronySources } from './chrony-state.js';
 
 interface Launch {
   command: string;
@@ -24,7 +34,7 @@ function asUser(setpriv: string, user: string, caps: string[], program: string, 
  * user: Unbound and Kea are started unprivileged through setpriv with just the capabilities they need;
  * chronyd needs root for a moment to take the clock capability and drops to its user itself (-u).
  */
-const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: string | null) => Launch> = {
+const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: string | null, options: StartOptions) => Launch> = {
   unbound: (program, file, setpriv) =>
     setpriv ? asUser(setpriv, DAEMON_USERS.unbound, ['net_bind_service'], program, ['-d', '-c', file]) : { command: program, args: ['-d', '-c', file] },
   'kea-dhcp4': (program, file, setpriv) => {
@@ -33,126 +43,131 @@ const FOREGROUND: Record<DaemonName, (program: string, file: string, setpriv: st
     const launch = setpriv ? asUser(setpriv, DAEMON_USERS['kea-dhcp4'], ['net_raw', 'net_bind_service'], program, ['-c', file]) : { command: program, args: ['-c', file] };
     return { ...launch, env };
   },
-  chronyd: (program, file, setpriv) => ({ command: program, args: ['-d', ...(setpriv ? ['-u', DAEMON_USERS.chronyd] : []), '-f', file] }),
+  // The DHCP-DDNS server listens on an unprivileged loopback port and sends updates: no capability needed.
+  'kea-dhcp-ddns': (program, file, setpriv) => {
+    const env = { KEA_PIDFILE_DIR: stateDirOf(file), KEA_LOCKFILE_DIR: stateDirOf(file) };
+    const launch = setpriv ? asUser(setpriv, DAEMON_USERS['kea-dhcp-ddns'], [], program, ['-c', file]) : { command: program, args: ['-c', file] };
+    return { ...launch, env };
+  },
+  chronyd: (program, file, setpriv, options) => ({
+    command: program,
+    args: ['-d', ...(options.clockControl === false ? ['-x'] : []), ...(setpriv ? ['-u', DAEMON_USERS.chronyd] : []), '-f', file],
+  }),
 };
 
-/** The user a daemon (and its checker) runs as: its own when Bulwark is root; null when Bulwark is not root. */
-function daemonUser(name: DaemonName): { user: string | null; error: string | null } {
-  if (process.getuid?.() !== 0) return { user: null, error: null };
-  const user = DAEMON_USERS[name];
-  if (!systemAccount(user)) return { user: null, error: `the system user ${user} does not exist: refusing to run ${name} as root` };
-  if (!findProgram('setpriv')) return { user: null, error: `setpriv is not installed: refusing to run ${name} as root` };
-  return { user, error: null };
-}
+/** Programs a daemon needs besides itself: the control tool through which Bulwark sees that it runs. */
+const CONTROL_TOOLS: Record<DaemonName, string[]> = { unbound: ['unbound-control'], 'kea-dhcp4': [], 'kea-dhcp-ddns': [], chronyd: ['chronyc'] };
 
 const MAX_LOG = 5000;
+/** Block and query events per second passed on from the resolver's log; the rest are counted, not sent. */
+const MAX_EVENTS_PER_SECOND = 200;
 
 interface Supervised {
   child: ChildProcess | null;
   startedAt: number | null;
   configFile: string | null;
+  options: StartOptions;
   starts: number;
   lastError: string | null;
+  missing: MissingTool | null;
   log: string[];
+  /** Index in `log` where the current run's lines begin (for the reason of a failed start). */
+  runStart: number;
+  /** Bulwark itself is stopping the daemon: its exit is not a failure. */
+  stopping: boolean;
 }
 
-/** Parses `unbound-control stats_noreset` (key=value lines). */
-export function parseUnboundStats(text: string): Record<string, number> {
-  const stats: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const match = /^([\w.\-]+)=([\d.]+)$/.exec(line.trim());
-    if (match) stats[match[1]] = Number(match[2]);
-  }
-  return stats;
+export interface ProcessDaemonOptions {
+  /** Where programs are found (tests substitute fake tools); default: PATH plus the sbin directories. */
+  findProgram?: (program: string) => string | null;
+  /** Whether to run daemons as their own users when Bulwark is root (default true). */
+  dropPrivileges?: boolean;
 }
 
-/** Parses Kea's memfile lease CSV (header line first); the newest row per address wins, zero lifetimes are deletions. */
-export function parseKeaLeaseCsv(text: string, subnets: Map<number, string>): DhcpLease[] {
-  const [header, ...rows] = text.split('\n').filter((line) => line.trim());
-  if (!header) return [];
-  const columns = header.split(',');
-  const at = (row: string[], name: string) => row[columns.indexOf(name)] ?? '';
-  const byAddress = new Map<string, DhcpLease>();
-  for (const line of rows) {
-    const row = line.split(',');
-    const address = at(row, 'address');
-    const lifetime = Number(at(row, 'valid_lifetime'));
-    const expire = Number(at(row, 'expire'));
-    const state = Number(at(row, 'state'));
-    if (!address) continue;
-    if (lifetime === 0 || state === 2) {
-      byAddress.delete(address);
-      continue;
-    }
-    byAddress.set(address, {
-      ip_address: address,
-      mac_address: at(row, 'hwaddr'),
-      hostname: at(row, 'hostname') || null,
-      client_id: at(row, 'client_id') || null,
-      state: state === 1 ? 'declined' : 'bound',
-      lease_time: lifetime,
-      start_time: expire - lifetime,
-      expire_time: expire,
-      subnet: subnets.get(Number(at(row, 'subnet_id'))) ?? '',
-    });
-  }
-  return [...byAddress.values()];
+/** The printable part of a daemon's log line, without Unbound's `[time] unbound[pid:thread]` prefix. */
+function cleanLine(line: string): string {
+  return line.replace(/^\[\d+\]\s+\S+\[\d+:\d+\]\s+/, '').replace(/[^\x20-\x7e]/g, '').trim().slice(0, 300);
 }
 
-/** Parses `chronyc -c sources` CSV lines. */
-export function parseChronySources(text: string): TimeTracking['sources'] {
-  const states: Record<string, TimeTracking['sources'][number]['state']> = { '*': 'selected', '+': 'candidate', '-': 'candidate', '?': 'unreachable', x: 'falseticker', '~': 'candidate' };
-  return text
-    .split('\n')
-    .filter((line) => line.includes(','))
-    .map((line) => {
-      const fields = line.split(',');
-      return {
-        address: fields[2],
-        state: states[fields[1]] ?? 'unknown',
-        stratum: Number(fields[3]) || 0,
-        offset_ms: Math.round(Number(fields[8] ?? 0) * 1e6) / 1e3,
-        reach: Number(fields[5]) || 0,
-      };
-    });
+/**
+ * Why a run failed: the last two lines of its own output that read like errors (a daemon often names the cause
+ * on one line and gives up on the next: "can't bind socket …", "fatal error: could not open ports"), else its
+ * last line.
+ */
+export function failureReason(lines: string[]): string | null {
+  const meaningful = lines.map(cleanLine).filter((line) => line && !/ exited \(/.test(line));
+  const errors = meaningful.filter((line) => /fatal|error|unable|cannot|can't|could not|failed|denied|in use/i.test(line));
+  const reason = errors.length ? [...new Set(errors.slice(-2))].join('; ') : meaningful.at(-1);
+  return reason ?? null;
 }
 
 /**
  * Runs the daemons as supervised foreground child processes (the appliance has no init system that Bulwark
- * can rely on) and reads their live state through their own control tools.
+ * can rely on) and reads their live state through their own control tools. A start returns once the daemon
+ * answers on its control channel, or reports why it did not.
  */
-export function createProcessDaemons(): Daemons & { closeAll(): Promise<void> } {
+export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemons & { closeAll(): Promise<void> } {
+  const findProgram = options.findProgram ?? findInstalledProgram;
   const supervised = new Map<DaemonName, Supervised>();
+  const dnsListeners = new Set<(event: UnboundEvent) => void>();
+  const blockHits = new Map<string, number>();
+  const eventBudget = new PerSecondBudget(MAX_EVENTS_PER_SECOND);
+  let zoneCache: { file: string; zones: { label: string; names: number }[] } | null = null;
+
   const entry = (name: DaemonName) => {
     let item = supervised.get(name);
     if (!item) {
-      item = { child: null, startedAt: null, configFile: null, starts: 0, lastError: null, log: [] };
+      item = { child: null, startedAt: null, configFile: null, options: {}, starts: 0, lastError: null, missing: null, log: [], runStart: 0, stopping: false };
       supervised.set(name, item);
     }
     return item;
   };
-  const append = (item: Supervised, text: string) => {
-    for (const line of text.split('\n')) if (line.trim()) item.log.push(line);
-    if (item.log.length > MAX_LOG) item.log.splice(0, item.log.length - MAX_LOG);
+  const isAlive = (item: Supervised) => item.child !== null && item.child.exitCode === null && item.child.signalCode === null;
+
+  /** Turns a resolver log line into an event: every block is counted, at most MAX_EVENTS_PER_SECOND are passed on. */
+  const dnsLine = (line: string) => {
+    const event = parseUnboundEvent(line);
+    if (!event) return;
+    if (event.type === 'block') blockHits.set(event.data.zone, (blockHits.get(event.data.zone) ?? 0) + 1);
+    if (dnsListeners.size === 0 || !eventBudget.take()) return;
+    for (const listener of dnsListeners) listener(event);
   };
+
+  const append = (name: DaemonName, item: Supervised, text: string) => {
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      item.log.push(line);
+      if (name === 'unbound') dnsLine(line);
+    }
+    if (item.log.length > MAX_LOG) {
+      const drop = item.log.length - MAX_LOG;
+      item.log.splice(0, drop);
+      item.runStart = Math.max(0, item.runStart - drop);
+    }
+  };
+
   const status = async (name: DaemonName): Promise<DaemonStatus> => {
     const item = entry(name);
+    const running = isAlive(item);
     return {
       name,
-      running: item.child !== null && item.child.exitCode === null && item.child.signalCode === null,
-      pid: item.child?.pid ?? null,
+      running,
+      pid: running ? item.child?.pid ?? null : null,
       started_at: item.startedAt === null ? null : new Date(item.startedAt).toISOString(),
       version: await daemonVersion(name),
       config_file: item.configFile,
       starts: item.starts,
       simulated: false,
       last_error: item.lastError,
+      missing: item.missing,
     };
   };
+
   const stop = async (name: DaemonName) => {
     const item = entry(name);
     const child = item.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
+    if (child && isAlive(item)) {
+      item.stopping = true;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -160,157 +175,158 @@ export function createProcessDaemons(): Daemons & { closeAll(): Promise<void> } 
       clearTimeout(timer);
     }
     item.child = null;
+    item.stopping = false;
     return status(name);
   };
-  const start = async (name: DaemonName, configFile: string) => {
+
+  /** The user a daemon (and its checker) runs as: its own when Bulwark is root; null when Bulwark is not root. */
+  const daemonUser = (name: DaemonName): { user: string | null; error: string | null; missing: MissingTool | null } => {
+    if (options.dropPrivileges === false || process.getuid?.() !== 0) return { user: null, error: null, missing: null };
+    const user = DAEMON_USERS[name];
+    if (!systemAccount(user)) return { user: null, error: `the system user ${user} does not exist: refusing to run ${name} as root`, missing: null };
+    if (!findProgram('setpriv')) return { user: null, error: `setpriv is not installed: refusing to run ${name} as root`, missing: missingTool('setpriv') };
+    return { user, error: null, missing: null };
+  };
+
+  /** Waits until the daemon answers, exits, or runs out of time; false unless it answers. */
+  const waitReady = async (name: DaemonName, item: Supervised, child: ChildProcess, file: string, text: string): Promise<boolean> => {
+    const deadline = Date.now() + READY_TIMEOUT_MS[name];
+    while (Date.now() < deadline) {
+      if (item.child !== child || !isAlive(item)) return false;
+      if (await answers(name, file, text, findProgram)) return isAlive(item);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return false;
+  };
+
+  const start = async (name: DaemonName, configFile: string, options: StartOptions = {}): Promise<DaemonStatus> => {
     const item = entry(name);
-    const current = await status(name);
-    if (current.running && item.configFile === configFile) return current;
-    if (current.running) await stop(name);
-    const program = findProgram(name);
+    const sameOptions = JSON.stringify(item.options) === JSON.stringify(options);
+    if (isAlive(item) && item.configFile === configFile && sameOptions) return status(name);
+    if (isAlive(item)) await stop(name);
     item.configFile = configFile;
-    if (!program) {
-      item.lastError = `${name} is not installed`;
+    item.options = options;
+    item.missing = null;
+    const text = await readFile(configFile, 'utf8').catch(() => '');
+    const environment = name === 'unbound' ? unboundEnvironment(text) : { env: {}, missing: null };
+    const absent = [name, ...CONTROL_TOOLS[name]].find((program) => !findProgram(program));
+    const { user, error, missing } = daemonUser(name);
+    const unavailable = absent ? missingTool(absent) : environment.missing ?? missing;
+    if (unavailable || error) {
+      item.missing = unavailable;
+      item.lastError = unavailable ? describeMissing(unavailable) : error;
       return status(name);
     }
-    const { user, error } = daemonUser(name);
-    if (error) {
-      item.lastError = error;
-      return status(name);
-    }
-    const launch = FOREGROUND[name](program, configFile, user ? findProgram('setpriv') : null);
-    const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...launch.env } });
+    const launch = FOREGROUND[name](findProgram(name)!, configFile, user ? findProgram('setpriv') : null, options);
+    const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...environment.env, ...launch.env } });
     item.child = child;
     item.startedAt = Date.now();
     item.starts++;
     item.lastError = null;
-    child.stdout?.on('data', (chunk: Buffer) => append(item, chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => append(item, chunk.toString()));
-    child.on('error', (error) => {
-      item.lastError = error.message;
+    item.runStart = item.log.length;
+    if (name === 'unbound') blockHits.clear();
+    child.stdout?.on('data', (chunk: Buffer) => append(name, item, chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => append(name, item, chunk.toString()));
+    child.on('error', (spawnError) => {
+      item.lastError = spawnError.message;
     });
     child.on('exit', (code, signal) => {
-      append(item, `${name} exited (${signal ?? `status ${code}`})`);
-      if (code) item.lastError = `${name} exited with status ${code}`;
+      append(name, item, `${name} exited (${signal ?? `status ${code}`})`);
+      if (item.child === child && !item.stopping) {
+        const reason = failureReason(item.log.slice(item.runStart));
+        item.lastError = `${name} exited with ${signal ?? `status ${code}`}${reason ? `: ${reason}` : ''}`;
+      }
     });
-    // A daemon that rejects its configuration exits at once; give it a moment to do so.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    if (await waitReady(name, item, child, configFile, text)) return status(name);
+    if (isAlive(item) && item.child === child) {
+      // Alive but silent: it never finished starting. Stop it rather than leave a half-started daemon.
+      await stop(name);
+      const reason = failureReason(item.log.slice(item.runStart));
+      item.lastError = `${name} did not answer on its control channel within ${READY_TIMEOUT_MS[name] / 1000} s${reason ? `: ${reason}` : ''}`;
+    } else if (!item.lastError) {
+      item.lastError = `${name} exited at start`;
+    }
     return status(name);
   };
+
   const configOf = async (name: DaemonName) => {
     const file = entry(name).configFile;
     return file ? readFile(file, 'utf8').catch(() => '') : '';
   };
+
+  /** The control socket of the Kea that runs now, or null. */
+  const keaSocket = async () => (isAlive(entry('kea-dhcp4')) ? readKeaConfig(await configOf('kea-dhcp4')) : null);
+
   return {
     status,
     start,
     stop,
-    async restart(name, configFile) {
+    async restart(name, configFile, options) {
       await stop(name);
-      return start(name, configFile);
+      return start(name, configFile, options);
     },
-    async check(name, file) {
-      const { user, error } = daemonUser(name);
-      if (error) return { checked: false, ok: false, checker: null, output: error, line: null };
-      return runChecker(name, file, user);
+    async check(name, file): Promise<CheckResult> {
+      const { user, error, missing } = daemonUser(name);
+      if (error) return { checked: false, ok: false, checker: null, output: error, line: null, ...(missing ? { missing } : {}) };
+      let env: Record<string, string> = {};
+      if (name === 'unbound') {
+        const environment = unboundEnvironment(await readFile(file, 'utf8').catch(() => ''));
+        if (environment.missing) return { checked: false, ok: false, checker: null, output: describeMissing(environment.missing), line: null, missing: environment.missing };
+        env = environment.env;
+      }
+      return runChecker(name, file, { runAs: user, required: true, env, findProgram });
     },
     logs: async (name) => [...entry(name).log],
+    dnsEvents(listener) {
+      dnsListeners.add(listener);
+      return () => dnsListeners.delete(listener);
+    },
     async dnsStats(): Promise<DnsStats> {
-      const running = (await status('unbound')).running;
+      const running = isAlive(entry('unbound'));
       const file = entry('unbound').configFile;
-      const empty: DnsStats = {
-        ts: Date.now(), running, queries_total: 0, simulated: false,
-        cache: { entries: 0, max_entries: 0, hits: 0, misses: 0, insertions: 0, evictions: 0, hit_rate_pct: 0 },
-        rpz: { rules: 0, zones: 0, hits: 0, per_zone: [] },
-      };
-      if (!running || !file) return empty;
-      const result = await runCommand(findProgram('unbound-control') ?? 'unbound-control', ['-c', file, 'stats_noreset'], { timeoutMs: 5000 });
-      if (result.code !== 0) return empty;
-      const stats = parseUnboundStats(result.stdout);
-      const hits = stats['total.num.cachehits'] ?? 0;
-      const misses = stats['total.num.cachemiss'] ?? 0;
-      const queries = stats['total.num.queries'] ?? 0;
-      const config = await configOf('unbound');
-      const zones = [...config.matchAll(/^\s*include:\s*"?([^"\n]+)"?/gm)].map((m) => m[1]);
-      const perZone = await Promise.all(zones.map(async (zone) => ({
-        name: zone.split('/').pop()!.replace(/\.conf$/, ''),
-        rules: ((await readFile(zone, 'utf8').catch(() => '')).match(/^\s*local-zone:/gm) ?? []).length,
-        hits: 0,
-      })));
-      return {
-        ...empty,
-        queries_total: queries,
-        cache: {
-          entries: stats['msg.cache.count'] ?? 0, max_entries: 0, hits, misses, insertions: misses, evictions: 0,
-          hit_rate_pct: queries ? Math.round((hits / queries) * 1000) / 10 : 0,
-        },
-        rpz: { rules: perZone.reduce((n, z) => n + z.rules, 0), zones: perZone.length, hits: stats['num.rpz.action.nxdomain'] ?? 0, per_zone: perZone },
-      };
+      if (!running || !file) return EMPTY_DNS_STATS(running, false);
+      const control = findProgram('unbound-control');
+      const result = control ? await runCommand(control, ['-c', file, 'stats_noreset'], { timeoutMs: 5000 }) : null;
+      if (!result || result.code !== 0) return EMPTY_DNS_STATS(running, false);
+      const dataFile = await blocklistDataFile(await configOf('unbound'));
+      // Data files are named by their content, so a file's zones never change: read them once (stats run each second).
+      const zones = !dataFile ? [] : zoneCache?.file === dataFile ? zoneCache.zones : await blocklistZones(dataFile);
+      if (dataFile && zones.length) zoneCache = { file: dataFile, zones };
+      return { ts: Date.now(), running, simulated: false, ...dnsStatsOf(parseUnboundStats(result.stdout), zones, blockHits) };
     },
     async dhcpLeases() {
-      const config = await configOf('kea-dhcp4');
-      let parsed: { Dhcp4?: { 'lease-database'?: { name?: string }; subnet4?: { id: number; subnet: string }[] } };
-      try {
-        parsed = JSON.parse(config);
-      } catch {
-        return [];
-      }
-      const file = parsed.Dhcp4?.['lease-database']?.name;
-      if (!file) return [];
-      const subnets = new Map((parsed.Dhcp4?.subnet4 ?? []).map((s) => [s.id, s.subnet]));
-      return parseKeaLeaseCsv(await readFile(file, 'utf8').catch(() => ''), subnets);
+      const config = await keaSocket();
+      if (!config?.socket) return [];
+      const answer = await keaCommand(config.socket, 'lease4-get-all').catch(() => null);
+      return answer ? leasesOf(answer, config.subnets) : [];
+    },
+    async dhcpStatistics(): Promise<DhcpStatistics | null> {
+      const config = await keaSocket();
+      if (!config?.socket) return null;
+      const answer = await keaCommand(config.socket, 'statistic-get-all').catch(() => null);
+      return answer && answer.result === 0 ? statisticsOf(answer, config.subnets) : null;
+    },
+    async dhcpHighAvailability() {
+      const config = await keaSocket();
+      if (!config?.socket) return null;
+      const answer = await keaCommand(config.socket, 'status-get').catch(() => null);
+      return answer ? highAvailabilityOf(answer) : null;
     },
     async releaseDhcpLease(ip) {
-      const config = await configOf('kea-dhcp4');
-      let socketPath: string | undefined;
-      try {
-        socketPath = JSON.parse(config).Dhcp4?.['control-socket']?.['socket-name'];
-      } catch {
-        return false;
-      }
-      if (!socketPath) return false;
-      const answer = await keaCommand(socketPath, { command: 'lease4-del', arguments: { 'ip-address': ip } }).catch(() => null);
+      const config = await keaSocket();
+      if (!config?.socket) return false;
+      const answer = await keaCommand(config.socket, 'lease4-del', { 'ip-address': ip }).catch(() => null);
       return answer?.result === 0;
     },
     async timeTracking(): Promise<TimeTracking> {
-      const config = await configOf('chronyd');
-      const socket = /^bindcmdaddress\s+(\/\S+)/m.exec(config)?.[1];
-      const running = (await status('chronyd')).running;
-      if (!running || !socket) return { synchronized: false, reference: null, stratum: 0, offset_ms: 0, sources: [] };
-      const chronyc = findProgram('chronyc') ?? 'chronyc';
+      const socket = chronySocketOf(await configOf('chronyd'));
+      const chronyc = findProgram('chronyc');
+      if (!isAlive(entry('chronyd')) || !socket || !chronyc) return { synchronized: false, reference: null, stratum: 0, offset_ms: 0, sources: [] };
       const sources = parseChronySources((await runCommand(chronyc, ['-c', '-n', '-h', socket, 'sources'], { timeoutMs: 5000 })).stdout);
-      const tracking = (await runCommand(chronyc, ['-c', '-n', '-h', socket, 'tracking'], { timeoutMs: 5000 })).stdout.split(',');
-      const selected = sources.find((s) => s.state === 'selected');
-      return {
-        synchronized: !!selected,
-        reference: selected?.address ?? null,
-        stratum: Number(tracking[2]) || 0,
-        offset_ms: Math.round(Number(tracking[4] ?? 0) * 1e6) / 1e3,
-        sources,
-      };
+      return parseChronyTracking((await runCommand(chronyc, ['-c', '-n', '-h', socket, 'tracking'], { timeoutMs: 5000 })).stdout, sources);
     },
     async closeAll() {
       for (const name of supervised.keys()) await stop(name);
     },
   };
-}
-
-/** One JSON command over Kea's unix control socket. */
-function keaCommand(socketPath: string, command: object): Promise<{ result: number; text?: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection(socketPath);
-    let data = '';
-    socket.setTimeout(5000, () => socket.destroy(new Error('kea control socket timed out')));
-    socket.on('connect', () => socket.write(JSON.stringify(command)));
-    socket.on('data', (chunk) => {
-      data += chunk.toString();
-      try {
-        resolve(JSON.parse(data));
-        socket.end();
-      } catch {
-        // wait for the rest
-      }
-    });
-    socket.on('error', reject);
-  });
 }

@@ -110,7 +110,16 @@ test('custom options that Unbound rejects make apply answer 409 naming the rende
   await call('PUT', '/api/v1/dns/resolver/config', { custom_options: '' });
 });
 
-test('whitelist and custom blocks: list/create/delete, pattern validation, duplicates 409, rendered into zones', async () => {
+/** The blocklist filter's data file of the installed unbound.conf (src/compile/unbound-blocklist.ts). */
+function filterData(): string {
+  const config = readFileSync(join(t.dataDir, 'dns', 'unbound.conf'), 'utf8');
+  const script = /python-script: "([^"]+)"/.exec(config)?.[1];
+  assert.ok(script, 'unbound.conf loads the blocklist filter');
+  const data = /^DATA_FILE = '([^']+)'$/m.exec(readFileSync(script, 'utf8'))![1];
+  return readFileSync(data, 'utf8');
+}
+
+test('whitelist and custom blocks: list/create/delete, pattern validation, duplicates 409, rendered into the filter', async () => {
   const block = await call('POST', '/api/v1/dns/customblocks', { pattern: '*.ads.example.com', note: null });
   assert.equal(block.statusCode, 201, block.body);
   assert.equal((await call('POST', '/api/v1/dns/customblocks', { pattern: '*.ads.example.com' })).statusCode, 409);
@@ -118,10 +127,11 @@ test('whitelist and custom blocks: list/create/delete, pattern validation, dupli
   assert.match(json(await call('POST', '/api/v1/dns/whitelist', { pattern: 'bad-.example.com' })).error, /body\.pattern/);
   const allow = await call('POST', '/api/v1/dns/whitelist', { pattern: 'good.example.com', note: 'needed' });
   assert.equal(allow.statusCode, 201);
-  // The resolver is running: the change re-renders the zone files at once.
-  const custom = readFileSync(join(t.dataDir, 'dns', 'zones', 'custom.conf'), 'utf8');
-  assert.match(custom, /local-zone: "ads\.example\.com\." always_nxdomain/);
-  assert.match(readFileSync(join(t.dataDir, 'dns', 'zones', 'whitelist.conf'), 'utf8'), /good\.example\.com\." always_transparent/);
+  // The resolver is running: the change re-renders the filter at once.
+  const data = filterData();
+  assert.match(data, /^zone\tcustom\tnxdomain\t-\t1$/m);
+  assert.match(data, /^0\tads\.example\.com$/m);
+  assert.match(data, /^allow\tgood\.example\.com$/m);
   assert.equal((await call('DELETE', `/api/v1/dns/customblocks/${json(block).id}`)).statusCode, 204);
   assert.equal(json(await call('GET', '/api/v1/dns/customblocks')).length, 0);
 });
@@ -189,10 +199,13 @@ test('blocklist refresh downloads through the outbound guard: loopback refused u
     assert.equal(record.rule_count, 1205);
     assert.equal(record.last_sha256, outcome.sha256);
     assert.equal(typeof record.last_updated, 'number');
-    const zone = readFileSync(join(t.dataDir, 'dns', 'zones', `blocklist-${mirror.id}.conf`), 'utf8');
-    assert.equal((zone.match(/^local-zone:/gm) ?? []).length, 1205);
+    const data = filterData();
+    assert.match(data, new RegExp(`^zone\\tblocklist-${mirror.id}\\tnxdomain\\t-\\t1205$`, 'm'));
+    assert.equal(json(await call('GET', `/api/v1/dns/blocklists/${mirror.id}`)).names_active, 1205);
+    assert.equal(json(await call('GET', `/api/v1/dns/blocklists/${mirror.id}`)).last_result, 'ok');
     const stats = json(await call('GET', '/api/v1/dns/stats'));
     assert.ok(stats.rpz.rules >= 1205);
+    assert.ok(stats.rpz.per_zone.some((zone: { name: string; rules: number }) => zone.name === `blocklist-${mirror.id}` && zone.rules === 1205));
     const again = json(await call('POST', `/api/v1/dns/blocklists/${mirror.id}/refresh`));
     assert.equal(again.sha256, outcome.sha256);
     const check = json(await call('POST', '/api/v1/dns/resolver/apply'));
@@ -201,7 +214,9 @@ test('blocklist refresh downloads through the outbound guard: loopback refused u
     assert.deepEqual([notFound.ok, notFound.error], [false, 'source not found']);
     assert.equal(json(await call('PUT', '/api/v1/dns/blocklists/enabled', { enabled: false })).enabled, false);
     assert.equal(json(await call('GET', '/api/v1/dns/blocklists/enabled')).enabled, false);
-    assert.equal(existsSync(join(t.dataDir, 'dns', 'zones', `blocklist-${mirror.id}.conf`)), true);
+    // Blocklisting off and no custom blocks left: Unbound runs without the filter.
+    assert.doesNotMatch(readFileSync(join(t.dataDir, 'dns', 'unbound.conf'), 'utf8'), /python/);
+    assert.equal(existsSync(join(t.dataDir, 'dns', 'lists', `${mirror.id}.txt`)), true, 'the downloaded copy is kept');
   } finally {
     server.close();
   }

@@ -1,5 +1,5 @@
 /**
- * Property test: no value written through the API becomes a directive in unbound.conf (and its zone includes),
+ * Property test: no value written through the API becomes a directive in unbound.conf (and its blocklist filter data),
  * kea-dhcp4.conf or chrony.conf. Every string field of every DNS, DHCP and time object is enumerated from its
  * schema; each one gets hostile values (quotes, newlines, CR, NUL, braces, semicolons, `include:` …). A write
  * must answer 400, or the apply must refuse to render it (409), or the rendered files must have exactly the
@@ -16,7 +16,7 @@ import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
 import { BlocklistSchedule, BlocklistSource, DomainOverride, HostOverride, PatternEntry, ResolverAcl, ResolverConfig } from '../../src/areas/dns/schema.js';
 import { DhcpConfig, DhcpDdns, DhcpHaConfig, Reservation, Subnet } from '../../src/areas/dhcp/schema.js';
 import { TimeConfig, TimeSource } from '../../src/areas/time/schema.js';
-import { renderLocalZones } from '../../src/compile/unbound.js';
+import { renderBlocklistData, renderBlocklistFilter } from '../../src/compile/unbound-blocklist.js';
 import { RenderRefusal } from '../../src/compile/render-refusal.js';
 
 const HOSTILE = [
@@ -93,12 +93,12 @@ const TARGETS: Target[] = [
     name: 'dns blocklist source', area: 'dns', schema: BlocklistSource, path: '/api/v1/dns/blocklists', shape: 'collection',
     base: { name: 'Mirror', category: 'ads', url: 'https://lists.example/hosts.txt', format: 'domains', enabled: false },
     notRendered: {
-      name: 'the include file is titled with the source id, not its name',
+      name: 'the filter names the source by its id, not its name',
       category: 'a label for people',
       url: 'downloaded by Bulwark (outbound guard), never rendered',
       format: 'selects the parser of the download',
-      action: 'an enum mapped to a fixed zone type',
-      redirect_ip: 'rendered only with a downloaded list: covered by "renderLocalZones refuses …" below',
+      action: 'an enum the filter knows',
+      redirect_ip: 'rendered only with a downloaded list: covered by "the blocklist renderer refuses …" below',
     },
   },
   {
@@ -134,19 +134,14 @@ const TARGETS: Target[] = [
   },
   {
     name: 'dhcp ddns', area: 'dhcp', schema: DhcpDdns, path: '/api/v1/dhcp/ddns', shape: 'singleton',
-    base: { enabled: true, forward_zone: 'lan.example' },
-    notRendered: {
-      reverse_zone_v4: 'not rendered (no kea-dhcp-ddns configuration is written)',
-      reverse_zone_v6: 'not rendered', dns_server: 'not rendered', tsig_key: 'not rendered', tsig_algorithm: 'not rendered',
-      tsig_secret: 'write-only, sealed, not rendered',
-    },
+    base: { enabled: true, forward_zone: 'lan.example', reverse_zone_v4: '2.0.192.in-addr.arpa', dns_server: '192.0.2.53', tsig_key: 'k1.lan.example', tsig_secret: 'c2VjcmV0LXRzaWc=' },
+    notRendered: { reverse_zone_v6: 'DHCPv6 only: not rendered' },
   },
   {
     name: 'dhcp ha', area: 'dhcp', schema: DhcpHaConfig, path: '/api/v1/dhcp/ha/config', shape: 'singleton',
-    base: {},
+    base: { mode: 'hot-standby', peer: '192.0.2.2:8001', listen: '192.0.2.1:8000' },
     notRendered: {
-      mode: 'HA is not rendered into kea-dhcp4.conf', peer: 'not rendered', listen: 'not rendered', peers: 'not rendered',
-      tls_cert: 'not rendered', tls_key: 'not rendered', tls_ca: 'not rendered',
+      peers: 'not rendered (one partner: peer)', tls_cert: 'not rendered (peers talk plain HTTP)', tls_key: 'not rendered', tls_ca: 'not rendered',
     },
   },
   {
@@ -231,6 +226,13 @@ function unboundStructure(text: string, file: string): string[] {
   });
 }
 
+/** The blocklist filter's data: the kind and field count of each line; names never hold a tab, quote or space. */
+function filterStructure(text: string, file: string): string[] {
+  const lines = text.split('\n').filter((l) => l && !l.startsWith('#'));
+  for (const line of lines) assert.doesNotMatch(line, /[\r\0"'\\ ]/, `${file}: a quote, backslash, space, CR or NUL in the filter data`);
+  return lines.map((l) => `${/^\d+$/.test(l.split('\t')[0]) ? 'block' : l.split('\t')[0]}/${l.split('\t').length}`);
+}
+
 function chronyStructure(text: string): string[] {
   assert.doesNotMatch(text, /[\r\0"'\\]/, 'chrony.conf holds a quote, backslash, CR or NUL');
   return text.split('\n').filter((l) => l.trim() && !l.startsWith('#')).map((l) => `${l.trim().split(/\s+/)[0]}/${l.trim().split(/\s+/).length}`);
@@ -251,11 +253,17 @@ const APPLY: Record<Area, string> = { dns: '/api/v1/dns/resolver/apply', dhcp: '
 function structure(area: Area): unknown {
   if (area === 'dns') {
     const dir = join(t.dataDir, 'dns');
-    const zones = join(dir, 'zones');
-    const files = ['unbound.conf', ...readdirSync(zones).sort().map((f) => join('zones', f))];
-    return files.map((file) => [file, unboundStructure(readFileSync(join(dir, file), 'utf8'), file)]);
+    const filters = join(dir, 'blocklists');
+    const data = existsSync(filters) ? readdirSync(filters).filter((f) => f.endsWith('.tsv')).map((f) => join('blocklists', f)) : [];
+    return [
+      ['unbound.conf', unboundStructure(readFileSync(join(dir, 'unbound.conf'), 'utf8'), 'unbound.conf')],
+      ...data.map((file) => ['blocklist data', filterStructure(readFileSync(join(dir, file), 'utf8'), file)]),
+    ];
   }
-  if (area === 'dhcp') return shape(JSON.parse(readFileSync(join(t.dataDir, 'dhcp', 'kea-dhcp4.conf'), 'utf8')));
+  if (area === 'dhcp') {
+    const ddns = join(t.dataDir, 'dhcp', 'kea-dhcp-ddns.conf');
+    return [shape(JSON.parse(readFileSync(join(t.dataDir, 'dhcp', 'kea-dhcp4.conf'), 'utf8'))), existsSync(ddns) ? shape(JSON.parse(readFileSync(ddns, 'utf8'))) : null];
+  }
   return chronyStructure(readFileSync(join(t.dataDir, 'time', 'chrony.conf'), 'utf8'));
 }
 
@@ -285,6 +293,8 @@ before(async () => {
       ids.set(target.name, json(response).id);
     }
   }
+  // One custom block, so the blocklist filter exists and host/domain names reach its allow-list.
+  assert.equal((await t.request('POST', '/api/v1/dns/customblocks', { pattern: 'baseline.example.com' })).statusCode, 201);
   for (const area of ['dns', 'dhcp', 'time'] as const) {
     const applied = await apply(area);
     assert.equal(applied.status, 200, `${area}: ${applied.error}`);
@@ -369,13 +379,16 @@ for (const target of TARGETS) {
   });
 }
 
-test('renderLocalZones refuses a hostile redirect address or domain instead of writing it', () => {
+test('the blocklist renderer refuses a hostile name, redirect address, allow entry or path instead of writing it', () => {
+  const zone = (names: string[], redirectIp: string | null = null) => ({ label: 'blocklist-x', action: redirectIp ? 'redirect' as const : 'nxdomain' as const, redirectIp, names });
   for (const hostile of HOSTILE) {
-    assert.throws(() => renderLocalZones('list', ['ads.example.com'], 'redirect', `192.0.2.1${hostile}`), RenderRefusal);
-    assert.throws(() => renderLocalZones('list', [`ads.example.com${hostile}`], 'nxdomain'), RenderRefusal);
+    assert.throws(() => renderBlocklistData([zone(['ads.example.com'], `192.0.2.1${hostile}`)], []), RenderRefusal);
+    assert.throws(() => renderBlocklistData([zone([`ads.example.com${hostile}`])], []), RenderRefusal);
+    assert.throws(() => renderBlocklistData([zone(['ads.example.com'])], [`good.example.com${hostile}`]), RenderRefusal);
+    assert.throws(() => renderBlocklistData([{ ...zone(['ads.example.com']), label: `blocklist-x${hostile}` }], []), RenderRefusal);
+    assert.throws(() => renderBlocklistFilter(`/var/lib/x.tsv${hostile}`), RenderRefusal);
   }
-  const title = renderLocalZones(`x\ninclude: "/etc/passwd"`, ['ads.example.com'], 'nxdomain').split('\n')[0];
-  assert.match(title, /^# x_include_ __etc_passwd_: 1 names/);
+  assert.throws(() => renderBlocklistData([zone(['ads.example.com\tother'])], []), RenderRefusal);
 });
 
 test('the simulated platform keeps the runtime files inside the data directory', () => {

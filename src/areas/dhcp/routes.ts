@@ -14,7 +14,7 @@ import { inSubnet } from '../../compile/kea.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { DhcpActionResult, DhcpConfig, DhcpDdns, DhcpHaConfig, DhcpStatus, HaStatus, Lease, PoolStats, Reservation, Subnet } from './schema.js';
-import { DHCP_KINDS, DhcpService, validateConfig, validateDdns, validateReservationClientId, validateSubnet } from './service.js';
+import { DHCP_KINDS, DhcpService, isBase64, validateConfig, validateDdns, validateReservationClientId, validateSubnet } from './service.js';
 import { describeRefusal, logRefusal } from '../common/checker-refusal.js';
 
 const TAGS = ['dhcp'];
@@ -55,16 +55,16 @@ function routes(context: AppContext): RouteSpec[] {
       }
     },
   });
-  const dhcp = new DhcpService(context, { config, subnets, reservations, ddns });
+  const dhcp = new DhcpService(context, { config, subnets, reservations, ddns, ha });
   context.apply.register('dhcp', async () => {
     // Nothing to do for a service that is off and not running (the check hook still validates it).
     if (config.read().enabled || dhcp.active) await dhcp.apply();
   }, {
     check: async () => {
-      const { check: result, text } = await dhcp.check();
+      const { check: result, text, label } = await dhcp.check();
       if (!result.ok) {
         logRefusal(context, 'kea-dhcp4', result);
-        return { errors: [describeRefusal('Kea', result, text)] };
+        return { errors: [describeRefusal(label, result, text)] };
       }
       return { errors: [], info: [result.checked ? `the Kea configuration passes ${result.checker}` : result.output] };
     },
@@ -75,13 +75,7 @@ function routes(context: AppContext): RouteSpec[] {
 
   const ddnsView = () => ({ ...ddns.visible(ddns.read()), tsig_secret_set: Boolean(ddns.read().tsig_secret) });
   const DdnsView = Type.Object({ ...Type.Omit(DhcpDdns, ['tsig_secret']).properties, tsig_secret_set: Type.Boolean() });
-  const haStatus = async () => {
-    const mode = String(ha.read().mode);
-    const running = (await context.platform.daemons.status('kea-dhcp4')).running;
-    return mode === 'standalone'
-      ? { mode, role: 'standalone', peer_state: null, healthy: running }
-      : { mode, role: mode === 'hot-standby' ? 'primary' : 'load-balancing', peer_state: running ? 'unknown' : null, healthy: running };
-  };
+  const haStatus = () => dhcp.haStatus();
   const action = (name: 'start' | 'stop' | 'restart'): RouteSpec => ({
     method: 'POST', path: `/api/v1/dhcp/${name}`, access: WRITE, tags: TAGS, summary: `${name[0].toUpperCase()}${name.slice(1)} the DHCP server (Kea)`,
     schema: { response: { 200: DhcpActionResult } },
@@ -96,8 +90,12 @@ function routes(context: AppContext): RouteSpec[] {
         const status = await context.platform.daemons.status('kea-dhcp4');
         const pools = await dhcp.poolStats();
         const state = dhcp.applyState();
+        const { pid, config_version, config_sha256 } = await dhcp.report();
         return {
           running: status.running,
+          pid,
+          config_version,
+          config_sha256,
           version: status.running ? status.version : 'stopped',
           uptime: status.running && status.started_at ? Math.max(0, Math.floor((Date.now() - Date.parse(status.started_at)) / 1000)) : null,
           total_subnets: subnets.objects().length,
@@ -172,6 +170,7 @@ function routes(context: AppContext): RouteSpec[] {
         const merged = { ...ddns.read(), ...body };
         if (merged.enabled && !merged.forward_zone) throw badRequest('body.forward_zone is required when enabled');
         if (merged.dns_server && !/^[0-9A-Fa-f.:]+$/.test(String(merged.dns_server))) throw badRequest('body.dns_server must be an IP address');
+        if (typeof body.tsig_secret === 'string' && body.tsig_secret && !isBase64(body.tsig_secret)) throw badRequest('body.tsig_secret must be base64 (as tsig-keygen prints it)');
         ddns.write(body);
         return ddnsView();
       },

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../model/schema-helpers.js';
 import { NullableString, NullableInteger } from '../common/schemas.js';
+import { DaemonReportFields } from '../common/daemon-report-schema.js';
 
 const Seconds = () => Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 31_536_000 }), Type.Null()]));
 
@@ -108,10 +109,17 @@ export const DhcpHaConfig = Type.Object({
   tls_ca: Type.Optional(NullableString()),
 });
 
-export const HaStatus = Type.Object({ mode: Type.String(), role: Type.String(), peer_state: NullableString(), healthy: Type.Boolean() });
+export const HaStatus = Type.Object({
+  mode: Type.String(),
+  role: Type.String(),
+  state: NullableString({ description: "this server's HA state as Kea reports it (waiting, syncing, hot-standby, load-balancing, partner-down …)" }),
+  peer_state: NullableString(),
+  healthy: Type.Boolean(),
+});
 
 export const DhcpStatus = Type.Object({
   running: Type.Boolean(),
+  ...DaemonReportFields,
   version: Type.String(),
   uptime: NullableInteger(),
   total_subnets: Type.Integer(),

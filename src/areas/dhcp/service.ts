@@ -3,16 +3,23 @@ import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest } from '../../core/errors.js';
-import { isoTime } from '../../core/clock.js';
 import { ipv4ToNumber, isDomainName, parseIpv4Cidr } from '../../core/ip.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigData } from '../../store/config-store.js';
-import { renderKea, inSubnet, type KeaInput } from '../../compile/kea.js';
+import { networkOf, renderKea, type KeaHa, type KeaInput } from '../../compile/kea.js';
 import type { CheckResult, DhcpLease } from '../../platform/daemons.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
-import { checkerRefusal, publicCheck, renderOr409 } from '../common/checker-refusal.js';
-import { ServiceState } from '../common/service-state.js';
+import { keaHookLibrary, type KeaHookName } from '../../platform/kea-hooks.js';
+import { missingTool } from '../../platform/debian-packages.js';
+import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
+import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
+import { installAndRun, notInstalled, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
+import { DdnsService } from './ddns-service.js';
+import { Semaphore } from '../../core/semaphore.js';
+
+/** Where Debian installs Kea's hooks (named on the simulated platform when this machine has none). */
+const DEBIAN_HOOK_DIR = '/usr/lib/x86_64-linux-gnu/kea/hooks';
 
 export const DHCP_KINDS = {
   config: 'dhcp_config',
@@ -92,6 +99,11 @@ export function validateReservationClientId(data: ConfigData): void {
   if (data.client_id && !/^[0-9A-Fa-f]{2}(?:[:-]?[0-9A-Fa-f]{2}){0,127}$/.test(String(data.client_id))) throw badRequest('body.client_id must be hex octets such as 01:aa:bb:cc:dd:ee:ff');
 }
 
+/** A TSIG secret as tsig-keygen prints it. */
+export function isBase64(value: string): boolean {
+  return value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value);
+}
+
 /** The dynamic-DNS names are DNS names; the server an IP address. */
 export function validateDdns(data: ConfigData): void {
   for (const field of ['forward_zone', 'reverse_zone_v4', 'reverse_zone_v6', 'tsig_key']) {
@@ -120,11 +132,6 @@ export function validateConfig(data: ConfigData): void {
   if (Number(data.max_lease_time) < Number(data.default_lease_time)) throw badRequest('body.max_lease_time must not be shorter than default_lease_time');
 }
 
-interface DhcpState {
-  last_apply_at: string | null;
-  last_apply_result: string | null;
-}
-
 export interface DhcpActionValue {
   message: string;
   running: boolean;
@@ -133,21 +140,38 @@ export interface DhcpActionValue {
   simulated: boolean;
 }
 
-/** Renders for Kea, applies through the platform, and reads leases back. */
+export interface PoolStatsValue {
+  subnet: string;
+  total: number;
+  allocated: number;
+  available: number;
+  utilization: number;
+}
+
+/** Renders for Kea, applies through the platform, and reads leases and statistics back. */
 export class DhcpService {
   /** Whether this process last left the daemon running (appliers skip a disabled service that is not). */
   active = false;
-  readonly state: ServiceState;
+  readonly record: DaemonRecord;
+  readonly ddns: DdnsService;
+  private readonly serial = new Semaphore(1);
 
   constructor(
     private readonly context: AppContext,
-    private readonly parts: { config: SingletonModel; subnets: CollectionModel; reservations: CollectionModel; ddns: SingletonModel },
+    private readonly parts: { config: SingletonModel; subnets: CollectionModel; reservations: CollectionModel; ddns: SingletonModel; ha: SingletonModel },
   ) {
-    this.state = new ServiceState(context.db, context.clock);
+    this.record = new DaemonRecord(context, 'kea-dhcp4');
+    this.ddns = new DdnsService(context, parts.ddns, () => String(parts.config.read().log_level));
   }
 
-  applyState(): DhcpState {
-    return this.state.get('dhcp', { last_apply_at: null, last_apply_result: null });
+  applyState(): { last_apply_at: string | null; last_apply_result: string | null } {
+    const { last_apply_at, last_apply_result } = this.record.get();
+    return { last_apply_at, last_apply_result };
+  }
+
+  /** Running, pid, version, the configuration it runs and the last apply's result (for GET /dhcp/status). */
+  async report(): Promise<DaemonReport> {
+    return this.record.report(await this.context.platform.daemons.status('kea-dhcp4'));
   }
 
   /** The runtime directory Kea reads its files from (outside the private data directory). */
@@ -159,6 +183,7 @@ export class DhcpService {
   input(): KeaInput {
     const config = this.parts.config.read();
     const ddns = this.parts.ddns.read();
+    const ha = this.parts.ha.read() as unknown as KeaHa;
     const { stateDir } = this.runtime();
     return {
       global: config as unknown as KeaInput['global'],
@@ -166,7 +191,20 @@ export class DhcpService {
       reservations: this.parts.reservations.records() as unknown as KeaInput['reservations'],
       ddns: { enabled: Boolean(ddns.enabled), forward_zone: String(ddns.forward_zone), ttl: Number(ddns.ttl) },
       paths: { leaseFile: join(stateDir, 'kea-leases4.csv'), controlSocket: join(stateDir, 'kea4-ctrl.sock') },
+      hooks: { leaseCommands: this.hook('libdhcp_lease_cmds.so'), highAvailability: ha.mode === 'standalone' ? null : this.hook('libdhcp_ha.so') },
+      ha,
     };
+  }
+
+  /**
+   * An installed hook library. On a real platform a missing one is a 503 naming its package (leases are read and
+   * released through lease_cmds; HA needs its own hook). The simulated platform names Debian's path.
+   */
+  private hook(name: KeaHookName): string {
+    const path = keaHookLibrary(name);
+    if (path) return path;
+    if (!this.context.platform.simulated) throw notInstalled('Kea', { missing: missingTool(name) });
+    return join(DEBIAN_HOOK_DIR, name);
   }
 
   /** Renders kea-dhcp4.conf as `name` in the runtime dir; a stored value the renderer refuses is a 409. */
@@ -177,56 +215,77 @@ export class DhcpService {
     return { file: writeDaemonFile(runtime, [name], text), text };
   }
 
-  /** Renders a candidate and runs the checker on it without installing anything. */
-  async check(): Promise<{ check: CheckResult; text: string }> {
+  /** Renders candidates and runs the checkers on them without installing anything (kea-dhcp-ddns too when DDNS is on). */
+  async check(): Promise<{ check: CheckResult; text: string; label: string }> {
     const candidate = this.renderCandidate('kea-dhcp4.conf.check');
+    let result: { check: CheckResult; text: string; label: string };
     try {
-      return { check: await this.context.platform.daemons.check('kea-dhcp4', candidate.file), text: candidate.text };
+      result = { check: await this.context.platform.daemons.check('kea-dhcp4', candidate.file), text: candidate.text, label: 'Kea' };
     } finally {
       rmSync(candidate.file, { force: true });
     }
+    if (!result.check.ok || !this.ddns.enabled()) return result;
+    return { ...(await this.ddns.check()), label: 'Kea DHCP-DDNS' };
   }
 
-  /** Renders kea-dhcp4.conf, checks it with `kea-dhcp4 -t`, installs it; 409 naming the refused line when rejected. */
-  async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
-    const runtime = this.runtime();
+  /** Renders and checks with `kea-dhcp4 -t`; 503 when Kea is not installed, 409 naming the refused line. */
+  private async renderAndCheck(): Promise<{ text: string; check: CheckResult }> {
     const candidate = this.renderCandidate('kea-dhcp4.conf.new');
     const check = await this.context.platform.daemons.check('kea-dhcp4', candidate.file);
     rmSync(candidate.file, { force: true });
-    if (!check.ok) {
-      this.record(`failed: ${check.checker?.split(' ')[0] ?? 'the checker'} rejected the configuration`);
-      throw checkerRefusal(this.context, 'kea-dhcp4', 'Kea', check, candidate.text);
+    requirePassedCheck(this.context, this.record, 'Kea', check, candidate.text);
+    return { text: candidate.text, check: publicCheck(check) };
+  }
+
+  /** Installs the checked file and runs Kea with it (409 and the previous file restored when Kea does not come up). */
+  private async install(mode: 'start' | 'restart'): Promise<DhcpActionValue> {
+    const { text, check } = await this.renderAndCheck();
+    try {
+      const status = await installAndRun(this.context, this.record, { label: 'Kea', runtime: this.runtime(), fileName: 'kea-dhcp4.conf', text, mode });
+      this.active = true;
+      return { message: '', running: true, config_file: status.config_file, check, simulated: status.simulated };
+    } finally {
+      this.active = (await this.context.platform.daemons.status('kea-dhcp4')).running;
     }
-    const file = writeDaemonFile(runtime, ['kea-dhcp4.conf'], candidate.text);
-    return { file, check: publicCheck(check) };
   }
 
-  async apply(): Promise<DhcpActionValue> {
-    const enabled = Boolean(this.parts.config.read().enabled);
-    const { file, check } = await this.renderAndCheck();
-    const { daemons } = this.context.platform;
-    const status = enabled ? await daemons.restart('kea-dhcp4', file) : await daemons.stop('kea-dhcp4');
-    this.active = status.running;
-    const message = enabled
-      ? status.running ? 'DHCP config applied and Kea restarted' : `DHCP config applied but Kea did not start: ${status.last_error ?? 'unknown error'}`
-      : 'DHCP config saved, Kea stopped';
-    this.record(enabled && !status.running ? `failed: ${status.last_error ?? 'kea did not start'}` : 'ok');
-    return { message, running: status.running, config_file: file, check, simulated: status.simulated };
+  /** One apply or control action at a time (a change's auto-apply must not interleave with an operator's). */
+  apply(): Promise<DhcpActionValue> {
+    return this.serial.run(() => this.applyNow());
   }
 
-  async control(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
-    const { daemons } = this.context.platform;
+  private async applyNow(): Promise<DhcpActionValue> {
+    if (!this.parts.config.read().enabled) {
+      // Disabled: the file is still rendered and checked (so it is ready), and Kea stops.
+      const { text, check } = await this.renderAndCheck();
+      const file = writeDaemonFile(this.runtime(), ['kea-dhcp4.conf'], text);
+      if (this.ddns.enabled()) await this.ddns.save();
+      const status = await stopDaemon(this.context, this.record);
+      await this.ddns.stop();
+      this.active = status.running;
+      return { message: 'DHCP config saved, Kea stopped', running: status.running, config_file: file, check, simulated: status.simulated };
+    }
+    // The DHCP-DDNS server first, so Kea's name-change requests have a listener from its first lease on.
+    if (this.ddns.enabled()) await this.ddns.apply();
+    else await this.ddns.stop();
+    const result = await this.install('restart');
+    return { ...result, message: `DHCP config applied and Kea restarted${result.simulated ? ' (simulated)' : ''}` };
+  }
+
+  control(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
+    return this.serial.run(() => this.controlNow(action));
+  }
+
+  private async controlNow(action: 'start' | 'stop' | 'restart'): Promise<DhcpActionValue> {
     if (action === 'stop') {
-      const status = await daemons.stop('kea-dhcp4');
+      const status = await stopDaemon(this.context, this.record);
+      await this.ddns.stop();
       this.active = status.running;
       return { message: 'DHCP stop: Kea stopped', running: status.running, config_file: status.config_file, check: { checked: false, ok: true, checker: null, output: '' }, simulated: status.simulated };
     }
-    const { file, check } = await this.renderAndCheck();
-    const status = action === 'start' ? await daemons.start('kea-dhcp4', file) : await daemons.restart('kea-dhcp4', file);
-    this.active = status.running;
-    this.record(status.running ? 'ok' : `failed: ${status.last_error ?? 'kea did not start'}`);
-    const message = status.running ? `DHCP ${action}: Kea running${status.simulated ? ' (simulated)' : ''}` : `DHCP ${action} failed: ${status.last_error ?? 'unknown error'}`;
-    return { message, running: status.running, config_file: file, check, simulated: status.simulated };
+    if (this.ddns.enabled()) await this.ddns.apply();
+    const result = await this.install(action);
+    return { ...result, message: `DHCP ${action}: Kea running${result.simulated ? ' (simulated)' : ''}` };
   }
 
   /** Changes to subnets, reservations and the global configuration take effect at once while DHCP is enabled. */
@@ -243,43 +302,66 @@ export class DhcpService {
     return this.context.platform.daemons.dhcpLeases();
   }
 
-  /** Per enabled subnet: pool size and leases in it. */
-  async poolStats(): Promise<{ subnet: string; total: number; allocated: number; available: number; utilization: number }[]> {
-    const leases = await this.leases();
+  /**
+   * Per enabled subnet: pool size and addresses in use, from Kea's own statistics (`statistic-get-all`) while it
+   * runs; from the stored pools (nothing in use) while it does not.
+   */
+  async poolStats(): Promise<PoolStatsValue[]> {
+    const statistics = await this.context.platform.daemons.dhcpStatistics();
+    const bySubnet = new Map((statistics?.subnets ?? []).map((s) => [s.subnet, s]));
     return this.parts.subnets
       .records()
       .filter((s) => s.enabled && s.subnet_type === 'address')
       .map((subnet) => {
-        const total = (ipv4ToNumber(String(subnet.pool_end)) ?? 0) - (ipv4ToNumber(String(subnet.pool_start)) ?? 0) + 1;
-        const start = ipv4ToNumber(String(subnet.pool_start))!;
-        const end = ipv4ToNumber(String(subnet.pool_end))!;
-        const allocated = leases.filter((l) => {
-          const ip = ipv4ToNumber(l.ip_address);
-          return ip !== null && ip >= start && ip <= end && inSubnet(l.ip_address, String(subnet.network));
-        }).length;
-        return { subnet: String(subnet.network), total, allocated, available: total - allocated, utilization: Math.round((allocated / total) * 10000) / 100 };
+        const network = networkOf(String(subnet.network));
+        const counted = bySubnet.get(network);
+        const configured = (ipv4ToNumber(String(subnet.pool_end)) ?? 0) - (ipv4ToNumber(String(subnet.pool_start)) ?? 0) + 1;
+        const total = counted?.total_addresses ?? configured;
+        const allocated = counted?.assigned_addresses ?? 0;
+        const available = Math.max(0, total - allocated);
+        return { subnet: String(subnet.network), total, allocated, available, utilization: total ? Math.round((allocated / total) * 10000) / 100 : 0 };
       });
   }
 
-  /** Prometheus exposition of the pool figures. */
+  /** The HA relationship: the stored mode, and Kea's own state of it (status-get) while Kea runs with the hook. */
+  async haStatus(): Promise<{ mode: string; role: string; state: string | null; peer_state: string | null; healthy: boolean }> {
+    const mode = String(this.parts.ha.read().mode);
+    const running = (await this.context.platform.daemons.status('kea-dhcp4')).running;
+    if (mode === 'standalone') return { mode, role: 'standalone', state: null, peer_state: null, healthy: running };
+    const kea = running ? await this.context.platform.daemons.dhcpHighAvailability() : null;
+    const role = kea?.role ?? (Number(this.parts.ha.read().node_id ?? 1) === 2 ? (mode === 'hot-standby' ? 'standby' : 'secondary') : 'primary');
+    // Healthy: both servers in the state the mode aims for, in touch with each other.
+    const healthy = Boolean(kea && kea.in_touch && ['hot-standby', 'load-balancing'].includes(kea.state) && kea.peer_state === kea.state);
+    return { mode, role, state: kea?.state ?? null, peer_state: kea?.peer_state ?? null, healthy };
+  }
+
+  /** Prometheus exposition: whether Kea runs, the pool figures, and Kea's packet counters. */
   async metrics(): Promise<string> {
     const pools = await this.poolStats();
     const running = (await this.context.platform.daemons.status('kea-dhcp4')).running;
+    const statistics = running ? await this.context.platform.daemons.dhcpStatistics() : null;
+    const label = (value: string) => value.replace(/["\\\n]/g, '_');
+    const packetCounters = Object.entries(statistics?.counters ?? {})
+      .filter(([name]) => /^pkt4-[a-z-]+$/.test(name))
+      .sort(([a], [b]) => (a < b ? -1 : 1));
     const lines = [
       '# HELP bulwark_dhcp4_up Whether the DHCPv4 server runs.',
       '# TYPE bulwark_dhcp4_up gauge',
       `bulwark_dhcp4_up ${running ? 1 : 0}`,
       '# HELP bulwark_dhcp4_pool_addresses Addresses in the pool of a subnet.',
       '# TYPE bulwark_dhcp4_pool_addresses gauge',
-      ...pools.map((p) => `bulwark_dhcp4_pool_addresses{subnet="${p.subnet}"} ${p.total}`),
+      ...pools.map((p) => `bulwark_dhcp4_pool_addresses{subnet="${label(p.subnet)}"} ${p.total}`),
       '# HELP bulwark_dhcp4_leases_assigned Leases currently assigned in a subnet pool.',
       '# TYPE bulwark_dhcp4_leases_assigned gauge',
-      ...pools.map((p) => `bulwark_dhcp4_leases_assigned{subnet="${p.subnet}"} ${p.allocated}`),
+      ...pools.map((p) => `bulwark_dhcp4_leases_assigned{subnet="${label(p.subnet)}"} ${p.allocated}`),
+      ...(packetCounters.length
+        ? [
+            '# HELP bulwark_dhcp4_packets_total DHCPv4 packets counted by Kea, by kind (pkt4-received, pkt4-ack-sent, ...).',
+            '# TYPE bulwark_dhcp4_packets_total counter',
+            ...packetCounters.map(([name, value]) => `bulwark_dhcp4_packets_total{kind="${name.slice(5)}"} ${value}`),
+          ]
+        : []),
     ];
     return `${lines.join('\n')}\n`;
-  }
-
-  private record(result: string): void {
-    this.state.set('dhcp', { last_apply_at: isoTime(this.context.clock.now()), last_apply_result: result });
   }
 }

@@ -1,10 +1,14 @@
 /**
  * Parses downloaded blocklists into domain names. Formats: `hosts` (`0.0.0.0 name`), `domains` (one name a
- * line), `adblock` (`||name^`), `rpz` (owner names of the zone's records). `#` starts a comment; adblock
- * also uses `!`.
+ * line), `wildcard` (`*.name`), `adblock` (`||name^`), `unbound` (Unbound's own `local-zone: "name." type`
+ * lines) and `rpz` (owner names of the zone's records). `#` starts a comment; adblock also uses `!`. A blocked
+ * name blocks its subdomains too, so `*.name` and `name` mean the same.
  */
-export type BlocklistFormat = 'hosts' | 'domains' | 'adblock' | 'rpz';
-export const BLOCKLIST_FORMATS: readonly BlocklistFormat[] = ['hosts', 'domains', 'adblock', 'rpz'];
+export type BlocklistFormat = 'hosts' | 'domains' | 'wildcard' | 'adblock' | 'unbound' | 'rpz';
+export const BLOCKLIST_FORMATS: readonly BlocklistFormat[] = ['hosts', 'domains', 'wildcard', 'adblock', 'unbound', 'rpz'];
+
+/** Unbound local-zone types that refuse an answer (a list may also carry transparent zones: those allow). */
+const BLOCKING_ZONE_TYPES = new Set(['always_null', 'always_nxdomain', 'always_nodata', 'always_refuse', 'always_deny', 'refuse', 'deny', 'static', 'redirect', 'inform_deny']);
 
 const SINK_ADDRESSES = new Set(['0.0.0.0', '127.0.0.1', '::', '::1', '0', '255.255.255.255']);
 const NOT_DOMAINS = new Set(['localhost', 'local', 'broadcasthost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback']);
@@ -27,7 +31,12 @@ function candidateOf(line: string, format: BlocklistFormat, origin: string | nul
       return SINK_ADDRESSES.has(tokens[0]) ? (tokens[1] ?? null) : tokens[0];
     }
     case 'domains':
+    case 'wildcard':
       return line.split(/\s+/)[0];
+    case 'unbound': {
+      const zone = /^local-zone:\s*"([^"\s]+)"\s+([a-z_]+)\s*$/.exec(line);
+      return zone && BLOCKING_ZONE_TYPES.has(zone[2]) ? zone[1] : null;
+    }
     case 'adblock': {
       if (!line.startsWith('||')) return null;
       const rest = line.slice(2);

@@ -11,6 +11,7 @@ import { badRequest, conflict } from '../../core/errors.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { PendingFlags } from '../../live/pending-flags.js';
+import type { DnsFeed } from '../../live/feeds.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { writeDataFile } from '../common/data-files.js';
@@ -29,7 +30,7 @@ const READ = 'dns:read' as const;
 const WRITE = 'dns:write' as const;
 
 /** The DNS area: the resolver (Unbound), blocklists and the appliance's own nameservers; it owns GET /pending's `dns` flag. */
-export function createDnsArea(context: AppContext, needs: { pendingFlags: PendingFlags }): Area {
+export function createDnsArea(context: AppContext, needs: { pendingFlags: PendingFlags; dnsEvents: DnsFeed }): Area {
   const { models } = context;
   let dns: DnsService;
   const schedule = models.singleton({
@@ -77,7 +78,7 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
       });
     },
   });
-  dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule }, needs.pendingFlags);
+  dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule }, { flags: needs.pendingFlags, events: needs.dnsEvents });
   needs.pendingFlags.register('dns', () => dns.resolverState().pending);
   // The resolver is one applier of the whole configuration (POST /reload, restore, import, commit-confirm).
   context.apply.register('dns', async () => {
@@ -176,8 +177,12 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
         const stats = await context.platform.daemons.dnsStats();
         const state = dns.resolverState();
         const config = resolver.read();
+        const { pid, config_version, config_sha256 } = await dns.report();
         return {
           running: status.running,
+          pid,
+          config_version,
+          config_sha256,
           version: status.version,
           total_hosts: hosts.objects().length,
           total_domains: domains.objects().length,

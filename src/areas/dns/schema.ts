@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../model/schema-helpers.js';
+import { BLOCKLIST_FORMATS } from './blocklist-format.js';
 import { NullableString } from '../common/schemas.js';
+import { DaemonReportFields } from '../common/daemon-report-schema.js';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'PTR'] as const;
 export const BLOCK_ACTIONS = ['nxdomain', 'nodata', 'drop', 'redirect'] as const;
@@ -20,7 +22,7 @@ export const BlocklistSource = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 128, pattern: '\\S' }),
   category: Type.String({ minLength: 1, maxLength: 64, description: 'free text: ads, tracking, malware, phishing, crypto, adult, social, custom' }),
   url: Type.String({ minLength: 1, maxLength: 2048 }),
-  format: StringEnum(['hosts', 'domains', 'adblock', 'rpz']),
+  format: StringEnum(BLOCKLIST_FORMATS, { description: 'hosts, domains, wildcard (*.name), adblock (||name^), unbound (local-zone lines), rpz' }),
   enabled: Type.Boolean({ default: true }),
   action: StringEnum(BLOCK_ACTIONS, { default: 'nxdomain' }),
   redirect_ip: Type.Optional(NullableString()),
@@ -30,8 +32,10 @@ export const BlocklistSource = Type.Object({
 export const BlocklistStatusFields = {
   last_updated: Type.Union([Type.Integer(), Type.Null()], { description: 'unix seconds' }),
   last_sha256: NullableString(),
-  rule_count: Type.Integer(),
+  rule_count: Type.Integer({ description: 'names in the last good download' }),
   last_error: NullableString(),
+  names_active: Type.Integer({ description: 'names this source blocks in the running resolver (after earlier sources and the allow-list)' }),
+  last_result: NullableString({ description: 'ok, or failed: <reason> (the last good copy stays in use)' }),
 };
 
 export const RefreshOutcome = Type.Object({
@@ -126,6 +130,7 @@ export const ApplyReport = Type.Object({
 
 export const ResolverStatus = Type.Object({
   running: Type.Boolean(),
+  ...DaemonReportFields,
   version: Type.String(),
   total_hosts: Type.Integer(),
   total_domains: Type.Integer(),

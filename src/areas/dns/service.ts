@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, copyFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { isIP } from 'node:net';
 import { Cron } from 'croner';
 import type { AppContext } from '../../context.js';
@@ -8,19 +8,24 @@ import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, HttpError } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
+import { Semaphore } from '../../core/semaphore.js';
 import { isDomainName, isIpOrCidr } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { isSpecialAddress, allowListOf, isAllowed } from '../../net/special-addresses.js';
-import { renderLocalZones, renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver, type BlockAction } from '../../compile/unbound.js';
+import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver } from '../../compile/unbound.js';
+import { renderBlocklistData, renderBlocklistFilter, type BlockAction, type BlockZone } from '../../compile/unbound-blocklist.js';
 import { CustomOptionError, parseCustomOptions } from '../../compile/unbound-custom-options.js';
-import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile, writeDaemonStateFile } from '../../platform/daemon-runtime.js';
-import { checkerRefusal, publicCheck, renderOr409 } from '../common/checker-refusal.js';
+import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile, writeDaemonStateFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
+import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
+import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
+import { installAndRun, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
 import { parseBlocklist, type BlocklistFormat } from './blocklist-format.js';
 import { dataPath, removeDataFile, writeDataFile } from '../common/data-files.js';
 import { ServiceState } from '../common/service-state.js';
-import type { CheckResult } from '../../platform/daemons.js';
+import type { CheckResult, DaemonStatus } from '../../platform/daemons.js';
 import type { PendingFlags } from '../../live/pending-flags.js';
+import type { DnsFeed } from '../../live/feeds.js';
 
 export const DNS_KINDS = {
   blocklist: 'dns_blocklist',
@@ -185,7 +190,10 @@ export class DnsService {
   private readonly statusWrite;
   private readonly statusDelete;
   private readonly statusIds;
+  readonly record: DaemonRecord;
   private timers: NodeJS.Timeout[] = [];
+  private readonly unsubscribers: (() => void)[] = [];
+  private readonly serial = new Semaphore(1);
   private nextScheduledRun: number | null = null;
 
   constructor(
@@ -200,10 +208,11 @@ export class DnsService {
       resolver: SingletonModel;
       schedule: SingletonModel;
     },
-    /** Where the resolver's pending flag is announced (GET /pending reports it as `dns`). */
-    private readonly flags: PendingFlags,
+    /** Where the resolver's pending flag is announced (GET /pending reports it as `dns`), and its events go. */
+    private readonly outlets: { flags: PendingFlags; events: DnsFeed },
   ) {
     this.state = new ServiceState(context.db, context.clock);
+    this.record = new DaemonRecord(context, 'unbound');
     this.statusRead = context.db.prepare('SELECT * FROM dns_blocklist_status WHERE source_id = ?');
     this.statusWrite = context.db.prepare(
       `INSERT INTO dns_blocklist_status (source_id, last_updated, last_sha256, rule_count, bytes, last_error) VALUES (@source_id, @last_updated, @last_sha256, @rule_count, @bytes, @last_error)
@@ -225,21 +234,29 @@ export class DnsService {
 
   markPending(): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { pending: true });
-    this.flags.announce('dns', true);
+    this.outlets.flags.announce('dns', true);
   }
 
   /** A resolver that is off and not running has nothing unapplied: it renders the stored configuration when it starts. */
   clearPending(): void {
     if (!this.resolverState().pending) return;
     this.state.patch('dns.resolver', INITIAL_STATE, { pending: false });
-    this.flags.announce('dns', false);
+    this.outlets.flags.announce('dns', false);
   }
 
   // ---- blocklist status (operational, computed into the records) ----
 
-  blocklistStatus(id: string): Omit<BlocklistStatusRow, 'source_id' | 'bytes'> {
+  blocklistStatus(id: string): Omit<BlocklistStatusRow, 'source_id' | 'bytes'> & { names_active: number; last_result: string | null } {
     const row = this.statusRead.get(id) as BlocklistStatusRow | undefined;
-    return { last_updated: row?.last_updated ?? null, last_sha256: row?.last_sha256 ?? null, rule_count: row?.rule_count ?? 0, last_error: row?.last_error ?? null };
+    const kept = row?.rule_count ? `; the last good copy (${row.rule_count} names) stays in use` : '';
+    return {
+      last_updated: row?.last_updated ?? null,
+      last_sha256: row?.last_sha256 ?? null,
+      rule_count: row?.rule_count ?? 0,
+      last_error: row?.last_error ?? null,
+      names_active: this.activeNames(id),
+      last_result: !row ? null : row.last_error ? `failed: ${row.last_error}${kept}` : 'ok',
+    };
   }
 
   /** Drops the download state and list file of every source that no longer exists. */
@@ -295,8 +312,8 @@ export class DnsService {
       this.statusWrite.run({ ...this.rowOf(id, previous), last_updated: this.nowSeconds(), last_error: null });
       return { source_id: id, ok: true, rule_count: previous.rule_count, bytes: body.length, sha256, error: null };
     }
-    const whitelist = this.parts.whitelist.objects().map((o) => String(o.data.pattern));
-    const domains = parseBlocklist(body.toString('utf8'), source.data.format as BlocklistFormat, whitelist);
+    // The allow-list is applied when the filter is rendered, so removing an entry takes effect without a download.
+    const domains = parseBlocklist(body.toString('utf8'), source.data.format as BlocklistFormat);
     writeDataFile(this.dataDir, listFile, domains.join('\n') + (domains.length ? '\n' : ''));
     this.statusWrite.run({ source_id: id, last_updated: this.nowSeconds(), last_sha256: sha256, rule_count: domains.length, bytes: body.length, last_error: null });
     if (options.reload !== false) await this.reloadIfRunning();
@@ -359,40 +376,75 @@ export class DnsService {
     return daemonRuntime(this.dataDir, 'unbound', this.context.platform.simulated);
   }
 
-  /** Writes the include files and a candidate unbound.conf into the runtime dir. Pure rendering lives in compile/unbound.ts. */
-  async render(): Promise<{ file: string; text: string }> {
-    const runtime = this.runtime();
-    prepareDaemonRuntime(runtime);
-    const resolver = this.parts.resolver.read();
-    const hosts = this.parts.hosts.objects().map((o) => o.data);
-    const domains = this.parts.domains.objects().map((o) => o.data);
-    // Names the appliance answers itself (host and domain overrides) and whitelisted names are never blocked.
-    const passthru = [
-      ...hosts.filter((h) => h.enabled).map((h) => `${String(h.hostname)}.${String(h.domain)}`.toLowerCase()),
-      ...domains.filter((d) => d.enabled).map((d) => String(d.domain).toLowerCase().replace(/\.$/, '')),
+  /**
+   * What the blocklist filter enforces, in precedence order: custom blocks, then each enabled source in list
+   * order (when blocklisting is on); and the names it never blocks: the allow-list, host and domain overrides.
+   */
+  private blocking(): { zones: BlockZone[]; allow: string[] } {
+    const hosts = this.parts.hosts.objects().map((o) => o.data).filter((h) => h.enabled);
+    const domains = this.parts.domains.objects().map((o) => o.data).filter((d) => d.enabled);
+    const bare = (pattern: unknown) => String(pattern).toLowerCase().replace(/^\*\./, '').replace(/\.$/, '');
+    const allow = [
+      ...this.parts.whitelist.objects().map((o) => bare(o.data.pattern)),
+      // Names the appliance answers itself are never blocked.
+      ...hosts.map((h) => bare(`${String(h.hostname)}.${String(h.domain)}`)),
+      ...domains.map((d) => bare(d.domain)),
     ];
-    const whitelist = this.parts.whitelist.objects().map((o) => String(o.data.pattern).toLowerCase().replace(/^\*\./, ''));
-    const exempt = [...passthru, ...whitelist];
-    const isExempt = (name: string) => exempt.some((e) => name === e || name.endsWith(`.${e}`));
-    const claimed = new Set<string>();
-    const includes: string[] = [];
-    const zoneFile = (name: string, title: string, list: string[], action: BlockAction, redirectIp?: string | null) => {
-      const fresh = list.filter((d) => !claimed.has(d) && (action === 'passthru' || !isExempt(d)));
-      for (const d of fresh) claimed.add(d);
-      const text = renderOr409('Unbound', () => renderLocalZones(title, fresh, action, redirectIp));
-      includes.push(writeDaemonFile(runtime, ['zones', `${name}.conf`], text));
-    };
-    zoneFile('whitelist', 'whitelist', [...new Set(whitelist)], 'passthru');
-    zoneFile('custom', 'custom blocks', [...new Set(this.parts.customblocks.objects().map((o) => String(o.data.pattern).toLowerCase().replace(/^\*\./, '')))], 'nxdomain');
+    const zones: BlockZone[] = [{ label: 'custom', action: 'nxdomain', redirectIp: null, names: this.parts.customblocks.objects().map((o) => bare(o.data.pattern)) }];
     if (this.schedule().enabled) {
       for (const source of this.parts.blocklists.objects()) {
         if (!source.data.enabled) continue;
         const listPath = dataPath(this.dataDir, 'dns', 'lists', `${source.id}.txt`);
         if (!existsSync(listPath)) continue;
-        const list = readFileSync(listPath, 'utf8').split('\n').filter(Boolean);
-        zoneFile(`blocklist-${source.id}`, `blocklist ${source.id}`, list, source.data.action as BlockAction, source.data.redirect_ip as string | null);
+        const names = readFileSync(listPath, 'utf8').split('\n').filter(Boolean);
+        zones.push({ label: `blocklist-${source.id}`, action: source.data.action as BlockAction, redirectIp: (source.data.redirect_ip as string | null) ?? null, names });
       }
     }
+    return { zones, allow: [...new Set(allow)] };
+  }
+
+  /**
+   * Writes the blocklist filter (script and data, named by the data's hash, so a file in use is never
+   * rewritten and a restored configuration still finds its own) and returns the script's path; null when
+   * nothing is blocked.
+   */
+  private renderFilter(runtime: DaemonRuntime): { script: string | null; counts: Record<string, number> } {
+    const { zones, allow } = this.blocking();
+    if (zones.every((zone) => zone.names.length === 0)) return { script: null, counts: {} };
+    const rendered = renderOr409('Unbound', () => renderBlocklistData(zones, allow));
+    const counts = Object.fromEntries(rendered.counts.map((c) => [c.label, c.names]));
+    const name = createHash('sha256').update(rendered.data).digest('hex').slice(0, 32);
+    const dataFile = join(runtime.dir, 'blocklists', `${name}.tsv`);
+    const script = join(runtime.dir, 'blocklists', `${name}.py`);
+    if (!existsSync(dataFile)) writeDaemonFile(runtime, ['blocklists', `${name}.tsv`], rendered.data);
+    if (!existsSync(script)) writeDaemonFile(runtime, ['blocklists', `${name}.py`], renderOr409('Unbound', () => renderBlocklistFilter(dataFile)));
+    return { script, counts };
+  }
+
+  /** Names each source contributes to the running filter (after earlier sources and the allow-list). */
+  activeNames(id: string): number {
+    return this.state.get<Record<string, number>>('dns.blocklist-counts', {})[`blocklist-${id}`] ?? 0;
+  }
+
+  /** Removes filter files the installed configuration no longer names (the rendered ones are never rewritten). */
+  private removeUnusedFilters(runtime: DaemonRuntime): void {
+    const installed = join(runtime.dir, 'unbound.conf');
+    const text = existsSync(installed) ? readFileSync(installed, 'utf8') : '';
+    const script = /python-script:\s*"([^"]+)"/.exec(text)?.[1] ?? '';
+    const keep = script ? new Set([basename(script), basename(script).replace(/\.py$/, '.tsv')]) : new Set<string>();
+    const dir = join(runtime.dir, 'blocklists');
+    if (!existsSync(dir)) return;
+    for (const file of readdirSync(dir)) if (!keep.has(file)) rmSync(join(dir, file), { force: true });
+  }
+
+  /** Writes the filter and a candidate unbound.conf into the runtime dir. Pure rendering lives in compile/. */
+  async render(): Promise<{ file: string; text: string; counts: Record<string, number> }> {
+    const runtime = this.runtime();
+    prepareDaemonRuntime(runtime);
+    const resolver = this.parts.resolver.read();
+    const hosts = this.parts.hosts.objects().map((o) => o.data);
+    const domains = this.parts.domains.objects().map((o) => o.data);
+    const filter = this.renderFilter(runtime);
     const trustAnchorFile = join(runtime.stateDir, 'root.key');
     // Unbound rewrites the trust anchor itself (RFC 5011), so it lives in the state directory it may write.
     if (!existsSync(trustAnchorFile)) writeDaemonStateFile(runtime, 'root.key', `${ROOT_TRUST_ANCHORS}\n`);
@@ -404,7 +456,7 @@ export class DnsService {
       acls: this.parts.acls.objects().map((o) => o.data) as never,
       dhcpNames: reservations.map((r) => ({ hostname: String(r.hostname), ip: String(r.ip_address) })).filter((r) => isDomainName(r.hostname)),
       systemNameservers: readHostNameservers(),
-      includes,
+      blocklistFilter: filter.script,
       paths: {
         directory: runtime.dir,
         pidfile: join(runtime.stateDir, 'unbound.pid'),
@@ -413,60 +465,71 @@ export class DnsService {
         logfile: '',
       },
     }));
-    return { file: writeDaemonFile(runtime, ['unbound.conf.new'], text), text };
+    return { file: writeDaemonFile(runtime, ['unbound.conf.new'], text), text, counts: filter.counts };
   }
 
-  /** Renders, checks with unbound-checkconf, installs the file and (re)starts or stops Unbound. */
-  async apply(mode: 'apply' | 'start' | 'stop' | 'restart'): Promise<ApplyReportValue> {
+  /** Running, pid, version, the configuration it runs and the last apply's result (for GET /dns/resolver/status). */
+  async report(): Promise<DaemonReport> {
+    return this.record.report(await this.context.platform.daemons.status('unbound'));
+  }
+
+  /**
+   * Renders, checks with unbound-checkconf, installs the file and (re)starts or stops Unbound. 503 when Unbound
+   * (or what its configuration needs) is not installed; 409 when the checker refuses, or when Unbound does not
+   * come up (after the previous configuration has been restored and restarted).
+   */
+  apply(mode: 'apply' | 'start' | 'stop' | 'restart'): Promise<ApplyReportValue> {
+    // One apply at a time: a scheduled refresh must not restart Unbound in the middle of an operator's apply.
+    return this.serial.run(() => this.applyNow(mode));
+  }
+
+  private async applyNow(mode: 'apply' | 'start' | 'stop' | 'restart'): Promise<ApplyReportValue> {
     const resolver = this.parts.resolver.read();
     const enabled = mode === 'start' || mode === 'restart' ? true : mode === 'stop' ? false : Boolean(resolver.enabled);
-    const { daemons } = this.context.platform;
     const previousState = this.resolverState();
     const runtime = this.runtime();
     const configFile = join(runtime.dir, 'unbound.conf');
     const base = { backend: 'unbound', enabled, previous: previousState.backend, rolled_back: false, config_file: configFile, simulated: this.context.platform.simulated };
     if (!enabled) {
-      const status = await daemons.stop('unbound');
+      const status = await stopDaemon(this.context, this.record);
       this.active = status.running;
       this.recordSwitch('ok_disabled', false);
       const check: CheckResult = { checked: false, ok: true, checker: null, output: 'not rendered: the resolver is stopped' };
       return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, message: 'DNS resolver stopped', check };
     }
-    let candidate: { file: string; text: string };
+    let candidate: Awaited<ReturnType<DnsService['render']>>;
     try {
       candidate = await this.render();
     } catch (error) {
       if (error instanceof HttpError) this.recordSwitch('failed: a stored value cannot be rendered', true);
       throw error;
     }
-    const check = await daemons.check('unbound', candidate.file);
-    if (!check.ok) {
-      this.recordSwitch(`failed: ${check.checker?.split(' ')[0] ?? 'the checker'} refused the configuration`, true);
-      rmSync(candidate.file, { force: true });
-      throw checkerRefusal(this.context, 'unbound', 'Unbound', check, candidate.text);
-    }
-    const backup = join(runtime.dir, 'unbound.conf.prev');
-    const hadPrevious = existsSync(configFile);
-    if (hadPrevious) copyFileSync(configFile, backup);
-    writeDaemonFile(runtime, ['unbound.conf'], candidate.text);
+    const check = await this.context.platform.daemons.check('unbound', candidate.file);
     rmSync(candidate.file, { force: true });
-    let status = mode === 'start' ? await daemons.start('unbound', configFile) : await daemons.restart('unbound', configFile);
-    this.active = status.running;
-    if (!status.running && hadPrevious) {
-      // The new configuration did not come up: put the previous one back and start it again.
-      copyFileSync(backup, configFile);
-      status = await daemons.restart('unbound', configFile);
-      this.active = status.running;
-      this.recordSwitch(`rolled_back: ${status.last_error ?? 'unbound did not start'}`, true);
-      return { ...base, running: status.running, probe_udp: status.running, probe_tcp: status.running, rolled_back: true, message: 'Unbound did not start with the new configuration; the previous one was restored', check: publicCheck(check) };
+    try {
+      requirePassedCheck(this.context, this.record, 'Unbound', check, candidate.text);
+    } catch (error) {
+      this.recordSwitch(`failed: ${check.missing ? 'not installed' : `${check.checker?.split(' ')[0] ?? 'the checker'} refused the configuration`}`, true);
+      throw error;
     }
-    this.recordSwitch(status.running ? 'ok' : `failed: ${status.last_error ?? 'unbound did not start'}`, !status.running);
+    let status: DaemonStatus;
+    try {
+      status = await installAndRun(this.context, this.record, { label: 'Unbound', runtime, fileName: 'unbound.conf', text: candidate.text, mode: mode === 'start' ? 'start' : 'restart' });
+    } catch (error) {
+      this.active = (await this.context.platform.daemons.status('unbound')).running;
+      this.recordSwitch(this.record.get().last_apply_result ?? 'failed', true);
+      throw error;
+    }
+    this.active = true;
+    this.state.set('dns.blocklist-counts', candidate.counts);
+    this.removeUnusedFilters(runtime);
+    this.recordSwitch('ok', false);
     return {
       ...base,
-      running: status.running,
-      probe_udp: status.running,
-      probe_tcp: status.running,
-      message: status.running ? `DNS resolver ${mode === 'apply' ? 'applied' : mode === 'start' ? 'started' : 'restarted'}${status.simulated ? ' (simulated)' : ''}` : `Unbound failed to start: ${status.last_error ?? 'unknown error'}`,
+      running: true,
+      probe_udp: true,
+      probe_tcp: true,
+      message: `DNS resolver ${mode === 'apply' ? 'applied' : mode === 'start' ? 'started' : 'restarted'}${status.simulated ? ' (simulated)' : ''}`,
       check: publicCheck(check),
     };
   }
@@ -483,12 +546,15 @@ export class DnsService {
 
   private recordSwitch(result: string, pending: boolean): void {
     this.state.patch('dns.resolver', INITIAL_STATE, { last_switch_at: isoTime(this.context.clock.now()), last_switch_result: result, backend: 'unbound', pending });
-    this.flags.announce('dns', pending);
+    this.outlets.flags.announce('dns', pending);
   }
 
   // ---- the blocklist schedule ----
 
   start(): void {
+    // Query and block events read from the resolver go to /dns/stream (the platform bounds their rate).
+    const unsubscribe = this.context.platform.daemons.dnsEvents((event) => this.outlets.events.publish(event));
+    this.unsubscribers.push(unsubscribe);
     const tick = () => {
       const schedule = this.schedule();
       if (!schedule.enabled) {
@@ -519,6 +585,7 @@ export class DnsService {
   stop(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers = [];
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
   }
 }
 

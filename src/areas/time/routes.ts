@@ -45,8 +45,12 @@ export function createTimeArea(context: AppContext): Area {
       handler: async () => {
         const status = await context.platform.daemons.status('chronyd');
         const tracking = await context.platform.daemons.timeTracking();
+        const { pid, config_version, config_sha256 } = await time.report();
         return {
           running: status.running,
+          pid,
+          config_version,
+          config_sha256,
           version: `${status.version} (${status.running ? 'running' : 'stopped'})`,
           sources_count: sources.objects().filter((s) => s.data.enabled).length,
           ...tracking,

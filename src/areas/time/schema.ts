@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../model/schema-helpers.js';
 import { NullableString } from '../common/schemas.js';
+import { DaemonReportFields } from '../common/daemon-report-schema.js';
 
 const Listen = (fallback: string) => Type.String({ default: fallback, pattern: '^(\\[[0-9A-Fa-f:]+\\]|[0-9.]+):\\d{1,5}$', description: 'address:port' });
 
@@ -42,6 +43,7 @@ export const TimeSource = Type.Object({
 
 export const TimeStatus = Type.Object({
   running: Type.Boolean(),
+  ...DaemonReportFields,
   version: Type.String(),
   sources_count: Type.Integer(),
   synchronized: Type.Boolean(),

@@ -5,14 +5,16 @@ import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, conflict } from '../../core/errors.js';
-import { isoTime } from '../../core/clock.js';
 import { isDomainName } from '../../core/ip.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { renderChrony, type ChronyInput } from '../../compile/chrony.js';
 import type { CheckResult } from '../../platform/daemons.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
-import { checkerRefusal, publicCheck, renderOr409 } from '../common/checker-refusal.js';
+import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { ServiceState } from '../common/service-state.js';
+import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
+import { Semaphore } from '../../core/semaphore.js';
+import { installAndRun, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
 
 export const TIME_KINDS = { config: 'time_config', source: 'time_source' } as const;
 
@@ -72,12 +74,15 @@ export class TimeService {
   /** Whether this process last left the daemon running (appliers skip a disabled service that is not). */
   active = false;
   readonly state: ServiceState;
+  readonly record: DaemonRecord;
+  private readonly serial = new Semaphore(1);
 
   constructor(
     private readonly context: AppContext,
     private readonly parts: { config: SingletonModel; sources: CollectionModel },
   ) {
     this.state = new ServiceState(context.db, context.clock);
+    this.record = new DaemonRecord(context, 'chronyd');
   }
 
   seed(): void {
@@ -91,7 +96,13 @@ export class TimeService {
   }
 
   applyState(): { last_apply_at: string | null; last_apply_result: string | null } {
-    return this.state.get('time', { last_apply_at: null, last_apply_result: null });
+    const { last_apply_at, last_apply_result } = this.record.get();
+    return { last_apply_at, last_apply_result };
+  }
+
+  /** Running, pid, version, the configuration it runs and the last apply's result (for GET /time/status). */
+  async report(): Promise<DaemonReport> {
+    return this.record.report(await this.context.platform.daemons.status('chronyd'));
   }
 
   /** The runtime directory chronyd reads its files from (outside the private data directory). */
@@ -148,48 +159,58 @@ export class TimeService {
     };
   }
 
-  async renderAndCheck(): Promise<{ file: string; check: CheckResult }> {
+  /** Renders and checks with `chronyd -p`; 503 when chrony is not installed, 409 naming the refused line. */
+  private async renderAndCheck(): Promise<{ text: string; check: CheckResult }> {
     const candidate = this.renderCandidate('chrony.conf.new');
     const check = await this.context.platform.daemons.check('chronyd', candidate.file);
     rmSync(candidate.file, { force: true });
-    if (!check.ok) {
-      this.record(`failed: ${check.checker?.split(' ')[0] ?? 'the checker'} rejected the configuration`);
-      throw checkerRefusal(this.context, 'chronyd', 'chrony', check, candidate.text);
-    }
-    const file = writeDaemonFile(this.runtime(), ['chrony.conf'], candidate.text);
-    return { file, check: publicCheck(check) };
+    requirePassedCheck(this.context, this.record, 'chrony', check, candidate.text);
+    return { text: candidate.text, check: publicCheck(check) };
   }
 
-  async apply(): Promise<TimeActionValue> {
-    const enabled = Boolean(this.parts.config.read().enabled);
-    const { file, check } = await this.renderAndCheck();
-    const { daemons } = this.context.platform;
-    const status = enabled ? await daemons.restart('chronyd', file) : await daemons.stop('chronyd');
-    this.active = status.running;
-    this.record(enabled && !status.running ? `failed: ${status.last_error ?? 'chronyd did not start'}` : 'ok');
-    const message = enabled
-      ? status.running ? 'Time config applied and chronyd restarted' : `Time config applied but chronyd did not start: ${status.last_error ?? 'unknown error'}`
-      : 'Time config saved, chronyd stopped';
-    return { message, running: status.running, config_file: file, check, simulated: status.simulated };
+  /** Installs the file and runs chronyd with it (409 and the previous file restored when chronyd does not come up). */
+  private async install(text: string, check: CheckResult, mode: 'start' | 'restart'): Promise<TimeActionValue> {
+    try {
+      // Without clock discipline chronyd measures and serves time but never adjusts the system clock (-x).
+      const options = { clockControl: Boolean(this.parts.config.read().clock_discipline) };
+      const status = await installAndRun(this.context, this.record, { label: 'chrony', runtime: this.runtime(), fileName: 'chrony.conf', text, mode, options });
+      return { message: '', running: true, config_file: status.config_file, check, simulated: status.simulated };
+    } finally {
+      this.active = (await this.context.platform.daemons.status('chronyd')).running;
+    }
+  }
+
+  /** One apply or control action at a time. */
+  apply(): Promise<TimeActionValue> {
+    return this.serial.run(() => this.applyNow());
+  }
+
+  private async applyNow(): Promise<TimeActionValue> {
+    const { text, check } = await this.renderAndCheck();
+    if (!this.parts.config.read().enabled) {
+      const file = writeDaemonFile(this.runtime(), ['chrony.conf'], text);
+      const status = await stopDaemon(this.context, this.record);
+      this.active = status.running;
+      return { message: 'Time config saved, chronyd stopped', running: status.running, config_file: file, check, simulated: status.simulated };
+    }
+    const result = await this.install(text, check, 'restart');
+    return { ...result, message: `Time config applied and chronyd restarted${result.simulated ? ' (simulated)' : ''}` };
   }
 
   /** start and restart render the file only when it is missing (apply is what installs a new configuration). */
-  async control(action: 'start' | 'stop' | 'restart'): Promise<TimeActionValue> {
-    const { daemons } = this.context.platform;
+  control(action: 'start' | 'stop' | 'restart'): Promise<TimeActionValue> {
+    return this.serial.run(() => this.controlNow(action));
+  }
+
+  private async controlNow(action: 'start' | 'stop' | 'restart'): Promise<TimeActionValue> {
     const none: CheckResult = { checked: false, ok: true, checker: null, output: 'the installed configuration was used' };
     if (action === 'stop') {
-      const status = await daemons.stop('chronyd');
+      const status = await stopDaemon(this.context, this.record);
       this.active = status.running;
       return { message: 'Time service stop: chronyd stopped', running: status.running, config_file: status.config_file, check: none, simulated: status.simulated };
     }
-    const { file, check } = existsSync(this.configFile) ? { file: this.configFile, check: none } : await this.renderAndCheck();
-    const status = action === 'start' ? await daemons.start('chronyd', file) : await daemons.restart('chronyd', file);
-    this.active = status.running;
-    const message = status.running ? `Time service ${action}: chronyd running${status.simulated ? ' (simulated)' : ''}` : `Time service ${action} failed: ${status.last_error ?? 'unknown error'}`;
-    return { message, running: status.running, config_file: file, check, simulated: status.simulated };
-  }
-
-  private record(result: string): void {
-    this.state.set('time', { last_apply_at: isoTime(this.context.clock.now()), last_apply_result: result });
+    const { text, check } = existsSync(this.configFile) ? { text: readFileSync(this.configFile, 'utf8'), check: none } : await this.renderAndCheck();
+    const result = await this.install(text, check, action);
+    return { ...result, message: `Time service ${action}: chronyd running${result.simulated ? ' (simulated)' : ''}` };
   }
 }

@@ -2,6 +2,9 @@ import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import type { DaemonName, DaemonStatus, Daemons, DhcpLease, DnsStats, TimeTracking } from '../daemons.js';
 import { daemonVersion, runChecker } from '../daemon-tools.js';
 import { ipv4ToNumber, numberToIpv4 } from '../../core/ip.js';
+import { unboundEnvironment } from '../unbound-python.js';
+import { describeMissing } from '../debian-packages.js';
+import { blocklistDataFile, blocklistZones, dnsStatsOf } from '../unbound-state.js';
 
 interface SimulatedDaemon {
   running: boolean;
@@ -108,6 +111,7 @@ export function createSimulatedDaemons(): Daemons {
       starts: daemon.starts,
       simulated: true,
       last_error: null,
+      missing: null,
     };
   };
   const start = async (name: DaemonName, configFile: string) => {
@@ -137,6 +141,12 @@ export function createSimulatedDaemons(): Daemons {
       return start(name, configFile);
     },
     async check(name, file) {
+      if (name === 'unbound') {
+        // The real checker runs when it is installed; a blocklist filter needs python3-unbound as well.
+        const environment = unboundEnvironment(readConfig(file));
+        if (environment.missing) return { checked: false, ok: true, checker: null, output: `${describeMissing(environment.missing)}; the file was not validated`, line: null };
+        return runChecker(name, file, { env: environment.env });
+      }
       if (name !== 'kea-dhcp4') return runChecker(name, file);
       // kea-dhcp4 -t insists that the listed interfaces exist on this host; the simulated interfaces do not,
       // so the real checker validates a copy listening on "*" and says so.
@@ -164,32 +174,21 @@ export function createSimulatedDaemons(): Daemons {
       }
     },
     logs: async (name) => [...state(name).log],
+    dnsEvents: () => () => undefined,
     async dnsStats(): Promise<DnsStats> {
       const daemon = state('unbound');
       const config = daemon.running ? readConfig(daemon.configFile) : '';
-      const includes = [...config.matchAll(/^\s*include:\s*"?([^"\n]+)"?/gm)].map((m) => m[1]);
-      const perZone = includes.map((file) => ({
-        name: file.split('/').pop()!.replace(/\.conf$/, ''),
-        rules: (readConfig(file).match(/^\s*local-zone:/gm) ?? []).length,
-        hits: 0,
-      }));
+      const dataFile = await blocklistDataFile(config);
+      const zones = dataFile ? await blocklistZones(dataFile) : [];
       // Queries accumulate while the simulated resolver runs, so consecutive reads show movement.
       if (daemon.running) dnsQueries += 17;
       const hits = Math.floor(dnsQueries * 0.7);
+      const stats = dnsStatsOf({ 'total.num.queries': dnsQueries, 'total.num.cachehits': hits, 'total.num.cachemiss': dnsQueries - hits }, zones, new Map());
       return {
+        ...stats,
         ts: Date.now(),
         running: daemon.running,
-        queries_total: dnsQueries,
-        cache: {
-          entries: daemon.running ? Math.min(dnsQueries, 4096) : 0,
-          max_entries: 1_000_000,
-          hits,
-          misses: dnsQueries - hits,
-          insertions: dnsQueries - hits,
-          evictions: 0,
-          hit_rate_pct: dnsQueries ? Math.round((hits / dnsQueries) * 1000) / 10 : 0,
-        },
-        rpz: { rules: perZone.reduce((n, z) => n + z.rules, 0), zones: perZone.length, hits: 0, per_zone: perZone },
+        cache: { ...stats.cache, entries: daemon.running ? Math.min(dnsQueries, 4096) : 0, max_entries: 1_000_000 },
         simulated: true,
       };
     },
@@ -198,6 +197,29 @@ export function createSimulatedDaemons(): Daemons {
       if (!daemon.running) return [];
       return simulatedLeases(readConfig(daemon.configFile), Math.floor(Date.now() / 1000)).filter((l) => !released.has(l.ip_address));
     },
+    async dhcpStatistics() {
+      const daemon = state('kea-dhcp4');
+      if (!daemon.running) return null;
+      const leases = await this.dhcpLeases();
+      let parsed: { Dhcp4?: { subnet4?: { subnet: string; pools?: { pool: string }[] }[] } } = {};
+      try {
+        parsed = JSON.parse(readConfig(daemon.configFile));
+      } catch {
+        return null;
+      }
+      const subnets = (parsed.Dhcp4?.subnet4 ?? []).map((subnet) => {
+        const ranges = (subnet.pools ?? []).map(({ pool }) => pool.split('-').map((s) => ipv4ToNumber(s.trim()) ?? 0));
+        const total = ranges.reduce((sum, [first, last]) => sum + last - first + 1, 0);
+        // Like Kea's assigned-addresses of a pool: leases of addresses inside the pools.
+        const assigned = leases.filter((lease) => {
+          const address = ipv4ToNumber(lease.ip_address) ?? -1;
+          return ranges.some(([first, last]) => address >= first && address <= last);
+        }).length;
+        return { subnet: subnet.subnet, total_addresses: total, assigned_addresses: assigned, declined_addresses: 0 };
+      });
+      return { subnets, counters: {} };
+    },
+    dhcpHighAvailability: async () => null,
     async releaseDhcpLease(ip) {
       const leases = await this.dhcpLeases();
       if (!leases.some((l) => l.ip_address === ip)) return false;

@@ -1,0 +1,112 @@
+/**
+ * Kea's high availability and DHCP-DDNS as Bulwark renders them, run for real on loopback only: Bulwark's Kea
+ * (the primary, as _kea) and a partner Kea the test starts from the same renderer (node 2, the standby) reach
+ * the hot-standby state together, which /dhcp/ha/status reads from Kea (status-get). With dynamic DNS on,
+ * Bulwark runs kea-dhcp-ddns beside Kea, checked by `kea-dhcp-ddns -t`, answering on its control socket.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { json } from '../helpers/app.js';
+import { startAreaApp } from '../helpers/area-app.js';
+import { freePort } from '../helpers/free-port.js';
+import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { findProgram } from '../../src/platform/daemon-tools.js';
+import { systemAccount } from '../../src/platform/daemon-runtime.js';
+import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
+import { renderKea } from '../../src/compile/kea.js';
+import { keaCommand } from '../../src/platform/kea-control.js';
+
+function skipReason(programs: string[]): string | false {
+  const root = rootSkipReason('running Kea as _kea');
+  if (root) return root;
+  const missing = [...programs, 'setpriv'].filter((p) => !findProgram(p));
+  for (const hook of ['libdhcp_lease_cmds.so', 'libdhcp_ha.so'] as const) if (!keaHookLibrary(hook)) missing.push(`${hook} (kea-common)`);
+  if (!systemAccount('_kea')) missing.push('the _kea user');
+  if (missing.length === 0) return false;
+  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
+  return `${missing.join(', ')} not installed`;
+}
+
+test('HA: Bulwark\'s Kea and a partner reach hot-standby together; /dhcp/ha/status reads the state from Kea', { skip: skipReason(['kea-dhcp4']), timeout: 180_000 }, async () => {
+  const t = await startAreaApp({ config: { platform: 'linux' } });
+  const partnerDir = mkdtempSync(join(tmpdir(), 'bulwark-ha-partner-'));
+  let partner: ChildProcess | null = null;
+  try {
+    const [primaryPort, partnerPort] = [await freePort(), await freePort()];
+    const ha = { mode: 'hot-standby', listen: `127.0.0.1:${primaryPort}`, peer: `127.0.0.1:${partnerPort}` };
+    assert.equal((await t.request('PUT', '/api/v1/dhcp/ha/config', ha)).statusCode, 200);
+    assert.equal((await t.request('PUT', '/api/v1/dhcp/v4/config', { enabled: true, interfaces: ['lo'] })).statusCode, 200);
+    const subnet = { network: '10.237.0.0/24', pool_start: '10.237.0.100', pool_end: '10.237.0.150', gateway: '10.237.0.1' };
+    assert.equal((await t.request('POST', '/api/v1/dhcp/v4/subnets', subnet)).statusCode, 201);
+    const applied = await t.request('POST', '/api/v1/dhcp/v4/apply');
+    assert.equal(applied.statusCode, 200, applied.body);
+    assert.equal(json(applied).running, true);
+    const alone = json(await t.request('GET', '/api/v1/dhcp/ha/status'));
+    assert.equal(alone.mode, 'hot-standby');
+    assert.equal(alone.role, 'primary');
+    assert.equal(alone.healthy, false, 'no partner yet');
+
+    // The partner: the same renderer as node 2 (its peer is Bulwark's Kea), run by the test as root.
+    chmodSync(partnerDir, 0o755);
+    const file = join(partnerDir, 'kea-dhcp4.conf');
+    const socket = join(partnerDir, 'ctrl.sock');
+    writeFileSync(file, renderKea({
+      global: { interfaces: ['lo'], authoritative: true, default_lease_time: 3600, max_lease_time: 86400, dns_servers: [], domain_name: '', domain_search: [], ntp_servers: [], wins_servers: [], log_level: 'info' },
+      subnets: [{ id: '7e57a000-0000-4000-8000-000000000001', ...subnet, subnet_type: 'address', enabled: true, trusted_relays: [], options: [] }],
+      reservations: [],
+      ddns: { enabled: false, forward_zone: '', ttl: 0 },
+      paths: { leaseFile: join(partnerDir, 'leases.csv'), controlSocket: socket },
+      hooks: { leaseCommands: keaHookLibrary('libdhcp_lease_cmds.so'), highAvailability: keaHookLibrary('libdhcp_ha.so') },
+      ha: { mode: 'hot-standby', listen: `127.0.0.1:${partnerPort}`, peer: `127.0.0.1:${primaryPort}`, node_id: 2 },
+    }));
+    partner = spawn(findProgram('kea-dhcp4')!, ['-c', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KEA_PIDFILE_DIR: partnerDir, KEA_LOCKFILE_DIR: partnerDir } });
+
+    let partnerLog = '';
+    partner.stdout!.on('data', (chunk: Buffer) => (partnerLog += chunk));
+    partner.stderr!.on('data', (chunk: Buffer) => (partnerLog += chunk));
+    let status = alone;
+    for (let attempt = 0; attempt < 90 && !status.healthy; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      status = json(await t.request('GET', '/api/v1/dhcp/ha/status'));
+    }
+    assert.deepEqual(status, { mode: 'hot-standby', role: 'primary', state: 'hot-standby', peer_state: 'hot-standby', healthy: true }, `${partnerLog.slice(-3000)}\n${json(await t.request('GET', '/api/v1/dhcp/logs?lines=30')).join('\n')}`);
+    const partnerView = await keaCommand(socket, 'status-get');
+    const partnerHa = (partnerView.arguments!['high-availability'] as { 'ha-servers': { local: { role: string; state: string } } }[])[0]['ha-servers'].local;
+    assert.deepEqual(partnerHa, { ...partnerHa, role: 'standby', state: 'hot-standby' });
+  } finally {
+    partner?.kill('SIGTERM');
+    await t.close();
+    rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
+    rmSync(partnerDir, { recursive: true, force: true });
+  }
+});
+
+test('DDNS: Bulwark runs kea-dhcp-ddns beside Kea (as _kea), and stops it when dynamic DNS is turned off', { skip: skipReason(['kea-dhcp4', 'kea-dhcp-ddns']), timeout: 120_000 }, async () => {
+  const t = await startAreaApp({ config: { platform: 'linux' } });
+  try {
+    const ddns = { enabled: true, forward_zone: 'lan.example', reverse_zone_v4: '237.10.in-addr.arpa', dns_server: '127.0.0.1:5399', tsig_key: 'dhcp-update', tsig_secret: 'c2VjcmV0LXRzaWctc2VjcmV0LXRzaWc=' };
+    assert.equal((await t.request('PUT', '/api/v1/dhcp/ddns', ddns)).statusCode, 200);
+    assert.equal((await t.request('PUT', '/api/v1/dhcp/ddns', { tsig_secret: 'not base64!' })).statusCode, 400);
+    assert.equal((await t.request('PUT', '/api/v1/dhcp/v4/config', { enabled: true, interfaces: ['lo'] })).statusCode, 200);
+    const applied = await t.request('POST', '/api/v1/dhcp/v4/apply');
+    assert.equal(applied.statusCode, 200, applied.body);
+    const daemons = (t.app as unknown as { context: { platform: { daemons: { status(name: string): Promise<{ running: boolean; pid: number | null }> } } } }).context.platform.daemons;
+    const d2 = await daemons.status('kea-dhcp-ddns');
+    assert.equal(d2.running, true, 'kea-dhcp-ddns answers on its control socket');
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${d2.pid}/status`, 'utf8'))![1]);
+    assert.equal(uid, systemAccount('_kea')!.uid);
+    const config = readFileSync(join(`${t.dataDir}-daemons`, 'kea-dhcp-ddns', 'kea-dhcp-ddns.conf'), 'utf8');
+    assert.match(config, /"secret": "c2VjcmV0LXRzaWctc2VjcmV0LXRzaWc="/, 'the secret is in the daemon file (root:_kea 0640) only');
+    assert.ok(!(await t.request('GET', '/api/v1/dhcp/ddns')).body.includes('c2VjcmV0'), 'and never in an answer');
+
+    assert.equal((await t.request('PUT', '/api/v1/dhcp/ddns', { enabled: false })).statusCode, 200);
+    assert.equal((await daemons.status('kea-dhcp-ddns')).running, false, 'turning DDNS off stops it (DHCP is re-applied at once)');
+  } finally {
+    await t.close();
+    rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
+  }
+});

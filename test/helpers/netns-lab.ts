@@ -1,0 +1,103 @@
+/**
+ * A small network-namespace lab for the daemon e2e suites: namespaces named after this process (so parallel
+ * runs never share one), Bulwark started with `--platform linux` inside one of them, API calls made from
+ * inside it (test/e2e/fixtures/api-calls.mjs signs in as the first admin), and a cleanup that ends every
+ * process left in the namespaces and removes them. Only loopback and the namespaces created here are touched.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export function run(file: string, args: string[], options: { timeoutMs?: number } = {}): string {
+  const result = spawnSync(file, args, { encoding: 'utf8', timeout: options.timeoutMs ?? 60_000 });
+  if (result.status !== 0) throw new Error(`${file} ${args.join(' ')}: ${result.stderr || result.error?.message}`);
+  return result.stdout;
+}
+
+export const inNamespace = (ns: string, file: string, args: string[], options?: { timeoutMs?: number }) => run('ip', ['netns', 'exec', ns, file, ...args], options);
+
+export interface ApiAnswer {
+  status: number;
+  body: any;
+}
+
+export class NetnsLab {
+  /** A short tag unique to this process and lab: namespace and link names are built from it. */
+  readonly tag = `${process.pid.toString(36)}${randomBytes(2).toString('hex')}`;
+  readonly namespaces: string[] = [];
+  readonly dataDir = mkdtempSync(join(tmpdir(), 'bulwark-lab-'));
+  private readonly children: ChildProcess[] = [];
+  private bulwarkLog = '';
+  base = '';
+  private bulwarkNs = '';
+
+  /** Creates a namespace `bw<role>-<tag>` with loopback up. */
+  namespace(role: string): string {
+    const name = `bw${role}-${this.tag}`;
+    run('ip', ['netns', 'add', name]);
+    this.namespaces.push(name);
+    run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
+    return name;
+  }
+
+  /** A veth pair between two namespaces, each end addressed (CIDR) when given, both up. */
+  link(a: { ns: string; name: string; address?: string }, b: { ns: string; name: string; address?: string; mac?: string }): void {
+    run('ip', ['link', 'add', a.name, 'netns', a.ns, 'type', 'veth', 'peer', 'name', b.name, 'netns', b.ns]);
+    if (b.mac) run('ip', ['-n', b.ns, 'link', 'set', b.name, 'address', b.mac]);
+    for (const end of [a, b]) {
+      if (end.address) run('ip', ['-n', end.ns, 'addr', 'add', end.address, 'dev', end.name]);
+      run('ip', ['-n', end.ns, 'link', 'set', end.name, 'up']);
+    }
+  }
+
+  /** Starts a long-running process inside a namespace (ended at cleanup). */
+  spawnIn(ns: string, file: string, args: string[]): ChildProcess {
+    const child = spawn('ip', ['netns', 'exec', ns, file, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.children.push(child);
+    return child;
+  }
+
+  /** Bulwark on the linux platform inside `ns`, listening on loopback there. */
+  startBulwark(ns: string, port: number): void {
+    const child = this.spawnIn(ns, process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn']);
+    child.stderr!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
+    this.base = `http://127.0.0.1:${port}`;
+    this.bulwarkNs = ns;
+  }
+
+  /** Bulwark's own output so far (for assertion messages). */
+  get log(): string {
+    return this.bulwarkLog.slice(-4000);
+  }
+
+  /** API calls made inside Bulwark's namespace as the first admin: [method, path, body?] each. */
+  api(...calls: [string, string, unknown?][]): ApiAnswer[] {
+    const args = calls.flatMap(([method, path, body]) => [method, path, ...(body === undefined ? [] : [JSON.stringify(body)]), '--']);
+    return JSON.parse(inNamespace(this.bulwarkNs, process.execPath, [join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), this.base, ...args], { timeoutMs: 180_000 }));
+  }
+
+  /** One API call; throws with the answer when its status is not `expected`. */
+  call(method: string, path: string, body?: unknown, expected = method === 'POST' && !/apply|refresh|reload|restart|start|stop/.test(path) ? 201 : 200): any {
+    const [answer] = this.api([method, path, body]);
+    if (answer.status !== expected) throw new Error(`${method} ${path} answered ${answer.status}, expected ${expected}: ${JSON.stringify(answer.body)}\n${this.log}`);
+    return answer.body;
+  }
+
+  async cleanup(): Promise<void> {
+    for (const child of this.children) child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const ns of this.namespaces) {
+      const pids = spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+      for (const pid of pids) spawnSync('kill', ['-9', pid]);
+      spawnSync('ip', ['netns', 'del', ns]);
+    }
+    rmSync(this.dataDir, { recursive: true, force: true });
+    rmSync(`${this.dataDir}-daemons`, { recursive: true, force: true });
+  }
+}
