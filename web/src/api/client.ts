@@ -1,3 +1,4 @@
+import { putTakesIfMatch } from './conditional-writes';
 import { clearSession, loadSession, saveSession, type Session } from './session-store';
 
 /** A failed API call: the HTTP status and the API's own `{error}` message, made readable. */
@@ -109,6 +110,14 @@ export class ApiClient {
 
   async put<T>(path: string, body: unknown, ifMatch?: string | null): Promise<T> {
     return (await this.request<T>('PUT', path, { body, ifMatch })).data;
+  }
+
+  /**
+   * Saves an edit: PUT with the ETag the record was read with as If-Match, where the API checks it (a stale tag
+   * then answers 412 and changes nothing); elsewhere the API would refuse the header, so it is left out.
+   */
+  async update<T>(path: string, body: unknown, etag: string | null): Promise<ApiResult<T>> {
+    return this.request<T>('PUT', path, { body, ifMatch: etag && putTakesIfMatch(path) ? etag : null });
   }
 
   async delete(path: string, ifMatch?: string | null): Promise<void> {
