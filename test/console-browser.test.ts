@@ -453,6 +453,100 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   await screenshot(page, 'system-settings');
 });
 
+test('every Edit button opens its form from the record the API reads; saves where the API keeps no tag send no If-Match', { skip }, async () => {
+  const seeded = [
+    await adminApi('POST', '/schedules', { name: 'office', time_ranges: '08:00-18:00' }),
+    await adminApi('POST', '/vlans', { vlan_id: 30, parent: 'eth0' }),
+    await adminApi('POST', '/routes', { destination: '198.51.100.0/24', gateway: '192.0.2.1' }),
+    await adminApi('POST', '/dhcp/v4/subnets', { network: '192.168.50.0/24', pool_start: '192.168.50.100', pool_end: '192.168.50.200', gateway: '192.168.50.1' }),
+    await adminApi('POST', '/dhcp/v4/reservations', { mac_address: '02:00:00:00:00:01', ip_address: '192.168.50.10' }),
+    await adminApi('POST', '/dns/resolver/domains', { domain: 'corp', server: '192.0.2.53' }),
+    await adminApi('POST', '/dns/resolver/acls', { network: '192.0.2.0/24', action: 'allow' }),
+    await adminApi('POST', '/time/sources', { address: 'time.example.org' }),
+    await adminApi('POST', '/vpn/wg', { name: 'wg-office', listen_port: 51821, address: '10.99.0.1/24' }),
+    await adminApi('POST', '/multiwan/groups', { name: 'uplinks', policy: 'failover' }),
+    await adminApi('POST', '/auth/roles', { name: 'auditor', permissions: ['rules:read'] }),
+    await adminApi('POST', '/auth/users', { username: 'uma', password: 'Uma-viewer-pass1', role: 'viewer' }),
+    await adminApi('POST', '/nat', { nat_type: 'dnat', interface: 'eth1', protocol: 'udp', dst_port: '53', redirect_addr: '192.168.1.53' }),
+    await adminApi('POST', '/aliases', { name: 'edit_probe', alias_type: 'network', entries: ['198.51.100.0/24'] }),
+    await adminApi('POST', '/dns/resolver/hosts', { hostname: 'nas', domain: 'lan', record_type: 'A', value: '192.0.2.40' }),
+  ];
+  assert.deepEqual(seeded.map((answer) => answer.status), seeded.map(() => 201), JSON.stringify(seeded.filter((answer) => answer.status !== 201)));
+  const [, vlan, , , , , , , tunnel, , role, user] = seeded.map((answer) => answer.json as { id: string });
+  assert.equal((await adminApi('POST', `/vpn/wg/${tunnel.id}/peers`, { name: 'phone', allowed_ips: '', auto_generate_key: true })).status, 201);
+
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  const puts = recordPuts(page);
+  const opened = new Set<string>();
+  for (const name of ['NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'System']) {
+    await main(page).getByRole('link', { name, exact: true }).click();
+    await heading(page).filter({ hasText: name }).waitFor();
+    await page.waitForFunction(NOTHING_LOADING);
+    if (name === 'VPN') {
+      await page.getByRole('table', { name: 'WireGuard tunnels' }).getByRole('row').filter({ hasText: 'wg-office' }).getByRole('button', { name: 'Peers' }).click();
+      await page.getByRole('table', { name: 'Peers of wg-office' }).getByRole('cell', { name: 'phone' }).waitFor();
+    }
+    const edits = page.getByRole('button', { name: 'Edit', exact: true });
+    const count = await edits.count();
+    for (let index = 0; index < count; index++) {
+      await edits.nth(index).click();
+      const form = page.getByRole('form', { name: /^Edit / });
+      await form.waitFor();
+      opened.add(`${name}: ${await form.getAttribute('aria-label')}`);
+      assert.equal(await form.getByRole('alert').count(), 0, `${name}: the form opened without an error`);
+      await form.getByRole('button', { name: 'Cancel' }).click();
+      await form.waitFor({ state: 'detached' });
+    }
+  }
+  for (const expected of [
+    'NAT: Edit NAT rule', 'Aliases: Edit alias', 'Schedules: Edit schedule', 'VPN: Edit tunnel', 'VPN: Edit peer', 'DNS: Edit host override', 'DNS: Edit domain override',
+    'DNS: Edit access rule', 'DHCP: Edit subnet', 'DHCP: Edit reservation', 'Multi-WAN: Edit gateway group', 'Networking: Edit VLAN', 'Networking: Edit route',
+    'Users: Edit user', 'Users: Edit role', 'System: Edit time source',
+  ]) assert.ok(opened.has(expected), `${expected} (opened: ${[...opened].join('; ')})`);
+
+  // a tunnel: the API answers its ETag but its PUT keeps none, so the save goes without If-Match
+  await main(page).getByRole('link', { name: 'VPN' }).click();
+  await page.getByRole('table', { name: 'WireGuard tunnels' }).getByRole('row').filter({ hasText: 'wg-office' }).getByRole('button', { name: 'Edit' }).click();
+  const tunnelForm = page.getByRole('form', { name: 'Edit tunnel' });
+  assert.equal(await tunnelForm.getByLabel('Listen port').inputValue(), '51821');
+  await tunnelForm.getByLabel('DNS for clients').fill('192.0.2.53');
+  await tunnelForm.getByRole('button', { name: 'Save' }).click();
+  await tunnelForm.waitFor({ state: 'detached' });
+  assert.equal((await adminApi('GET', `/vpn/wg/${tunnel.id}`)).json.dns, '192.0.2.53');
+  assert.deepEqual(puts.filter((put) => put.path === `/api/v1/vpn/wg/${tunnel.id}`).map((put) => put.ifMatch), [undefined]);
+
+  // a VLAN, read through the API's one-object read, saved with If-Match
+  await main(page).getByRole('link', { name: 'Networking' }).click();
+  await page.getByRole('table', { name: 'VLANs' }).getByRole('row').filter({ hasText: 'eth0' }).getByRole('button', { name: 'Edit' }).click();
+  const vlanForm = page.getByRole('form', { name: 'Edit VLAN' });
+  assert.equal(await vlanForm.getByLabel('IPv4', { exact: true }).inputValue(), 'none');
+  await vlanForm.getByLabel('Description').fill('guests');
+  await vlanForm.getByRole('button', { name: 'Save' }).click();
+  await vlanForm.waitFor({ state: 'detached' });
+  assert.equal((await adminApi('GET', `/vlans/${vlan.id}`)).json.description, 'guests');
+  assert.match(puts.find((put) => put.path === `/api/v1/vlans/${vlan.id}`)?.ifMatch ?? '', TAG);
+
+  // a user and a custom role (roles are listed only, so their form starts from the row)
+  await main(page).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('table', { name: 'Users' }).getByRole('row').filter({ hasText: 'uma' }).getByRole('button', { name: 'Edit' }).click();
+  const userForm = page.getByRole('form', { name: 'Edit user' });
+  assert.equal(await userForm.getByLabel('New password').inputValue(), '', 'a password is never prefilled');
+  await userForm.getByLabel('Role').selectOption('operator');
+  await userForm.getByRole('button', { name: 'Save' }).click();
+  await userForm.waitFor({ state: 'detached' });
+  assert.equal((await adminApi('GET', `/auth/users/${user.id}`)).json.role, 'operator');
+  assert.deepEqual(JSON.parse(puts.find((put) => put.path === `/api/v1/auth/users/${user.id}`)?.body ?? ''), { role: 'operator' }, 'no password is sent unless one is typed');
+  await page.getByRole('table', { name: 'Roles' }).getByRole('row').filter({ hasText: 'auditor' }).getByRole('button', { name: 'Edit' }).click();
+  const roleForm = page.getByRole('form', { name: 'Edit role' });
+  await roleForm.getByLabel('Permissions').fill('rules:read\nnat:read');
+  await roleForm.getByRole('button', { name: 'Save' }).click();
+  await roleForm.waitFor({ state: 'detached' });
+  assert.deepEqual(((await adminApi('GET', '/auth/roles')).json as { id: string; permissions: string[] }[]).find((r) => r.id === role.id)?.permissions.sort(), ['nat:read', 'rules:read']);
+  assert.equal(await page.getByRole('table', { name: 'Roles' }).getByRole('row').filter({ hasText: /^viewer/ }).getByRole('button', { name: 'Edit' }).count(), 0, 'built-in roles offer no Edit');
+  assertNoProblems(watched, 'every edit form');
+});
+
 test('TOTP: enrolment on the Users page with the QR code, then signing in asks for the code', { skip }, async () => {
   assert.equal((await adminApi('POST', '/auth/users', { username: 'tina', password: 'Tina-totp-pass1', role: 'operator' })).status, 201);
   const watched = await open();

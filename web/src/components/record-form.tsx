@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Row } from '../api/types';
 import { CheckboxField, FormActions, SelectField, TextArea, TextField } from './fields';
 import { ErrorAlert, messageOf } from './error-alert';
@@ -97,8 +97,14 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const set = (name: string, value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
-  // a new read of the record (after a save refused as stale) shows what is stored now
-  useEffect(() => setValues(initialValues(fields, record)), [record]);
+  // a new read of the record (after a save refused as stale) shows what is stored now; only a new one: a reset
+  // on mount would race the first keystrokes
+  const shownRecord = useRef(record);
+  useEffect(() => {
+    if (shownRecord.current === record) return;
+    shownRecord.current = record;
+    setValues(initialValues(fields, record));
+  }, [record]);
 
   const submit = async (event: Event) => {
     event.preventDefault();
