@@ -547,6 +547,49 @@ test('every Edit button opens its form from the record the API reads; saves wher
   assertNoProblems(watched, 'every edit form');
 });
 
+test('pending changes and commit-confirm made elsewhere arrive live over the event stream (ticket from /auth/ws-ticket), with no polling', { skip }, async () => {
+  assert.equal((await adminApi('POST', '/reload')).status, 200, 'nothing pending to begin with');
+  const watched = await open();
+  const { page } = watched;
+  const requests: string[] = [];
+  page.on('request', (request) => requests.push(`${request.method()} ${new URL(request.url()).pathname}`));
+  const stream = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/pending/stream');
+  await signIn(page, ADMIN.username, ADMIN.password);
+  const opened = await stream;
+  assert.equal(opened.status(), 200);
+  assert.match(String(opened.headers()['content-type']), /^text\/event-stream/);
+  assert.ok(new URL(opened.url()).searchParams.get('ticket'), 'EventSource authenticates with a ticket');
+  assert.ok(requests.includes('POST /api/v1/auth/ws-ticket'));
+
+  // another administrator (the API here) stores a change, applies it under commit-confirm, and confirms
+  assert.equal((await adminApi('POST', '/aliases', { name: 'streamed_probe', alias_type: 'host', entries: ['192.0.2.77'] })).status, 201);
+  const banner = page.getByRole('region', { name: 'Pending changes' });
+  await banner.getByText('1 alias added').waitFor({ timeout: 5000 });
+  assert.equal((await adminApi('POST', '/config/commit-confirm', { timeout_seconds: 120, apply: true })).status, 200);
+  await banner.waitFor({ state: 'detached', timeout: 5000 });
+  const timer = page.getByRole('timer', { name: 'Time left to confirm' });
+  await timer.waitFor({ timeout: 5000 });
+  assert.equal((await adminApi('POST', '/config/commit-confirm/confirm', {})).status, 200);
+  await timer.waitFor({ state: 'detached', timeout: 5000 });
+  assert.deepEqual(requests.filter((request) => request === 'GET /api/v1/pending'), [], 'the report came from the stream, not from polling');
+  assertNoProblems(watched, 'pending stream');
+});
+
+test('pending changes are polled while the event stream fails', { skip }, async () => {
+  const watched = await open();
+  const { page } = watched;
+  await page.route('**/api/v1/pending/stream?*', (route) => route.abort());
+  const polled = page.waitForRequest((request) => request.method() === 'GET' && new URL(request.url()).pathname === '/api/v1/pending');
+  await signIn(page, ADMIN.username, ADMIN.password);
+  await polled;
+  const banner = page.getByRole('region', { name: 'Pending changes' });
+  assert.equal(await banner.count(), 0);
+  assert.equal((await adminApi('POST', '/aliases', { name: 'polled_probe', alias_type: 'host', entries: ['192.0.2.78'] })).status, 201);
+  // the next poll (every 10 s) finds it
+  await banner.getByText('1 alias added').waitFor({ timeout: 15_000 });
+  assert.equal((await adminApi('POST', '/reload')).status, 200);
+});
+
 test('TOTP: enrolment on the Users page with the QR code, then signing in asks for the code', { skip }, async () => {
   assert.equal((await adminApi('POST', '/auth/users', { username: 'tina', password: 'Tina-totp-pass1', role: 'operator' })).status, 201);
   const watched = await open();

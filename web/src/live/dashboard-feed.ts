@@ -76,7 +76,7 @@ export class DashboardFeed {
     this.listener.state('connecting');
     let ticket: string;
     try {
-      ticket = (await this.api.post<{ ticket: string }>('/auth/ws-ticket')).ticket;
+      ticket = await this.api.ticket();
     } catch (error) {
       // no permission or signed out: retrying would not help
       this.listener.state('refused', error instanceof Error ? error.message : String(error));
