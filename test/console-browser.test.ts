@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
+import type { Duplex } from 'node:stream';
 import { TOTP, Secret } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import {
@@ -158,6 +159,29 @@ test('a wrong password is a readable alert; the dashboard numbers change over tw
   assert.ok((await page.getByRole('table', { name: 'Recent blocked traffic' }).locator('tbody tr').count()) > 0);
   await screenshot(page, 'dashboard');
   assertNoProblems(watched, 'dashboard');
+});
+
+test('the dashboard reconnects by itself after the server drops its WebSocket, and is live again', { skip }, async () => {
+  // every socket upgraded from now on, as the server holds it (the test drops them as a restart or a network would)
+  const sockets: Duplex[] = [];
+  const track = (_request: unknown, socket: Duplex) => sockets.push(socket);
+  server.app.server.on('upgrade', track);
+  try {
+    const watched = await signedInAsAdmin();
+    const { page } = watched;
+    await page.getByText(/^Live — update/).waitFor();
+    assert.equal(sockets.length, 1);
+    for (const socket of sockets) socket.destroy();
+    await page.getByText('Connection lost, reconnecting…').waitFor();
+    await page.getByText(/^Live — update/).waitFor({ timeout: 10_000 });
+    assert.equal(sockets.length, 2, 'a new socket, with a new ticket (a ticket works once)');
+    const seq = Number(await page.locator('[data-field=seq]').textContent());
+    await page.waitForFunction((last) => Number(document.querySelector('[data-field=seq]')?.textContent) > last, seq, { timeout: 10_000 });
+    assert.ok((await page.locator('polyline').count()) >= 4, 'the charts are drawn again');
+    assertNoProblems(watched, 'dashboard reconnect');
+  } finally {
+    server.app.server.off('upgrade', track);
+  }
 });
 
 test('an access token the server refuses is refreshed once with the refresh token, and the page carries on', { skip }, async () => {
