@@ -669,6 +669,13 @@ test('a viewer is offered no write action anywhere, and a 403 reads as a message
     await page.waitForFunction(NOTHING_LOADING);
     const buttons = (await page.getByRole('button').allTextContents()).map((text) => text.trim());
     assert.deepEqual(buttons.filter((text) => !readOnlyButtons.has(text)), [], `${name}: write actions offered to a viewer`);
+    assert.equal(await page.locator('form.record-form').count(), 0, `${name}: no create, edit or settings form for a viewer`);
+    if (name === 'DNS') {
+      // a settings section the viewer may read: its values, and why they cannot be changed here
+      const resolver = page.getByRole('region', { name: 'Resolver settings' });
+      await resolver.getByText('Changing these settings needs the dns:write permission.').waitFor();
+      assert.ok((await resolver.getByRole('table').locator('tbody tr').count()) > 5, 'the settings are shown as a table');
+    }
     if (name === 'Users') {
       assert.match((await page.getByRole('alert').first().textContent()) ?? '', /^Not allowed: permission users:read required/);
       await screenshot(page, 'viewer-users');
