@@ -357,7 +357,9 @@ test('edit forms: the record read with its ETag is saved with If-Match; a change
   assert.match((await form.getByRole('alert').textContent()) ?? '', /changed by someone else; reloaded/);
   assert.equal(await form.getByLabel('Entries').inputValue(), '192.0.2.21', 'the form shows the record as stored now');
   assert.equal(await form.getByLabel('Description').inputValue(), '');
+  await row.getByRole('cell', { name: '192.0.2.21' }).waitFor();
   assert.equal((await adminApi('GET', `/aliases/${alias.id}`)).json.description, null, 'the stale save changed nothing');
+  await screenshot(page, 'edit-conflict');
 
   await form.getByLabel('Description').fill('front office');
   await form.getByRole('button', { name: 'Save' }).click();
@@ -419,6 +421,7 @@ test('NAT: a rule created and edited through the declared forms, and reordered w
   const edit = page.getByRole('form', { name: 'Edit NAT rule' });
   assert.equal(await edit.getByLabel('Destination port').inputValue(), '80');
   assert.equal(await edit.getByLabel('Translate to address').inputValue(), '192.168.1.10');
+  await screenshot(page, 'nat-edit');
   await edit.getByLabel('Destination port').fill('8000-8080');
   await edit.getByRole('button', { name: 'Save' }).click();
   await edit.waitFor({ state: 'detached' });

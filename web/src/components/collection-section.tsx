@@ -134,7 +134,11 @@ export function CollectionSection(props: CollectionSectionProps) {
           submitLabel="Save"
           onCancel={() => setEditing(null)}
           onSubmit={async (body) => {
-            await saveEdit(api, editing, body, itemName, setEditing);
+            // refused as stale: the form shows the record as stored now, and so does the table
+            await saveEdit(api, editing, body, itemName, (fresh) => {
+              setEditing(fresh);
+              list.reload();
+            });
             setEditing(null);
             list.reload();
           }}

@@ -72,8 +72,8 @@ export function bodyOf(fields: readonly FieldSpec[], values: Values, original?: 
 /** The hint of a write-only secret: whether one is set, and that typing replaces it. */
 function secretHint(field: FieldSpec, record: Row): string {
   const set = field.setFlag ? record[field.setFlag] === true : null;
-  const state = set === null ? '' : set ? 'Currently set. ' : 'Not set. ';
-  return `${state}Leave empty to keep ${set === false ? 'it unset' : 'the current one'}; type a new one to replace it.`;
+  if (set === false) return 'Not set. Type one to set it.';
+  return `${set ? 'Currently set. ' : ''}Leave empty to keep the current one; type a new one to replace it.`;
 }
 
 /** A select offers the record's current value even when it is not among the declared options. */
