@@ -7,7 +7,6 @@ export interface PendingListener {
   error(message: string | null): void;
   /** The commit-confirm status may have changed: a configuration event arrived, or a poll is due. */
   configMayHaveChanged(): void;
-  state(live: boolean): void;
 }
 
 /** While the stream is down: how often the report is read, and when the stream is tried again. */
@@ -71,7 +70,6 @@ export class PendingFeed {
     source.onopen = () => {
       this.failures = 0;
       this.stopPolling();
-      this.listener.state(true);
     };
     source.onmessage = (event: MessageEvent<string>) => {
       this.listener.report(JSON.parse(event.data) as Pending);
@@ -88,7 +86,6 @@ export class PendingFeed {
 
   private fallBack(): void {
     if (this.stopped) return;
-    this.listener.state(false);
     if (!this.poll) {
       const pollOnce = () => {
         void this.refresh();

@@ -6,14 +6,12 @@ import { PendingFeed } from './pending-feed';
 export interface PendingReport {
   pending: Pending | null;
   error: string | null;
-  /** The event stream is open (otherwise the report is polled). */
-  live: boolean;
 }
 
 /** The pending report of this session, live from the event stream (polled while it is down). */
 export function usePendingReport(onConfigChange: () => void): PendingReport {
   const { api } = useSession();
-  const [report, setReport] = useState<PendingReport>({ pending: null, error: null, live: false });
+  const [report, setReport] = useState<PendingReport>({ pending: null, error: null });
   const configChanged = useRef(onConfigChange);
   configChanged.current = onConfigChange;
   useEffect(() => {
@@ -21,7 +19,6 @@ export function usePendingReport(onConfigChange: () => void): PendingReport {
       report: (pending) => setReport((current) => ({ ...current, pending })),
       error: (error) => setReport((current) => ({ ...current, error })),
       configMayHaveChanged: () => configChanged.current(),
-      state: (live) => setReport((current) => ({ ...current, live })),
     });
     feed.start();
     const unsubscribe = api.onWrite(() => feed.writeMade());
