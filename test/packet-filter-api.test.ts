@@ -189,12 +189,14 @@ test('schedules: ranges and days as string or list, validated; in use → 409', 
   const updated = await call('PUT', `/api/v1/schedules/${night.id}`, { enabled: false });
   assert.equal(updated.status, 200);
   assert.equal(updated.body.time_ranges, '22:00-06:00');
+  const one = await call('GET', `/api/v1/schedules/${night.id}`);
+  assert.deepEqual([one.status, one.body.enabled], [200, false], 'one schedule is read (an extension, for editing with If-Match)');
   const rule = await created('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', schedule_id: office.id });
   assert.equal((await call('DELETE', `/api/v1/schedules/${office.id}`)).status, 409);
   await call('DELETE', `/api/v1/rules/${rule.id}`);
   assert.equal((await call('DELETE', `/api/v1/schedules/${office.id}`)).status, 204);
   assert.equal((await call('DELETE', `/api/v1/schedules/${night.id}`)).status, 204);
-  assert.equal((await call('GET', `/api/v1/schedules/${night.id}`)).status, 405, 'endpoints.tsv lists no GET of one schedule');
+  assert.equal((await call('GET', `/api/v1/schedules/${night.id}`)).status, 404);
 });
 
 test('NAT: flat request → record with redirect, types validated, explicit order', async () => {

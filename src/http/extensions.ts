@@ -10,6 +10,9 @@ export interface ApiExtension {
   why: string;
 }
 
+const EDIT_WITH_IF_MATCH = 
+  'Reads one object with its ETag, so an editor (the web console) can send it back as If-Match on PUT and get a 412 instead of overwriting a concurrent change.';
+
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'GET', path: '/api/v1/auth/register', access: 'public',
@@ -19,6 +22,15 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'GET', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:read',
     why: 'Reads one IPsec SA, as every other collection of the API can be read item by item.',
   },
+  { method: 'GET', path: '/api/v1/schedules/{id}', access: 'rules:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/dns/resolver/hosts/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/dns/resolver/domains/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/dns/resolver/acls/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/dhcp/v4/subnets/{id}', access: 'dhcp:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/dhcp/v4/reservations/{id}', access: 'dhcp:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/vlans/{id}', access: 'interfaces:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/routes/{id}', access: 'interfaces:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/time/sources/{id}', access: 'settings:read', why: EDIT_WITH_IF_MATCH },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

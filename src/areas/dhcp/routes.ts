@@ -133,8 +133,8 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: DhcpActionResult } },
       handler: () => dhcp.apply(),
     },
-    ...collectionRoutes(subnets, { path: '/api/v1/dhcp/v4/subnets', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
-    ...collectionRoutes(reservations, { path: '/api/v1/dhcp/v4/reservations', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
+    ...collectionRoutes(subnets, { path: '/api/v1/dhcp/v4/subnets', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }),
+    ...collectionRoutes(reservations, { path: '/api/v1/dhcp/v4/reservations', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }),
     {
       method: 'GET', path: '/api/v1/dhcp/v4/leases', access: READ, tags: TAGS, summary: 'Active leases',
       schema: { response: { 200: Type.Array(Lease) } },

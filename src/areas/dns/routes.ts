@@ -209,9 +209,9 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
       schema: { querystring: LogQuery, response: { 200: LogLines } },
       handler: async (request) => tailLines(await context.platform.daemons.logs('unbound'), request.query),
     }),
-    ...collectionRoutes(hosts, { path: '/api/v1/dns/resolver/hosts', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
-    ...collectionRoutes(domains, { path: '/api/v1/dns/resolver/domains', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
-    ...collectionRoutes(acls, { path: '/api/v1/dns/resolver/acls', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
+    ...collectionRoutes(hosts, { path: '/api/v1/dns/resolver/hosts', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }),
+    ...collectionRoutes(domains, { path: '/api/v1/dns/resolver/domains', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }),
+    ...collectionRoutes(acls, { path: '/api/v1/dns/resolver/acls', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }),
   ];
   return {
     name: 'dns',

@@ -178,8 +178,8 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { response: { 200: Type.Array(Type.Tuple([Type.String(), Type.String()])) } },
       handler: () => net.roles(),
     },
-    ...refreshingFirst(collectionRoutes(vlans, { path: '/api/v1/vlans', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }), refresh),
-    ...refreshingFirst(collectionRoutes(staticRoutes, { path: '/api/v1/routes', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }), refresh),
+    ...refreshingFirst(collectionRoutes(vlans, { path: '/api/v1/vlans', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }), refresh),
+    ...refreshingFirst(collectionRoutes(staticRoutes, { path: '/api/v1/routes', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }), refresh),
     route({
       method: 'GET', path: '/api/v1/routes/system', access: READ, tags: TAGS, summary: 'The kernel routing table (IPv4)',
       schema: { querystring: Type.Object({ fib: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, default: 0 })) }), response: { 200: Type.Array(SystemRouteView) } },

@@ -141,7 +141,7 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
 
   const ruleParts: CollectionRouteParts = { path: '/api/v1/rules', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] };
   const aliasParts: CollectionRouteParts = { path: '/api/v1/aliases', access: { read: 'aliases:read', write: 'aliases:write' }, tags: ['aliases'] };
-  // endpoints.tsv lists no GET /schedules/{id}
+  // endpoints.tsv lists no GET /schedules/{id}: it is an extension (src/http/extensions.ts)
   const scheduleParts: CollectionRouteParts = { path: '/api/v1/schedules', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] };
   const natParts: CollectionRouteParts = { path: '/api/v1/nat', access: { read: 'nat:read', write: 'nat:write' }, tags: ['nat'] };
   const routes: RouteSpec[] = [
@@ -183,7 +183,7 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
         ];
       },
     },
-    ...collectionRoutes(schedules, { ...scheduleParts, operations: ['list', 'delete'] }),
+    ...collectionRoutes(schedules, { ...scheduleParts, operations: ['list', 'read', 'delete'] }),
     ...normalisedWriteRoutes(schedules, scheduleParts, { createBody: ScheduleCreateBody, updateBody: ScheduleUpdateBody, toStored: toStoredSchedule }),
     ...collectionRoutes(aliases, { ...aliasParts, operations: ['list', 'read', 'delete'] }),
     ...normalisedWriteRoutes(aliases, aliasParts, { createBody: AliasCreateBody, updateBody: AliasUpdateBody, toStored: toStoredAlias }),

@@ -73,7 +73,7 @@ export function createTimeArea(context: AppContext): Area {
       schema: { querystring: LogQuery, response: { 200: LogLines } },
       handler: async (request) => tailLines(await context.platform.daemons.logs('chronyd'), request.query),
     }),
-    ...collectionRoutes(sources, { path: '/api/v1/time/sources', access, tags: TAGS, operations: ['list', 'create', 'update', 'delete'] }),
+    ...collectionRoutes(sources, { path: '/api/v1/time/sources', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }),
   ];
   return { name: 'time', routes, start: () => time.seed() };
 }

@@ -1,3 +1,4 @@
+import { putTakesIfMatch } from './conditional-writes';
 import { clearSession, loadSession, saveSession, type Session } from './session-store';
 
 /** A failed API call: the HTTP status and the API's own `{error}` message, made readable. */
@@ -27,6 +28,8 @@ export interface RequestOptions {
   body?: unknown;
   /** Sent as If-Match, so a write fails with 412 instead of overwriting someone else's change. */
   ifMatch?: string | null;
+  /** A POST that changes no configuration (a ticket): views of pending changes need not refresh. */
+  changesNothing?: boolean;
 }
 
 export interface TokenPair {
@@ -111,6 +114,14 @@ export class ApiClient {
     return (await this.request<T>('PUT', path, { body, ifMatch })).data;
   }
 
+  /**
+   * Saves an edit: PUT with the ETag the record was read with as If-Match, where the API checks it (a stale tag
+   * then answers 412 and changes nothing); elsewhere the API would refuse the header, so it is left out.
+   */
+  async update<T>(path: string, body: unknown, etag: string | null): Promise<ApiResult<T>> {
+    return this.request<T>('PUT', path, { body, ifMatch: etag && putTakesIfMatch(path) ? etag : null });
+  }
+
   async delete(path: string, ifMatch?: string | null): Promise<void> {
     await this.request('DELETE', path, { ifMatch });
   }
@@ -118,7 +129,7 @@ export class ApiClient {
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResult<T>> {
     const response = await this.send(method, path, options);
     if (!response.ok) throw await errorOf(response);
-    if (method !== 'GET') for (const listener of this.writeListeners) listener();
+    if (method !== 'GET' && !options.changesNothing) for (const listener of this.writeListeners) listener();
     const total = response.headers.get('x-total-count');
     const text = response.status === 204 ? '' : await response.text();
     return {
@@ -127,6 +138,14 @@ export class ApiClient {
       total: total === null ? null : Number(total),
       etag: response.headers.get('etag'),
     };
+  }
+
+  /**
+   * A single-use ticket (30 s) for the dashboard WebSocket or an event stream, passed as `?ticket=`: neither a
+   * WebSocket nor EventSource can send the Authorization header.
+   */
+  async ticket(): Promise<string> {
+    return (await this.request<{ ticket: string }>('POST', '/auth/ws-ticket', { changesNothing: true })).data.ticket;
   }
 
   /** A binary answer (a QR code PNG, an export file) as a Blob. */

@@ -6,6 +6,7 @@ import type { Query } from '../api/client';
 import { DataTable, type Column } from './data-table';
 import { ErrorAlert, messageOf } from './error-alert';
 import { RecordForm, type FieldSpec } from './record-form';
+import { readForEditing, saveEdit, type Editing } from './record-editor';
 import { useLoad } from './use-load';
 
 interface CollectionSectionProps {
@@ -20,6 +21,14 @@ interface CollectionSectionProps {
   createFields?: readonly FieldSpec[];
   /** What one record is called ("alias"), for "Add alias" and "New alias". */
   itemName?: string;
+  /** Fields of the edit form (PUT `path/{id}` with If-Match); none: no Edit button. */
+  editFields?: readonly FieldSpec[];
+  /** Whether the API reads one record (GET `path/{id}`, with its ETag); otherwise the edit starts from the row. */
+  readEach?: boolean;
+  /** Rows that may be edited or deleted (e.g. not the built-in ones); default all. */
+  canChange?: (row: Row) => boolean;
+  /** Up/Down buttons: PUT this path with every id in the new order under `reorderField`. */
+  reorder?: { path: string; field: string };
   /** Delete button per row (DELETE `path/{id}`). */
   deletable?: boolean;
   /** The name a delete confirmation shows. */
@@ -38,10 +47,11 @@ const asRows = (data: unknown): Row[] => (Array.isArray(data) ? (data as Row[]) 
 /** A declared collection of the API as a table, with create and delete when the user may write. */
 export function CollectionSection(props: CollectionSectionProps) {
   const { api, can } = useSession();
-  const { title, path, query, columns, writePermission, createFields, itemName = 'record', deletable, describe, rowActions, empty, pick = asRows, refreshMs } = props;
+  const { title, path, query, columns, writePermission, createFields, editFields, readEach = true, canChange = () => true, reorder, itemName = 'record', deletable, describe, rowActions, empty, pick = asRows, refreshMs } = props;
   const mayWrite = writePermission ? can(writePermission) : false;
   const list = useLoad(() => api.request<unknown>('GET', path, { query }), `${path}?${JSON.stringify(query ?? {})}`);
   const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<Editing | null>(null);
   useEffect(() => {
     if (!refreshMs) return undefined;
     const timer = setInterval(list.reload, refreshMs);
@@ -50,26 +60,54 @@ export function CollectionSection(props: CollectionSectionProps) {
   const [actionError, setActionError] = useState<string | null>(null);
   const rows = list.data ? pick(list.data.data) : [];
 
-  const remove = async (row: Row) => {
-    const name = describe?.(row) ?? String(row.name ?? row.id);
-    if (!confirm(`Delete ${name}?`)) return;
+  const act = async (action: () => Promise<void>) => {
     setActionError(null);
     try {
-      await api.delete(`${path}/${encodeURIComponent(String(row.id))}`);
-      list.reload();
+      await action();
     } catch (failure) {
       setActionError(messageOf(failure));
     }
   };
+  const itemPath = (row: Row) => `${path}/${encodeURIComponent(String(row.id))}`;
 
-  const showActions = (mayWrite && deletable) || rowActions;
+  const remove = (row: Row) => {
+    const name = describe?.(row) ?? String(row.name ?? row.id);
+    if (!confirm(`Delete ${name}?`)) return;
+    void act(async () => {
+      await api.delete(itemPath(row));
+      list.reload();
+    });
+  };
+
+  // the record as the API answers it now, with its ETag: the save sends that tag back as If-Match
+  const edit = (row: Row) =>
+    act(async () => {
+      setCreating(false);
+      setEditing(readEach ? await readForEditing(api, itemPath(row)) : { path: itemPath(row), record: row, etag: null });
+    });
+
+  const move = (index: number, by: -1 | 1) =>
+    act(async () => {
+      const ids = rows.map((row) => String(row.id));
+      [ids[index], ids[index + by]] = [ids[index + by], ids[index]];
+      await api.put(reorder!.path, { [reorder!.field]: ids });
+      list.reload();
+    });
+
+  const showActions = (mayWrite && (deletable || editFields || reorder)) || rowActions;
   return (
     <section class="panel" aria-label={title}>
       <header class="panel-head">
         <h2>{title}</h2>
         <span class="count">{list.data ? `${list.data.total ?? rows.length} total` : ''}</span>
         {mayWrite && createFields && !creating && (
-          <button type="button" onClick={() => setCreating(true)}>
+          <button
+            type="button"
+            onClick={() => {
+              setEditing(null);
+              setCreating(true);
+            }}
+          >
             Add {itemName}
           </button>
         )}
@@ -87,6 +125,25 @@ export function CollectionSection(props: CollectionSectionProps) {
           }}
         />
       )}
+      {editing && editFields && (
+        <RecordForm
+          key={editing.path}
+          title={`Edit ${itemName}`}
+          fields={editFields}
+          record={editing.record}
+          submitLabel="Save"
+          onCancel={() => setEditing(null)}
+          onSubmit={async (body) => {
+            // refused as stale: the form shows the record as stored now, and so does the table
+            await saveEdit(api, editing, body, itemName, (fresh) => {
+              setEditing(fresh);
+              list.reload();
+            });
+            setEditing(null);
+            list.reload();
+          }}
+        />
+      )}
       <ErrorAlert message={list.error ?? actionError} />
       {!list.error && (
         <DataTable
@@ -96,10 +153,25 @@ export function CollectionSection(props: CollectionSectionProps) {
           empty={list.loading && !list.data ? 'Loading…' : empty}
           actions={
             showActions
-              ? (row) => (
+              ? (row, index) => (
                   <>
+                    {mayWrite && reorder && (
+                      <>
+                        <button type="button" class="secondary" disabled={index === 0} onClick={() => move(index, -1)} aria-label={`Move ${itemName} ${index + 1} up`}>
+                          Up
+                        </button>
+                        <button type="button" class="secondary" disabled={index === rows.length - 1} onClick={() => move(index, 1)} aria-label={`Move ${itemName} ${index + 1} down`}>
+                          Down
+                        </button>
+                      </>
+                    )}
                     {rowActions?.(row, list.reload)}
-                    {mayWrite && deletable && (
+                    {mayWrite && editFields && canChange(row) && (
+                      <button type="button" class="secondary" onClick={() => edit(row)}>
+                        Edit
+                      </button>
+                    )}
+                    {mayWrite && deletable && canChange(row) && (
                       <button type="button" class="danger" onClick={() => remove(row)}>
                         Delete
                       </button>

@@ -61,3 +61,11 @@ export function formatDuration(seconds: number | null | undefined): string {
   if (hours > 0) return `${hours} h ${minutes} min`;
   return minutes > 0 ? `${minutes} min ${rest} s` : `${rest} s`;
 }
+
+/** A port or range as the API's text input takes it back: `443` or `8000-8080` (empty when none). */
+export function portText(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  const range = value as { start?: number; end?: number } | null | undefined;
+  if (typeof range?.start !== 'number') return '';
+  return range.start === range.end || range.end === undefined ? String(range.start) : `${range.start}-${range.end}`;
+}

@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Row } from '../api/types';
 import { CheckboxField, FormActions, SelectField, TextArea, TextField } from './fields';
 import { ErrorAlert, messageOf } from './error-alert';
 
@@ -11,55 +12,107 @@ export interface FieldSpec {
   required?: boolean;
   hint?: string;
   initial?: string | boolean;
-  /** Send "" when left empty (the API gives "" a meaning, e.g. "pick the next free address"). */
+  /** Send "" when left (or made) empty (the API gives "" a meaning); otherwise create leaves it out, edit sends null. */
   sendEmpty?: boolean;
+  /** How a record read from the API shows in this input, when it is not the record's own field of that name. */
+  read?: (record: Row) => string | boolean;
+  /** A write-only secret (kind password): the record field saying whether one is set. Never prefilled. */
+  setFlag?: string;
 }
 
 type Values = Record<string, string | boolean>;
 
-function initialValues(fields: readonly FieldSpec[]): Values {
-  return Object.fromEntries(fields.map((field) => [field.name, field.initial ?? (field.kind === 'checkbox' ? false : field.kind === 'select' ? (field.options?.[0] ?? '') : '')]));
+function blankValue(field: FieldSpec): string | boolean {
+  return field.initial ?? (field.kind === 'checkbox' ? false : field.kind === 'select' ? (field.options?.[0] ?? '') : '');
 }
 
-/** Empty inputs are left out, so the API applies its defaults (and names a missing required field itself). */
-export function bodyOf(fields: readonly FieldSpec[], values: Values): Record<string, unknown> {
+/** A record's value as its input shows it: lists one per line, null as empty; secrets are never shown. */
+function recordValue(field: FieldSpec, record: Row): string | boolean {
+  if (field.kind === 'password') return '';
+  if (field.read) return field.read(record);
+  const value = record[field.name];
+  if (field.kind === 'checkbox') return value === true;
+  if (Array.isArray(value)) return value.map(String).join(field.kind === 'lines' ? '\n' : ', ');
+  return value === null || value === undefined ? '' : String(value);
+}
+
+function initialValues(fields: readonly FieldSpec[], record?: Row | null): Values {
+  return Object.fromEntries(fields.map((field) => [field.name, record ? recordValue(field, record) : blankValue(field)]));
+}
+
+/** A typed value for the API; a number that is not one stays text, so the API's 400 names the field. */
+function typed(field: FieldSpec, value: string | boolean): unknown {
+  if (field.kind === 'checkbox') return value === true;
+  const text = String(value);
+  if (field.kind === 'password') return text;
+  if (field.kind === 'lines') return text.split(/[\n,]/).map((line) => line.trim()).filter(Boolean);
+  if (field.kind === 'number') return /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text.trim();
+  return text.trim();
+}
+
+/**
+ * The request body. Creating: empty inputs are left out, so the API applies its defaults (and names a missing
+ * required field itself). Editing: only what changed from the record is sent (PUT keeps the other fields), an
+ * emptied input as null (clears it; an emptied list as []), and a secret only when a new one was typed.
+ */
+export function bodyOf(fields: readonly FieldSpec[], values: Values, original?: Values): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const field of fields) {
     const value = values[field.name];
-    if (field.kind === 'checkbox') body[field.name] = value === true;
-    else if (typeof value !== 'string') continue;
-    else if (value.trim() === '') {
-      if (field.sendEmpty) body[field.name] = '';
-    }
-    else if (field.kind === 'number') body[field.name] = Number(value);
-    else if (field.kind === 'lines') body[field.name] = value.split(/[\n,]/).map((line) => line.trim()).filter(Boolean);
-    else body[field.name] = field.kind === 'password' ? value : value.trim();
+    if (original && value === original[field.name]) continue;
+    const empty = typeof value === 'string' && value.trim() === '';
+    if (!empty) body[field.name] = typed(field, value);
+    else if (field.sendEmpty) body[field.name] = '';
+    else if (original && field.kind === 'lines') body[field.name] = [];
+    else if (original && field.kind !== 'password') body[field.name] = null;
   }
   return body;
 }
+
+/** The hint of a write-only secret: whether one is set, and that typing replaces it. */
+function secretHint(field: FieldSpec, record: Row): string {
+  const set = field.setFlag ? record[field.setFlag] === true : null;
+  if (set === false) return 'Not set. Type one to set it.';
+  return `${set ? 'Currently set. ' : ''}Leave empty to keep the current one; type a new one to replace it.`;
+}
+
+/** A select offers the record's current value even when it is not among the declared options. */
+const optionsWith = (options: readonly string[], value: string) => (value === '' || options.includes(value) ? options : [value, ...options]);
 
 interface RecordFormProps {
   title: string;
   fields: readonly FieldSpec[];
   submitLabel: string;
+  /** The form's name is still `title`, but no heading shows it (the section around it has one). */
+  hideTitle?: boolean;
+  /** Editing: the record as read (prefills the inputs; the form resets when a new read arrives). */
+  record?: Row | null;
   onSubmit(body: Record<string, unknown>): Promise<void>;
   onCancel?: () => void;
 }
 
 /** A form whose validation messages are the API's own (400 naming the field), shown in an alert. */
-export function RecordForm({ title, fields, submitLabel, onSubmit, onCancel }: RecordFormProps) {
-  const [values, setValues] = useState<Values>(() => initialValues(fields));
+export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel }: RecordFormProps) {
+  const [values, setValues] = useState<Values>(() => initialValues(fields, record));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const set = (name: string, value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
+  // a new read of the record (after a save refused as stale) shows what is stored now; only a new one: a reset
+  // on mount would race the first keystrokes
+  const shownRecord = useRef(record);
+  useEffect(() => {
+    if (shownRecord.current === record) return;
+    shownRecord.current = record;
+    setValues(initialValues(fields, record));
+  }, [record]);
 
   const submit = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     setError(null);
     try {
-      await onSubmit(bodyOf(fields, values));
-      setValues(initialValues(fields));
+      await onSubmit(bodyOf(fields, values, record ? initialValues(fields, record) : undefined));
+      if (!record) setValues(initialValues(fields));
     } catch (failure) {
       setError(messageOf(failure));
     } finally {
@@ -69,12 +122,12 @@ export function RecordForm({ title, fields, submitLabel, onSubmit, onCancel }: R
 
   return (
     <form class="record-form" onSubmit={submit} aria-label={title}>
-      <h3>{title}</h3>
+      {!hideTitle && <h3>{title}</h3>}
       <div class="form-grid">
         {fields.map((field) => {
           const value = values[field.name];
           if (field.kind === 'checkbox') return <CheckboxField key={field.name} name={field.name} label={field.label} checked={value === true} onChange={(checked) => set(field.name, checked)} />;
-          if (field.kind === 'select') return <SelectField key={field.name} name={field.name} label={field.label} value={String(value)} options={field.options ?? []} onChange={(v) => set(field.name, v)} hint={field.hint} />;
+          if (field.kind === 'select') return <SelectField key={field.name} name={field.name} label={field.label} value={String(value)} options={optionsWith(field.options ?? [], String(value))} onChange={(v) => set(field.name, v)} hint={field.hint} />;
           if (field.kind === 'lines') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint ?? 'one per line'} />;
           return (
             <TextField
@@ -84,7 +137,7 @@ export function RecordForm({ title, fields, submitLabel, onSubmit, onCancel }: R
               type={field.kind === 'number' ? 'number' : field.kind === 'password' ? 'password' : 'text'}
               value={String(value)}
               onInput={(v) => set(field.name, v)}
-              hint={field.hint}
+              hint={record && field.kind === 'password' ? secretHint(field, record) : field.hint}
               autoComplete={field.kind === 'password' ? 'new-password' : 'off'}
             />
           );

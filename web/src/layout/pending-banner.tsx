@@ -3,10 +3,8 @@ import { useSession } from '../auth/session-context';
 import type { CommitConfirmStatus, Pending } from '../api/types';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { useLoad } from '../components/use-load';
+import { usePendingReport } from '../live/use-pending-report';
 import { CommitConfirmBar } from './commit-confirm-bar';
-
-/** Changes by other administrators show up within this long without a reload. */
-const POLL_MS = 10_000;
 
 /** Names of the kinds /pending reports, singular and plural. */
 const KIND_NAMES: Record<string, [string, string]> = {
@@ -30,32 +28,20 @@ function summarise(pending: Pending): string {
   return parts.join(', ');
 }
 
-/** Re-runs `reload` after every write the console makes and on a slow timer. */
-function useRefreshOnWrite(reload: () => void): void {
-  const { api } = useSession();
-  useEffect(() => {
-    const unsubscribe = api.onWrite(reload);
-    const timer = setInterval(reload, POLL_MS);
-    return () => {
-      unsubscribe();
-      clearInterval(timer);
-    };
-  }, [api, reload]);
-}
-
 /**
  * The stored configuration differs from what runs: say what, show the diff, and offer Apply (POST /reload) and
- * Apply with commit-confirm, which rolls back by itself unless confirmed in time.
+ * Apply with commit-confirm, which rolls back by itself unless confirmed in time. The report arrives live (changes
+ * by other administrators included); the commit-confirm status is read again after this console's writes and
+ * whenever the stream announces a configuration event.
  */
 export function PendingBanner() {
   const { api, can } = useSession();
-  const pending = useLoad(() => api.get<Pending>('/pending'), 'pending');
   const commitConfirm = useLoad(
     () => (can('backup:read') ? api.get<CommitConfirmStatus>('/config/commit-confirm/status') : Promise.resolve(null)),
     'commit-confirm',
   );
-  useRefreshOnWrite(pending.reload);
-  useRefreshOnWrite(commitConfirm.reload);
+  const pending = usePendingReport(commitConfirm.reload);
+  useEffect(() => api.onWrite(commitConfirm.reload), [api, commitConfirm.reload]);
   const [diff, setDiff] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -90,7 +76,8 @@ export function PendingBanner() {
   };
 
   const status = commitConfirm.data;
-  const changes = pending.data && (pending.data.firewall || pending.data.nat || pending.data.dns) ? summarise(pending.data) : '';
+  const report = pending.pending;
+  const changes = report && (report.firewall || report.nat || report.dns) ? summarise(report) : '';
   return (
     <div class="banners">
       {status?.active && <CommitConfirmBar status={status} onDone={commitConfirm.reload} />}

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../api/client';
+import { ApiError, type ApiClient } from '../api/client';
 
 export interface Connection {
   protocol: string;
@@ -41,18 +41,22 @@ export interface FeedListener {
 /** The key the server's deltas use: `proto|src:port|dst:port`, IPv6 unbracketed. */
 export const connectionKey = (c: Connection) => `${c.protocol}|${c.src_addr}:${c.src_port ?? ''}|${c.dst_addr}:${c.dst_port ?? ''}`;
 
+/** The first retry after a drop, doubled after each failed attempt up to the longest. */
 const RECONNECT_MS = 2000;
+const LONGEST_RECONNECT_MS = 30_000;
 
 /**
  * The live dashboard: a single-use ticket from POST /auth/ws-ticket (browsers cannot set headers on a
  * WebSocket), then JSON text frames — the history batch, then one status_update per tick whose connection
  * list is either full or a delta against the previous one. A dropped socket reconnects with a new ticket and
- * resyncs from the full list the server sends first.
+ * resyncs from the history batch and the full list the server sends first. A server that cannot be reached (a
+ * restart, a dropped network) is tried again, ever more slowly; only a refused session or permission ends it.
  */
 export class DashboardFeed {
   private socket: WebSocket | null = null;
   private stopped = false;
   private retry: ReturnType<typeof setTimeout> | null = null;
+  private attempts = 0;
   private readonly connections = new Map<string, Connection>();
 
   constructor(
@@ -76,10 +80,14 @@ export class DashboardFeed {
     this.listener.state('connecting');
     let ticket: string;
     try {
-      ticket = (await this.api.post<{ ticket: string }>('/auth/ws-ticket')).ticket;
+      ticket = await this.api.ticket();
     } catch (error) {
-      // no permission or signed out: retrying would not help
-      this.listener.state('refused', error instanceof Error ? error.message : String(error));
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+        // signed out or no permission: retrying would not help
+        this.listener.state('refused', error.message);
+        return;
+      }
+      this.reconnectLater();
       return;
     }
     if (this.stopped) return;
@@ -87,12 +95,23 @@ export class DashboardFeed {
     const socket = new WebSocket(`${scheme}//${location.host}/api/v1/ws?ticket=${encodeURIComponent(ticket)}`);
     this.socket = socket;
     socket.onmessage = (event) => this.receive(event.data);
-    socket.onopen = () => this.listener.state('live');
+    socket.onopen = () => {
+      this.attempts = 0;
+      this.listener.state('live');
+    };
     socket.onclose = () => {
       if (this.socket !== socket || this.stopped) return;
-      this.listener.state('reconnecting');
-      this.retry = setTimeout(() => void this.connect(), RECONNECT_MS);
+      this.socket = null;
+      this.reconnectLater();
     };
+  }
+
+  private reconnectLater(): void {
+    if (this.stopped) return;
+    this.listener.state('reconnecting');
+    const delay = Math.min(RECONNECT_MS * 2 ** this.attempts, LONGEST_RECONNECT_MS);
+    this.attempts++;
+    this.retry = setTimeout(() => void this.connect(), delay);
   }
 
   private receive(data: unknown): void {

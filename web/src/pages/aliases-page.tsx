@@ -1,5 +1,13 @@
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
+
+const ALIAS_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Name', kind: 'text', required: true },
+  { name: 'alias_type', label: 'Type', kind: 'select', options: ['host', 'network', 'port', 'url_table'] },
+  { name: 'entries', label: 'Entries', kind: 'lines', hint: 'one address, network, port or URL per line' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
 
 export function AliasesPage() {
   return (
@@ -17,12 +25,8 @@ export function AliasesPage() {
           { key: 'description', label: 'Description' },
           { key: 'enabled', label: 'Enabled' },
         ]}
-        createFields={[
-          { name: 'name', label: 'Name', kind: 'text', required: true },
-          { name: 'alias_type', label: 'Type', kind: 'select', options: ['host', 'network', 'port', 'url_table'] },
-          { name: 'entries', label: 'Entries', kind: 'lines', hint: 'one address, network, port or URL per line' },
-          { name: 'description', label: 'Description', kind: 'text' },
-        ]}
+        createFields={ALIAS_FIELDS}
+        editFields={[...ALIAS_FIELDS, { name: 'enabled', label: 'Enabled', kind: 'checkbox' }]}
       />
     </Page>
   );

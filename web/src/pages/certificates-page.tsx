@@ -29,9 +29,15 @@ export function CertificatesPage() {
       <SettingsView title="ACME account" path="/acme/account" />
       <CollectionSection
         title="ACME certificates"
+        itemName="ACME certificate"
         path="/acme/certs"
         writePermission="settings:write"
         deletable
+        editFields={[
+          { name: 'sans', label: 'Other names', kind: 'lines', hint: 'DNS names, one per line' },
+          { name: 'auto_renew', label: 'Renew automatically', kind: 'checkbox' },
+          { name: 'renew_days_before_expiry', label: 'Renew days before expiry', kind: 'number' },
+        ]}
         describe={(row) => `the certificate for ${String(row.common_name)}`}
         columns={[
           { key: 'common_name', label: 'Common name' },

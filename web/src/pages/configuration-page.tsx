@@ -6,7 +6,30 @@ import { ErrorAlert, messageOf } from '../components/error-alert';
 import { TextField } from '../components/fields';
 import { formatTime } from '../components/format';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
+import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
+
+const RETENTION_FIELDS: readonly FieldSpec[] = [
+  { name: 'max_versions', label: 'Versions kept', kind: 'number', hint: 'empty: no limit' },
+  { name: 'max_days', label: 'Days kept', kind: 'number', hint: 'empty: no limit' },
+];
+
+const OBJECT_STORAGE_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Upload backups', kind: 'checkbox' },
+  { name: 'endpoint', label: 'Endpoint', kind: 'text', sendEmpty: true, hint: 'S3-compatible service URL' },
+  { name: 'bucket', label: 'Bucket', kind: 'text', sendEmpty: true },
+  { name: 'region', label: 'Region', kind: 'text' },
+  { name: 'prefix', label: 'Key prefix', kind: 'text', sendEmpty: true },
+  { name: 'path_style', label: 'Path-style addresses', kind: 'checkbox' },
+  { name: 'access_key_id', label: 'Access key id', kind: 'text', sendEmpty: true },
+  { name: 'secret_access_key', label: 'Secret access key', kind: 'password', setFlag: 'has_secret_access_key' },
+  { name: 'backup_passphrase', label: 'Backup passphrase', kind: 'password', setFlag: 'has_backup_passphrase' },
+  { name: 'upload_on_save', label: 'Upload on every saved version', kind: 'checkbox' },
+  { name: 'schedule_hours', label: 'Upload every (hours)', kind: 'number', hint: '0: not on a schedule' },
+  { name: 'allow_http', label: 'Allow plain HTTP', kind: 'checkbox' },
+  { name: 'allowed_addresses', label: 'Allowed service addresses', kind: 'lines', hint: 'private or local addresses the service may have, one per line' },
+];
 
 interface Preview {
   title: string;
@@ -224,7 +247,8 @@ export function ConfigurationPage() {
       />
       {can('backup:read') && <DiffViewer />}
       {can('backup:read') && <ExportImport onPreview={setPreview} />}
-      <SettingsView title="Object storage backups" path="/backup/objstore/config" />
+      <SettingsSection title="Version retention" path="/config/retention" writePermission="backup:write" fields={RETENTION_FIELDS} />
+      <SettingsSection title="Object storage backups" path="/backup/objstore/config" writePermission="backup:write" fields={OBJECT_STORAGE_FIELDS} />
     </Page>
   );
 }

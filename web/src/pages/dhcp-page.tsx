@@ -1,12 +1,42 @@
 import { CollectionSection } from '../components/collection-section';
 import { formatTime } from '../components/format';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
+import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
+
+const SERVER_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Server enabled', kind: 'checkbox' },
+  { name: 'interfaces', label: 'Interfaces', kind: 'lines', hint: 'one interface name per line' },
+  { name: 'authoritative', label: 'Authoritative', kind: 'checkbox' },
+  { name: 'default_lease_time', label: 'Lease time (seconds)', kind: 'number' },
+  { name: 'max_lease_time', label: 'Longest lease (seconds)', kind: 'number' },
+  { name: 'dns_servers', label: 'DNS servers', kind: 'lines', hint: 'one address per line' },
+  { name: 'domain_name', label: 'Domain name', kind: 'text', sendEmpty: true },
+  { name: 'domain_search', label: 'Search domains', kind: 'lines' },
+  { name: 'ntp_servers', label: 'NTP servers', kind: 'lines' },
+];
+
+const SUBNET_FIELDS: readonly FieldSpec[] = [
+  { name: 'network', label: 'Network', kind: 'text', hint: 'e.g. 192.168.1.0/24' },
+  { name: 'pool_start', label: 'Pool start', kind: 'text' },
+  { name: 'pool_end', label: 'Pool end', kind: 'text' },
+  { name: 'gateway', label: 'Gateway', kind: 'text' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
+
+const RESERVATION_FIELDS: readonly FieldSpec[] = [
+  { name: 'mac_address', label: 'MAC address', kind: 'text' },
+  { name: 'ip_address', label: 'Address', kind: 'text' },
+  { name: 'hostname', label: 'Host name', kind: 'text' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
 
 export function DhcpPage() {
   return (
     <Page title="DHCP" help="The DHCPv4 server (Kea): subnets, reservations and the leases it handed out.">
       <SettingsView title="Server status" path="/dhcp/status" omit={['pool_stats', 'ha']} />
+      <SettingsSection title="Server settings" path="/dhcp/v4/config" writePermission="dhcp:write" fields={SERVER_FIELDS} />
       <CollectionSection
         title="Leases"
         path="/dhcp/v4/leases"
@@ -36,12 +66,13 @@ export function DhcpPage() {
           { key: 'enabled', label: 'Enabled' },
           { key: 'description', label: 'Description' },
         ]}
-        createFields={[
-          { name: 'network', label: 'Network', kind: 'text', hint: 'e.g. 192.168.1.0/24' },
-          { name: 'pool_start', label: 'Pool start', kind: 'text' },
-          { name: 'pool_end', label: 'Pool end', kind: 'text' },
-          { name: 'gateway', label: 'Gateway', kind: 'text' },
-          { name: 'description', label: 'Description', kind: 'text' },
+        createFields={SUBNET_FIELDS}
+        editFields={[
+          ...SUBNET_FIELDS,
+          { name: 'dns_servers', label: 'DNS servers', kind: 'lines', hint: 'one address per line' },
+          { name: 'domain_name', label: 'Domain name', kind: 'text' },
+          { name: 'lease_time', label: 'Lease time (seconds)', kind: 'number' },
+          { name: 'enabled', label: 'Enabled', kind: 'checkbox' },
         ]}
       />
       <CollectionSection
@@ -57,12 +88,8 @@ export function DhcpPage() {
           { key: 'hostname', label: 'Host name' },
           { key: 'description', label: 'Description' },
         ]}
-        createFields={[
-          { name: 'mac_address', label: 'MAC address', kind: 'text' },
-          { name: 'ip_address', label: 'Address', kind: 'text' },
-          { name: 'hostname', label: 'Host name', kind: 'text' },
-          { name: 'description', label: 'Description', kind: 'text' },
-        ]}
+        createFields={RESERVATION_FIELDS}
+        editFields={RESERVATION_FIELDS}
       />
     </Page>
   );

@@ -7,7 +7,17 @@ import { DataTable } from '../components/data-table';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { formatTime } from '../components/format';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
+import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
+
+const ENGINE_FIELDS: readonly FieldSpec[] = [
+  { name: 'mode', label: 'Mode', kind: 'select', options: ['disabled', 'ids', 'ips'], hint: 'ids: alert only; ips: also drop' },
+  { name: 'interfaces', label: 'Interfaces', kind: 'lines', hint: 'one interface name per line' },
+  { name: 'home_net', label: 'Home networks', kind: 'lines', hint: 'one CIDR per line' },
+  { name: 'external_net', label: 'External networks', kind: 'lines' },
+  { name: 'alert_retention_days', label: 'Keep alerts for (days)', kind: 'number' },
+];
 
 /** Full-text search over the loaded SIDs (GET /ids/rules/search?q=). */
 function RuleSearch() {
@@ -60,6 +70,7 @@ export function IdsPage() {
   return (
     <Page title="IDS" help="Intrusion detection and prevention (Suricata): alerts, rulesets and rules.">
       <SettingsView title="Engine" path="/ids/stats" omit={['severity_counts', 'top_signatures', 'top_sources', 'stats']} />
+      <SettingsSection title="Engine settings" path="/ids/config" writePermission="ids:write" fields={ENGINE_FIELDS} />
       <ErrorAlert message={error} />
       <CollectionSection
         title="Alerts"

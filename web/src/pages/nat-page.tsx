@@ -1,19 +1,35 @@
 import { CollectionSection } from '../components/collection-section';
-import { formatValue } from '../components/format';
+import { formatValue, portText } from '../components/format';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
 import type { Row } from '../api/types';
 
 const at = (address: unknown, port: unknown) => `${formatValue(address)}${port ? `:${formatValue(port)}` : ''}`;
+const redirectOf = (row: Row) => (row.redirect ?? {}) as { address?: string; port?: { start: number; end: number } | null };
+
+// Ports as text ("443" or "8000-8080"), as the API takes them, so a range is one input.
+const NAT_FIELDS: readonly FieldSpec[] = [
+  { name: 'nat_type', label: 'Type', kind: 'select', options: ['dnat', 'snat', 'masquerade', 'binat'] },
+  { name: 'interface', label: 'Interface', kind: 'text', required: true },
+  { name: 'protocol', label: 'Protocol', kind: 'select', options: ['tcp', 'udp', 'tcp/udp', 'icmp', 'any'] },
+  { name: 'src_addr', label: 'Source address', kind: 'text', hint: 'any, an address, a CIDR or <alias>' },
+  { name: 'dst_addr', label: 'Destination address', kind: 'text', hint: 'any, an address, a CIDR or <alias>' },
+  { name: 'dst_port', label: 'Destination port', kind: 'text', hint: 'e.g. 443 or 8000-8080', read: (row) => portText(row.dst_port) },
+  { name: 'redirect_addr', label: 'Translate to address', kind: 'text', read: (row) => redirectOf(row).address ?? '' },
+  { name: 'redirect_port_start', label: 'Translate to port', kind: 'number', read: (row) => portText(redirectOf(row).port?.start) },
+  { name: 'label', label: 'Label', kind: 'text' },
+];
 
 export function NatPage() {
   return (
-    <Page title="NAT" help="Source NAT, port forwards (dnat), masquerading and 1:1 NAT. Changes take effect when applied.">
+    <Page title="NAT" help="Source NAT, port forwards (dnat), masquerading and 1:1 NAT, evaluated top to bottom. Changes take effect when applied.">
       <CollectionSection
         title="NAT rules"
         itemName="NAT rule"
         path="/nat"
         writePermission="nat:write"
         deletable
+        reorder={{ path: '/nat/reorder', field: 'rule_ids' }}
         describe={(row) => `the ${String(row.nat_type)} rule on ${String(row.interface)}`}
         columns={[
           { key: 'nat_type', label: 'Type' },
@@ -21,22 +37,12 @@ export function NatPage() {
           { key: 'protocol', label: 'Protocol' },
           { key: 'source', label: 'Source', render: (row: Row) => at(row.src_addr, row.src_port) },
           { key: 'destination', label: 'Destination', render: (row: Row) => at(row.dst_addr, row.dst_port) },
-          { key: 'redirect', label: 'Translated to', render: (row: Row) => { const r = row.redirect as { address?: string; port?: unknown } | undefined; return at(r?.address, r?.port); } },
+          { key: 'redirect', label: 'Translated to', render: (row: Row) => at(redirectOf(row).address, redirectOf(row).port) },
           { key: 'label', label: 'Label' },
           { key: 'status', label: 'Status' },
         ]}
-        createFields={[
-          { name: 'nat_type', label: 'Type', kind: 'select', options: ['dnat', 'snat', 'masquerade', 'binat'] },
-          { name: 'interface', label: 'Interface', kind: 'text', required: true },
-          { name: 'protocol', label: 'Protocol', kind: 'select', options: ['tcp', 'udp', 'tcp/udp', 'icmp', 'any'] },
-          { name: 'src_addr', label: 'Source address', kind: 'text' },
-          { name: 'dst_addr', label: 'Destination address', kind: 'text' },
-          { name: 'dst_port_start', label: 'Destination port', kind: 'number' },
-          { name: 'dst_port_end', label: 'Destination port to', kind: 'number' },
-          { name: 'redirect_addr', label: 'Translate to address', kind: 'text' },
-          { name: 'redirect_port_start', label: 'Translate to port', kind: 'number' },
-          { name: 'label', label: 'Label', kind: 'text' },
-        ]}
+        createFields={NAT_FIELDS}
+        editFields={[...NAT_FIELDS, { name: 'status', label: 'Status', kind: 'select', options: ['active', 'disabled'] }]}
       />
     </Page>
   );

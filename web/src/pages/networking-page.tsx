@@ -1,5 +1,24 @@
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
+
+const ENABLED: FieldSpec = { name: 'enabled', label: 'Enabled', kind: 'checkbox' };
+
+const VLAN_FIELDS: readonly FieldSpec[] = [
+  { name: 'vlan_id', label: 'VLAN id', kind: 'number' },
+  { name: 'parent', label: 'Parent interface', kind: 'text' },
+  { name: 'ipv4_mode', label: 'IPv4', kind: 'select', options: ['none', 'static', 'dhcp'] },
+  { name: 'ipv4_address', label: 'IPv4 address', kind: 'text', hint: 'static only: CIDR, e.g. 10.20.0.1/24' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
+
+const ROUTE_FIELDS: readonly FieldSpec[] = [
+  { name: 'destination', label: 'Destination', kind: 'text', hint: 'CIDR' },
+  { name: 'gateway', label: 'Gateway', kind: 'text' },
+  { name: 'interface', label: 'Interface', kind: 'text' },
+  { name: 'metric', label: 'Metric', kind: 'number' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
 
 export function NetworkingPage() {
   return (
@@ -22,19 +41,18 @@ export function NetworkingPage() {
         path="/vlans"
         writePermission="interfaces:write"
         deletable
+        describe={(row) => `VLAN ${String(row.vlan_id)} on ${String(row.parent)}`}
         columns={[
           { key: 'vlan_id', label: 'VLAN id' },
           { key: 'parent', label: 'Parent' },
-          { key: 'name', label: 'Name' },
-          { key: 'ipv4', label: 'IPv4' },
+          { key: 'ipv4_mode', label: 'IPv4' },
+          { key: 'ipv4_address', label: 'IPv4 address' },
+          { key: 'mtu', label: 'MTU' },
+          { key: 'enabled', label: 'Enabled' },
           { key: 'description', label: 'Description' },
         ]}
-        createFields={[
-          { name: 'vlan_id', label: 'VLAN id', kind: 'number' },
-          { name: 'parent', label: 'Parent interface', kind: 'text' },
-          { name: 'ipv4', label: 'IPv4 address', kind: 'text', hint: 'CIDR, e.g. 10.20.0.1/24' },
-          { name: 'description', label: 'Description', kind: 'text' },
-        ]}
+        createFields={VLAN_FIELDS}
+        editFields={[...VLAN_FIELDS, { name: 'mtu', label: 'MTU', kind: 'number' }, ENABLED]}
       />
       <CollectionSection
         title="Static routes"
@@ -51,13 +69,8 @@ export function NetworkingPage() {
           { key: 'description', label: 'Description' },
           { key: 'enabled', label: 'Enabled' },
         ]}
-        createFields={[
-          { name: 'destination', label: 'Destination', kind: 'text', hint: 'CIDR' },
-          { name: 'gateway', label: 'Gateway', kind: 'text' },
-          { name: 'interface', label: 'Interface', kind: 'text' },
-          { name: 'metric', label: 'Metric', kind: 'number' },
-          { name: 'description', label: 'Description', kind: 'text' },
-        ]}
+        createFields={ROUTE_FIELDS}
+        editFields={[...ROUTE_FIELDS, ENABLED]}
       />
     </Page>
   );

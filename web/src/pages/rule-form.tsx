@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Rule } from '../api/types';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { CheckboxField, FormActions, SelectField, TextField } from '../components/fields';
@@ -95,6 +95,14 @@ interface RuleFormProps {
 /** Create or edit a rule; the API validates and its 400 (naming the field) is shown as it is. */
 export function RuleForm({ rule, onSubmit, onCancel }: RuleFormProps) {
   const [draft, setDraft] = useState<RuleDraft>(() => draftOf(rule));
+  // a new read of the rule (after a save refused as stale) shows what is stored now (not on mount: that would
+  // race the first keystrokes)
+  const shownRule = useRef(rule);
+  useEffect(() => {
+    if (shownRule.current === rule) return;
+    shownRule.current = rule;
+    setDraft(draftOf(rule));
+  }, [rule]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const set = <K extends keyof RuleDraft>(key: K) => (value: RuleDraft[K]) => setDraft((current) => ({ ...current, [key]: value }));

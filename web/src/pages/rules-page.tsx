@@ -4,6 +4,7 @@ import type { Rule } from '../api/types';
 import { DataTable } from '../components/data-table';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { formatBytes, formatCount, formatValue } from '../components/format';
+import { saveEdit, type Editing } from '../components/record-editor';
 import { useLoad } from '../components/use-load';
 import { RuleForm } from './rule-form';
 
@@ -13,8 +14,8 @@ interface RuleCounter {
   bytes: number;
 }
 
-/** The record being edited, with the ETag it was read with (sent back as If-Match when the API gives one). */
-interface Editing {
+/** The rule being edited, with the ETag it was read with (sent back as If-Match). */
+interface RuleEditing {
   rule: Rule | null;
   etag: string | null;
 }
@@ -32,7 +33,7 @@ export function RulesPage() {
     () => (can('dashboard:view') ? api.get<{ rule_counters: RuleCounter[] }>('/metrics').then((m) => m.rule_counters) : Promise.resolve([])),
     'rule-counters',
   );
-  const [editing, setEditing] = useState<Editing | null>(null);
+  const [editing, setEditing] = useState<RuleEditing | null>(null);
   const [error, setError] = useState<string | null>(null);
   const list = rules.data ?? [];
   const counterOf = (rule: Rule) => counters.data?.find((counter) => counter.name.includes(rule.id));
@@ -83,7 +84,9 @@ export function RulesPage() {
           rule={editing.rule}
           onCancel={() => setEditing(null)}
           onSubmit={async (body) => {
-            if (editing.rule) await api.put(`/rules/${editing.rule.id}`, body, editing.etag);
+            // a stale ETag (someone else changed the rule) reloads it into the form and says so
+            const reloaded = (fresh: Editing) => setEditing({ rule: fresh.record as unknown as Rule, etag: fresh.etag });
+            if (editing.rule) await saveEdit(api, { path: `/rules/${editing.rule.id}`, record: { ...editing.rule }, etag: editing.etag }, body, 'rule', reloaded);
             else await api.post('/rules', body);
             setEditing(null);
             rules.reload();

@@ -1,5 +1,13 @@
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
+
+const SCHEDULE_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Name', kind: 'text', required: true },
+  { name: 'time_ranges', label: 'Time ranges', kind: 'text', hint: 'e.g. 08:00-18:00, 20:00-22:00' },
+  { name: 'days_of_week', label: 'Days of the week', kind: 'text', hint: 'e.g. mon,tue,wed,thu,fri; left empty on creation: every day' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
 
 export function SchedulesPage() {
   return (
@@ -17,12 +25,8 @@ export function SchedulesPage() {
           { key: 'description', label: 'Description' },
           { key: 'enabled', label: 'Enabled' },
         ]}
-        createFields={[
-          { name: 'name', label: 'Name', kind: 'text', required: true },
-          { name: 'time_ranges', label: 'Time ranges', kind: 'text', hint: 'e.g. 08:00-18:00' },
-          { name: 'days_of_week', label: 'Days of the week', kind: 'text', hint: 'e.g. mon,tue,wed,thu,fri' },
-          { name: 'description', label: 'Description', kind: 'text' },
-        ]}
+        createFields={SCHEDULE_FIELDS}
+        editFields={[...SCHEDULE_FIELDS, { name: 'enabled', label: 'Enabled', kind: 'checkbox' }]}
       />
     </Page>
   );

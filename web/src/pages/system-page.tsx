@@ -5,6 +5,95 @@ import { CollectionSection } from '../components/collection-section';
 import { useSession } from '../auth/session-context';
 import { useLoad } from '../components/use-load';
 import { ErrorAlert } from '../components/error-alert';
+import type { FieldSpec } from '../components/record-form';
+import { SettingsSection } from '../components/settings-form';
+
+const GENERAL_FIELDS: readonly FieldSpec[] = [
+  { name: 'hostname', label: 'Host name', kind: 'text', sendEmpty: true },
+  { name: 'domain', label: 'Domain', kind: 'text', sendEmpty: true },
+  { name: 'timezone', label: 'Time zone', kind: 'text', hint: 'IANA name, e.g. Europe/Berlin' },
+];
+
+const SSH_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'SSH enabled', kind: 'checkbox' },
+  { name: 'port', label: 'Port', kind: 'number' },
+  { name: 'password_auth', label: 'Allow passwords', kind: 'checkbox' },
+  { name: 'permit_root_login', label: 'Allow root to sign in', kind: 'checkbox' },
+];
+
+const SIGN_IN_FIELDS: readonly FieldSpec[] = [
+  { name: 'access_token_expiry_mins', label: 'Access token lifetime (minutes)', kind: 'number' },
+  { name: 'refresh_token_expiry_days', label: 'Session lifetime (days)', kind: 'number' },
+  { name: 'max_login_attempts', label: 'Failed sign-ins before lockout', kind: 'number' },
+  { name: 'lockout_duration_secs', label: 'Lockout (seconds)', kind: 'number' },
+  { name: 'password_min_length', label: 'Shortest password', kind: 'number' },
+  { name: 'require_totp', label: 'Require two-factor authentication', kind: 'checkbox' },
+  { name: 'require_totp_for_oauth', label: 'Require two-factor after single sign-on', kind: 'checkbox' },
+  { name: 'auto_create_oauth_users', label: 'Create accounts on first single sign-on', kind: 'checkbox' },
+];
+
+const TLS_FIELDS: readonly FieldSpec[] = [
+  { name: 'min_version', label: 'Oldest TLS version', kind: 'select', options: ['tls12', 'tls13'] },
+  { name: 'block_expired', label: 'Refuse expired certificates', kind: 'checkbox' },
+  { name: 'block_weak_keys', label: 'Refuse weak keys', kind: 'checkbox' },
+  { name: 'cert_path', label: 'Certificate file', kind: 'text', sendEmpty: true },
+  { name: 'key_path', label: 'Key file', kind: 'text', sendEmpty: true },
+];
+
+const DASHBOARD_HISTORY_FIELDS: readonly FieldSpec[] = [
+  { name: 'mode', label: 'Limit by', kind: 'select', options: ['duration', 'ram'] },
+  { name: 'history_seconds', label: 'Seconds of 1 s samples', kind: 'number' },
+  { name: 'ram_limit_mb', label: 'Memory limit (MB)', kind: 'number' },
+  { name: 'minute_retention_hours', label: 'Keep minutes for (hours)', kind: 'number' },
+  { name: 'hour_retention_days', label: 'Keep hours for (days)', kind: 'number' },
+  { name: 'day_retention_days', label: 'Keep days for (days)', kind: 'number' },
+];
+
+const SYSLOG_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Send to a syslog server', kind: 'checkbox' },
+  { name: 'host', label: 'Server', kind: 'text', sendEmpty: true },
+  { name: 'port', label: 'Port', kind: 'number' },
+  { name: 'transport', label: 'Transport', kind: 'select', options: ['udp', 'tcp'] },
+  { name: 'format', label: 'Format', kind: 'select', options: ['rfc3164', 'rfc5424'] },
+  { name: 'facility', label: 'Facility', kind: 'number' },
+  { name: 'hostname_override', label: 'Host name sent', kind: 'text', sendEmpty: true, hint: 'empty: the appliance host name' },
+  { name: 'allowed_addresses', label: 'Allowed server addresses', kind: 'lines', hint: 'private or local addresses the server may have, one per line' },
+  { name: 'pf_enabled', label: 'Packet filter log', kind: 'checkbox' },
+  { name: 'ids_enabled', label: 'IDS alerts', kind: 'checkbox' },
+  { name: 'app_enabled', label: 'Appliance log', kind: 'checkbox' },
+  { name: 'app_min_level', label: 'Appliance log level', kind: 'select', options: ['error', 'warn', 'info', 'debug'] },
+  { name: 'disable_local', label: 'Stop logging locally', kind: 'checkbox' },
+];
+
+const SMTP_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Send email notifications', kind: 'checkbox' },
+  { name: 'host', label: 'SMTP server', kind: 'text', sendEmpty: true },
+  { name: 'port', label: 'Port', kind: 'number' },
+  { name: 'tls', label: 'TLS', kind: 'select', options: ['starttls', 'implicit', 'none'] },
+  { name: 'username', label: 'User name', kind: 'text' },
+  { name: 'password', label: 'SMTP password', kind: 'password', setFlag: 'has_password' },
+  { name: 'from_address', label: 'From', kind: 'text' },
+  { name: 'recipients', label: 'Recipients', kind: 'text', sendEmpty: true, hint: 'comma-separated addresses' },
+  { name: 'enabled_events', label: 'Events', kind: 'lines', hint: 'one event name per line' },
+  { name: 'allowed_addresses', label: 'Allowed server addresses', kind: 'lines', hint: 'private or local addresses the server may have, one per line' },
+];
+
+const UPDATE_SCHEDULE_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Scheduled updates', kind: 'checkbox' },
+  { name: 'day_of_week', label: 'Day', kind: 'select', options: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] },
+  { name: 'time', label: 'Time', kind: 'text', hint: 'HH:MM' },
+  { name: 'auto_check', label: 'Check for updates', kind: 'checkbox' },
+  { name: 'auto_install', label: 'Install updates', kind: 'checkbox' },
+  { name: 'auto_reboot', label: 'Restart when needed', kind: 'checkbox' },
+  { name: 'auto_update_appliance', label: 'Update the appliance software', kind: 'checkbox' },
+];
+
+const TIME_SOURCE_FIELDS: readonly FieldSpec[] = [
+  { name: 'address', label: 'Server', kind: 'text', hint: 'host name or address' },
+  { name: 'nts', label: 'Use NTS', kind: 'checkbox' },
+  { name: 'min_poll', label: 'Min poll (log2 seconds)', kind: 'number' },
+  { name: 'max_poll', label: 'Max poll (log2 seconds)', kind: 'number' },
+];
 
 /** Host facts in readable units. */
 function SystemInfo() {
@@ -43,24 +132,34 @@ function SystemInfo() {
 
 export function SystemPage() {
   return (
-    <Page title="System" help="The appliance itself: host, general settings, SSH and the software version.">
+    <Page title="System" help="The appliance itself: host, general settings, SSH, sign-in, logging, notifications and the software version.">
       <SystemInfo />
       <SettingsView title="About" path="/about" omit={['features']} />
-      <SettingsView title="General" path="/system/general" />
-      <SettingsView title="SSH" path="/system/ssh" />
+      <SettingsSection title="General" path="/system/general" writePermission="settings:write" fields={GENERAL_FIELDS} />
+      <SettingsSection title="SSH" path="/system/ssh" writePermission="settings:write" fields={SSH_FIELDS} />
+      <SettingsSection title="Sign-in and lockout" path="/auth/settings" writePermission="settings:write" fields={SIGN_IN_FIELDS} />
+      <SettingsSection title="HTTPS" path="/settings/tls" writePermission="settings:write" fields={TLS_FIELDS} />
+      <SettingsSection title="Dashboard history" path="/settings/dashboard-history" writePermission="settings:write" fields={DASHBOARD_HISTORY_FIELDS} />
+      <SettingsSection title="Remote syslog" path="/settings/syslog" writePermission="settings:write" fields={SYSLOG_FIELDS} />
+      <SettingsSection title="Email notifications" path="/notify/smtp/config" writePermission="settings:write" fields={SMTP_FIELDS} />
       <SettingsView title="Updates" path="/updates/status" />
-      <SettingsView title="Sign-in and lockout" path="/auth/settings" />
-      <SettingsView title="Dashboard history" path="/settings/dashboard-history" />
-      <SettingsView title="Remote syslog" path="/settings/syslog" />
+      <SettingsSection title="Update schedule" path="/updates/schedule" writePermission="updates:install" fields={UPDATE_SCHEDULE_FIELDS} />
       <CollectionSection
         title="Time sources"
+        itemName="time source"
         path="/time/sources"
+        writePermission="settings:write"
+        deletable
+        describe={(row) => `the time source ${String(row.address)}`}
         columns={[
           { key: 'address', label: 'Server' },
-          { key: 'kind', label: 'Kind' },
-          { key: 'iburst', label: 'iburst' },
+          { key: 'nts', label: 'NTS' },
+          { key: 'min_poll', label: 'Min poll' },
+          { key: 'max_poll', label: 'Max poll' },
           { key: 'enabled', label: 'Enabled' },
         ]}
+        createFields={TIME_SOURCE_FIELDS}
+        editFields={[...TIME_SOURCE_FIELDS, { name: 'enabled', label: 'Enabled', kind: 'checkbox' }]}
       />
     </Page>
   );

@@ -6,7 +6,16 @@ import { ErrorAlert, messageOf } from '../components/error-alert';
 import { formatTime } from '../components/format';
 import { Page } from '../components/page';
 import { RecordForm } from '../components/record-form';
+import type { FieldSpec } from '../components/record-form';
 import { TotpEnrolment } from './totp-enrolment';
+
+const ROLES = ['viewer', 'operator', 'admin'];
+
+const ROLE_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Role name', kind: 'text' },
+  { name: 'permissions', label: 'Permissions', kind: 'lines', hint: 'e.g. rules:read, one per line' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
 
 /** API keys: listed without their secret; a new key's secret is shown once, right after creating it. */
 function ApiKeys() {
@@ -124,11 +133,18 @@ export function UsersPage() {
           { key: 'totp_enabled', label: 'Two-factor' },
           { key: 'auth_provider', label: 'Signs in with' },
         ]}
+        canChange={(row) => row.auth_provider !== 'system'}
         createFields={[
           { name: 'username', label: 'User name', kind: 'text' },
           { name: 'password', label: 'Initial password', kind: 'password' },
           { name: 'email', label: 'Email', kind: 'text' },
-          { name: 'role', label: 'Role', kind: 'select', options: ['viewer', 'operator', 'admin'] },
+          { name: 'role', label: 'Role', kind: 'select', options: ROLES },
+        ]}
+        editFields={[
+          { name: 'email', label: 'Email', kind: 'text' },
+          { name: 'role', label: 'Role', kind: 'select', options: ROLES },
+          { name: 'enabled', label: 'Enabled', kind: 'checkbox' },
+          { name: 'password', label: 'New password', kind: 'password' },
         ]}
         rowActions={(row, reload) =>
           can('users:write') && row.auth_provider !== 'system' ? (
@@ -147,7 +163,15 @@ export function UsersPage() {
       />
       <CollectionSection
         title="Roles"
+        itemName="role"
         path="/auth/roles"
+        writePermission="users:write"
+        deletable
+        // the API reads roles as a list only; built-in roles cannot be changed
+        readEach={false}
+        canChange={(row) => row.builtin !== true}
+        createFields={ROLE_FIELDS}
+        editFields={ROLE_FIELDS}
         columns={[
           { key: 'name', label: 'Role' },
           { key: 'description', label: 'Description' },

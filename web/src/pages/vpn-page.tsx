@@ -4,6 +4,23 @@ import type { Row } from '../api/types';
 import { CollectionSection } from '../components/collection-section';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { Page } from '../components/page';
+import type { FieldSpec } from '../components/record-form';
+
+const TUNNEL_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Name', kind: 'text', required: true },
+  { name: 'listen_port', label: 'Listen port', kind: 'number', initial: '51820' },
+  { name: 'address', label: 'Tunnel address', kind: 'text', hint: 'e.g. 10.99.0.1/24' },
+  { name: 'endpoint_host', label: 'Public host name or address', kind: 'text' },
+  { name: 'dns', label: 'DNS for clients', kind: 'text' },
+];
+
+const PEER_EDIT_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Name', kind: 'text' },
+  { name: 'allowed_ips', label: 'Allowed IPs', kind: 'text' },
+  { name: 'endpoint', label: 'Endpoint', kind: 'text', hint: 'host:port, when the peer has a fixed address' },
+  { name: 'keepalive', label: 'Keepalive (seconds)', kind: 'number', read: (row) => (row.persistent_keepalive == null ? '' : String(row.persistent_keepalive)) },
+  { name: 'preshared_key', label: 'Preshared key', kind: 'password', setFlag: 'has_preshared_key' },
+];
 
 interface PeerRef {
   tunnelId: string;
@@ -67,13 +84,8 @@ export function VpnPage() {
           { key: 'public_key', label: 'Public key' },
           { key: 'status', label: 'Status' },
         ]}
-        createFields={[
-          { name: 'name', label: 'Name', kind: 'text', required: true },
-          { name: 'listen_port', label: 'Listen port', kind: 'number', initial: '51820' },
-          { name: 'address', label: 'Tunnel address', kind: 'text', hint: 'e.g. 10.99.0.1/24' },
-          { name: 'endpoint_host', label: 'Public host name or address', kind: 'text' },
-          { name: 'dns', label: 'DNS for clients', kind: 'text' },
-        ]}
+        createFields={TUNNEL_FIELDS}
+        editFields={[...TUNNEL_FIELDS, { name: 'mtu', label: 'MTU', kind: 'number', hint: 'empty: automatic' }]}
         rowActions={(row) => (
           <button type="button" class="secondary" onClick={() => setTunnel(row)}>
             Peers
@@ -84,7 +96,7 @@ export function VpnPage() {
         <CollectionSection
           key={String(tunnel.id)}
           title={`Peers of ${String(tunnel.name)}`}
-        itemName="peer"
+          itemName="peer"
           path={`/vpn/wg/${String(tunnel.id)}/peers`}
           writePermission="vpn:write"
           deletable
@@ -101,6 +113,7 @@ export function VpnPage() {
             { name: 'auto_generate_key', label: 'Generate the client key pair here', kind: 'checkbox', initial: true },
             { name: 'public_key', label: 'Client public key', kind: 'text', hint: 'when the client made its own keys' },
           ]}
+          editFields={PEER_EDIT_FIELDS}
           rowActions={(row) => (
             <button type="button" class="secondary" onClick={() => setPeer({ tunnelId: String(tunnel.id), peerId: String(row.id), name: String(row.name || row.id) })}>
               Client config
