@@ -1,4 +1,3 @@
-import { putTakesIfMatch } from './conditional-writes';
 import { clearSession, loadSession, saveSession, type Session } from './session-store';
 
 /** A failed API call: the HTTP status and the API's own `{error}` message, made readable. */
@@ -119,7 +118,7 @@ export class ApiClient {
    * then answers 412 and changes nothing); elsewhere the API would refuse the header, so it is left out.
    */
   async update<T>(path: string, body: unknown, etag: string | null): Promise<ApiResult<T>> {
-    return this.request<T>('PUT', path, { body, ifMatch: etag && putTakesIfMatch(path) ? etag : null });
+    return this.request<T>('PUT', path, { body, ifMatch: etag });
   }
 
   async delete(path: string, ifMatch?: string | null): Promise<void> {
