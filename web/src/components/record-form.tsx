@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Row } from '../api/types';
 import { CheckboxField, FormActions, SelectField, TextArea, TextField } from './fields';
-import { ErrorAlert, messageOf } from './error-alert';
+import { ErrorAlert } from './error-alert';
+import { useSubmit } from './use-submit';
 
 /** One input of a declared form; the body sent is built from these, typed as the API expects. */
 export interface FieldSpec {
@@ -94,8 +95,6 @@ interface RecordFormProps {
 /** A form whose validation messages are the API's own (400 naming the field), shown in an alert. */
 export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel }: RecordFormProps) {
   const [values, setValues] = useState<Values>(() => initialValues(fields, record));
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const set = (name: string, value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
   // a new read of the record (after a save refused as stale) shows what is stored now; only a new one: a reset
   // on mount would race the first keystrokes
@@ -106,19 +105,10 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
     setValues(initialValues(fields, record));
   }, [record]);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit(bodyOf(fields, values, record ? initialValues(fields, record) : undefined));
-      if (!record) setValues(initialValues(fields));
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    await onSubmit(bodyOf(fields, values, record ? initialValues(fields, record) : undefined));
+    if (!record) setValues(initialValues(fields));
+  });
 
   return (
     <form class="record-form" onSubmit={submit} aria-label={title}>

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Rule } from '../api/types';
-import { ErrorAlert, messageOf } from '../components/error-alert';
+import { ErrorAlert } from '../components/error-alert';
+import { useSubmit } from '../components/use-submit';
 import { CheckboxField, FormActions, SelectField, TextField } from '../components/fields';
 
 const ACTIONS = [
@@ -103,23 +104,10 @@ export function RuleForm({ rule, onSubmit, onCancel }: RuleFormProps) {
     shownRule.current = rule;
     setDraft(draftOf(rule));
   }, [rule]);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const set = <K extends keyof RuleDraft>(key: K) => (value: RuleDraft[K]) => setDraft((current) => ({ ...current, [key]: value }));
   const title = rule ? 'Edit rule' : 'New rule';
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit(bodyOf(draft, rule !== null));
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(() => onSubmit(bodyOf(draft, rule !== null)));
 
   return (
     <form class="record-form" onSubmit={submit} aria-label={title}>
