@@ -1,6 +1,7 @@
 import type { RouteAccess } from '../core/permissions.js';
 import type { SingletonModel } from '../model/singleton-model.js';
 import type { ConfigData } from '../store/config-store.js';
+import type { FastifyRequest } from 'fastify';
 import type { RouteSpec } from './route.js';
 import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
 
@@ -13,6 +14,8 @@ export interface SingletonRouteParts {
   /** `write` must be the model's writeAccess: import and restore hold callers to the same permission. */
   access: { read: RouteAccess; write: RouteAccess };
   tags: string[];
+  /** How a PUT writes the patch, when a service must act on it (checks, audit); default: the model's own write. */
+  write?: (patch: ConfigData, request: FastifyRequest) => void;
 }
 
 /** GET (with defaults, secrets left out) and PUT (a patch: fields not sent are kept) of a settings section. */
@@ -21,6 +24,7 @@ export function singletonRoutes(model: SingletonModel, parts: SingletonRoutePart
     throw new Error(`${model.kind}: routes write with ${parts.access.write}, the model with ${model.declaration.writeAccess}`);
   }
   const { noun, schemas } = model;
+  const write = parts.write ?? ((patch: ConfigData) => model.write(patch));
   return [
     {
       method: 'GET', path: parts.path, access: parts.access.read, tags: parts.tags, summary: `Read ${noun}`, conditional: 'read',
@@ -36,7 +40,7 @@ export function singletonRoutes(model: SingletonModel, parts: SingletonRoutePart
       schema: { body: schemas.patch, response: { 200: schemas.view } },
       handler: (request, reply) => {
         requirePreconditions(request, sectionTag(model.read()));
-        model.write(request.body as ConfigData);
+        write(request.body as ConfigData, request);
         const data = model.read();
         setEntityTag(reply, sectionTag(data));
         return model.visible(data);

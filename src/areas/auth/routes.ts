@@ -4,14 +4,12 @@ import type { AppContext } from '../../context.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import { ErrorAnswer, NoContent } from '../../http/documented-responses.js';
-import { sectionTag, singletonRoutes } from '../../http/singleton-routes.js';
-import { requirePreconditions, setEntityTag } from '../../http/conditional.js';
+import { singletonRoutes } from '../../http/singleton-routes.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
 import { actorOf } from '../../auth/identity-service.js';
 import { assertCsrfHeader, clearSessionCookies, cookiesSecure, readCookie, REFRESH_COOKIE, setSessionCookies } from '../../auth/cookies.js';
 import { badRequest } from '../../core/errors.js';
 import * as S from './schema.js';
-import type { ConfigData } from '../../store/config-store.js';
 
 /** Role ids are names (built-in `admin`, custom `auditor`), not UUIDs. */
 const RoleIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -27,7 +25,10 @@ export function createAuthArea(context: AppContext): Area {
 function routes(context: AppContext): RouteSpec[] {
   const identity = context.identity;
   const tags = ['auth'];
-  const [settingsGet, settingsPut] = singletonRoutes(identity.settingsSection, { path: '/api/v1/auth/settings', access: { read: 'settings:read', write: 'settings:write' }, tags });
+  const settingsRoutes = singletonRoutes(identity.settingsSection, {
+    path: '/api/v1/auth/settings', access: { read: 'settings:read', write: 'settings:write' }, tags,
+    write: (patch, request) => identity.updateSettings(patch, actorOf(request)),
+  });
   return [
     route({
       method: 'POST', path: '/api/v1/auth/register', access: 'public', tags,
@@ -215,17 +216,6 @@ function routes(context: AppContext): RouteSpec[] {
         return reply.status(204).send();
       },
     }),
-    settingsGet,
-    {
-      ...settingsPut,
-      // the body schema is the section's patch schema, built from AuthSettingsSchema at run time
-      handler: (request, reply) => {
-        requirePreconditions(request, sectionTag(identity.settingsSection.read()));
-        identity.updateSettings(request.body as ConfigData, actorOf(request));
-        const data = identity.settingsSection.read();
-        setEntityTag(reply, sectionTag(data));
-        return identity.settingsSection.visible(data);
-      },
-    },
+    ...settingsRoutes,
   ];
 }
