@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { RouteAccess } from '../core/permissions.js';
 import type { CollectionModel } from '../model/collection-model.js';
@@ -14,6 +14,13 @@ import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditio
  */
 export const objectTag = (model: CollectionModel, object: ConfigObject, record: object = model.toRecord(object)): string =>
   strongTagOfValue([record, object.data]);
+
+/** An object's record as answered, its entity tag set on the reply. */
+export function taggedRecord(model: CollectionModel, object: ConfigObject, reply: FastifyReply): object {
+  const served = model.toRecord(object);
+  setEntityTag(reply, objectTag(model, object, served));
+  return served;
+}
 
 export type Operation = 'list' | 'create' | 'read' | 'update' | 'delete';
 const ALL_OPERATIONS: readonly Operation[] = ['list', 'create', 'read', 'update', 'delete'];
@@ -93,9 +100,7 @@ export function collectionRoutes(model: CollectionModel, parts: CollectionRouteP
       schema: { params: itemParams, response: { 200: record } },
       handler: (request, reply) => {
         const object = model.find(param(request, idParam)!, param(request, itemParent));
-        const served = model.toRecord(object);
-        setEntityTag(reply, objectTag(model, object, served));
-        return served;
+        return taggedRecord(model, object, reply);
       },
     });
   }
@@ -108,9 +113,7 @@ export function collectionRoutes(model: CollectionModel, parts: CollectionRouteP
         const parentId = param(request, itemParent);
         requirePreconditions(request, objectTag(model, model.find(id, parentId)));
         const updated = model.update(id, request.body as ConfigData, parentId);
-        const served = model.toRecord(updated);
-        setEntityTag(reply, objectTag(model, updated, served));
-        return served;
+        return taggedRecord(model, updated, reply);
       },
     });
   }

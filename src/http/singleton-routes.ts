@@ -1,12 +1,19 @@
 import type { RouteAccess } from '../core/permissions.js';
 import type { SingletonModel } from '../model/singleton-model.js';
 import type { ConfigData } from '../store/config-store.js';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteSpec } from './route.js';
 import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
 
 /** A section's entity tag: a hash of its values, sealed secrets included (a new secret changes the tag). */
-export const sectionTag = (data: ConfigData): string => strongTagOfValue(data);
+const sectionTag = (data: ConfigData): string => strongTagOfValue(data);
+
+/** The section's current values as answered (secrets left out), its entity tag set on the reply. */
+function taggedView(model: SingletonModel, reply: FastifyReply): ConfigData {
+  const data = model.read();
+  setEntityTag(reply, sectionTag(data));
+  return model.visible(data);
+}
 
 /** Where and to whom a settings section is served. */
 export interface SingletonRouteParts {
@@ -30,9 +37,7 @@ export function singletonRoutes(model: SingletonModel, parts: SingletonRoutePart
       method: 'GET', path: parts.path, access: parts.access.read, tags: parts.tags, summary: `Read ${noun}`, conditional: 'read',
       schema: { response: { 200: schemas.view } },
       handler: (_request, reply) => {
-        const data = model.read();
-        setEntityTag(reply, sectionTag(data));
-        return model.visible(data);
+        return taggedView(model, reply);
       },
     },
     {
@@ -41,9 +46,7 @@ export function singletonRoutes(model: SingletonModel, parts: SingletonRoutePart
       handler: (request, reply) => {
         requirePreconditions(request, sectionTag(model.read()));
         write(request.body as ConfigData, request);
-        const data = model.read();
-        setEntityTag(reply, sectionTag(data));
-        return model.visible(data);
+        return taggedView(model, reply);
       },
     },
   ];

@@ -1,8 +1,8 @@
 import type { TSchema } from 'typebox';
 import type { CollectionModel } from '../../model/collection-model.js';
 import { route, type RouteSpec } from '../../http/route.js';
-import { objectTag, type CollectionRouteParts } from '../../http/collection-routes.js';
-import { requirePreconditions, setEntityTag } from '../../http/conditional.js';
+import { objectTag, taggedRecord, type CollectionRouteParts } from '../../http/collection-routes.js';
+import { requirePreconditions } from '../../http/conditional.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 
@@ -47,10 +47,7 @@ export function normalisedWriteRoutes(
         const existing = model.find(id);
         requirePreconditions(request, objectTag(model, existing));
         around(() => model.update(id, options.toStored(fieldsOf(request.body), existing)));
-        const updated = model.find(id);
-        const served = model.toRecord(updated);
-        setEntityTag(reply, objectTag(model, updated, served));
-        return served;
+        return taggedRecord(model, model.find(id), reply);
       },
     }),
   ];
