@@ -91,6 +91,12 @@ test('test checks connectivity and credentials, and reports failures as ok:false
   const missing = json(await call('POST', '/api/v1/backup/objstore/test'));
   assert.equal(missing.ok, false);
   assert.match(missing.message, /NotFound|NoSuchBucket|404/);
+  // listing and downloading from a storage that refuses are the upstream's failure: 502 with its reason, not a 400
+  const refusedListing = await call('GET', '/api/v1/backup/objstore/list');
+  assert.equal(refusedListing.statusCode, 502, refusedListing.body);
+  assert.match(json(refusedListing).error, /^object storage: .*(NotFound|NoSuchBucket|404)/);
+  const refusedDownload = await call('POST', '/api/v1/backup/objstore/import', { key: 'fw1/anything.json' });
+  assert.equal(refusedDownload.statusCode, 502, refusedDownload.body);
 
   // the outbound guard: loopback refused unless allow-listed, plain http refused unless allowed
   await call('PUT', '/api/v1/backup/objstore/config', { bucket: 'backups', allowed_addresses: [] });

@@ -17,6 +17,8 @@ export const notFound = (message = 'not found') => new HttpError(404, message);
 export const conflict = (message: string) => new HttpError(409, message);
 export const tooManyRequests = (retryAfterSeconds: number, message = 'too many requests') =>
   new HttpError(429, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+/** An upstream the appliance talks to (object storage, a provider) refused or failed: not the client's fault. */
+export const badGateway = (message: string) => new HttpError(502, message);
 export const unavailable = (message: string) => new HttpError(503, message);
 
 /**

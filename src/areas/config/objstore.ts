@@ -5,7 +5,7 @@ import { isoTime } from '../../core/clock.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { sha256Hex } from '../../core/crypto.js';
 import type { Permission } from '../../core/permissions.js';
-import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { badGateway, badRequest, conflict, notFound } from '../../core/errors.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { VersionRecord } from '../../store/config-versions.js';
@@ -257,7 +257,7 @@ export class ObjectStorageBackups {
       items.sort((a, b) => (b.last_modified ?? '').localeCompare(a.last_modified ?? '') || b.key.localeCompare(a.key));
       return items;
     } catch (error) {
-      throw badRequest(`object storage: ${describeS3Error(error)}`);
+      throw badGateway(`object storage: ${describeS3Error(error)}`);
     } finally {
       client.destroy();
     }
@@ -278,7 +278,7 @@ export class ObjectStorageBackups {
       text = (await object.Body?.transformToString()) ?? '';
     } catch (error) {
       if ((error as { name?: string }).name === 'NoSuchKey') throw notFound(`backup ${key} not found`);
-      throw badRequest(`object storage: ${describeS3Error(error)}`);
+      throw badGateway(`object storage: ${describeS3Error(error)}`);
     } finally {
       client.destroy();
     }

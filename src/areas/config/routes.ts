@@ -197,7 +197,7 @@ function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
     },
     {
       method: 'GET', path: '/api/v1/backup/objstore/list', access: 'backup:read', tags: backupTags, summary: 'Backups under the prefix, newest first (X-Total-Count)',
-      schema: { response: { 200: A.ObjstoreListing, 400: ErrorAnswer('The object storage refused the listing'), 409: ErrorAnswer('No destination is configured yet: the message names what to set') } },
+      schema: { response: { 200: A.ObjstoreListing, 502: ErrorAnswer('The object storage refused or failed the listing'), 409: ErrorAnswer('No destination is configured yet: the message names what to set') } },
       handler: async (_request, reply) => {
         const items = await objstore.list();
         reply.header('x-total-count', String(items.length));
@@ -207,7 +207,7 @@ function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags: backupTags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
-      schema: { body: ObjstoreImportBody, response: { 200: A.ObjstoreImportOutcome, 404: ErrorAnswer('No backup is stored under the key') } },
+      schema: { body: ObjstoreImportBody, response: { 200: A.ObjstoreImportOutcome, 404: ErrorAnswer('No backup is stored under the key'), 502: ErrorAnswer('The object storage refused or failed the download') } },
       handler: (request) => {
         const { key, passphrase } = request.body;
         return objstore.importBackup(key, passphrase, actorOfRequest(request));
