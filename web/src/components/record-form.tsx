@@ -8,7 +8,8 @@ import { useSubmit } from './use-submit';
 export interface FieldSpec {
   name: string;
   label: string;
-  kind: 'text' | 'password' | 'number' | 'select' | 'checkbox' | 'lines';
+  /** `lines`: a list, one entry per line; `paragraph`: free text whose line breaks are kept. */
+  kind: 'text' | 'password' | 'number' | 'select' | 'checkbox' | 'lines' | 'paragraph';
   options?: readonly string[];
   required?: boolean;
   hint?: string;
@@ -45,7 +46,7 @@ function initialValues(fields: readonly FieldSpec[], record?: Row | null): Value
 function typed(field: FieldSpec, value: string | boolean): unknown {
   if (field.kind === 'checkbox') return value === true;
   const text = String(value);
-  if (field.kind === 'password') return text;
+  if (field.kind === 'password' || field.kind === 'paragraph') return text;
   if (field.kind === 'lines') return text.split(/[\n,]/).map((line) => line.trim()).filter(Boolean);
   if (field.kind === 'number') return /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text.trim();
   return text.trim();
@@ -119,6 +120,7 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
           if (field.kind === 'checkbox') return <CheckboxField key={field.name} name={field.name} label={field.label} checked={value === true} onChange={(checked) => set(field.name, checked)} />;
           if (field.kind === 'select') return <SelectField key={field.name} name={field.name} label={field.label} value={String(value)} options={optionsWith(field.options ?? [], String(value))} onChange={(v) => set(field.name, v)} hint={field.hint} />;
           if (field.kind === 'lines') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint ?? 'one per line'} />;
+          if (field.kind === 'paragraph') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint} />;
           return (
             <TextField
               key={field.name}

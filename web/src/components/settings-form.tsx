@@ -17,6 +17,8 @@ interface SettingsSectionProps {
   fields: readonly FieldSpec[];
   /** Values not shown at all (long lists, internals). */
   omit?: readonly string[];
+  /** Sent with every save that changes something: which part of the section the fields belong to. */
+  scope?: Record<string, unknown>;
 }
 
 /** Read-only rows: a secret's flag reads as "set" / "not set" under the secret's name, never its value. */
@@ -37,7 +39,7 @@ function displayEntries(record: Row, fields: readonly FieldSpec[], skip: Readonl
  * If-Match (a 412 reloads it and says so). Values the API computes are listed below the form; write-only
  * secrets show as "set" / "not set" with an empty field to replace them. Others see the values as a table.
  */
-export function SettingsSection({ title, path, writePermission, fields, omit = [] }: SettingsSectionProps) {
+export function SettingsSection({ title, path, writePermission, fields, omit = [], scope }: SettingsSectionProps) {
   const { api, can } = useSession();
   const mayWrite = can(writePermission);
   const loaded = useLoad(() => readForEditing(api, path), path);
@@ -66,7 +68,8 @@ export function SettingsSection({ title, path, writePermission, fields, omit = [
           submitLabel="Save"
           onSubmit={async (body) => {
             setSaved(null);
-            const changed = await saveEdit(api, current, body, `${title} section`, setCurrent);
+            const scoped = scope && Object.keys(body).length > 0 ? { ...scope, ...body } : body;
+            const changed = await saveEdit(api, current, scoped, `${title} section`, setCurrent);
             // read back what is stored now (and its new ETag); this also empties the secret fields
             if (changed) setCurrent(await readForEditing(api, path));
             setSaved(changed ? `${title}: saved.` : 'Nothing changed.');

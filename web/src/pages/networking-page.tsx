@@ -1,6 +1,7 @@
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
+import { SettingsSection } from '../components/settings-form';
 
 const ENABLED: FieldSpec = { name: 'enabled', label: 'Enabled', kind: 'checkbox' };
 
@@ -10,6 +11,23 @@ const VLAN_FIELDS: readonly FieldSpec[] = [
   { name: 'ipv4_mode', label: 'IPv4', kind: 'select', options: ['none', 'static', 'dhcp'] },
   { name: 'ipv4_address', label: 'IPv4 address', kind: 'text', hint: 'static only: CIDR, e.g. 10.20.0.1/24' },
   { name: 'description', label: 'Description', kind: 'text' },
+];
+
+const DDNS_RECORD_FIELDS: readonly FieldSpec[] = [
+  { name: 'hostname', label: 'Host name', kind: 'text' },
+  { name: 'provider_id', label: 'DNS provider id', kind: 'text', hint: 'an ACME DNS provider (Certificates page) that can push A/AAAA records' },
+  { name: 'record_type', label: 'Record', kind: 'select', options: ['a', 'aaaa', 'both'] },
+  { name: 'source', label: 'Address from', kind: 'select', options: ['auto-public', 'interface', 'explicit'] },
+  { name: 'interface', label: 'Interface', kind: 'text', hint: 'source interface only' },
+  { name: 'explicit_ip', label: 'Address', kind: 'text', hint: 'source explicit only' },
+  { name: 'ttl', label: 'TTL (seconds)', kind: 'number' },
+];
+
+const DDNS_CONFIG_FIELDS: readonly FieldSpec[] = [
+  { name: 'poll_interval_secs', label: 'Check every (seconds)', kind: 'number' },
+  { name: 'ip_echo_url_v4', label: 'IPv4 echo service', kind: 'text' },
+  { name: 'ip_echo_url_v6', label: 'IPv6 echo service', kind: 'text' },
+  { name: 'allow_private_echo', label: 'Allowed echo-service addresses', kind: 'lines', hint: 'private addresses the echo service may have, one per line' },
 ];
 
 const ROUTE_FIELDS: readonly FieldSpec[] = [
@@ -22,7 +40,7 @@ const ROUTE_FIELDS: readonly FieldSpec[] = [
 
 export function NetworkingPage() {
   return (
-    <Page title="Networking" help="Interfaces and their roles, VLANs and static routes.">
+    <Page title="Networking" help="Interfaces and their roles, VLANs, static routes and dynamic DNS.">
       <CollectionSection
         title="Interfaces"
         path="/interfaces"
@@ -72,6 +90,29 @@ export function NetworkingPage() {
         createFields={ROUTE_FIELDS}
         editFields={[...ROUTE_FIELDS, ENABLED]}
       />
+      <CollectionSection
+        title="Dynamic DNS"
+        itemName="dynamic DNS record"
+        path="/ddns/records"
+        writePermission="settings:write"
+        deletable
+        // the API reads dynamic DNS records as a list only
+        readEach={false}
+        describe={(row) => `the dynamic DNS record ${String(row.hostname)}`}
+        columns={[
+          { key: 'hostname', label: 'Host name' },
+          { key: 'provider_name', label: 'Provider' },
+          { key: 'record_type', label: 'Record' },
+          { key: 'source', label: 'Address from' },
+          { key: 'last_ip', label: 'Last address' },
+          { key: 'last_status', label: 'Last update' },
+          { key: 'last_error', label: 'Error' },
+          { key: 'enabled', label: 'Enabled' },
+        ]}
+        createFields={DDNS_RECORD_FIELDS}
+        editFields={[...DDNS_RECORD_FIELDS, ENABLED]}
+      />
+      <SettingsSection title="Dynamic DNS checks" path="/ddns/config" writePermission="settings:write" fields={DDNS_CONFIG_FIELDS} />
     </Page>
   );
 }

@@ -8,6 +8,8 @@ import { ErrorAlert } from '../components/error-alert';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 
+const AI_PROVIDERS = ['openai', 'claude', 'lm_studio', 'ollama'] as const;
+
 const GENERAL_FIELDS: readonly FieldSpec[] = [
   { name: 'hostname', label: 'Host name', kind: 'text', sendEmpty: true },
   { name: 'domain', label: 'Domain', kind: 'text', sendEmpty: true },
@@ -95,6 +97,64 @@ const TIME_SOURCE_FIELDS: readonly FieldSpec[] = [
   { name: 'max_poll', label: 'Max poll (log2 seconds)', kind: 'number' },
 ];
 
+const BANNER_FIELDS: readonly FieldSpec[] = [
+  { name: 'login_banner', label: 'Sign-in banner', kind: 'paragraph', sendEmpty: true, hint: 'shown before SSH and console sign-in' },
+  { name: 'motd', label: 'Message of the day', kind: 'paragraph', sendEmpty: true, hint: 'shown after sign-in' },
+];
+
+const CONSOLE_FIELDS: readonly FieldSpec[] = [
+  { name: 'kind', label: 'Console on', kind: 'select', options: ['video', 'serial', 'dual'] },
+  { name: 'baud', label: 'Serial speed (baud)', kind: 'number', hint: '9600, 19200, 38400, 57600 or 115200' },
+];
+
+const AI_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'AI threat analysis', kind: 'checkbox' },
+  { name: 'active_provider', label: 'Provider in use', kind: 'select', options: ['', ...AI_PROVIDERS] },
+  { name: 'outbound_allow_list', label: 'Allowed provider addresses', kind: 'lines', hint: 'private or local addresses a provider may have (a LAN runtime), one per line' },
+];
+
+type ProviderRow = { provider?: string; enabled?: boolean; api_key_set?: boolean; endpoint?: string; model?: string };
+
+/** One provider's entry of the AI settings: the section answers every provider in one list. */
+function providerEntry(record: Record<string, unknown>, provider: string): ProviderRow {
+  const providers = Array.isArray(record.providers) ? (record.providers as ProviderRow[]) : [];
+  return providers.find((entry) => entry.provider === provider) ?? {};
+}
+
+function aiProviderFields(provider: string): readonly FieldSpec[] {
+  return [
+    { name: 'provider_enabled', label: 'Enabled', kind: 'checkbox', read: (record) => providerEntry(record, provider).enabled === true },
+    { name: 'endpoint', label: 'Endpoint', kind: 'text', sendEmpty: true, read: (record) => providerEntry(record, provider).endpoint ?? '' },
+    { name: 'model', label: 'Model', kind: 'text', sendEmpty: true, read: (record) => providerEntry(record, provider).model ?? '' },
+    {
+      name: 'api_key', label: 'API key', kind: 'password',
+      hint: 'write-only: never shown; leave empty to keep the stored key, type one to replace it',
+    },
+  ];
+}
+
+/** The AI section, and for those who may change it one form per provider (each save names its provider). */
+function AiSettings() {
+  const { can } = useSession();
+  if (!can('settings:write')) return <SettingsSection title="AI threat analysis" path="/settings/ai" writePermission="settings:write" fields={AI_FIELDS} />;
+  return (
+    <>
+      <SettingsSection title="AI threat analysis" path="/settings/ai" writePermission="settings:write" fields={AI_FIELDS} omit={['providers']} />
+      {AI_PROVIDERS.map((provider) => (
+        <SettingsSection
+          key={provider}
+          title={`AI provider ${provider}`}
+          path="/settings/ai"
+          writePermission="settings:write"
+          fields={aiProviderFields(provider)}
+          scope={{ provider }}
+          omit={['enabled', 'active_provider', 'providers', 'outbound_allow_list']}
+        />
+      ))}
+    </>
+  );
+}
+
 /** Host facts in readable units. */
 function SystemInfo() {
   const { api } = useSession();
@@ -132,7 +192,7 @@ function SystemInfo() {
 
 export function SystemPage() {
   return (
-    <Page title="System" help="The appliance itself: host, general settings, SSH, sign-in, logging, notifications and the software version.">
+    <Page title="System" help="The appliance itself: host, general settings, SSH, sign-in, logging, notifications, banner and console, AI analysis and the software version.">
       <SystemInfo />
       <SettingsView title="About" path="/about" omit={['features']} />
       <SettingsSection title="General" path="/system/general" writePermission="settings:write" fields={GENERAL_FIELDS} />
@@ -142,6 +202,9 @@ export function SystemPage() {
       <SettingsSection title="Dashboard history" path="/settings/dashboard-history" writePermission="settings:write" fields={DASHBOARD_HISTORY_FIELDS} />
       <SettingsSection title="Remote syslog" path="/settings/syslog" writePermission="settings:write" fields={SYSLOG_FIELDS} />
       <SettingsSection title="Email notifications" path="/notify/smtp/config" writePermission="settings:write" fields={SMTP_FIELDS} />
+      <SettingsSection title="Banner" path="/system/banner" writePermission="settings:write" fields={BANNER_FIELDS} />
+      <SettingsSection title="Console" path="/system/console" writePermission="settings:write" fields={CONSOLE_FIELDS} />
+      <AiSettings />
       <SettingsView title="Updates" path="/updates/status" />
       <SettingsSection title="Update schedule" path="/updates/schedule" writePermission="updates:install" fields={UPDATE_SCHEDULE_FIELDS} />
       <CollectionSection

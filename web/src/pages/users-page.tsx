@@ -7,6 +7,7 @@ import { formatTime } from '../components/format';
 import { Page } from '../components/page';
 import { RecordForm } from '../components/record-form';
 import type { FieldSpec } from '../components/record-form';
+import { SettingsSection } from '../components/settings-form';
 import { TotpEnrolment } from './totp-enrolment';
 
 const ROLES = ['viewer', 'operator', 'admin'];
@@ -16,6 +17,54 @@ const ROLE_FIELDS: readonly FieldSpec[] = [
   { name: 'permissions', label: 'Permissions', kind: 'lines', hint: 'e.g. rules:read, one per line' },
   { name: 'description', label: 'Description', kind: 'text' },
 ];
+
+const SSO_FIELDS: readonly FieldSpec[] = [
+  { name: 'public_url', label: 'Public URL', kind: 'text', sendEmpty: true, hint: 'e.g. https://fw.example.org; empty: taken from the request' },
+  { name: 'allowed_networks', label: 'Allowed provider addresses', kind: 'lines', hint: 'private or local addresses an on-premises provider may have, one per line' },
+  { name: 'trusted_ca_pem', label: 'Extra trusted CA certificates (PEM)', kind: 'paragraph', sendEmpty: true },
+  { name: 'auto_create_oauth_users', label: 'Create accounts on first single sign-on', kind: 'checkbox' },
+  { name: 'require_totp_for_oauth', label: 'Require two-factor after single sign-on', kind: 'checkbox' },
+];
+
+const PROVIDER_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Name', kind: 'text', hint: 'shown on the sign-in page and used in the callback path' },
+  { name: 'provider_type', label: 'Type', kind: 'select', options: ['oidc', 'preset_a', 'preset_b'] },
+  { name: 'client_id', label: 'Client id', kind: 'text' },
+  { name: 'client_secret', label: 'Client secret', kind: 'password', hint: 'write-only: never shown again; when editing, leave empty to keep it' },
+  { name: 'scopes', label: 'Scopes', kind: 'text', sendEmpty: true, hint: "space-separated; empty: the type's default" },
+  { name: 'auth_url', label: 'Authorization URL', kind: 'text', hint: 'https; required for oidc' },
+  { name: 'token_url', label: 'Token URL', kind: 'text', hint: 'https; required for oidc' },
+  { name: 'userinfo_url', label: 'Userinfo URL', kind: 'text', hint: 'https; required for oidc' },
+  { name: 'issuer', label: 'Issuer', kind: 'text', hint: "default: the preset's, or the origin of the authorization URL" },
+];
+
+/** Single sign-on: where the console is reached from, and the identity providers offered on the sign-in page. */
+function SingleSignOn() {
+  const { can } = useSession();
+  return (
+    <>
+      {can('settings:write') && <SettingsSection title="Single sign-on" path="/auth/oauth/settings" writePermission="settings:write" fields={SSO_FIELDS} />}
+      <CollectionSection
+        title="Identity providers"
+        itemName="identity provider"
+        path="/auth/oauth/providers"
+        writePermission="settings:write"
+        deletable
+        readEach={false}
+        describe={(row) => `the identity provider ${String(row.name)}`}
+        createFields={PROVIDER_FIELDS}
+        editFields={[...PROVIDER_FIELDS, { name: 'enabled', label: 'Enabled', kind: 'checkbox' }]}
+        columns={[
+          { key: 'name', label: 'Name' },
+          { key: 'provider_type', label: 'Type' },
+          { key: 'client_id', label: 'Client id' },
+          { key: 'scopes', label: 'Scopes' },
+          { key: 'enabled', label: 'Enabled' },
+        ]}
+      />
+    </>
+  );
+}
 
 /** API keys: listed without their secret; a new key's secret is shown once, right after creating it. */
 function ApiKeys() {
@@ -115,7 +164,7 @@ export function UsersPage() {
   const { api, can } = useSession();
   const [error, setError] = useState<string | null>(null);
   return (
-    <Page title="Users" help="Accounts, roles and API keys, and your own two-factor authentication.">
+    <Page title="Users" help="Accounts, roles and API keys, single sign-on, and your own two-factor authentication.">
       <MyAccount />
       <ErrorAlert message={error} />
       <CollectionSection
@@ -180,6 +229,7 @@ export function UsersPage() {
         ]}
       />
       <ApiKeys />
+      <SingleSignOn />
     </Page>
   );
 }
