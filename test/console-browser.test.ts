@@ -628,7 +628,7 @@ test('every Edit button opens its form from the record the API reads; a save car
   assert.equal((await adminApi('GET', `/vlans/${vlan.id}`)).json.description, 'guests');
   assert.match(puts.find((put) => put.path === `/api/v1/vlans/${vlan.id}`)?.ifMatch ?? '', TAG);
 
-  // a user and a custom role (roles are listed only, so their form starts from the row)
+  // a user and a custom role: identity reads answer ETags too, so their saves carry If-Match
   await main(page).getByRole('link', { name: 'Users' }).click();
   await page.getByRole('table', { name: 'Users' }).getByRole('row').filter({ hasText: 'uma' }).getByRole('button', { name: 'Edit' }).click();
   const userForm = page.getByRole('form', { name: 'Edit user' });
@@ -644,6 +644,8 @@ test('every Edit button opens its form from the record the API reads; a save car
   await roleForm.getByRole('button', { name: 'Save' }).click();
   await roleForm.waitFor({ state: 'detached' });
   assert.deepEqual(((await adminApi('GET', '/auth/roles')).json as { id: string; permissions: string[] }[]).find((r) => r.id === role.id)?.permissions.sort(), ['nat:read', 'rules:read']);
+  assert.match(puts.find((put) => put.path === `/api/v1/auth/users/${user.id}`)?.ifMatch ?? '', TAG);
+  assert.match(puts.find((put) => put.path === `/api/v1/auth/roles/${role.id}`)?.ifMatch ?? '', TAG);
   assert.equal(await page.getByRole('table', { name: 'Roles' }).getByRole('row').filter({ hasText: /^viewer/ }).getByRole('button', { name: 'Edit' }).count(), 0, 'built-in roles offer no Edit');
   assertNoProblems(watched, 'every edit form');
 });

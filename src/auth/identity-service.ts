@@ -15,7 +15,7 @@ import { ApiKeys, type ApiKeyRecord } from './api-keys.js';
 import { OneShotStore } from './one-shot-store.js';
 import { assertPasswordPolicy, hashPassword, verifyPassword } from './passwords.js';
 import { FailureLimiter } from './rate-limit.js';
-import { builtinRoleId, normalisePermissions, Roles } from './roles.js';
+import { builtinRoleId, normalisePermissions, Roles, type RoleRecord } from './roles.js';
 import { refreshTokenPrefix, Sessions } from './sessions.js';
 import { SSO_SETTINGS_KIND } from './sso/sso-settings.js';
 import { AUTH_SETTINGS_KIND, AuthSettingsSchema, type AuthSettings } from './settings.js';
@@ -54,6 +54,11 @@ export interface UserRecord {
 }
 
 /** Who did something, for the audit. */
+export type UserPatch = { username?: string; password?: string; email?: string | null; role?: string; enabled?: boolean };
+
+/** A write's precondition (If-Match), given the target's version as it is now; throws to refuse the write. */
+export type VersionCheck = (currentVersion: unknown) => void;
+
 export interface Actor {
   identity: Identity | null;
   clientIp: string | null;
@@ -400,9 +405,18 @@ export class IdentityService implements Authenticator {
   }
 
   getUser(id: string): UserRecord {
+    return this.userVersion(id).record;
+  }
+
+  /**
+   * An account as served, with what its entity tag is made of: the record and the password hash, so a new
+   * password alone changes the tag (the hash itself never leaves the service).
+   */
+  userVersion(id: string): { record: UserRecord; version: unknown } {
     const user = this.users.byId(id);
     if (!user) throw notFound(`user ${id} not found`);
-    return this.toUserRecord(user);
+    const record = this.toUserRecord(user);
+    return { record, version: [record, user.password_hash] };
   }
 
   async createUser(input: { username: string; password: string; email?: string; role?: string }, actor: Actor): Promise<UserRecord> {
@@ -415,7 +429,33 @@ export class IdentityService implements Authenticator {
     return this.toUserRecord(user);
   }
 
-  async updateUser(id: string, patch: { username?: string; password?: string; email?: string | null; role?: string; enabled?: boolean }, actor: Actor): Promise<UserRecord> {
+  /**
+   * `expect` is the caller's precondition (If-Match), given the account's version as `userVersion` makes it; it
+   * runs in the same synchronous step as the write, after the password is hashed, so nothing slips between.
+   */
+  async updateUser(id: string, patch: UserPatch, actor: Actor, expect?: VersionCheck): Promise<UserRecord> {
+    // judged before the ~300 ms hash (a refusal costs nothing) and again after it, with the write
+    this.assertUpdatable(id, patch, actor);
+    const passwordHash = patch.password !== undefined ? await hashPassword(patch.password) : undefined;
+    const { user, role } = this.assertUpdatable(id, patch, actor);
+    expect?.(this.userVersion(id).version);
+    const updated = this.users.update(id, {
+      username: patch.username,
+      email: patch.email,
+      role_id: role?.id,
+      enabled: patch.enabled === undefined ? undefined : Number(patch.enabled),
+      password_hash: passwordHash,
+    });
+    // Changes take effect at once: a disabled account or a new password ends the sessions (other than the
+    // caller's own), a new role or name makes every access token of the user refresh.
+    if (patch.enabled === false) this.sessions.revokeAllOf(id);
+    if (patch.password !== undefined) this.revokeOtherSessions(id, actor);
+    if (role || patch.username !== undefined) this.sessions.invalidateTokensOf([id]);
+    this.recordChange('user_updated', actor, user.id, Object.keys(patch).filter((k) => k !== 'password').concat(patch.password ? ['password'] : []).join(', '));
+    return this.toUserRecord(updated);
+  }
+
+  private assertUpdatable(id: string, patch: UserPatch, actor: Actor) {
     const user = this.users.byId(id);
     if (!user) throw notFound(`user ${id} not found`);
     if (user.auth_provider === SYSTEM_PROVIDER) throw badRequest('the service account cannot be changed');
@@ -426,29 +466,17 @@ export class IdentityService implements Authenticator {
     }
     if (patch.password !== undefined) assertPasswordPolicy(patch.password, this.settings().password_min_length);
     if (patch.enabled === false && actor.identity?.userId === id) throw badRequest('body.enabled: you cannot disable your own account');
-    const updated = this.users.update(id, {
-      username: patch.username,
-      email: patch.email,
-      role_id: role?.id,
-      enabled: patch.enabled === undefined ? undefined : Number(patch.enabled),
-      password_hash: patch.password !== undefined ? await hashPassword(patch.password) : undefined,
-    });
-    // Changes take effect at once: a disabled account or a new password ends the sessions (other than the
-    // caller's own), a new role or name makes every access token of the user refresh.
-    if (patch.enabled === false) this.sessions.revokeAllOf(id);
-    if (patch.password !== undefined) this.revokeOtherSessions(id, actor);
-    if (role || patch.username !== undefined) this.sessions.invalidateTokensOf([id]);
-    this.recordChange('user_updated', actor, id, Object.keys(patch).filter((k) => k !== 'password').concat(patch.password ? ['password'] : []).join(', '));
-    return this.toUserRecord(updated);
+    return { user, role };
   }
 
-  deleteUser(id: string, actor: Actor): void {
-    const user = this.users.byId(id);
-    if (!user) throw notFound(`user ${id} not found`);
+  deleteUser(id: string, actor: Actor, expect?: VersionCheck): void {
+    const { version } = this.userVersion(id);
+    const user = this.users.byId(id)!;
     // A signed-in person cannot delete themselves; an API key may delete its owner (and dies with it), which
     // is how the last account is removed to return the appliance to first boot.
     if (actor.identity?.credential === 'session' && actor.identity.userId === id) throw badRequest('you cannot delete your own account');
     if (user.auth_provider === SYSTEM_PROVIDER) throw badRequest('the service account cannot be deleted');
+    expect?.(version);
     this.sessions.revokeAllOf(id);
     this.users.remove(id);
     this.apiKeys.reload();
@@ -489,14 +517,23 @@ export class IdentityService implements Authenticator {
     return role;
   }
 
-  updateRole(id: string, patch: { name?: string; permissions?: string[]; description?: string | null }, actor: Actor) {
+  /** A custom role, and the version its entity tag is made of. */
+  roleVersion(id: string): { record: RoleRecord; version: unknown } {
+    const record = this.roles.byId(id);
+    if (!record) throw notFound(`role ${id} not found`);
+    return { record, version: record };
+  }
+
+  updateRole(id: string, patch: { name?: string; permissions?: string[]; description?: string | null }, actor: Actor, expect?: VersionCheck) {
+    expect?.(this.roleVersion(id).version);
     const role = this.roles.update(id, patch);
     this.sessions.invalidateTokensOf(this.users.withRole(id).map((u) => u.id));
     this.recordChange('role_updated', actor, id, `${role.name}: ${role.permissions.join(' ')}`);
     return role;
   }
 
-  deleteRole(id: string, actor: Actor): void {
+  deleteRole(id: string, actor: Actor, expect?: VersionCheck): void {
+    expect?.(this.roleVersion(id).version);
     const role = this.roles.remove(id);
     this.recordChange('role_deleted', actor, id, role.name);
   }

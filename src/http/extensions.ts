@@ -31,6 +31,7 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   { method: 'GET', path: '/api/v1/vlans/{id}', access: 'interfaces:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/routes/{id}', access: 'interfaces:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/time/sources/{id}', access: 'settings:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'GET', path: '/api/v1/auth/roles/{id}', access: 'users:read', why: EDIT_WITH_IF_MATCH },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
@@ -6,13 +7,20 @@ import { IdParams } from '../../model/schema-helpers.js';
 import { ErrorAnswer, NoContent } from '../../http/documented-responses.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { PERMISSIONS, PERMISSION_DESCRIPTIONS } from '../../core/permissions.js';
-import { actorOf } from '../../auth/identity-service.js';
+import { actorOf, type VersionCheck } from '../../auth/identity-service.js';
+import { requirePreconditions, setEntityTag, strongTagOfValue } from '../../http/conditional.js';
 import { assertCsrfHeader, clearSessionCookies, cookiesSecure, readCookie, REFRESH_COOKIE, setSessionCookies } from '../../auth/cookies.js';
 import { badRequest } from '../../core/errors.js';
 import * as S from './schema.js';
 
 /** Role ids are names (built-in `admin`, custom `auditor`), not UUIDs. */
 const RoleIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/**
+ * Accounts and roles live outside the configuration store, so the generic conditional writes do not cover them:
+ * the service runs this check on the version it is about to change, in the step that changes it.
+ */
+const ifMatchOf = (request: FastifyRequest): VersionCheck => (version) => requirePreconditions(request, strongTagOfValue(version));
 
 const TooMany = ErrorAnswer('Too many failed attempts: wait for Retry-After seconds');
 /** What a sign-in or token exchange answers when refused. */
@@ -134,24 +142,30 @@ function routes(context: AppContext): RouteSpec[] {
       handler: async (request, reply) => reply.status(201).send(await identity.createUser(request.body, actorOf(request))),
     }),
     route({
-      method: 'GET', path: '/api/v1/auth/users/{id}', access: 'users:read', tags, summary: 'Read one account',
+      method: 'GET', conditional: 'read', path: '/api/v1/auth/users/{id}', access: 'users:read', tags, summary: 'Read one account',
       schema: { params: IdParams(), response: { 200: S.User } },
-      handler: (request) => identity.getUser(request.params.id),
-    }),
-    route({
-      method: 'PUT', path: '/api/v1/auth/users/{id}', access: 'users:write', tags, summary: 'Change an account (fields not sent are kept)',
-      schema: { params: IdParams(), body: S.UpdateUserBody, response: { 200: S.User } },
-      handler: (request) => {
-        const { username, password, email, role, enabled } = request.body;
-        return identity.updateUser(request.params.id, { username, password, email, role, enabled }, actorOf(request));
+      handler: (request, reply) => {
+        const { record, version } = identity.userVersion(request.params.id);
+        setEntityTag(reply, strongTagOfValue(version));
+        return record;
       },
     }),
     route({
-      method: 'DELETE', path: '/api/v1/auth/users/{id}', access: 'users:write', tags,
+      method: 'PUT', conditional: 'write', path: '/api/v1/auth/users/{id}', access: 'users:write', tags, summary: 'Change an account (fields not sent are kept)',
+      schema: { params: IdParams(), body: S.UpdateUserBody, response: { 200: S.User } },
+      handler: async (request, reply) => {
+        const { username, password, email, role, enabled } = request.body;
+        const updated = await identity.updateUser(request.params.id, { username, password, email, role, enabled }, actorOf(request), ifMatchOf(request));
+        setEntityTag(reply, strongTagOfValue(identity.userVersion(updated.id).version));
+        return updated;
+      },
+    }),
+    route({
+      method: 'DELETE', conditional: 'write', path: '/api/v1/auth/users/{id}', access: 'users:write', tags,
       summary: 'Delete an account (not your own; deleting the last one returns the appliance to first boot)',
       schema: { params: IdParams() },
       handler: (request, reply) => {
-        identity.deleteUser(request.params.id, actorOf(request));
+        identity.deleteUser(request.params.id, actorOf(request), ifMatchOf(request));
         return reply.status(204).send();
       },
     }),
@@ -176,15 +190,28 @@ function routes(context: AppContext): RouteSpec[] {
       handler: (request, reply) => reply.status(201).send(identity.createRole(request.body, actorOf(request))),
     }),
     route({
-      method: 'PUT', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Change a custom role (built-in roles are immutable)',
-      schema: { params: RoleIdParams, body: S.RolePatch, response: { 200: S.Role } },
-      handler: (request) => identity.updateRole(request.params.id, request.body, actorOf(request)),
+      method: 'GET', conditional: 'read', path: '/api/v1/auth/roles/{id}', access: 'users:read', tags, summary: 'Read one role (built-in or custom)',
+      schema: { params: RoleIdParams, response: { 200: S.Role } },
+      handler: (request, reply) => {
+        const { record, version } = identity.roleVersion(request.params.id);
+        setEntityTag(reply, strongTagOfValue(version));
+        return record;
+      },
     }),
     route({
-      method: 'DELETE', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Delete a custom role that no account holds',
+      method: 'PUT', conditional: 'write', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Change a custom role (built-in roles are immutable)',
+      schema: { params: RoleIdParams, body: S.RolePatch, response: { 200: S.Role } },
+      handler: (request, reply) => {
+        const updated = identity.updateRole(request.params.id, request.body, actorOf(request), ifMatchOf(request));
+        setEntityTag(reply, strongTagOfValue(identity.roleVersion(updated.id).version));
+        return updated;
+      },
+    }),
+    route({
+      method: 'DELETE', conditional: 'write', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Delete a custom role that no account holds',
       schema: { params: RoleIdParams },
       handler: (request, reply) => {
-        identity.deleteRole(request.params.id, actorOf(request));
+        identity.deleteRole(request.params.id, actorOf(request), ifMatchOf(request));
         return reply.status(204).send();
       },
     }),

@@ -216,8 +216,7 @@ export function UsersPage() {
         path="/auth/roles"
         writePermission="users:write"
         deletable
-        // the API reads roles as a list only; built-in roles cannot be changed
-        readEach={false}
+        // built-in roles cannot be changed
         canChange={(row) => row.builtin !== true}
         createFields={ROLE_FIELDS}
         editFields={ROLE_FIELDS}
