@@ -66,6 +66,9 @@ export function createFreebsdNetwork(): Network {
     async configureInterface(name) {
       return { applied: false, message: `Interface ${name} configuration stored; the freebsd platform does not change interfaces in this release` };
     },
+    async setVlan(vlan) {
+      return { applied: false, message: `VLAN ${vlan.device} stored; the freebsd platform does not create VLAN devices in this release` };
+    },
     async setStaticRoute(route) {
       return { applied: false, message: `route to ${route.destination} stored; the freebsd platform does not change routes in this release` };
     },
