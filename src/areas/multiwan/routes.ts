@@ -29,12 +29,15 @@ const Active = Type.Object({ selection: StringEnum(['single', 'weighted', 'none'
 export function createMultiwanArea(context: AppContext): Area {
   const mw = new MultiWanService(context);
   let monitor: NodeJS.Timeout | undefined;
+  // Once routing is applied, a change to what it is compiled from is applied at once (spec: writes recompile).
+  context.models.onChanged([mw.policies, mw.leaks, mw.groups, mw.groupMembers, mw.gateways, mw.instanceMembers, mw.instances], () => mw.reapplyAfterWrite());
   return {
     name: 'multiwan',
     routes: routes(mw),
-    start() {
-      // One tick a second probes the gateways that are due on the service clock.
-      monitor = setInterval(() => void mw.monitorTick(), 1000);
+    async start() {
+      await mw.applyAtStart();
+      // Ten ticks a second probe the gateways that are due on the service clock (interval_ms goes down to 100).
+      monitor = setInterval(() => void mw.monitorTick(), 100);
       monitor.unref();
     },
     stop() {
