@@ -185,6 +185,21 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
   assert.match(down.reason, /no reply from 10\.15\.10\.2/);
   assert.equal(typeof JSON.parse(down.probe_snapshot_json).consec_fail, 'number');
   t.diagnostic(`failover ${failoverMs} ms, recovery ${recoveryMs} ms`);
+
+  // Apply is all or nothing: a gateway on an interface the kernel does not have makes the route batch fail
+  // half-way; the previous table, rules and routes are put back and traffic keeps flowing through WAN A.
+  const kernelBefore = [inNamespace(fw, 'ip', ['rule', 'show']), inNamespace(fw, 'ip', ['route', 'show', 'table', 'all']), inNamespace(fw, 'nft', ['list', 'table', 'inet', 'bulwark_mwan'])];
+  const [broken] = lab.api(['POST', '/api/v1/multiwan/gateways', { name: 'wan-x', instance_id: instance, interface: 'b15nosuch0', next_hop: '10.15.30.1', enabled: true, ...monitor }]);
+  assert.equal(broken.status, 409, JSON.stringify(broken));
+  assert.match(broken.body.error, /stored, but applying it was refused: multi-WAN apply refused by the kernel \(.*\); the previous routing is put back/);
+  const kernelAfter = [inNamespace(fw, 'ip', ['rule', 'show']), inNamespace(fw, 'ip', ['route', 'show', 'table', 'all']), inNamespace(fw, 'nft', ['list', 'table', 'inet', 'bulwark_mwan'])];
+  assert.deepEqual(kernelAfter, kernelBefore, 'rules, routes and the multi-WAN table are as they were');
+  assert.equal(ask(), 'A', 'traffic still goes through WAN A');
+  const [again] = lab.api(['POST', '/api/v1/multiwan/apply']);
+  assert.equal(again.status, 409);
+  const wanX = lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === 'wan-x');
+  lab.call('DELETE', `/api/v1/multiwan/gateways/${wanX.id}`, undefined, 204);
+  assert.equal(lab.call('POST', '/api/v1/multiwan/apply').message.includes('bulwark_mwan'), true);
 });
 
 test('geo-IP: a block rule drops a client whose address is in the blocked country and passes one outside it', { skip, timeout: 180_000 }, () => {

@@ -2,7 +2,7 @@ import { parse } from 'yaml';
 import { yamlDocument } from '../../render/yaml-document.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
-import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { badRequest, conflict, HttpError, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseCidr } from '../../net/address.js';
@@ -487,7 +487,13 @@ export class MultiWanService {
 
   /** After a write of policies, leaks, groups or gateways: apply again once applied (a refusal is the write's 409). */
   async reapplyAfterWrite(): Promise<void> {
-    if (this.appliedOnce) await this.apply();
+    if (!this.appliedOnce) return;
+    try {
+      await this.apply();
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      throw new HttpError(error.statusCode, `the change is stored, but applying it was refused: ${error.message}`);
+    }
   }
 
   /**
