@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { createSocket } from 'node:dgram';
-import { probeGateway } from '../src/platform/linux/gateway-probes.js';
+import { probeGateway } from '../src/platform/gateway-probes.js';
 import { findProgram } from '../src/platform/daemon-tools.js';
 import { REQUIRE_SYSTEM_TESTS } from './helpers/shared.js';
 

@@ -9,7 +9,7 @@ import { describeMissing, missingTool } from '../debian-packages.js';
 import { runCommand, type CommandResult } from '../exec.js';
 import { summariseRefusal } from '../tool-refusal.js';
 import { parseConntrackLine } from './conntrack.js';
-import { probeGateway } from './gateway-probes.js';
+import { probeGateway } from '../gateway-probes.js';
 import { ip, ipJson, ipReason } from './ip-tool.js';
 import {
   GATEWAY_TABLE_BASE, MAIN_TABLE, MWAN_TABLE, RULE_PRIORITY, ruleWords,

@@ -1,16 +1,16 @@
 /**
- * Gateway probes on Linux, each leaving from the gateway's interface so its source-address rule sends it
+ * Gateway probes (Linux, and FreeBSD where its ping differs), each leaving from the gateway's interface so its source-address rule sends it
  * through that gateway: ICMP with the `ping` binary (iputils: no raw socket in Bulwark), TCP connect, HTTP(S)
  * through the outbound guard (the configured target is the admin's allow-list), DNS with `dig`.
  */
 import { connect } from 'node:net';
 import { isIP } from 'node:net';
-import { unavailable } from '../../core/errors.js';
-import { outboundFetch } from '../../net/outbound.js';
-import { describeMissing, missingTool } from '../debian-packages.js';
-import { runCommand } from '../exec.js';
-import type { ProbeResult, ProbeTarget } from '../routing.js';
-import { ipJson } from './ip-tool.js';
+import { unavailable } from '../core/errors.js';
+import { outboundFetch } from '../net/outbound.js';
+import { describeMissing, missingTool } from './debian-packages.js';
+import { runCommand } from './exec.js';
+import type { ProbeResult, ProbeTarget } from './routing.js';
+import { ipJson } from './linux/ip-tool.js';
 
 const NOT_RUNNABLE = 127;
 /** ping and dig take whole seconds (the reference rounds up, at least 1). */
@@ -23,8 +23,10 @@ async function sourceAddress(iface: string, family: 4 | 6): Promise<string | nul
   return entry?.addr_info?.find((a) => a.family === (family === 4 ? 'inet' : 'inet6') && a.scope !== 'link')?.local ?? null;
 }
 
-async function icmp(target: ProbeTarget): Promise<ProbeResult> {
-  const result = await runCommand('ping', ['-n', '-q', '-c', '1', '-W', wholeSeconds(target.timeout_ms), '-I', target.interface, target.target], { timeoutMs: target.timeout_ms + 2000 });
+async function icmp(target: ProbeTarget, os: 'linux' | 'freebsd'): Promise<ProbeResult> {
+  // iputils: -W timeout, -I interface; FreeBSD: -t timeout, -S source address.
+  const via = os === 'linux' ? ['-W', wholeSeconds(target.timeout_ms), '-I', target.interface] : ['-t', wholeSeconds(target.timeout_ms), ...(await freebsdSource(target))];
+  const result = await runCommand('ping', ['-n', '-q', '-c', '1', ...via, target.target], { timeoutMs: target.timeout_ms + 2000 });
   if (result.code === NOT_RUNNABLE) throw unavailable(describeMissing(missingTool('ping')));
   // -q: "rtt min/avg/max/mdev = 0.052/0.052/0.052/0.000 ms"
   const rtt = /= [\d.]+\/([\d.]+)\//.exec(result.stdout);
@@ -74,11 +76,18 @@ async function dns(target: ProbeTarget, localAddress: string | undefined): Promi
   return failed(status ? `DNS answered ${status}` : `no DNS answer from ${target.target} within ${wholeSeconds(target.timeout_ms)} s`);
 }
 
-export async function probeGateway(target: ProbeTarget): Promise<ProbeResult> {
+/** FreeBSD's ping binds no interface: the source address of the gateway's interface (from ifconfig) instead. */
+async function freebsdSource(target: ProbeTarget): Promise<string[]> {
+  const shown = await runCommand('ifconfig', [target.interface]);
+  const address = /^\s*inet (\S+) netmask/m.exec(shown.stdout)?.[1];
+  return address ? ['-S', address] : [];
+}
+
+export async function probeGateway(target: ProbeTarget, os: 'linux' | 'freebsd' = 'linux'): Promise<ProbeResult> {
   if (!target.target) return failed('no probe target');
-  if (target.kind === 'icmp' || !['tcp', 'http', 'dns'].includes(target.kind)) return icmp(target);
+  if (target.kind === 'icmp' || !['tcp', 'http', 'dns'].includes(target.kind)) return icmp(target, os);
   const family = isIP(target.target) === 6 ? 6 : 4;
-  const localAddress = (await sourceAddress(target.interface, family)) ?? undefined;
+  const localAddress = os === 'linux' ? ((await sourceAddress(target.interface, family)) ?? undefined) : (await freebsdSource(target))[1];
   if (target.kind === 'tcp') return tcp(target, localAddress);
   if (target.kind === 'http') return http(target, localAddress);
   return dns(target, localAddress);
