@@ -32,11 +32,18 @@ const instanceTable = (instance: ConfigData): number => (Number(instance.fib_num
 const hex = (value: number) => `0x${value.toString(16).padStart(8, '0')}`;
 
 /** The match words of a policy or leak, for the families it applies to. */
-function matchWords(entry: ConfigData, family: 4 | 6 | null, fields: { src: string; dst: string }): string[] {
+/** Which fields of a policy or leak hold its source and destination (a leak has only one of them). */
+interface AddressFields {
+  src: string | null;
+  dst: string | null;
+}
+
+function matchWords(entry: ConfigData, family: 4 | 6 | null, fields: AddressFields): string[] {
   const words: string[] = [];
   if (family) words.push(`meta nfproto ipv${family}`);
   const ipWord = family === 6 ? 'ip6' : 'ip';
   for (const [field, direction] of [[fields.src, 'saddr'], [fields.dst, 'daddr']] as const) {
+    if (field === null) continue;
     const value = entry[field];
     if (value === undefined || value === null || value === 'any') continue;
     words.push(`${ipWord} ${direction} ${token('address', value, field)}`);
@@ -49,9 +56,10 @@ const portWords = (entry: ConfigData, fields: [string, 'sport' | 'dport'][]) =>
   fields.filter(([field]) => entry[field]).map(([field, direction]) => `th ${direction} ${token('port', entry[field], field)}`);
 
 /** Families a policy can match: its ip_version, narrowed by its addresses and its gateway's family. */
-function familiesOf(entry: ConfigData, fields: { src: string; dst: string }, only?: 4 | 6): (4 | 6)[] {
+function familiesOf(entry: ConfigData, fields: AddressFields, only?: 4 | 6): (4 | 6)[] {
   let families: (4 | 6)[] = entry.ip_version === 'v4' ? [4] : entry.ip_version === 'v6' ? [6] : [4, 6];
   for (const field of [fields.src, fields.dst]) {
+    if (field === null) continue;
     const value = String(entry[field] ?? 'any');
     if (value !== 'any') families = families.filter((f) => (value.includes(':') ? f === 6 : f === 4));
   }
@@ -88,7 +96,7 @@ export function compileLinuxRouting(input: LinuxCompileInput): LinuxRoutingPlan 
     const dst = input.instances.get(String(leak.dst_instance_id));
     const src = input.instances.get(String(leak.src_instance_id));
     if (!dst || !src) continue;
-    const fields = { src: 'none', dst: 'prefix' };
+    const fields: AddressFields = { src: null, dst: 'prefix' };
     const ports = portWords(leak, [['ports', 'dport']]);
     const from = membersOf(String(leak.src_instance_id));
     if (from.length) {
@@ -99,7 +107,7 @@ export function compileLinuxRouting(input: LinuxCompileInput): LinuxRoutingPlan 
     }
     const back = membersOf(String(leak.dst_instance_id));
     if (leak.direction === 'bidirectional' && back.length) {
-      const reverse = { src: 'prefix', dst: 'none' };
+      const reverse: AddressFields = { src: 'prefix', dst: null };
       for (const family of familiesOf(leak, reverse)) {
         steer(`leak:${leak.id}:rev`, [`iifname ${ifaceSet(back)}`, ...matchWords(leak, family, reverse), ...ports], String(instanceTable(src)), instanceTable(src));
       }
@@ -108,7 +116,7 @@ export function compileLinuxRouting(input: LinuxCompileInput): LinuxRoutingPlan 
   }
 
   const policies = input.policies.filter((p) => p.status === 'active').sort((a, b) => Number(a.priority) - Number(b.priority));
-  const fields = { src: 'src_addr', dst: 'dst_addr' };
+  const fields: AddressFields = { src: 'src_addr', dst: 'dst_addr' };
   for (const policy of policies) {
     const label = `pbr:${policy.id}`;
     const inbound = policy.iface_in ? [`iifname "${token('interface', policy.iface_in, 'policy iface_in')}"`] : [];

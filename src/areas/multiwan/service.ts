@@ -111,6 +111,10 @@ export class MultiWanService {
   async createInstance(body: ConfigData): Promise<ConfigObject> {
     const { net_fibs: netFibs } = await this.context.platform.routing.fibs();
     if (Number(body.fib_number) >= netFibs) throw badRequest(`body.fib_number must be below the kernel's ${netFibs} routing tables (see POST /multiwan/enable-fibs)`);
+    // Linux tables 253-255 are the kernel's default, main and local tables (FIB 0 already stands for main).
+    if (this.context.platform.routing.dialect === 'nftables' && [253, 254, 255].includes(Number(body.fib_number))) {
+      throw badRequest('body.fib_number 253, 254 and 255 are the kernel\'s own routing tables (default, main, local) on linux; choose another');
+    }
     return this.instances.create({ ...body, status: body.status ?? 'idle' });
   }
 
