@@ -9,7 +9,8 @@
  * - a static route created through the API carries the client's traffic, and stops when deleted;
  * - a failover group's policy sends the client through WAN A; dropping everything in WAN A's namespace makes
  *   the ping probe mark it down and the traffic move to WAN B within the configured window, and back when it
- *   recovers; /gateways/{id}/events shows the transitions; /flows shows the connection with its gateway;
+ *   recovers; /gateways/{id}/events shows the transitions; /flows shows the connection with its gateway; a
+ *   refused apply leaves the kernel as it was; a weighted group spreads client sources over both WANs;
  * - a geo-IP block rule drops a client whose address is in the blocked country and passes one outside it.
  * On a kernel with 802.1Q, a VLAN created through the API exists and carries an address (skipped here: this
  * kernel has no vlan link type, see docs/networking.md; the commands are tested with a fake ip).
@@ -78,6 +79,8 @@ before(async () => {
   run('ip', ['-n', client, 'route', 'add', 'default', 'via', '10.15.1.1']);
   // Addresses outside and inside a blocked country, for the geo-IP test (the namespaces are isolated).
   for (const address of ['81.2.69.142/32', '8.8.8.8/32']) run('ip', ['-n', client, 'addr', 'add', address, 'dev', links.client]);
+  // Sixteen more client sources, for weighted balancing (a flow hash spreads them over the members).
+  for (let i = 0; i < 16; i++) run('ip', ['-n', client, 'addr', 'add', `10.15.1.${100 + i}/24`, 'dev', links.client]);
   inNamespace(fw, 'sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']);
   for (const [ns, peer, fwAddress, word] of [[wanA, links.aPeer, '10.15.10.1', 'A'], [wanB, links.bPeer, '10.15.20.1', 'B']] as const) {
     run('ip', ['-n', ns, 'addr', 'add', `${SERVICE}/32`, 'dev', 'lo']);
@@ -200,6 +203,16 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
   const wanX = lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === 'wan-x');
   lab.call('DELETE', `/api/v1/multiwan/gateways/${wanX.id}`, undefined, 204);
   assert.equal(lab.call('POST', '/api/v1/multiwan/apply').message.includes('bulwark_mwan'), true);
+
+  // Weighted balancing: both gateways in one tier with equal weights; the group's change re-applies at once and
+  // the connections of sixteen client sources are hashed over both WANs, each source staying on one.
+  lab.call('POST', `/api/v1/multiwan/groups/${group.id}/members`, { gateway_id: b.id, tier: 1, weight: 1 });
+  lab.call('PUT', `/api/v1/multiwan/groups/${group.id}`, { policy: 'weighted' });
+  const answers = Array.from({ length: 16 }, (_, i) => ask(SERVICE, `10.15.1.${100 + i}`));
+  assert.deepEqual([...new Set(answers)].sort(), ['A', 'B'], `both WANs carry some sources: ${answers.join(' ')}`);
+  assert.deepEqual(Array.from({ length: 16 }, (_, i) => ask(SERVICE, `10.15.1.${100 + i}`)), answers, 'each source stays on its WAN');
+  lab.call('PUT', `/api/v1/multiwan/groups/${group.id}`, { policy: 'failover' });
+  lab.call('POST', `/api/v1/multiwan/groups/${group.id}/members`, { gateway_id: b.id, tier: 2, weight: 1 });
 });
 
 test('geo-IP: a block rule drops a client whose address is in the blocked country and passes one outside it', { skip, timeout: 180_000 }, () => {
