@@ -36,15 +36,17 @@ export function createAreas(context: AppContext): Area[] {
   const pendingFlags = new PendingFlags(context.events);
   const feeds = newLiveFeeds();
   const ids = createIdsArea(context, { alerts: feeds.alerts });
+  // Geo-IP rules are compiled into the packet filter's ruleset (compile/geoip-sets.ts).
+  const geoip = createGeoipArea(context);
   return [
     createAuthArea(context),
     createStatusArea(context),
-    createPacketFilterArea(context, { pendingFlags }),
+    createPacketFilterArea(context, { pendingFlags, geoip: geoip.service }),
     createSsoArea(context),
     createVpnArea(context),
     createCaArea(context),
     ids,
-    createGeoipArea(context),
+    geoip,
     createReverseProxyArea(context),
     createMultiwanArea(context),
     createAiArea(context, { ids: ids.service }),

@@ -6,6 +6,7 @@ import { mergeCidrs, parseCidr, parseRange, rangeToCidrs, type Cidr, type Family
 import type { AliasData, FirewallConfig, NatData, PortRange, RuleData, ScheduleData, Weekday, WithId } from './firewall-types.js';
 import { WEEKDAYS } from './firewall-types.js';
 import { interfaceNameProblem } from './pf-names.js';
+import { NO_GEOIP, type CompiledGeoIp } from './geoip-sets.js';
 
 export class CompileError extends Error {}
 
@@ -56,6 +57,8 @@ export interface FirewallModel {
   rules: FilterRule[];
   skipped: SkippedRule[];
   nat: WithId<NatData>[];
+  /** Geo-IP sets the filter evaluates before user rules (block, then allow); the packet simulator reads them. */
+  geoip: CompiledGeoIp;
   config: FirewallConfig;
 }
 
@@ -218,7 +221,7 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
     }
   }
   const addressAliases = [...aliases.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { aliases, addressAliases, rules, skipped, nat, config };
+  return { aliases, addressAliases, rules, skipped, nat, geoip: config.geoip ?? NO_GEOIP, config };
 }
 
 // Rules repeat the same few addresses; parsing (BigInt arithmetic) once per distinct text is enough.

@@ -1,3 +1,4 @@
+import type { CompiledGeoIp } from './geoip-sets.js';
 /**
  * The stored shape of the packet-filter configuration (wire-format.md §3), as the compilers read it: derived
  * from the schemas the model validates every stored object with (firewall-schemas.ts).
@@ -44,6 +45,8 @@ export interface FirewallConfig {
   time: { day: Weekday; minute: number };
   /** Fetched contents of url_table aliases, by alias name (addresses and CIDRs, one per entry). */
   urlTables?: Record<string, string[]>;
+  /** Geo-IP rules compiled into address sets (compile/geoip-sets.ts), evaluated before user rules. */
+  geoip?: CompiledGeoIp;
 }
 
 export interface SystemInput {

@@ -7,6 +7,7 @@
  * quick rules come first in order, then the other rules last-first, so the first match decides as pf's last
  * match does; the chain policy is the default policy.
  */
+import { nftGeoIpDeclarations, nftGeoIpJump } from './geoip-rulesets.js';
 import { formatCidr, formatIp, parseIp, type Family } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { NFT_TABLE } from './compiled.js';
@@ -233,6 +234,7 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
       out.push('\t}');
     }
   }
+  out.push(...nftGeoIpDeclarations(model.geoip));
   const counters: Record<string, string> = {};
   for (const rule of model.rules) {
     out.push(`\tcounter ${counterName(rule.id)} {`, '\t}');
@@ -263,7 +265,7 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
   const userOut = ordered.filter((r) => r.rule.direction !== 'in').flatMap((r) => filterLines(r, 'out', model, group));
   out.push(
     ...chainHeader('filter_in', 'filter', 'prerouting', 'dstnat + 10'),
-    ...[...systemIn, ...userIn].map((l) => `\t\t${l}`),
+    ...[...systemIn, ...nftGeoIpJump(model.geoip), ...userIn].map((l) => `\t\t${l}`),
     '\t}',
     ...chainHeader('filter_out', 'filter', 'postrouting', 'srcnat + 10'),
     ...[...systemOut, ...userOut].map((l) => `\t\t${l}`),

@@ -4,6 +4,7 @@
  * (binat rules in an anchor run only through a binat-anchor hook); the whole anchor (tables,
  * translation, filter) is replaced by one `pfctl -a bulwark -f -`.
  */
+import { pfGeoIpLines } from './geoip-rulesets.js';
 import { formatCidr, parseIp } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { PF_ANCHOR } from './compiled.js';
@@ -174,6 +175,8 @@ export function compilePf(config: FirewallConfig): CompiledRuleset {
   out.push('', '# --- translation (NAT) ---', ...natLines.slice(1));
   const systemLines = pfSystemLines(config);
   out.push('', '# --- filter ---', ...systemLines);
+  const geoLines = pfGeoIpLines(model.geoip);
+  if (geoLines.length) out.push('# geo-IP rules (before user rules)', ...geoLines);
   out.push('# user rules: the last matching rule decides, a matching quick rule decides at once');
   for (const compiled of model.rules) {
     out.push(commentFor(compiled.id, compiled.rule));

@@ -32,6 +32,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   { method: 'GET', path: '/api/v1/routes/{id}', access: 'interfaces:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/time/sources/{id}', access: 'settings:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/auth/roles/{id}', access: 'users:read', why: EDIT_WITH_IF_MATCH },
+  {
+    method: 'POST', path: '/api/v1/geoip/refresh', access: 'geoip:write',
+    why: 'Re-reads the country data (after the package that ships it was updated) and rebuilds the geo-IP sets of the ruleset in force; the specification gives geoip:write the refresh of geo data but no route for it.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

@@ -15,6 +15,8 @@ export interface OutboundPolicy {
   timeoutMs?: number;
   /** Extra CA certificates (PEM) trusted besides the public roots, e.g. an on-premises identity provider's. */
   extraCa?: readonly string[];
+  /** The local address to connect from (a gateway probe leaves through its WAN's source-address rule). */
+  localAddress?: string;
 }
 
 /** A refused outbound request is the caller's configuration at fault: 400 with the reason. */
@@ -36,6 +38,7 @@ export async function outboundFetch(url: string, init: RequestInit = {}, policy:
     connect: {
       // Node's `ca` replaces the default roots, so the public roots are passed along with the extra ones.
       ...(policy.extraCa?.length ? { ca: [...rootCertificates, ...policy.extraCa] } : {}),
+      ...(policy.localAddress ? { localAddress: policy.localAddress } : {}),
       lookup: (hostname, options, callback) => {
         dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
           if (error) return callback(error, '', 4);

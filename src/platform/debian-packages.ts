@@ -21,6 +21,11 @@ const PACKAGES: Record<string, string> = {
   chronyd: 'chrony',
   chronyc: 'chrony',
   setpriv: 'util-linux',
+  ip: 'iproute2',
+  nft: 'nftables',
+  conntrack: 'conntrack',
+  ping: 'iputils-ping',
+  dig: 'bind9-dnsutils',
 };
 
 /** The package of a program Bulwark drives (the program's own name when it is not in the table). */

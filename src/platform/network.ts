@@ -1,4 +1,4 @@
-/** Interfaces and routes of the host. On `linux` they are read from iproute2 (`ip -j`), read-only. */
+/** Interfaces and routes of the host. On `linux` they are read with `ip -j` and changed with `ip -batch`. */
 export interface InterfaceCounters {
   bytes_in: number;
   bytes_out: number;
@@ -19,6 +19,8 @@ export interface NetInterface {
   ipv4_prefix: number | null;
   /** First global (non-link-local) IPv6 address. */
   ipv6: string | null;
+  /** Every address of the interface except link-local ones, when the platform reads them all. */
+  addresses?: string[];
   vlan_id: number | null;
   vlan_parent: string | null;
   description: string | null;
@@ -44,6 +46,14 @@ export interface InterfaceChange {
   description?: string | null;
 }
 
+/** A VLAN device as the host should have it (`vlan<ID>` on its parent). */
+export interface VlanDevice {
+  device: string;
+  parent: string;
+  vlan_id: number;
+  mtu: number;
+}
+
 export interface ApplyOutcome {
   applied: boolean;
   message: string;
@@ -54,6 +64,8 @@ export interface Network {
   routes(table: number): Promise<SystemRoute[]>;
   /** Applies an interface change to the host, when the platform may. */
   configureInterface(name: string, change: InterfaceChange): Promise<ApplyOutcome>;
+  /** Creates (present) or removes a VLAN device, when the platform may. */
+  setVlan(vlan: VlanDevice, present: boolean): Promise<ApplyOutcome>;
   /** Installs or withdraws a static route, when the platform may. */
   setStaticRoute(route: { destination: string; gateway: string; interface: string | null; metric: number; table: number }, present: boolean): Promise<ApplyOutcome>;
 }

@@ -68,7 +68,7 @@ test('VLANs: create → list → update → delete; parent must exist; a VLAN us
   assert.equal(dhcpOnly.ipv4_address, null, 'an address is only kept for static mode');
   assert.equal(json(await call('PUT', `/api/v1/vlans/${vlan.id}`, { mtu: 1400 })).mtu, 1400);
   const listed = json(await call('GET', '/api/v1/interfaces'));
-  assert.ok(listed.some((i: { name: string; status: string }) => i.name === 'vlan30' && i.status === 'down'), 'a configured VLAN is listed');
+  assert.ok(listed.some((i: { name: string; status: string }) => i.name === 'vlan30' && i.status === 'up'), 'a configured VLAN is created on the (simulated) host');
   const route = json(await call('POST', '/api/v1/routes', { destination: '10.99.0.0/16', gateway: '192.168.30.254', interface: 'vlan30' }));
   const refused = await call('DELETE', `/api/v1/vlans/${vlan.id}`);
   assert.equal(refused.statusCode, 409);
@@ -141,8 +141,7 @@ test('linux driver reads the real loopback interface and routing table with ip -
   assert.equal(lo.up, true);
   assert.ok(lo.counters.packets_in >= 0);
   const routes = await network.routes(0);
-  assert.ok(Array.isArray(routes));
-  assert.equal((await network.configureInterface('lo', { mtu: 1500 })).applied, false, 'read-only: never changes the host');
+  assert.ok(routes.every((r) => r.table === 0 && typeof r.destination === 'string'));
 });
 
 test('freebsd parsers read ifconfig and netstat output', () => {

@@ -6,6 +6,8 @@
  * must answer 400 naming the field, or the rendered file must parse into exactly the intended directives
  * (compared with the rendering of a benign value of the same shape).
  */
+import { compileLinuxRouting } from '../../src/areas/multiwan/compile-nftables.js';
+import { ruleWords } from '../../src/platform/routing.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -354,7 +356,8 @@ async function setUp(): Promise<void> {
   }
   targets.set('dns_system.servers', { field: 'body.servers', write: (value) => t.request('PUT', '/api/v1/dns', { servers: [value] }), render: async () => read('dns', 'resolv.conf'), shape: lineShape, variants: simple('9.9.9.9') });
 
-  // Multi-WAN: a gateway, a policy steering to it and a leak; rendered into the platform's anchors.
+  // Multi-WAN: a gateway, a policy steering to it and a leak; rendered into the platform's anchors (pf) and
+  // the Linux table, rules and routes (nftables, areas/multiwan/compile-nftables.ts).
   const mw = '/api/v1/multiwan';
   const instances = json(await t.request('GET', `${mw}/instances`));
   const gateway = await ok(t.request('POST', `${mw}/gateways`, { name: 'isp1', instance_id: instances[0].id, interface: 'eth1', next_hop: '192.0.2.1' }));
@@ -363,7 +366,16 @@ async function setUp(): Promise<void> {
     const res = await t.request('POST', `${mw}/apply`);
     assert.equal(res.statusCode, 200, res.body);
     const anchors = await t.app.context.platform.routing.anchors();
-    return Object.keys(anchors).sort().map((name) => anchors[name]).join('\n#---\n');
+    // The same objects compiled for Linux: the multi-WAN nftables table, its ip rules and gateway routes.
+    const doc = json(await t.request('GET', `${mw}/config.yaml?format=json`));
+    const plan = compileLinuxRouting({
+      policies: doc.policies, leaks: doc.leaks, instanceMembers: doc.instance_members, members: doc.group_members,
+      instances: new Map(doc.instances.map((i: { id: string }) => [i.id, i])),
+      gateways: new Map(doc.gateways.map((g: { id: string }) => [g.id, { ...g, state: 'up', last_mos: null }])),
+      groups: new Map(doc.groups.map((g: { id: string }) => [g.id, g])),
+    });
+    const linux = [plan.nft, plan.rules.map((rule) => ruleWords(rule).join(' ')).join('\n'), plan.routes.map((r) => `${r.table} ${r.via} ${r.dev}`).join('\n')].join('\n');
+    return [...Object.keys(anchors).sort().map((name) => anchors[name]), linux].join('\n#---\n');
   };
   const anchorShape = (text: string) => text.split('\n#---\n').map(lineShape);
   for (const [field, benign] of [['iface_in', 'eth0'], ['src_addr', '10.0.0.0/24'], ['dst_addr', 'any'], ['src_port', '1024:2048'], ['dst_port', '5060']] as const) {

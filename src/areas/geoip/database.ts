@@ -25,6 +25,9 @@ export class GeoDatabase {
   private v6?: Table;
   private readonly names = new Intl.DisplayNames(['en'], { type: 'region' });
   private cidrCounts?: Map<string, number>;
+  private rangeIndex?: Map<string, { v4: [bigint, bigint][]; v6: [bigint, bigint][] }>;
+  /** Counts reloads, so compiled sets know when the data under them changed. */
+  generation = 0;
 
   constructor(private readonly dataDir = defaultDataDir()) {}
 
@@ -93,6 +96,39 @@ export class GeoDatabase {
       this.cidrCounts = counts;
     }
     return this.cidrCounts.get(code) ?? 0;
+  }
+
+  /** Every IPv4 and IPv6 range of a country as first/last address numbers, in address order. */
+  ranges(code: string): { v4: [bigint, bigint][]; v6: [bigint, bigint][] } {
+    if (!this.rangeIndex) {
+      // One pass over both files indexes every country: compiling "all but one" asks for ~250 of them.
+      const index = new Map<string, { v4: [bigint, bigint][]; v6: [bigint, bigint][] }>();
+      const entry = (cc: string) => index.get(cc) ?? index.set(cc, { v4: [], v6: [] }).get(cc)!;
+      const { v4, v6 } = this.tables();
+      for (let i = 0; i < v4.count; i++) {
+        entry(v4.buffer.toString('latin1', i * 10 + 8, i * 10 + 10)).v4.push([BigInt(v4.buffer.readUInt32BE(i * 10)), BigInt(v4.buffer.readUInt32BE(i * 10 + 4))]);
+      }
+      for (let i = 0; i < v6.count; i++) {
+        entry(v6.buffer.toString('latin1', i * 18 + 16, i * 18 + 18)).v6.push([v6.buffer.readBigUInt64BE(i * 18) << 64n, (v6.buffer.readBigUInt64BE(i * 18 + 8) << 64n) | 0xffffffffffffffffn]);
+      }
+      this.rangeIndex = index;
+    }
+    return this.rangeIndex.get(code) ?? { v4: [], v6: [] };
+  }
+
+  /** Country codes the dataset holds ranges for. */
+  countries(): string[] {
+    this.ranges('');
+    return [...this.rangeIndex!.keys()].sort();
+  }
+
+  /** Forgets the loaded files, so the next read takes the data as it is on disk now (after a package update). */
+  reload(): void {
+    this.v4 = undefined;
+    this.v6 = undefined;
+    this.cidrCounts = undefined;
+    this.rangeIndex = undefined;
+    this.generation++;
   }
 
   /** Every IPv4 and IPv6 network of a country, for the packet filter's geo tables. */

@@ -9,12 +9,12 @@ import { GeoLookupResult, GeoRuleCreate, GeoRuleRecord, GeoRuleUpdate } from './
 
 const tags = ['geoip'];
 
-export function createGeoipArea(context: AppContext): Area {
-  return { name: 'geoip', routes: routes(context) };
+export function createGeoipArea(context: AppContext): Area & { service: GeoIpService } {
+  const geo = new GeoIpService(context);
+  return { name: 'geoip', routes: routes(geo), service: geo };
 }
 
-function routes(context: AppContext): RouteSpec[] {
-  const geo = new GeoIpService(context);
+function routes(geo: GeoIpService): RouteSpec[] {
   return [
     {
       method: 'GET', path: '/api/v1/geoip', access: 'geoip:read', tags, summary: 'Geo-IP rules, ordered by country',
@@ -28,7 +28,11 @@ function routes(context: AppContext): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/geoip', access: 'geoip:write', tags, summary: 'Add a country allow/block rule',
       schema: { body: GeoRuleCreate, response: { 201: GeoRuleRecord } },
-      handler: (request, reply) => reply.status(201).send(geo.rules.toRecord(geo.create(request.body))),
+      // Returned, not sent: the answer waits for the change hooks (the packet filter's reload with the new set).
+      handler: (request, reply) => {
+        reply.status(201);
+        return geo.rules.toRecord(geo.create(request.body));
+      },
     }),
     route({
       method: 'PUT', path: '/api/v1/geoip/{id}', access: 'geoip:write', tags, summary: 'Change a rule (fields not sent are kept)',
@@ -36,6 +40,12 @@ function routes(context: AppContext): RouteSpec[] {
       handler: (request) => geo.rules.toRecord(geo.update(request.params.id, request.body)),
     }),
     ...collectionRoutes(geo.rules, { path: '/api/v1/geoip', access: { read: 'geoip:read', write: 'geoip:write' }, tags, operations: ['delete'] }),
+    {
+      method: 'POST', path: '/api/v1/geoip/refresh', access: 'geoip:write', tags,
+      summary: 'Re-read the country data and rebuild the geo-IP sets (the ruleset in force is reloaded with them)',
+      schema: { response: { 200: Type.Object({ countries: Type.Integer(), sets: Type.Array(Type.Object({ name: Type.String(), elements: Type.Integer() })) }) } },
+      handler: () => geo.refresh(),
+    },
     route({
       method: 'GET', path: '/api/v1/geoip/lookup/{ip}', access: 'geoip:read', tags, summary: 'Country (and network) of an address from the shipped dataset',
       schema: { params: Type.Object({ ip: Type.String({ maxLength: 64 }) }), response: { 200: GeoLookupResult } },

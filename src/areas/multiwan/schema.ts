@@ -181,6 +181,9 @@ export const BlastRadius = Type.Object({
   })),
   would_strand_mgmt: Type.Boolean(),
   validation: Type.Array(Type.Object({ severity: StringEnum(['info', 'warning', 'error']), message: Type.String() })),
+  apply_commands: Type.Array(Type.Object({ command: Type.String(), input: Type.String() }), {
+    description: 'what POST /multiwan/apply would run with these policies stored: each command and the text it is fed',
+  }),
 });
 
 export const EnableFibsBody = Type.Object({

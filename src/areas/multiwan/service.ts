@@ -2,7 +2,7 @@ import { parse } from 'yaml';
 import { yamlDocument } from '../../render/yaml-document.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
-import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { badRequest, conflict, HttpError, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { parseCidr } from '../../net/address.js';
@@ -11,6 +11,8 @@ import { DEFAULT_INSTANCE_ID, Gateway, GatewayHealth, Group, GroupMember, Instan
 import { applySample, initialHealth, type HealthState } from './health.js';
 import { normalisePortField } from './port-fields.js';
 import { compileLeaks, compilePolicies, selectGateways, withoutLabel, type GatewayView, type MemberView } from './compile.js';
+import { compileLinuxRouting, withoutNftLabel, type LinuxCompileInput } from './compile-nftables.js';
+import { MWAN_TABLE, type RoutingCommand } from '../../platform/routing.js';
 
 interface HealthRow {
   gateway_id: string; state: HealthState['state']; consec_ok: number; consec_fail: number; rtts: string;
@@ -46,6 +48,12 @@ export class MultiWanService {
   readonly groupMembers: CollectionModel;
   readonly policies: CollectionModel;
   readonly leaks: CollectionModel;
+  /** Gateways whose probe is running (a slow probe never overlaps the next tick's). */
+  private readonly probing = new Set<string>();
+  /** Set by the first successful apply: from then on writes and state changes re-apply. */
+  private appliedOnce = false;
+  /** One apply at a time. */
+  private applying: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly context: AppContext) {
     const { models } = context;
@@ -103,6 +111,10 @@ export class MultiWanService {
   async createInstance(body: ConfigData): Promise<ConfigObject> {
     const { net_fibs: netFibs } = await this.context.platform.routing.fibs();
     if (Number(body.fib_number) >= netFibs) throw badRequest(`body.fib_number must be below the kernel's ${netFibs} routing tables (see POST /multiwan/enable-fibs)`);
+    // Linux tables 253-255 are the kernel's default, main and local tables (FIB 0 already stands for main).
+    if (this.context.platform.routing.dialect === 'nftables' && [253, 254, 255].includes(Number(body.fib_number))) {
+      throw badRequest('body.fib_number 253, 254 and 255 are the kernel\'s own routing tables (default, main, local) on linux; choose another');
+    }
     return this.instances.create({ ...body, status: body.status ?? 'idle' });
   }
 
@@ -194,11 +206,13 @@ export class MultiWanService {
         timeout_ms: Number(data.timeout_ms),
       });
     }
-    this.recordSample(gateway, sample);
+    const before = this.appliedOnce ? this.groupSelections() : undefined;
+    if (this.recordSample(gateway, sample) && before) await this.followStateChange(id, before);
     return this.gateways.find(id);
   }
 
-  private recordSample(gateway: ConfigObject, sample: { success: boolean; rtt_ms: number | null; error: string | null }): void {
+  /** Records one sample; answers whether the gateway's state changed. */
+  private recordSample(gateway: ConfigObject, sample: { success: boolean; rtt_ms: number | null; error: string | null }): boolean {
     const row = this.healthRow(gateway.id);
     const current: HealthState = row ? { ...row, rtts: JSON.parse(row.rtts) as number[] } : initialHealth();
     const limits = gateway.data as unknown as { consec_fail_down: number; consec_ok_up: number; loss_pct_down: number; loss_pct_up: number };
@@ -230,6 +244,7 @@ export class MultiWanService {
           up: next.state === 'up' ? 1 : 0, interval: Number(gateway.data.interval_ms),
         });
     })();
+    return changed;
   }
 
   events(id: string) {
@@ -261,15 +276,54 @@ export class MultiWanService {
     });
   }
 
-  /** Probes every enabled gateway whose interval has elapsed on the service clock (called by the monitor tick). */
+  /**
+   * Probes every enabled gateway whose interval has elapsed on the service clock (called by the monitor tick),
+   * side by side and never twice at once for one gateway. A state change re-applies the routing that was
+   * applied, so groups fail over (and back) without anyone calling /apply.
+   */
   async monitorTick(): Promise<void> {
     const now = this.context.clock.now();
-    for (const gateway of this.gateways.objects()) {
-      if (gateway.data.enabled === false) continue;
+    const due = this.gateways.objects().filter((gateway) => {
+      if (gateway.data.enabled === false || this.probing.has(gateway.id)) return false;
       const last = this.healthRow(gateway.id)?.last_probe_ts;
-      const due = (last ? Date.parse(last) : Date.parse(gateway.created_at)) + Number(gateway.data.interval_ms);
-      if (now >= due) await this.probe(gateway.id).catch((error: Error) => this.context.log.debug({ gateway: gateway.id, err: error.message }, 'probe failed'));
+      return now >= (last ? Date.parse(last) : Date.parse(gateway.created_at)) + Number(gateway.data.interval_ms);
+    });
+    await Promise.all(due.map(async (gateway) => {
+      this.probing.add(gateway.id);
+      try {
+        await this.probe(gateway.id);
+      } catch (error) {
+        this.context.log.debug({ gateway: gateway.id, err: (error as Error).message }, 'probe failed');
+      } finally {
+        this.probing.delete(gateway.id);
+      }
+    }));
+  }
+
+  /**
+   * After a gateway changed state: apply again (when routing was applied), then, for groups whose selection
+   * moved and that kill states on failover, cut the connections their policies labelled (they re-establish
+   * through the gateway now selected).
+   */
+  private async followStateChange(gatewayId: string, before: Map<string, string>): Promise<void> {
+    try {
+      await this.apply();
+    } catch (error) {
+      this.context.log.warn({ gateway: gatewayId, err: (error as Error).message }, 'multi-WAN: re-apply after a gateway state change failed');
+      return;
     }
+    const after = this.groupSelections();
+    for (const group of this.groups.objects()) {
+      if (before.get(group.id) === after.get(group.id) || group.data.kill_states_on_failover === false) continue;
+      for (const policy of this.policies.objects().filter((p) => p.data.action_kind === 'set_group' && p.data.target_id === group.id && p.data.status === 'active')) {
+        await this.context.platform.routing.killStates(`pbr:${policy.id}`).catch((error: Error) => this.context.log.warn({ err: error.message }, 'multi-WAN: flows not cut'));
+      }
+    }
+  }
+
+  /** Group id → the gateways it selects now (as text), to see which groups a state change moved. */
+  private groupSelections(): Map<string, string> {
+    return new Map(this.groups.objects().map((group) => [group.id, JSON.stringify(this.activeGateways(group.id))]));
   }
 
   // ---- groups ----------------------------------------------------------------------------------------
@@ -377,19 +431,73 @@ export class MultiWanService {
     };
   }
 
-  compile() {
-    const policies = compilePolicies(this.compileInput(this.policies.objects().map((o) => ({ ...o.data, id: o.id }))));
-    const instances = new Map(this.instances.objects().map((o) => [o.id, o.data]));
-    const leaks = compileLeaks(this.leaks.objects().map((o) => ({ ...o.data, id: o.id })), instances);
-    return { policies, leaks };
+  private linuxInput(policies: (ConfigData & { id: string })[]): LinuxCompileInput {
+    return {
+      ...this.compileInput(policies),
+      leaks: this.leaks.objects().map((o) => ({ ...o.data, id: o.id })),
+      instanceMembers: this.instanceMembers.objects().map((m) => ({ instance_id: String(m.data.instance_id), interface: String(m.data.interface) })),
+    };
   }
 
-  /** Compiles every anchor and loads them through the platform. */
-  async apply() {
-    const { policies, leaks } = this.compile();
+  private storedPolicies() {
+    return this.policies.objects().map((o) => ({ ...o.data, id: o.id }));
+  }
+
+  /** pf: the three anchors, each loaded with `pfctl -a NAME -f -`. */
+  private anchorTexts(policies: (ConfigData & { id: string })[]): Record<string, string> {
+    const compiled = compilePolicies(this.compileInput(policies));
+    const instances = new Map(this.instances.objects().map((o) => [o.id, o.data]));
+    const leaks = compileLeaks(this.leaks.objects().map((o) => ({ ...o.data, id: o.id })), instances);
     const text = (lines: string[]) => lines.join('\n') + (lines.length ? '\n' : '');
-    await this.context.platform.routing.loadAnchors({ [ANCHORS.pbr]: text(policies.pbr), [ANCHORS.reply]: text(policies.reply), [ANCHORS.leak]: text(leaks) });
-    return { message: 'policy-routing anchors reloaded', rules: policies.pbr.length + policies.reply.length + leaks.length };
+    return { [ANCHORS.pbr]: text(compiled.pbr), [ANCHORS.reply]: text(compiled.reply), [ANCHORS.leak]: text(leaks) };
+  }
+
+  /** What apply runs for these policies (the stored ones, or a proposal): commands and their input. */
+  private async commandsFor(policies: (ConfigData & { id: string })[]): Promise<RoutingCommand[]> {
+    const { routing } = this.context.platform;
+    if (routing.dialect === 'nftables') return routing.commandsFor(compileLinuxRouting(this.linuxInput(policies)));
+    return Object.entries(this.anchorTexts(policies)).map(([anchor, input]) => ({ command: `pfctl -a ${anchor} -f -`, input }));
+  }
+
+  /**
+   * Compiles the stored policies and leaks and loads them through the platform: pf anchors, or on Linux the
+   * multi-WAN nftables table with its rules and gateway routes (atomic, put back when refused).
+   */
+  apply(): Promise<{ message: string; rules: number }> {
+    const run = this.applying.then(() => this.applyNow());
+    this.applying = run.catch(() => undefined);
+    return run;
+  }
+
+  private async applyNow(): Promise<{ message: string; rules: number }> {
+    const { routing } = this.context.platform;
+    if (routing.dialect === 'nftables') {
+      const plan = compileLinuxRouting(this.linuxInput(this.storedPolicies()));
+      await routing.applyPlan(plan);
+      this.appliedOnce = true;
+      return { message: `multi-WAN table inet ${MWAN_TABLE}, ip rules and gateway tables applied`, rules: plan.ruleLines.length / 2 + plan.rules.length };
+    }
+    const anchors = this.anchorTexts(this.storedPolicies());
+    await routing.loadAnchors(anchors);
+    this.appliedOnce = true;
+    return { message: 'policy-routing anchors reloaded', rules: Object.values(anchors).reduce((n, text) => n + text.split('\n').filter(Boolean).length, 0) };
+  }
+
+  /** At start: apply what is stored when any policy or leak exists (the kernel forgot it on reboot). */
+  async applyAtStart(): Promise<void> {
+    if (this.policies.objects().length === 0 && this.leaks.objects().length === 0) return;
+    await this.apply().catch((error: Error) => this.context.log.warn({ err: error.message }, 'multi-WAN: routing not applied at start'));
+  }
+
+  /** After a write of policies, leaks, groups or gateways: apply again once applied (a refusal is the write's 409). */
+  async reapplyAfterWrite(): Promise<void> {
+    if (!this.appliedOnce) return;
+    try {
+      await this.apply();
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      throw new HttpError(error.statusCode, `the change is stored, but applying it was refused: ${error.message}`);
+    }
   }
 
   /**
@@ -408,12 +516,17 @@ export class MultiWanService {
       }
       return { ...data, id: String(policy.id ?? `proposed-${index}`) } as ConfigData & { id: string };
     });
-    const current = compilePolicies(this.compileInput(this.policies.objects().map((o) => ({ ...o.data, id: o.id })))).pbr;
-    const next = compilePolicies(this.compileInput(candidates)).pbr;
-    const currentSet = new Set(current.map(withoutLabel));
-    const nextSet = new Set(next.map(withoutLabel));
-    const newRules = next.filter((line) => !currentSet.has(withoutLabel(line)));
-    const removedRules = current.filter((line) => !nextSet.has(withoutLabel(line)));
+    // Rules compared by meaning: pf lines without labels, nftables lines without their label comment and mark.
+    const nftables = this.context.platform.routing.dialect === 'nftables';
+    const ruleLines = (policies: (ConfigData & { id: string })[]) =>
+      nftables ? compileLinuxRouting(this.linuxInput(policies)).ruleLines : compilePolicies(this.compileInput(policies)).pbr;
+    const meaning = nftables ? withoutNftLabel : withoutLabel;
+    const current = ruleLines(this.storedPolicies());
+    const next = ruleLines(candidates);
+    const currentSet = new Set(current.map(meaning));
+    const nextSet = new Set(next.map(meaning));
+    const newRules = next.filter((line) => !currentSet.has(meaning(line)));
+    const removedRules = current.filter((line) => !nextSet.has(meaning(line)));
     const instances = new Map(this.instances.objects().map((o) => [o.id, o.data]));
     let strand = false;
     for (const policy of candidates) {
@@ -432,6 +545,8 @@ export class MultiWanService {
       affected_flows: flows.map((flow) => ({ src: flow.src, dst: flow.dst, protocol: flow.protocol, current_iface: flow.iface, future_iface: null, bytes: flow.bytes })),
       would_strand_mgmt: strand,
       validation,
+      // Exactly what POST /apply would run if these policies were stored (read against the kernel now).
+      apply_commands: await this.commandsFor(candidates),
     };
   }
 

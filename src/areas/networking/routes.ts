@@ -11,9 +11,11 @@ import { IdParams } from '../../model/schema-helpers.js';
 import { parseIpv4Cidr } from '../../core/ip.js';
 import { isSpecialAddress } from '../../net/special-addresses.js';
 import {
-  DdnsConfig, DdnsRecord, DdnsStatusFields, DdnsUpdateResult, InterfaceConfigBody, InterfaceConfigResult, InterfaceDetail, InterfaceStats,
+  DdnsConfig, DdnsRecord, DdnsStatusFields, DdnsUpdateResult, InterfaceConfigBody, InterfaceConfigQuery, InterfaceConfigResult, InterfaceDetail, InterfaceStats,
   InterfaceSummary, NameParams, RoleBody, RoleView, StaticRoute, SystemRouteView, Vlan,
 } from './schema.js';
+import { managementCut } from './management-cut.js';
+import { ipBatchWord } from '../../render/ip-batch.js';
 import { DNS_PROVIDER_KIND, NET_KINDS, NetworkingService, validateDdnsRecord, validateRouteFields, validateVlanFields, vlanDevice } from './service.js';
 
 const TAGS = ['networking'];
@@ -31,7 +33,7 @@ function refreshingFirst(routes: RouteSpec[], refresh: () => Promise<unknown>): 
   }));
 }
 
-function routes(context: AppContext): RouteSpec[] {
+function routes(context: AppContext): { list: RouteSpec[]; net: NetworkingService } {
   const { models, platform } = context;
   let net: NetworkingService;
   const vlans = models.collection({
@@ -83,17 +85,18 @@ function routes(context: AppContext): RouteSpec[] {
   });
   net = new NetworkingService(context, { vlans, routes: staticRoutes, ddnsRecords, ddnsConfig });
   const refresh = () => net.refreshKnown();
-  // The kernel follows each static-route write: the old route leaves, the new one (when enabled) arrives.
+  // The kernel follows each static-route and VLAN write: the old one leaves, the new one (when enabled)
+  // arrives. A refusal puts the kernel and the stored object back as they were, then answers 409.
   models.onChanged([staticRoutes], async ({ objects }) => {
-    for (const { before, after } of objects) {
-      if (before) await net.syncRoute(before.data, false);
-      if (after) await net.syncRoute(after.data, true);
-    }
+    for (const change of objects) await net.followWrite(NET_KINDS.route, change, (data, present) => net.syncRoute(data, present));
+  });
+  models.onChanged([vlans], async ({ objects }) => {
+    for (const change of objects) await net.followWrite(NET_KINDS.vlan, change, (data, present) => net.syncVlan(data, present));
   });
   const access = { read: READ, write: WRITE };
   const ddnsAccess = { read: 'settings:read', write: 'settings:write' } as const;
 
-  return [
+  const list: RouteSpec[] = [
     {
       method: 'GET', path: '/api/v1/interfaces', access: READ, tags: TAGS, summary: 'Interfaces (pseudo-devices and loopback left out)',
       schema: { response: { 200: Type.Array(InterfaceSummary) } },
@@ -118,21 +121,36 @@ function routes(context: AppContext): RouteSpec[] {
     }),
     route({
       method: 'PUT', path: '/api/v1/interfaces/config/{name}', access: WRITE, tags: TAGS, summary: 'Configure an interface (addressing, MTU, up/down, description)',
-      schema: { params: NameParams, body: InterfaceConfigBody, response: { 200: InterfaceConfigResult } },
+      schema: { params: NameParams, querystring: InterfaceConfigQuery, body: InterfaceConfigBody, response: { 200: InterfaceConfigResult } },
       handler: async (request) => {
         const { name } = request.params;
         const body = request.body;
         await refresh();
-        net.assertKnownInterface(name);
+        const iface = net.assertKnownInterface(name);
+        // iproute2 cannot carry every character in a description (ip-batch.ts): the client hears which field.
+        if (platform.name === 'linux' && body.description) {
+          try {
+            ipBatchWord(body.description, 'body.description');
+          } catch {
+            throw badRequest('body.description: a newline, control character, # or " cannot be applied to a linux interface');
+          }
+        }
         const merged = { ...(net.storedConfig(name) ?? {}), ...body };
+        // An address sent alone changes the address of the mode stored (static when none is).
+        const change = body.ipv4_address !== undefined && body.ipv4_mode === undefined ? { ...body, ipv4_mode: (merged.ipv4_mode as 'static' | 'none' | 'dhcp' | undefined) ?? 'static' } : body;
+        const cut = iface && managementCut(iface, change, request.socket.localAddress);
+        if (cut && request.query.confirm_management_cut !== true) {
+          throw conflict(`this change ${cut} (the address this request reached); send ?confirm_management_cut=true to apply it anyway`);
+        }
         if (merged.ipv4_mode === 'static' && !parseIpv4Cidr(String(merged.ipv4_address ?? ''))) throw badRequest('body.ipv4_address must be an IPv4 CIDR (e.g. 192.168.1.1/24) when ipv4_mode is static');
         if (body.gateway && isIP(String(body.gateway)) !== 4) throw badRequest('body.gateway must be an IPv4 address');
         if (body.ipv6_address) {
           const [address, prefix] = String(body.ipv6_address).split('/');
           if (isIP(address) !== 6 || (prefix !== undefined && !(Number(prefix) >= 0 && Number(prefix) <= 128))) throw badRequest('body.ipv6_address must be an IPv6 address, optionally with a prefix');
         }
+        // Applied first: a refusal (409) leaves both the interface and its stored settings as they were.
+        const outcome = await platform.network.configureInterface(name, change);
         net.saveConfig(name, body);
-        const outcome = await platform.network.configureInterface(name, body);
         if (body.gateway && outcome.applied) {
           const defaultRoute = (await platform.network.routes(0)).find((r) => r.destination === 'default');
           // The gateway moves the default route only if this interface owns it or none exists.
@@ -182,7 +200,7 @@ function routes(context: AppContext): RouteSpec[] {
     ...refreshingFirst(collectionRoutes(staticRoutes, { path: '/api/v1/routes', access, tags: TAGS, operations: ['list', 'create', 'read', 'update', 'delete'] }), refresh),
     route({
       method: 'GET', path: '/api/v1/routes/system', access: READ, tags: TAGS, summary: 'The kernel routing table (IPv4)',
-      schema: { querystring: Type.Object({ fib: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, default: 0 })) }), response: { 200: Type.Array(SystemRouteView) } },
+      schema: { querystring: Type.Object({ fib: Type.Optional(Type.Integer({ minimum: 0, maximum: 4_294_967_295, default: 0, description: 'routing table: 0 the main table, any other number the kernel table of that number' })) }), response: { 200: Type.Array(SystemRouteView) } },
       handler: async (request) => (await platform.network.routes(request.query.fib ?? 0)).map(({ table: _table, ...route }) => route),
     }),
     ...refreshingFirst(collectionRoutes(ddnsRecords, { path: '/api/v1/ddns/records', access: ddnsAccess, tags: ['ddns'], operations: ['list', 'create', 'update', 'delete'] }), refresh),
@@ -193,8 +211,15 @@ function routes(context: AppContext): RouteSpec[] {
     }),
     ...singletonRoutes(ddnsConfig, { path: '/api/v1/ddns/config', access: ddnsAccess, tags: ['ddns'] }),
   ];
+  return { list, net };
 }
 
 export function createNetworkingArea(context: AppContext): Area {
-  return { name: 'networking', routes: routes(context) };
+  const { list, net } = routes(context);
+  return {
+    name: 'networking',
+    routes: list,
+    // Enabled VLANs and static routes are put into the kernel at start (a reboot forgets them).
+    start: () => net.applyStored().catch((error: Error) => context.log.warn({ err: error.message }, 'networking: stored VLANs and routes not applied at start')),
+  };
 }

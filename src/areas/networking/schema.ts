@@ -53,6 +53,11 @@ export const InterfaceConfigBody = Type.Object({
   description: Type.Optional(NullableString({ maxLength: 255 })),
 });
 
+/** The one way a request says it means to cut the address it reached (docs/networking.md). */
+export const InterfaceConfigQuery = Type.Object({
+  confirm_management_cut: Type.Optional(Type.Boolean({ default: false, description: 'apply a change that removes or downs the address this request reached' })),
+}, { additionalProperties: false });
+
 export const InterfaceConfigResult = Type.Object({ message: Type.String(), applied: Type.Boolean(), simulated: Type.Boolean() });
 
 export const InterfaceStats = Type.Object({ name: Type.String(), ...Counters });

@@ -179,6 +179,48 @@ export class NetworkingService {
     if ((dhcp?.interfaces as string[] | undefined)?.includes(device)) throw conflict(`VLAN ${device} is in use by the DHCP server (field interfaces)`);
   }
 
+  async syncVlan(vlan: ConfigData, present: boolean): Promise<{ applied: boolean; message: string }> {
+    const device = { device: vlanDevice(vlan.vlan_id), parent: String(vlan.parent), vlan_id: Number(vlan.vlan_id), mtu: Number(vlan.mtu ?? 1500) };
+    return this.context.platform.network.setVlan(device, present && Boolean(vlan.enabled));
+  }
+
+  /**
+   * Makes the kernel follow one stored write (`before` leaves, `after` arrives). When the kernel refuses, what
+   * was withdrawn is put back and the stored object returns to `before` (raw store calls fire no hook), so a
+   * 409 leaves the appliance as it was.
+   */
+  async followWrite(kind: string, change: { before?: ConfigObject; after?: ConfigObject }, sync: (data: ConfigData, present: boolean) => Promise<unknown>): Promise<void> {
+    const { before, after } = change;
+    const { store } = this.context;
+    const restoreStored = () => {
+      if (before && after) store.update(kind, before.id, before.data);
+      else if (after) store.remove(kind, after.id);
+      else if (before) store.insert(kind, before.data, before.id);
+    };
+    try {
+      if (before) await sync(before.data, false);
+    } catch (error) {
+      restoreStored();
+      throw error;
+    }
+    try {
+      if (after) await sync(after.data, true);
+    } catch (error) {
+      if (before) await sync(before.data, true).catch((undo: Error) => this.context.log.error({ err: undo.message }, 'networking: the previous object could not be put back into the kernel'));
+      restoreStored();
+      throw error;
+    }
+  }
+
+  /** Puts every enabled VLAN, then every enabled static route, into the kernel (at start). */
+  async applyStored(): Promise<void> {
+    const apply = async (what: string, sync: () => Promise<unknown>) => {
+      await sync().catch((error: Error) => this.context.log.warn({ err: error.message }, `networking: ${what} not applied at start`));
+    };
+    for (const vlan of this.parts.vlans.objects()) if (vlan.data.enabled) await apply(`VLAN ${vlanDevice(vlan.data.vlan_id)}`, () => this.syncVlan(vlan.data, true));
+    for (const route of this.parts.routes.objects()) if (route.data.enabled) await apply(`route to ${String(route.data.destination)}`, () => this.syncRoute(route.data, true));
+  }
+
   async syncRoute(route: ConfigData, present: boolean): Promise<{ applied: boolean; message: string }> {
     return this.context.platform.network.setStaticRoute(
       { destination: String(route.destination), gateway: String(route.gateway), interface: (route.interface as string | null | undefined) ?? null, metric: Number(route.metric ?? 0), table: Number(route.fib ?? 0) },

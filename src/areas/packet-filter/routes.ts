@@ -1,4 +1,5 @@
 /** The packet-filter area: rules, aliases, schedules, NAT, reload, pending and its stream. */
+import type { CompiledGeoIp } from '../../compile/geoip-sets.js';
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
@@ -70,7 +71,10 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
  * The packet-filter area: rules, aliases, schedules, NAT, reload, and GET /pending with its stream, which also
  * carries the flags other areas own (`pendingFlags`).
  */
-export function createPacketFilterArea(context: AppContext, needs: { pendingFlags: PendingFlags }): Area & { service: PacketFilterService } {
+export function createPacketFilterArea(
+  context: AppContext,
+  needs: { pendingFlags: PendingFlags; geoip?: { compiled(): CompiledGeoIp; kind: string; onRefreshed(listener: () => Promise<void>): void } },
+): Area & { service: PacketFilterService } {
   const { models } = context;
   const aliases = declareAliases(models);
   const schedules = declareSchedules(models);
@@ -80,7 +84,18 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
     kind: SETTINGS_KIND, noun: 'block logging', writeAccess: 'rules:write',
     schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
   });
-  const pf = new PacketFilterService(context, blockLogging);
+  const pf = new PacketFilterService(context, blockLogging, needs.geoip ? () => needs.geoip!.compiled() : undefined);
+  // Geo-IP rules are compiled into the ruleset in force: once a ruleset is loaded, a rule change reloads it
+  // (a refusal answers the rule's write with the reload's 409 or 503).
+  if (needs.geoip) {
+    const reloadIfLoaded = async () => {
+      if (pf.applied.read().appliedAt === null) return;
+      const outcome = await pf.reload();
+      if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
+    };
+    models.onChanged([needs.geoip.kind], reloadIfLoaded);
+    needs.geoip.onRefreshed(reloadIfLoaded);
+  }
   const streams = new EventStreamSet();
   // GET /pending: the packet filter's report plus the flags other areas own (`dns`). The stream re-sends
   // it whenever any part changes.

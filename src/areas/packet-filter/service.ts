@@ -10,6 +10,7 @@ import type { CompiledRuleset } from '../../compile/compiled.js';
 import { CompileError, localTime } from '../../compile/firewall-model.js';
 import { scheduleEdge } from '../../compile/schedule-edges.js';
 import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData } from '../../compile/firewall-types.js';
+import { NO_GEOIP, type CompiledGeoIp } from '../../compile/geoip-sets.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
@@ -54,6 +55,8 @@ export class PacketFilterService {
   constructor(
     private readonly context: AppContext,
     private readonly blockLogging: SingletonModel,
+    /** The geo-IP area's compiled country sets (none when the area is not part of this app). */
+    private readonly geoip: () => CompiledGeoIp = () => NO_GEOIP,
   ) {
     this.applied = new AppliedStore(context.db);
   }
@@ -85,6 +88,7 @@ export class PacketFilterService {
       system: { api: { host: this.context.config.host, port: this.context.config.port }, antiLockoutInterfaces: (snapshot.settings.anti_lockout_interfaces as string[] | undefined) ?? [], nflogGroup: BLOCKED_NFLOG_GROUP },
       time: localTime(now),
       urlTables: Object.fromEntries(this.urlTables),
+      geoip: this.geoip(),
     };
   }
 

@@ -6,6 +6,7 @@ import { PfPacketFilter } from './packet-filter.js';
 import { notDriven } from '../not-driven.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createFreebsdNetwork } from './network.js';
+import { createFreebsdRouting } from './routing.js';
 import { createFreebsdMaintenance } from './maintenance.js';
 
 export const PF_ANCHOR = 'bulwark';
@@ -38,7 +39,7 @@ export function createFreebsdPlatform(): Platform {
     system: { info: async () => readSystemInfo() },
     wireguard: notDriven('freebsd', 'WireGuard interface control'),
     idsEngine: notDriven('freebsd', 'the IDS engine'),
-    routing: notDriven('freebsd', 'policy routing'),
+    routing: createFreebsdRouting(),
     reverseProxy: notDriven('freebsd', 'the reverse proxy'),
     traffic,
     daemons,

@@ -1,5 +1,6 @@
 import type { NetInterface, Network, SystemRoute } from '../network.js';
 import { runCommand } from '../exec.js';
+import { configureFreebsdInterface, setFreebsdRoute, setFreebsdVlan } from './network-changes.js';
 
 /** Parses `ifconfig -a` (FreeBSD) into Bulwark's interface view; counters come from `netstat -ibn`. */
 export function parseIfconfig(text: string): NetInterface[] {
@@ -50,7 +51,7 @@ export function parseNetstatRoutes(text: string, table: number): SystemRoute[] {
     }));
 }
 
-/** FreeBSD: ifconfig and netstat, read-only in this release. */
+/** FreeBSD: ifconfig, netstat and route (changes in network-changes.ts). */
 export function createFreebsdNetwork(): Network {
   return {
     async interfaces() {
@@ -63,11 +64,17 @@ export function createFreebsdNetwork(): Network {
       if (result.code !== 0) throw new Error(`netstat: ${result.stderr.trim()}`);
       return parseNetstatRoutes(result.stdout, table);
     },
-    async configureInterface(name) {
-      return { applied: false, message: `Interface ${name} configuration stored; the freebsd platform does not change interfaces in this release` };
+    async configureInterface(name, change) {
+      const steps = await configureFreebsdInterface(name, change);
+      return { applied: true, message: `Interface ${name} configured: ${steps} change${steps === 1 ? '' : 's'} applied` };
     },
-    async setStaticRoute(route) {
-      return { applied: false, message: `route to ${route.destination} stored; the freebsd platform does not change routes in this release` };
+    async setVlan(vlan, present) {
+      await setFreebsdVlan(vlan, present);
+      return { applied: true, message: `VLAN ${vlan.device} ${present ? `created on ${vlan.parent}` : 'removed'}` };
+    },
+    async setStaticRoute(route, present) {
+      await setFreebsdRoute(route, present);
+      return { applied: true, message: `route to ${route.destination} ${present ? 'installed in' : 'withdrawn from'} FIB ${route.table}` };
     },
   };
 }

@@ -8,6 +8,7 @@ import { notDriven } from '../not-driven.js';
 import { createLinuxWireguard } from './wireguard.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createLinuxNetwork } from './network.js';
+import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
 
 export const NFT_TABLE = 'bulwark';
@@ -34,7 +35,7 @@ export function createLinuxPlatform(): Platform {
     system: { info: async () => readSystemInfo() },
     wireguard: createLinuxWireguard(),
     idsEngine: notDriven('linux', 'the IDS engine'),
-    routing: notDriven('linux', 'policy routing'),
+    routing: createLinuxRouting(),
     reverseProxy: notDriven('linux', 'the reverse proxy'),
     traffic,
     daemons,

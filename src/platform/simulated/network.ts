@@ -70,6 +70,15 @@ export function createSimulatedNetwork(): Network {
       if (change.ipv6_address !== undefined) iface.ipv6 = change.ipv6_address ? change.ipv6_address.split('/')[0] : null;
       return { applied: true, message: `Interface ${name} configured (simulated)` };
     },
+    async setVlan(vlan, present) {
+      const index = interfaces.findIndex((i) => i.name === vlan.device);
+      if (index >= 0) interfaces.splice(index, 1);
+      if (present) {
+        if (!interfaces.some((i) => i.name === vlan.parent)) return { applied: false, message: `parent ${vlan.parent} of VLAN ${vlan.device} does not exist` };
+        interfaces.push({ name: vlan.device, mac: null, mtu: vlan.mtu, up: true, loopback: false, ipv4: null, ipv4_prefix: null, ipv6: null, vlan_id: vlan.vlan_id, vlan_parent: vlan.parent, description: null, counters: zeroCounters() });
+      }
+      return { applied: true, message: `VLAN ${vlan.device} ${present ? 'created' : 'removed'} (simulated)` };
+    },
     async setStaticRoute(route, present) {
       const key = routeKey(route.destination, route.table);
       if (present) {

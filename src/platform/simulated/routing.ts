@@ -1,15 +1,25 @@
-import type { FlowState, RoutingControl } from '../routing.js';
+import type { FlowState, LinuxRoutingPlan, RoutingControl } from '../routing.js';
 
 /** Simulated policy routing. `flowTable` is the state table; tests and demos may fill it. */
 export interface SimulatedRouting extends RoutingControl {
   flowTable: FlowState[];
   pinned: Map<string, number>;
+  plan: LinuxRoutingPlan | undefined;
 }
 
 export function createSimulatedRouting(): SimulatedRouting {
   let netFibs = 16;
   let anchors: Record<string, string> = {};
   const routing: SimulatedRouting = {
+    // The simulation keeps the pf anchors (its dialect); a plan given anyway is only kept.
+    dialect: 'pf',
+    plan: undefined,
+    async commandsFor(plan) {
+      return [{ command: 'nft -f -', input: plan.nft }];
+    },
+    async applyPlan(plan) {
+      routing.plan = plan;
+    },
     flowTable: [],
     pinned: new Map(),
     async fibs() {
