@@ -24,6 +24,7 @@ import { installAccessControl } from './http/access.js';
 import { ReadCache } from './http/read-cache.js';
 import { documentConditional, installConditionalRequests, refuseUnsupportedPreconditions } from './http/conditional.js';
 import { ConditionalTwins } from './http/conditional-twins.js';
+import { settledWrite } from './http/settled-write.js';
 import { createAreas } from './areas/index.js';
 import { IdentityService } from './auth/identity-service.js';
 import type { Area } from './areas/area.js';
@@ -207,9 +208,8 @@ function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppConte
       description: extension ? `${permissionNote} Extension beyond the specification: ${extension.why}` : permissionNote,
       ...(route.access === 'public' ? { security: [] } : {}),
     },
-    // A write answers once the change hooks its writes fired have run, so a read right after it sees their effect.
     handler: route.method === 'GET'
       ? async (request, reply) => route.handler(request, reply)
-      : (request, reply) => context.models.settle(() => route.handler(request, reply)),
+      : settledWrite(context.models, route.handler),
   });
 }
