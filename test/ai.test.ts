@@ -130,6 +130,21 @@ test('analyze: local detections without a provider; provider verdicts applied pe
   assert.equal(localResult.provider_calls, 0);
   assert.ok(localResult.detections.some((d: { threat_type: string; source: string }) => d.threat_type === 'port_scan' && d.source === '203.0.113.9'));
   assert.equal(localResult.connections_examined, 30);
+  assert.equal(localResult.connections_unavailable, null);
+
+  // A connection table that cannot be read is said, not reported as a clean table.
+  const readFlows = routing.flows.bind(routing);
+  routing.flows = async () => {
+    throw new Error('flows are not available on this platform: install conntrack');
+  };
+  try {
+    const blind = json(await t.request('POST', '/api/v1/ai/analyze'));
+    assert.equal(blind.connections_examined, 0);
+    assert.equal(blind.connections_unavailable, 'flows are not available on this platform: install conntrack');
+    assert.match(blind.message, /connection table unavailable/);
+  } finally {
+    routing.flows = readFlows;
+  }
 
   await t.request('PUT', '/api/v1/settings/ai', { enabled: true, active_provider: 'openai' });
   const before = seen.length;

@@ -56,6 +56,7 @@ export const AnalyzeResult = Type.Object({
   failed_calls: Type.Integer(),
   detections: Type.Array(Detection),
   connections_examined: Type.Integer(),
+  connections_unavailable: Type.Union([Type.String(), Type.Null()], { description: 'why the connection table could not be read (the connection detectors then saw nothing); null when it was read' }),
   alerts_examined: Type.Integer(),
 });
 

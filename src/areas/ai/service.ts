@@ -135,7 +135,14 @@ export class AiService {
    */
   async analyze(actor: string | null) {
     const { ids } = this;
-    const flows = await this.context.platform.routing.flows(10_000).catch(() => []);
+    // The detectors judge what they were given: when the connection table cannot be read, the answer says so
+    // (connections_unavailable) instead of reporting a clean table.
+    let connectionsUnavailable: string | null = null;
+    const flows = await this.context.platform.routing.flows(10_000).catch((error: unknown) => {
+      connectionsUnavailable = error instanceof Error ? error.message : String(error);
+      this.context.log.warn({ reason: connectionsUnavailable }, 'AI analysis: the connection table could not be read; the connection detectors saw nothing');
+      return [];
+    });
     const recentAlerts = ids.alerts({ limit: 5000, offset: 0 }).alerts;
     const detections: Detection[] = runDetectors(flows, recentAlerts);
     for (const detection of detections) {
@@ -178,12 +185,13 @@ export class AiService {
     }
     if (calls > 0 && failures === calls) throw new HttpError(502, `AI analysis failed: ${lastError}`);
     return {
-      message: `${classified} alerts classified by AI, ${detections.length} local detections`,
+      message: `${classified} alerts classified by AI, ${detections.length} local detections${connectionsUnavailable ? ' (connection table unavailable)' : ''}`,
       classified,
       provider_calls: calls,
       failed_calls: failures,
       detections,
       connections_examined: flows.length,
+      connections_unavailable: connectionsUnavailable,
       alerts_examined: recentAlerts.length,
     };
   }
