@@ -174,7 +174,11 @@ test('peers: next free address, auto keys, duplicate addresses, rendered config,
 test('start and stop change the live state through the platform, and the interface file is written 0600', async () => {
   const tunnel = json(await t.request('POST', '/api/v1/vpn/wg', { name: 'live', listen_port: 51950, address: '10.77.0.1/24' }));
   const peer = json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: '', auto_generate_key: true }));
-  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)), { running: false, interface: tunnel.interface, simulated: true, peers: [] });
+  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)), {
+    running: false, interface: tunnel.interface, simulated: true, backend: 'simulated', pid: null, restarts: 0, last_error: null, peers: [],
+  });
+  const systemRules = async () => (json(await t.request('GET', '/api/v1/rules/system')) as string[]).filter((line) => line.includes('wireguard'));
+  assert.deepEqual(await systemRules(), [], 'no WireGuard system rule while the tunnel is down');
   assert.deepEqual(json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/start`)), { message: 'Tunnel started' });
   assert.equal(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}`)).status, 'up');
   const status = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`));
@@ -187,7 +191,17 @@ test('start and stop change the live state through the platform, and the interfa
   const sections = parseWgQuick(readFileSync(file, 'utf8'));
   assert.equal(publicKeyOf(wgValue(sections[0], 'PrivateKey')!), tunnel.public_key);
   assert.equal(wgValue(sections[1], 'AllowedIPs'), '10.77.0.2/32');
+  assert.deepEqual(await systemRules(), [`udp dport 51950 accept comment "system: wireguard ${tunnel.interface}"`]);
+  // A peer added to the running tunnel is applied live; a deleted one leaves it.
+  const second = json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: 'auto', auto_generate_key: true }));
+  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)).peers.map((p: { public_key: string }) => p.public_key), [peer.public_key, second.public_key]);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}/peers/${second.id}`)).statusCode, 204);
+  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)).peers.map((p: { public_key: string }) => p.public_key), [peer.public_key]);
+  // The listen interface limits the system rule to it.
+  assert.equal((await t.request('PUT', `/api/v1/vpn/wg/${tunnel.id}`, { listen_interface: 'eth9' })).statusCode, 200);
+  assert.deepEqual(await systemRules(), [`iifname "eth9" udp dport 51950 accept comment "system: wireguard ${tunnel.interface}"`]);
   await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`);
+  assert.deepEqual(await systemRules(), [], 'the rule leaves with the tunnel');
   assert.equal(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)).running, false);
   assert.equal(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}`)).status, 'down');
 });

@@ -36,12 +36,13 @@ export function createAreas(context: AppContext): Area[] {
   const pendingFlags = new PendingFlags(context.events);
   const feeds = newLiveFeeds();
   const ids = createIdsArea(context, { alerts: feeds.alerts });
+  const packetFilter = createPacketFilterArea(context, { pendingFlags });
   return [
     createAuthArea(context),
     createStatusArea(context),
-    createPacketFilterArea(context, { pendingFlags }),
+    packetFilter,
     createSsoArea(context),
-    createVpnArea(context),
+    createVpnArea(context, { packetFilter: packetFilter.service }),
     createCaArea(context),
     ids,
     createGeoipArea(context),

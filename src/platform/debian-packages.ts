@@ -21,6 +21,12 @@ const PACKAGES: Record<string, string> = {
   chronyd: 'chrony',
   chronyc: 'chrony',
   setpriv: 'util-linux',
+  ip: 'iproute2',
+  wg: 'wireguard-tools',
+  'wireguard-go': 'wireguard-go',
+  'charon-systemd': 'charon-systemd',
+  swanctl: 'strongswan-swanctl',
+  'libstrongswan-kernel-libipsec.so': 'libcharon-extra-plugins',
 };
 
 /** The package of a program Bulwark drives (the program's own name when it is not in the table). */

@@ -2,6 +2,8 @@ import { Type } from 'typebox';
 import QRCode from 'qrcode';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
+import type { PacketFilterService } from '../packet-filter/service.js';
+import { WireguardRuntime } from './wireguard-runtime.js';
 import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams, Uuid } from '../../model/schema-helpers.js';
@@ -16,12 +18,18 @@ const tags = ['vpn'];
 const Message = Type.Object({ message: Type.String() });
 const PeerParams = Type.Object({ tid: Uuid(), pid: Uuid() });
 
-export function createVpnArea(context: AppContext): Area {
-  return { name: 'vpn', routes: routes(context) };
+export function createVpnArea(context: AppContext, needs: { packetFilter?: PacketFilterService } = {}): Area {
+  const vpn = new VpnService(context);
+  const wireguard = new WireguardRuntime(context, vpn, needs.packetFilter);
+  return {
+    name: 'vpn',
+    routes: routes(vpn, wireguard),
+    start: () => wireguard.boot(),
+    stop: () => wireguard.shutdown(),
+  };
 }
 
-function routes(context: AppContext): RouteSpec[] {
-  const vpn = new VpnService(context);
+function routes(vpn: VpnService, wireguard: WireguardRuntime): RouteSpec[] {
   const ipsecRecord = (id: string) => vpn.ipsec.toRecord(vpn.ipsec.find(id));
   const access = { read: 'vpn:read', write: 'vpn:write' } as const;
   const routes: RouteSpec[] = [
@@ -43,7 +51,7 @@ function routes(context: AppContext): RouteSpec[] {
       summary: 'Delete a tunnel (409 while peers use it); a running tunnel is stopped first',
       schema: { params: IdParams() },
       handler: async (request, reply) => {
-        await vpn.deleteTunnel(request.params.id);
+        await wireguard.deleteTunnel(request.params.id);
         return reply.status(204).send();
       },
     }),
@@ -51,7 +59,7 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/vpn/wg/{id}/start', access: 'vpn:write', tags, summary: 'Bring the tunnel up with all its peers',
       schema: { params: IdParams(), response: { 200: Message } },
       handler: async (request) => {
-        await vpn.start(request.params.id);
+        await wireguard.start(request.params.id);
         return { message: 'Tunnel started' };
       },
     }),
@@ -59,14 +67,14 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/vpn/wg/{id}/stop', access: 'vpn:write', tags, summary: 'Take the tunnel down',
       schema: { params: IdParams(), response: { 200: Message } },
       handler: async (request) => {
-        await vpn.stop(request.params.id);
+        await wireguard.stop(request.params.id);
         return { message: 'Tunnel stopped' };
       },
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{id}/status', access: 'vpn:read', tags, summary: 'Live interface and peer handshake status',
       schema: { params: IdParams(), response: { 200: WgStatus } },
-      handler: (request) => vpn.status(request.params.id),
+      handler: (request) => wireguard.status(request.params.id),
     }),
     ...collectionRoutes(vpn.peers, {
       path: '/api/v1/vpn/wg/{id}/peers', itemPath: '/api/v1/vpn/wg/{tid}/peers/{pid}', idParam: 'pid', parentParams: { list: 'id', item: 'tid' },

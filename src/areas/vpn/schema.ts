@@ -25,7 +25,7 @@ const EndpointText = Type.String({ maxLength: 261, pattern: HOST_PORT_PATTERN, d
 /** Stored fields of a WireGuard tunnel (wire-format §1.1); `private_key` is write-only and sealed. */
 export const WgTunnelStored = Type.Object({
   name: TunnelName,
-  interface: Type.String({ pattern: '^wg[0-9]{1,4}$', description: 'assigned on create: lowest free wg<N>' }),
+  interface: Type.String({ maxLength: 15, pattern: '^[a-z][a-z0-9]{0,9}[0-9]{1,4}$', description: 'assigned on create: lowest free wg<N> (the prefix is a startup option)' }),
   private_key: Base64Key,
   public_key: PublicKey,
   listen_port: Type.Integer({ minimum: 1, maximum: 65535 }),
@@ -128,6 +128,10 @@ export const WgStatus = Type.Object({
   running: Type.Boolean(),
   interface: Type.String(),
   simulated: Type.Boolean(),
+  backend: StringEnum(['kernel', 'wireguard-go', 'simulated'], { description: 'what provides the interface: the kernel module (or FreeBSD if_wg), the supervised wireguard-go, or the simulated platform' }),
+  pid: Type.Union([Type.Integer(), Type.Null()], { description: 'the supervised wireguard-go process, while it runs' }),
+  restarts: Type.Integer({ description: 'automatic restarts of wireguard-go after it died' }),
+  last_error: Type.Union([Type.String(), Type.Null()], { description: 'why the tunnel is not up as configured (wireguard-go died, a restart failed); null while all is well' }),
   listen_port: Type.Optional(Type.Integer()),
   public_key: Type.Optional(Type.String()),
   peer_count: Type.Optional(Type.Integer()),

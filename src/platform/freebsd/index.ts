@@ -7,6 +7,7 @@ import { notDriven } from '../not-driven.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createFreebsdNetwork } from './network.js';
 import { createFreebsdMaintenance } from './maintenance.js';
+import { createFreebsdWireguard } from './wireguard.js';
 
 export const PF_ANCHOR = 'bulwark';
 
@@ -36,7 +37,7 @@ export function createFreebsdPlatform(): Platform {
     description: 'freebsd: pf through pfctl anchors, services through rc.d',
     packetFilter: new PfPacketFilter(pfStatus),
     system: { info: async () => readSystemInfo() },
-    wireguard: notDriven('freebsd', 'WireGuard interface control'),
+    wireguard: createFreebsdWireguard(),
     idsEngine: notDriven('freebsd', 'the IDS engine'),
     routing: notDriven('freebsd', 'policy routing'),
     reverseProxy: notDriven('freebsd', 'the reverse proxy'),

@@ -26,13 +26,14 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 export function createLinuxPlatform(): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
+  const wireguard = createLinuxWireguard();
   return {
     name: 'linux',
     simulated: false,
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
     packetFilter: new NftablesPacketFilter(nftablesStatus),
     system: { info: async () => readSystemInfo() },
-    wireguard: createLinuxWireguard(),
+    wireguard,
     idsEngine: notDriven('linux', 'the IDS engine'),
     routing: notDriven('linux', 'policy routing'),
     reverseProxy: notDriven('linux', 'the reverse proxy'),
@@ -41,6 +42,7 @@ export function createLinuxPlatform(): Platform {
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(),
     close: async () => {
+      await wireguard.closeAll();
       await traffic.close();
       await daemons.closeAll();
     },
