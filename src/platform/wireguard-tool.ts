@@ -3,6 +3,8 @@
  * needs for its peers, and turning a tool's failure into a 503 (not installed) or a 409 (refused, with a reason
  * that never carries a key).
  */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { conflict, unavailable } from '../core/errors.js';
 import { networkOf, parseCidr } from '../net/address.js';
 import { findProgram } from './daemon-tools.js';
@@ -68,16 +70,22 @@ export async function readDump(name: string) {
   return parseWgDump(name, dump.stdout, Math.floor(Date.now() / 1000));
 }
 
-/** Applies keys, listen port and every peer in one `wg setconf` (the file on stdin: keys never touch argv). */
+/** Writes the interface's file (0600) and applies keys, listen port and every peer with one `wg setconf`. */
 export async function setconf(spec: WireguardInterfaceSpec): Promise<void> {
-  await mustRun(`configuring ${spec.interface}`, 'wg', ['setconf', spec.interface, '/dev/stdin'], spec.setconf);
+  writePrivate(spec.setconfFile, spec.setconf);
+  await mustRun(`configuring ${spec.interface}`, 'wg', ['setconf', spec.interface, spec.setconfFile]);
 }
 
-/** `wg set` arguments for one peer; the preshared key goes on stdin. */
-function peerArgs(name: string, peer: WireguardPeerSpec): string[] {
+function writePrivate(file: string, content: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, content, { mode: 0o600 });
+}
+
+/** `wg set` arguments for one peer; the preshared key is read from `keyFile`. */
+function peerArgs(name: string, peer: WireguardPeerSpec, keyFile: string): string[] {
   return [
     'set', name, 'peer', peer.public_key,
-    'preshared-key', peer.preshared_key ? '/dev/stdin' : '/dev/null',
+    'preshared-key', peer.preshared_key ? keyFile : '/dev/null',
     'allowed-ips', peer.allowed_ips.join(','),
     ...(peer.endpoint ? ['endpoint', peer.endpoint] : []),
     'persistent-keepalive', peer.persistent_keepalive ? String(peer.persistent_keepalive) : 'off',
@@ -106,7 +114,14 @@ export async function syncPeersWithWg(spec: WireguardInterfaceSpec): Promise<voi
       && now.persistent_keepalive === peer.persistent_keepalive
       && live.presharedKeys.get(peer.public_key) === (peer.preshared_key !== null);
     if (unchanged) continue;
-    await mustRun(`setting a peer of ${spec.interface}`, 'wg', peerArgs(spec.interface, peer), peer.preshared_key ?? undefined);
+    // The key file lives only while `wg set` reads it.
+    const keyFile = join(dirname(spec.setconfFile), `${spec.interface}.psk`);
+    if (peer.preshared_key) writePrivate(keyFile, `${peer.preshared_key}\n`);
+    try {
+      await mustRun(`setting a peer of ${spec.interface}`, 'wg', peerArgs(spec.interface, peer, keyFile));
+    } finally {
+      rmSync(keyFile, { force: true });
+    }
   }
 }
 

@@ -19,6 +19,11 @@ export interface WireguardInterfaceSpec {
   peers: WireguardPeerSpec[];
   /** The `wg setconf` file of the interface, rendered through the WireGuard writer (keys, port, peers). */
   setconf: string;
+  /**
+   * Where that file is written (0600, in a 0700 directory): `wg` reads keys from files, never from its
+   * arguments. A peer's preshared key is written beside it for the moment `wg set` reads it.
+   */
+  setconfFile: string;
 }
 
 export interface WireguardPeerStatus {

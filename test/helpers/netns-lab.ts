@@ -24,6 +24,8 @@ export const inNamespace = (ns: string, file: string, args: string[], options?: 
 export interface ApiAnswer {
   status: number;
   body: any;
+  /** How long the request took, measured by the client inside the namespace. */
+  ms: number;
 }
 
 export class NetnsLab {
@@ -36,9 +38,12 @@ export class NetnsLab {
   base = '';
   private bulwarkNs = '';
 
-  /** Creates a namespace `bw<role>-<tag>` with loopback up. */
+  /** `prefix` starts every namespace name (a suite that must not collide with others' names picks its own). */
+  constructor(private readonly prefix = 'bw') {}
+
+  /** Creates a namespace `<prefix><role>-<tag>` with loopback up. */
   namespace(role: string): string {
-    const name = `bw${role}-${this.tag}`;
+    const name = `${this.prefix}${role}-${this.tag}`;
     run('ip', ['netns', 'add', name]);
     this.namespaces.push(name);
     run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
@@ -63,8 +68,8 @@ export class NetnsLab {
   }
 
   /** Bulwark on the linux platform inside `ns`, listening on loopback there. */
-  startBulwark(ns: string, port: number): void {
-    const child = this.spawnIn(ns, process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn']);
+  startBulwark(ns: string, port: number, extraArgs: string[] = []): void {
+    const child = this.spawnIn(ns, process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs]);
     child.stderr!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     this.base = `http://127.0.0.1:${port}`;

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import { badRequest, conflict } from '../../core/errors.js';
@@ -153,7 +154,9 @@ export class VpnService {
       mtu: (tunnel.data.mtu as number | null) ?? null,
       peers,
     };
-    return { ...spec, setconf: renderInterfaceConfig(spec) };
+    // Beside the database (0700 directory, 0600 file): the file wg reads the keys from, kept for inspection.
+    const setconfFile = join(this.context.config.dataDir, 'wireguard', `${spec.interface}.conf`);
+    return { ...spec, setconf: renderInterfaceConfig(spec), setconfFile };
   }
 
   // ---- peers ---------------------------------------------------------------------------------------

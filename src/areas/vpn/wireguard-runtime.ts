@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import type { AppContext } from '../../context.js';
 import { HttpError } from '../../core/errors.js';
 import type { ConfigObject } from '../../store/config-store.js';
@@ -60,9 +60,8 @@ export class WireguardRuntime {
   /** Renders the interface's `wg setconf` file (kept 0600 beside the database for inspection) and brings it up. */
   private async bringUp(tunnel: ConfigObject): Promise<void> {
     const spec = this.vpn.interfaceSpec(tunnel);
-    const dir = join(this.context.config.dataDir, 'wireguard');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(dir, `${spec.interface}.conf`), spec.setconf, { mode: 0o600 });
+    mkdirSync(dirname(spec.setconfFile), { recursive: true, mode: 0o700 });
+    writeFileSync(spec.setconfFile, spec.setconf, { mode: 0o600 });
     await this.context.platform.wireguard.up(spec);
   }
 
