@@ -37,13 +37,14 @@ export function createAreas(context: AppContext): Area[] {
   const feeds = newLiveFeeds();
   const ids = createIdsArea(context, { alerts: feeds.alerts });
   const packetFilter = createPacketFilterArea(context, { pendingFlags });
+  const ca = createCaArea(context);
   return [
     createAuthArea(context),
     createStatusArea(context),
     packetFilter,
     createSsoArea(context),
-    createVpnArea(context, { packetFilter: packetFilter.service }),
-    createCaArea(context),
+    createVpnArea(context, { packetFilter: packetFilter.service, ca: ca.service }),
+    ca,
     ids,
     createGeoipArea(context),
     createReverseProxyArea(context),

@@ -4,13 +4,15 @@ import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import type { PacketFilterService } from '../packet-filter/service.js';
 import { WireguardRuntime } from './wireguard-runtime.js';
+import { IpsecRuntime } from './ipsec-runtime.js';
+import type { CaService } from '../ca/service.js';
 import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams, Uuid } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { VpnService } from './service.js';
 import {
-  IpsecCreate, IpsecRecord, IpsecUpdate, PeerConfig, PeerConfigQuery, WgPeerCreate, WgPeerRecord, WgPeerUpdate, WgStatus,
+  IpsecCreate, IpsecRecord, IpsecStatus, IpsecUpdate, PeerConfig, PeerConfigQuery, WgPeerCreate, WgPeerRecord, WgPeerUpdate, WgStatus,
   WgTunnelCreate, WgTunnelRecord, WgTunnelUpdate,
 } from './schema.js';
 
@@ -18,18 +20,25 @@ const tags = ['vpn'];
 const Message = Type.Object({ message: Type.String() });
 const PeerParams = Type.Object({ tid: Uuid(), pid: Uuid() });
 
-export function createVpnArea(context: AppContext, needs: { packetFilter?: PacketFilterService } = {}): Area {
+export function createVpnArea(context: AppContext, needs: { packetFilter?: PacketFilterService; ca?: CaService } = {}): Area {
   const vpn = new VpnService(context);
   const wireguard = new WireguardRuntime(context, vpn, needs.packetFilter);
+  const ipsec = new IpsecRuntime(context, vpn, needs.ca);
   return {
     name: 'vpn',
-    routes: routes(vpn, wireguard),
-    start: () => wireguard.boot(),
-    stop: () => wireguard.shutdown(),
+    routes: routes(vpn, wireguard, ipsec),
+    start: async () => {
+      await wireguard.boot();
+      await ipsec.boot();
+    },
+    stop: async () => {
+      await wireguard.shutdown();
+      await ipsec.shutdown();
+    },
   };
 }
 
-function routes(vpn: VpnService, wireguard: WireguardRuntime): RouteSpec[] {
+function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntime): RouteSpec[] {
   const ipsecRecord = (id: string) => vpn.ipsec.toRecord(vpn.ipsec.find(id));
   const access = { read: 'vpn:read', write: 'vpn:write' } as const;
   const routes: RouteSpec[] = [
@@ -121,6 +130,12 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime): RouteSpec[] {
         if (format === 'qr') return reply.type('image/png').send(await QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 2 }));
         return config;
       },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/vpn/ipsec/status', access: 'vpn:read', tags,
+      summary: 'Live state of every IPsec SA (IKE and CHILD SAs, SPIs, bytes) and of charon',
+      schema: { response: { 200: IpsecStatus } },
+      handler: () => ipsec.status(),
     }),
     ...collectionRoutes(vpn.ipsec, { path: '/api/v1/vpn/ipsec', access, tags, operations: ['list', 'read', 'delete'] }),
     route({

@@ -4,9 +4,10 @@ import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
-import { ipv4ToNumber, networkOf, numberToIpv4, parseAddressSpec, parseCidr } from '../../net/address.js';
+import { ipv4ToNumber, networkOf, numberToIpv4, parseCidr } from '../../net/address.js';
 import type { WireguardInterfaceSpec } from '../../platform/wireguard.js';
-import { IpsecComputed, IpsecStored, WgPeerStored, WgTunnelStored } from './schema.js';
+import { WgPeerStored, WgTunnelStored } from './schema.js';
+import { declareIpsecModel, derivedAlgorithms, ipsecFields } from './ipsec-model.js';
 import { isCidr, isCommaList, isHostOrAddress, isHostPort, isInterfaceName } from '../../render/grammar.js';
 import { generateKeyPair, generatePresharedKey, isWireguardKey, publicKeyOf, renderInterfaceConfig, renderPeerConfig } from './wireguard.js';
 
@@ -77,25 +78,7 @@ export class VpnService {
       },
       validate: (data, { existing }) => this.checkPeerAddresses(data, existing),
     });
-    this.ipsec = models.collection({
-      kind: 'ipsec_sa', noun: 'IPsec SA', writeAccess: 'vpn:write',
-      schema: IpsecStored,
-      unique: [{ field: 'name', caseInsensitive: true }],
-      computed: {
-        schema: IpsecComputed,
-        add: (object) => ({
-          src_addr: object.data.local_addr as string,
-          dst_addr: object.data.remote_addr as string,
-          spi_in: object.data.spi as number,
-          spi_out: object.data.spi as number,
-        }),
-      },
-      validate: (data) => {
-        for (const field of ['local_addr', 'remote_addr']) {
-          if (!parseAddressSpec(String(data[field]))) throw badRequest(`body.${field}: "${String(data[field])}" is not an address (any, IP, CIDR or <table>)`);
-        }
-      },
-    });
+    this.ipsec = declareIpsecModel(context);
   }
 
   // ---- tunnels -------------------------------------------------------------------------------------
@@ -280,30 +263,16 @@ export class VpnService {
 
   // ---- IPsec ---------------------------------------------------------------------------------------
 
-  private ipsecFields(body: ConfigData): ConfigData {
-    const data: ConfigData = {};
-    for (const field of ['name', 'local_addr', 'remote_addr'] as const) if (body[field] !== undefined) data[field] = String(body[field]).trim();
-    if (body.protocol !== undefined) {
-      const protocol = String(body.protocol).toLowerCase().replace(/[+_-]/g, '');
-      const map: Record<string, string> = { esp: 'esp', ah: 'ah', espah: 'esp_ah' };
-      if (!map[protocol]) throw badRequest('body.protocol must be one of: esp, ah, esp_ah');
-      data.protocol = map[protocol];
-    }
-    if (body.mode !== undefined) {
-      const mode = String(body.mode).toLowerCase();
-      if (mode !== 'tunnel' && mode !== 'transport') throw badRequest('body.mode must be one of: tunnel, transport');
-      data.mode = mode;
-    }
-    return data;
-  }
-
   createIpsec(body: ConfigData): ConfigObject {
     // A random SPI with bit 0x100 set, so it is never in the reserved range below 256.
     const spi = (randomInt(0, 2 ** 32 - 1) | 0x100) >>> 0;
-    return this.ipsec.create({ ...this.ipsecFields(body), spi });
+    const fields = ipsecFields(body);
+    return this.ipsec.create({ ...fields, ...derivedAlgorithms(fields), spi });
   }
 
   updateIpsec(id: string, body: ConfigData): ConfigObject {
-    return this.ipsec.update(id, this.ipsecFields(body));
+    const existing = this.ipsec.find(id);
+    const patch = ipsecFields(body);
+    return this.ipsec.update(id, { ...patch, ...derivedAlgorithms({ ...existing.data, ...patch }) });
   }
 }

@@ -1,3 +1,4 @@
+import { createFreebsdIpsec } from './ipsec.js';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { FreebsdTraffic } from './traffic.js';
@@ -38,6 +39,7 @@ export function createFreebsdPlatform(): Platform {
     packetFilter: new PfPacketFilter(pfStatus),
     system: { info: async () => readSystemInfo() },
     wireguard: createFreebsdWireguard(),
+    ipsec: createFreebsdIpsec(),
     idsEngine: notDriven('freebsd', 'the IDS engine'),
     routing: notDriven('freebsd', 'policy routing'),
     reverseProxy: notDriven('freebsd', 'the reverse proxy'),

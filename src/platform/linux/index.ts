@@ -1,3 +1,4 @@
+import { createLinuxIpsec } from './ipsec.js';
 import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
@@ -27,6 +28,7 @@ export function createLinuxPlatform(): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
   const wireguard = createLinuxWireguard();
+  const ipsec = createLinuxIpsec();
   return {
     name: 'linux',
     simulated: false,
@@ -34,6 +36,7 @@ export function createLinuxPlatform(): Platform {
     packetFilter: new NftablesPacketFilter(nftablesStatus),
     system: { info: async () => readSystemInfo() },
     wireguard,
+    ipsec,
     idsEngine: notDriven('linux', 'the IDS engine'),
     routing: notDriven('linux', 'policy routing'),
     reverseProxy: notDriven('linux', 'the reverse proxy'),
@@ -43,6 +46,7 @@ export function createLinuxPlatform(): Platform {
     maintenance: createLinuxMaintenance(),
     close: async () => {
       await wireguard.closeAll();
+      await ipsec.stop();
       await traffic.close();
       await daemons.closeAll();
     },
