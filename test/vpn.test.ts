@@ -236,3 +236,49 @@ test('IPsec SAs: create with protocol aliases, update, validation, delete', asyn
   assert.equal((await t.request('DELETE', `/api/v1/vpn/ipsec/${sa.id}`)).statusCode, 204);
   assert.equal(json(await t.request('GET', '/api/v1/vpn/ipsec')).length, 0);
 });
+
+test('IPsec SA credentials and selectors: checked on write, kept by a partial PUT, rendered into swanctl.conf with the key encoded and never returned', async () => {
+  const psk = 'a "quoted" key }\n'.trim() + ' padding';
+  const body = { name: 'hq', local_addr: '198.51.100.1', remote_addr: '203.0.113.9', protocol: 'esp', mode: 'tunnel', psk, local_id: 'gw.example.org', remote_id: 'CN=hq, O=Example', local_ts: '10.1.0.0/16, 10.2.0.0/16', remote_ts: ['10.9.0.0/24'] };
+  const created = await t.request('POST', '/api/v1/vpn/ipsec', body);
+  assert.equal(created.statusCode, 201, created.body);
+  const sa = json(created);
+  assert.equal(sa.has_psk, true);
+  assert.ok(!created.body.includes('quoted'), 'the pre-shared key is never returned');
+  assert.deepEqual([sa.local_ts, sa.remote_ts, sa.auth_method, sa.ike_proposals, sa.esp_proposals, sa.start_action], [['10.1.0.0/16', '10.2.0.0/16'], ['10.9.0.0/24'], 'psk', 'aes256-sha256-modp2048', 'aes256gcm16', 'trap']);
+  const updated = json(await t.request('PUT', `/api/v1/vpn/ipsec/${sa.id}`, { start_action: 'start', esp_proposals: 'aes128-sha256-modp3072, aes256gcm16' }));
+  assert.deepEqual([updated.local_id, updated.remote_id, updated.auth_method, updated.ike_proposals, updated.start_action], ['gw.example.org', 'CN=hq, O=Example', 'psk', 'aes256-sha256-modp2048', 'start'], 'a partial PUT keeps the other fields');
+  assert.deepEqual([updated.enc_algo, updated.auth_algo], ['aes-128-cbc', 'hmac-sha256'], 'display algorithms follow the proposals');
+
+  const conf = readFileSync(join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf'), 'utf8');
+  assert.equal(statSync(join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf')).mode & 0o777, 0o600);
+  assert.match(conf, new RegExp(`bulwark-${sa.id} \\{`));
+  assert.match(conf, /local_ts = "10\.1\.0\.0\/16","10\.2\.0\.0\/16"/);
+  assert.match(conf, /remote \{\n {6}auth = psk\n {6}id = "CN=hq, O=Example"/);
+  assert.match(conf, /esp_proposals = "aes128-sha256-modp3072,aes256gcm16"/);
+  assert.match(conf, /start_action = start/);
+  assert.ok(conf.includes(`secret = "0s${Buffer.from(psk).toString('base64')}"`), 'the key is written base64-encoded, never as text');
+  assert.ok(!conf.includes('quoted'));
+
+  const refusals: [Record<string, unknown>, RegExp][] = [
+    [{ ike_proposals: 'aes256-sha256' }, /^body\.ike_proposals: "aes256-sha256" names no key exchange/],
+    [{ esp_proposals: 'aes256-md4' }, /^body\.esp_proposals: "md4" is not a strongSwan algorithm name/],
+    [{ ah_proposals: 'aes256' }, /^body\.ah_proposals/],
+    [{ local_ts: '10.0.0.0/33' }, /^body\.local_ts: "10\.0\.0\.0\/33" is not a CIDR/],
+    [{ remote_id: 'x" }\nconnections {' }, /^body\.remote_id/],
+    [{ local_addr: '<servers>' }, /^body\.local_addr/],
+    [{ psk: 'short' }, /^body\.psk/],
+    [{ auth_method: 'cert' }, /^body\.certificate_id is required/],
+    [{ auth_method: 'cert', certificate_id: '00000000-0000-4000-8000-000000000000' }, /^body\.certificate_id: .*does not exist/],
+    [{ remote_addr: '203.0.113.0/24' }, /^body\.start_action: start needs remote_addr to be one address/],
+  ];
+  for (const [patch, message] of refusals) {
+    const response = await t.request('PUT', `/api/v1/vpn/ipsec/${sa.id}`, patch);
+    assert.equal(response.statusCode, 400, `${JSON.stringify(patch)} → ${response.body}`);
+    assert.match(json(response).error, message, JSON.stringify(patch));
+  }
+  assert.equal(readFileSync(join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf'), 'utf8'), conf, 'a refused change renders nothing');
+  const status = json(await t.request('GET', '/api/v1/vpn/ipsec/status'));
+  assert.deepEqual([status.simulated, status.sas.map((s: { id: string; status: string; not_loaded: string | null }) => [s.id, s.status, s.not_loaded])], [true, [[sa.id, 'down', null]]]);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/ipsec/${sa.id}`)).statusCode, 204);
+});

@@ -190,23 +190,28 @@ export const IpsecStored = Type.Object({
   start_action: StartAction,
 }, { required: ['name', 'local_addr', 'remote_addr', 'protocol', 'mode', 'spi'] });
 
+/** Request fields carry no defaults: a PUT that leaves a field out keeps it (the stored schema fills new SAs). */
+const withoutDefault = <T extends object>(schema: T): T => {
+  const { default: _default, ...rest } = schema as T & { default?: unknown };
+  return rest as T;
+};
 const ipsecEditable = {
   name: Type.String({ minLength: 1, maxLength: 64 }),
   local_addr: Type.String({ minLength: 1, maxLength: 64, description: 'any, an IP address or a CIDR' }),
   remote_addr: Type.String({ minLength: 1, maxLength: 64, description: 'any, an IP address or a CIDR (a network answers only)' }),
   protocol: Type.String({ description: 'esp, ah or esp_ah (also esp+ah, espah); case-insensitive' }),
   mode: Type.String({ description: 'tunnel or transport' }),
-  auth_method: AuthMethod,
+  auth_method: withoutDefault(AuthMethod),
   psk: Type.String({ minLength: 16, maxLength: 256, description: 'pre-shared key, 16 to 256 printable characters. Write-only: never returned' }),
-  certificate_id: Nullable(Uuid(), { description: 'id of a certificate issued by the local CA (GET /api/v1/ca/certs), for auth_method cert' }),
-  local_id: Nullable(IkeId),
-  remote_id: Nullable(IkeId),
+  certificate_id: Type.Union([Uuid(), Type.Null()], { description: 'id of a certificate issued by the local CA (GET /api/v1/ca/certs), for auth_method cert' }),
+  local_id: Type.Union([IkeId, Type.Null()]),
+  remote_id: Type.Union([IkeId, Type.Null()]),
   local_ts: Type.Union([TrafficSelectors, Type.String({ maxLength: 2048 })], { description: 'CIDRs as an array or a comma-separated string' }),
   remote_ts: Type.Union([TrafficSelectors, Type.String({ maxLength: 2048 })], { description: 'CIDRs as an array or a comma-separated string' }),
-  ike_proposals: Proposals(DEFAULT_IKE_PROPOSALS, 'IKE'),
-  esp_proposals: Proposals(DEFAULT_ESP_PROPOSALS, 'ESP'),
-  ah_proposals: Proposals(DEFAULT_AH_PROPOSALS, 'AH'),
-  start_action: StartAction,
+  ike_proposals: withoutDefault(Proposals(DEFAULT_IKE_PROPOSALS, 'IKE')),
+  esp_proposals: withoutDefault(Proposals(DEFAULT_ESP_PROPOSALS, 'ESP')),
+  ah_proposals: withoutDefault(Proposals(DEFAULT_AH_PROPOSALS, 'AH')),
+  start_action: withoutDefault(StartAction),
 };
 export const IpsecCreate = Type.Object(ipsecEditable, { required: ['name', 'local_addr', 'remote_addr', 'protocol', 'mode'], additionalProperties: false });
 export const IpsecUpdate = Type.Object(
