@@ -5,7 +5,8 @@
  * wireguard-go. Ping and TCP pass through the tunnel; `/status` shows the handshakes and bytes; a packet-filter
  * rule that blocks everything from the clients' links leaves the tunnel working (the system rule lets its UDP
  * port in) and a rule on the tunnel interface filters inside it; a peer deleted live loses its traffic while the
- * other keeps it; a killed wireguard-go is reported and restarted with its peers; stop removes the interface.
+ * other keeps it; a killed wireguard-go is reported and restarted with its peers; the enabled tunnel goes down
+ * with the server and comes back when it starts again; stop removes the interface.
  * Measured on the way: tunnel setup time and iperf3 TCP throughput through the tunnel against the same transfer
  * over the bare veth, in the same run.
  */
@@ -177,6 +178,14 @@ test('a WireGuard tunnel driven by Bulwark carries ping and TCP from clients con
     assert.ok(restarted.restarts >= 1);
     assert.notEqual(restarted.pid, status.pid);
     assert.deepEqual(restarted.peers.map((p: { public_key: string }) => p.public_key), [bob.public_key]);
+
+    // The server stops: its tunnels go down; it starts again: the enabled tunnel comes back up with its peer.
+    assert.equal(await lab.stopBulwark(), 0);
+    assert.notEqual(spawnSync('ip', ['-n', fw, 'link', 'show', 'dev', serverIf]).status, 0, 'server stop takes the interface down');
+    assert.equal(pings(two, '10.213.0.1', 2), false);
+    lab.startBulwark(fw, await freePort(), ['--wireguard-prefix', `b13${short}w`]);
+    await until('bob pings after the server started again', () => pings(two, '10.213.0.1'), 60_000);
+    assert.equal(tcp(two, '10.213.0.1'), 'pong 10.213.0.3');
 
     lab.call('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`);
     assert.notEqual(spawnSync('ip', ['-n', fw, 'link', 'show', 'dev', serverIf]).status, 0, 'stop removes the interface');
