@@ -16,6 +16,13 @@ const DATA_PATH_PLUGINS: Record<IpsecDataPath, string[]> = { kernel: ['kernel-ne
 /** The connection (and child) name of an SA in swanctl.conf: Bulwark's own, never the SA's display name. */
 export const connectionName = (id: string) => `bulwark-${id.toLowerCase()}`;
 
+/** A credential file swanctl loads, relative to its directory. */
+interface CredentialFile {
+  sub: 'x509' | 'x509ca' | 'private';
+  name: string;
+  content: string;
+}
+
 const str = (value: unknown) => (typeof value === 'string' ? value : null);
 
 /**
@@ -54,10 +61,10 @@ export class IpsecRuntime {
     };
   }
 
-  private connection(sa: ConfigObject, encap: boolean, files: { swanctlDir: string }): SwanctlConnection {
+  private connection(sa: ConfigObject, encap: boolean, credentials: CredentialFile[]): SwanctlConnection {
     const data = sa.data;
     const protocol = String(data.protocol);
-    const cert = data.auth_method === 'cert' ? this.writeCertificate(String(data.certificate_id), files.swanctlDir) : null;
+    const cert = data.auth_method === 'cert' ? this.certificateFiles(String(data.certificate_id), credentials) : null;
     const address = (value: unknown) => (value === 'any' ? '%any' : String(value));
     return {
       name: connectionName(sa.id),
@@ -81,17 +88,15 @@ export class IpsecRuntime {
     };
   }
 
-  /** The local CA's certificate and key for an SA (x509/, private/) and the CA itself (x509ca/), each 0600. */
-  private writeCertificate(id: string, swanctlDir: string): { certFile: string; caFile: string } {
+  /** The local CA's certificate and key for an SA (x509/, private/) and the CA itself (x509ca/), to be written 0600. */
+  private certificateFiles(id: string, credentials: CredentialFile[]): { certFile: string; caFile: string } {
     if (!this.ca) throw new Error('the local CA is not available to the VPN area');
     const certFile = `local-${id.toLowerCase()}.pem`;
-    const write = (sub: string, name: string, content: string) => {
-      mkdirSync(join(swanctlDir, sub), { recursive: true, mode: 0o700 });
-      writeFileSync(join(swanctlDir, sub, name), content, { mode: 0o600 });
-    };
-    write('x509', certFile, this.ca.detail(id).certificate_pem);
-    write('private', certFile, this.ca.keyPem(id));
-    write('x509ca', 'bulwark-ca.pem', this.ca.caPem());
+    credentials.push(
+      { sub: 'x509', name: certFile, content: this.ca.detail(id).certificate_pem },
+      { sub: 'private', name: certFile, content: this.ca.keyPem(id) },
+      { sub: 'x509ca', name: 'bulwark-ca.pem', content: this.ca.caPem() },
+    );
     return { certFile, caFile: 'bulwark-ca.pem' };
   }
 
@@ -107,14 +112,21 @@ export class IpsecRuntime {
       return;
     }
     const dataPath = await ipsec.dataPath();
+    // Everything is rendered before anything is written: a refused render leaves the files in force alone.
+    const credentials: CredentialFile[] = [];
+    const swanctlConf = renderSwanctl(sas.map((sa) => this.connection(sa, dataPath === 'libipsec', credentials)));
+    const strongswanConf = renderStrongswanConf({ daemon: ipsec.daemon, plugins: [...PLUGINS, ...DATA_PATH_PLUGINS[dataPath]], viciSocket: files.viciSocket });
     mkdirSync(join(files.dir, 'state'), { recursive: true, mode: 0o700 });
     chmodSync(files.dir, 0o700);
     // Certificates of SAs no longer using them go with the old directory.
     rmSync(files.swanctlDir, { recursive: true, force: true });
     mkdirSync(files.swanctlDir, { recursive: true, mode: 0o700 });
-    const connections = sas.map((sa) => this.connection(sa, dataPath === 'libipsec', files));
-    writeFileSync(join(files.swanctlDir, 'swanctl.conf'), renderSwanctl(connections), { mode: 0o600 });
-    writeFileSync(files.strongswanConf, renderStrongswanConf({ daemon: ipsec.daemon, plugins: [...PLUGINS, ...DATA_PATH_PLUGINS[dataPath]], viciSocket: files.viciSocket }), { mode: 0o600 });
+    for (const { sub, name, content } of credentials) {
+      mkdirSync(join(files.swanctlDir, sub), { recursive: true, mode: 0o700 });
+      writeFileSync(join(files.swanctlDir, sub, name), content, { mode: 0o600 });
+    }
+    writeFileSync(join(files.swanctlDir, 'swanctl.conf'), swanctlConf, { mode: 0o600 });
+    writeFileSync(files.strongswanConf, strongswanConf, { mode: 0o600 });
     try {
       await ipsec.apply(files);
       this.lastLoadError = null;
