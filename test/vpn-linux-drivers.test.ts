@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLinuxWireguard } from '../src/platform/linux/wireguard.js';
 import { createCharonIpsec } from '../src/platform/charon-ipsec.js';
+import { LINUX_KERNEL_PLUGINS } from '../src/platform/linux/ipsec.js';
 import type { HttpError } from '../src/core/errors.js';
 
 const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-linux-vpn-'));
@@ -70,11 +71,11 @@ esac`);
 
 test('charon and swanctl missing are 503s naming their packages', async () => {
   const files = { strongswanConf: join(work, 's.conf'), swanctlDir: join(work, 'swanctl'), viciSocket: join(work, 'v'), pidFile: join(work, 'p') };
-  const without = (missing: string) => createCharonIpsec({ program: 'charon-systemd', daemon: 'charon-systemd', dataPath: async () => 'libipsec', findProgram: (p) => (p === missing ? null : `/usr/bin/${p}`) });
+  const without = (missing: string) => createCharonIpsec({ program: 'charon-systemd', daemon: 'charon-systemd', dataPath: async () => 'libipsec', kernelPlugins: LINUX_KERNEL_PLUGINS, findProgram: (p) => (p === missing ? null : `/usr/bin/${p}`) });
   await assert.rejects(without('charon-systemd').apply(files), (error: HttpError) => error.statusCode === 503 && /install the Debian package charon-systemd$/.test(error.message));
   await assert.rejects(without('swanctl').apply(files), (error: HttpError) => error.statusCode === 503 && /install the Debian package strongswan-swanctl$/.test(error.message));
   const noLibipsec = createCharonIpsec({
-    program: 'charon-systemd', daemon: 'charon-systemd', dataPath: async () => 'libipsec', findProgram: (p) => `/usr/bin/${p}`,
+    program: 'charon-systemd', daemon: 'charon-systemd', dataPath: async () => 'libipsec', kernelPlugins: LINUX_KERNEL_PLUGINS, findProgram: (p) => `/usr/bin/${p}`,
     missing: (dataPath) => (dataPath === 'libipsec' ? { program: 'libstrongswan-kernel-libipsec.so', package: 'libcharon-extra-plugins' } : null),
   });
   await assert.rejects(noLibipsec.apply(files), (error: HttpError) => error.statusCode === 503 && /install the Debian package libcharon-extra-plugins$/.test(error.message));

@@ -282,3 +282,18 @@ test('IPsec SA credentials and selectors: checked on write, kept by a partial PU
   assert.deepEqual([status.simulated, status.sas.map((s: { id: string; status: string; not_loaded: string | null }) => [s.id, s.status, s.not_loaded])], [true, [[sa.id, 'down', null]]]);
   assert.equal((await t.request('DELETE', `/api/v1/vpn/ipsec/${sa.id}`)).statusCode, 204);
 });
+
+test('starting and stopping a tunnel re-loads the applied ruleset with its system rule, without applying pending rule changes', async () => {
+  const filter = t.app.context.platform.packetFilter as unknown as { appliedText?: string };
+  assert.equal((await t.request('POST', '/api/v1/reload')).statusCode, 200);
+  const pendingRule = json(await t.request('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2323, label: 'pending-only' }));
+  const tunnel = json(await t.request('POST', '/api/v1/vpn/wg', { name: 'filtered', listen_port: 51960, address: '10.78.0.1/24', listen_interface: 'wan0' }));
+  assert.ok(!filter.appliedText!.includes('51960'));
+  assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/start`)).statusCode, 200);
+  assert.ok(filter.appliedText!.includes(`iifname "wan0" udp dport 51960 accept comment "system: wireguard ${tunnel.interface}"`), 'loaded at start, no reload needed');
+  assert.ok(!filter.appliedText!.includes(pendingRule.id), 'the pending rule was not applied with it');
+  assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`)).statusCode, 200);
+  assert.ok(!filter.appliedText!.includes('51960'), 'and gone at stop');
+  assert.equal((await t.request('DELETE', `/api/v1/rules/${pendingRule.id}`)).statusCode, 204);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}`)).statusCode, 204);
+});

@@ -15,6 +15,7 @@ export interface CharonOptions {
   daemon: string;
   /** How ESP is carried on this host. */
   dataPath: () => Promise<IpsecDataPath>;
+  kernelPlugins: Record<IpsecDataPath, string[]>;
   /** What else must be installed for that data path (plugin files), checked before charon starts. */
   missing?: (dataPath: IpsecDataPath) => MissingTool | null;
   findProgram?: (program: string) => string | null;
@@ -66,6 +67,7 @@ export function createCharonIpsec(options: CharonOptions): IpsecControl {
 
   return {
     daemon: options.daemon,
+    kernelPlugins: options.kernelPlugins,
     async dataPath() {
       dataPath ??= await options.dataPath();
       return dataPath;

@@ -60,6 +60,8 @@ export interface IpsecControl {
   readonly daemon: string;
   /** How ESP is carried on this host (decides the plugins charon loads). */
   dataPath(): Promise<IpsecDataPath>;
+  /** charon's kernel-interface plugins for each data path on this OS. */
+  readonly kernelPlugins: Record<IpsecDataPath, string[]>;
   /** Starts charon when it does not run and loads every connection and secret (`swanctl --load-all`). */
   apply(files: IpsecFiles): Promise<void>;
   stop(): Promise<void>;

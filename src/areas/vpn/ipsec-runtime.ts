@@ -2,16 +2,15 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AppContext } from '../../context.js';
 import type { ConfigObject } from '../../store/config-store.js';
-import type { IpsecDataPath, IpsecFiles } from '../../platform/ipsec.js';
+import type { IpsecFiles } from '../../platform/ipsec.js';
 import { renderStrongswanConf, renderSwanctl, type SwanctlConnection } from '../../render/swanctl.js';
 import type { CaService } from '../ca/service.js';
 import { DEFAULT_AH_PROPOSALS, DEFAULT_ESP_PROPOSALS, DEFAULT_IKE_PROPOSALS } from './schema.js';
 import type { VpnService } from './service.js';
 import { missingCredentials } from './ipsec-model.js';
 
-/** Plugins of the appliance's charon: crypto (openssl for the local CA's ECDSA keys), credentials, VICI, and the data path. */
+/** Plugins of the appliance's charon: crypto (openssl for the local CA's ECDSA keys), credentials, VICI; the platform adds its kernel interface. */
 const PLUGINS = ['random', 'nonce', 'openssl', 'aes', 'sha1', 'sha2', 'hmac', 'gmp', 'pem', 'pkcs1', 'pkcs8', 'x509', 'revocation', 'constraints', 'pubkey', 'kdf', 'socket-default', 'vici'];
-const DATA_PATH_PLUGINS: Record<IpsecDataPath, string[]> = { kernel: ['kernel-netlink'], libipsec: ['kernel-libipsec', 'kernel-netlink'] };
 
 /** The connection (and child) name of an SA in swanctl.conf: Bulwark's own, never the SA's display name. */
 export const connectionName = (id: string) => `bulwark-${id.toLowerCase()}`;
@@ -115,7 +114,7 @@ export class IpsecRuntime {
     // Everything is rendered before anything is written: a refused render leaves the files in force alone.
     const credentials: CredentialFile[] = [];
     const swanctlConf = renderSwanctl(sas.map((sa) => this.connection(sa, dataPath === 'libipsec', credentials)));
-    const strongswanConf = renderStrongswanConf({ daemon: ipsec.daemon, plugins: [...PLUGINS, ...DATA_PATH_PLUGINS[dataPath]], viciSocket: files.viciSocket });
+    const strongswanConf = renderStrongswanConf({ daemon: ipsec.daemon, plugins: [...PLUGINS, ...ipsec.kernelPlugins[dataPath]], viciSocket: files.viciSocket });
     mkdirSync(join(files.dir, 'state'), { recursive: true, mode: 0o700 });
     chmodSync(files.dir, 0o700);
     // Certificates of SAs no longer using them go with the old directory.

@@ -21,6 +21,8 @@ export function createFreebsdIpsec(): IpsecControl {
     program: 'charon',
     daemon: 'charon',
     dataPath: async () => 'kernel',
+    // PF_KEY for the SAs, the routing socket for routes and addresses.
+    kernelPlugins: { kernel: ['kernel-pfkey', 'kernel-pfroute'], libipsec: ['kernel-libipsec', 'kernel-pfroute'] },
     findProgram: (program) => findProgram(program) ?? (program === 'charon' && executable(LIBEXEC_CHARON) ? LIBEXEC_CHARON : null),
   });
 }

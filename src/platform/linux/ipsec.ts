@@ -5,6 +5,8 @@ import { runCommand } from '../exec.js';
 import type { IpsecControl, IpsecDataPath } from '../ipsec.js';
 
 const PLUGIN_DIR = '/usr/lib/ipsec/plugins';
+/** Netlink for routes and addresses; kernel-libipsec carries ESP in userspace where the kernel has none. */
+export const LINUX_KERNEL_PLUGINS = { kernel: ['kernel-netlink'], libipsec: ['kernel-libipsec', 'kernel-netlink'] };
 
 /**
  * Whether this kernel carries ESP: an ESP state is added in a throwaway network namespace (nothing of the
@@ -26,6 +28,7 @@ export function createLinuxIpsec(): IpsecControl {
     program: 'charon-systemd',
     daemon: 'charon-systemd',
     dataPath: probeDataPath,
+    kernelPlugins: LINUX_KERNEL_PLUGINS,
     missing: (dataPath) => {
       if (!existsSync(`${PLUGIN_DIR}/libstrongswan-openssl.so`)) return { program: 'libstrongswan-openssl.so', package: 'libstrongswan-standard-plugins' };
       if (dataPath === 'libipsec' && !existsSync(`${PLUGIN_DIR}/libstrongswan-kernel-libipsec.so`)) return { program: 'libstrongswan-kernel-libipsec.so', package: 'libcharon-extra-plugins' };

@@ -1,4 +1,5 @@
 import type { IpsecControl, IpsecFiles } from '../ipsec.js';
+import { LINUX_KERNEL_PLUGINS } from '../linux/ipsec.js';
 
 /** No charon: the configuration is kept (files written by the area), and no SA ever establishes. */
 export function createSimulatedIpsec(): IpsecControl {
@@ -6,6 +7,7 @@ export function createSimulatedIpsec(): IpsecControl {
   return {
     daemon: 'charon',
     dataPath: async () => 'kernel',
+    kernelPlugins: LINUX_KERNEL_PLUGINS,
     async apply(files) {
       loaded = files;
     },
