@@ -4,7 +4,8 @@
  * (10.113.1.0/24 and 10.113.2.0/24). This kernel has no ESP, so both charons carry ESP with strongSwan's
  * userspace kernel-libipsec (a TUN device, ESP in UDP). With a pre-shared key the peer initiates, with
  * certificates of Bulwark's local CA Bulwark initiates; each time the IKE SA and the CHILD SA establish,
- * `/vpn/ipsec/status` shows them, and ping and TCP pass between the two LANs. An invalid SA is refused with a
+ * `/vpn/ipsec/status` shows them, and ping and TCP pass between the two LANs. A killed charon is restarted and
+ * its SA comes back. An invalid SA is refused with a
  * 400 naming the field and changes nothing; deleting the last SA stops charon and the traffic with it.
  */
 import { test } from 'node:test';
@@ -205,6 +206,16 @@ test('an IPsec SA driven by Bulwark establishes with a charon the test runs and 
     assert.match(peerCharon.swanctl('--list-sas', '--raw'), /remote-id=CN=fw\.b13\.test|remote-id=fw\.b13\.test/);
     assert.equal(await until('LAN A pings LAN B again', () => pings(lanA, '10.113.2.2')), true);
     assert.equal(tcp(lanA, '10.113.2.2'), 'pong 10.113.1.2');
+    // charon killed: status reports it, the supervisor restarts it, loads the SA again and (start_action start) it is back up.
+    assert.equal(typeof certUp.pid, 'number');
+    assert.ok(existsSync(`${lab.dataDir}-daemons/charon/state/charon.pid`));
+    process.kill(certUp.pid, 'SIGKILL');
+    const back = await until('charon restarted with its SA up', () => {
+      const status = lab.call('GET', '/api/v1/vpn/ipsec/status');
+      return status.restarts >= 1 && status.sas[0]?.status === 'up' ? status : undefined;
+    }, 60_000);
+    assert.notEqual(back.pid, certUp.pid);
+    assert.equal(await until('LAN A pings LAN B after the restart', () => pings(lanA, '10.113.2.2'), 30_000), true);
     const certInUse = lab.api(['DELETE', `/api/v1/ca/certs/${fwCert.id}`])[0];
     assert.equal(certInUse.status, 409, 'a certificate an SA uses cannot be deleted');
 
