@@ -9,6 +9,7 @@ import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { REQUIRE_SYSTEM_TESTS, sharedFile } from './helpers/shared.js';
 import { generateKeyPair, isWireguardKey, parseWgQuick, publicKeyOf, wgValue } from '../src/areas/vpn/wireguard.js';
 import { parseWgDump } from '../src/platform/linux/wireguard.js';
+import { HttpError } from '../src/core/errors.js';
 
 let t: AreaApp;
 before(async () => {
@@ -295,5 +296,43 @@ test('starting and stopping a tunnel re-loads the applied ruleset with its syste
   assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`)).statusCode, 200);
   assert.ok(!filter.appliedText!.includes('51960'), 'and gone at stop');
   assert.equal((await t.request('DELETE', `/api/v1/rules/${pendingRule.id}`)).statusCode, 204);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}`)).statusCode, 204);
+});
+
+test('a change the running daemon or tunnel refuses is not kept: 409, and the stored configuration stays the one in force', async () => {
+  const { platform } = t.app.context;
+  const refuse = async () => {
+    throw new HttpError(409, 'strongSwan refused the IPsec configuration: test');
+  };
+  const sa = json(await t.request('POST', '/api/v1/vpn/ipsec', { name: 'kept', local_addr: '198.51.100.1', remote_addr: '203.0.113.9', protocol: 'esp', mode: 'tunnel', psk: 'kept-shared-key-000001', remote_id: 'a.example.org' }));
+  const apply = platform.ipsec.apply;
+  platform.ipsec.apply = refuse;
+  try {
+    const changed = await t.request('PUT', `/api/v1/vpn/ipsec/${sa.id}`, { remote_id: 'b.example.org' });
+    assert.equal(changed.statusCode, 409);
+    assert.equal(json(changed).error, 'strongSwan refused the IPsec configuration: test; the change was not kept');
+    assert.equal(json(await t.request('GET', `/api/v1/vpn/ipsec/${sa.id}`)).remote_id, 'a.example.org');
+    assert.equal((await t.request('POST', '/api/v1/vpn/ipsec', { name: 'not-kept', local_addr: 'any', remote_addr: 'any', protocol: 'esp', mode: 'tunnel', psk: 'kept-shared-key-000002' })).statusCode, 409);
+    assert.deepEqual(json(await t.request('GET', '/api/v1/vpn/ipsec')).map((s: { name: string }) => s.name), ['kept']);
+  } finally {
+    platform.ipsec.apply = apply;
+  }
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/ipsec/${sa.id}`)).statusCode, 204);
+
+  const tunnel = json(await t.request('POST', '/api/v1/vpn/wg', { name: 'kept-wg', listen_port: 51970, address: '10.79.0.1/24' }));
+  const peer = json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: 'auto', auto_generate_key: true }));
+  assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/start`)).statusCode, 200);
+  const syncPeers = platform.wireguard.syncPeers;
+  platform.wireguard.syncPeers = refuse;
+  try {
+    assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: 'auto', auto_generate_key: true })).statusCode, 409);
+    assert.equal((await t.request('PUT', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}`, { allowed_ips: '10.79.0.9/32' })).statusCode, 409);
+    const peers = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers`));
+    assert.deepEqual(peers.map((p: { id: string; allowed_ips: string[] }) => [p.id, p.allowed_ips]), [[peer.id, ['10.79.0.2/32']]]);
+  } finally {
+    platform.wireguard.syncPeers = syncPeers;
+  }
+  await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}`)).statusCode, 204);
   assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}`)).statusCode, 204);
 });

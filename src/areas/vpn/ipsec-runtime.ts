@@ -8,6 +8,7 @@ import type { CaService } from '../ca/service.js';
 import { DEFAULT_AH_PROPOSALS, DEFAULT_ESP_PROPOSALS, DEFAULT_IKE_PROPOSALS } from './schema.js';
 import type { VpnService } from './service.js';
 import { missingCredentials } from './ipsec-model.js';
+import { notKept, revertWrites } from './revert-writes.js';
 
 /** Plugins of the appliance's charon: crypto (openssl for the local CA's ECDSA keys), credentials, VICI; the platform adds its kernel interface. */
 const PLUGINS = ['random', 'nonce', 'openssl', 'aes', 'sha1', 'sha2', 'hmac', 'gmp', 'pem', 'pkcs1', 'pkcs8', 'x509', 'revocation', 'constraints', 'pubkey', 'kdf', 'socket-default', 'vici'];
@@ -38,7 +39,17 @@ export class IpsecRuntime {
     private readonly vpn: VpnService,
     private readonly ca?: CaService,
   ) {
-    context.models.onChanged([vpn.ipsec], () => this.one(() => this.apply()));
+    context.models.onChanged([vpn.ipsec], (change) => this.one(async () => {
+      try {
+        await this.apply();
+      } catch (error) {
+        if (change.cause !== 'write') throw error;
+        // The previous configuration stays in force: the stored SAs and the rendered files go back to it.
+        revertWrites(context.store, change.objects);
+        await this.apply().catch((again: Error) => context.log.error({ err: again.message }, 'IPsec configuration could not be put back'));
+        throw notKept(error);
+      }
+    }));
   }
 
   private one<T>(work: () => Promise<T>): Promise<T> {

@@ -5,6 +5,8 @@ import { HttpError } from '../../core/errors.js';
 import type { ConfigObject } from '../../store/config-store.js';
 import type { PacketFilterService } from '../packet-filter/service.js';
 import type { VpnService } from './service.js';
+import type { ObjectWrite } from '../../model/declarations.js';
+import { notKept, revertWrites } from './revert-writes.js';
 
 /** Tunnel fields that the running interface is built from: a change of one re-applies the whole interface. */
 const INTERFACE_FIELDS = ['listen_port', 'address', 'mtu', 'private_key', 'listen_interface'];
@@ -29,22 +31,35 @@ export class WireguardRuntime {
     })));
     context.models.onChanged([vpn.tunnels, vpn.peers], (change) => this.one(async () => {
       if (change.cause === 'replace') return this.reconcileAll();
-      const retune = new Set<string>();
-      const peersOf = new Set<string>();
-      for (const { kind, before, after } of change.objects) {
-        if (kind === 'wg_tunnel' && before && after && INTERFACE_FIELDS.some((field) => JSON.stringify(before.data[field]) !== JSON.stringify(after.data[field]))) retune.add(after.id);
-        if (kind === 'wg_peer') peersOf.add(String((after ?? before)!.data.tunnel_id));
-      }
-      for (const id of retune) {
-        const tunnel = this.vpn.tunnels.objects().find((t) => t.id === id);
-        if (tunnel?.data.status === 'up') await this.bringUp(tunnel);
-      }
-      if (retune.size) await this.refreshFilter();
-      for (const id of peersOf) {
-        const tunnel = this.vpn.tunnels.objects().find((t) => t.id === id);
-        if (tunnel?.data.status === 'up' && !retune.has(id)) await this.context.platform.wireguard.syncPeers(this.vpn.interfaceSpec(tunnel));
+      try {
+        await this.applyWrites(change.objects);
+      } catch (error) {
+        // The running tunnels keep the configuration in force: the writes are undone and re-applied as they were.
+        revertWrites(context.store, change.objects);
+        await this.applyWrites(change.objects.map(({ kind, before, after }) => ({ kind, before: after, after: before })))
+          .catch((again: Error) => context.log.error({ err: again.message }, 'WireGuard configuration could not be put back'));
+        throw notKept(error);
       }
     }));
+  }
+
+  /** Applies tunnel and peer writes to the running interfaces they concern. */
+  private async applyWrites(objects: readonly ObjectWrite[]): Promise<void> {
+    const retune = new Set<string>();
+    const peersOf = new Set<string>();
+    for (const { kind, before, after } of objects) {
+      if (kind === 'wg_tunnel' && before && after && INTERFACE_FIELDS.some((field) => JSON.stringify(before.data[field]) !== JSON.stringify(after.data[field]))) retune.add(after.id);
+      if (kind === 'wg_peer') peersOf.add(String((after ?? before)!.data.tunnel_id));
+    }
+    for (const id of retune) {
+      const tunnel = this.vpn.tunnels.objects().find((t) => t.id === id);
+      if (tunnel?.data.status === 'up') await this.bringUp(tunnel);
+    }
+    if (retune.size) await this.refreshFilter();
+    for (const id of peersOf) {
+      const tunnel = this.vpn.tunnels.objects().find((t) => t.id === id);
+      if (tunnel?.data.status === 'up' && !retune.has(id)) await this.context.platform.wireguard.syncPeers(this.vpn.interfaceSpec(tunnel));
+    }
   }
 
   private one<T>(work: () => Promise<T>): Promise<T> {
