@@ -15,6 +15,12 @@ export interface StartupConfig {
   platform: PlatformName;
   trustedProxies: string[];
   logLevel: LogLevel;
+  /**
+   * Prefix of the WireGuard interface names the appliance assigns (`wg` → wg0, wg1, …). Interface names are
+   * global on a host (wireguard-go's control sockets live in /var/run/wireguard for every namespace), so
+   * several appliances on one host (tests) each take their own.
+   */
+  wireguardPrefix: string;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
 }
@@ -54,6 +60,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       platform: { type: 'string' },
       'trusted-proxies': { type: 'string' },
       'log-level': { type: 'string' },
+      'wireguard-prefix': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -67,6 +74,10 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     throw new StartupError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const wireguardPrefix = values['wireguard-prefix'] ?? env.BULWARK_WIREGUARD_PREFIX ?? 'wg';
+  if (!/^[a-z][a-z0-9]{0,9}$/.test(wireguardPrefix)) {
+    throw new StartupError(`--wireguard-prefix must be 1 to 10 lowercase letters and digits, starting with a letter, got "${wireguardPrefix}"`);
+  }
   return {
     host,
     port,
@@ -74,6 +85,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     platform: platform as PlatformName,
     trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),
     logLevel: logLevel as LogLevel,
+    wireguardPrefix,
     oauthPresets: presetOverridesFromEnv(env, (message) => new StartupError(message)),
   };
 }

@@ -9,6 +9,7 @@ import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { REQUIRE_SYSTEM_TESTS, sharedFile } from './helpers/shared.js';
 import { generateKeyPair, isWireguardKey, parseWgQuick, publicKeyOf, wgValue } from '../src/areas/vpn/wireguard.js';
 import { parseWgDump } from '../src/platform/linux/wireguard.js';
+import { HttpError } from '../src/core/errors.js';
 
 let t: AreaApp;
 before(async () => {
@@ -174,7 +175,11 @@ test('peers: next free address, auto keys, duplicate addresses, rendered config,
 test('start and stop change the live state through the platform, and the interface file is written 0600', async () => {
   const tunnel = json(await t.request('POST', '/api/v1/vpn/wg', { name: 'live', listen_port: 51950, address: '10.77.0.1/24' }));
   const peer = json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: '', auto_generate_key: true }));
-  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)), { running: false, interface: tunnel.interface, simulated: true, peers: [] });
+  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)), {
+    running: false, interface: tunnel.interface, simulated: true, backend: 'simulated', pid: null, restarts: 0, last_error: null, peers: [],
+  });
+  const systemRules = async () => (json(await t.request('GET', '/api/v1/rules/system')) as string[]).filter((line) => line.includes('wireguard'));
+  assert.deepEqual(await systemRules(), [], 'no WireGuard system rule while the tunnel is down');
   assert.deepEqual(json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/start`)), { message: 'Tunnel started' });
   assert.equal(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}`)).status, 'up');
   const status = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`));
@@ -187,7 +192,17 @@ test('start and stop change the live state through the platform, and the interfa
   const sections = parseWgQuick(readFileSync(file, 'utf8'));
   assert.equal(publicKeyOf(wgValue(sections[0], 'PrivateKey')!), tunnel.public_key);
   assert.equal(wgValue(sections[1], 'AllowedIPs'), '10.77.0.2/32');
+  assert.deepEqual(await systemRules(), [`udp dport 51950 accept comment "system: wireguard ${tunnel.interface}"`]);
+  // A peer added to the running tunnel is applied live; a deleted one leaves it.
+  const second = json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: 'auto', auto_generate_key: true }));
+  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)).peers.map((p: { public_key: string }) => p.public_key), [peer.public_key, second.public_key]);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}/peers/${second.id}`)).statusCode, 204);
+  assert.deepEqual(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)).peers.map((p: { public_key: string }) => p.public_key), [peer.public_key]);
+  // The listen interface limits the system rule to it.
+  assert.equal((await t.request('PUT', `/api/v1/vpn/wg/${tunnel.id}`, { listen_interface: 'eth9' })).statusCode, 200);
+  assert.deepEqual(await systemRules(), [`iifname "eth9" udp dport 51950 accept comment "system: wireguard ${tunnel.interface}"`]);
   await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`);
+  assert.deepEqual(await systemRules(), [], 'the rule leaves with the tunnel');
   assert.equal(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/status`)).running, false);
   assert.equal(json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}`)).status, 'down');
 });
@@ -221,4 +236,103 @@ test('IPsec SAs: create with protocol aliases, update, validation, delete', asyn
   assert.equal((await t.request('POST', '/api/v1/vpn/ipsec', { name: 'branch', local_addr: 'any', remote_addr: 'any', protocol: 'esp', mode: 'tunnel' })).statusCode, 409);
   assert.equal((await t.request('DELETE', `/api/v1/vpn/ipsec/${sa.id}`)).statusCode, 204);
   assert.equal(json(await t.request('GET', '/api/v1/vpn/ipsec')).length, 0);
+});
+
+test('IPsec SA credentials and selectors: checked on write, kept by a partial PUT, rendered into swanctl.conf with the key encoded and never returned', async () => {
+  const psk = 'a "quoted" key }\n'.trim() + ' padding';
+  const body = { name: 'hq', local_addr: '198.51.100.1', remote_addr: '203.0.113.9', protocol: 'esp', mode: 'tunnel', psk, local_id: 'gw.example.org', remote_id: 'CN=hq, O=Example', local_ts: '10.1.0.0/16, 10.2.0.0/16', remote_ts: ['10.9.0.0/24'] };
+  const created = await t.request('POST', '/api/v1/vpn/ipsec', body);
+  assert.equal(created.statusCode, 201, created.body);
+  const sa = json(created);
+  assert.equal(sa.has_psk, true);
+  assert.ok(!created.body.includes('quoted'), 'the pre-shared key is never returned');
+  assert.deepEqual([sa.local_ts, sa.remote_ts, sa.auth_method, sa.ike_proposals, sa.esp_proposals, sa.start_action], [['10.1.0.0/16', '10.2.0.0/16'], ['10.9.0.0/24'], 'psk', 'aes256-sha256-modp2048', 'aes256gcm16', 'trap']);
+  const updated = json(await t.request('PUT', `/api/v1/vpn/ipsec/${sa.id}`, { start_action: 'start', esp_proposals: 'aes128-sha256-modp3072, aes256gcm16' }));
+  assert.deepEqual([updated.local_id, updated.remote_id, updated.auth_method, updated.ike_proposals, updated.start_action], ['gw.example.org', 'CN=hq, O=Example', 'psk', 'aes256-sha256-modp2048', 'start'], 'a partial PUT keeps the other fields');
+  assert.deepEqual([updated.enc_algo, updated.auth_algo], ['aes-128-cbc', 'hmac-sha256'], 'display algorithms follow the proposals');
+
+  const conf = readFileSync(join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf'), 'utf8');
+  assert.equal(statSync(join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf')).mode & 0o777, 0o600);
+  assert.match(conf, new RegExp(`bulwark-${sa.id} \\{`));
+  assert.match(conf, /local_ts = "10\.1\.0\.0\/16","10\.2\.0\.0\/16"/);
+  assert.match(conf, /remote \{\n {6}auth = psk\n {6}id = "CN=hq, O=Example"/);
+  assert.match(conf, /esp_proposals = "aes128-sha256-modp3072,aes256gcm16"/);
+  assert.match(conf, /start_action = start/);
+  assert.ok(conf.includes(`secret = "0s${Buffer.from(psk).toString('base64')}"`), 'the key is written base64-encoded, never as text');
+  assert.ok(!conf.includes('quoted'));
+
+  const refusals: [Record<string, unknown>, RegExp][] = [
+    [{ ike_proposals: 'aes256-sha256' }, /^body\.ike_proposals: "aes256-sha256" names no key exchange/],
+    [{ esp_proposals: 'aes256-md4' }, /^body\.esp_proposals: "md4" is not a strongSwan algorithm name/],
+    [{ ah_proposals: 'aes256' }, /^body\.ah_proposals/],
+    [{ local_ts: '10.0.0.0/33' }, /^body\.local_ts: "10\.0\.0\.0\/33" is not a CIDR/],
+    [{ remote_id: 'x" }\nconnections {' }, /^body\.remote_id/],
+    [{ local_addr: '<servers>' }, /^body\.local_addr/],
+    [{ psk: 'short' }, /^body\.psk/],
+    [{ auth_method: 'cert' }, /^body\.certificate_id is required/],
+    [{ auth_method: 'cert', certificate_id: '00000000-0000-4000-8000-000000000000' }, /^body\.certificate_id: .*does not exist/],
+    [{ remote_addr: '203.0.113.0/24' }, /^body\.start_action: start needs remote_addr to be one address/],
+  ];
+  for (const [patch, message] of refusals) {
+    const response = await t.request('PUT', `/api/v1/vpn/ipsec/${sa.id}`, patch);
+    assert.equal(response.statusCode, 400, `${JSON.stringify(patch)} → ${response.body}`);
+    assert.match(json(response).error, message, JSON.stringify(patch));
+  }
+  assert.equal(readFileSync(join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf'), 'utf8'), conf, 'a refused change renders nothing');
+  const status = json(await t.request('GET', '/api/v1/vpn/ipsec/status'));
+  assert.deepEqual([status.simulated, status.sas.map((s: { id: string; status: string; not_loaded: string | null }) => [s.id, s.status, s.not_loaded])], [true, [[sa.id, 'down', null]]]);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/ipsec/${sa.id}`)).statusCode, 204);
+});
+
+test('starting and stopping a tunnel re-loads the applied ruleset with its system rule, without applying pending rule changes', async () => {
+  const filter = t.app.context.platform.packetFilter as unknown as { appliedText?: string };
+  assert.equal((await t.request('POST', '/api/v1/reload')).statusCode, 200);
+  const pendingRule = json(await t.request('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2323, label: 'pending-only' }));
+  const tunnel = json(await t.request('POST', '/api/v1/vpn/wg', { name: 'filtered', listen_port: 51960, address: '10.78.0.1/24', listen_interface: 'wan0' }));
+  assert.ok(!filter.appliedText!.includes('51960'));
+  assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/start`)).statusCode, 200);
+  assert.ok(filter.appliedText!.includes(`iifname "wan0" udp dport 51960 accept comment "system: wireguard ${tunnel.interface}"`), 'loaded at start, no reload needed');
+  assert.ok(!filter.appliedText!.includes(pendingRule.id), 'the pending rule was not applied with it');
+  assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`)).statusCode, 200);
+  assert.ok(!filter.appliedText!.includes('51960'), 'and gone at stop');
+  assert.equal((await t.request('DELETE', `/api/v1/rules/${pendingRule.id}`)).statusCode, 204);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}`)).statusCode, 204);
+});
+
+test('a change the running daemon or tunnel refuses is not kept: 409, and the stored configuration stays the one in force', async () => {
+  const { platform } = t.app.context;
+  const refuse = async () => {
+    throw new HttpError(409, 'strongSwan refused the IPsec configuration: test');
+  };
+  const sa = json(await t.request('POST', '/api/v1/vpn/ipsec', { name: 'kept', local_addr: '198.51.100.1', remote_addr: '203.0.113.9', protocol: 'esp', mode: 'tunnel', psk: 'kept-shared-key-000001', remote_id: 'a.example.org' }));
+  const apply = platform.ipsec.apply;
+  platform.ipsec.apply = refuse;
+  try {
+    const changed = await t.request('PUT', `/api/v1/vpn/ipsec/${sa.id}`, { remote_id: 'b.example.org' });
+    assert.equal(changed.statusCode, 409);
+    assert.equal(json(changed).error, 'strongSwan refused the IPsec configuration: test; the change was not kept');
+    assert.equal(json(await t.request('GET', `/api/v1/vpn/ipsec/${sa.id}`)).remote_id, 'a.example.org');
+    assert.equal((await t.request('POST', '/api/v1/vpn/ipsec', { name: 'not-kept', local_addr: 'any', remote_addr: 'any', protocol: 'esp', mode: 'tunnel', psk: 'kept-shared-key-000002' })).statusCode, 409);
+    assert.deepEqual(json(await t.request('GET', '/api/v1/vpn/ipsec')).map((s: { name: string }) => s.name), ['kept']);
+  } finally {
+    platform.ipsec.apply = apply;
+  }
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/ipsec/${sa.id}`)).statusCode, 204);
+
+  const tunnel = json(await t.request('POST', '/api/v1/vpn/wg', { name: 'kept-wg', listen_port: 51970, address: '10.79.0.1/24' }));
+  const peer = json(await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: 'auto', auto_generate_key: true }));
+  assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/start`)).statusCode, 200);
+  const syncPeers = platform.wireguard.syncPeers;
+  platform.wireguard.syncPeers = refuse;
+  try {
+    assert.equal((await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { allowed_ips: 'auto', auto_generate_key: true })).statusCode, 409);
+    assert.equal((await t.request('PUT', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}`, { allowed_ips: '10.79.0.9/32' })).statusCode, 409);
+    const peers = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers`));
+    assert.deepEqual(peers.map((p: { id: string; allowed_ips: string[] }) => [p.id, p.allowed_ips]), [[peer.id, ['10.79.0.2/32']]]);
+  } finally {
+    platform.wireguard.syncPeers = syncPeers;
+  }
+  await t.request('POST', `/api/v1/vpn/wg/${tunnel.id}/stop`);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}`)).statusCode, 204);
+  assert.equal((await t.request('DELETE', `/api/v1/vpn/wg/${tunnel.id}`)).statusCode, 204);
 });

@@ -38,13 +38,15 @@ export function createAreas(context: AppContext): Area[] {
   const ids = createIdsArea(context, { alerts: feeds.alerts });
   // Geo-IP rules are compiled into the packet filter's ruleset (compile/geoip-sets.ts).
   const geoip = createGeoipArea(context);
+  const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service });
+  const ca = createCaArea(context);
   return [
     createAuthArea(context),
     createStatusArea(context),
-    createPacketFilterArea(context, { pendingFlags, geoip: geoip.service }),
+    packetFilter,
     createSsoArea(context),
-    createVpnArea(context),
-    createCaArea(context),
+    createVpnArea(context, { packetFilter: packetFilter.service, ca: ca.service }),
+    ca,
     ids,
     geoip,
     createReverseProxyArea(context),

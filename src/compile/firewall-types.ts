@@ -56,4 +56,6 @@ export interface SystemInput {
   antiLockoutInterfaces: string[];
   /** NFLOG group blocked packets are logged to (nftables). */
   nflogGroup: number;
+  /** Enabled WireGuard tunnels: their UDP listen port is let in (on `listenInterface` only, when set). */
+  wireguard?: { interface: string; port: number; listenInterface: string | null }[];
 }

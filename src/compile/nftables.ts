@@ -206,6 +206,10 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
       : api.host === '::' ? ['fib daddr type local']
         : [`${ip?.family === 6 ? 'ip6' : 'ip'} daddr ${api.host}`];
     lines.push([...iface, ...target, `tcp dport ${api.port}`, 'accept', 'comment "system: anti-lockout"'].join(' '));
+    for (const tunnel of config.system.wireguard ?? []) {
+      const on = tunnel.listenInterface ? [`iifname ${quote(tunnel.listenInterface)}`] : [];
+      lines.push([...on, `udp dport ${tunnel.port}`, 'accept', `comment "system: wireguard ${tunnel.interface}"`].join(' '));
+    }
   }
   return lines;
 }

@@ -147,6 +147,10 @@ export function pfSystemLines(config: FirewallConfig): string[] {
     `pass quick on ${PF_LOOPBACK} all no state label "bulwark:loopback"`,
     `# system: anti-lockout: the API at ${everyAddress ? `every local address` : api.host} port ${api.port} stays reachable ${where}`,
     `pass in quick${on}${af} proto tcp from any to ${target} port ${api.port} keep state label "bulwark:anti-lockout"`,
+    ...(config.system.wireguard ?? []).flatMap((tunnel) => [
+      `# system: WireGuard ${tunnel.interface}: its UDP port ${tunnel.port} is let in ${tunnel.listenInterface ? `on ${tunnel.listenInterface}` : 'on every interface'}`,
+      `pass in quick${tunnel.listenInterface ? ` on ${tunnel.listenInterface}` : ''} proto udp from any to (self) port ${tunnel.port} keep state label "bulwark:wireguard-${tunnel.interface}"`,
+    ]),
   ];
 }
 

@@ -22,6 +22,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'GET', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:read',
     why: 'Reads one IPsec SA, as every other collection of the API can be read item by item.',
   },
+  {
+    method: 'GET', path: '/api/v1/vpn/ipsec/status', access: 'vpn:read',
+    why: 'Live IKE and CHILD SA state from charon (swanctl --list-sas) for every SA; kept out of the list so its ETag still describes configuration only.',
+  },
   { method: 'GET', path: '/api/v1/schedules/{id}', access: 'rules:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/dns/resolver/hosts/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/dns/resolver/domains/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },

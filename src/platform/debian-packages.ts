@@ -26,6 +26,11 @@ const PACKAGES: Record<string, string> = {
   conntrack: 'conntrack',
   ping: 'iputils-ping',
   dig: 'bind9-dnsutils',
+  wg: 'wireguard-tools',
+  'wireguard-go': 'wireguard-go',
+  'charon-systemd': 'charon-systemd',
+  swanctl: 'strongswan-swanctl',
+  'libstrongswan-kernel-libipsec.so': 'libcharon-extra-plugins',
 };
 
 /** The package of a program Bulwark drives (the program's own name when it is not in the table). */

@@ -25,6 +25,11 @@ export function runCommand(
         resolve({ stdout: String(stdout), stderr: String(stderr || (error && !stderr ? error.message : '')), code });
       },
     );
-    if (options.input !== undefined) child.stdin?.end(options.input);
+    if (options.input !== undefined) {
+      // A program that exits without reading its input (refusing its arguments) closes the pipe: its exit
+      // status and message are the answer, not an EPIPE that would end the server.
+      child.stdin?.on('error', () => undefined);
+      child.stdin?.end(options.input);
+    }
   });
 }

@@ -1,6 +1,7 @@
 import type { PlatformName } from '../config.js';
 import type { PacketFilter } from './packet-filter.js';
 import type { WireguardControl } from './wireguard.js';
+import type { IpsecControl } from './ipsec.js';
 import type { IdsEngine } from './ids-engine.js';
 import type { RoutingControl } from './routing.js';
 import type { ReverseProxyControl } from './reverse-proxy.js';
@@ -53,6 +54,8 @@ export interface Platform {
     info(): Promise<SystemInfo>;
   };
   readonly wireguard: WireguardControl;
+  /** strongSwan's charon, configured through swanctl (src/platform/ipsec.ts). */
+  readonly ipsec: IpsecControl;
   readonly idsEngine: IdsEngine;
   readonly routing: RoutingControl;
   readonly reverseProxy: ReverseProxyControl;

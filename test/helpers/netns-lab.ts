@@ -24,6 +24,8 @@ export const inNamespace = (ns: string, file: string, args: string[], options?: 
 export interface ApiAnswer {
   status: number;
   body: any;
+  /** How long the request took, measured by the client inside the namespace. */
+  ms: number;
 }
 
 export class NetnsLab {
@@ -66,8 +68,19 @@ export class NetnsLab {
   }
 
   /** Bulwark on the linux platform inside `ns`, listening on loopback there. */
-  startBulwark(ns: string, port: number): void {
-    const child = this.spawnIn(ns, process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn']);
+  private bulwark: ChildProcess | null = null;
+
+  /** Stops the running Bulwark as an administrator's SIGTERM would, and waits for it to exit. */
+  async stopBulwark(): Promise<number | null> {
+    const child = this.bulwark;
+    if (!child || child.exitCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return exited;
+  }
+
+  startBulwark(ns: string, port: number, extraArgs: string[] = []): void {
+    const child = this.bulwark = this.spawnIn(ns, process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs]);
     child.stderr!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     this.base = `http://127.0.0.1:${port}`;

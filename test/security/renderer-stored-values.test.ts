@@ -69,3 +69,20 @@ test('IDS: a stored rule that runs a Lua script is left out of bulwark.rules', a
   assert.equal(reloaded.statusCode, 200, reloaded.body);
   assert.equal(readFileSync(join(t.dataDir, 'ids', 'bulwark.rules'), 'utf8'), '');
 });
+
+test('IPsec: a stored identity or proposal that would open a section refuses the swanctl.conf render, and the file in force stays', async () => {
+  const body = { local_addr: '198.51.100.1', remote_addr: '203.0.113.9', protocol: 'esp', mode: 'tunnel', psk: 'stored-values-key-0001', remote_id: 'peer.example.org' };
+  const created = await t.request('POST', '/api/v1/vpn/ipsec', { ...body, name: 'stored' });
+  assert.equal(created.statusCode, 201, created.body);
+  const sa = json(created);
+  const file = join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf');
+  const before = readFileSync(file, 'utf8');
+  for (const [field, value] of [['remote_id', 'x"\n  }\nconnections { evil { remote_addrs = 0.0.0.0/0'], ['esp_proposals', 'aes256gcm16" }\nsecrets {'], ['local_ts', ['10.0.0.0/8", "0.0.0.0/0']]] as const) {
+    storeUpdate('ipsec_sa', sa.id, { [field]: value });
+    const other = await t.request('POST', '/api/v1/vpn/ipsec', { ...body, name: `other-${field}` });
+    assert.equal(other.statusCode, 409, other.body);
+    assert.match(json(other).error, new RegExp(`ipsec SA ${sa.id}\\.${field}: the stored value cannot be written`));
+    assert.equal(readFileSync(file, 'utf8'), before, 'the refused render wrote nothing');
+    storeUpdate('ipsec_sa', sa.id, { [field]: field === 'local_ts' ? [] : field === 'remote_id' ? 'peer.example.org' : 'aes256gcm16' });
+  }
+});

@@ -13,12 +13,12 @@ const PEM = 'application/x-pem-file';
 const Message = Type.Object({ message: Type.String() });
 const NotInitialised = ErrorAnswer('The local CA has not been generated yet');
 
-export function createCaArea(context: AppContext): Area {
-  return { name: 'ca', routes: routes(context) };
+export function createCaArea(context: AppContext): Area & { service: CaService } {
+  const service = new CaService(context);
+  return { name: 'ca', routes: routes(service), service };
 }
 
-function routes(context: AppContext): RouteSpec[] {
-  const ca = new CaService(context);
+function routes(ca: CaService): RouteSpec[] {
   return [
     {
       method: 'GET', conditional: 'read', path: '/api/v1/ca', access: 'settings:read', tags, summary: 'The local CA (initialized false until generated)',

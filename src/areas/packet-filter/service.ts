@@ -9,7 +9,7 @@ import { compilePf } from '../../compile/pf.js';
 import type { CompiledRuleset } from '../../compile/compiled.js';
 import { CompileError, localTime } from '../../compile/firewall-model.js';
 import { scheduleEdge } from '../../compile/schedule-edges.js';
-import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData } from '../../compile/firewall-types.js';
+import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData, SystemInput } from '../../compile/firewall-types.js';
 import { NO_GEOIP, type CompiledGeoIp } from '../../compile/geoip-sets.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
@@ -51,6 +51,8 @@ export class PacketFilterService {
   private unsubscribe: (() => void) | undefined;
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
+  /** Live inputs of the system rules that other areas own (the VPN area's enabled tunnels). */
+  private wireguardTunnels: () => NonNullable<SystemInput['wireguard']> = () => [];
 
   constructor(
     private readonly context: AppContext,
@@ -85,7 +87,12 @@ export class PacketFilterService {
       schedules: cast<ScheduleData>('schedule'),
       nat: cast<NatData>('nat'),
       settings: { block_logging: snapshot.settings.block_logging !== false },
-      system: { api: { host: this.context.config.host, port: this.context.config.port }, antiLockoutInterfaces: (snapshot.settings.anti_lockout_interfaces as string[] | undefined) ?? [], nflogGroup: BLOCKED_NFLOG_GROUP },
+      system: {
+        api: { host: this.context.config.host, port: this.context.config.port },
+        antiLockoutInterfaces: (snapshot.settings.anti_lockout_interfaces as string[] | undefined) ?? [],
+        nflogGroup: BLOCKED_NFLOG_GROUP,
+        wireguard: this.wireguardTunnels(),
+      },
       time: localTime(now),
       urlTables: Object.fromEntries(this.urlTables),
       geoip: this.geoip(),
@@ -211,6 +218,35 @@ export class PacketFilterService {
         await this.context.platform.packetFilter.killStates(edge).catch((error: unknown) => this.context.log.error({ err: error }, 'could not kill the states of a schedule edge'));
       }
       return true;
+    });
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Where the system rules find the enabled WireGuard tunnels (the VPN area registers it). */
+  useWireguardTunnels(source: () => NonNullable<SystemInput['wireguard']>): void {
+    this.wireguardTunnels = source;
+  }
+
+  /**
+   * The system rules follow live state (a tunnel started or stopped): the applied configuration is compiled
+   * again and loaded when its text changed, so no pending user change is applied with it. Nothing happens while
+   * no ruleset was ever applied. Answers the refusal when the packet filter refused the new text.
+   */
+  reapplySystemRules(): Promise<ReloadOutcome | null> {
+    const run = this.serial.then(async (): Promise<ReloadOutcome | null> => {
+      const current = this.applied.read();
+      if (current.ruleset === null) return null;
+      const compiled = this.compile(current.snapshot);
+      if (compiled.text === current.ruleset) return null;
+      const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+      if (!result.ok) {
+        if (result.detail) this.context.log.warn({ stage: result.stage, output: result.detail }, 'the packet filter refused the system rules');
+        return { ok: false, status: result.stage === 'unavailable' ? 503 : 409, error: `${applyFailureWho(result.stage, compiled.dialect)}; the previous ruleset stays in force: ${result.message}` };
+      }
+      const appliedAt = current.appliedAt ?? isoTime(this.context.clock.now());
+      this.applied.write(current.snapshot, appliedAt, compiled.dialect, compiled.text);
+      return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount };
     });
     this.serial = run.catch(() => undefined);
     return run;

@@ -2,13 +2,17 @@ import { Type } from 'typebox';
 import QRCode from 'qrcode';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
+import type { PacketFilterService } from '../packet-filter/service.js';
+import { WireguardRuntime } from './wireguard-runtime.js';
+import { IpsecRuntime } from './ipsec-runtime.js';
+import type { CaService } from '../ca/service.js';
 import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams, Uuid } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { VpnService } from './service.js';
 import {
-  IpsecCreate, IpsecRecord, IpsecUpdate, PeerConfig, PeerConfigQuery, WgPeerCreate, WgPeerRecord, WgPeerUpdate, WgStatus,
+  IpsecCreate, IpsecRecord, IpsecStatus, IpsecUpdate, PeerConfig, PeerConfigQuery, WgPeerCreate, WgPeerRecord, WgPeerUpdate, WgStatus,
   WgTunnelCreate, WgTunnelRecord, WgTunnelUpdate,
 } from './schema.js';
 
@@ -16,12 +20,25 @@ const tags = ['vpn'];
 const Message = Type.Object({ message: Type.String() });
 const PeerParams = Type.Object({ tid: Uuid(), pid: Uuid() });
 
-export function createVpnArea(context: AppContext): Area {
-  return { name: 'vpn', routes: routes(context) };
+export function createVpnArea(context: AppContext, needs: { packetFilter?: PacketFilterService; ca?: CaService } = {}): Area {
+  const vpn = new VpnService(context);
+  const wireguard = new WireguardRuntime(context, vpn, needs.packetFilter);
+  const ipsec = new IpsecRuntime(context, vpn, needs.ca);
+  return {
+    name: 'vpn',
+    routes: routes(vpn, wireguard, ipsec),
+    start: async () => {
+      await wireguard.boot();
+      await ipsec.boot();
+    },
+    stop: async () => {
+      await wireguard.shutdown();
+      await ipsec.shutdown();
+    },
+  };
 }
 
-function routes(context: AppContext): RouteSpec[] {
-  const vpn = new VpnService(context);
+function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntime): RouteSpec[] {
   const ipsecRecord = (id: string) => vpn.ipsec.toRecord(vpn.ipsec.find(id));
   const access = { read: 'vpn:read', write: 'vpn:write' } as const;
   const routes: RouteSpec[] = [
@@ -30,7 +47,11 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/vpn/wg', access: 'vpn:write', tags,
       summary: 'Create a WireGuard tunnel (key pair generated unless private_key is given; the private key is never returned)',
       schema: { body: WgTunnelCreate, response: { 201: WgTunnelRecord } },
-      handler: (request, reply) => reply.status(201).send(vpn.tunnels.toRecord(vpn.createTunnel(request.body))),
+      handler: (request, reply) => {
+        // Returned, not sent: the answer waits for the change hooks (a live apply's failure is this request's).
+        reply.status(201);
+        return vpn.tunnels.toRecord(vpn.createTunnel(request.body));
+      },
     }),
     route({
       method: 'PUT', path: '/api/v1/vpn/wg/{id}', access: 'vpn:write', tags,
@@ -43,15 +64,15 @@ function routes(context: AppContext): RouteSpec[] {
       summary: 'Delete a tunnel (409 while peers use it); a running tunnel is stopped first',
       schema: { params: IdParams() },
       handler: async (request, reply) => {
-        await vpn.deleteTunnel(request.params.id);
-        return reply.status(204).send();
+        await wireguard.deleteTunnel(request.params.id);
+        reply.status(204);
       },
     }),
     route({
       method: 'POST', path: '/api/v1/vpn/wg/{id}/start', access: 'vpn:write', tags, summary: 'Bring the tunnel up with all its peers',
       schema: { params: IdParams(), response: { 200: Message } },
       handler: async (request) => {
-        await vpn.start(request.params.id);
+        await wireguard.start(request.params.id);
         return { message: 'Tunnel started' };
       },
     }),
@@ -59,14 +80,14 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/vpn/wg/{id}/stop', access: 'vpn:write', tags, summary: 'Take the tunnel down',
       schema: { params: IdParams(), response: { 200: Message } },
       handler: async (request) => {
-        await vpn.stop(request.params.id);
+        await wireguard.stop(request.params.id);
         return { message: 'Tunnel stopped' };
       },
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{id}/status', access: 'vpn:read', tags, summary: 'Live interface and peer handshake status',
       schema: { params: IdParams(), response: { 200: WgStatus } },
-      handler: (request) => vpn.status(request.params.id),
+      handler: (request) => wireguard.status(request.params.id),
     }),
     ...collectionRoutes(vpn.peers, {
       path: '/api/v1/vpn/wg/{id}/peers', itemPath: '/api/v1/vpn/wg/{tid}/peers/{pid}', idParam: 'pid', parentParams: { list: 'id', item: 'tid' },
@@ -76,7 +97,10 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/vpn/wg/{id}/peers', access: 'vpn:write', tags,
       summary: 'Add a peer (allowed_ips "" or "auto" picks the next free address; auto_generate_key makes the client key pair)',
       schema: { params: IdParams(), body: WgPeerCreate, response: { 201: WgPeerRecord } },
-      handler: (request, reply) => reply.status(201).send(vpn.peers.toRecord(vpn.createPeer(request.params.id, request.body))),
+      handler: (request, reply) => {
+        reply.status(201);
+        return vpn.peers.toRecord(vpn.createPeer(request.params.id, request.body));
+      },
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{id}/peers/next-ip', access: 'vpn:read', tags, summary: 'Next free peer address in the tunnel subnet',
@@ -114,11 +138,20 @@ function routes(context: AppContext): RouteSpec[] {
         return config;
       },
     }),
+    route({
+      method: 'GET', path: '/api/v1/vpn/ipsec/status', access: 'vpn:read', tags,
+      summary: 'Live state of every IPsec SA (IKE and CHILD SAs, SPIs, bytes) and of charon',
+      schema: { response: { 200: IpsecStatus } },
+      handler: () => ipsec.status(),
+    }),
     ...collectionRoutes(vpn.ipsec, { path: '/api/v1/vpn/ipsec', access, tags, operations: ['list', 'read', 'delete'] }),
     route({
       method: 'POST', path: '/api/v1/vpn/ipsec', access: 'vpn:write', tags, summary: 'Create an IPsec SA',
       schema: { body: IpsecCreate, response: { 201: IpsecRecord } },
-      handler: (request, reply) => reply.status(201).send(vpn.ipsec.toRecord(vpn.createIpsec(request.body))),
+      handler: (request, reply) => {
+        reply.status(201);
+        return vpn.ipsec.toRecord(vpn.createIpsec(request.body));
+      },
     }),
     route({
       method: 'PUT', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:write', tags, summary: 'Change an IPsec SA (fields not sent are kept)',

@@ -1,12 +1,13 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomInt } from 'node:crypto';
+import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
-import { ipv4ToNumber, networkOf, numberToIpv4, parseAddressSpec, parseCidr } from '../../net/address.js';
-import { IpsecComputed, IpsecStored, WgPeerStored, WgTunnelStored } from './schema.js';
+import { ipv4ToNumber, networkOf, numberToIpv4, parseCidr } from '../../net/address.js';
+import type { WireguardInterfaceSpec } from '../../platform/wireguard.js';
+import { WgPeerStored, WgTunnelStored } from './schema.js';
+import { declareIpsecModel, derivedAlgorithms, ipsecFields } from './ipsec-model.js';
 import { isCidr, isCommaList, isHostOrAddress, isHostPort, isInterfaceName } from '../../render/grammar.js';
 import { generateKeyPair, generatePresharedKey, isWireguardKey, publicKeyOf, renderInterfaceConfig, renderPeerConfig } from './wireguard.js';
 
@@ -77,25 +78,7 @@ export class VpnService {
       },
       validate: (data, { existing }) => this.checkPeerAddresses(data, existing),
     });
-    this.ipsec = models.collection({
-      kind: 'ipsec_sa', noun: 'IPsec SA', writeAccess: 'vpn:write',
-      schema: IpsecStored,
-      unique: [{ field: 'name', caseInsensitive: true }],
-      computed: {
-        schema: IpsecComputed,
-        add: (object) => ({
-          src_addr: object.data.local_addr as string,
-          dst_addr: object.data.remote_addr as string,
-          spi_in: object.data.spi as number,
-          spi_out: object.data.spi as number,
-        }),
-      },
-      validate: (data) => {
-        for (const field of ['local_addr', 'remote_addr']) {
-          if (!parseAddressSpec(String(data[field]))) throw badRequest(`body.${field}: "${String(data[field])}" is not an address (any, IP, CIDR or <table>)`);
-        }
-      },
-    });
+    this.ipsec = declareIpsecModel(context);
   }
 
   // ---- tunnels -------------------------------------------------------------------------------------
@@ -124,13 +107,6 @@ export class VpnService {
     return this.tunnels.update(id, patch);
   }
 
-  async deleteTunnel(id: string): Promise<void> {
-    const tunnel = this.tunnels.find(id);
-    this.context.models.assertNotReferenced(tunnel);
-    if (tunnel.data.status === 'up') await this.context.platform.wireguard.down(String(tunnel.data.interface));
-    this.tunnels.remove(id);
-  }
-
   private keysFor(privateKey: unknown): { private_key: string; public_key: string } {
     if (privateKey === undefined || privateKey === null || privateKey === '') return generateKeyPair();
     if (typeof privateKey !== 'string' || !isWireguardKey(privateKey)) throw badRequest('body.private_key must be a base64 WireGuard key (44 characters)');
@@ -139,11 +115,12 @@ export class VpnService {
 
   private nextInterfaceName(): string {
     const used = new Set(this.tunnels.objects().map((o) => o.data.interface));
-    for (let n = 0; ; n++) if (!used.has(`wg${n}`)) return `wg${n}`;
+    const prefix = this.context.config.wireguardPrefix;
+    for (let n = 0; ; n++) if (!used.has(`${prefix}${n}`)) return `${prefix}${n}`;
   }
 
   /** The configuration the interface is brought up with: keys opened from their sealed form. */
-  interfaceSpec(tunnel: ConfigObject) {
+  interfaceSpec(tunnel: ConfigObject): WireguardInterfaceSpec {
     const peers = this.peers.objects(tunnel.id).map((peer) => ({
       public_key: String(peer.data.public_key),
       preshared_key: this.peers.secret(peer, 'preshared_key') ?? null,
@@ -151,7 +128,7 @@ export class VpnService {
       endpoint: str(peer.data.endpoint),
       persistent_keepalive: (peer.data.persistent_keepalive as number | null) ?? null,
     }));
-    return {
+    const spec = {
       interface: String(tunnel.data.interface),
       private_key: this.tunnels.secret(tunnel, 'private_key')!,
       public_key: String(tunnel.data.public_key),
@@ -160,31 +137,9 @@ export class VpnService {
       mtu: (tunnel.data.mtu as number | null) ?? null,
       peers,
     };
-  }
-
-  async start(id: string): Promise<void> {
-    const tunnel = this.tunnels.find(id);
-    const spec = this.interfaceSpec(tunnel);
-    // The rendered `wg setconf` file is kept (0600) beside the database for the daemon and for inspection.
-    const dir = join(this.context.config.dataDir, 'wireguard');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(dir, `${spec.interface}.conf`), renderInterfaceConfig(spec), { mode: 0o600 });
-    await this.context.platform.wireguard.up(spec);
-    this.context.store.update('wg_tunnel', id, { ...tunnel.data, status: 'up' });
-  }
-
-  async stop(id: string): Promise<void> {
-    const tunnel = this.tunnels.find(id);
-    await this.context.platform.wireguard.down(String(tunnel.data.interface));
-    this.context.store.update('wg_tunnel', id, { ...tunnel.data, status: 'down' });
-  }
-
-  async status(id: string) {
-    const tunnel = this.tunnels.find(id);
-    const live = await this.context.platform.wireguard.status(String(tunnel.data.interface));
-    const simulated = this.context.platform.simulated;
-    if (!live.running) return { running: false, interface: live.interface, simulated, peers: [] };
-    return { ...live, simulated, listen_port: tunnel.data.listen_port as number, public_key: String(tunnel.data.public_key), peer_count: live.peers.length };
+    // Beside the database (0700 directory, 0600 file): the file wg reads the keys from, kept for inspection.
+    const setconfFile = join(this.context.config.dataDir, 'wireguard', `${spec.interface}.conf`);
+    return { ...spec, setconf: renderInterfaceConfig(spec), setconfFile };
   }
 
   // ---- peers ---------------------------------------------------------------------------------------
@@ -308,30 +263,16 @@ export class VpnService {
 
   // ---- IPsec ---------------------------------------------------------------------------------------
 
-  private ipsecFields(body: ConfigData): ConfigData {
-    const data: ConfigData = {};
-    for (const field of ['name', 'local_addr', 'remote_addr'] as const) if (body[field] !== undefined) data[field] = String(body[field]).trim();
-    if (body.protocol !== undefined) {
-      const protocol = String(body.protocol).toLowerCase().replace(/[+_-]/g, '');
-      const map: Record<string, string> = { esp: 'esp', ah: 'ah', espah: 'esp_ah' };
-      if (!map[protocol]) throw badRequest('body.protocol must be one of: esp, ah, esp_ah');
-      data.protocol = map[protocol];
-    }
-    if (body.mode !== undefined) {
-      const mode = String(body.mode).toLowerCase();
-      if (mode !== 'tunnel' && mode !== 'transport') throw badRequest('body.mode must be one of: tunnel, transport');
-      data.mode = mode;
-    }
-    return data;
-  }
-
   createIpsec(body: ConfigData): ConfigObject {
     // A random SPI with bit 0x100 set, so it is never in the reserved range below 256.
     const spi = (randomInt(0, 2 ** 32 - 1) | 0x100) >>> 0;
-    return this.ipsec.create({ ...this.ipsecFields(body), spi });
+    const fields = ipsecFields(body);
+    return this.ipsec.create({ ...fields, ...derivedAlgorithms(fields), spi });
   }
 
   updateIpsec(id: string, body: ConfigData): ConfigObject {
-    return this.ipsec.update(id, this.ipsecFields(body));
+    const existing = this.ipsec.find(id);
+    const patch = ipsecFields(body);
+    return this.ipsec.update(id, { ...patch, ...derivedAlgorithms({ ...existing.data, ...patch }) });
   }
 }

@@ -1,3 +1,4 @@
+import { createFreebsdIpsec } from './ipsec.js';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { FreebsdTraffic } from './traffic.js';
@@ -8,6 +9,7 @@ import { createProcessDaemons } from '../process-daemons.js';
 import { createFreebsdNetwork } from './network.js';
 import { createFreebsdRouting } from './routing.js';
 import { createFreebsdMaintenance } from './maintenance.js';
+import { createFreebsdWireguard } from './wireguard.js';
 
 export const PF_ANCHOR = 'bulwark';
 
@@ -37,7 +39,8 @@ export function createFreebsdPlatform(): Platform {
     description: 'freebsd: pf through pfctl anchors, services through rc.d',
     packetFilter: new PfPacketFilter(pfStatus),
     system: { info: async () => readSystemInfo() },
-    wireguard: notDriven('freebsd', 'WireGuard interface control'),
+    wireguard: createFreebsdWireguard(),
+    ipsec: createFreebsdIpsec(),
     idsEngine: notDriven('freebsd', 'the IDS engine'),
     routing: createFreebsdRouting(),
     reverseProxy: notDriven('freebsd', 'the reverse proxy'),

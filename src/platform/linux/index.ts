@@ -1,3 +1,4 @@
+import { createLinuxIpsec } from './ipsec.js';
 import { readFile } from 'node:fs/promises';
 import type { Platform, PacketFilterStatus } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
@@ -27,13 +28,16 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 export function createLinuxPlatform(): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
+  const wireguard = createLinuxWireguard();
+  const ipsec = createLinuxIpsec();
   return {
     name: 'linux',
     simulated: false,
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
     packetFilter: new NftablesPacketFilter(nftablesStatus),
     system: { info: async () => readSystemInfo() },
-    wireguard: createLinuxWireguard(),
+    wireguard,
+    ipsec,
     idsEngine: notDriven('linux', 'the IDS engine'),
     routing: createLinuxRouting(),
     reverseProxy: notDriven('linux', 'the reverse proxy'),
@@ -42,6 +46,8 @@ export function createLinuxPlatform(): Platform {
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(),
     close: async () => {
+      await wireguard.closeAll();
+      await ipsec.stop();
       await traffic.close();
       await daemons.closeAll();
     },

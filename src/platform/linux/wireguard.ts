@@ -1,45 +1,139 @@
-import type { WireguardControl, WireguardInterfaceStatus } from '../wireguard.js';
-import { runCommand } from '../exec.js';
-import { notDriven } from '../not-driven.js';
+import { existsSync } from 'node:fs';
+import type { FastifyBaseLogger } from 'fastify';
+import { conflict, unavailable } from '../../core/errors.js';
+import { findProgram } from '../daemon-tools.js';
+import { describeMissing, missingTool } from '../debian-packages.js';
+import { SupervisedProcess } from '../supervised-process.js';
+import type { WireguardControl, WireguardInterfaceSpec, WireguardInterfaceStatus } from '../wireguard.js';
+import { mustRun, peerRoutes, readDump, runTool, setconf, syncPeersWithWg } from '../wireguard-tool.js';
 
-/**
- * Parses `wg show <if> dump`: the first line is the interface (private key, public key, port, fwmark), every
- * further line a peer (public key, preshared key, endpoint, allowed ips, latest handshake, rx, tx, keepalive).
- */
-export function parseWgDump(name: string, text: string, nowSeconds: number): WireguardInterfaceStatus {
-  const [first, ...rest] = text.trim().split('\n');
-  const head = (first ?? '').split('\t');
-  return {
-    running: true,
-    interface: name,
-    listen_port: Number(head[2]) || 0,
-    public_key: head[1] ?? '',
-    peers: rest.filter(Boolean).map((line) => {
-      const [publicKey, , endpoint, allowed, handshake, rx, tx, keepalive] = line.split('\t');
-      const latest = Number(handshake) || 0;
-      return {
-        public_key: publicKey,
-        endpoint: endpoint === '(none)' ? null : endpoint,
-        allowed_ips: allowed === '(none)' ? '' : allowed,
-        latest_handshake_secs_ago: latest === 0 ? -1 : Math.max(0, nowSeconds - latest),
-        transfer_rx: Number(rx) || 0,
-        transfer_tx: Number(tx) || 0,
-        persistent_keepalive: keepalive === 'off' || !keepalive ? null : Number(keepalive),
-      };
-    }),
-  };
+export { parseWgDump } from '../wireguard-tool.js';
+
+/** Where wireguard-go (and wg) keep an interface's control socket: one directory for every namespace. */
+const SOCKET_DIR = '/var/run/wireguard';
+
+interface Running {
+  spec: WireguardInterfaceSpec;
+  backend: 'kernel' | 'wireguard-go';
+  process: SupervisedProcess | null;
+  /** Routes installed for the peers' networks, removed when they are no longer needed. */
+  routes: string[];
 }
 
-/** Live status through wireguard-tools; bringing interfaces up and down arrives with the WireGuard daemon issue. */
-export function createLinuxWireguard(): WireguardControl {
-  const pending = notDriven<WireguardControl>('linux', 'WireGuard interface control');
+const linkExists = async (name: string) => (await runTool('ip', ['link', 'show', 'dev', name])).code === 0;
+
+/**
+ * WireGuard on Linux: the kernel module when the kernel has it (`ip link add … type wireguard`), otherwise
+ * `wireguard-go -f IF` as a supervised foreground process (restarted, and its configuration put back, when it
+ * dies). Keys, port and peers through `wg setconf`/`wg set`; address, MTU and peer routes through `ip`.
+ */
+export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl {
+  const running = new Map<string, Running>();
+
+  /** Address, MTU, link up and peer routes: what `wg` does not configure. */
+  const configureLink = async (entry: Running) => {
+    const { spec } = entry;
+    const name = spec.interface;
+    await mustRun(`addressing ${name}`, 'ip', ['address', 'flush', 'dev', name]);
+    await mustRun(`addressing ${name}`, 'ip', ['address', 'add', spec.address, 'dev', name]);
+    await mustRun(`setting the MTU of ${name}`, 'ip', ['link', 'set', 'dev', name, 'mtu', String(spec.mtu ?? 1420)]);
+    await mustRun(`bringing ${name} up`, 'ip', ['link', 'set', 'dev', name, 'up']);
+    await syncRoutes(entry);
+  };
+
+  const syncRoutes = async (entry: Running) => {
+    const name = entry.spec.interface;
+    const wanted = peerRoutes(entry.spec);
+    for (const route of entry.routes.filter((r) => !wanted.includes(r))) await runTool('ip', ['route', 'del', route, 'dev', name]);
+    for (const route of wanted) await mustRun(`routing ${route} through ${name}`, 'ip', ['route', 'replace', route, 'dev', name]);
+    entry.routes = wanted;
+  };
+
+  /** Creates the link: the kernel's when it can, otherwise a supervised wireguard-go. */
+  const createLink = async (spec: WireguardInterfaceSpec): Promise<Running> => {
+    const name = spec.interface;
+    if (!findProgram('ip')) throw unavailable(describeMissing(missingTool('ip')));
+    if (!findProgram('wg')) throw unavailable(describeMissing(missingTool('wg')));
+    const kernel = await runTool('ip', ['link', 'add', 'dev', name, 'type', 'wireguard']);
+    if (kernel.code === 0) return { spec, backend: 'kernel', process: null, routes: [] };
+    const program = findProgram('wireguard-go');
+    if (!program) throw unavailable(`this kernel has no WireGuard module and ${describeMissing(missingTool('wireguard-go'))}`);
+    // A link or socket left by a run that ended without cleaning up would make wireguard-go refuse the name.
+    if (await linkExists(name)) await runTool('ip', ['link', 'del', 'dev', name]);
+    const entry: Running = { spec, backend: 'wireguard-go', process: null, routes: [] };
+    entry.process = new SupervisedProcess({
+      label: `wireguard-go ${name}`,
+      command: program,
+      args: ['-f', name],
+      // Never WG_PROCESS_FOREGROUND=0: with it wireguard-go forks itself again and again.
+      env: { LOG_LEVEL: 'error' },
+      ready: async () => existsSync(`${SOCKET_DIR}/${name}.sock`) && (await linkExists(name)),
+      onLine: (line) => log?.info({ interface: name }, `wireguard-go: ${line.slice(0, 300)}`),
+      afterRestart: async () => {
+        // The interface died with the process: keys, peers, address and routes go back on.
+        entry.routes = [];
+        await setconf(entry.spec);
+        await configureLink(entry);
+        log?.warn({ interface: name }, 'wireguard-go was restarted and its tunnel configured again');
+      },
+    });
+    await entry.process.start().catch((error: Error) => {
+      throw conflict(error.message);
+    });
+    return entry;
+  };
+
+  const down = async (name: string) => {
+    const entry = running.get(name);
+    running.delete(name);
+    if (entry?.process) await entry.process.stop();
+    if (findProgram('ip') && (await linkExists(name))) await mustRun(`removing ${name}`, 'ip', ['link', 'del', 'dev', name]);
+  };
+
   return {
-    up: (spec) => pending.up(spec),
-    down: (name) => pending.down(name),
-    async status(name) {
-      const dump = await runCommand('wg', ['show', name, 'dump']);
-      if (dump.code !== 0) return { running: false, interface: name, peers: [] };
-      return parseWgDump(name, dump.stdout, Math.floor(Date.now() / 1000));
+    async up(spec) {
+      let entry = running.get(spec.interface);
+      const fresh = !entry || !(await linkExists(spec.interface));
+      if (fresh) {
+        if (entry) await down(spec.interface);
+        entry = await createLink(spec);
+        running.set(spec.interface, entry);
+      }
+      entry!.spec = spec;
+      try {
+        await setconf(spec);
+        await configureLink(entry!);
+      } catch (error) {
+        // A tunnel that could not be configured is not left half up.
+        if (fresh) await down(spec.interface).catch(() => undefined);
+        throw error;
+      }
+    },
+    async syncPeers(spec) {
+      const entry = running.get(spec.interface);
+      await syncPeersWithWg(spec);
+      if (entry) {
+        entry.spec = spec;
+        await syncRoutes(entry);
+      }
+    },
+    down,
+    async status(name): Promise<WireguardInterfaceStatus> {
+      const entry = running.get(name);
+      const supervision = entry?.process?.state();
+      const backend = {
+        backend: entry?.backend ?? 'kernel',
+        pid: supervision?.pid ?? null,
+        restarts: supervision?.restarts ?? 0,
+        last_error: supervision?.last_error ?? null,
+      } as const;
+      const live = findProgram('wg') ? await readDump(name) : null;
+      if (!live) return { running: false, interface: name, peers: [], ...backend };
+      const { presharedKeys: _keys, ...status } = live;
+      return { ...status, ...backend };
+    },
+    async closeAll() {
+      for (const name of [...running.keys()]) await down(name).catch(() => undefined);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createSimulatedIpsec } from './ipsec.js';
 import type { Platform } from '../platform.js';
 import { readSystemInfo } from '../os-info.js';
 import { SimulatedPacketFilter } from './packet-filter.js';
@@ -20,6 +21,7 @@ export function createSimulatedPlatform(): Platform {
     packetFilter: new SimulatedPacketFilter(() => traffic.slots),
     system: { info: async () => readSystemInfo() },
     wireguard: createSimulatedWireguard(),
+    ipsec: createSimulatedIpsec(),
     idsEngine: createSimulatedIdsEngine(),
     routing: createSimulatedRouting(),
     reverseProxy: createSimulatedReverseProxy(),

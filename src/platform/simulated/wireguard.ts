@@ -7,17 +7,22 @@ export function createSimulatedWireguard(): WireguardControl {
     async up(spec) {
       interfaces.set(spec.interface, structuredClone(spec));
     },
+    async syncPeers(spec) {
+      if (interfaces.has(spec.interface)) interfaces.set(spec.interface, structuredClone(spec));
+    },
     async down(name) {
       interfaces.delete(name);
     },
     async status(name) {
       const spec = interfaces.get(name);
-      if (!spec) return { running: false, interface: name, peers: [] };
+      const backend = { backend: 'simulated', pid: null, restarts: 0, last_error: null } as const;
+      if (!spec) return { running: false, interface: name, peers: [], ...backend };
       return {
         running: true,
         interface: name,
         listen_port: spec.listen_port,
         public_key: spec.public_key,
+        ...backend,
         peers: spec.peers.map((peer) => ({
           public_key: peer.public_key,
           endpoint: peer.endpoint,
@@ -28,6 +33,9 @@ export function createSimulatedWireguard(): WireguardControl {
           persistent_keepalive: peer.persistent_keepalive,
         })),
       };
+    },
+    async closeAll() {
+      interfaces.clear();
     },
   };
 }
