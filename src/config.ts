@@ -15,6 +15,8 @@ export interface StartupConfig {
   platform: PlatformName;
   trustedProxies: string[];
   logLevel: LogLevel;
+  /** Seconds between checks that the kernel still holds the applied ruleset (0: no periodic check). */
+  driftCheckSeconds: number;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
 }
@@ -54,6 +56,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       platform: { type: 'string' },
       'trusted-proxies': { type: 'string' },
       'log-level': { type: 'string' },
+      'drift-check-interval': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -67,9 +70,14 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     throw new StartupError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const driftText = values['drift-check-interval'] ?? env.BULWARK_DRIFT_CHECK_INTERVAL ?? '60';
+  if (!/^\d{1,6}$/.test(driftText.trim())) {
+    throw new StartupError(`--drift-check-interval must be a whole number of seconds (0 turns the periodic check off), got "${driftText}"`);
+  }
   return {
     host,
     port,
+    driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
     platform: platform as PlatformName,
     trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),

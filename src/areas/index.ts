@@ -36,10 +36,11 @@ export function createAreas(context: AppContext): Area[] {
   const pendingFlags = new PendingFlags(context.events);
   const feeds = newLiveFeeds();
   const ids = createIdsArea(context, { alerts: feeds.alerts });
+  const packetFilter = createPacketFilterArea(context, { pendingFlags });
   return [
     createAuthArea(context),
-    createStatusArea(context),
-    createPacketFilterArea(context, { pendingFlags }),
+    createStatusArea(context, { drift: () => packetFilter.service.drift() }),
+    packetFilter,
     createSsoArea(context),
     createVpnArea(context),
     createCaArea(context),

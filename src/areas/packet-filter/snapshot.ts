@@ -2,7 +2,9 @@
  * The packet-filter part of the configuration as one value, and what differs between two of them:
  * "pending" is the difference between the stored configuration and the last applied one.
  */
+import { createHash } from 'node:crypto';
 import type { Db } from '../../store/database.js';
+import { dataText } from '../../compile/data-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
 
 /** Configuration kinds the packet filter compiles, and their names in pending reports. */
@@ -58,17 +60,8 @@ export function takeSnapshot(store: ConfigStore, settings: Record<string, unknow
 /** Before the first reload nothing is applied: no objects, and the settings' defaults. */
 export const emptySnapshot = (): FilterSnapshot => ({ objects: { rule: [], alias: [], schedule: [], nat: [] }, settings: { block_logging: true } });
 
-// Serialising 10,000 stored rules on every check would dominate; stored data objects are replaced, never
-// mutated, on update, so their text can be remembered by identity.
-const serialised = new WeakMap<object, string>();
-function textOf(data: Record<string, unknown>): string {
-  let text = serialised.get(data);
-  if (text === undefined) {
-    text = JSON.stringify(data);
-    serialised.set(data, text);
-  }
-  return text;
-}
+// Serialising 10,000 stored rules on every check would dominate: each data object's text is remembered (data-text.ts).
+const textOf = dataText;
 
 /** JSON.stringify(snapshot), reusing the remembered text of each object's data. */
 function snapshotText(snapshot: FilterSnapshot): string {
@@ -142,37 +135,62 @@ export function pendingReport(stored: FilterSnapshot, applied: FilterSnapshot, a
   };
 }
 
-/** The same objects in the same order: stored data objects are replaced on change, so identity is enough. */
-function sameObjects(a: FilterSnapshot, b: FilterSnapshot): boolean {
-  return (Object.keys(PENDING_KINDS) as FilterKind[]).every((kind) => {
-    const left = a.objects[kind];
-    const right = b.objects[kind];
-    return left.length === right.length && left.every((o, i) => o.id === right[i].id && o.data === right[i].data);
-  });
+/**
+ * What was loaded, in a few bytes rather than the megabytes of its text: a digest of the text (equal texts,
+ * equal digests) and the scheduled rules in force (a schedule edge changes that list).
+ */
+export interface AppliedRuleset {
+  text_sha256: string;
+  scheduled_in_force: string[];
+}
+
+export function appliedRuleset(text: string, scheduledInForce: readonly string[]): AppliedRuleset {
+  return { text_sha256: createHash('sha256').update(text).digest('hex'), scheduled_in_force: [...scheduledInForce] };
+}
+
+/** A row written before the digest form kept the whole text: the scheduled rules in force are read from it. */
+function legacyRuleset(text: string, snapshot: FilterSnapshot): AppliedRuleset {
+  const loaded = text.split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n');
+  const scheduled = snapshot.objects.rule.filter((r) => r.data.schedule_id).map((r) => r.id);
+  return appliedRuleset(text, scheduled.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`) || loaded.includes(`"rule ${id}"`)));
+}
+
+interface Applied {
+  snapshot: FilterSnapshot;
+  appliedAt: string | null;
+  ruleset: AppliedRuleset | null;
 }
 
 /** The last applied configuration, kept in its own table (pf_applied, migration 10). */
 export class AppliedStore {
-  private cached: { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } | undefined;
+  private cached: (Applied & { snapshotText: string | null }) | undefined;
 
   constructor(private readonly db: Db) {}
 
-  read(): { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } {
+  read(): Applied {
     if (!this.cached) {
       const row = this.db.prepare('SELECT applied_at, snapshot, ruleset FROM pf_applied WHERE id = 1').get() as
         | { applied_at: string; snapshot: string; ruleset: string }
         | undefined;
-      this.cached = row
-        ? { snapshot: JSON.parse(row.snapshot) as FilterSnapshot, appliedAt: row.applied_at, ruleset: row.ruleset }
-        : { snapshot: emptySnapshot(), appliedAt: null, ruleset: null };
+      if (row) {
+        const snapshot = JSON.parse(row.snapshot) as FilterSnapshot;
+        const ruleset = row.ruleset.startsWith('{"text_sha256"') ? JSON.parse(row.ruleset) as AppliedRuleset : legacyRuleset(row.ruleset, snapshot);
+        this.cached = { snapshot, appliedAt: row.applied_at, ruleset, snapshotText: row.snapshot };
+      } else {
+        this.cached = { snapshot: emptySnapshot(), appliedAt: null, ruleset: null, snapshotText: null };
+      }
     }
-    return this.cached;
+    const { snapshotText: _text, ...applied } = this.cached;
+    return applied;
   }
 
-  write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: string): void {
-    const current = this.cached;
-    if (current && current.ruleset === ruleset && sameObjects(current.snapshot, snapshot) && JSON.stringify(current.snapshot.settings) === JSON.stringify(snapshot.settings)) {
-      // Re-applying what is applied: only the time changes (the snapshot and ruleset are megabytes at scale).
+  write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: AppliedRuleset): void {
+    const text = snapshotText(snapshot);
+    const rulesetText = JSON.stringify(ruleset);
+    this.read();
+    const current = this.cached!;
+    if (current.snapshotText === text && JSON.stringify(current.ruleset) === rulesetText) {
+      // Re-applying what is applied (compared by content): only the time changes, the snapshot is megabytes at scale.
       this.db.prepare('UPDATE pf_applied SET applied_at = ? WHERE id = 1').run(appliedAt);
       this.cached = { ...current, appliedAt };
       return;
@@ -183,7 +201,7 @@ export class AppliedStore {
          ON CONFLICT (id) DO UPDATE SET applied_at = excluded.applied_at, dialect = excluded.dialect,
            snapshot = excluded.snapshot, ruleset = excluded.ruleset`,
       )
-      .run(appliedAt, dialect, snapshotText(snapshot), ruleset);
-    this.cached = { snapshot, appliedAt, ruleset };
+      .run(appliedAt, dialect, text, rulesetText);
+    this.cached = { snapshot, appliedAt, ruleset, snapshotText: text };
   }
 }
