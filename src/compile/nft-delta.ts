@@ -11,8 +11,12 @@ import { NFT_TABLE } from './compiled.js';
 import { ruleLineCount, type NftChain, type NftSet, type NftTable } from './nft-table.js';
 
 const TABLE = `inet ${NFT_TABLE}`;
-/** Above this share of the new table's rule lines rewritten, the full load is as cheap and simpler to trust. */
+/**
+ * Above this share of the new table's rule lines and elements rewritten, the full load is as cheap and simpler
+ * to trust; below SMALL_TABLE entries either costs milliseconds, and the delta keeps the counters of the rest.
+ */
 const MAX_REWRITTEN_SHARE = 0.5;
+const SMALL_TABLE = 1000;
 
 export interface NftDelta {
   script: string;
@@ -82,7 +86,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     sets++;
   }
 
-  if (ruleLines + elements > MAX_REWRITTEN_SHARE * Math.max(ruleLineCount(after) + countElements(after.sets), 1)) return undefined;
+  if (ruleLines + elements > Math.max(SMALL_TABLE, MAX_REWRITTEN_SHARE * (ruleLineCount(after) + countElements(after.sets)))) return undefined;
   const lines = [...head, ...elementLines, ...addChains, ...fill, ...tail];
   return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements } };
 }
