@@ -8,7 +8,7 @@
  * quick rules come first in order, then the other rules last-first, so the first match decides as pf's last
  * match does; the chain policy is the default policy.
  */
-import { formatCidr, formatIp, parseIp, type Family } from './addresses.js';
+import { formatCidr, formatIp, parseIp, type Cidr, type Family } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { NFT_TABLE } from './compiled.js';
 import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './firewall-types.js';
@@ -151,28 +151,36 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
 }
 
 /**
- * What a rule's lines depend on besides its own data: the chain, the log decision and group, and whether each
- * alias it names has addresses of each family (an empty set drops or keeps a family variant).
+ * What a rule's lines depend on besides its own data: its id, the chain, the log decision and group, and whether
+ * each alias it names has addresses of each family (an empty set drops or keeps a family variant).
  */
-function ruleLinesKey(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string {
-  const aliasShape = [compiled.src, compiled.dst].map((address) => {
-    if (address.kind !== 'alias') return '';
+function ruleContextKey(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string {
+  let aliasShape = '';
+  for (const address of [compiled.src, compiled.dst]) {
+    if (address.kind !== 'alias') continue;
     const alias = model.aliases.get(address.name)!;
-    return `${address.name}:${alias.v4.length > 0 ? 4 : ''}${alias.v6.length > 0 ? 6 : ''}`;
-  });
-  return `${chain}\n${compiled.id}\n${compiled.log}\n${logGroup}\n${aliasShape.join(',')}\n${dataText(compiled.rule)}`;
+    aliasShape += `${address.name}:${alias.v4.length > 0 ? 4 : ''}${alias.v6.length > 0 ? 6 : ''},`;
+  }
+  return `${chain} ${compiled.id} ${compiled.log} ${logGroup} ${aliasShape}`;
 }
 
-// Keyed by content (the rule's JSON text and everything else its lines depend on), so a recompile after a small
-// change renders only the rules that changed. Bounded: cleared when it outgrows a few configurations.
-const ruleLinesCache = new Map<string, string[]>();
+// Keyed by content: the rule's JSON text (the same string each time for a stored object, so its hash is computed
+// once), then everything else its lines depend on. A recompile after a small change renders only the rules that
+// changed. Bounded: cleared when it outgrows a few configurations.
+const ruleLinesCache = new Map<string, Map<string, string[]>>();
 function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string[] {
-  const key = ruleLinesKey(compiled, chain, model, logGroup);
-  let lines = ruleLinesCache.get(key);
+  const text = dataText(compiled.rule);
+  let byContext = ruleLinesCache.get(text);
+  if (!byContext) {
+    if (ruleLinesCache.size > 100_000) ruleLinesCache.clear();
+    byContext = new Map();
+    ruleLinesCache.set(text, byContext);
+  }
+  const key = ruleContextKey(compiled, chain, model, logGroup);
+  let lines = byContext.get(key);
   if (!lines) {
-    if (ruleLinesCache.size > 200_000) ruleLinesCache.clear();
     lines = filterLines(compiled, chain, model, logGroup);
-    ruleLinesCache.set(key, lines);
+    byContext.set(key, lines);
   }
   return lines;
 }
@@ -246,6 +254,17 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
   return lines;
 }
 
+// Resolved aliases are reused while their content is unchanged (firewall-model.ts), and so are their block lists.
+const formatted = new WeakMap<readonly Cidr[], string[]>();
+function formattedBlocks(blocks: readonly Cidr[]): string[] {
+  let texts = formatted.get(blocks);
+  if (!texts) {
+    texts = blocks.map(formatCidr);
+    formatted.set(blocks, texts);
+  }
+  return texts;
+}
+
 const baseChain = (type: 'filter' | 'nat', hook: string, priority: string) => `type ${type} hook ${hook} priority ${priority}; policy accept;`;
 export const FILTER_IN_BASE = baseChain('filter', 'prerouting', 'dstnat + 10');
 export const FILTER_OUT_BASE = baseChain('filter', 'postrouting', 'srcnat + 10');
@@ -257,7 +276,7 @@ export function compileNftTable(config: FirewallConfig, model = buildModel(confi
   for (const alias of model.addressAliases) {
     for (const family of [4, 6] as const) {
       const blocks = family === 4 ? alias.v4 : alias.v6;
-      sets.push({ name: aliasSetName(alias.name, family), declaration: [`type ${family === 4 ? 'ipv4_addr' : 'ipv6_addr'}`, 'flags interval'], elements: blocks.map(formatCidr) });
+      sets.push({ name: aliasSetName(alias.name, family), declaration: [`type ${family === 4 ? 'ipv4_addr' : 'ipv6_addr'}`, 'flags interval'], elements: formattedBlocks(blocks) });
     }
   }
   const pre: string[] = [];

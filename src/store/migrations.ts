@@ -230,4 +230,14 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX metric_points_tier_t ON metric_points (tier, t);
     `,
   },
+  {
+    // Numbered after its issue (19) so parallel branches adding migrations do not collide.
+    version: 191,
+    name: 'configuration versions: a content may be stored as the change from another (its base)',
+    sql: `
+      ALTER TABLE config_contents ADD COLUMN base_hash TEXT REFERENCES config_contents (hash);
+      ALTER TABLE config_contents ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX config_contents_base ON config_contents (base_hash);
+    `,
+  },
 ];
