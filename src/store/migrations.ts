@@ -240,4 +240,17 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX config_contents_base ON config_contents (base_hash);
     `,
   },
+  {
+    version: 192,
+    name: 'packet filter: the last applied objects one row each (a small change rewrites a few rows, not megabytes)',
+    sql: `
+      CREATE TABLE pf_applied_objects (
+        kind      TEXT NOT NULL,
+        id        TEXT NOT NULL,
+        position  INTEGER NOT NULL,
+        data      TEXT NOT NULL,
+        PRIMARY KEY (kind, id)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

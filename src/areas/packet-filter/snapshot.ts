@@ -63,13 +63,6 @@ export const emptySnapshot = (): FilterSnapshot => ({ objects: { rule: [], alias
 // Serialising 10,000 stored rules on every check would dominate: each data object's text is remembered (data-text.ts).
 const textOf = dataText;
 
-/** JSON.stringify(snapshot), reusing the remembered text of each object's data. */
-function snapshotText(snapshot: FilterSnapshot): string {
-  const kinds = Object.entries(snapshot.objects).map(([kind, objects]) =>
-    `${JSON.stringify(kind)}:[${objects.map((o) => `{"id":${JSON.stringify(o.id)},"data":${textOf(o.data)}}`).join(',')}]`);
-  return `{"objects":{${kinds.join(',')}},"settings":${JSON.stringify(snapshot.settings)}}`;
-}
-
 /** Ids whose relative order changed: everything outside a longest increasing run of old positions. */
 function moved(commonInNewOrder: string[], oldIndex: Map<string, number>): Set<string> {
   const positions = commonInNewOrder.map((id) => oldIndex.get(id)!);
@@ -161,47 +154,94 @@ interface Applied {
   ruleset: AppliedRuleset | null;
 }
 
-/** The last applied configuration, kept in its own table (pf_applied, migration 10). */
-export class AppliedStore {
-  private cached: (Applied & { snapshotText: string | null }) | undefined;
+/** pf_applied.snapshot in the per-object form: the objects are rows of pf_applied_objects. */
+interface StoredHead {
+  objects: null;
+  settings: Record<string, unknown>;
+}
 
-  constructor(private readonly db: Db) {}
+/**
+ * The last applied configuration: a head row (pf_applied: time, dialect, settings, ruleset digest) and one row per
+ * object (pf_applied_objects), so applying one changed rule among 10,000 rewrites one row. What is kept in memory
+ * is the text of each row as written; a write compares texts and touches only the rows that differ.
+ */
+export class AppliedStore {
+  private cached: (Applied & { rows: Map<string, string> | null; headText: string | null }) | undefined;
+  private readonly statements;
+
+  constructor(private readonly db: Db) {
+    this.statements = {
+      head: db.prepare('SELECT applied_at, snapshot, ruleset FROM pf_applied WHERE id = 1'),
+      objects: db.prepare('SELECT kind, id, position, data FROM pf_applied_objects ORDER BY kind, position'),
+      putHead: db.prepare(
+        `INSERT INTO pf_applied (id, applied_at, dialect, snapshot, ruleset) VALUES (1, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET applied_at = excluded.applied_at, dialect = excluded.dialect,
+           snapshot = excluded.snapshot, ruleset = excluded.ruleset`,
+      ),
+      putObject: db.prepare(
+        `INSERT INTO pf_applied_objects (kind, id, position, data) VALUES (?, ?, ?, ?)
+         ON CONFLICT (kind, id) DO UPDATE SET position = excluded.position, data = excluded.data`,
+      ),
+      removeObject: db.prepare('DELETE FROM pf_applied_objects WHERE kind = ? AND id = ?'),
+      appliedAt: db.prepare('UPDATE pf_applied SET applied_at = ? WHERE id = 1'),
+    };
+  }
 
   read(): Applied {
     if (!this.cached) {
-      const row = this.db.prepare('SELECT applied_at, snapshot, ruleset FROM pf_applied WHERE id = 1').get() as
-        | { applied_at: string; snapshot: string; ruleset: string }
-        | undefined;
+      const row = this.statements.head.get() as { applied_at: string; snapshot: string; ruleset: string } | undefined;
       if (row) {
-        const snapshot = JSON.parse(row.snapshot) as FilterSnapshot;
+        const stored = JSON.parse(row.snapshot) as FilterSnapshot | StoredHead;
+        let snapshot: FilterSnapshot;
+        let rows: Map<string, string> | null = null;
+        if (stored.objects === null) {
+          snapshot = { ...emptySnapshot(), settings: stored.settings };
+          rows = new Map();
+          for (const object of this.statements.objects.all() as { kind: FilterKind; id: string; position: number; data: string }[]) {
+            snapshot.objects[object.kind]?.push({ id: object.id, data: JSON.parse(object.data) as Record<string, unknown> });
+            rows.set(rowKey(object.kind, object.id), rowText(object.position, object.data));
+          }
+        } else {
+          snapshot = stored; // written whole by an earlier version: rewritten as rows at the next apply
+        }
         const ruleset = row.ruleset.startsWith('{"text_sha256"') ? JSON.parse(row.ruleset) as AppliedRuleset : legacyRuleset(row.ruleset, snapshot);
-        this.cached = { snapshot, appliedAt: row.applied_at, ruleset, snapshotText: row.snapshot };
+        this.cached = { snapshot, appliedAt: row.applied_at, ruleset, rows, headText: rows ? `${row.snapshot}\n${row.ruleset}` : null };
       } else {
-        this.cached = { snapshot: emptySnapshot(), appliedAt: null, ruleset: null, snapshotText: null };
+        this.cached = { snapshot: emptySnapshot(), appliedAt: null, ruleset: null, rows: null, headText: null };
       }
     }
-    const { snapshotText: _text, ...applied } = this.cached;
+    const { rows: _rows, headText: _head, ...applied } = this.cached;
     return applied;
   }
 
   write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: AppliedRuleset): void {
-    const text = snapshotText(snapshot);
-    const rulesetText = JSON.stringify(ruleset);
     this.read();
     const current = this.cached!;
-    if (current.snapshotText === text && JSON.stringify(current.ruleset) === rulesetText) {
-      // Re-applying what is applied (compared by content): only the time changes, the snapshot is megabytes at scale.
-      this.db.prepare('UPDATE pf_applied SET applied_at = ? WHERE id = 1').run(appliedAt);
-      this.cached = { ...current, appliedAt };
-      return;
+    const head: StoredHead = { objects: null, settings: snapshot.settings };
+    const headText = `${JSON.stringify(head)}\n${JSON.stringify(ruleset)}`;
+    const rows = new Map<string, string>();
+    for (const kind of Object.keys(PENDING_KINDS) as FilterKind[]) {
+      snapshot.objects[kind].forEach((object, position) => rows.set(rowKey(kind, object.id), rowText(position, textOf(object.data))));
     }
-    this.db
-      .prepare(
-        `INSERT INTO pf_applied (id, applied_at, dialect, snapshot, ruleset) VALUES (1, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET applied_at = excluded.applied_at, dialect = excluded.dialect,
-           snapshot = excluded.snapshot, ruleset = excluded.ruleset`,
-      )
-      .run(appliedAt, dialect, text, rulesetText);
-    this.cached = { snapshot, appliedAt, ruleset, snapshotText: text };
+    const before = current.rows ?? new Map<string, string>();
+    const changed = [...rows].filter(([key, text]) => before.get(key) !== text);
+    const removed = [...before.keys()].filter((key) => !rows.has(key));
+    this.db.transaction(() => {
+      if (current.rows === null) this.db.prepare('DELETE FROM pf_applied_objects').run();
+      for (const [key, text] of changed) {
+        const [kind, id] = key.split('\u0000');
+        const cut = text.indexOf(' ');
+        this.statements.putObject.run(kind, id, Number(text.slice(0, cut)), text.slice(cut + 1));
+      }
+      for (const key of removed) this.statements.removeObject.run(...key.split('\u0000'));
+      // Re-applying what is applied (compared by content) moves only the time.
+      if (headText === current.headText && changed.length + removed.length === 0) this.statements.appliedAt.run(appliedAt);
+      else this.statements.putHead.run(appliedAt, dialect, JSON.stringify(head), JSON.stringify(ruleset));
+    })();
+    this.cached = { snapshot, appliedAt, ruleset, rows, headText };
   }
 }
+
+const rowKey = (kind: string, id: string) => `${kind}\u0000${id}`;
+/** A row as kept in memory: its position and data text, compared as one string. */
+const rowText = (position: number, data: string) => `${position} ${data}`;
