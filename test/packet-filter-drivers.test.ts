@@ -136,6 +136,35 @@ test('freebsd: reload loads the anchor with one pfctl -a bulwark -f - (no pfctl 
   }
 });
 
+test('freebsd: the anchor is read back after each load; a rule changed by hand is drift in /status; reload replaces the anchor and clears it', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  const status = async () => json(await t.app.inject({ url: '/api/v1/status', headers }));
+  try {
+    await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers });
+    clearCalls();
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
+    await packetFilterOf(t.app).checkDrift();
+    assert.ok(calls().some((c) => c.args === '-a bulwark -s rules') && calls().some((c) => c.args === '-a bulwark -s nat'), 'read back with pfctl -a bulwark -s rules / -s nat / -s Tables');
+    assert.equal((await status()).drift, false);
+
+    writeFileSync(join(fakeDir, 'anchor-rules.txt'), 'pass in quick proto tcp all\n'); // someone ran pfctl by hand
+    await packetFilterOf(t.app).checkDrift();
+    const drifted = await status();
+    assert.equal(drifted.drift, true);
+    assert.equal(drifted.status, 'degraded');
+    assert.deepEqual(drifted.drift_check.differences, ['rules: 1 entries, 2 expected']);
+
+    const repaired = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    assert.equal(json(repaired).apply_mode, 'full');
+    await packetFilterOf(t.app).checkDrift();
+    assert.equal((await status()).drift, false, 'the load replaced the anchor');
+  } finally {
+    rmSync(join(fakeDir, 'anchor-rules.txt'), { force: true });
+    await t.close();
+  }
+});
+
 test('freebsd: pf disabled or a pf.conf hook missing (binat-anchor included, filter hook last) → /status reports it, reload is 409 naming the line', async () => {
   const t = await startTestApp({ platform: createFreebsdPlatform() });
   const headers = await adminHeaders(t.app);
