@@ -182,7 +182,7 @@ test('100 single-rule applies while a client probes a pass port and a block port
   const block = await ok('POST', '/api/v1/rules', { action: 'blockreturn', direction: 'in', protocol: 'tcp', dst_addr: SERVER, dst_port_start: BLOCK_PORT });
   const fillers: string[] = [];
   for (let i = 0; i < 150; i++) fillers.push((await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 20_000 + i })).id);
-  assert.equal(await reload(), 'full');
+  await reload();
   assert.equal(connects(PASS_PORT), true);
   assert.equal(connects(BLOCK_PORT), false);
 

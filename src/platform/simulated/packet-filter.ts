@@ -1,7 +1,7 @@
 import type { PacketFilterStatus } from '../platform.js';
 import type { ScheduleEdge } from '../../compile/schedule-edges.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
-import { kernelState } from '../kernel-state.js';
+import { canonicalNftState } from '../linux/nft-listing.js';
 
 /** The comment each compiled rule line carries (`rule <id>`, `nat <id>`). */
 const RULE_COMMENT = /comment "(rule|nat) ([A-Za-z0-9_-]{1,64})"$/gm;
@@ -40,10 +40,9 @@ export class SimulatedPacketFilter implements PacketFilter {
     return { ok: true };
   }
 
-  /** The applied text, line by line, as the one object a simulation holds. */
+  /** The applied text's sets and chains, read as the linux driver reads a kernel listing. */
   async readBack(): Promise<ReadBackResult> {
-    const lines = (this.appliedText ?? '').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
-    return { ok: true, state: kernelState(new Map(lines.length ? [['table', { lines, size: lines.length }]] : [])) };
+    return { ok: true, state: canonicalNftState(this.appliedText ?? '') };
   }
 
   /** No states exist in a simulation; the last edge is kept so tests can see what would be killed. */
