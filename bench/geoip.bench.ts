@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { GeoDatabase } from '../src/areas/geoip/database.js';
 import { cidrElements, compileGeoIp, geoIpVerdict, mergeIntervals, nftElements, type GeoIpSet } from '../src/compile/geoip-sets.js';
-import { nftGeoIpDeclarations, nftGeoIpJump } from '../src/compile/geoip-rulesets.js';
+import { nftGeoIpChains, nftGeoIpJump, nftGeoIpSets } from '../src/compile/geoip-rulesets.js';
+import { renderChain, renderSet } from '../src/compile/nft-table.js';
 const fmt = (n: number) => n.toLocaleString('en');
 
 /**
@@ -25,7 +26,7 @@ const mergedElements = geo.sets.reduce((n, set) => n + set.intervals.length, 0);
 const rawRanges = rules.reduce((n, r) => n + database.ranges(r.country).v4.length + database.ranges(r.country).v6.length, 0);
 
 const table = (body: string[], jump: string[]) => ['table inet b15bench {', ...body, '\tchain in {', '\t\ttype filter hook prerouting priority 0; policy accept;', ...jump.map((l) => `\t\t${l}`), '\t}', '}', ''].join('\n');
-const merged = table(nftGeoIpDeclarations(geo), nftGeoIpJump(geo));
+const merged = table([...nftGeoIpSets(geo).flatMap(renderSet), ...nftGeoIpChains(geo).flatMap(renderChain)], nftGeoIpJump(geo));
 
 // Baseline layout: a set per country of CIDR blocks, one rule per set.
 const perCountry: string[] = [];

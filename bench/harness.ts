@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadStartupConfig } from '../src/config.js';
+import type { Platform } from '../src/platform/platform.js';
 
 /** Starts the real app on a loopback port with a fresh data directory. */
-export async function startServer(): Promise<{ app: FastifyInstance; url: string; stop(): Promise<void> }> {
+export async function startServer(options: { platform?: Platform } = {}): Promise<{ app: FastifyInstance; url: string; stop(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-bench-'));
-  const app = await buildApp({ config: { ...loadStartupConfig([], {}), dataDir, logLevel: 'silent' }, logger: false });
+  const app = await buildApp({ config: { ...loadStartupConfig([], {}), dataDir, logLevel: 'silent' }, logger: false, ...options });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     app,

@@ -7,6 +7,7 @@ import { compileNftables } from '../src/compile/nftables.js';
 import type { AliasData, FirewallConfig, RuleData, WithId } from '../src/compile/firewall-types.js';
 import Fastify from 'fastify';
 import { startServer, fmt, throughput } from './harness.js';
+import { benchKernelApply } from './kernel-apply.js';
 
 /**
  * Packet filter at scale: 10,000 rules over 1,000 aliases. Each figure is printed next to a baseline measured
@@ -18,6 +19,8 @@ import { startServer, fmt, throughput } from './harness.js';
  *  - authenticated GET /rules?limit=100 (100 rules) in requests per second (target >= 0.8x); baseline: a bare
  *    Fastify server answering the same bytes, loaded by the same worker-thread client in the same run
  *  - POST /reload with 10,000 rules on the simulated platform (target < 500 ms); baseline: GET /pending
+ *  - as root, POST /reload on the linux driver in a namespace: whole table, one rule, one alias entry
+ *    (kernel-apply.ts); baseline: a bare nft -f of the same text. BENCH_APPLY_ONLY=1 stops after it.
  */
 const RULES = 10_000;
 const ALIASES = 1_000;
@@ -113,9 +116,11 @@ if (process.getuid?.() === 0) {
     spawnSync('ip', ['netns', 'delete', namespace]);
     rmSync(dir, { recursive: true, force: true });
   }
+  await benchKernelApply(rules, aliases);
 } else {
   console.log('apply in a namespace: skipped (needs root)');
 }
+if (process.env.BENCH_APPLY_ONLY === '1') process.exit(0);
 
 /** Requests per second of GET /rules?limit=100 against a bare Fastify server sending the same bytes. */
 async function listThroughput(): Promise<void> {

@@ -21,6 +21,8 @@ export interface StartupConfig {
    * several appliances on one host (tests) each take their own.
    */
   wireguardPrefix: string;
+  /** Seconds between checks that the kernel still holds the applied ruleset (0: no periodic check). */
+  driftCheckSeconds: number;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
 }
@@ -61,6 +63,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       'trusted-proxies': { type: 'string' },
       'log-level': { type: 'string' },
       'wireguard-prefix': { type: 'string' },
+      'drift-check-interval': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -78,9 +81,14 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!/^[a-z][a-z0-9]{0,9}$/.test(wireguardPrefix)) {
     throw new StartupError(`--wireguard-prefix must be 1 to 10 lowercase letters and digits, starting with a letter, got "${wireguardPrefix}"`);
   }
+  const driftText = values['drift-check-interval'] ?? env.BULWARK_DRIFT_CHECK_INTERVAL ?? '60';
+  if (!/^\d{1,6}$/.test(driftText.trim())) {
+    throw new StartupError(`--drift-check-interval must be a whole number of seconds (0 turns the periodic check off), got "${driftText}"`);
+  }
   return {
     host,
     port,
+    driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
     platform: platform as PlatformName,
     trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),

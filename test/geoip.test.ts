@@ -94,10 +94,12 @@ test('geo-IP sets from the shipped data: membership by binary search, rendered b
   assert.equal(geoIpVerdict(geo, '10.0.0.1'), null);
   const user = rule({ action: 'pass', protocol: 'tcp', dport: 22 });
   const nft = compileNftables(config({ rules: [user], geoip: geo })).text;
-  assert.match(nft, /\tset geoip_block_v4 \{\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = \{\n\t\t\t[0-9.\/ ,-]+/);
+  assert.match(nft, /\tset geoip_block_v4 \{\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = \{ [0-9.\/ ,-]+ \}\n/);
   assert.match(nft, /\tchain geoip \{\n\t\tip saddr @geoip_block_v4 drop comment "geoip-block"\n\t\tip6 saddr @geoip_block_v6 drop comment "geoip-block"\n\t\tip saddr @geoip_allow_v4 accept comment "geoip-allow"\n/);
-  const filterIn = nft.slice(nft.indexOf('chain filter_in'));
-  assert.ok(filterIn.indexOf('jump geoip') > 0 && filterIn.indexOf('jump geoip') < filterIn.indexOf(`rule_${user.id}`), 'geo-IP is evaluated before user rules');
+  // user rules live in segment chains the hooked chain jumps to, after the geo-IP chain
+  const filterIn = nft.slice(nft.indexOf('chain filter_in {'));
+  assert.ok(nft.includes(`chain in_${user.id} {`), 'the user rule has its segment');
+  assert.ok(filterIn.indexOf('jump geoip') > 0 && filterIn.indexOf('jump geoip') < filterIn.indexOf(`jump in_${user.id}`), 'geo-IP is evaluated before user rules');
   assert.equal(compileNftables(config({ rules: [user] })).text.includes('geoip'), false, 'no geo-IP rule, nothing rendered');
   if (process.getuid?.() === 0) {
     const checked = await runCommand('nft', ['-c', '-f', '-'], { input: nft });

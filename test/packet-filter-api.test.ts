@@ -237,8 +237,8 @@ test('NAT: flat request → record with redirect, types validated, explicit orde
   const output = await call('GET', '/api/v1/nat/pf-output');
   assert.equal(output.status, 200);
   const text = output.body.join('\n');
-  assert.match(text, /iifname "eth0" ip daddr 203\.0\.113\.1 tcp dport 8443 counter name "nat_[^"]+" dnat ip to 192\.168\.1\.10:443/);
-  assert.match(text, /oifname "eth0" ip saddr 192\.168\.0\.0\/16 counter name "nat_[^"]+" masquerade/);
+  assert.match(text, /iifname "eth0" ip daddr 203\.0\.113\.1 tcp dport 8443 counter dnat ip to 192\.168\.1\.10:443 comment "nat [^"]+"/);
+  assert.match(text, /oifname "eth0" ip saddr 192\.168\.0\.0\/16 counter masquerade comment "nat [^"]+"/);
   assert.ok(text.indexOf('snat ip to 203.0.113.5') < text.indexOf('masquerade'), 'NAT rules compile in their stored order');
   for (const n of [forward, masq, snat]) assert.equal((await call('DELETE', `/api/v1/nat/${n.id}`)).status, 204);
 });
@@ -282,7 +282,7 @@ test('pending lists what differs from the applied configuration; reload applies 
   assert.equal(applied.body.rules, 2);
   assert.equal((await call('GET', '/api/v1/pending')).body.firewall, false);
   const simulated = api.t.app.context.platform.packetFilter as unknown as { appliedText: string };
-  assert.match(simulated.appliedText, new RegExp(`counter name "rule_${keep.id}"`));
+  assert.match(simulated.appliedText, new RegExp(`comment "rule ${keep.id}"`));
 
   await call('PUT', `/api/v1/rules/${keep.id}`, { log: true });
   await call('DELETE', `/api/v1/rules/${gone.id}`);
@@ -318,16 +318,16 @@ test('schedules are enforced by re-application when the local time crosses a bou
   const office = await created('/api/v1/schedules', { name: 'mornings', time_ranges: '09:00-11:00', days_of_week: ['wed'] });
   const rule = await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2222, schedule_id: office.id });
   assert.equal((await call('POST', '/api/v1/reload')).status, 200);
-  assert.match(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
+  assert.match(simulated.appliedText, new RegExp(`comment "rule ${rule.id}"`));
   assert.equal(await service.applySchedules(), false, 'nothing changes inside the window');
   api.t.clock.set(new Date(2026, 0, 7, 11, 30).getTime());
   assert.equal(await service.applySchedules(), true, 'leaving the window reloads');
-  assert.doesNotMatch(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
+  assert.doesNotMatch(simulated.appliedText, new RegExp(`comment "rule ${rule.id}"`));
   assert.match(simulated.appliedText, new RegExp(`# ${rule.id} not loaded: outside schedule "mornings"`));
   assert.equal((await call('GET', '/api/v1/pending')).body.firewall, false, 're-application is not a configuration change');
   api.t.clock.set(new Date(2026, 0, 14, 9, 15).getTime());
   assert.equal(await service.applySchedules(), true);
-  assert.match(simulated.appliedText, new RegExp(`counter name "rule_${rule.id}"`));
+  assert.match(simulated.appliedText, new RegExp(`comment "rule ${rule.id}"`));
   await call('DELETE', `/api/v1/rules/${rule.id}`);
   await call('DELETE', `/api/v1/schedules/${office.id}`);
   await call('POST', '/api/v1/reload');
@@ -339,7 +339,7 @@ test('after a restart the last applied configuration is loaded again', async () 
   const second = await startTestApp({ dataDir: api.t.dataDir });
   try {
     const text = (second.app.context.platform.packetFilter as unknown as { appliedText?: string }).appliedText;
-    assert.match(text ?? '', new RegExp(`counter name "rule_${rule.id}"`));
+    assert.match(text ?? '', new RegExp(`comment "rule ${rule.id}"`));
   } finally {
     await second.close();
   }

@@ -31,15 +31,16 @@ echo "$*" > "$dir/call-$n.args"
 case " $* " in
   *" -f - "*|*" -f -") cat > "$dir/call-$n.input" ;;
 esac
-if [ -e "$dir/refuse" ] && [ "$1" = "-n" ]; then
+if [ -e "$dir/refuse" ] && [ "$3" = "-f" -o "$4" = "-f" ]; then
   echo "stdin:14: syntax error" >&2
   exit 1
 fi
 case "$*" in
+  "-a bulwark -f -") rm -f "$dir/anchor-rules.txt" ;; # a load replaces the anchor, whatever was changed by hand
   "-s info") cat "$dir/info.txt" ;;
   "-s nat") cat "$dir/main-nat.txt" ;;
   "-s rules") cat "$dir/main-rules.txt" ;;
-  "-a bulwark -s rules") printf 'pass in quick proto tcp all\\nblock in quick all\\n' ;;
+  "-a bulwark -s rules") cat "$dir/anchor-rules.txt" 2>/dev/null || printf 'pass in quick proto tcp all\\nblock in quick all\\n' ;;
   "-a bulwark -v -s rules") cat "$dir/rules-v.txt" ;;
   "-a bulwark -s Tables") cat "$dir/tables.txt" 2>/dev/null ;;
   "-s states -v -v") cat "$dir/states.txt" 2>/dev/null ;;
@@ -91,7 +92,7 @@ const calls = () =>
     .map((f) => ({ args: readFileSync(join(fakeDir, f), 'utf8').trim(), input: existsSync(join(fakeDir, f.replace('.args', '.input'))) ? readFileSync(join(fakeDir, f.replace('.args', '.input')), 'utf8') : undefined }));
 const clearCalls = () => { for (const f of readdirSync(fakeDir)) if (f.startsWith('call-')) rmSync(join(fakeDir, f)); };
 
-test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a bulwark -f -; a refusal keeps the old ruleset', async () => {
+test('freebsd: reload loads the anchor with one pfctl -a bulwark -f - (no pfctl -n first); a refusal keeps the old ruleset', async () => {
   const t = await startTestApp({ platform: createFreebsdPlatform() });
   const headers = await adminHeaders(t.app);
   try {
@@ -101,10 +102,9 @@ test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a 
     assert.equal(reload.statusCode, 200, reload.body);
     assert.equal(json(reload).dialect, 'pf');
     const loads = () => calls().filter((c) => c.args.endsWith('-f -'));
-    const [check, load] = loads();
-    assert.equal(check.args, '-n -a bulwark -f -');
-    assert.equal(load.args, '-a bulwark -f -');
-    assert.equal(check.input, load.input);
+    assert.deepEqual(loads().map((c) => c.args), ['-a bulwark -f -'], 'one load, no separate check');
+    const [load] = loads();
+    assert.equal(json(reload).apply_mode, 'full', 'pf replaces the whole anchor');
     assert.match(load.input!, new RegExp(`block in log quick proto tcp to any port 8081 label "${created.id}"`));
     assert.match(load.input!, /pass in quick inet proto tcp from any to \(self\) port \d+ keep state label "bulwark:anti-lockout"/);
 
@@ -115,8 +115,8 @@ test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a 
     const refused = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
     rmSync(join(fakeDir, 'refuse'));
     assert.equal(refused.statusCode, 409);
-    assert.match(json(refused).error, /pf refused the ruleset; the previous ruleset stays in force: pfctl refused line 14 \(pass\): syntax error/);
-    assert.deepEqual(loads().map((c) => c.args), ['-n -a bulwark -f -'], 'nothing is loaded after a failed check');
+    assert.match(json(refused).error, /pf or the kernel refused the ruleset; the previous ruleset stays in force: pfctl refused line 14 \(pass\): syntax error/);
+    assert.deepEqual(loads().map((c) => c.args), ['-a bulwark -f -'], 'the one load was refused (pfctl loads an anchor atomically: nothing changed)');
     const pending = json(await t.app.inject({ url: '/api/v1/pending', headers }));
     assert.deepEqual(pending.changes.rules.changed, [created.id]);
 
@@ -132,6 +132,35 @@ test('freebsd: reload checks with pfctl -n, then loads the anchor with pfctl -a 
       { name: fixtureId(1), packets: 9, bytes: 540 },
     ]);
   } finally {
+    await t.close();
+  }
+});
+
+test('freebsd: the anchor is read back after each load; a rule changed by hand is drift in /status; reload replaces the anchor and clears it', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  const status = async () => json(await t.app.inject({ url: '/api/v1/status', headers }));
+  try {
+    await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers });
+    clearCalls();
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
+    await packetFilterOf(t.app).checkDrift();
+    assert.ok(calls().some((c) => c.args === '-a bulwark -s rules') && calls().some((c) => c.args === '-a bulwark -s nat'), 'read back with pfctl -a bulwark -s rules / -s nat / -s Tables');
+    assert.equal((await status()).drift, false);
+
+    writeFileSync(join(fakeDir, 'anchor-rules.txt'), 'pass in quick proto tcp all\n'); // someone ran pfctl by hand
+    await packetFilterOf(t.app).checkDrift();
+    const drifted = await status();
+    assert.equal(drifted.drift, true);
+    assert.equal(drifted.status, 'degraded');
+    assert.deepEqual(drifted.drift_check.differences, ['rules: 1 entries, 2 expected']);
+
+    const repaired = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    assert.equal(json(repaired).apply_mode, 'full');
+    await packetFilterOf(t.app).checkDrift();
+    assert.equal((await status()).drift, false, 'the load replaced the anchor');
+  } finally {
+    rmSync(join(fakeDir, 'anchor-rules.txt'), { force: true });
     await t.close();
   }
 });
@@ -404,7 +433,7 @@ const namespace = `bwt-drv-${process.pid}`;
 const rootSkip = rootSkipReason('the nftables driver test (network namespace)');
 const nftIn = (args: string[], input?: string) => runCommand('ip', ['netns', 'exec', namespace, 'nft', ...args], { input });
 
-test('linux: validates, applies atomically, leaves other tables alone, reads counters, keeps the old table when the kernel refuses', { skip: rootSkip }, async () => {
+test('linux: one nft -f per load (no separate check), applies atomically, leaves other tables alone, reads counters, keeps the old table when nft or the kernel refuses', { skip: rootSkip }, async () => {
   const wrapperDir = mkdtempSync(join(tmpdir(), 'bulwark-nft-ns-'));
   // The driver runs `nft`; this wrapper runs the real nft inside the test's namespace instead of the host's.
   writeFileSync(join(wrapperDir, 'nft'), `#!/bin/sh\nexec ip netns exec ${namespace} nft "$@"\n`);
@@ -423,9 +452,13 @@ test('linux: validates, applies atomically, leaves other tables alone, reads cou
     assert.match(tables, /table inet bulwark/);
     assert.deepEqual(await driver.counters(), [{ name: `rule_${fixtureId(1)}`, packets: 0, bytes: 0 }]);
 
-    const syntax = await driver.apply({ dialect: 'nftables', text: `${first.text}\nthis is not nftables\n` });
+    const broken = `${first.text}\nthis is not nftables\n`;
+    const checked = await driver.check({ dialect: 'nftables', text: broken });
+    assert.equal(!checked.ok && checked.stage, 'check', 'nft -c still serves checks and previews');
+    const syntax = await driver.apply({ dialect: 'nftables', text: broken });
     assert.equal(syntax.ok, false);
-    assert.equal(!syntax.ok && syntax.stage, 'check');
+    assert.equal(!syntax.ok && syntax.stage, 'apply', 'the load itself refuses it');
+    assert.match((await nftIn(['list', 'table', 'inet', 'bulwark'])).stdout, new RegExp(`rule ${fixtureId(1)}`), 'and nothing changed');
 
     // A reject in a postrouting chain passes `nft -c` but the kernel refuses it at commit.
     const refused = compileNftables(config({ rules: [rule({ id: fixtureId(2), action: 'blockreturn', direction: 'out', dport: 82 })] }));
@@ -434,8 +467,8 @@ test('linux: validates, applies atomically, leaves other tables alone, reads cou
     assert.equal(!outcome.ok && outcome.stage, 'apply');
     assert.match(!outcome.ok ? outcome.message : '', /Operation not supported/);
     const still = (await nftIn(['list', 'table', 'inet', 'bulwark'])).stdout;
-    assert.match(still, new RegExp(`rule_${fixtureId(1)}`), 'the previous table is still loaded');
-    assert.doesNotMatch(still, new RegExp(`rule_${fixtureId(2)}`));
+    assert.match(still, new RegExp(`rule ${fixtureId(1)}`), 'the previous table is still loaded');
+    assert.doesNotMatch(still, new RegExp(`rule ${fixtureId(2)}`));
   } finally {
     await runCommand('ip', ['netns', 'delete', namespace]);
     rmSync(wrapperDir, { recursive: true, force: true });

@@ -35,6 +35,14 @@ test('bad startup options are refused with a clear message', () => {
   assert.throws(() => loadStartupConfig(['--trusted-proxies', '10.0.0.1/33'], {}), /not an IP address or CIDR/);
   assert.throws(() => loadStartupConfig(['--log-level', 'loud'], {}), /--log-level/);
   assert.throws(() => loadStartupConfig(['--unknown'], {}));
+  assert.throws(() => loadStartupConfig(['--drift-check-interval', '1m'], {}), /--drift-check-interval must be a whole number of seconds/);
+  assert.throws(() => loadStartupConfig([], { BULWARK_DRIFT_CHECK_INTERVAL: '-5' }), /--drift-check-interval/);
+});
+
+test('the drift check runs every 60 s unless --drift-check-interval or BULWARK_DRIFT_CHECK_INTERVAL says otherwise (0: off)', () => {
+  assert.equal(loadStartupConfig([], {}).driftCheckSeconds, 60);
+  assert.equal(loadStartupConfig([], { BULWARK_DRIFT_CHECK_INTERVAL: '0' }).driftCheckSeconds, 0);
+  assert.equal(loadStartupConfig(['--drift-check-interval', '15'], { BULWARK_DRIFT_CHECK_INTERVAL: '0' }).driftCheckSeconds, 15);
 });
 
 

@@ -4,7 +4,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConntrack } from '../src/platform/linux/conntrack.js';
-import { parseNftCounters, readInterfaceCounters } from '../src/platform/linux/traffic.js';
+import { readInterfaceCounters } from '../src/platform/linux/traffic.js';
+import { parseNftRuleCounters } from '../src/platform/linux/nft-listing.js';
 import { parseUlogdJson, renderUlogdConfig } from '../src/platform/linux/ulogd-reader.js';
 import { FreebsdTraffic } from '../src/platform/freebsd/traffic.js';
 import { SimulatedTraffic } from '../src/platform/simulated/traffic.js';
@@ -41,9 +42,15 @@ test('ulogd2 JSON lines (NFLOG) become blocked entries; the config names the gro
   assert.match(config, /file="\/data\/ulogd\/blocked.json"/);
 });
 
-test('nftables named counters and sysfs interface counters', () => {
-  const counters = parseNftCounters('{"nftables": [{"metainfo": {"version": "1.0.6"}}, {"counter": {"family": "inet", "name": "rule_abc", "table": "bulwark", "handle": 3, "packets": 12, "bytes": 3456}}]}');
-  assert.deepEqual(counters, [{ name: 'rule_abc', packets: 12, bytes: 3456 }]);
+test('nftables anonymous rule counters: the lines of one rule comment are summed, other tables and comments ignored', () => {
+  const rule = (table: string, comment: string, packets: number, bytes: number) =>
+    ({ rule: { family: 'inet', table, chain: 'in_x', handle: 3, comment, expr: [{ match: {} }, { counter: { packets, bytes } }, { accept: null }] } });
+  const counters = parseNftRuleCounters(JSON.stringify({ nftables: [
+    { metainfo: { version: '1.0.6' } },
+    rule('bulwark', 'rule abc', 12, 3456), rule('bulwark', 'rule abc', 3, 44), rule('bulwark', 'nat n1', 1, 60),
+    rule('other', 'rule abc', 1000, 1000), rule('bulwark', 'system: loopback', 7, 7),
+  ] }));
+  assert.deepEqual(counters, [{ name: 'rule_abc', packets: 15, bytes: 3500 }, { name: 'nat_n1', packets: 1, bytes: 60 }]);
 });
 
 test('sysfs interface counters are read per interface', async () => {

@@ -42,7 +42,7 @@ export function createAreas(context: AppContext): Area[] {
   const ca = createCaArea(context);
   return [
     createAuthArea(context),
-    createStatusArea(context),
+    createStatusArea(context, { drift: () => packetFilter.service.drift() }),
     packetFilter,
     createSsoArea(context),
     createVpnArea(context, { packetFilter: packetFilter.service, ca: ca.service }),

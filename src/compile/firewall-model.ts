@@ -7,6 +7,7 @@ import type { AliasData, FirewallConfig, NatData, PortRange, RuleData, ScheduleD
 import { WEEKDAYS } from './firewall-types.js';
 import { interfaceNameProblem } from './pf-names.js';
 import { NO_GEOIP, type CompiledGeoIp } from './geoip-sets.js';
+import { dataText } from './data-text.js';
 
 export class CompileError extends Error {}
 
@@ -138,15 +139,26 @@ export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables:
   };
   for (const alias of aliases) {
     if (alias.data.alias_type === 'port') continue;
+    // An alias of plain entries resolves the same for the same text: remembered by its JSON (not by identity).
+    const plain = alias.data.alias_type !== 'url_table' && alias.data.entries.every((entry) => !entry.startsWith('<'));
+    const text = plain ? dataText(alias.data) : undefined;
+    const known = text === undefined ? undefined : resolvedPlainAliases.get(text);
+    if (known) {
+      resolved.set(alias.data.name, known);
+      continue;
+    }
     const merged = mergeCidrs(blocksOf(alias.data.name, []));
-    resolved.set(alias.data.name, {
-      name: alias.data.name,
-      v4: merged.filter((c) => c.family === 4),
-      v6: merged.filter((c) => c.family === 6),
-    });
+    const result = { name: alias.data.name, v4: merged.filter((c) => c.family === 4), v6: merged.filter((c) => c.family === 6) };
+    if (text !== undefined) {
+      if (resolvedPlainAliases.size > 50_000) resolvedPlainAliases.clear();
+      resolvedPlainAliases.set(text, result);
+    }
+    resolved.set(alias.data.name, result);
   }
   return resolved;
 }
+
+const resolvedPlainAliases = new Map<string, ResolvedAlias>();
 
 function familiesOf(rule: RuleData, src: AddressMatch, dst: AddressMatch): Family[] {
   let families: Family[] = rule.ip_version === 'inet' ? [4] : rule.ip_version === 'inet6' ? [6] : [4, 6];

@@ -1,24 +1,32 @@
 /**
- * Configuration → one nftables script (pure). Only `table inet bulwark` is touched: the script declares the
- * table, deletes it and declares it again with its full contents, so `nft -f` replaces it in one transaction.
+ * Configuration → `table inet bulwark` as sets and chains (nft-table.ts), and the script that replaces it in
+ * one transaction (pure). Only that table is touched. User rules sit in segment chains (nft-segments.ts) so a
+ * small change can be loaded as a small transaction (nft-delta.ts).
  *
  * pf semantics are kept exactly: filter chains hook prerouting (after destination NAT, "in" rules) and
  * postrouting (after source NAT, "out" rules), as pf filters translated packets on the interface they cross;
  * quick rules come first in order, then the other rules last-first, so the first match decides as pf's last
  * match does; the chain policy is the default policy.
  */
-import { nftGeoIpDeclarations, nftGeoIpJump } from './geoip-rulesets.js';
-import { formatCidr, formatIp, parseIp, type Family } from './addresses.js';
+import { nftGeoIpChains, nftGeoIpJump, nftGeoIpSets } from './geoip-rulesets.js';
+import { formatCidr, formatIp, parseIp, type Cidr, type Family } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { NFT_TABLE } from './compiled.js';
 import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './firewall-types.js';
 import { nftText } from './render-text.js';
 import { ctMarkText } from './schedule-edges.js';
+import { renderChain, renderFullLoad, type NftSet, type NftTable } from './nft-table.js';
+import { segmentChains } from './nft-segments.js';
+import { dataText } from './data-text.js';
 import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel } from './firewall-model.js';
 
 export const NFT_LOOPBACK = 'lo';
+/** Names under which the drivers report a rule's (or NAT rule's) counters, as `CompiledRuleset.counters` maps them. */
 export const counterName = (id: string) => `rule_${id}`;
 export const natCounterName = (id: string) => `nat_${id}`;
+/** The comment each rule line carries: the driver sums the anonymous counters of the lines of one comment. */
+export const ruleComment = (id: string) => `rule ${id}`;
+export const natComment = (id: string) => `nat ${id}`;
 export const TCP_UDP_SET = 'l4_tcp_udp';
 export const aliasSetName = (name: string, family: Family) => `alias_${name}_v${family}`;
 
@@ -118,7 +126,10 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
   const { rule, id } = compiled;
   const m = rule.rule_match;
   const iface = rule.interface ? [`${chain === 'in' ? 'iifname' : 'oifname'} ${quote(rule.interface)}`] : [];
-  const counter = `counter name ${quote(counterName(id))}`;
+  // An anonymous counter: named counter objects made every nft command read all 10,000 of them back. The
+  // comment carries the rule id, so counters, kernel listings and messages point back to the rule.
+  const counter = 'counter';
+  const comment = `comment ${quote(ruleComment(id))}`;
   const log = compiled.log ? `log prefix ${quote(`bulwark ${rule.action} ${id}: `)} group ${logGroup}` : undefined;
   // Block return answers TCP with a reset and everything else with an ICMP unreachable (as pf does).
   // A scheduled pass rule marks the connections it accepts, so they can be cut when its window closes.
@@ -134,9 +145,43 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
   for (const variant of familyVariants(compiled.families, compiled.src, rule.src_invert, compiled.dst, rule.dst_invert, model)) {
     for (const { override, verdict } of verdicts) {
       const proto = protocolCondition(rule.protocol, m.src_port, m.dst_port, override);
-      // The counter's name carries the rule id, so kernel messages and listings point back to the rule.
-      lines.push([...iface, ...variant, ...local, ...proto, counter, ...(log ? [log] : []), verdict].join(' '));
+      lines.push([...iface, ...variant, ...local, ...proto, counter, ...(log ? [log] : []), verdict, comment].join(' '));
     }
+  }
+  return lines;
+}
+
+/**
+ * What a rule's lines depend on besides its own data: its id, the chain, the log decision and group, and whether
+ * each alias it names has addresses of each family (an empty set drops or keeps a family variant).
+ */
+function ruleContextKey(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string {
+  let aliasShape = '';
+  for (const address of [compiled.src, compiled.dst]) {
+    if (address.kind !== 'alias') continue;
+    const alias = model.aliases.get(address.name)!;
+    aliasShape += `${address.name}:${alias.v4.length > 0 ? 4 : ''}${alias.v6.length > 0 ? 6 : ''},`;
+  }
+  return `${chain} ${compiled.id} ${compiled.log} ${logGroup} ${aliasShape}`;
+}
+
+// Keyed by content: the rule's JSON text (the same string each time for a stored object, so its hash is computed
+// once), then everything else its lines depend on. A recompile after a small change renders only the rules that
+// changed. Bounded: cleared when it outgrows a few configurations.
+const ruleLinesCache = new Map<string, Map<string, string[]>>();
+function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string[] {
+  const text = dataText(compiled.rule);
+  let byContext = ruleLinesCache.get(text);
+  if (!byContext) {
+    if (ruleLinesCache.size > 100_000) ruleLinesCache.clear();
+    byContext = new Map();
+    ruleLinesCache.set(text, byContext);
+  }
+  const key = ruleContextKey(compiled, chain, model, logGroup);
+  let lines = byContext.get(key);
+  if (!lines) {
+    lines = filterLines(compiled, chain, model, logGroup);
+    byContext.set(key, lines);
   }
   return lines;
 }
@@ -147,8 +192,8 @@ function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]
   const dst = parseAddress(nat.dst_addr)!;
   const redirect = parseIp(nat.redirect.address);
   const families: Family[] = redirect && nat.nat_type !== 'masquerade' ? [redirect.family] : [4, 6];
-  const counter = `counter name ${quote(natCounterName(id))}`;
-  const comment = `comment ${quote(`nat ${id}`)}`;
+  const counter = 'counter';
+  const comment = `comment ${quote(natComment(id))}`;
   const proto = protocolCondition(nat.protocol, nat.src_port, nat.dst_port, undefined, true);
   const target = (family: Family, address: string, port: PortRange | null) => {
     const text = family === 6 && port ? `[${address}]` : address;
@@ -214,41 +259,32 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
   return lines;
 }
 
-function chainHeader(name: string, type: 'filter' | 'nat', hook: string, priority: string): string[] {
-  return [`\tchain ${name} {`, `\t\ttype ${type} hook ${hook} priority ${priority}; policy accept;`];
+// Resolved aliases are reused while their content is unchanged (firewall-model.ts), and so are their block lists.
+const formatted = new WeakMap<readonly Cidr[], string[]>();
+function formattedBlocks(blocks: readonly Cidr[]): string[] {
+  let texts = formatted.get(blocks);
+  if (!texts) {
+    texts = blocks.map(formatCidr);
+    formatted.set(blocks, texts);
+  }
+  return texts;
 }
 
-export function compileNftables(config: FirewallConfig): CompiledRuleset {
-  const model = buildModel(config);
+const baseChain = (type: 'filter' | 'nat', hook: string, priority: string) => `type ${type} hook ${hook} priority ${priority}; policy accept;`;
+export const FILTER_IN_BASE = baseChain('filter', 'prerouting', 'dstnat + 10');
+export const FILTER_OUT_BASE = baseChain('filter', 'postrouting', 'srcnat + 10');
+
+/** The table as sets and chains: hooked chains hold the system rules and jump to the segments of user rules. */
+export function compileNftTable(config: FirewallConfig, model = buildModel(config)): NftTable {
   const group = config.system.nflogGroup;
-  const out: string[] = [
-    '#!/usr/sbin/nft -f',
-    `# Bulwark ruleset (generated; do not edit). Touches only table inet ${NFT_TABLE}, replaced in one transaction.`,
-    `table inet ${NFT_TABLE}`,
-    `delete table inet ${NFT_TABLE}`,
-    '',
-    `table inet ${NFT_TABLE} {`,
-    `\tset ${TCP_UDP_SET} {`, '\t\ttype inet_proto', '\t\telements = { tcp, udp }', '\t}',
-  ];
+  const sets: NftSet[] = [{ name: TCP_UDP_SET, declaration: ['type inet_proto'], elements: ['tcp', 'udp'] }];
   for (const alias of model.addressAliases) {
     for (const family of [4, 6] as const) {
       const blocks = family === 4 ? alias.v4 : alias.v6;
-      out.push(`\tset ${aliasSetName(alias.name, family)} {`, `\t\ttype ${family === 4 ? 'ipv4_addr' : 'ipv6_addr'}`, '\t\tflags interval');
-      if (blocks.length) out.push(`\t\telements = { ${blocks.map(formatCidr).join(', ')} }`);
-      out.push('\t}');
+      sets.push({ name: aliasSetName(alias.name, family), declaration: [`type ${family === 4 ? 'ipv4_addr' : 'ipv6_addr'}`, 'flags interval'], elements: formattedBlocks(blocks) });
     }
   }
-  out.push(...nftGeoIpDeclarations(model.geoip));
-  const counters: Record<string, string> = {};
-  for (const rule of model.rules) {
-    out.push(`\tcounter ${counterName(rule.id)} {`, '\t}');
-    counters[counterName(rule.id)] = rule.id;
-  }
-  for (const nat of model.nat) {
-    out.push(`\tcounter ${natCounterName(nat.id)} {`, '\t}');
-    counters[natCounterName(nat.id)] = nat.id;
-  }
-
+  sets.push(...nftGeoIpSets(model.geoip));
   const pre: string[] = [];
   const post: string[] = [];
   for (const nat of model.nat) {
@@ -256,40 +292,48 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
     pre.push(...lines.pre);
     post.push(...lines.post);
   }
-  const natSection = [
-    ...chainHeader('nat_prerouting', 'nat', 'prerouting', 'dstnat'), ...pre.map((l) => `\t\t${l}`), '\t}',
-    ...chainHeader('nat_postrouting', 'nat', 'postrouting', 'srcnat'), ...post.map((l) => `\t\t${l}`), '\t}',
-  ];
-  out.push(...natSection);
-
   const ordered = firstMatchOrder(model.rules);
-  const systemIn = nftSystemLines(config, 'in');
-  const systemOut = nftSystemLines(config, 'out');
-  const userIn = ordered.filter((r) => r.rule.direction !== 'out').flatMap((r) => filterLines(r, 'in', model, group));
-  const userOut = ordered.filter((r) => r.rule.direction !== 'in').flatMap((r) => filterLines(r, 'out', model, group));
-  out.push(
-    ...chainHeader('filter_in', 'filter', 'prerouting', 'dstnat + 10'),
-    ...[...systemIn, ...nftGeoIpJump(model.geoip), ...userIn].map((l) => `\t\t${l}`),
-    '\t}',
-    ...chainHeader('filter_out', 'filter', 'postrouting', 'srcnat + 10'),
-    ...[...systemOut, ...userOut].map((l) => `\t\t${l}`),
-    '\t}',
-    '}',
-  );
-  for (const skipped of model.skipped) {
-    out.push(`# ${skipped.id} not loaded: ${skipped.reason}${skipped.schedule !== undefined ? ` "${nftText(skipped.schedule)}"` : ''}`);
-  }
+  const userChain = (chain: 'in' | 'out') => segmentChains(chain, ordered
+    .filter((r) => r.rule.direction !== (chain === 'in' ? 'out' : 'in'))
+    .map((r) => ({ id: r.id, lines: cachedFilterLines(r, chain, model, group) })));
+  const userIn = userChain('in');
+  const userOut = userChain('out');
+  return {
+    sets,
+    chains: [
+      { name: 'nat_prerouting', base: baseChain('nat', 'prerouting', 'dstnat'), rules: pre },
+      { name: 'nat_postrouting', base: baseChain('nat', 'postrouting', 'srcnat'), rules: post },
+      ...nftGeoIpChains(model.geoip),
+      { name: 'filter_in', base: FILTER_IN_BASE, rules: [...nftSystemLines(config, 'in'), ...nftGeoIpJump(model.geoip), ...userIn.jumps] },
+      ...userIn.segments,
+      { name: 'filter_out', base: FILTER_OUT_BASE, rules: [...nftSystemLines(config, 'out'), ...userOut.jumps] },
+      ...userOut.segments,
+    ],
+  };
+}
+
+export function compileNftables(config: FirewallConfig): CompiledRuleset {
+  const model = buildModel(config);
+  const table = compileNftTable(config, model);
+  const counters: Record<string, string> = {};
+  for (const rule of model.rules) counters[counterName(rule.id)] = rule.id;
+  for (const nat of model.nat) counters[natCounterName(nat.id)] = nat.id;
+  const trailer = model.skipped.map((skipped) =>
+    `# ${skipped.id} not loaded: ${skipped.reason}${skipped.schedule !== undefined ? ` "${nftText(skipped.schedule)}"` : ''}`);
+  const natSection = table.chains.filter((c) => c.name.startsWith('nat_')).flatMap(renderChain);
   return {
     dialect: 'nftables',
-    text: `${out.join('\n')}\n`,
+    text: renderFullLoad(table, trailer),
+    nft: table,
     natLines: [`# NAT chains (table inet ${NFT_TABLE})`, ...natSection.map((l) => l.replace(/^\t/, ''))],
     systemLines: [
       '# chain filter_in (prerouting, after destination NAT); default policy: accept',
-      ...systemIn,
+      ...nftSystemLines(config, 'in'),
       '# chain filter_out (postrouting, after source NAT); default policy: accept',
-      ...systemOut,
+      ...nftSystemLines(config, 'out'),
     ],
     ruleCount: model.rules.length,
+    scheduledInForce: model.rules.filter((r) => r.rule.schedule_id).map((r) => r.id),
     natCount: model.nat.length,
     counters,
   };

@@ -196,6 +196,7 @@ export function compilePf(config: FirewallConfig): CompiledRuleset {
     natLines,
     systemLines,
     ruleCount: model.rules.length,
+    scheduledInForce: model.rules.filter((r) => r.rule.schedule_id).map((r) => r.id),
     natCount: model.nat.length,
     counters,
   };

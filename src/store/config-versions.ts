@@ -47,19 +47,33 @@ const contentOf = (objects: readonly ConfigObject[]) =>
     .sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
     .map((o) => ({ kind: o.kind, id: o.id, position: o.position, data: o.data }));
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
 /**
  * Content hash of a whole configuration: equal configurations hash equally whatever their timestamps or row
- * order. Each object contributes the canonical JSON of `{kind, id, position, data}`, one per line; `dataText`
- * gives the canonical JSON of a data object (the store passes a remembered one).
+ * order. Each object contributes one line, `kind id position sha256(canonical JSON of data)`; `dataDigest`
+ * gives that digest (the store passes a remembered one, so after a change only changed objects are hashed again).
  */
-export function configurationHash(objects: readonly ConfigObject[], dataText: (data: ConfigData) => string = canonicalJson): string {
+export function configurationHash(objects: readonly ConfigObject[], dataDigest: (data: ConfigData) => string = (data) => sha256(canonicalJson(data))): string {
   const hash = createHash('sha256');
   for (const { kind, id, position, data } of contentOf(objects)) {
-    // Written out in canonicalJson's key order (data, id, kind, position), so the text is the same as before.
-    hash.update(`{"data":${dataText(data)},"id":${JSON.stringify(id)},"kind":${JSON.stringify(kind)},"position":${JSON.stringify(position)}}\n`);
+    hash.update(`${JSON.stringify(kind)} ${JSON.stringify(id)} ${position} ${dataDigest(data)}\n`);
   }
   return hash.digest('hex');
 }
+
+/** A content stored as the change from another: objects added or changed (whole), and the keys of those removed. */
+interface ContentDelta {
+  changed: ConfigObject[];
+  removed: string[];
+}
+
+const objectKey = (object: { kind: string; id: string }) => `${object.kind}\u0000${object.id}`;
+/** The order the store lists objects in: by kind, then position, then creation. */
+const storeOrder = (a: ConfigObject, b: ConfigObject) =>
+  (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.position - b.position || (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+/** Longest chain of deltas before a content is stored whole again (reading a version applies at most this many). */
+const MAX_DELTA_DEPTH = 32;
 
 /**
  * Configuration versions: metadata rows plus gzip-compressed contents stored once per distinct hash, and a
@@ -71,10 +85,14 @@ export class ConfigVersions {
   /** The current hash and the store generation it was computed at. */
   private cachedHash: { generation: string; hash: string } | undefined;
   /**
-   * Canonical text of stored data objects, by identity: the store replaces a data object on update and never
-   * changes one in place, so after a change only the changed objects are serialised again.
+   * Canonical text and digest of stored data objects, and the JSON of stored objects, remembered per object: the
+   * store replaces a data object (and its object) on every change and never changes one in place, so after a
+   * change only the changed objects are serialised again. Every decision compares the texts.
    */
-  private readonly canonicalData = new WeakMap<ConfigData, string>();
+  private readonly canonicalData = new WeakMap<ConfigData, { text: string; digest: string }>();
+  private readonly objectTexts = new WeakMap<ConfigObject, string>();
+  /** The last content recorded from the store, object by object, so the next one can be stored as its change. */
+  private lastContent: { hash: string; depth: number; texts: Map<string, string> } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -82,9 +100,10 @@ export class ConfigVersions {
     private readonly clock: Clock,
   ) {
     this.statements = {
-      insertContent: db.prepare('INSERT OR IGNORE INTO config_contents (hash, object_count, content) VALUES (?, ?, ?)'),
-      content: db.prepare('SELECT content FROM config_contents WHERE hash = ?'),
+      insertContent: db.prepare('INSERT OR IGNORE INTO config_contents (hash, object_count, content, base_hash, depth) VALUES (?, ?, ?, ?, ?)'),
+      content: db.prepare('SELECT content, base_hash FROM config_contents WHERE hash = ?'),
       hasContent: db.prepare('SELECT 1 FROM config_contents WHERE hash = ?'),
+      depth: db.prepare('SELECT depth FROM config_contents WHERE hash = ?'),
       insertVersion: db.prepare(
         `INSERT INTO config_versions (created_at, created_by, comment, source, hash, applied, applied_at, resource_count)
          VALUES (@created_at, @created_by, @comment, @source, @hash, @applied, @applied_at, @resource_count)`,
@@ -94,7 +113,9 @@ export class ConfigVersions {
       count: db.prepare('SELECT count(*) AS n FROM config_versions'),
       allNewestFirst: db.prepare('SELECT version, created_at FROM config_versions ORDER BY version DESC'),
       remove: db.prepare('DELETE FROM config_versions WHERE version = ?'),
-      orphans: db.prepare('DELETE FROM config_contents WHERE hash NOT IN (SELECT hash FROM config_versions)'),
+      // A content still serving as another's base stays until that one goes.
+      orphans: db.prepare(`DELETE FROM config_contents WHERE hash NOT IN (SELECT hash FROM config_versions)
+        AND hash NOT IN (SELECT base_hash FROM config_contents WHERE base_hash IS NOT NULL)`),
       rolledBack: db.prepare('UPDATE config_versions SET rolled_back = 1 WHERE version = ?'),
       getMeta: db.prepare('SELECT value FROM config_meta WHERE key = ?'),
       putMeta: db.prepare('INSERT INTO config_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
@@ -106,7 +127,7 @@ export class ConfigVersions {
   currentHash(): string {
     const generation = this.store.generation();
     if (this.cachedHash?.generation !== generation) {
-      this.cachedHash = { generation, hash: configurationHash(this.store.everything(), (data) => this.canonicalTextOf(data)) };
+      this.cachedHash = { generation, hash: configurationHash(this.store.everything(), (data) => this.canonicalOf(data).digest) };
     }
     return this.cachedHash.hash;
   }
@@ -118,10 +139,8 @@ export class ConfigVersions {
     const now = isoTime(this.clock.now());
     return this.db.transaction(() => {
       // A content already stored (re-applying an unchanged configuration) is neither read nor packed again.
-      if (!this.statements.hasContent.get(hash)) {
-        const packed = gzipSync(this.contentText(objects), { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY });
-        this.statements.insertContent.run(hash, count, packed);
-      }
+      if (!this.statements.hasContent.get(hash)) this.storeContent(hash, count, objects);
+      else if (!objects && this.lastContent?.hash !== hash) this.rememberContent(hash);
       const { lastInsertRowid } = this.statements.insertVersion.run({
         created_at: now, created_by: meta.actor, comment: meta.comment ?? null, source: meta.source, hash,
         applied: meta.applied ? 1 : 0, applied_at: meta.applied ? now : null, resource_count: count,
@@ -137,12 +156,54 @@ export class ConfigVersions {
     return row && toRecord(row);
   }
 
-  /** The objects of a stored version, exactly as they were recorded. */
+  /** The objects of a stored version, exactly as they were recorded (in the store's order). */
   content(version: number): ConfigObject[] | undefined {
     const record = this.get(version);
-    if (!record) return undefined;
-    const row = this.statements.content.get(record.hash) as { content: Buffer } | undefined;
-    return row ? (JSON.parse(gunzipSync(row.content).toString('utf8')) as ConfigObject[]) : undefined;
+    return record ? this.contentOf(record.hash) : undefined;
+  }
+
+  private contentOf(hash: string): ConfigObject[] | undefined {
+    const row = this.statements.content.get(hash) as { content: Buffer; base_hash: string | null } | undefined;
+    if (!row) return undefined;
+    const unpacked = JSON.parse(gunzipSync(row.content).toString('utf8')) as ConfigObject[] | ContentDelta;
+    if (row.base_hash === null) return unpacked as ConfigObject[];
+    const base = this.contentOf(row.base_hash);
+    if (!base) return undefined;
+    const delta = unpacked as ContentDelta;
+    const byKey = new Map(base.map((o) => [objectKey(o), o]));
+    for (const key of delta.removed) byKey.delete(key);
+    for (const object of delta.changed) byKey.set(objectKey(object), object);
+    return [...byKey.values()].sort(storeOrder);
+  }
+
+  /**
+   * Packs a content: the change from the last content recorded from the store when it is known and the chain is
+   * short, otherwise whole. The change of one object among 10,000 is a few hundred bytes instead of megabytes.
+   */
+  private storeContent(hash: string, count: number, objects: readonly ConfigObject[] | undefined): void {
+    const pack = (value: unknown) => gzipSync(JSON.stringify(value), { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY });
+    if (objects) {
+      this.statements.insertContent.run(hash, count, pack(objects), null, 0);
+      return;
+    }
+    const current = this.store.everything();
+    const texts = new Map(current.map((o) => [objectKey(o), this.objectText(o)]));
+    const base = this.lastContent;
+    if (base && base.depth < MAX_DELTA_DEPTH && this.statements.hasContent.get(base.hash)) {
+      const changed = current.filter((o) => base.texts.get(objectKey(o)) !== texts.get(objectKey(o)));
+      const removed = [...base.texts.keys()].filter((key) => !texts.has(key));
+      this.statements.insertContent.run(hash, count, gzipSync(`{"changed":[${changed.map((o) => texts.get(objectKey(o))).join(',')}],"removed":${JSON.stringify(removed)}}`, { level: 4 }), base.hash, base.depth + 1);
+      this.lastContent = { hash, depth: base.depth + 1, texts };
+      return;
+    }
+    this.statements.insertContent.run(hash, count, gzipSync(`[${current.map((o) => texts.get(objectKey(o))).join(',')}]`, { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY }), null, 0);
+    this.lastContent = { hash, depth: 0, texts };
+  }
+
+  /** A content already stored is the store's content again: later ones may be stored as changes from it. */
+  private rememberContent(hash: string): void {
+    const { depth } = this.statements.depth.get(hash) as { depth: number };
+    this.lastContent = { hash, depth, texts: new Map(this.store.everything().map((o) => [objectKey(o), this.objectText(o)])) };
   }
 
   list(limit: number, offset: number): { records: VersionRecord[]; total: number } {
@@ -198,7 +259,8 @@ export class ConfigVersions {
           removed.push(row.version);
         }
       });
-      if (removed.length > 0) this.statements.orphans.run();
+      // Each pass frees the bases the previous one released.
+      if (removed.length > 0) while (this.statements.orphans.run().changes > 0);
     })();
     return removed;
   }
@@ -213,20 +275,24 @@ export class ConfigVersions {
     else this.statements.putMeta.run(key, JSON.stringify(value));
   }
 
-  /** The JSON array of objects a version stores; the store's own objects reuse their remembered data text. */
-  private contentText(objects: readonly ConfigObject[] | undefined): string {
-    if (objects) return JSON.stringify(objects);
-    const rows = this.store.everything().map(({ id, kind, position, data, created_at, updated_at }) =>
-      `{"id":${JSON.stringify(id)},"kind":${JSON.stringify(kind)},"position":${JSON.stringify(position)},"data":${this.canonicalTextOf(data)},"created_at":${JSON.stringify(created_at)},"updated_at":${JSON.stringify(updated_at)}}`);
-    return `[${rows.join(',')}]`;
-  }
-
-  private canonicalTextOf(data: ConfigData): string {
-    let text = this.canonicalData.get(data);
+  /** The JSON of one stored object as a version keeps it (its data in canonical form). */
+  private objectText(object: ConfigObject): string {
+    let text = this.objectTexts.get(object);
     if (text === undefined) {
-      text = canonicalJson(data);
-      this.canonicalData.set(data, text);
+      const { id, kind, position, data, created_at, updated_at } = object;
+      text = `{"id":${JSON.stringify(id)},"kind":${JSON.stringify(kind)},"position":${JSON.stringify(position)},"data":${this.canonicalOf(data).text},"created_at":${JSON.stringify(created_at)},"updated_at":${JSON.stringify(updated_at)}}`;
+      this.objectTexts.set(object, text);
     }
     return text;
+  }
+
+  private canonicalOf(data: ConfigData): { text: string; digest: string } {
+    let canonical = this.canonicalData.get(data);
+    if (canonical === undefined) {
+      const text = canonicalJson(data);
+      canonical = { text, digest: sha256(text) };
+      this.canonicalData.set(data, canonical);
+    }
+    return canonical;
   }
 }

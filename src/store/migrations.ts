@@ -230,4 +230,27 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX metric_points_tier_t ON metric_points (tier, t);
     `,
   },
+  {
+    // Numbered after its issue (19) so parallel branches adding migrations do not collide.
+    version: 191,
+    name: 'configuration versions: a content may be stored as the change from another (its base)',
+    sql: `
+      ALTER TABLE config_contents ADD COLUMN base_hash TEXT REFERENCES config_contents (hash);
+      ALTER TABLE config_contents ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX config_contents_base ON config_contents (base_hash);
+    `,
+  },
+  {
+    version: 192,
+    name: 'packet filter: the last applied objects one row each (a small change rewrites a few rows, not megabytes)',
+    sql: `
+      CREATE TABLE pf_applied_objects (
+        kind      TEXT NOT NULL,
+        id        TEXT NOT NULL,
+        position  INTEGER NOT NULL,
+        data      TEXT NOT NULL,
+        PRIMARY KEY (kind, id)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -236,8 +236,8 @@ test('6/7. hostile free text loads as comments only: every rule is in the kernel
   const last = await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8080 });
   await reload();
   const table = inNs(NS.firewall, 'nft', 'list', 'table', 'inet', 'bulwark');
-  assert.equal((table.match(/counter name "rule_/g) ?? []).length, 2, 'the two rules in force, no more, no fewer');
-  assert.match(table, new RegExp(`counter name "rule_${last.id}"`));
+  assert.equal(new Set([...table.matchAll(/comment "rule ([^"]+)"/g)].map((m) => m[1])).size, 2, 'the two rules in force, no more, no fewer');
+  assert.match(table, new RegExp(`comment "rule ${last.id}"`));
   assert.equal(await probe('tcp', SERVER, 8080), false, 'the rule after the hostile description is enforced');
   assert.equal(await probe('tcp', SERVER, 8081), true, 'the scheduled rule is out of its window');
   await removeAll();

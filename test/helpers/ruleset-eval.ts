@@ -186,7 +186,7 @@ export function translateNftables(text: string, packet: Packet): string | undefi
   const { sets, protocolSets, chains } = parseNftables(text);
   for (const line of chains.get('nat_prerouting') ?? []) {
     const result = matchNftLine(tokenize(line), packet, sets, protocolSets);
-    if (result && typeof result === 'object') {
+    if (result && typeof result === 'object' && 'to' in result) {
       const target = /^(?:\[(.+)\]|([^:\[]+|[0-9a-f:]+))(?::(\d+))?$/.exec(result.to);
       if (!target) throw new Error(`cannot read dnat target ${result.to}`);
       const address = target[1] ?? target[2];
@@ -221,17 +221,26 @@ function parseNftables(text: string) {
 
 export function evaluateNftables(text: string, packet: Packet): Verdict {
   const { sets, protocolSets, chains } = parseNftables(text);
-  const chain = chains.get(packet.dir === 'in' ? 'filter_in' : 'filter_out');
-  if (!chain) throw new Error('no filter chain');
-  for (const line of chain) {
-    const verdict = matchNftLine(tokenize(line), packet, sets, protocolSets);
-    if (typeof verdict === 'object') throw new Error(`a translation in a filter chain: ${line}`);
-    if (verdict) return verdict;
-  }
-  return 'pass';
+  // A verdict in a chain jumped to ends the evaluation; a chain that ends without one returns to its caller.
+  const run = (name: string): Verdict | undefined => {
+    const chain = chains.get(name);
+    if (!chain) throw new Error(`no chain ${name}`);
+    for (const line of chain) {
+      const verdict = matchNftLine(tokenize(line), packet, sets, protocolSets);
+      if (typeof verdict === 'object') {
+        if (!('jump' in verdict)) throw new Error(`a translation in a filter chain: ${line}`);
+        const decided = run(verdict.jump);
+        if (decided) return decided;
+        continue;
+      }
+      if (verdict) return verdict;
+    }
+    return undefined;
+  };
+  return run(packet.dir === 'in' ? 'filter_in' : 'filter_out') ?? 'pass';
 }
 
-function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, protocolSets: Map<string, string[]>): Verdict | { to: string } | undefined {
+function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, protocolSets: Map<string, string[]>): Verdict | { to: string } | { jump: string } | undefined {
   const family = familyOf(p.src);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
@@ -302,8 +311,10 @@ function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, pr
         break;
       }
       case 'counter':
-        next(); next();
+        if (tokens[i + 1] === 'name') { next(); next(); } // a named counter object (older rulesets)
         break;
+      case 'jump':
+        return { jump: next() };
       case 'log':
         while (tokens[i + 1] === 'prefix' || tokens[i + 1] === 'group') { next(); next(); }
         break;

@@ -54,22 +54,37 @@ interface TrafficTotals {
   packets_out: number;
 }
 
-/** One pass over the whole state table: protocol and state counts, top talkers, DNS traffic, fresh flows. */
+/**
+ * One pass over the whole state table: protocol and state counts, top talkers, DNS traffic, fresh flows. At
+ * 100,000 states per tick it allocates nothing per flow: talkers are slots in growing number arrays (not an
+ * object each), and the ten largest are picked in one scan instead of sorting every talker.
+ */
 export function summariseTable(flows: readonly Flow[], total: number, newWithinSeconds: number) {
   const byProtocol = { tcp: 0, udp: 0, icmp: 0, other: 0 };
-  const byState: Record<string, number> = {};
-  const talkers = new Map<string, { bytes_in: number; bytes_out: number; flows: number }>();
+  const states = new Map<string, number>();
+  const slots = new Map<string, number>();
+  const addrs: string[] = [];
+  const bytesIn: number[] = [];
+  const bytesOut: number[] = [];
+  const counts: number[] = [];
   const dns = { flows: 0, bytes_in: 0, bytes_out: 0 };
   let fresh = 0;
   for (const flow of flows) {
     const protocol = flow.protocol === 'tcp' || flow.protocol === 'udp' ? flow.protocol : flow.protocol.startsWith('icmp') ? 'icmp' : 'other';
     byProtocol[protocol]++;
-    byState[flow.state] = (byState[flow.state] ?? 0) + 1;
-    let talker = talkers.get(flow.src_addr);
-    if (!talker) talkers.set(flow.src_addr, (talker = { bytes_in: 0, bytes_out: 0, flows: 0 }));
-    talker.bytes_in += flow.bytes_in;
-    talker.bytes_out += flow.bytes_out;
-    talker.flows++;
+    states.set(flow.state, (states.get(flow.state) ?? 0) + 1);
+    let slot = slots.get(flow.src_addr);
+    if (slot === undefined) {
+      slot = addrs.length;
+      slots.set(flow.src_addr, slot);
+      addrs.push(flow.src_addr);
+      bytesIn.push(0);
+      bytesOut.push(0);
+      counts.push(0);
+    }
+    bytesIn[slot] += flow.bytes_in;
+    bytesOut[slot] += flow.bytes_out;
+    counts[slot]++;
     if (DNS_PORTS.has(flow.dst_port)) {
       dns.flows++;
       dns.bytes_in += flow.bytes_in;
@@ -77,11 +92,21 @@ export function summariseTable(flows: readonly Flow[], total: number, newWithinS
     }
     if (flow.age_secs < newWithinSeconds) fresh++;
   }
-  const topTalkers = [...talkers.entries()]
-    .map(([addr, t]) => ({ addr, ...t, bytes: t.bytes_in + t.bytes_out }))
-    .sort((a, b) => b.bytes - a.bytes || (a.addr < b.addr ? -1 : 1))
-    .slice(0, 10);
-  return { summary: { total, listed: flows.length, ...byProtocol, by_state: byState }, topTalkers, dns, fresh };
+  // Most bytes first, then address: the ten best kept in order while scanning.
+  const before = (a: number, b: number) => bytesIn[a] + bytesOut[a] - (bytesIn[b] + bytesOut[b]) || (addrs[a] < addrs[b] ? 1 : -1);
+  const best: number[] = [];
+  for (let slot = 0; slot < addrs.length; slot++) {
+    if (best.length === 10 && before(slot, best[9]) <= 0) continue;
+    let at = best.length === 10 ? 9 : best.length;
+    while (at > 0 && before(slot, best[at - 1]) > 0) {
+      best[at] = best[at - 1];
+      at--;
+    }
+    best[at] = slot;
+    if (best.length > 10) best.length = 10;
+  }
+  const topTalkers = best.map((slot) => ({ addr: addrs[slot], bytes_in: bytesIn[slot], bytes_out: bytesOut[slot], flows: counts[slot], bytes: bytesIn[slot] + bytesOut[slot] }));
+  return { summary: { total, listed: flows.length, ...byProtocol, by_state: Object.fromEntries(states) }, topTalkers, dns, fresh };
 }
 
 /**

@@ -21,6 +21,7 @@ import { declareNat, NAT_KIND, NatCreateBody, NatUpdateBody, toStoredNat } from 
 import { normalisedWriteRoutes } from './write-routes.js';
 import { applyFailureWho, PacketFilterService } from './service.js';
 import { SETTINGS_KIND } from './snapshot.js';
+import { auditPacketFilter } from './audit.js';
 
 const ReorderBody = Type.Object({ rule_ids: Type.Array(Uuid(), { maxItems: 100_000 }) }, { additionalProperties: false });
 const ReorderResult = Type.Object({ message: Type.String(), count: Type.Integer() });
@@ -35,6 +36,7 @@ const Pending = Type.Object({
 });
 const ReloadResult = Type.Object({
   message: Type.String(), version: Type.Union([Type.Integer(), Type.Null()]), applied_at: Type.String(), dialect: Type.String(), rules: Type.Integer(), nat_rules: Type.Integer(),
+  apply_mode: Type.Union([Type.Literal('delta'), Type.Literal('full')], { description: '`delta`: only the changed sets and chains were replaced, in one transaction; `full`: the whole table or anchor was replaced' }),
 });
 
 /** Checks that ids is a complete permutation of the kind's objects; 400 names what is wrong. */
@@ -271,8 +273,5 @@ export function createPacketFilterArea(
   };
 }
 
-function audit(context: AppContext, actor: string | null, ip: string, outcome: string, details: string): void {
-  context.db
-    .prepare('INSERT INTO audit_log (at, category, action, actor, client_ip, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?)')
-    .run(new Date(context.clock.now()).toISOString(), 'packet_filter', 'reload', actor, ip, outcome, details);
-}
+const audit = (context: AppContext, actor: string | null, ip: string, outcome: 'success' | 'failure', details: string) =>
+  auditPacketFilter(context, { action: 'reload', actor, ip, outcome, details });

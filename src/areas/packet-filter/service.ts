@@ -15,7 +15,9 @@ import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { AppliedStore, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
+import { auditPacketFilter } from './audit.js';
 
 
 const SCHEDULE_CHECK_MS = 60_000;
@@ -24,20 +26,15 @@ const SCHEDULE_CHECK_MS = 60_000;
 export function applyFailureWho(stage: 'check' | 'apply' | 'setup' | 'unavailable', dialect: string): string {
   switch (stage) {
     case 'check': return `${dialect} refused the ruleset`;
-    case 'apply': return 'the kernel refused the ruleset';
+    // The load is its own check: the tool's parser or the kernel's commit, the message says which.
+    case 'apply': return `${dialect} or the kernel refused the ruleset`;
     case 'setup': return 'the packet filter is not set up to use it';
     case 'unavailable': return 'the packet filter could not be reached';
   }
 }
 
-/** Rule ids that appear in a loaded ruleset outside comments (as pf labels or nftables counter names). */
-function rulesInForce(text: string, ids: readonly string[]): Set<string> {
-  const loaded = text.split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n');
-  return new Set(ids.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`)));
-}
-
 export type ReloadOutcome =
-  | { ok: true; applied_at: string; dialect: string; rules: number; nat_rules: number }
+  | { ok: true; applied_at: string; dialect: string; rules: number; nat_rules: number; apply_mode: ApplyMode }
   | { ok: false; status: 409 | 503; error: string };
 
 export class PacketFilterService {
@@ -48,6 +45,8 @@ export class PacketFilterService {
   private recomputeQueued = false;
   private serial: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private driftTimer: NodeJS.Timeout | undefined;
+  private readonly kernel: KernelSync;
   private unsubscribe: (() => void) | undefined;
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
@@ -61,6 +60,44 @@ export class PacketFilterService {
     private readonly geoip: () => CompiledGeoIp = () => NO_GEOIP,
   ) {
     this.applied = new AppliedStore(context.db);
+    this.kernel = new KernelSync(context, (differences) => {
+      const summary = differences.join('; ');
+      this.context.log.warn({ differences }, 'the kernel ruleset no longer matches the applied one (drift); POST /reload repairs it');
+      this.context.events.emit(DRIFT_TOPIC, { drift: true, differences });
+      auditPacketFilter(this.context, { action: 'drift', actor: null, ip: null, outcome: 'failure', details: `the kernel ruleset differs from the applied one: ${summary}` });
+    });
+  }
+
+  /** Whether the kernel still holds what was applied (GET /status). */
+  drift(): DriftReport {
+    return this.kernel.report(this.context.config.driftCheckSeconds);
+  }
+
+  /** Reads the kernel back and compares it with what was applied; one at a time with reloads. */
+  checkDrift(): Promise<void> {
+    return this.serialised(() => this.kernel.check());
+  }
+
+  /** Runs `work` after every reload, schedule re-application and check queued before it. */
+  private serialised<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.serial.then(work);
+    this.serial = run.catch(() => undefined).then(() => this.runFollowUps());
+    return run;
+  }
+
+  /** Work a load leaves for after its caller has its answer, before the next serialised work starts. */
+  private followUps: (() => Promise<void>)[] = [];
+  private async runFollowUps(): Promise<void> {
+    const queued = this.followUps;
+    this.followUps = [];
+    for (const work of queued) await work().catch((error: unknown) => this.context.log.error({ err: error }, 'could not read the loaded ruleset back'));
+  }
+
+  /** Loads a compiled ruleset; after a success the kernel is read back (off the caller's path). */
+  private async load(compiled: CompiledRuleset): Promise<LoadOutcome> {
+    const outcome = await this.kernel.load(compiled);
+    if (outcome.ok) this.followUps.push(() => this.kernel.recordLoaded());
+    return outcome;
   }
 
   settings(): Record<string, unknown> {
@@ -106,9 +143,7 @@ export class PacketFilterService {
 
   /** Compiles the stored configuration and applies it in one transaction; one reload at a time. */
   reload(): Promise<ReloadOutcome> {
-    const run = this.serial.then(() => this.reloadNow());
-    this.serial = run.catch(() => undefined);
-    return run;
+    return this.serialised(() => this.reloadNow());
   }
 
   private async reloadNow(): Promise<ReloadOutcome> {
@@ -121,7 +156,7 @@ export class PacketFilterService {
       if (!(error instanceof CompileError)) throw error;
       return { ok: false, status: 409, error: `reload failed: the configuration does not compile (${error.message}); the previous ruleset stays in force` };
     }
-    const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+    const result = await this.load(compiled);
     if (!result.ok) {
       if (result.detail) this.context.log.warn({ stage: result.stage, output: result.detail }, 'the packet filter refused the ruleset');
       const who = applyFailureWho(result.stage, compiled.dialect);
@@ -132,9 +167,9 @@ export class PacketFilterService {
       };
     }
     const appliedAt = isoTime(this.context.clock.now());
-    this.applied.write(snapshot, appliedAt, compiled.dialect, compiled.text);
+    this.applied.write(snapshot, appliedAt, compiled.dialect, appliedRuleset(compiled.text, compiled.scheduledInForce));
     this.queueRecompute();
-    return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount };
+    return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount, apply_mode: result.mode };
   }
 
   /** Fetches url_table sources through the outbound guard; keeps the last good copy when one fails. */
@@ -195,23 +230,26 @@ export class PacketFilterService {
 
   /**
    * Schedules are enforced by re-application: the applied configuration is recompiled for the current local
-   * time, and loaded again when that changes which scheduled rules are in force.
+   * time, and loaded again when that changes which scheduled rules are in force (compared with the list kept
+   * at the last load, by content).
    */
   async applySchedules(): Promise<boolean> {
     const { snapshot, ruleset } = this.applied.read();
     if (ruleset === null || !snapshot.objects.rule.some((r) => r.data.schedule_id)) return false;
-    const run = this.serial.then(async () => {
+    return this.serialised(async () => {
       const current = this.applied.read();
+      if (current.ruleset === null) return false;
       const now = this.context.clock.now();
       const compiled = this.compile(current.snapshot);
-      if (compiled.text === current.ruleset) return false;
-      const before = rulesInForce(current.ruleset ?? '', current.snapshot.objects.rule.map((r) => r.id));
-      const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+      const before = new Set(current.ruleset.scheduled_in_force);
+      const after = new Set(compiled.scheduledInForce);
+      if (before.size === after.size && [...after].every((id) => before.has(id))) return false;
+      const result = await this.load(compiled);
       if (!result.ok) {
         this.context.log.error({ message: result.message }, 'schedule re-application refused; the previous ruleset stays in force');
         return false;
       }
-      this.applied.write(current.snapshot, current.appliedAt ?? isoTime(now), compiled.dialect, compiled.text);
+      this.applied.write(current.snapshot, current.appliedAt ?? isoTime(now), compiled.dialect, appliedRuleset(compiled.text, compiled.scheduledInForce));
       // States outlive a reload: cut those of rules that left their window, and those a block rule now stops.
       const edge = scheduleEdge(this.configFor(current.snapshot, now), before);
       if (edge.ended.length + edge.started.length) {
@@ -219,8 +257,6 @@ export class PacketFilterService {
       }
       return true;
     });
-    this.serial = run.catch(() => undefined);
-    return run;
   }
 
   /** Where the system rules find the enabled WireGuard tunnels (the VPN area registers it). */
@@ -234,22 +270,21 @@ export class PacketFilterService {
    * no ruleset was ever applied. Answers the refusal when the packet filter refused the new text.
    */
   reapplySystemRules(): Promise<ReloadOutcome | null> {
-    const run = this.serial.then(async (): Promise<ReloadOutcome | null> => {
+    return this.serialised(async (): Promise<ReloadOutcome | null> => {
       const current = this.applied.read();
       if (current.ruleset === null) return null;
       const compiled = this.compile(current.snapshot);
-      if (compiled.text === current.ruleset) return null;
-      const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+      const loaded = appliedRuleset(compiled.text, compiled.scheduledInForce);
+      if (loaded.text_sha256 === current.ruleset.text_sha256) return null;
+      const result = await this.load(compiled);
       if (!result.ok) {
         if (result.detail) this.context.log.warn({ stage: result.stage, output: result.detail }, 'the packet filter refused the system rules');
         return { ok: false, status: result.stage === 'unavailable' ? 503 : 409, error: `${applyFailureWho(result.stage, compiled.dialect)}; the previous ruleset stays in force: ${result.message}` };
       }
       const appliedAt = current.appliedAt ?? isoTime(this.context.clock.now());
-      this.applied.write(current.snapshot, appliedAt, compiled.dialect, compiled.text);
-      return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount };
+      this.applied.write(current.snapshot, appliedAt, compiled.dialect, loaded);
+      return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount, apply_mode: result.mode };
     });
-    this.serial = run.catch(() => undefined);
-    return run;
   }
 
   start(): void {
@@ -260,26 +295,37 @@ export class PacketFilterService {
       this.applySchedules().catch((error: unknown) => this.context.log.error({ err: error }, 'schedule re-application failed'));
     }, SCHEDULE_CHECK_MS);
     this.timer.unref();
+    const driftSeconds = this.context.config.driftCheckSeconds;
+    if (driftSeconds > 0) {
+      this.driftTimer = setInterval(() => {
+        this.checkDrift().catch((error: unknown) => this.context.log.error({ err: error }, 'drift check failed'));
+      }, driftSeconds * 1000);
+      this.driftTimer.unref();
+    }
   }
 
-  /** After a restart the kernel may hold nothing: load the last applied configuration again. */
+  /**
+   * After a restart (a reboot, or a kernel flushed behind Bulwark's back) the kernel may hold nothing: the last
+   * applied configuration is loaded in full, and read back, before the API serves.
+   */
   async restoreApplied(): Promise<void> {
     const { snapshot, ruleset } = this.applied.read();
     if (ruleset === null) return;
-    const run = this.serial.then(async () => {
+    const run = this.serialised(async () => {
       await this.fetchUrlTables(snapshot);
       const compiled = this.compile(snapshot);
-      const result = await this.context.platform.packetFilter.apply({ dialect: compiled.dialect, text: compiled.text });
+      const result = await this.load(compiled);
       if (!result.ok) this.context.log.error({ message: result.message }, 'could not load the last applied ruleset at start');
     });
-    this.serial = run.catch(() => undefined);
     await run.catch((error: unknown) => this.context.log.error({ err: error }, 'could not load the last applied ruleset at start'));
+    await this.serial;
   }
 
   stop(): void {
     this.unsubscribe?.();
     this.recomputeQueued = false; // a recompute queued by the last write must not run against a closed store
     clearInterval(this.timer);
+    clearInterval(this.driftTimer);
     this.listeners.clear();
   }
 }

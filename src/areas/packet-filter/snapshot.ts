@@ -2,7 +2,9 @@
  * The packet-filter part of the configuration as one value, and what differs between two of them:
  * "pending" is the difference between the stored configuration and the last applied one.
  */
+import { createHash } from 'node:crypto';
 import type { Db } from '../../store/database.js';
+import { dataText } from '../../compile/data-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
 
 /** Configuration kinds the packet filter compiles, and their names in pending reports. */
@@ -58,24 +60,8 @@ export function takeSnapshot(store: ConfigStore, settings: Record<string, unknow
 /** Before the first reload nothing is applied: no objects, and the settings' defaults. */
 export const emptySnapshot = (): FilterSnapshot => ({ objects: { rule: [], alias: [], schedule: [], nat: [] }, settings: { block_logging: true } });
 
-// Serialising 10,000 stored rules on every check would dominate; stored data objects are replaced, never
-// mutated, on update, so their text can be remembered by identity.
-const serialised = new WeakMap<object, string>();
-function textOf(data: Record<string, unknown>): string {
-  let text = serialised.get(data);
-  if (text === undefined) {
-    text = JSON.stringify(data);
-    serialised.set(data, text);
-  }
-  return text;
-}
-
-/** JSON.stringify(snapshot), reusing the remembered text of each object's data. */
-function snapshotText(snapshot: FilterSnapshot): string {
-  const kinds = Object.entries(snapshot.objects).map(([kind, objects]) =>
-    `${JSON.stringify(kind)}:[${objects.map((o) => `{"id":${JSON.stringify(o.id)},"data":${textOf(o.data)}}`).join(',')}]`);
-  return `{"objects":{${kinds.join(',')}},"settings":${JSON.stringify(snapshot.settings)}}`;
-}
+// Serialising 10,000 stored rules on every check would dominate: each data object's text is remembered (data-text.ts).
+const textOf = dataText;
 
 /** Ids whose relative order changed: everything outside a longest increasing run of old positions. */
 function moved(commonInNewOrder: string[], oldIndex: Map<string, number>): Set<string> {
@@ -142,48 +128,120 @@ export function pendingReport(stored: FilterSnapshot, applied: FilterSnapshot, a
   };
 }
 
-/** The same objects in the same order: stored data objects are replaced on change, so identity is enough. */
-function sameObjects(a: FilterSnapshot, b: FilterSnapshot): boolean {
-  return (Object.keys(PENDING_KINDS) as FilterKind[]).every((kind) => {
-    const left = a.objects[kind];
-    const right = b.objects[kind];
-    return left.length === right.length && left.every((o, i) => o.id === right[i].id && o.data === right[i].data);
-  });
+/**
+ * What was loaded, in a few bytes rather than the megabytes of its text: a digest of the text (equal texts,
+ * equal digests) and the scheduled rules in force (a schedule edge changes that list).
+ */
+export interface AppliedRuleset {
+  text_sha256: string;
+  scheduled_in_force: string[];
 }
 
-/** The last applied configuration, kept in its own table (pf_applied, migration 10). */
+export function appliedRuleset(text: string, scheduledInForce: readonly string[]): AppliedRuleset {
+  return { text_sha256: createHash('sha256').update(text).digest('hex'), scheduled_in_force: [...scheduledInForce] };
+}
+
+/** A row written before the digest form kept the whole text: the scheduled rules in force are read from it. */
+function legacyRuleset(text: string, snapshot: FilterSnapshot): AppliedRuleset {
+  const loaded = text.split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n');
+  const scheduled = snapshot.objects.rule.filter((r) => r.data.schedule_id).map((r) => r.id);
+  return appliedRuleset(text, scheduled.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`) || loaded.includes(`"rule ${id}"`)));
+}
+
+interface Applied {
+  snapshot: FilterSnapshot;
+  appliedAt: string | null;
+  ruleset: AppliedRuleset | null;
+}
+
+/** pf_applied.snapshot in the per-object form: the objects are rows of pf_applied_objects. */
+interface StoredHead {
+  objects: null;
+  settings: Record<string, unknown>;
+}
+
+/**
+ * The last applied configuration: a head row (pf_applied: time, dialect, settings, ruleset digest) and one row per
+ * object (pf_applied_objects), so applying one changed rule among 10,000 rewrites one row. What is kept in memory
+ * is the text of each row as written; a write compares texts and touches only the rows that differ.
+ */
 export class AppliedStore {
-  private cached: { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } | undefined;
+  private cached: (Applied & { rows: Map<string, string> | null; headText: string | null }) | undefined;
+  private readonly statements;
 
-  constructor(private readonly db: Db) {}
-
-  read(): { snapshot: FilterSnapshot; appliedAt: string | null; ruleset: string | null } {
-    if (!this.cached) {
-      const row = this.db.prepare('SELECT applied_at, snapshot, ruleset FROM pf_applied WHERE id = 1').get() as
-        | { applied_at: string; snapshot: string; ruleset: string }
-        | undefined;
-      this.cached = row
-        ? { snapshot: JSON.parse(row.snapshot) as FilterSnapshot, appliedAt: row.applied_at, ruleset: row.ruleset }
-        : { snapshot: emptySnapshot(), appliedAt: null, ruleset: null };
-    }
-    return this.cached;
-  }
-
-  write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: string): void {
-    const current = this.cached;
-    if (current && current.ruleset === ruleset && sameObjects(current.snapshot, snapshot) && JSON.stringify(current.snapshot.settings) === JSON.stringify(snapshot.settings)) {
-      // Re-applying what is applied: only the time changes (the snapshot and ruleset are megabytes at scale).
-      this.db.prepare('UPDATE pf_applied SET applied_at = ? WHERE id = 1').run(appliedAt);
-      this.cached = { ...current, appliedAt };
-      return;
-    }
-    this.db
-      .prepare(
+  constructor(private readonly db: Db) {
+    this.statements = {
+      head: db.prepare('SELECT applied_at, snapshot, ruleset FROM pf_applied WHERE id = 1'),
+      objects: db.prepare('SELECT kind, id, position, data FROM pf_applied_objects ORDER BY kind, position'),
+      putHead: db.prepare(
         `INSERT INTO pf_applied (id, applied_at, dialect, snapshot, ruleset) VALUES (1, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET applied_at = excluded.applied_at, dialect = excluded.dialect,
            snapshot = excluded.snapshot, ruleset = excluded.ruleset`,
-      )
-      .run(appliedAt, dialect, snapshotText(snapshot), ruleset);
-    this.cached = { snapshot, appliedAt, ruleset };
+      ),
+      putObject: db.prepare(
+        `INSERT INTO pf_applied_objects (kind, id, position, data) VALUES (?, ?, ?, ?)
+         ON CONFLICT (kind, id) DO UPDATE SET position = excluded.position, data = excluded.data`,
+      ),
+      removeObject: db.prepare('DELETE FROM pf_applied_objects WHERE kind = ? AND id = ?'),
+      appliedAt: db.prepare('UPDATE pf_applied SET applied_at = ? WHERE id = 1'),
+    };
+  }
+
+  read(): Applied {
+    if (!this.cached) {
+      const row = this.statements.head.get() as { applied_at: string; snapshot: string; ruleset: string } | undefined;
+      if (row) {
+        const stored = JSON.parse(row.snapshot) as FilterSnapshot | StoredHead;
+        let snapshot: FilterSnapshot;
+        let rows: Map<string, string> | null = null;
+        if (stored.objects === null) {
+          snapshot = { ...emptySnapshot(), settings: stored.settings };
+          rows = new Map();
+          for (const object of this.statements.objects.all() as { kind: FilterKind; id: string; position: number; data: string }[]) {
+            snapshot.objects[object.kind]?.push({ id: object.id, data: JSON.parse(object.data) as Record<string, unknown> });
+            rows.set(rowKey(object.kind, object.id), rowText(object.position, object.data));
+          }
+        } else {
+          snapshot = stored; // written whole by an earlier version: rewritten as rows at the next apply
+        }
+        const ruleset = row.ruleset.startsWith('{"text_sha256"') ? JSON.parse(row.ruleset) as AppliedRuleset : legacyRuleset(row.ruleset, snapshot);
+        this.cached = { snapshot, appliedAt: row.applied_at, ruleset, rows, headText: rows ? `${row.snapshot}\n${row.ruleset}` : null };
+      } else {
+        this.cached = { snapshot: emptySnapshot(), appliedAt: null, ruleset: null, rows: null, headText: null };
+      }
+    }
+    const { rows: _rows, headText: _head, ...applied } = this.cached;
+    return applied;
+  }
+
+  write(snapshot: FilterSnapshot, appliedAt: string, dialect: string, ruleset: AppliedRuleset): void {
+    this.read();
+    const current = this.cached!;
+    const head: StoredHead = { objects: null, settings: snapshot.settings };
+    const headText = `${JSON.stringify(head)}\n${JSON.stringify(ruleset)}`;
+    const rows = new Map<string, string>();
+    for (const kind of Object.keys(PENDING_KINDS) as FilterKind[]) {
+      snapshot.objects[kind].forEach((object, position) => rows.set(rowKey(kind, object.id), rowText(position, textOf(object.data))));
+    }
+    const before = current.rows ?? new Map<string, string>();
+    const changed = [...rows].filter(([key, text]) => before.get(key) !== text);
+    const removed = [...before.keys()].filter((key) => !rows.has(key));
+    this.db.transaction(() => {
+      if (current.rows === null) this.db.prepare('DELETE FROM pf_applied_objects').run();
+      for (const [key, text] of changed) {
+        const [kind, id] = key.split('\u0000');
+        const cut = text.indexOf(' ');
+        this.statements.putObject.run(kind, id, Number(text.slice(0, cut)), text.slice(cut + 1));
+      }
+      for (const key of removed) this.statements.removeObject.run(...key.split('\u0000'));
+      // Re-applying what is applied (compared by content) moves only the time.
+      if (headText === current.headText && changed.length + removed.length === 0) this.statements.appliedAt.run(appliedAt);
+      else this.statements.putHead.run(appliedAt, dialect, JSON.stringify(head), JSON.stringify(ruleset));
+    })();
+    this.cached = { snapshot, appliedAt, ruleset, rows, headText };
   }
 }
+
+const rowKey = (kind: string, id: string) => `${kind}\u0000${id}`;
+/** A row as kept in memory: its position and data text, compared as one string. */
+const rowText = (position: number, data: string) => `${position} ${data}`;

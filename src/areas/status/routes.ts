@@ -3,6 +3,7 @@ import type { Area } from '../area.js';
 import type { RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { BUILD } from '../../core/build-info.js';
+import type { DriftReport } from '../packet-filter/kernel-sync.js';
 
 const PlatformInfo = Type.Object({
   name: Type.String(),
@@ -37,6 +38,13 @@ const Status = Type.Object({
   bytes_out: Type.Integer(),
   pf_error: Type.Optional(Type.String()),
   pf_problems: Type.Optional(Type.Array(Type.String(), { description: 'what stops the loaded ruleset from taking effect (e.g. a pf.conf anchor hook missing), each with the fix' })),
+  drift: Type.Boolean({ description: 'the kernel no longer holds the ruleset last applied (changed by hand, flushed); POST /reload repairs it' }),
+  drift_check: Type.Object({
+    checked_at: Type.Union([Type.String(), Type.Null()], { description: 'when the kernel was last read back; null before the first apply' }),
+    interval_seconds: Type.Integer({ description: 'seconds between periodic checks (--drift-check-interval); 0: off' }),
+    differences: Type.Array(Type.String(), { description: 'what differs from the applied ruleset, per chain, set, anchor part' }),
+    error: Type.Optional(Type.String({ description: 'why the last read-back failed' })),
+  }),
   traffic: Type.Object({
     source: Type.String({ description: 'where connections and counters come from; says "simulated" on the simulated platform' }),
     simulated: Type.Boolean(),
@@ -60,11 +68,19 @@ function storeHealth(context: AppContext) {
   }
 }
 
-export function createStatusArea(context: AppContext): Area {
-  return { name: 'status', routes: routes(context) };
+/** What the status area reads from others: whether the kernel still holds the applied ruleset. */
+export interface StatusNeeds {
+  drift: () => DriftReport;
 }
 
-function routes(context: AppContext): RouteSpec[] {
+/** An app without the packet-filter area (test and bench apps) applies no ruleset: nothing to drift from. */
+const NO_RULESET: StatusNeeds = { drift: () => ({ drift: false, drift_check: { checked_at: null, interval_seconds: 0, differences: [] } }) };
+
+export function createStatusArea(context: AppContext, needs: StatusNeeds = NO_RULESET): Area {
+  return { name: 'status', routes: routes(context, needs) };
+}
+
+function routes(context: AppContext, needs: StatusNeeds): RouteSpec[] {
   return [
   {
     method: 'GET', path: '/api/v1/about', access: 'dashboard:view', tags: ['status'],
@@ -88,8 +104,9 @@ function routes(context: AppContext): RouteSpec[] {
     handler: async () => {
       const pf = await context.platform.packetFilter.status();
       const store = storeHealth(context);
+      const drift = needs.drift();
       return {
-        status: store.ok && pf.running && !pf.problems?.length ? 'ok' : 'degraded',
+        status: store.ok && pf.running && !pf.problems?.length && !drift.drift ? 'ok' : 'degraded',
         simulated: context.platform.simulated,
         platform: platformInfo(context),
         uptime_seconds: Math.floor((context.clock.now() - context.startedAt) / 1000),
@@ -104,6 +121,7 @@ function routes(context: AppContext): RouteSpec[] {
         bytes_out: pf.bytes_out,
         ...(pf.error ? { pf_error: pf.error } : {}),
         ...(pf.problems?.length ? { pf_problems: pf.problems } : {}),
+        ...drift,
         traffic: {
           source: TRAFFIC_SOURCES[context.platform.name],
           simulated: context.platform.traffic.simulated,

@@ -1,7 +1,8 @@
 import type { PacketFilterStatus } from '../platform.js';
 import { runCommand, type CommandResult } from '../exec.js';
 import { summariseRefusal } from '../tool-refusal.js';
-import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
+import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
+import { kernelState } from '../kernel-state.js';
 import { PF_ANCHOR } from '../../compile/compiled.js';
 import type { ScheduleEdge } from '../../compile/schedule-edges.js';
 import { declaredTables, readPfSetupProblems, readRequestMaxcount } from './pf-setup.js';
@@ -17,12 +18,14 @@ const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: Rules
 };
 
 /**
- * pf through pfctl: `-n` parses without loading, `-a bulwark -f -` replaces the anchor atomically. Before
- * either, the main ruleset must hook the anchor and pf must be enabled (pf-setup.ts), and no table may
- * exceed net.pf.request_maxcount: each is refused with what to change, before anything is loaded.
+ * pf through pfctl: `-n` parses without loading (checks and previews), `-a bulwark -f -` replaces the anchor
+ * atomically and is its own check (a refused anchor leaves the previous one loaded). Before either, the main
+ * ruleset must hook the anchor and pf must be enabled (pf-setup.ts), and no table may exceed
+ * net.pf.request_maxcount: each is refused with what to change, before anything is loaded.
  */
 export class PfPacketFilter implements PacketFilter {
   readonly dialect = 'pf' as const;
+  readonly loadsDeltas = false;
 
   constructor(
     /** The platform's status reader (pfctl -s info), kept where the platform defines it. */
@@ -44,6 +47,15 @@ export class PfPacketFilter implements PacketFilter {
   }
 
   async check(ruleset: RulesetText): Promise<ApplyResult> {
+    const prepared = await this.hostAccepts(ruleset);
+    if (!prepared.ok) return prepared;
+    const result = await runCommand(this.pfctl, ['-n', '-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
+    if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
+    return result.code === 0 ? { ok: true } : refusal('check', result, ruleset);
+  }
+
+  /** What pfctl cannot tell from the text: the host's setup and its table size limit. */
+  private async hostAccepts(ruleset: RulesetText): Promise<ApplyResult> {
     const refused = wrongDialect(this.dialect, ruleset);
     if (refused) return refused;
     const maxcount = await readRequestMaxcount();
@@ -58,14 +70,12 @@ export class PfPacketFilter implements PacketFilter {
     const problems = await readPfSetupProblems(this.pfctl);
     this.setupRead = { at: Date.now(), problems };
     if (problems?.length) return { ok: false, stage: 'setup', message: problems.join('; ') };
-    const result = await runCommand(this.pfctl, ['-n', '-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
-    if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
-    return result.code === 0 ? { ok: true } : refusal('check', result, ruleset);
+    return { ok: true };
   }
 
   async apply(ruleset: RulesetText): Promise<ApplyResult> {
-    const checked = await this.check(ruleset);
-    if (!checked.ok) return checked;
+    const prepared = await this.hostAccepts(ruleset);
+    if (!prepared.ok) return prepared;
     const result = await runCommand(this.pfctl, ['-a', PF_ANCHOR, '-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
     if (result.code !== 0) return refusal('apply', result, ruleset);
@@ -91,6 +101,23 @@ export class PfPacketFilter implements PacketFilter {
   async killStates(edge: ScheduleEdge): Promise<void> {
     for (const { id } of edge.ended) await runCommand(this.pfctl, ['-k', 'label', '-k', id]);
     if (edge.started.length) await cutStartedStates(edge, { pfctl: this.pfctl, ifconfig: this.ifconfig, loopback: PF_LOOPBACK });
+  }
+
+  /**
+   * The anchor as pf holds it: its filter rules, its translation rules and its table names, as pfctl lists
+   * them (rules in order; tables sorted). Table contents are not read (one pfctl run per table).
+   */
+  async readBack(): Promise<ReadBackResult> {
+    const objects = new Map<string, { lines: string[]; size: number }>();
+    for (const [name, args] of [['rules', ['-s', 'rules']], ['nat', ['-s', 'nat']], ['tables', ['-s', 'Tables']]] as const) {
+      const result = await runCommand(this.pfctl, ['-a', PF_ANCHOR, ...args]);
+      if (result.code === NOT_RUNNABLE) return { ok: false, message: message(result) };
+      if (result.code !== 0) return { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
+      const lines = result.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+      if (name === 'tables') lines.sort();
+      objects.set(name, { lines, size: lines.length });
+    }
+    return { ok: true, state: kernelState(objects) };
   }
 
   async counters(): Promise<RuleCounter[]> {

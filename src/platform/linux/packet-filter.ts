@@ -1,7 +1,8 @@
 import type { PacketFilterStatus } from '../platform.js';
 import { runCommand, type CommandResult } from '../exec.js';
 import { summariseRefusal } from '../tool-refusal.js';
-import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
+import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
+import { canonicalNftState, parseNftRuleCounters } from './nft-listing.js';
 import { NFT_TABLE } from '../../compile/compiled.js';
 import { scheduleCtMark, type ScheduleEdge } from '../../compile/schedule-edges.js';
 import { cutStartedFlows } from './conntrack-cut.js';
@@ -16,11 +17,14 @@ const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: Rules
 };
 
 /**
- * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates, `nft -f -` loads the whole
- * script in one kernel transaction (the script replaces only `table inet bulwark`), `nft -j` reads counters.
+ * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates (checks and previews only),
+ * `nft -f -` loads a script in one kernel transaction — the full load replacing `table inet bulwark`, or a delta
+ * changing parts of it — and is its own check: a refused script changes nothing. `nft -s list table` reads the
+ * table back for drift, `nft -j list table` reads the rules' counters.
  */
 export class NftablesPacketFilter implements PacketFilter {
   readonly dialect = 'nftables' as const;
+  readonly loadsDeltas = true;
 
   constructor(
     /** The platform's status reader, kept where the platform defines it. */
@@ -50,25 +54,27 @@ export class NftablesPacketFilter implements PacketFilter {
   }
 
   async apply(ruleset: RulesetText): Promise<ApplyResult> {
-    const checked = await this.check(ruleset);
-    if (!checked.ok) return checked;
-    // Some refusals (e.g. a statement not allowed at a hook) only come from the kernel at commit; the
-    // transaction is then aborted as a whole and the previous table stays loaded.
+    const refused = wrongDialect(this.dialect, ruleset);
+    if (refused) return refused;
+    // No `nft -c` first: it parses and evaluates the same text at the same cost, and the load itself refuses
+    // whatever the check would (and more: some refusals, e.g. a statement not allowed at a hook, only come from
+    // the kernel at commit). A refused transaction is aborted as a whole; the previous table stays loaded.
     const result = await runCommand(this.nft, ['-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
     return result.code === 0 ? { ok: true } : refusal('apply', result, ruleset);
   }
 
-  async counters(): Promise<RuleCounter[]> {
-    const result = await runCommand(this.nft, ['-j', 'list', 'counters', 'table', 'inet', NFT_TABLE]);
-    if (result.code !== 0) return [];
-    return parseNftCounters(result.stdout);
+  async readBack(): Promise<ReadBackResult> {
+    const result = await runCommand(this.nft, ['-s', 'list', 'table', 'inet', NFT_TABLE]);
+    if (result.code === NOT_RUNNABLE) return { ok: false, message: message(result) };
+    // No table at all (flushed by hand, a reboot): an empty state, which differs from any loaded one.
+    if (result.code !== 0) return /No such file or directory/.test(result.stderr) ? { ok: true, state: canonicalNftState('') } : { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
+    return { ok: true, state: canonicalNftState(result.stdout) };
   }
-}
 
-export function parseNftCounters(json: string): RuleCounter[] {
-  const items = (JSON.parse(json) as { nftables: { counter?: { name: string; table: string; family: string; packets: number; bytes: number } }[] }).nftables;
-  return items
-    .filter((item) => item.counter && item.counter.table === NFT_TABLE && item.counter.family === 'inet')
-    .map(({ counter }) => ({ name: counter!.name, packets: counter!.packets, bytes: counter!.bytes }));
+  async counters(): Promise<RuleCounter[]> {
+    const result = await runCommand(this.nft, ['-j', 'list', 'table', 'inet', NFT_TABLE]);
+    if (result.code !== 0) return [];
+    return parseNftRuleCounters(result.stdout);
+  }
 }

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import type { ConnectionTable, Flow, InterfaceCounters, RuleCounter, TrafficSource } from '../connections.js';
 import { runCommand } from '../exec.js';
 import { parseConntrack } from './conntrack.js';
+import { parseNftRuleCounters } from './nft-listing.js';
 import { UlogdBlockedReader } from './ulogd-reader.js';
 
 const SYSCTL = '/proc/sys/net/netfilter';
@@ -23,14 +24,6 @@ export async function readInterfaceCounters(root = '/sys/class/net'): Promise<In
   );
 }
 
-/** `nft -j list counters table inet bulwark` → the per-rule named counters the packet filter declares. */
-export function parseNftCounters(json: string): RuleCounter[] {
-  const items = (JSON.parse(json) as { nftables?: Record<string, unknown>[] }).nftables ?? [];
-  return items
-    .map((item) => item.counter as { name?: string; packets?: number; bytes?: number } | undefined)
-    .filter((c): c is { name: string; packets: number; bytes: number } => typeof c?.name === 'string')
-    .map((c) => ({ name: c.name, packets: Number(c.packets ?? 0), bytes: Number(c.bytes ?? 0) }));
-}
 
 /**
  * Runs `conntrack -L` and parses its output chunk by chunk as it arrives, so 100,000 states never block the
@@ -93,9 +86,9 @@ export class LinuxTraffic implements TrafficSource {
   }
 
   async ruleCounters(): Promise<RuleCounter[]> {
-    const listed = await runCommand('nft', ['-j', 'list', 'counters', 'table', 'inet', this.table]);
+    const listed = await runCommand('nft', ['-j', 'list', 'table', 'inet', this.table]);
     if (listed.code !== 0) return [];
-    return parseNftCounters(listed.stdout);
+    return parseNftRuleCounters(listed.stdout, this.table);
   }
 
   blocked(limit: number) {

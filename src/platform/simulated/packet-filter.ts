@@ -1,15 +1,18 @@
 import type { PacketFilterStatus } from '../platform.js';
 import type { ScheduleEdge } from '../../compile/schedule-edges.js';
-import { wrongDialect, type ApplyResult, type PacketFilter, type RuleCounter, type RulesetText } from '../packet-filter.js';
+import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
+import { canonicalNftState } from '../linux/nft-listing.js';
 
-const COUNTER = /^\s*counter\s+([A-Za-z0-9_.\/-]+)\s*\{/gm;
+/** The comment each compiled rule line carries (`rule <id>`, `nat <id>`). */
+const RULE_COMMENT = /comment "(rule|nat) ([A-Za-z0-9_-]{1,64})"$/gm;
 
 /**
- * Simulated packet filter: nothing reaches a kernel. It keeps the last applied nftables text and one zeroed
- * counter per counter object declared in it (no traffic flows through a simulation).
+ * Simulated packet filter: nothing reaches a kernel. It keeps the last applied nftables text (always a full
+ * load: it takes no deltas) and one zeroed counter per rule in it (no traffic flows through a simulation).
  */
 export class SimulatedPacketFilter implements PacketFilter {
   readonly dialect = 'nftables' as const;
+  readonly loadsDeltas = false;
   appliedText: string | undefined;
   appliedAt: number | undefined;
   private counterNames: string[] = [];
@@ -33,8 +36,13 @@ export class SimulatedPacketFilter implements PacketFilter {
     if (refused) return refused;
     this.appliedText = ruleset.text;
     this.appliedAt = Date.now();
-    this.counterNames = [...ruleset.text.matchAll(COUNTER)].map((m) => m[1]);
+    this.counterNames = [...new Set([...ruleset.text.matchAll(RULE_COMMENT)].map((m) => `${m[1]}_${m[2]}`))];
     return { ok: true };
+  }
+
+  /** The applied text's sets and chains, read as the linux driver reads a kernel listing. */
+  async readBack(): Promise<ReadBackResult> {
+    return { ok: true, state: canonicalNftState(this.appliedText ?? '') };
   }
 
   /** No states exist in a simulation; the last edge is kept so tests can see what would be killed. */

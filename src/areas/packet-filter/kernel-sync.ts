@@ -1,0 +1,138 @@
+/**
+ * Between the packet-filter service and the driver: loads a compiled ruleset as a small delta when the driver
+ * takes deltas and the kernel holds what was last loaded, as the full table otherwise; then reads the table back
+ * and keeps its canonical state, so a periodic check can tell when the kernel no longer holds it (drift).
+ */
+import type { AppContext } from '../../context.js';
+import { isoTime } from '../../core/clock.js';
+import type { CompiledRuleset } from '../../compile/compiled.js';
+import { nftDelta } from '../../compile/nft-delta.js';
+import type { NftTable } from '../../compile/nft-table.js';
+import type { ApplyResult, KernelState } from '../../platform/packet-filter.js';
+import { stateDifferences } from '../../platform/kernel-state.js';
+
+export type ApplyMode = 'delta' | 'full';
+export type LoadOutcome = { ok: true; mode: ApplyMode } | Extract<ApplyResult, { ok: false }>;
+
+export const DRIFT_TOPIC = 'config.drift';
+
+export interface DriftReport {
+  drift: boolean;
+  drift_check: {
+    /** When the kernel was last read back (after an apply or by the periodic check); null before the first. */
+    checked_at: string | null;
+    /** Seconds between periodic checks; 0 when they are off. */
+    interval_seconds: number;
+    /** What differs from the ruleset last applied (empty while in step). */
+    differences: string[];
+    /** Why the last read-back failed, when it did. */
+    error?: string;
+  };
+}
+
+export class KernelSync {
+  /** The table the kernel holds as far as Bulwark knows: what the last successful load left (nftables). */
+  private loaded: NftTable | undefined;
+  /** The kernel's state read back after the last successful load; undefined until one happened. */
+  private expected: KernelState | undefined;
+  private drifted = false;
+  private differences: string[] = [];
+  private checkedAt: string | null = null;
+  private readError: string | undefined;
+
+  constructor(
+    private readonly context: AppContext,
+    private readonly onDrift: (differences: string[]) => void,
+  ) {}
+
+  /**
+   * One transaction either way. A delta the kernel refuses (the table was changed behind Bulwark's back, or the
+   * new rules themselves are refused) is followed by the full load, which then decides.
+   */
+  async load(compiled: CompiledRuleset): Promise<LoadOutcome> {
+    const driver = this.context.platform.packetFilter;
+    if (driver.loadsDeltas && compiled.nft && this.loaded && this.expected && !this.drifted) {
+      const delta = nftDelta(this.loaded, compiled.nft);
+      if (delta && delta.script === '') {
+        // Nothing to change: proven by reading the kernel back, not assumed.
+        if (await this.inStep()) return { ok: true, mode: 'delta' };
+      } else if (delta) {
+        const result = await driver.apply({ dialect: compiled.dialect, text: delta.script });
+        if (result.ok) {
+          this.loaded = compiled.nft;
+          return { ok: true, mode: 'delta' };
+        }
+        this.context.log.warn({ stage: result.stage, message: result.message, output: result.detail }, 'the kernel refused a delta; loading the whole table');
+      }
+    }
+    const result = await driver.apply({ dialect: compiled.dialect, text: compiled.text });
+    if (!result.ok) return result;
+    this.loaded = compiled.nft;
+    this.drifted = false;
+    this.differences = [];
+    return { ok: true, mode: 'full' };
+  }
+
+  /**
+   * After a successful load: the kernel's state becomes the expected one. A base chain of ours holding a different
+   * number of rules than loaded means something changed it in between: that is drift at once.
+   */
+  async recordLoaded(): Promise<void> {
+    const read = await this.context.platform.packetFilter.readBack();
+    this.checkedAt = isoTime(this.context.clock.now());
+    if (!read.ok) {
+      this.readError = read.message;
+      this.expected = undefined; // unknown: the next reload loads in full
+      return;
+    }
+    this.readError = undefined;
+    this.expected = read.state;
+    const mismatched = (this.loaded?.chains ?? [])
+      .filter((chain) => read.state.objects[`chain ${chain.name}`]?.size !== chain.rules.length)
+      .map((chain) => `chain ${chain.name}: ${read.state.objects[`chain ${chain.name}`]?.size ?? 'missing'}, ${chain.rules.length} rules loaded`);
+    if (mismatched.length) this.markDrift(mismatched);
+  }
+
+  /** The periodic check: reads the kernel back and compares it with the state recorded after the last apply. */
+  async check(): Promise<void> {
+    if (!this.expected) return;
+    const read = await this.context.platform.packetFilter.readBack();
+    this.checkedAt = isoTime(this.context.clock.now());
+    if (!read.ok) {
+      this.readError = read.message;
+      return;
+    }
+    this.readError = undefined;
+    if (read.state.fingerprint === this.expected.fingerprint) {
+      if (this.drifted) this.context.log.info('the kernel ruleset matches the applied one again');
+      this.drifted = false;
+      this.differences = [];
+      return;
+    }
+    this.markDrift(stateDifferences(this.expected, read.state));
+  }
+
+  report(intervalSeconds: number): DriftReport {
+    return {
+      drift: this.drifted,
+      drift_check: {
+        checked_at: this.checkedAt,
+        interval_seconds: intervalSeconds,
+        differences: this.differences,
+        ...(this.readError ? { error: this.readError } : {}),
+      },
+    };
+  }
+
+  private async inStep(): Promise<boolean> {
+    const read = await this.context.platform.packetFilter.readBack();
+    return read.ok && read.state.fingerprint === this.expected?.fingerprint;
+  }
+
+  private markDrift(differences: string[]): void {
+    const first = !this.drifted;
+    this.drifted = true;
+    this.differences = differences;
+    if (first) this.onDrift(differences);
+  }
+}

@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { nftDelta } from '../src/compile/nft-delta.js';
+import type { NftTable } from '../src/compile/nft-table.js';
+import { canonicalNftState } from '../src/platform/linux/nft-listing.js';
+
+const base = (extra: Partial<NftTable> = {}): NftTable => ({
+  sets: [{ name: 'alias_web_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.0.0.0/24', '10.0.1.0/24'] }],
+  chains: [
+    { name: 'filter_in', base: 'type filter hook prerouting priority dstnat + 10; policy accept;', rules: ['iifname "lo" accept', 'jump in_a'] },
+    { name: 'in_a', rules: ['tcp dport 22 counter accept comment "rule a"'] },
+  ],
+  ...extra,
+});
+
+test('a delta touches only what differs, in an order the kernel accepts in one transaction', () => {
+  const before = base();
+  const after = base({
+    sets: [
+      { name: 'alias_web_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.0.0.0/24', '10.0.2.0/24'] },
+      { name: 'alias_db_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.9.0.1'] },
+    ],
+    chains: [
+      { name: 'filter_in', base: before.chains[0].base, rules: ['iifname "lo" accept', 'jump in_b'] },
+      { name: 'in_b', rules: ['ip saddr @alias_db_v4 counter drop comment "rule b"'] },
+    ],
+  });
+  const delta = nftDelta(before, after)!;
+  assert.deepEqual(delta.script.trim().split('\n'), [
+    'add set inet bulwark alias_db_v4 { type ipv4_addr; flags interval; }',
+    'delete element inet bulwark alias_web_v4 { 10.0.1.0/24 }',
+    'add element inet bulwark alias_web_v4 { 10.0.2.0/24 }',
+    'add element inet bulwark alias_db_v4 { 10.9.0.1 }',
+    'add chain inet bulwark in_b',
+    'add rule inet bulwark in_b ip saddr @alias_db_v4 counter drop comment "rule b"',
+    'flush chain inet bulwark filter_in',
+    'add rule inet bulwark filter_in iifname "lo" accept',
+    'add rule inet bulwark filter_in jump in_b',
+    // only once nothing jumps to it any more
+    'flush chain inet bulwark in_a',
+    'delete chain inet bulwark in_a',
+  ]);
+  assert.equal(nftDelta(before, base())!.script, '', 'nothing changed: nothing to load');
+});
+
+test('no delta when the skeleton changes: a base chain hook or a set type', () => {
+  const before = base();
+  assert.equal(nftDelta(before, base({ chains: [{ ...before.chains[0], base: 'type filter hook input priority 0; policy accept;' }, before.chains[1]] })), undefined);
+  assert.equal(nftDelta(before, base({ sets: [{ ...before.sets[0], declaration: ['type ipv6_addr', 'flags interval'] }] })), undefined);
+});
+
+test('the canonical listing ignores object order and element layout, and keeps rule order', () => {
+  const listing = (first: string, second: string) => `table inet bulwark {\n${first}\n${second}\n}\n`;
+  const set = '\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.1.0/24,\n\t\t\t     10.0.0.0/24 }\n\t}';
+  const setOtherLayout = '\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/24, 10.0.1.0/24 }\n\t}';
+  const chain = '\tchain c {\n\t\ttcp dport 1 accept\n\t\ttcp dport 2 drop\n\t}';
+  const swapped = '\tchain c {\n\t\ttcp dport 2 drop\n\t\ttcp dport 1 accept\n\t}';
+  assert.equal(canonicalNftState(listing(set, chain)).fingerprint, canonicalNftState(listing(chain, setOtherLayout)).fingerprint);
+  assert.notEqual(canonicalNftState(listing(set, chain)).fingerprint, canonicalNftState(listing(set, swapped)).fingerprint);
+  assert.deepEqual(Object.keys(canonicalNftState(listing(set, chain)).objects), ['chain c', 'set s']);
+  assert.equal(canonicalNftState(listing(set, chain)).objects['set s'].size, 2);
+});
