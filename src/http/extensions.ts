@@ -31,6 +31,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   { method: 'GET', path: '/api/v1/vlans/{id}', access: 'interfaces:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/routes/{id}', access: 'interfaces:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/time/sources/{id}', access: 'settings:read', why: EDIT_WITH_IF_MATCH },
+  {
+    method: 'POST', path: '/api/v1/rules/simulate', access: 'rules:read',
+    why: 'Packet simulation: the verdict and a rule-by-rule trace (NAT, aliases, schedules, quick/last match) for a packet, from the compiled ruleset; changes nothing, so reading rules suffices.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

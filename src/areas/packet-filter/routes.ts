@@ -20,6 +20,7 @@ import { declareNat, NAT_KIND, NatCreateBody, NatUpdateBody, toStoredNat } from 
 import { normalisedWriteRoutes } from './write-routes.js';
 import { applyFailureWho, PacketFilterService } from './service.js';
 import { SETTINGS_KIND } from './snapshot.js';
+import { SimulateAnswer, SimulateBody, simulateRequest } from './simulate.js';
 
 const ReorderBody = Type.Object({ rule_ids: Type.Array(Uuid(), { maxItems: 100_000 }) }, { additionalProperties: false });
 const ReorderResult = Type.Object({ message: Type.String(), count: Type.Integer() });
@@ -166,6 +167,12 @@ export function createPacketFilterArea(context: AppContext, needs: { pendingFlag
         reorderRules(context, ids);
         return { message: `${ids.length} rules reordered`, count: ids.length };
       },
+    }),
+    route({
+      method: 'POST', path: '/api/v1/rules/simulate', access: 'rules:read', tags: ['rules'],
+      summary: 'Would this packet pass? The verdict for a new connection\'s first packet, with NAT and a trace of every rule (extension)',
+      schema: { body: SimulateBody, response: { 200: SimulateAnswer } },
+      handler: (request) => simulateRequest(context, pf, request.body),
     }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
     {
