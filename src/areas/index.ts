@@ -36,10 +36,12 @@ export function createAreas(context: AppContext): Area[] {
   const pendingFlags = new PendingFlags(context.events);
   const feeds = newLiveFeeds();
   const ids = createIdsArea(context, { alerts: feeds.alerts });
+  // Built before the packet filter, which samples rule hit counters into its metrics store; registered in order.
+  const dashboard = createDashboardArea(context, { feeds });
   return [
     createAuthArea(context),
     createStatusArea(context),
-    createPacketFilterArea(context, { pendingFlags }),
+    createPacketFilterArea(context, { pendingFlags, metrics: dashboard.service.engine }),
     createSsoArea(context),
     createVpnArea(context),
     createCaArea(context),
@@ -49,7 +51,7 @@ export function createAreas(context: AppContext): Area[] {
     createMultiwanArea(context),
     createAiArea(context, { ids: ids.service }),
     createAcmeArea(context),
-    createDashboardArea(context, { feeds }),
+    dashboard,
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),

@@ -35,6 +35,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'POST', path: '/api/v1/rules/simulate', access: 'rules:read',
     why: 'Packet simulation: the verdict and a rule-by-rule trace (NAT, aliases, schedules, quick/last match) for a packet, from the compiled ruleset; changes nothing, so reading rules suffices.',
   },
+  {
+    method: 'GET', path: '/api/v1/rules/analysis', access: 'rules:read',
+    why: 'Rule analysis by set arithmetic: rules that never match (shadowed), redundant and conflicting rules, empty aliases in use, schedules that never fire, rules unused for N days.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

@@ -167,8 +167,7 @@ async function createRandomRuleset(random: ReturnType<typeof generator>): Promis
         Object.assign(rule, { src_port_start: start, src_port_end: start + random.int(0, 1500) });
       }
     }
-    // nftables refuses `reject` at the postrouting hook the out chain uses: a block-return rule that also
-    // applies outbound cannot be loaded on Linux (reported; the compiler is issue 19's).
+    // nftables refuses `reject` after routing: outbound block-return rules do not load on Linux (docs/packet-filter.md).
     if (rule.action === 'blockreturn' && rule.direction !== 'in') rule.action = 'block';
     await created('/api/v1/rules', rule);
   }

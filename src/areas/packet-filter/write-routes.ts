@@ -22,9 +22,13 @@ export function normalisedWriteRoutes(
     toStored(body: Record<string, unknown>, existing?: ConfigObject): ConfigData;
     /** Wraps the store write, e.g. to keep rules sorted by priority in the same transaction. */
     around?<T>(write: () => T): T;
+    /** Fields a write's answer adds to the record (not stored, not part of its entity tag), e.g. warnings. */
+    annotate?: { schema: Record<string, object>; add(object: ConfigObject): Record<string, unknown> };
   },
 ): RouteSpec[] {
-  const record = model.schemas.record;
+  const stored = model.schemas.record as { properties: Record<string, object> };
+  const record = options.annotate ? { ...stored, properties: { ...stored.properties, ...options.annotate.schema } } : stored;
+  const annotated = (answer: object, object: ConfigObject) => (options.annotate ? { ...answer, ...options.annotate.add(object) } : answer);
   const around = options.around ?? (<T>(write: () => T) => write());
   // The bodies are the area's request schemas, passed in: their fields are the normaliser's to read.
   const fieldsOf = (body: unknown) => body as Record<string, unknown>;
@@ -35,7 +39,8 @@ export function normalisedWriteRoutes(
       handler: (request, reply) => {
         const object = around(() => model.create(options.toStored(fieldsOf(request.body))));
         reply.status(201);
-        return model.toRecord(model.find(object.id));
+        const created = model.find(object.id);
+        return annotated(model.toRecord(created), created);
       },
     }),
     route({
@@ -47,7 +52,8 @@ export function normalisedWriteRoutes(
         const existing = model.find(id);
         requirePreconditions(request, objectTag(model, existing));
         around(() => model.update(id, options.toStored(fieldsOf(request.body), existing)));
-        return taggedRecord(model, model.find(id), reply);
+        const updated = model.find(id);
+        return annotated(taggedRecord(model, updated, reply), updated);
       },
     }),
   ];
