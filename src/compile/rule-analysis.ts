@@ -15,6 +15,8 @@
 import { buildModel, firstMatchOrder, parseTimeRange, scheduleActive, type FilterRule, type FirewallModel } from './firewall-model.js';
 import type { FirewallConfig, RuleData } from './firewall-types.js';
 import { WEEKDAYS } from './firewall-types.js';
+import { Bitset, OverlapIndex } from './overlap-index.js';
+import { isSubset, normalise } from './interval-sets.js';
 import { boxContained, boxesIntersect, InterfaceUniverse, regionIntersects, ruleBoxes, subtractRegion, type RuleBox } from './rule-space.js';
 
 export interface NeverMatches {
@@ -64,114 +66,161 @@ export interface RuleAnalysis {
 }
 
 /** How many disjoint pieces one rule's remaining match may split into before it is left unjudged. */
-const REGION_LIMIT = 4096;
+const REGION_LIMIT = 256;
+/** The same for redundancy, which gives up (claims nothing) sooner: it only ever adds a finding. */
+const REDUNDANCY_LIMIT = 256;
 
 interface Judged {
   compiled: FilterRule;
   position: number;
   judged: RuleBox[];
   covering: RuleBox[];
+  /** Roughly how much it covers (see breadth). */
+  breadth: number;
 }
 
 const verdictWord = (action: RuleData['action']) => (action === 'pass' ? 'pass' : action);
 
+type Keys = (readonly [number, number])[];
+
 /**
- * Per rule (in first-match order), bounds of its boxes as numbers, so most pairs are told apart without set
- * arithmetic: direction and protocol masks, interface, family mask, port bounds and per family the address
- * bounds (IPv6 shifted to 53 bits, which keeps order: a pair overlapping exactly overlaps in these bounds too).
+ * For each rule (or just `only`), the rules whose matches may overlap its own, in first-match order: found
+ * through overlap indexes on source and destination addresses per family and on destination ports, then
+ * direction, protocol and interface; only these pairs need set arithmetic.
  */
-const STRIDE = 16;
-
-function boundsOf(rules: readonly Judged[], interfaces: InterfaceUniverse): Float64Array {
-  const data = new Float64Array(rules.length * STRIDE).fill(NaN);
-  rules.forEach((rule, i) => {
-    const row = data.subarray(i * STRIDE, (i + 1) * STRIDE);
-    let direction = 0;
-    let protocol = 0;
-    let families = 0;
-    for (const box of rule.judged) {
-      direction |= box.direction;
-      protocol |= box.protocol;
-      families |= box.family === 4 ? 1 : 2;
-      const key = (value: bigint) => Number(box.family === 4 ? value : value >> 75n);
-      const at = box.family === 4 ? 4 : 8;
-      row[at] = key(box.src[0][0]);
-      row[at + 1] = key(box.src[box.src.length - 1][1]);
-      row[at + 2] = key(box.dst[0][0]);
-      row[at + 3] = key(box.dst[box.dst.length - 1][1]);
-      row[12] = box.sport[0][0];
-      row[13] = box.sport[box.sport.length - 1][1];
-      row[14] = box.dport[0][0];
-      row[15] = box.dport[box.dport.length - 1][1];
-    }
-    row[0] = direction;
-    row[1] = protocol;
-    row[2] = families;
-    row[3] = interfaces.index(rule.compiled.rule.interface);
-  });
-  return data;
-}
-
-/** For each rule, the rules whose bounds overlap its own (the only ones set arithmetic needs to look at). */
 function overlapLists(rules: readonly Judged[], interfaces: InterfaceUniverse, only?: number): number[][] {
-  const d = boundsOf(rules, interfaces);
-  const lists: number[][] = rules.map(() => []);
-  const mayOverlap = (a: number, b: number) => {
-    if ((d[a] & d[b]) === 0 || (d[a + 1] & d[b + 1]) === 0) return false;
-    const families = d[a + 2] & d[b + 2];
-    if (families === 0) return false;
-    if (d[a + 3] !== d[b + 3] && d[a + 3] !== -1 && d[b + 3] !== -1) return false;
-    if (d[a + 12] > d[b + 13] || d[b + 12] > d[a + 13] || d[a + 14] > d[b + 15] || d[b + 14] > d[a + 15]) return false;
-    if ((families & 1) && d[a + 4] <= d[b + 5] && d[b + 4] <= d[a + 5] && d[a + 6] <= d[b + 7] && d[b + 6] <= d[a + 7]) return true;
-    return (families & 2) !== 0 && d[a + 8] <= d[b + 9] && d[b + 8] <= d[a + 9] && d[a + 10] <= d[b + 11] && d[b + 10] <= d[a + 11];
+  const keys = (family: 4 | 6, set: readonly (readonly [bigint, bigint])[]): Keys =>
+    set.map(([a, b]) => (family === 4 ? [Number(a), Number(b)] as const : [Number(a >> 75n), Number(b >> 75n)] as const));
+  const empty = (): Keys[] => rules.map(() => []);
+  const dims = { src4: empty(), dst4: empty(), src6: empty(), dst6: empty(), dport: empty() };
+  const masks = rules.map((rule) => ({ direction: 0, protocol: 0, iface: interfaces.of(rule.compiled.rule.interface), families: 0 }));
+  rules.forEach((rule, i) => {
+    for (const box of rule.judged) {
+      dims[`src${box.family}`][i] = keys(box.family, box.src);
+      dims[`dst${box.family}`][i] = keys(box.family, box.dst);
+      dims.dport[i] = box.dport.map(([a, b]) => [a, b] as const);
+      masks[i].direction |= box.direction;
+      masks[i].protocol |= box.protocol;
+      masks[i].families |= box.family;
+    }
+  });
+  const last4 = 2 ** 32 - 1;
+  const last6 = Number(((1n << 128n) - 1n) >> 75n);
+  const index = {
+    src4: new OverlapIndex(rules.length, dims.src4, (a, b) => a === 0 && b === last4),
+    dst4: new OverlapIndex(rules.length, dims.dst4, (a, b) => a === 0 && b === last4),
+    src6: new OverlapIndex(rules.length, dims.src6, (a, b) => a === 0 && b === last6),
+    dst6: new OverlapIndex(rules.length, dims.dst6, (a, b) => a === 0 && b === last6),
+    dport: new OverlapIndex(rules.length, dims.dport, (a, b) => a === 0 && b === 65535),
   };
+  const lists: number[][] = rules.map(() => []);
   for (let i = 0; i < rules.length; i++) {
     if (only !== undefined && i !== only) continue;
-    for (let j = only !== undefined ? 0 : i + 1; j < rules.length; j++) {
-      if (i === j || !mayOverlap(i * STRIDE, j * STRIDE)) continue;
+    const candidates = new Bitset(rules.length);
+    for (const family of [4, 6] as const) {
+      if (!(masks[i].families & family)) continue;
+      const both = index[`src${family}`].overlapping(dims[`src${family}`][i]);
+      both.and(index[`dst${family}`].overlapping(dims[`dst${family}`][i]));
+      candidates.or(both);
+    }
+    candidates.and(index.dport.overlapping(dims.dport[i]));
+    for (const j of candidates.members()) {
+      if (j === i) continue;
+      const a = masks[i];
+      const b = masks[j];
+      if ((a.direction & b.direction) === 0 || (a.protocol & b.protocol) === 0 || (a.iface & b.iface) === 0n) continue;
       lists[i].push(j);
-      if (only === undefined) lists[j].push(i);
     }
   }
-  for (const list of lists) list.sort((a, b) => a - b);
   return lists;
 }
 
-function shadowFinding(subject: Judged, earlier: readonly Judged[]): { remaining?: RuleBox[]; finding?: NeverMatches; unjudged?: boolean } {
+/**
+ * A cheap necessary condition for `cover` to contain every box of `region`: along each dimension on its own,
+ * the boxes of `cover` that touch a box must together span it. Most rules fail it, and skip the subtraction.
+ */
+function projectionsCovered(region: readonly RuleBox[], cover: readonly RuleBox[]): boolean {
+  for (const box of region) {
+    const touching = cover.filter((c) => boxesIntersect(box, c));
+    if (touching.length === 0) return false;
+    let direction = 0;
+    let protocol = 0;
+    let iface = 0n;
+    for (const c of touching) {
+      direction |= c.direction;
+      protocol |= c.protocol;
+      iface |= c.iface;
+    }
+    if ((box.direction & ~direction) !== 0 || (box.protocol & ~protocol) !== 0 || (box.iface & ~iface) !== 0n) return false;
+    if (!isSubset(box.sport, normalise(touching.flatMap((c) => c.sport))) || !isSubset(box.dport, normalise(touching.flatMap((c) => c.dport)))) return false;
+    if (!isSubset(box.src, normalise(touching.flatMap((c) => c.src))) || !isSubset(box.dst, normalise(touching.flatMap((c) => c.dst)))) return false;
+  }
+  return true;
+}
+
+const bits = (set: readonly (readonly [bigint, bigint] | readonly [number, number])[]) =>
+  set.reduce((sum, [a, b]) => sum + (BigInt(b) - BigInt(a) + 1n), 0n).toString(2).length;
+
+/** How much boxes match, roughly (bits of each dimension's size): orders the subtraction. */
+function breadth(boxes: readonly RuleBox[]): number {
+  return Math.max(0, ...boxes.map((box) => bits(box.src) + bits(box.dst) + bits(box.sport) + bits(box.dport)));
+}
+
+function shadowFinding(subject: Judged, earlier: readonly Judged[]): { remaining: RuleBox[]; finding?: NeverMatches; unjudged?: boolean } {
   let region: RuleBox[] = subject.judged;
-  const by: string[] = [];
-  for (const rule of earlier) {
-    if (!rule.covering.length || !regionIntersects(region, rule.covering)) continue;
-    by.push(rule.compiled.id);
+  // Not coverable: what reaches the rule is (at most) all of it, which is what redundancy is then judged on.
+  if (!projectionsCovered(region, earlier.flatMap((rule) => rule.covering))) return { remaining: region };
+  const by: Judged[] = [];
+  // The widest rules first: they take the largest pieces, so the region splits least.
+  const widestFirst = earlier.filter((rule) => rule.covering.length).sort((a, b) => b.breadth - a.breadth);
+  for (const rule of widestFirst) {
+    if (!regionIntersects(region, rule.covering)) continue;
+    by.push(rule);
     const next = subtractRegion(region, rule.covering, REGION_LIMIT);
-    if (!next) return { unjudged: true };
+    if (!next) return { remaining: subject.judged, unjudged: true };
     region = next;
     if (region.length === 0) {
-      const decided = by.length === 1 ? `rule ${by[0]} is evaluated first and decides every packet it matches` : `rules ${by.join(', ')} are evaluated first and decide every packet it matches`;
-      return { finding: { rule_id: subject.compiled.id, reason: 'shadowed', shadowed_by: by, detail: `never matches: ${decided}` } };
+      const ids = by.sort((a, b) => a.position - b.position).map((rule) => rule.compiled.id);
+      const decided = ids.length === 1 ? `rule ${ids[0]} is evaluated first and decides every packet it matches` : `rules ${ids.join(', ')} are evaluated first and decide every packet it matches`;
+      return { remaining: region, finding: { rule_id: subject.compiled.id, reason: 'shadowed', shadowed_by: ids, detail: `never matches: ${decided}` } };
     }
   }
   return { remaining: region };
 }
 
-/** Whether what reaches `subject` (region) is decided the same without it, by later rules or the default (pass). */
+/**
+ * Whether what reaches `subject` (region, or more) is decided the same without it, by later rules or the
+ * default policy (pass). Judging more than reaches it can only miss a redundancy, never claim a wrong one.
+ */
 function redundancyFinding(subject: Judged, region: RuleBox[], later: readonly Judged[]): Redundant | undefined {
   const action = subject.compiled.rule.action;
+  const touching = later.filter((rule) => regionIntersects(region, rule.judged));
+  const differs = touching.some((rule) => rule.compiled.rule.action !== action);
+  const sameCover = touching.filter((rule) => rule.compiled.rule.action === action).flatMap((rule) => rule.covering);
+  // Quick answers: a pass rule no later rule contradicts falls to later passes and the default pass; a block
+  // rule whose match later blocks cannot span is not redundant.
+  if (!differs && action === 'pass') return redundant(subject, touching.map((rule) => rule.compiled.id), true);
+  if (action !== 'pass' && !projectionsCovered(region, sameCover)) return undefined;
   const by: string[] = [];
-  for (const rule of later) {
+  for (const rule of touching) {
     if (!regionIntersects(region, rule.judged)) continue;
     if (rule.compiled.rule.action !== action) return undefined;
     // A later rule that is not always there (scheduled) or whose match is not fully known covers only part.
     if (!rule.covering.length) continue;
     by.push(rule.compiled.id);
-    const next = subtractRegion(region, rule.covering, REGION_LIMIT);
+    const next = subtractRegion(region, rule.covering, REDUNDANCY_LIMIT);
     if (!next) return undefined;
     region = next;
     if (region.length === 0) break;
   }
   if (region.length > 0 && action !== 'pass') return undefined;
-  const rest = region.length > 0 ? (by.length ? ' and the default policy (pass)' : 'the default policy (pass)') : '';
+  return redundant(subject, by, region.length > 0);
+}
+
+function redundant(subject: Judged, by: string[], byDefault: boolean): Redundant {
+  const rest = byDefault ? (by.length ? ' and the default policy (pass)' : 'the default policy (pass)') : '';
   const rules = by.length ? `rule${by.length > 1 ? 's' : ''} ${by.join(', ')}` : '';
+  const action = subject.compiled.rule.action;
   return { rule_id: subject.compiled.id, covered_by: by, detail: `redundant: without it, ${rules}${rest} decide${by.length === 1 && !rest ? 's' : ''} the same (${verdictWord(action)})` };
 }
 
@@ -238,11 +287,8 @@ export function analyseRules(config: FirewallConfig, options: { only?: string } 
   const ordered: Judged[] = firstMatchOrder(model.rules).map((compiled, position) => {
     const schedule = compiled.rule.schedule_id ? schedules.get(compiled.rule.schedule_id) : undefined;
     const always = !schedule || !schedule.enabled;
-    return {
-      compiled, position,
-      judged: ruleBoxes(compiled, model, interfaces, 'judged'),
-      covering: always ? ruleBoxes(compiled, model, interfaces, 'covering') : [],
-    };
+    const covering = always ? ruleBoxes(compiled, model, interfaces, 'covering') : [];
+    return { compiled, position, judged: ruleBoxes(compiled, model, interfaces, 'judged'), covering, breadth: breadth(covering) };
   });
   const onlyPosition = options.only === undefined ? undefined : ordered.findIndex((r) => r.compiled.id === options.only);
   const neighbours = onlyPosition === -1 ? ordered.map(() => []) : overlapLists(ordered, interfaces, onlyPosition);
@@ -275,7 +321,7 @@ export function analyseRules(config: FirewallConfig, options: { only?: string } 
       result.never_matches.push(shadow.finding);
       continue;
     }
-    const redundant = redundancyFinding(subject, shadow.remaining!, later);
+    const redundant = redundancyFinding(subject, shadow.remaining, later);
     if (redundant) result.redundant.push(redundant);
     // Each pair once: from its first rule, or (with `only`) from the rule asked about, either side.
     const partners = options.only === undefined ? later : [...earlier, ...later];
