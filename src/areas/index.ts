@@ -24,6 +24,7 @@ import { createSystemArea } from './system/routes.js';
 import { createSettingsArea } from './settings/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
+import { createChangesArea } from './changes/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -38,7 +39,7 @@ export function createAreas(context: AppContext): Area[] {
   const ids = createIdsArea(context, { alerts: feeds.alerts });
   // Built before the packet filter, which samples rule hit counters into its metrics store; registered in order.
   const dashboard = createDashboardArea(context, { feeds });
-  return [
+  const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context),
     createPacketFilterArea(context, { pendingFlags, metrics: dashboard.service.engine }),
@@ -60,6 +61,9 @@ export function createAreas(context: AppContext): Area[] {
     createSettingsArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
+    // Change sets make the writes of every other area's generated routes.
+    createChangesArea(context, { routes: () => areas.flatMap((area) => area.routes) }),
     createConfigArea(context),
   ];
+  return areas;
 }

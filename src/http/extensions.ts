@@ -39,6 +39,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'GET', path: '/api/v1/rules/analysis', access: 'rules:read',
     why: 'Rule analysis by set arithmetic: rules that never match (shadowed), redundant and conflicting rules, empty aliases in use, schedules that never fire, rules unused for N days.',
   },
+  {
+    method: 'POST', path: '/api/v1/changes', access: 'authenticated',
+    why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

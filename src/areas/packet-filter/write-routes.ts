@@ -2,7 +2,7 @@ import type { TSchema } from 'typebox';
 import type { CollectionModel } from '../../model/collection-model.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { objectTag, taggedRecord, type CollectionRouteParts } from '../../http/collection-routes.js';
-import { requirePreconditions } from '../../http/conditional.js';
+import { requireIfMatch, requirePreconditions } from '../../http/conditional.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 
@@ -42,6 +42,13 @@ export function normalisedWriteRoutes(
         const created = model.find(object.id);
         return annotated(model.toRecord(created), created);
       },
+      change: {
+        op: 'create', body: options.createBody,
+        apply: (_params, body) => {
+          const created = around(() => model.create(options.toStored(fieldsOf(body))));
+          return { kind: model.kind, id: created.id, before: null, after: model.toRecord(model.find(created.id)) };
+        },
+      },
     }),
     route({
       method: 'PUT', path: `${parts.path}/{id}`, access: parts.access.write, tags: parts.tags, conditional: 'write',
@@ -54,6 +61,15 @@ export function normalisedWriteRoutes(
         around(() => model.update(id, options.toStored(fieldsOf(request.body), existing)));
         const updated = model.find(id);
         return annotated(taggedRecord(model, updated, reply), updated);
+      },
+      change: {
+        op: 'update', body: options.updateBody,
+        apply: (params, body, ifMatch, field) => {
+          const existing = model.find(params.id);
+          requireIfMatch(ifMatch, objectTag(model, existing), field);
+          around(() => model.update(existing.id, options.toStored(fieldsOf(body), existing)));
+          return { kind: model.kind, id: existing.id, before: model.toRecord(existing), after: model.toRecord(model.find(existing.id)) };
+        },
       },
     }),
   ];
