@@ -20,6 +20,8 @@ import { startTestApp, json, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
+import { areaOf } from '../helpers/areas.js';
+import type { createPacketFilterArea } from '../../src/areas/packet-filter/routes.js';
 
 const skip = rootSkipReason('the simulator agreement test (network namespaces, nftables)');
 const NS = { client: `b18c${process.pid}`, firewall: `b18f${process.pid}`, server: `b18s${process.pid}` };
@@ -190,7 +192,7 @@ async function simulated(probe: Probe, iface: string, direction: 'in' | 'out') {
   return answer.body;
 }
 
-test('the simulator\'s verdict equals what nftables does, for thousands of random packets against a random ruleset', { skip, timeout: 600_000 }, async (context) => {
+test('the simulator\'s verdict equals what nftables does, for thousands of random packets against a random ruleset; hit counters match', { skip, timeout: 600_000 }, async (context) => {
   context.diagnostic(`seed ${SEED} (B18_SEED=${SEED} repeats this run)`);
   const random = generator(SEED);
   await createRandomRuleset(random);
@@ -221,9 +223,16 @@ test('the simulator\'s verdict equals what nftables does, for thousands of rando
 
   const disagreements: string[] = [];
   let passed = 0;
+  /** Per rule, how many UDP probes it decided (in either chain): each is one packet its counter counts. */
+  const decidedUdp = new Map<string, number>();
   for (const probe of probes) {
     const inbound = await simulated(probe, 'fwc', 'in');
     const outbound = await simulated(probe, 'fws', 'out');
+    // A probe blocked on the way in never reaches the out chain.
+    const crossings = inbound.verdict === 'pass' ? [inbound, outbound] : [inbound];
+    for (const result of probe.proto === 'udp' ? crossings : []) {
+      if (result.decided_by.type === 'rule') decidedUdp.set(result.decided_by.rule_id, (decidedUdp.get(result.decided_by.rule_id) ?? 0) + 1);
+    }
     const expected = inbound.verdict === 'pass' && outbound.verdict === 'pass';
     const kernel = received.has(probe.id);
     if (kernel) passed++;
@@ -235,4 +244,18 @@ test('the simulator\'s verdict equals what nftables does, for thousands of rando
   // A ruleset that passes or blocks everything proves little: the seed must give both verdicts.
   assert.ok(passed > 0 && passed < probes.length, `seed ${SEED}: the ruleset passed ${passed} of ${probes.length}`);
   assert.deepEqual(disagreements.slice(0, 10), [], `seed ${SEED}: ${disagreements.length} disagreements`);
+
+  // Hit counters from the kernel's own counters: a UDP-only rule counted exactly the UDP probes it decided;
+  // a rule that also matches TCP counted at least those (TCP retransmits a dropped SYN).
+  await areaOf<ReturnType<typeof createPacketFilterArea>>(t.app, 'packet-filter').hits.sample();
+  const rules = (await call('GET', '/api/v1/rules')).body as { id: string; protocol: string; hits: { packets: number }; last_hit_at: string | null }[];
+  const counted: string[] = [];
+  for (const rule of rules) {
+    const expected = decidedUdp.get(rule.id) ?? 0;
+    if (rule.protocol === 'udp' ? rule.hits.packets !== expected : rule.hits.packets < expected) counted.push(`${rule.id} (${rule.protocol}): kernel ${rule.hits.packets}, simulator decided ${expected} UDP probes`);
+    if ((rule.hits.packets > 0) !== (rule.last_hit_at !== null)) counted.push(`${rule.id}: last_hit_at ${rule.last_hit_at} with ${rule.hits.packets} packets`);
+  }
+  context.diagnostic(`${rules.filter((r) => r.hits.packets > 0).length} rules with hits; ${[...decidedUdp.values()].reduce((a, b) => a + b, 0)} UDP decisions counted`);
+  assert.ok(decidedUdp.size > 0, `seed ${SEED}: no rule decided a UDP probe, so the counters prove nothing`);
+  assert.deepEqual(counted, [], `seed ${SEED}`);
 });
