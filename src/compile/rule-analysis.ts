@@ -17,7 +17,7 @@ import type { FirewallConfig, RuleData } from './firewall-types.js';
 import { WEEKDAYS } from './firewall-types.js';
 import { Bitset, OverlapIndex } from './overlap-index.js';
 import { isSubset, normalise } from './interval-sets.js';
-import { boxContained, boxesIntersect, InterfaceUniverse, regionIntersects, ruleBoxes, subtractRegion, type RuleBox } from './rule-space.js';
+import { boxContained, boxesIntersect, InterfaceUniverse, PROTOCOL_BITS, regionIntersects, ruleBoxes, subtractRegion, type RuleBox } from './rule-space.js';
 
 export interface NeverMatches {
   rule_id: string;
@@ -274,6 +274,19 @@ function emptyAliases(model: FirewallModel): { aliases: EmptyAlias[]; never: Nev
   return { aliases, never };
 }
 
+const portsMeet = (a: { start: number; end: number } | null, b: { start: number; end: number } | null) => !a || !b || (a.start <= b.end && b.start <= a.end);
+
+/** Whether two rules can match one packet, judged from direction, interface, protocol, family and ports only. */
+function mayMeet(a: FilterRule, b: FilterRule): boolean {
+  const x = a.rule;
+  const y = b.rule;
+  if (x.direction !== 'any' && y.direction !== 'any' && x.direction !== y.direction) return false;
+  if (x.interface !== null && y.interface !== null && x.interface !== y.interface) return false;
+  if ((PROTOCOL_BITS[x.protocol] & PROTOCOL_BITS[y.protocol]) === 0) return false;
+  if (!a.families.some((family) => b.families.includes(family))) return false;
+  return portsMeet(x.rule_match.dst_port, y.rule_match.dst_port) && portsMeet(x.rule_match.src_port, y.rule_match.src_port);
+}
+
 /**
  * Analyses the rules of `config`. With `only`, just the findings about that rule: whether it can match, is
  * redundant, the conflicts it takes part in, the empty aliases it uses and whether its schedule ever fires
@@ -284,7 +297,14 @@ export function analyseRules(config: FirewallConfig, options: { only?: string } 
   const model = buildModel(config, scheduled);
   const schedules = new Map(config.schedules.map((s) => [s.id, s.data]));
   const interfaces = new InterfaceUniverse(model.rules.map((r) => r.rule.interface).filter((n): n is string => n !== null));
-  const ordered: Judged[] = firstMatchOrder(model.rules).map((compiled, position) => {
+  let inOrder = firstMatchOrder(model.rules);
+  if (options.only !== undefined) {
+    // One rule's findings (a write's warnings) only involve rules that can meet it: sort the others out from
+    // their plain fields before building any boxes.
+    const subject = inOrder.find((rule) => rule.id === options.only);
+    inOrder = subject ? inOrder.filter((rule) => rule === subject || mayMeet(subject, rule)) : [];
+  }
+  const ordered: Judged[] = inOrder.map((compiled, position) => {
     const schedule = compiled.rule.schedule_id ? schedules.get(compiled.rule.schedule_id) : undefined;
     const always = !schedule || !schedule.enabled;
     const covering = always ? ruleBoxes(compiled, model, interfaces, 'covering') : [];

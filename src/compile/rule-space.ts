@@ -24,7 +24,7 @@ export interface RuleBox {
   dport: IntervalSet<number>;
 }
 
-const PROTOCOL_BITS: Record<string, number> = { tcp: 1, udp: 2, icmp: 4, icmp6: 8, esp: 16, ah: 32, gre: 64, 'tcp/udp': 3, any: 255 };
+export const PROTOCOL_BITS: Record<string, number> = { tcp: 1, udp: 2, icmp: 4, icmp6: 8, esp: 16, ah: 32, gre: 64, 'tcp/udp': 3, any: 255 };
 const FULL_PORTS: IntervalSet<number> = [[0, 65535]];
 const LAST: Record<Family, bigint> = { 4: (1n << 32n) - 1n, 6: (1n << 128n) - 1n };
 
