@@ -16,7 +16,7 @@ import { buildModel, firstMatchOrder, parseTimeRange, scheduleActive, type Filte
 import type { FirewallConfig, RuleData } from './firewall-types.js';
 import { WEEKDAYS } from './firewall-types.js';
 import { Bitset, OverlapIndex } from './overlap-index.js';
-import { isSubset, normalise } from './interval-sets.js';
+import { isSubset, normalise, type IntervalSet } from './interval-sets.js';
 import { boxContained, boxesIntersect, InterfaceUniverse, PROTOCOL_BITS, regionIntersects, ruleBoxes, subtractRegion, type RuleBox } from './rule-space.js';
 
 export interface NeverMatches {
@@ -152,8 +152,10 @@ function projectionsCovered(region: readonly RuleBox[], cover: readonly RuleBox[
       iface |= c.iface;
     }
     if ((box.direction & ~direction) !== 0 || (box.protocol & ~protocol) !== 0 || (box.iface & ~iface) !== 0n) return false;
-    if (!isSubset(box.sport, normalise(touching.flatMap((c) => c.sport))) || !isSubset(box.dport, normalise(touching.flatMap((c) => c.dport)))) return false;
-    if (!isSubset(box.src, normalise(touching.flatMap((c) => c.src))) || !isSubset(box.dst, normalise(touching.flatMap((c) => c.dst)))) return false;
+    // Usually one touching box spans a dimension alone; only otherwise is the union built.
+    const spans = <T extends bigint | number>(inner: IntervalSet<T>, sets: IntervalSet<T>[]) => sets.some((set) => isSubset(inner, set)) || isSubset(inner, normalise(sets.flat()));
+    if (!spans(box.dport, touching.map((c) => c.dport)) || !spans(box.sport, touching.map((c) => c.sport))) return false;
+    if (!spans(box.dst, touching.map((c) => c.dst)) || !spans(box.src, touching.map((c) => c.src))) return false;
   }
   return true;
 }
