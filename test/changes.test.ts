@@ -160,3 +160,22 @@ test('malformed sets are 400s naming the field', async () => {
     assert.match(answer.body.error, message);
   }
 });
+
+test('wrapped writes keep their extras in a change set: multi-WAN port forms are normalised as their POST does', async () => {
+  const instances = (await call('GET', '/api/v1/multiwan/instances')).body;
+  const answer = await changes([
+    { op: 'create', path: '/api/v1/multiwan/gateways', key: 'wan', body: { name: 'cs-wan', instance_id: instances[0].id, interface: 'eth1', next_hop: '192.0.2.1' } },
+    { op: 'create', path: '/api/v1/multiwan/policies', key: 'voip', body: { priority: 20, name: 'cs-voip', action_kind: 'set_gateway', target_id: { $ref: 'wan' }, protocol: 'udp', dst_port: '5060-5061' } },
+  ]);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const policy = (await call('GET', `/api/v1/multiwan/policies/${answer.body.created.voip}`)).body;
+  assert.equal(policy.dst_port, '5060:5061', 'normalised from 5060-5061 as POST /multiwan/policies does');
+  assert.equal(policy.target_id, answer.body.created.wan);
+  const removed = await changes([{ op: 'delete', path: `/api/v1/multiwan/policies/${answer.body.created.voip}` }]);
+  assert.equal(removed.status, 200, JSON.stringify(removed.body));
+  // A gateway's delete is the area's own route (not a generated one): refused in a change set, by name.
+  const custom = await changes([{ op: 'delete', path: `/api/v1/multiwan/gateways/${answer.body.created.wan}` }]);
+  assert.equal(custom.status, 400);
+  assert.match(custom.body.error, /no delete of \/api\/v1\/multiwan\/gateways\/.* can be part of a change set/);
+  assert.equal((await call('DELETE', `/api/v1/multiwan/gateways/${answer.body.created.wan}`)).status, 204);
+});

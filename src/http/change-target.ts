@@ -18,6 +18,8 @@ export interface ChangeTarget {
   op: 'create' | 'update' | 'delete';
   /** The schema the route validates the body with (none for delete). */
   body?: object;
+  /** Asynchronous work the route does before its write (e.g. reading the host's interfaces), awaited before the transaction. */
+  prepare?: () => Promise<unknown>;
   /**
    * Applies the operation; `params` are the route's path parameters, `ifMatch` the operation's If-Match value
    * (`field` names it in a 400 or 412).

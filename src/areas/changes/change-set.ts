@@ -59,6 +59,8 @@ interface Target {
 }
 
 const METHOD_OF = { create: 'POST', update: 'PUT', delete: 'DELETE' } as const;
+/** Stands for a `$key` segment while finding an operation's route: any id matches the same route. */
+const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000';
 
 /** Thrown inside the transaction to roll a dry run back with its result. */
 class DryRunRollback extends Error {
@@ -131,6 +133,17 @@ function inOperation(error: unknown, index: number, operation: ChangeOperation):
   throw error;
 }
 
+/** The asynchronous preparations of the routes the operations write through (each once), before the transaction. */
+export async function prepareChangeSet(targets: ChangeTargets, permissions: ReadonlySet<Permission>, operations: readonly ChangeOperation[]): Promise<void> {
+  const prepares = new Set<() => Promise<unknown>>();
+  for (const operation of operations) {
+    const target = targets.find(operation.op, operation.path.replace(/\/\$[^/]*/g, `/${PLACEHOLDER_ID}`))?.target;
+    // Only for operations the caller may make (the others are refused before anything is written).
+    if (target?.change.prepare && (target.access === 'authenticated' || permissions.has(target.access as Permission))) prepares.add(target.change.prepare);
+  }
+  for (const prepare of prepares) await prepare();
+}
+
 /**
  * Checks every operation's permission first (403 before anything is written), then applies them in order in
  * one transaction; any refusal rolls all of them back and answers with the operation that failed.
@@ -148,7 +161,7 @@ export function applyChangeSet(context: AppContext, targets: ChangeTargets, perm
     if (operation.op === 'delete' && operation.body !== undefined) throw badRequest(`${field}.body: a delete takes no body`);
     if (operation.op !== 'delete' && operation.body === undefined) throw badRequest(`${field}.body is required for ${operation.op}`);
     // `$key` segments stand for an id: any id matches the same route, so a placeholder finds the target.
-    const found = targets.find(operation.op, operation.path.replace(/\/\$[^/]*/g, '/00000000-0000-4000-8000-000000000000'));
+    const found = targets.find(operation.op, operation.path.replace(/\/\$[^/]*/g, `/${PLACEHOLDER_ID}`));
     if (!found) throw badRequest(`${field}.path: no ${operation.op} of ${operation.path} can be part of a change set (collections and settings sections only)`);
     const access = found.target.access;
     if (access !== 'public' && access !== 'authenticated' && !permissions.has(access)) throw forbidden(`${field}: permission ${access} required; nothing was changed`);
