@@ -70,6 +70,20 @@ export class OverlapIndex {
     }
   }
 
+  private all: Bitset | undefined;
+
+  /** Every item that has an interval at all (a fresh copy the caller may change). */
+  everything(): Bitset {
+    if (!this.all) {
+      this.all = new Bitset(this.size);
+      this.all.or(this.full);
+      for (const sizeClass of this.classes) for (const item of sizeClass.items) this.all.add(item);
+    }
+    const copy = new Bitset(this.size);
+    copy.or(this.all);
+    return copy;
+  }
+
   /** The items with an interval overlapping one of `query`'s. */
   overlapping(query: readonly (readonly [number, number])[]): Bitset {
     const found = new Bitset(this.size);

@@ -116,14 +116,28 @@ function overlapLists(rules: readonly Judged[], interfaces: InterfaceUniverse, o
   const lists: number[][] = rules.map(() => []);
   for (let i = 0; i < rules.length; i++) {
     if (only !== undefined && i !== only) continue;
-    const candidates = new Bitset(rules.length);
+    // A dimension the rule spans whole (`any`) narrows nothing: it is not queried.
+    const whole = (keys: Keys, last: number) => keys.length === 1 && keys[0][0] === 0 && keys[0][1] === last;
+    let candidates: Bitset | undefined;
     for (const family of [4, 6] as const) {
       if (!(masks[i].families & family)) continue;
-      const both = index[`src${family}`].overlapping(dims[`src${family}`][i]);
-      both.and(index[`dst${family}`].overlapping(dims[`dst${family}`][i]));
-      candidates.or(both);
+      const last = family === 4 ? last4 : last6;
+      const src = dims[`src${family}`][i];
+      const dst = dims[`dst${family}`][i];
+      let both: Bitset | undefined;
+      if (!whole(src, last)) both = index[`src${family}`].overlapping(src);
+      if (!whole(dst, last)) {
+        const byDst = index[`dst${family}`].overlapping(dst);
+        if (both) both.and(byDst);
+        else both = byDst;
+      }
+      // Neither address narrows: every rule of this family may overlap.
+      both ??= index[`src${family}`].everything();
+      if (candidates) candidates.or(both);
+      else candidates = both;
     }
-    candidates.and(index.dport.overlapping(dims.dport[i]));
+    candidates ??= new Bitset(rules.length);
+    if (!whole(dims.dport[i], 65535)) candidates.and(index.dport.overlapping(dims.dport[i]));
     for (const j of candidates.members()) {
       if (j === i) continue;
       const a = masks[i];
