@@ -112,9 +112,13 @@ export class RuleHitCounters {
       samples[names.packets] = packets;
       samples[names.bytes] = bytes;
     }
-    if (changed || this.current.since === null || Object.keys(rules).length !== Object.keys(this.current.rules).length) this.version++;
+    const moved = changed || this.current.since === null || Object.keys(rules).length !== Object.keys(this.current.rules).length;
+    // A counter reset without traffic changes no total but must be remembered across a restart.
+    const reset = Object.entries(rules).some(([id, hits]) => hits.rawPackets !== this.current.rules[id]?.rawPackets);
     this.current = { since: this.current.since ?? now, rules };
-    this.state.set(STATE_NAME, this.current);
+    if (moved) this.version++;
+    // Written only when something moved: an idle appliance does not rewrite every rule's row each minute.
+    if (moved || reset) this.state.set(STATE_NAME, this.current);
     if (Object.keys(samples).length) this.series?.record(now / 1000, samples);
   }
 
