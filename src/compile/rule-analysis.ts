@@ -186,6 +186,12 @@ function shadowFinding(subject: Judged, earlier: readonly Judged[]): { remaining
   let region: RuleBox[] = subject.judged;
   // Not coverable: what reaches the rule is (at most) all of it, which is what redundancy is then judged on.
   if (!projectionsCovered(region, earlier.flatMap((rule) => rule.covering))) return { remaining: region };
+  // The usual case: one earlier rule contains it all.
+  const container = earlier.find((rule) => rule.covering.length && region.every((box) => rule.covering.some((c) => boxContained(box, c))));
+  if (container) {
+    const id = container.compiled.id;
+    return { remaining: [], finding: { rule_id: subject.compiled.id, reason: 'shadowed', shadowed_by: [id], detail: `never matches: rule ${id} is evaluated first and decides every packet it matches` } };
+  }
   const by: Judged[] = [];
   // The widest rules first: they take the largest pieces, so the region splits least.
   const widestFirst = earlier.filter((rule) => rule.covering.length).sort((a, b) => b.breadth - a.breadth);
