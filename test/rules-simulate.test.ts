@@ -115,3 +115,20 @@ test('bad packets are 400s naming the field', async () => {
   ];
   for (const [payload, message] of cases) await api.refused('POST', '/api/v1/rules/simulate', { ruleset: 'stored', ...payload }, message);
 });
+
+test('source NAT on the way out: the filter sees the translated source; binat maps both ways', async () => {
+  const snat = await created('/api/v1/nat', { nat_type: 'snat', interface: 'wan0', protocol: 'udp', src_addr: '10.0.0.0/24', redirect_addr: '203.0.113.9' });
+  const binat = await created('/api/v1/nat', { nat_type: 'binat', interface: 'wan0', protocol: 'any', src_addr: '10.0.1.5', redirect_addr: '203.0.113.50' });
+  const rule = await created('/api/v1/rules', { action: 'block', direction: 'out', protocol: 'udp', src_addr: '203.0.113.9' });
+  const out = await simulate({ interface: 'wan0', direction: 'out', protocol: 'udp', src: '10.0.0.20', dst: '198.51.100.1', src_port: 5000, dst_port: 53 });
+  assert.equal(out.nat.rule_id, snat.id);
+  assert.deepEqual(out.nat.changed, ['src_addr']);
+  assert.equal(out.filtered.src, '203.0.113.9');
+  assert.deepEqual(out.decided_by, { type: 'rule', rule_id: rule.id, quick: true });
+  // The inside host of the binat leaves as its outside address, and the outside address reaches it.
+  const leaving = await simulate({ interface: 'wan0', direction: 'out', protocol: 'tcp', src: '10.0.1.5', dst: '198.51.100.1', src_port: 5000, dst_port: 443 });
+  assert.deepEqual([leaving.nat.rule_id, leaving.filtered.src], [binat.id, '203.0.113.50']);
+  const arriving = await simulate({ interface: 'wan0', direction: 'in', protocol: 'tcp', src: '198.51.100.1', dst: '203.0.113.50', src_port: 443, dst_port: 22 });
+  assert.deepEqual([arriving.nat.rule_id, arriving.filtered.dst], [binat.id, '10.0.1.5']);
+  for (const [kind, id] of [['rules', rule.id], ['nat', snat.id], ['nat', binat.id]]) assert.equal((await call('DELETE', `/api/v1/${kind}/${id}`)).status, 204);
+});
