@@ -24,6 +24,7 @@ import { createSystemArea } from './system/routes.js';
 import { createSettingsArea } from './settings/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
+import { createChangesArea } from './changes/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -38,9 +39,11 @@ export function createAreas(context: AppContext): Area[] {
   const ids = createIdsArea(context, { alerts: feeds.alerts });
   // Geo-IP rules are compiled into the packet filter's ruleset (compile/geoip-sets.ts).
   const geoip = createGeoipArea(context);
-  const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service });
+  // Built before the packet filter, which samples rule hit counters into its metrics store; registered in order.
+  const dashboard = createDashboardArea(context, { feeds });
+  const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service, metrics: dashboard.service.engine });
   const ca = createCaArea(context);
-  return [
+  const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
     packetFilter,
@@ -53,7 +56,7 @@ export function createAreas(context: AppContext): Area[] {
     createMultiwanArea(context),
     createAiArea(context, { ids: ids.service }),
     createAcmeArea(context),
-    createDashboardArea(context, { feeds }),
+    dashboard,
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),
@@ -62,6 +65,9 @@ export function createAreas(context: AppContext): Area[] {
     createSettingsArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
+    // Change sets make the writes of every other area's generated routes.
+    createChangesArea(context, { routes: () => areas.flatMap((area) => area.routes) }),
     createConfigArea(context),
   ];
+  return areas;
 }

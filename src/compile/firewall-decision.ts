@@ -32,6 +32,8 @@ export interface Decision {
   verdict: 'pass' | 'block';
   /** The user rule that decided; undefined when a system rule or the default did. */
   rule?: string;
+  /** The system rule that decided, when one did. */
+  system?: 'loopback' | 'anti-lockout';
 }
 
 const PROTOCOL_NAMES: Record<string, readonly string[]> = { 'tcp/udp': ['tcp', 'udp'], icmp6: ['icmpv6', 'ipv6-icmp', 'icmp6'] };
@@ -49,42 +51,53 @@ export function isOwnAddress(host: HostAddresses, address: string, iface?: strin
   return lists.some((list) => list.some((own) => sameAddress(own, ip.family, ip.value)));
 }
 
-function addressMatches(address: AddressMatch, invert: boolean, text: string, iface: string | null, model: FirewallModel, host: HostAddresses): boolean {
+/** Whether an address lies in what the rule's address names (before its invert flag). */
+export function addressContains(address: AddressMatch, text: string, iface: string | null, model: FirewallModel, host: HostAddresses): boolean {
   const ip = parseIp(text);
   if (!ip) return false;
-  let inside: boolean;
   switch (address.kind) {
-    case 'any': inside = true; break;
-    case 'interface': inside = iface !== null && isOwnAddress(host, text, iface); break;
+    case 'any': return true;
+    case 'interface': return iface !== null && isOwnAddress(host, text, iface);
     case 'alias': {
+      // Membership in a compiled address set (the set the renderers load as an nftables set or pf table).
       const alias = model.aliases.get(address.name)!;
-      inside = (ip.family === 4 ? alias.v4 : alias.v6).some((block) => cidrContains(block, ip.family, ip.value));
-      break;
+      return (ip.family === 4 ? alias.v4 : alias.v6).some((block) => cidrContains(block, ip.family, ip.value));
     }
-    case 'block': inside = cidrContains(address.cidr, ip.family, ip.value); break;
-    case 'range': inside = address.family === ip.family && ip.value >= address.first && ip.value <= address.last; break;
+    case 'block': return cidrContains(address.cidr, ip.family, ip.value);
+    case 'range': return address.family === ip.family && ip.value >= address.first && ip.value <= address.last;
   }
-  return invert ? !inside : inside;
+}
+
+/** The first condition of a rule that a crossing fails, in the order the trace reports them. */
+export type MismatchStep = 'direction' | 'interface' | 'protocol' | 'address_family' | 'src_addr' | 'dst_addr' | 'src_port' | 'dst_port';
+
+const inRange = (port: number, range: { start: number; end: number } | null) => !range || (port >= range.start && port <= range.end);
+
+/** Which condition of one user rule the crossing fails (`iface` null: any interface the rule names), or undefined when it matches. */
+export function ruleMismatch(compiled: FilterRule, model: FirewallModel, crossing: Crossing, host: HostAddresses): MismatchStep | undefined {
+  const { rule } = compiled;
+  if (rule.direction !== 'any' && rule.direction !== crossing.direction) return 'direction';
+  if (rule.interface && crossing.iface !== null && rule.interface !== crossing.iface) return 'interface';
+  if (rule.protocol !== 'any' && !(PROTOCOL_NAMES[rule.protocol] ?? [rule.protocol]).includes(crossing.protocol)) return 'protocol';
+  const family = parseIp(crossing.src)?.family;
+  if (!family || !compiled.families.includes(family)) return 'address_family';
+  if (parseIp(crossing.dst)?.family !== family) return 'dst_addr';
+  // "interface address" means the rule's own interface (buildModel refuses it on a rule without one).
+  const iface = rule.interface;
+  if (addressContains(compiled.src, crossing.src, iface, model, host) === rule.src_invert) return 'src_addr';
+  if (addressContains(compiled.dst, crossing.dst, iface, model, host) === rule.dst_invert) return 'dst_addr';
+  if (!inRange(crossing.sport, rule.rule_match.src_port)) return 'src_port';
+  if (!inRange(crossing.dport, rule.rule_match.dst_port)) return 'dst_port';
+  return undefined;
 }
 
 /** Whether one user rule matches the crossing (`iface` null: any interface the rule names). */
 export function ruleMatches(compiled: FilterRule, model: FirewallModel, crossing: Crossing, host: HostAddresses): boolean {
-  const { rule } = compiled;
-  if (rule.direction !== 'any' && rule.direction !== crossing.direction) return false;
-  if (rule.interface && crossing.iface !== null && rule.interface !== crossing.iface) return false;
-  if (rule.protocol !== 'any' && !(PROTOCOL_NAMES[rule.protocol] ?? [rule.protocol]).includes(crossing.protocol)) return false;
-  const family = parseIp(crossing.src)?.family;
-  if (!family || !compiled.families.includes(family)) return false;
-  // "interface address" means the rule's own interface (buildModel refuses it on a rule without one).
-  const iface = rule.interface;
-  if (!addressMatches(compiled.src, rule.src_invert, crossing.src, iface, model, host)) return false;
-  if (!addressMatches(compiled.dst, rule.dst_invert, crossing.dst, iface, model, host)) return false;
-  const inRange = (port: number, range: { start: number; end: number } | null) => !range || (port >= range.start && port <= range.end);
-  return inRange(crossing.sport, rule.rule_match.src_port) && inRange(crossing.dport, rule.rule_match.dst_port);
+  return ruleMismatch(compiled, model, crossing, host) === undefined;
 }
 
 /** The anti-lockout rule of pfSystemLines / nftSystemLines: the API's port on its address, from the LAN side. */
-function antiLockout(model: FirewallModel, crossing: Crossing, host: HostAddresses): boolean {
+export function antiLockout(model: FirewallModel, crossing: Crossing, host: HostAddresses): boolean {
   const { api, antiLockoutInterfaces } = model.config.system;
   if (crossing.direction !== 'in' || crossing.protocol !== 'tcp' || crossing.dport !== api.port) return false;
   if (antiLockoutInterfaces.length && crossing.iface !== null && !antiLockoutInterfaces.includes(crossing.iface)) return false;
@@ -96,8 +109,8 @@ function antiLockout(model: FirewallModel, crossing: Crossing, host: HostAddress
 
 /** The verdict for a new connection crossing the firewall this way, under `rules` (in evaluation order). */
 export function decide(model: FirewallModel, rules: readonly FilterRule[], crossing: Crossing, host: HostAddresses): Decision {
-  if (crossing.iface !== null && crossing.iface === host.loopback) return { verdict: 'pass' };
-  if (antiLockout(model, crossing, host)) return { verdict: 'pass' };
+  if (crossing.iface !== null && crossing.iface === host.loopback) return { verdict: 'pass', system: 'loopback' };
+  if (antiLockout(model, crossing, host)) return { verdict: 'pass', system: 'anti-lockout' };
   let decision: Decision = { verdict: 'pass' };
   for (const compiled of rules) {
     if (!ruleMatches(compiled, model, crossing, host)) continue;

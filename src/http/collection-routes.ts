@@ -6,7 +6,7 @@ import type { ConfigData, ConfigObject } from '../store/config-store.js';
 import { Uuid } from '../model/schema-helpers.js';
 import { listQueryFor, pageOf, readListParams } from './paging.js';
 import type { RouteSpec } from './route.js';
-import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
+import { requireIfMatch, requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
 
 /**
  * The entity tag of one object: a hash of its record as served and of its stored data (sealed secrets
@@ -92,6 +92,13 @@ export function collectionRoutes(model: CollectionModel, parts: CollectionRouteP
         reply.status(201);
         return model.toRecord(model.create(request.body as ConfigData, param(request, listParent)));
       },
+      change: {
+        op: 'create', body: model.schemas.create,
+        apply: (params, body) => {
+          const created = model.create(body!, listParent ? params[listParent] : undefined);
+          return { kind: model.kind, id: created.id, before: null, after: model.toRecord(created) };
+        },
+      },
     });
   }
   if (operations.includes('read')) {
@@ -115,6 +122,15 @@ export function collectionRoutes(model: CollectionModel, parts: CollectionRouteP
         const updated = model.update(id, request.body as ConfigData, parentId);
         return taggedRecord(model, updated, reply);
       },
+      change: {
+        op: 'update', body: model.schemas.update,
+        apply: (params, body, ifMatch, field) => {
+          const existing = model.find(params[idParam], itemParent ? params[itemParent] : undefined);
+          requireIfMatch(ifMatch, objectTag(model, existing), field);
+          const updated = model.update(existing.id, body!, itemParent ? params[itemParent] : undefined);
+          return { kind: model.kind, id: existing.id, before: model.toRecord(existing), after: model.toRecord(updated) };
+        },
+      },
     });
   }
   if (operations.includes('delete')) {
@@ -125,6 +141,15 @@ export function collectionRoutes(model: CollectionModel, parts: CollectionRouteP
         requirePreconditions(request, objectTag(model, model.find(param(request, idParam)!, param(request, itemParent))));
         model.remove(param(request, idParam)!, param(request, itemParent));
         reply.status(204);
+      },
+      change: {
+        op: 'delete',
+        apply: (params, _body, ifMatch, field) => {
+          const existing = model.find(params[idParam], itemParent ? params[itemParent] : undefined);
+          requireIfMatch(ifMatch, objectTag(model, existing), field);
+          model.remove(existing.id, itemParent ? params[itemParent] : undefined);
+          return { kind: model.kind, id: existing.id, before: model.toRecord(existing), after: null };
+        },
       },
     });
   }

@@ -38,7 +38,7 @@ const ELEMENT = /[ \t]*(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"[ \t]*(?:,|$)/y;
 const EMPTY_ELEMENT = /[ \t]*,/y;
 
 /** Parses If-Match / If-None-Match; a malformed value is a 400 naming the header (never silently ignored). */
-function parseCondition(value: string, header: string): Condition {
+function parseCondition(value: string, header: string, field = `headers.${header}`): Condition {
   if (value.trim() === '*') return '*';
   const tags: EntityTag[] = [];
   let at = 0;
@@ -55,7 +55,7 @@ function parseCondition(value: string, header: string): Condition {
     at = ELEMENT.lastIndex;
   }
   if (at < value.length || tags.length === 0) {
-    throw badRequest(`headers.${header} must be "*" or a comma-separated list of entity tags ("tag" or W/"tag")`);
+    throw badRequest(`${field} must be "*" or a comma-separated list of entity tags ("tag" or W/"tag")`);
   }
   return tags;
 }
@@ -103,6 +103,18 @@ function evaluatePreconditions(request: FastifyRequest, currentTag: string): 'pr
  */
 export function requirePreconditions(request: FastifyRequest, currentTag: string): void {
   evaluatePreconditions(request, currentTag);
+}
+
+/**
+ * If-Match outside a request (an operation of a change set, `field` naming where the client wrote it): 412
+ * unless the value is `*` or names the current tag (strong comparison); no value, no condition.
+ */
+export function requireIfMatch(value: string | undefined, currentTag: string, field: string): void {
+  if (value === undefined) return;
+  const condition = parseCondition(value, 'if-match', field);
+  if (condition !== '*' && !condition.some((tag) => strongMatch(tag, parseTag(currentTag)))) {
+    throw new HttpError(412, `precondition failed: ${field} does not name the current entity tag (the object changed; read it again)`, { etag: currentTag });
+  }
 }
 
 /** Sets the tag a read or write answers with (the hook below fills it in from the body when a route did not). */

@@ -40,6 +40,18 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'POST', path: '/api/v1/geoip/refresh', access: 'geoip:write',
     why: 'Re-reads the country data (after the package that ships it was updated) and rebuilds the geo-IP sets of the ruleset in force; the specification gives geoip:write the refresh of geo data but no route for it.',
   },
+  {
+    method: 'POST', path: '/api/v1/rules/simulate', access: 'rules:read',
+    why: 'Packet simulation: the verdict and a rule-by-rule trace (NAT, aliases, schedules, quick/last match) for a packet, from the compiled ruleset; changes nothing, so reading rules suffices.',
+  },
+  {
+    method: 'GET', path: '/api/v1/rules/analysis', access: 'rules:read',
+    why: 'Rule analysis by set arithmetic: rules that never match (shadowed), redundant and conflicting rules, empty aliases in use, schedules that never fire, rules unused for N days.',
+  },
+  {
+    method: 'POST', path: '/api/v1/changes', access: 'authenticated',
+    why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

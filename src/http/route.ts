@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 import type { RouteAccess } from '../core/permissions.js';
 import type { ConditionalRole } from './conditional.js';
+import type { ChangeTarget } from './change-target.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -39,6 +40,8 @@ export interface RouteSpec<S extends RouteSchema = RouteSchema> {
   acceptsTicket?: boolean;
   /** Conditional requests (http/conditional.ts): `read` answers an ETag and 304; `write` honours If-Match. */
   conditional?: ConditionalRole;
+  /** A configuration write that a change set (POST /api/v1/changes) may also make (http/change-target.ts). */
+  change?: ChangeTarget;
   // Method syntax: a route typed by its own schema still fits a table of RouteSpec.
   handler(request: TypedRequest<S>, reply: FastifyReply): unknown;
 }

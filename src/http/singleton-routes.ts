@@ -3,7 +3,7 @@ import type { SingletonModel } from '../model/singleton-model.js';
 import type { ConfigData } from '../store/config-store.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteSpec } from './route.js';
-import { requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
+import { requireIfMatch, requirePreconditions, setEntityTag, strongTagOfValue } from './conditional.js';
 
 /** A section's entity tag: a hash of its values, sealed secrets included (a new secret changes the tag). */
 const sectionTag = (data: ConfigData): string => strongTagOfValue(data);
@@ -48,6 +48,18 @@ export function singletonRoutes(model: SingletonModel, parts: SingletonRoutePart
         write(request.body as ConfigData, request);
         return taggedView(model, reply);
       },
+      // A section whose write needs the request (a check of the caller, an audit entry) is changed by its PUT only.
+      ...(parts.write ? {} : {
+        change: {
+          op: 'update' as const, body: schemas.patch,
+          apply: (_params: Record<string, string>, body: ConfigData | undefined, ifMatch: string | undefined, field: string) => {
+            const before = model.read();
+            requireIfMatch(ifMatch, sectionTag(before), field);
+            model.write(body!);
+            return { kind: model.kind, before: model.visible(before), after: model.visible(model.read()) };
+          },
+        },
+      }),
     },
   ];
 }

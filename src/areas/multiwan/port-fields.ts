@@ -1,3 +1,4 @@
+import type { ChangeTarget } from '../../http/change-target.js';
 /**
  * Multi-WAN stores a port field as pf's token (`"443"` or `"8000:8080"`, docs/multiwan.md), while requests take
  * every form of common/port-input.ts. The collection's POST and PUT routes get the request schema of those
@@ -24,14 +25,27 @@ export function withPortInput(routes: readonly RouteSpec[], fields: readonly str
       // The create body keeps the stored field's default (null), so an omitted port still means none.
       if (stored) properties[field] = PortInput(stored.default !== undefined ? { default: stored.default } : {});
     }
+    const normalise = (sent: Record<string, unknown>) => {
+      for (const field of fields) if (sent[field] !== undefined) sent[field] = normalisePortField(sent[field], field);
+    };
+    const portBody = { ...body, properties };
     return {
       ...route,
-      schema: { ...route.schema, body: { ...body, properties } },
+      schema: { ...route.schema, body: portBody },
       handler: (request, reply) => {
-        const sent = request.body as Record<string, unknown>;
-        for (const field of fields) if (sent[field] !== undefined) sent[field] = normalisePortField(sent[field], field);
+        normalise(request.body as Record<string, unknown>);
         return route.handler(request, reply);
       },
+      // A change set's operation takes the same port forms.
+      ...(route.change ? {
+        change: {
+          ...route.change, body: portBody,
+          apply: (params, sent, ifMatch, field) => {
+            if (sent) normalise(sent);
+            return route.change!.apply(params, sent, ifMatch, field);
+          },
+        } satisfies ChangeTarget,
+      } : {}),
     };
   });
 }

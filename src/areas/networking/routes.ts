@@ -30,6 +30,8 @@ function refreshingFirst(routes: RouteSpec[], refresh: () => Promise<unknown>): 
       await refresh();
       return route.handler(request, reply);
     },
+    // A change set making this write reads the interfaces first too.
+    ...(route.change ? { change: { ...route.change, prepare: refresh } } : {}),
   }));
 }
 

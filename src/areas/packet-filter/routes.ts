@@ -22,6 +22,10 @@ import { normalisedWriteRoutes } from './write-routes.js';
 import { applyFailureWho, PacketFilterService } from './service.js';
 import { SETTINGS_KIND } from './snapshot.js';
 import { auditPacketFilter } from './audit.js';
+import { SimulateAnswer, SimulateBody, simulateRequest } from './simulate.js';
+import { AnalysisAnswer, AnalysisQuery, analyseStored, RuleWarning, warningsFor } from './analysis.js';
+import { RuleHitCounters, type SeriesSink } from './hit-counters.js';
+import { listQueryFor, pageOf, readListParams } from '../../http/paging.js';
 
 const ReorderBody = Type.Object({ rule_ids: Type.Array(Uuid(), { maxItems: 100_000 }) }, { additionalProperties: false });
 const ReorderResult = Type.Object({ message: Type.String(), count: Type.Integer() });
@@ -75,8 +79,8 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
  */
 export function createPacketFilterArea(
   context: AppContext,
-  needs: { pendingFlags: PendingFlags; geoip?: { compiled(): CompiledGeoIp; kind: string; onRefreshed(listener: () => Promise<void>): void } },
-): Area & { service: PacketFilterService } {
+  needs: { pendingFlags: PendingFlags; geoip?: { compiled(): CompiledGeoIp; kind: string; onRefreshed(listener: () => Promise<void>): void }; metrics?: SeriesSink },
+): Area & { service: PacketFilterService; hits: RuleHitCounters } {
   const { models } = context;
   const aliases = declareAliases(models);
   const schedules = declareSchedules(models);
@@ -98,6 +102,10 @@ export function createPacketFilterArea(
     models.onChanged([needs.geoip.kind], reloadIfLoaded);
     needs.geoip.onRefreshed(reloadIfLoaded);
   }
+  const hits = new RuleHitCounters(context, needs.metrics);
+  const hitFields = { hits: Type.Object({ packets: Type.Number(), bytes: Type.Number() }), last_hit_at: Type.Union([Type.String(), Type.Null()]) };
+  const ruleRecord = rules.schemas.record as { properties: Record<string, object> };
+  const ruleWithHits = { ...ruleRecord, properties: { ...ruleRecord.properties, ...hitFields } };
   const streams = new EventStreamSet();
   // GET /pending: the packet filter's report plus the flags other areas own (`dns`). The stream re-sends
   // it whenever any part changes.
@@ -163,7 +171,22 @@ export function createPacketFilterArea(
   const natParts: CollectionRouteParts = { path: '/api/v1/nat', access: { read: 'nat:read', write: 'nat:write' }, tags: ['nat'] };
   const routes: RouteSpec[] = [
     // create and update take the flat request form (wire-format.md §3.2) and normalise it into the record
-    ...collectionRoutes(rules, { ...ruleParts, operations: ['list', 'read', 'delete'] }),
+    {
+      method: 'GET', path: ruleParts.path, access: ruleParts.access.read, tags: ruleParts.tags, conditional: 'read',
+      summary: 'List rule objects, each with its hit counters (packets, bytes, last hit) since counting began',
+      schema: { querystring: listQueryFor(rules.filterable), response: { 200: { type: 'array', items: ruleWithHits } } },
+      handler: (request, reply) => {
+        const params = readListParams(request.query as Record<string, unknown>, rules.filterable);
+        const cache = request.server.readCache;
+        // Cached per configuration generation and per hit sample that changed a total.
+        return cache.send(reply, RULE_KIND, `hits${hits.version}?${JSON.stringify(request.query)}`, () => {
+          const records = rules.objects().map((o) => ({ ...cache.recordOf(o, (object) => rules.toRecord(object)), ...hits.of(o.id) }));
+          const { page, total } = pageOf(records, params);
+          return { body: page, headers: { 'x-total-count': String(total) }, itemSchema: ruleWithHits };
+        });
+      },
+    },
+    ...collectionRoutes(rules, { ...ruleParts, operations: ['read', 'delete'] }),
     ...normalisedWriteRoutes(rules, ruleParts, {
       createBody: RuleCreateBody,
       updateBody: RuleUpdateBody,
@@ -173,6 +196,8 @@ export function createPacketFilterArea(
         sortRulesByPriority(context);
         return result;
       }),
+      // The analysis' findings about the rule written, never blocking the write.
+      annotate: { schema: { warnings: Type.Array(RuleWarning) }, add: (object) => ({ warnings: warningsFor(pf, object.id) }) },
     }),
     route({
       method: 'PUT', path: '/api/v1/rules/reorder', access: 'rules:write', tags: ['rules'],
@@ -182,6 +207,22 @@ export function createPacketFilterArea(
         const ids = request.body.rule_ids;
         reorderRules(context, ids);
         return { message: `${ids.length} rules reordered`, count: ids.length };
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/v1/rules/simulate', access: 'rules:read', tags: ['rules'],
+      summary: 'Would this packet pass? The verdict for a new connection\'s first packet, with NAT and a trace of every rule (extension)',
+      schema: { body: SimulateBody, response: { 200: SimulateAnswer } },
+      handler: (request) => simulateRequest(context, pf, request.body),
+    }),
+    route({
+      method: 'GET', path: '/api/v1/rules/analysis', access: 'rules:read', tags: ['rules'],
+      summary: 'Rule analysis of the stored rules: never matching (shadowed), redundant, conflicting, empty aliases in use, schedules that never fire, unused rules (extension)',
+      schema: { querystring: AnalysisQuery, response: { 200: AnalysisAnswer } },
+      handler: (request) => {
+        const analysis = analyseStored(pf);
+        const days = request.query.unused_days;
+        return days === undefined ? analysis : { ...analysis, unused: hits.unused(days) };
       },
     }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
@@ -263,13 +304,18 @@ export function createPacketFilterArea(
   return {
     name: 'packet-filter',
     service: pf,
+    hits,
     routes,
     async start() {
       pf.start();
+      hits.start();
       await pf.restoreApplied();
     },
     beforeClose: () => streams.closeAll(),
-    stop: () => pf.stop(),
+    stop: () => {
+      hits.stop();
+      pf.stop();
+    },
   };
 }
 

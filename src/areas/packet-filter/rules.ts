@@ -54,6 +54,10 @@ function requestSchema(create: boolean) {
     id: Type.Optional(Type.String()),
     created_at: Type.Optional(Type.String()),
     updated_at: Type.Optional(Type.String()),
+    // What reads and writes answer besides the record (hit counters, a write's warnings): echoed back, ignored.
+    hits: Type.Optional(Type.Unknown()),
+    last_hit_at: Type.Optional(Type.Unknown()),
+    warnings: Type.Optional(Type.Unknown()),
   };
   return Type.Object(properties, { required: create ? ['action', 'direction', 'protocol'] : [], additionalProperties: false });
 }

@@ -2,7 +2,7 @@ import type { TSchema } from 'typebox';
 import type { CollectionModel } from '../../model/collection-model.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { objectTag, taggedRecord, type CollectionRouteParts } from '../../http/collection-routes.js';
-import { requirePreconditions } from '../../http/conditional.js';
+import { requireIfMatch, requirePreconditions } from '../../http/conditional.js';
 import { IdParams } from '../../model/schema-helpers.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 
@@ -22,9 +22,13 @@ export function normalisedWriteRoutes(
     toStored(body: Record<string, unknown>, existing?: ConfigObject): ConfigData;
     /** Wraps the store write, e.g. to keep rules sorted by priority in the same transaction. */
     around?<T>(write: () => T): T;
+    /** Fields a write's answer adds to the record (not stored, not part of its entity tag), e.g. warnings. */
+    annotate?: { schema: Record<string, object>; add(object: ConfigObject): Record<string, unknown> };
   },
 ): RouteSpec[] {
-  const record = model.schemas.record;
+  const stored = model.schemas.record as { properties: Record<string, object> };
+  const record = options.annotate ? { ...stored, properties: { ...stored.properties, ...options.annotate.schema } } : stored;
+  const annotated = (answer: object, object: ConfigObject) => (options.annotate ? { ...answer, ...options.annotate.add(object) } : answer);
   const around = options.around ?? (<T>(write: () => T) => write());
   // The bodies are the area's request schemas, passed in: their fields are the normaliser's to read.
   const fieldsOf = (body: unknown) => body as Record<string, unknown>;
@@ -35,7 +39,15 @@ export function normalisedWriteRoutes(
       handler: (request, reply) => {
         const object = around(() => model.create(options.toStored(fieldsOf(request.body))));
         reply.status(201);
-        return model.toRecord(model.find(object.id));
+        const created = model.find(object.id);
+        return annotated(model.toRecord(created), created);
+      },
+      change: {
+        op: 'create', body: options.createBody,
+        apply: (_params, body) => {
+          const created = around(() => model.create(options.toStored(fieldsOf(body))));
+          return { kind: model.kind, id: created.id, before: null, after: model.toRecord(model.find(created.id)) };
+        },
       },
     }),
     route({
@@ -47,7 +59,17 @@ export function normalisedWriteRoutes(
         const existing = model.find(id);
         requirePreconditions(request, objectTag(model, existing));
         around(() => model.update(id, options.toStored(fieldsOf(request.body), existing)));
-        return taggedRecord(model, model.find(id), reply);
+        const updated = model.find(id);
+        return annotated(taggedRecord(model, updated, reply), updated);
+      },
+      change: {
+        op: 'update', body: options.updateBody,
+        apply: (params, body, ifMatch, field) => {
+          const existing = model.find(params.id);
+          requireIfMatch(ifMatch, objectTag(model, existing), field);
+          around(() => model.update(existing.id, options.toStored(fieldsOf(body), existing)));
+          return { kind: model.kind, id: existing.id, before: model.toRecord(existing), after: model.toRecord(model.find(existing.id)) };
+        },
       },
     }),
   ];
