@@ -21,6 +21,9 @@ const PACKAGES: Record<string, string> = {
   chronyd: 'chrony',
   chronyc: 'chrony',
   setpriv: 'util-linux',
+  caddy: 'caddy',
+  suricata: 'suricata (not packaged in Debian 12: install it from upstream or backports)',
+  'suricata-update': 'suricata-update',
 };
 
 /** The package of a program Bulwark drives (the program's own name when it is not in the table). */

@@ -36,9 +36,12 @@ export class NetnsLab {
   base = '';
   private bulwarkNs = '';
 
-  /** Creates a namespace `bw<role>-<tag>` with loopback up. */
+  /** `prefix` starts every namespace name (a suite may use its own, e.g. `b16`). */
+  constructor(readonly prefix = 'bw') {}
+
+  /** Creates a namespace `<prefix><role>-<tag>` with loopback up. */
   namespace(role: string): string {
-    const name = `bw${role}-${this.tag}`;
+    const name = `${this.prefix}${role}-${this.tag}`;
     run('ip', ['netns', 'add', name]);
     this.namespaces.push(name);
     run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);

@@ -288,6 +288,11 @@ async function setUp(): Promise<void> {
       if (schemaKind !== 'rp_udp_router' || field !== 'rule') targets.set(`${schemaKind}.${field}`, entry);
     }
   }
+  // A certificate by reference (source: ca:<id>), written into the YAML as the reference itself.
+  await ok(t.request('POST', '/api/v1/ca', {}));
+  const caCert = await ok(t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: 'site.example.org', sans: [] }));
+  const bySource = await ok(t.request('POST', `${rp}/tls/certs`, { name: 'bysource', source: `ca:${caCert.id}` }));
+  targets.set('rp_tls_cert.source', { field: 'body.source', write: (value) => t.request('PUT', `${rp}/tls/certs/${bySource.id}`, { source: value }), render: renderProxy, shape: () => null, variants: simple(`ca:${caCert.id}`), yaml: true });
   for (const [field, benign] of [['access_log_path', '/var/log/bulwark/reverse-proxy/access.log'], ['metrics_address', '127.0.0.1:8082'], ['log_level', 'INFO'], ['access_log_format', 'common']] as const) {
     targets.set(`rp_config.${field}`, { field: `body.${field}`, write: (value) => t.request('PUT', `${rp}/config`, { [field]: value }), render: renderProxy, shape: () => null, variants: simple(benign), yaml: true });
   }

@@ -35,7 +35,7 @@ function routes(context: AppContext): RouteSpec[] {
   const control = (action: 'start' | 'stop' | 'restart'): RouteSpec => ({
     method: 'POST', path: `/api/v1/reverse-proxy/${action}`, access: 'proxy:write', tags, summary: `${action[0].toUpperCase()}${action.slice(1)} the reverse proxy`,
     schema: { response: { 200: Message } },
-    handler: async () => ({ message: await context.platform.reverseProxy[action]() }),
+    handler: async () => ({ message: await proxy.control(action) }),
   });
   return [
     {

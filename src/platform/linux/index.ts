@@ -9,6 +9,7 @@ import { createLinuxWireguard } from './wireguard.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createLinuxNetwork } from './network.js';
 import { createLinuxMaintenance } from './maintenance.js';
+import { createCaddyProxy } from './caddy.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -26,6 +27,7 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 export function createLinuxPlatform(): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
+  const reverseProxy = createCaddyProxy();
   return {
     name: 'linux',
     simulated: false,
@@ -35,7 +37,7 @@ export function createLinuxPlatform(): Platform {
     wireguard: createLinuxWireguard(),
     idsEngine: notDriven('linux', 'the IDS engine'),
     routing: notDriven('linux', 'policy routing'),
-    reverseProxy: notDriven('linux', 'the reverse proxy'),
+    reverseProxy,
     traffic,
     daemons,
     network: createLinuxNetwork(),
@@ -43,6 +45,7 @@ export function createLinuxPlatform(): Platform {
     close: async () => {
       await traffic.close();
       await daemons.closeAll();
+      await reverseProxy.close();
     },
   };
 }
