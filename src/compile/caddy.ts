@@ -71,7 +71,12 @@ function jsonNames(value: unknown): string[] {
 }
 
 const enabledOnly = (items: ConfigData[]) => items.filter((item) => item.enabled !== false);
-const label = (item: ConfigData) => String(item.name);
+/** An object's name, re-checked (it becomes part of keys such as the server name): a stored value from an old release is refused. */
+const label = (item: ConfigData) => {
+  const name = String(item.name);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) throw new ProxyRefusal('an object name must be letters, digits, . _ - (a stored name does not fit)');
+  return name;
+};
 const withRuleContext = <T>(where: string, build: () => T): T => {
   try {
     return build();
@@ -400,6 +405,7 @@ export function renderCaddyConfig(model: CaddyModel, paths: CaddyPaths): string 
   }
 
   const level = String(model.config.log_level ?? 'INFO').toUpperCase();
+  if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level)) throw new ProxyRefusal('log_level must be DEBUG, INFO, WARN or ERROR');
   const document: Json = {
     admin: { listen: `unix/${paths.adminSocket}`, config: { persist: false } },
     storage: { module: 'file_system', root: paths.storageDir },
