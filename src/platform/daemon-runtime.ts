@@ -43,6 +43,21 @@ export function systemAccount(name: string): SystemAccount | null {
   return null;
 }
 
+/** The id of a group from /etc/group, or null when it does not exist. */
+export function systemGroup(name: string): number | null {
+  let groups = '';
+  try {
+    groups = readFileSync('/etc/group', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of groups.split('\n')) {
+    const [group, , gid] = line.split(':');
+    if (group === name && /^\d+$/.test(gid ?? '')) return Number(gid);
+  }
+  return null;
+}
+
 export interface DaemonRuntime {
   /** A network-service daemon, or another supervised program (the reverse proxy). */
   daemon: string;

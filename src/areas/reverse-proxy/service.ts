@@ -173,9 +173,11 @@ export class ReverseProxyService {
     context.models.onChanged(['acme_cert', 'ca_cert'], async ({ cause, objects }) => {
       if (cause !== 'write' || this.dialect !== 'caddy-json' || !(await context.platform.reverseProxy.status()).running) return;
       const changed = new Set(objects.map((object) => object.after?.id ?? object.before?.id));
+      // Certificates by reference to a changed one; file certificates too (a renewal publishes their files
+      // first). An unchanged result is an unchanged document, which Caddy takes as a no-op.
       const used = this.data('rp_tls_cert').some((item) => {
         const source = certSource(item.source);
-        return source !== null && changed.has(source.id);
+        return source === null || changed.has(source.id);
       });
       if (used) await this.apply();
     });
