@@ -199,10 +199,11 @@ export class AcmeService {
   }
 
   /** Stores issued material (from an ACME order or an import) and marks the certificate active. */
-  storeIssued(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }): ConfigObject {
+  storeIssued(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }, attempt?: string): ConfigObject {
     const parsed = new X509Certificate(material.cert_pem);
     return this.certs.update(id, {
       ...material,
+      ...(attempt ? { last_renew_attempt: attempt } : {}),
       status: 'active',
       issued_at: new Date(parsed.validFrom).toISOString(),
       expires_at: new Date(parsed.validTo).toISOString(),
@@ -251,8 +252,7 @@ export class AcmeService {
       const material = { cert_pem: issued.cert_pem, chain_pem: issued.chain_pem, key_pem: issued.key_pem };
       // Files first, then the stored material: the change of the certificate reloads the services using it.
       await this.publishMaterial(id, material);
-      const stored = this.storeIssued(id, material);
-      this.certs.update(id, { last_renew_attempt: attempt });
+      const stored = this.storeIssued(id, material, attempt);
       return { ok: true, message: `issued, expires ${String(stored.data.expires_at)}`, expires_at: String(stored.data.expires_at) };
     } catch (error) {
       return fail(oneLine((error as Error).message));

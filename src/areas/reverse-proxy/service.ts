@@ -18,6 +18,7 @@ import { caddyEntrypoint, caddyLayer4Refusal, caddyMiddleware, caddyRouterMatch,
 import { ProxyRefusal } from '../../compile/caddy-values.js';
 import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
 import type { ProxyInstall } from '../../platform/reverse-proxy.js';
+import { Semaphore } from '../../core/semaphore.js';
 import { certSource, installCertificates, pruneCertificates } from './certificates.js';
 
 /** Names with a provider suffix (`api@internal`, `x@file`) point outside this configuration and are not checked. */
@@ -143,6 +144,8 @@ export const accessLogRoots = (dataDir: string): string[] => [...ACCESS_LOG_ROOT
 export class ReverseProxyService {
   readonly collections: Record<string, CollectionModel> = {};
   readonly config: SingletonModel;
+  /** One render-check-install at a time (an API apply and a certificate renewal may meet). */
+  private readonly applying = new Semaphore(1);
 
   constructor(private readonly context: AppContext) {
     for (const declaration of DECLARATIONS) {
@@ -266,7 +269,11 @@ export class ReverseProxyService {
     return this.modelFile();
   }
 
-  async validate(): Promise<{ valid: boolean; message: string }> {
+  validate(): Promise<{ valid: boolean; message: string }> {
+    return this.applying.run(() => this.validateNow());
+  }
+
+  private async validateNow(): Promise<{ valid: boolean; message: string }> {
     let file: string;
     try {
       if (this.dialect === 'caddy-json') {
@@ -291,7 +298,11 @@ export class ReverseProxyService {
    * first (409 and nothing changed when refused); a running Caddy then loads it in place, and when loading or
    * starting fails the previous file is put back (and reloaded) before the 409.
    */
-  async apply(): Promise<{ message: string; path: string }> {
+  apply(): Promise<{ message: string; path: string }> {
+    return this.applying.run(() => this.applyNow());
+  }
+
+  private async applyNow(): Promise<{ message: string; path: string }> {
     const enabled = this.config.read().enabled === true;
     const proxy = this.context.platform.reverseProxy;
     if (this.dialect !== 'caddy-json') {

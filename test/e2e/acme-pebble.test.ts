@@ -1,0 +1,144 @@
+/**
+ * ACME proven against Debian's pebble, in four namespaces the test creates: pebble and pebble-challtestsrv (its
+ * DNS, answering every name with the firewall's address) in a CA namespace; Bulwark (`--platform linux`) with
+ * Caddy in a firewall namespace; a back end; a client. Proven: an order placed through the outbound guard
+ * (the CA's private network allowed in the account), HTTP-01 answered by the built-in responder and validated
+ * by pebble over the network, the certificate published to a file export target with its owner and modes, the
+ * client reaching the back end through Caddy over TLS with the ACME certificate, and a renewal replacing the
+ * certificate Caddy serves without restarting it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { findProgram } from '../../src/platform/daemon-tools.js';
+import { systemAccount } from '../../src/platform/daemon-runtime.js';
+import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { freePort } from '../helpers/free-port.js';
+import { NetnsLab } from '../helpers/netns-lab.js';
+
+function skipReason(): string | false {
+  const root = rootSkipReason('the ACME namespace lab');
+  if (root) return root;
+  const missing = ['pebble', 'pebble-challtestsrv', 'caddy', 'curl', 'openssl', 'ip', 'setpriv'].filter((program) => !findProgram(program));
+  if (!systemAccount('caddy')) missing.push('the caddy user (Debian package caddy)');
+  if (missing.length === 0) return false;
+  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
+  return `${missing.join(', ')} not installed`;
+}
+
+const FW = '10.216.20.1';
+const CLIENT = '10.216.20.2';
+const FW_BACK = '10.216.21.1';
+const BACKEND = '10.216.21.2';
+const FW_CA = '10.216.22.1';
+const CA = '10.216.22.2';
+const NAME = 'three.b16.test';
+
+function caddyPid(ns: string): number | null {
+  for (const pid of spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'caddy') return Number(pid);
+    } catch {
+      // gone
+    }
+  }
+  return null;
+}
+
+test('pebble issues through HTTP-01 answered by Bulwark; Caddy serves the certificate; a renewal is served without a restart', { skip: skipReason(), timeout: 300_000 }, async () => {
+  const lab = new NetnsLab('b16');
+  const extraCa = process.env.NODE_EXTRA_CA_CERTS;
+  try {
+    const fw = lab.namespace('fw');
+    const client = lab.namespace('cl');
+    const server = lab.namespace('be');
+    const ca = lab.namespace('ca');
+    lab.link({ ns: fw, name: `b16f${lab.tag}`, address: `${FW}/24` }, { ns: client, name: `b16c${lab.tag}`, address: `${CLIENT}/24` });
+    lab.link({ ns: fw, name: `b16g${lab.tag}`, address: `${FW_BACK}/24` }, { ns: server, name: `b16s${lab.tag}`, address: `${BACKEND}/24` });
+    lab.link({ ns: fw, name: `b16h${lab.tag}`, address: `${FW_CA}/24` }, { ns: ca, name: `b16a${lab.tag}`, address: `${CA}/24` });
+    lab.spawnIn(server, process.execPath, ['-e', `require('http').createServer((q,r)=>r.end('backend three host='+q.headers.host)).listen(8083,'${BACKEND}')`]);
+
+    // pebble's own TLS certificate, trusted by Bulwark (NODE_EXTRA_CA_CERTS) and nothing else.
+    const pebbleCert = join(lab.dataDir, 'pebble-cert.pem');
+    const pebbleKey = join(lab.dataDir, 'pebble-key.pem');
+    spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', pebbleKey, '-out', pebbleCert, '-days', '2', '-subj', '/CN=pebble', '-addext', `subjectAltName=IP:${CA}`], { encoding: 'utf8' });
+    const config = join(lab.dataDir, 'pebble.json');
+    writeFileSync(config, JSON.stringify({ pebble: { listenAddress: `${CA}:14000`, managementListenAddress: `${CA}:15000`, certificate: pebbleCert, privateKey: pebbleKey, httpPort: 80, tlsPort: 443, ocspResponderURL: '', externalAccountBindingRequired: false } }));
+    // Every name resolves to the firewall's address on the CA side: pebble validates HTTP-01 there.
+    lab.spawnIn(ca, 'pebble-challtestsrv', ['-defaultIPv4', FW_CA, '-defaultIPv6', '', '-dns01', '127.0.0.1:8053', '-http01', '', '-https01', '', '-tlsalpn01', '', '-management', '127.0.0.1:8055']);
+    const pebble = lab.spawnIn(ca, 'env', ['PEBBLE_VA_NOSLEEP=1', 'PEBBLE_WFE_NONCEREJECT=0', 'pebble', '-config', config, '-dnsserver', '127.0.0.1:8053']);
+    let pebbleLog = '';
+    pebble.stdout!.on('data', (chunk: Buffer) => (pebbleLog += chunk.toString()));
+    pebble.stderr!.on('data', (chunk: Buffer) => (pebbleLog += chunk.toString()));
+
+    process.env.NODE_EXTRA_CA_CERTS = pebbleCert;
+    lab.startBulwark(fw, await freePort());
+
+    lab.call('POST', '/api/v1/acme/account', { contact_email: 'admin@b16.test', directory_url: `https://${CA}:14000/dir`, http01_listen: `${FW_CA}:80`, allowed_networks: [`${CA}/32`] }, 200);
+    const cert = lab.call('POST', '/api/v1/acme/certs', { common_name: NAME, challenge_type: 'http-01', auto_renew: true });
+    const exported = join(lab.dataDir, 'certs', 'b16', 'three.pem');
+    const target = lab.call('POST', `/api/v1/acme/certs/${cert.id}/targets`, { kind: 'file', config: { cert_path: exported, key_path: join(lab.dataDir, 'certs', 'b16', 'three.key'), owner: 'caddy:caddy', mode: '0640', key_mode: '0640' } });
+
+    const issued = lab.call('POST', `/api/v1/acme/certs/${cert.id}/renew`, undefined, 200);
+    // lab.call is synchronous: let pebble's output in before reading it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(issued.ok, true, `${JSON.stringify(issued)}\n${pebbleLog.slice(-2000)}\n${lab.log}`);
+    assert.match(pebbleLog, /Attempting to validate w\/ HTTP: http:\/\/three\.b16\.test:80\/\.well-known\/acme-challenge\//, 'pebble fetched the HTTP-01 token over the network');
+    assert.match(pebbleLog, /set VALID by completed challenge/, 'and found the key authorisation Bulwark served');
+    const record = lab.call('GET', `/api/v1/acme/certs/${cert.id}`);
+    assert.equal(record.status, 'active');
+    assert.equal(record.has_cert, true);
+    assert.equal(lab.call('GET', '/api/v1/acme/account').registered, true);
+
+    // The export target: written with its owner and mode, recorded as run.
+    const caddy = systemAccount('caddy')!;
+    const stats = statSync(exported);
+    assert.equal(stats.uid, caddy.uid);
+    assert.equal(stats.mode & 0o777, 0o640);
+    assert.match(readFileSync(exported, 'utf8'), /BEGIN CERTIFICATE[\s\S]+BEGIN CERTIFICATE/, 'the full chain');
+    const targets = lab.call('GET', `/api/v1/acme/certs/${cert.id}/targets`) as { id: string; last_run_ok: boolean }[];
+    assert.equal(targets.find((t) => t.id === target.id)?.last_run_ok, true);
+
+    // The proxy serves the back end with the ACME certificate, by reference.
+    const rp = '/api/v1/reverse-proxy';
+    lab.call('POST', `${rp}/tls/certs`, { name: 'three', source: `acme:${cert.id}` });
+    lab.call('POST', `${rp}/entrypoints`, { name: 'websecure', address: `${FW}:443` });
+    lab.call('POST', `${rp}/http/services`, { name: 'three', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://${BACKEND}:8083` }] }) });
+    lab.call('POST', `${rp}/http/routers`, { name: 'r-three', rule: `Host(\`${NAME}\`)`, service: 'three', tls_json: '{}' });
+    lab.call('PUT', `${rp}/config`, { enabled: true, access_log_enabled: false });
+    lab.call('POST', `${rp}/apply`);
+
+    // The client trusts pebble's root only.
+    const root = spawnSync('ip', ['netns', 'exec', ca, 'curl', '-sS', '--cacert', pebbleCert, `https://${CA}:15000/roots/0`], { encoding: 'utf8' }).stdout;
+    assert.match(root, /BEGIN CERTIFICATE/, 'pebble root from its management interface');
+    const rootFile = join(lab.dataDir, 'pebble-root.pem');
+    writeFileSync(rootFile, root);
+    const curl = () => spawnSync('ip', ['netns', 'exec', client, 'curl', '-sS', '--max-time', '15', '--cacert', rootFile, '--resolve', `${NAME}:443:${FW}`, `https://${NAME}/`], { encoding: 'utf8', timeout: 30_000 });
+    const served = () => {
+      const result = spawnSync('ip', ['netns', 'exec', client, 'sh', '-c', `echo | openssl s_client -connect ${FW}:443 -servername ${NAME} 2>/dev/null | openssl x509 -noout -serial`], { encoding: 'utf8', timeout: 30_000 });
+      return /serial=([0-9A-F]+)/i.exec(result.stdout)?.[1] ?? 'none';
+    };
+    const pem = (text: string) => spawnSync('openssl', ['x509', '-noout', '-serial'], { input: text, encoding: 'utf8' }).stdout.trim().replace('serial=', '');
+    const answer = curl();
+    assert.equal(answer.stdout, `backend three host=${NAME}`, `${answer.stderr}\n${lab.log}`);
+    const firstSerial = served();
+    assert.equal(firstSerial, pem(lab.call('GET', `/api/v1/acme/certs/${cert.id}/cert.pem`)));
+    const pid = caddyPid(fw);
+    assert.ok(pid);
+
+    // Renewal on demand: a new certificate, served by the same Caddy process.
+    const renewed = lab.call('POST', `/api/v1/acme/certs/${cert.id}/renew`, undefined, 200);
+    assert.equal(renewed.ok, true, JSON.stringify(renewed));
+    const secondSerial = served();
+    assert.notEqual(secondSerial, firstSerial, 'a new certificate is served');
+    assert.equal(secondSerial, pem(lab.call('GET', `/api/v1/acme/certs/${cert.id}/cert.pem`)));
+    assert.equal(caddyPid(fw), pid, 'without restarting Caddy');
+    assert.equal(curl().stdout, `backend three host=${NAME}`);
+  } finally {
+    if (extraCa === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+    else process.env.NODE_EXTRA_CA_CERTS = extraCa;
+    await lab.cleanup();
+  }
+});
