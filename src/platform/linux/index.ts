@@ -10,6 +10,7 @@ import { createProcessDaemons } from '../process-daemons.js';
 import { createLinuxNetwork } from './network.js';
 import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
+import { createSuricataEngine } from './suricata.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -28,6 +29,7 @@ export function createLinuxPlatform(): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
   const reverseProxy = createCaddyProxy();
+  const idsEngine = createSuricataEngine();
   return {
     name: 'linux',
     simulated: false,
@@ -35,7 +37,7 @@ export function createLinuxPlatform(): Platform {
     packetFilter: new NftablesPacketFilter(nftablesStatus),
     system: { info: async () => readSystemInfo() },
     wireguard: createLinuxWireguard(),
-    idsEngine: notDriven('linux', 'the IDS engine'),
+    idsEngine,
     routing: notDriven('linux', 'policy routing'),
     reverseProxy,
     traffic,
@@ -46,6 +48,7 @@ export function createLinuxPlatform(): Platform {
       await traffic.close();
       await daemons.closeAll();
       await reverseProxy.close();
+      await idsEngine.close();
     },
   };
 }
