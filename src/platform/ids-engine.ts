@@ -20,6 +20,10 @@ export interface IdsEngineStatus {
 export interface IdsInstall {
   configFile: string;
   logDir: string;
+  /** Where the merged rules file (suricata.rules) and threshold.config are. */
+  ruleDir: string;
+  /** One checked rules file per enabled ruleset, merged by suricata-update into `ruleDir/suricata.rules`. */
+  sources: string[];
   /** The NFQUEUE number IPS mode reads from. */
   queue: number;
 }

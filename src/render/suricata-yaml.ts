@@ -1,7 +1,7 @@
 /**
  * Suricata's configuration (`suricata.yaml`) from the IDS settings: IDS mode captures with af-packet on the
  * configured interfaces, IPS mode takes packets from NFQUEUE; one rules file and the threshold file Bulwark
- * writes; EVE JSON (alerts and stats) into the engine's log directory, which Bulwark tails. Built as an object
+ * writes (merged by suricata-update); EVE JSON (alerts and stats) into the engine's log directory, which Bulwark tails. Built as an object
  * and written by the one YAML writer (yamlDocument), after Suricata's mandatory `%YAML 1.1` directive; address
  * groups and interface names are re-checked here, so a stored value that slipped past validation is refused.
  */
@@ -16,7 +16,7 @@ export interface SuricataSettings {
   homeNet: string[];
   externalNet: string[];
   interfaces: string[];
-  /** Directory of bulwark.rules and threshold.config. */
+  /** Directory of suricata.rules (merged by suricata-update) and threshold.config. */
   ruleDir: string;
   /** Where Suricata writes eve.json and its own log. */
   logDir: string;
@@ -54,7 +54,7 @@ export function renderSuricataYaml(settings: SuricataSettings): string {
     },
     'default-log-dir': settings.logDir,
     'default-rule-path': settings.ruleDir,
-    'rule-files': ['bulwark.rules'],
+    'rule-files': ['suricata.rules'],
     'threshold-file': `${settings.ruleDir}/threshold.config`,
     outputs: [
       { 'eve-log': { enabled: true, filetype: 'regular', filename: 'eve.json', types: [{ alert: { payload: true, metadata: true } }, { stats: { totals: true, threads: false, deltas: false } }] } },

@@ -42,7 +42,7 @@ function enginePid(ns: string): number | null {
   return null;
 }
 
-test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 240_000 }, async () => {
+test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 240_000 }, async (t) => {
   const lab = new NetnsLab('b16');
   const savedPath = process.env.PATH;
   try {
@@ -87,7 +87,9 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     assert.match(yaml, new RegExp(`interface: ${capture}`));
     assert.match(yaml, /HOME_NET: 10\.216\.30\.0\/24/);
     assert.match(readFileSync(join(runtime, 'threshold.config'), 'utf8'), /^suppress gen_id 1, sig_id 1, track by_src, ip 192\.0\.2\.1$/m);
-    assert.equal(readFileSync(join(runtime, 'bulwark.rules'), 'utf8').split('\n').filter(Boolean).length, loaded.loaded_rules);
+    // suricata-update merged the ruleset's file into suricata.rules: every checked rule is there.
+    const merged = readFileSync(join(runtime, 'suricata.rules'), 'utf8').split('\n').filter((line) => line && !line.startsWith('#'));
+    assert.equal(merged.length, loaded.loaded_rules);
     const pid = enginePid(fw);
     assert.ok(pid, 'the engine runs in the namespace');
 
@@ -104,6 +106,7 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     const writtenAt = Number(readFileSync(join(runtime, 'state', 'written-at'), 'utf8'));
     assert.ok(seenAt !== null, `the ${expected} alerts were never listed\n${lab.log}`);
     assert.ok(seenAt - writtenAt < 1000, `listed ${seenAt - writtenAt} ms after the engine wrote them`);
+    t.diagnostic(`${expected} EVE alerts listed by /ids/alerts ${seenAt - writtenAt} ms after the engine wrote them`);
     const after = lab.call('GET', '/api/v1/ids/stats');
     assert.equal(after.packets_inspected, 1324, 'counters from the EVE stats record');
     assert.ok(after.alerts_total >= expected);
@@ -111,9 +114,11 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
 
     // A rule change reaches the running engine without a restart.
     const rule = lab.call('GET', '/api/v1/ids/rules?limit=1')[0];
+    assert.ok(Number.isInteger(rule.sid) && readFileSync(join(runtime, 'suricata.rules'), 'utf8').includes(`sid:${rule.sid};`));
     lab.call('PUT', `/api/v1/ids/rules/${rule.id}`, { enabled: false });
     const reloaded = lab.call('POST', '/api/v1/ids/reload');
     assert.equal(reloaded.loaded_rules, loaded.loaded_rules - 1);
+    assert.ok(!readFileSync(join(runtime, 'suricata.rules'), 'utf8').includes(`sid:${rule.sid};`), 'the disabled SID is gone from the merged file');
     assert.equal(enginePid(fw), pid, 'same engine process (SIGUSR2 rule reload)');
 
     // A ruleset Suricata's checker refuses: 409 with its one-line reason; the engine keeps running.

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AlertFeed, IdsAlert } from '../../live/feeds.js';
 import type { AppContext } from '../../context.js';
@@ -14,6 +14,11 @@ import { isCidr, isInterfaceName } from '../../render/grammar.js';
 import { isAddressGroupEntry, renderSuricataYaml } from '../../render/suricata-yaml.js';
 import { prepareDaemonRuntime, programRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import type { IdsInstall } from '../../platform/ids-engine.js';
+
+/** Removes the files of a directory that are not in `keep` (rulesets disabled or removed since). */
+function pruneDir(dir: string, keep: string[]): void {
+  for (const name of readdirSync(dir)) if (!keep.includes(join(dir, name))) rmSync(join(dir, name), { force: true });
+}
 
 /** The NFQUEUE number IPS mode reads from (the packet filter's queue rule sends there). */
 export const IPS_QUEUE = 0;
@@ -288,8 +293,9 @@ export class IdsService {
   // ---- engine ----------------------------------------------------------------------------------------
 
   /** The engine's rule file: enabled rules of enabled rulesets, action overrides applied. */
-  compileRules(): string {
-    const enabledSets = this.rulesets.objects().filter((o) => o.data.enabled === true).map((o) => o.id);
+  /** The checked rules of the enabled rulesets (or of the one ruleset given), overrides applied, SID order. */
+  compileRules(only?: string): string {
+    const enabledSets = this.rulesets.objects().filter((o) => o.data.enabled === true && (only === undefined || o.id === only)).map((o) => o.id);
     if (enabledSets.length === 0) return '';
     const rows = this.db.prepare(`SELECT sid, rule_text, action_override FROM ids_rules WHERE enabled = 1 AND ruleset_id IN (${enabledSets.map(() => '?').join(',')}) ORDER BY sid`)
       .all(...enabledSets) as { sid: number | null; rule_text: string; action_override: string | null }[];
@@ -341,9 +347,12 @@ export class IdsService {
           workerCount: (config.worker_count as number | null) ?? null, flowTableSize: (config.flow_table_size as number | null) ?? null,
           streamDepthMb: (config.stream_depth as number | null) ?? null, reassemblyBudgetMb: (config.flow_reassembly_budget_mb as number | null) ?? null,
         });
-        writeDaemonFile(runtime, ['bulwark.rules'], rules);
+        // One source file per enabled ruleset (already checked, overrides applied); suricata-update merges them.
+        const sources = this.rulesets.objects().filter((o) => o.data.enabled === true).map((o) => writeDaemonFile(runtime, ['sources', `${o.id}.rules`], this.compileRules(o.id)));
+        if (sources.length === 0) sources.push(writeDaemonFile(runtime, ['sources', 'empty.rules'], ''));
+        pruneDir(join(runtime.dir, 'sources'), sources);
         writeDaemonFile(runtime, ['threshold.config'], threshold);
-        install = { configFile: writeDaemonFile(runtime, ['suricata.yaml'], yaml), logDir: runtime.stateDir, queue: IPS_QUEUE };
+        install = { configFile: writeDaemonFile(runtime, ['suricata.yaml'], yaml), logDir: runtime.stateDir, ruleDir: runtime.dir, sources, queue: IPS_QUEUE };
       }
       await engine.reload({ mode, rules, interfaces: config.interfaces as string[], install });
     }

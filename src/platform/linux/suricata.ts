@@ -2,7 +2,7 @@
  * The IDS engine on Linux: a Suricata installation when one is present (Debian 12 does not package it).
  * Without `suricata` every control call answers 503 saying what to install, and the status says so; the IDS
  * area's rules, search, suppressions and EVE imports do not need the engine. With it: the rendered
- * configuration is checked with `suricata -T`, the engine runs in the foreground under Bulwark's supervision
+ * rulesets are merged by suricata-update, the configuration is checked with `suricata -T`, the engine runs in the foreground under Bulwark's supervision
  * (af-packet for IDS, NFQUEUE for IPS; it drops to the `suricata` user when that account exists), rule changes
  * reach a running engine through SIGUSR2 (a live rule reload), and its EVE JSON is followed: alerts go to the
  * listeners (the IDS area stores them), stats records become the engine's counters.
@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { IdsEngine, IdsEngineStatus, IdsInstall } from '../ids-engine.js';
 import { findProgram as findInstalledProgram } from '../daemon-tools.js';
 import { runCommand } from '../exec.js';
@@ -102,6 +103,26 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
     child = null;
   };
 
+  /**
+   * suricata-update merges the rulesets' files into `ruleDir/suricata.rules` (no download: the files were
+   * fetched through the outbound guard by the IDS area and are read here as file:// sources).
+   */
+  const merge = async (next: IdsInstall): Promise<void> => {
+    const tool = findProgram('suricata-update');
+    if (!tool) throw unavailable(`the IDS rules cannot be merged: ${describeMissing(missingTool('suricata-update'))}`);
+    const versionText = (await runCommand(program(), ['-V'], { timeoutMs: 5000 })).stdout;
+    const [first, ...rest] = next.sources;
+    const result = await runCommand(tool, [
+      '--quiet', '--force', '--data-dir', join(next.ruleDir, 'update'), '--no-test', '--no-reload', '--fail', '--suricata-conf', next.configFile,
+      '--suricata', program(), '--suricata-version', /(\d+\.\d+\.\d+)/.exec(versionText)?.[1] ?? '7.0.0',
+      '-o', next.ruleDir, '--url', pathToFileURL(first).href, ...rest.flatMap((file) => ['--local', file]),
+    ], { timeoutMs: 300_000 });
+    if (result.code !== 0) {
+      const error = `${result.stdout}\n${result.stderr}`.split('\n').map(printable).filter((line) => /error/i.test(line)).at(-1);
+      throw conflict(`suricata-update could not merge the rulesets${error ? `: ${error}` : ''}`);
+    }
+  };
+
   /** `suricata -T`: null when the configuration and rules load, else one line saying why. */
   const check = async (next: IdsInstall): Promise<string | null> => {
     const result = await runCommand(program(), ['-T', '-c', next.configFile, '-l', next.logDir], { timeoutMs: 300_000 });
@@ -154,6 +175,7 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
         return;
       }
       if (!request.install) throw conflict('the IDS engine needs its rendered configuration');
+      await merge(request.install);
       const problem = await check(request.install);
       if (problem) throw conflict(problem);
       const configText = await readFile(request.install.configFile, 'utf8');
