@@ -22,6 +22,7 @@ const PACKAGES: Record<string, string> = {
   chronyc: 'chrony',
   setpriv: 'util-linux',
   caddy: 'caddy',
+  nft: 'nftables',
   suricata: 'suricata (not packaged in Debian 12: install it from upstream or backports)',
   'suricata-update': 'suricata-update',
 };

@@ -128,11 +128,35 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     assert.match(refused.body.error, /^suricata -T refused the configuration: <Error> - \[ERRCODE: SC_ERR_INVALID_SIGNATURE\(39\)\]/);
     assert.equal(enginePid(fw), pid);
 
-    // Disabled: the engine stops.
-    lab.call('PUT', '/api/v1/ids/config', { mode: 'disabled' });
+    // IPS: the engine reads NFQUEUE 0 and forwarded traffic is queued to it (its own nft table, fail-open).
     const rulesets = lab.call('GET', '/api/v1/ids/rulesets') as { id: string; name: string }[];
     lab.call('DELETE', `/api/v1/ids/rulesets/${rulesets.find((r) => r.name === 'refused')!.id}`, undefined, 204);
+    lab.call('PUT', '/api/v1/ids/config', { mode: 'ips' });
+    // Whether this kernel has the nftables queue expression, asked in a namespace of its own.
+    const probe = `b16q-${lab.tag}`;
+    spawnSync('ip', ['netns', 'add', probe]);
+    const queueSupported = spawnSync('ip', ['netns', 'exec', probe, 'nft', 'add table inet q; add chain inet q f { type filter hook forward priority 0; }; add rule inet q f queue num 0 bypass']).status === 0;
+    spawnSync('ip', ['netns', 'del', probe]);
+    if (queueSupported) {
+      lab.call('POST', '/api/v1/ids/reload');
+      const ipsPid = enginePid(fw);
+      assert.ok(ipsPid && readFileSync(`/proc/${ipsPid}/cmdline`, 'utf8').split('\0').join(' ').includes(' -q 0'), 'the engine reads queue 0');
+      const table = spawnSync('ip', ['netns', 'exec', fw, 'nft', 'list', 'table', 'inet', 'bulwark_ips'], { encoding: 'utf8' }).stdout;
+      assert.match(table, /hook forward priority filter; policy accept;[\s\S]*queue flags bypass to 0/);
+    } else {
+      // This kernel (PLATFORM-NOTES: no loadable modules) has no queue expression: IPS is refused, saying why.
+      const [ips] = lab.api(['POST', '/api/v1/ids/reload']);
+      assert.equal(ips.status, 409);
+      assert.match(ips.body.error, /IPS needs the kernel's nftables queue support \(nft_queue\)/);
+      assert.equal(enginePid(fw), null, 'no engine left running without its queue');
+      t.diagnostic('IPS: this kernel has no nftables queue expression; the refusal was checked instead of the queue');
+    }
+    assert.match(readFileSync(join(runtime, 'suricata.yaml'), 'utf8'), /nfq:\n  mode: accept\n  fail-open: true/);
+
+    // Disabled: the engine stops and the queue rule is gone.
+    lab.call('PUT', '/api/v1/ids/config', { mode: 'disabled' });
     lab.call('POST', '/api/v1/ids/reload');
+    assert.notEqual(spawnSync('ip', ['netns', 'exec', fw, 'nft', 'list', 'table', 'inet', 'bulwark_ips']).status, 0, 'the IPS table is removed');
     assert.equal(enginePid(fw), null);
     assert.equal(lab.call('GET', '/api/v1/ids/stats').running, false);
     assert.ok(existsSync(runtime) && readdirSync(runtime).includes('suricata.yaml'));

@@ -20,6 +20,26 @@ import { conflict, unavailable } from '../../core/errors.js';
 import { EveTail } from './eve-tail.js';
 
 const READY_TIMEOUT_MS = 60_000;
+/** The table of the IPS queue rule: its own, so the packet filter's ruleset replaces never touch it. */
+export const IPS_TABLE = 'bulwark_ips';
+
+/**
+ * Forwarded packets the packet filter let through (its chains hook prerouting and postrouting, around this
+ * one) go to Suricata's queue for a verdict; `bypass` lets them pass while no engine listens (fail-open, as
+ * the nfq section of suricata.yaml).
+ */
+export function ipsQueueRuleset(queue: number): string {
+  if (!Number.isInteger(queue) || queue < 0 || queue > 65535) throw new Error('queue number out of range');
+  return [
+    `table inet ${IPS_TABLE} {`,
+    '\tchain forward {',
+    '\t\ttype filter hook forward priority filter; policy accept;',
+    `\t\tqueue num ${queue} bypass comment "IPS: Suricata verdict"`,
+    '\t}',
+    '}',
+    '',
+  ].join('\n');
+}
 const MAX_LOG = 2000;
 
 export interface SuricataOptions {
@@ -89,7 +109,21 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
     for (const listener of listeners) listener(text);
   };
 
+  /** Installs or removes the IPS queue rule (nft, from stdin). */
+  const queueRule = async (next: IdsInstall | null) => {
+    const nft = findProgram('nft');
+    if (!nft) throw unavailable(`the IPS queue rule cannot be installed: ${describeMissing(missingTool('nft'))}`);
+    await runCommand(nft, ['delete', 'table', 'inet', IPS_TABLE], { timeoutMs: 10_000 });
+    if (!next) return;
+    const result = await runCommand(nft, ['-f', '-'], { input: ipsQueueRuleset(next.queue), timeoutMs: 10_000 });
+    if (result.code === 0) return;
+    // ENOENT on the rule is how the kernel says it has no queue expression (CONFIG_NFT_QUEUE).
+    if (/Could not process rule: No such file or directory/.test(result.stderr)) throw conflict('IPS needs the kernel\'s nftables queue support (nft_queue), which this kernel lacks: use IDS mode');
+    throw conflict(`nft refused the IPS queue rule: ${printable(result.stderr.split('\n')[0] ?? '')}`);
+  };
+
   const stop = async () => {
+    if (mode === 'ips') await queueRule(null);
     tail?.stop();
     tail = null;
     const current = child;
@@ -190,6 +224,15 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
       install = request.install;
       mode = request.mode;
       runningConfig = configText;
+      if (mode === 'ips') {
+        try {
+          await queueRule(request.install);
+        } catch (error) {
+          await stop();
+          mode = 'disabled';
+          throw error;
+        }
+      }
     },
     async status(): Promise<IdsEngineStatus> {
       const found = findProgram('suricata');
