@@ -23,6 +23,7 @@ const PACKAGES: Record<string, string> = {
   setpriv: 'util-linux',
   caddy: 'caddy',
   nft: 'nftables',
+  nsupdate: 'bind9-dnsutils',
   suricata: 'suricata (not packaged in Debian 12: install it from upstream or backports)',
   'suricata-update': 'suricata-update',
 };

@@ -1,16 +1,19 @@
 /**
- * ACME proven against Debian's pebble, in four namespaces the test creates: pebble and pebble-challtestsrv (its
- * DNS, answering every name with the firewall's address) in a CA namespace; Bulwark (`--platform linux`) with
- * Caddy in a firewall namespace; a back end; a client. Proven: an order placed through the outbound guard
+ * ACME proven against Debian's pebble, in four namespaces the test creates: pebble in a CA namespace, resolving
+ * through BIND (every name: the firewall's address); Bulwark (`--platform linux`) with
+ * Caddy in a firewall namespace; a back end; a client; BIND authoritative for the test zone in the CA namespace. Proven: an order placed through the outbound guard
  * (the CA's private network allowed in the account), HTTP-01 answered by the built-in responder and validated
  * by pebble over the network, the certificate published to a file export target with its owner and modes, the
  * client reaching the back end through Caddy over TLS with the ACME certificate, and a renewal replacing the
- * certificate Caddy serves without restarting it.
+ * certificate Caddy serves without restarting it; and DNS-01 for a wildcard through an RFC 2136 provider (TSIG
+ * updates to BIND, checked by pebble, removed afterwards).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProgram } from '../../src/platform/daemon-tools.js';
 import { systemAccount } from '../../src/platform/daemon-runtime.js';
@@ -21,8 +24,9 @@ import { NetnsLab } from '../helpers/netns-lab.js';
 function skipReason(): string | false {
   const root = rootSkipReason('the ACME namespace lab');
   if (root) return root;
-  const missing = ['pebble', 'pebble-challtestsrv', 'caddy', 'curl', 'openssl', 'ip', 'setpriv'].filter((program) => !findProgram(program));
+  const missing = ['pebble', 'named', 'nsupdate', 'dig', 'caddy', 'curl', 'openssl', 'ip', 'setpriv'].filter((program) => !findProgram(program));
   if (!systemAccount('caddy')) missing.push('the caddy user (Debian package caddy)');
+  if (!systemAccount('bind')) missing.push('the bind user (Debian package bind9)');
   if (missing.length === 0) return false;
   if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
   return `${missing.join(', ')} not installed`;
@@ -47,9 +51,10 @@ function caddyPid(ns: string): number | null {
   return null;
 }
 
-test('pebble issues through HTTP-01 answered by Bulwark; Caddy serves the certificate; a renewal is served without a restart', { skip: skipReason(), timeout: 300_000 }, async () => {
+test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by RFC 2136; Caddy serves the certificate; a renewal is served without a restart', { skip: skipReason(), timeout: 300_000 }, async () => {
   const lab = new NetnsLab('b16');
   const extraCa = process.env.NODE_EXTRA_CA_CERTS;
+  let namedDir = '';
   try {
     const fw = lab.namespace('fw');
     const client = lab.namespace('cl');
@@ -66,9 +71,29 @@ test('pebble issues through HTTP-01 answered by Bulwark; Caddy serves the certif
     spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', pebbleKey, '-out', pebbleCert, '-days', '2', '-subj', '/CN=pebble', '-addext', `subjectAltName=IP:${CA}`], { encoding: 'utf8' });
     const config = join(lab.dataDir, 'pebble.json');
     writeFileSync(config, JSON.stringify({ pebble: { listenAddress: `${CA}:14000`, managementListenAddress: `${CA}:15000`, certificate: pebbleCert, privateKey: pebbleKey, httpPort: 80, tlsPort: 443, ocspResponderURL: '', externalAccountBindingRequired: false } }));
-    // Every name resolves to the firewall's address on the CA side: pebble validates HTTP-01 there.
-    lab.spawnIn(ca, 'pebble-challtestsrv', ['-defaultIPv4', FW_CA, '-defaultIPv6', '', '-dns01', '127.0.0.1:8053', '-http01', '', '-https01', '', '-tlsalpn01', '', '-management', '127.0.0.1:8055']);
-    const pebble = lab.spawnIn(ca, 'env', ['PEBBLE_VA_NOSLEEP=1', 'PEBBLE_WFE_NONCEREJECT=0', 'pebble', '-config', config, '-dnsserver', '127.0.0.1:8053']);
+    // BIND, authoritative for b16.test: every name resolves to the firewall's address on the CA side (pebble
+    // validates HTTP-01 there), and TXT records under the zone may be changed with the TSIG key (DNS-01).
+    const bindDir = mkdtempSync(join(tmpdir(), 'b16-named-'));
+    namedDir = bindDir;
+    const bind = systemAccount('bind')!;
+    chownSync(bindDir, bind.uid, bind.gid);
+    const tsigSecret = randomBytes(32).toString('base64');
+    writeFileSync(join(bindDir, 'b16.test.zone'), ['$TTL 60', '@ IN SOA ns.b16.test. admin.b16.test. 1 60 60 600 60', '@ IN NS ns.b16.test.', `ns IN A ${CA}`, `@ IN A ${FW_CA}`, `* IN A ${FW_CA}`, ''].join('\n'));
+    writeFileSync(join(bindDir, 'named.conf'), [
+      `options { directory "${bindDir}"; listen-on port 53 { 127.0.0.1; ${CA}; }; listen-on-v6 { none; }; recursion no; allow-query { any; }; dnssec-validation no; querylog yes; pid-file "${bindDir}/named.pid"; session-keyfile "${bindDir}/session.key"; };`,
+      `key "b16-acme" { algorithm hmac-sha256; secret "${tsigSecret}"; };`,
+      `zone "b16.test" { type primary; file "${bindDir}/b16.test.zone"; update-policy { grant b16-acme zonesub TXT; }; };`,
+      '',
+    ].join('\n'));
+    for (const file of ['b16.test.zone', 'named.conf']) chownSync(join(bindDir, file), bind.uid, bind.gid);
+    const named = lab.spawnIn(ca, 'named', ['-g', '-4', '-u', 'bind', '-c', join(bindDir, 'named.conf')]);
+    let namedLog = '';
+    named.stdout!.on('data', (chunk: Buffer) => (namedLog += chunk.toString()));
+    named.stderr!.on('data', (chunk: Buffer) => (namedLog += chunk.toString()));
+    const digCa = (name: string, type: string) => spawnSync('ip', ['netns', 'exec', ca, 'dig', '+short', '+time=1', '+tries=1', '@127.0.0.1', name, type], { encoding: 'utf8' }).stdout.trim();
+    for (let i = 0; i < 50 && digCa(NAME, 'A') !== FW_CA; i++) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(digCa(NAME, 'A'), FW_CA, 'named answers for the zone');
+    const pebble = lab.spawnIn(ca, 'env', ['PEBBLE_VA_NOSLEEP=1', 'PEBBLE_WFE_NONCEREJECT=0', 'pebble', '-config', config, '-dnsserver', '127.0.0.1:53']);
     let pebbleLog = '';
     pebble.stdout!.on('data', (chunk: Buffer) => (pebbleLog += chunk.toString()));
     pebble.stderr!.on('data', (chunk: Buffer) => (pebbleLog += chunk.toString()));
@@ -136,9 +161,27 @@ test('pebble issues through HTTP-01 answered by Bulwark; Caddy serves the certif
     assert.equal(secondSerial, pem(lab.call('GET', `/api/v1/acme/certs/${cert.id}/cert.pem`)));
     assert.equal(caddyPid(fw), pid, 'without restarting Caddy');
     assert.equal(curl().stdout, `backend three host=${NAME}`);
+
+    // DNS-01 for a wildcard: the TXT record is published to BIND by RFC 2136 (TSIG), pebble checks it, it is removed.
+    const provider = lab.call('POST', '/api/v1/acme/dns-providers', { name: 'b16-bind', kind: 'rfc2136', zone: 'b16.test', api_token: tsigSecret, extra: { server: CA, key_name: 'b16-acme', algorithm: 'hmac-sha256' } });
+    assert.equal(provider.has_token, true);
+    const [badProvider] = lab.api(['POST', '/api/v1/acme/dns-providers', { name: 'b16-bad', kind: 'rfc2136', zone: 'b16.test', extra: { server: 'ns.b16.test; rm', key_name: 'k' } }]);
+    assert.equal(badProvider.status, 400);
+    assert.match(badProvider.body.error, /body\.extra\.server/);
+    const wildcard = lab.call('POST', '/api/v1/acme/certs', { common_name: '*.b16.test', challenge_type: 'dns-01', dns_provider_id: provider.id });
+    const dnsIssued = lab.call('POST', `/api/v1/acme/certs/${wildcard.id}/renew`, undefined, 200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(dnsIssued.ok, true, `${JSON.stringify(dnsIssued)}\n${pebbleLog.slice(-1500)}`);
+    assert.match(namedLog, /10\.216\.22\.1#\d+\/key b16-acme: updating zone 'b16\.test\/IN': adding an RR at '_acme-challenge\.b16\.test' TXT/, 'the firewall published the record by RFC 2136, signed with the TSIG key');
+    assert.match(namedLog, /127\.0\.0\.1#\d+ \(_acme-challenge\.b16\.test\): query: _acme-challenge\.b16\.test IN TXT/, 'pebble looked it up');
+    assert.match(namedLog, /\/key b16-acme: updating zone 'b16\.test\/IN': deleting an RR at '?_acme-challenge\.b16\.test'? TXT/, 'and the firewall removed it again');
+    const sans = spawnSync('openssl', ['x509', '-noout', '-ext', 'subjectAltName'], { input: lab.call('GET', `/api/v1/acme/certs/${wildcard.id}/cert.pem`), encoding: 'utf8' }).stdout;
+    assert.match(sans, /DNS:\*\.b16\.test/);
+    assert.equal(digCa('_acme-challenge.b16.test', 'TXT'), '', 'the challenge record was removed again');
   } finally {
     if (extraCa === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
     else process.env.NODE_EXTRA_CA_CERTS = extraCa;
     await lab.cleanup();
+    if (namedDir) rmSync(namedDir, { recursive: true, force: true });
   }
 });

@@ -107,7 +107,7 @@ const NOT_RENDERED: Record<string, string> = {
   'acme_cert.chain_pem': 'issued material, written verbatim as the chain file by the confined writer; never from a request',
   'acme_cert.key_pem': 'issued material, written verbatim as the key file by the confined writer; never from a request',
   'acme_dns_provider.name': 'provider metadata; not rendered',
-  'acme_dns_provider.zone': 'sent to the provider API as a query parameter (DNS-name grammar); not rendered',
+  'acme_dns_provider.zone': 'DNS-name grammar (checkName); sent to Cloudflare as a query parameter, or written into an nsupdate script through nsupdateScript (renderer-injection-nsupdate.test.ts)',
   'acme_dns_provider.api_token': 'write-only secret sent to the provider API; not rendered',
   'acme_dns_provider.aws_secret_key': 'write-only secret; not rendered',
   'acme_export_target.last_run_at': 'set by the appliance',

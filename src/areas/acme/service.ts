@@ -13,7 +13,7 @@ import { isCidr, isSingleLineText, isUnder } from '../../render/grammar.js';
 import { systemAccount, systemGroup } from '../../platform/daemon-runtime.js';
 import { placeOrder } from './acme-order.js';
 import { Http01Responder, parseListen } from './http01-responder.js';
-import { txtPublisher } from './dns01.js';
+import { rfc2136Settings, txtPublisher } from './dns01.js';
 import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
 
 const NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -88,6 +88,10 @@ export class AcmeService {
       },
       validate: (data) => {
         checkName(String(data.zone), 'body.zone');
+        if (data.kind === 'rfc2136') {
+          const settings = rfc2136Settings((data.extra ?? {}) as Record<string, unknown>);
+          if (typeof settings === 'string') throw badRequest(`body.${settings}`);
+        }
       },
     });
     this.certs = models.collection({
@@ -241,7 +245,10 @@ export class AcmeService {
         await responder.open();
       } else {
         const provider = this.providers.find(String(cert.data.dns_provider_id));
-        dns01 = txtPublisher({ kind: String(provider.data.kind), zone: String(provider.data.zone), token: this.providers.secret(provider, 'api_token'), extra: (provider.data.extra ?? {}) as Record<string, unknown> });
+        dns01 = txtPublisher({
+          kind: String(provider.data.kind), zone: String(provider.data.zone), token: this.providers.secret(provider, 'api_token'),
+          extra: (provider.data.extra ?? {}) as Record<string, unknown>, allowList: (account.allowed_networks as string[] | undefined) ?? [],
+        });
       }
       const accountKey = typeof account.account_key_pem === 'string' && account.account_key_pem !== '' ? this.account.secret('account_key_pem') ?? null : null;
       const issued = await placeOrder({
