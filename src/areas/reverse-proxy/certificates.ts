@@ -50,6 +50,17 @@ function readConfined(path: unknown, where: string, dataDir: string): string {
 
 /** The PEM certificate (with its chain) and key of one TLS certificate object. */
 export function certificateMaterial(context: AppContext, item: ConfigData): { cert: string; key: string } {
+  try {
+    return materialOf(context, item);
+  } catch (error) {
+    // A referenced certificate removed behind the reference's back (an old release, a raw delete) is the
+    // configuration's problem, named as such, not a missing route.
+    if ((error as { statusCode?: number }).statusCode === 404) throw new ProxyRefusal(`TLS certificate ${String(item.name)}: ${String(item.source)} no longer exists`);
+    throw error;
+  }
+}
+
+function materialOf(context: AppContext, item: ConfigData): { cert: string; key: string } {
   const where = `TLS certificate ${String(item.name)}`;
   const source = certSource(item.source);
   if (source?.kind === 'acme') {
