@@ -97,3 +97,29 @@ test('issued material: PEM downloads, key only with settings:write, export targe
   assert.equal((await t.request('DELETE', `/api/v1/acme/certs/${cert.id}`)).statusCode, 204);
   assert.equal((await t.request('DELETE', `/api/v1/acme/export-targets/${hook.id}`)).statusCode, 404, 'targets went with their certificate');
 });
+
+test('scheduled renewal picks the certificates that are due: never issued (not failed), or within renew_days_before_expiry', async () => {
+  const acme = (t.app.areas.find((area) => area.name === 'acme') as unknown as { service: AcmeService }).service;
+  await t.request('POST', '/api/v1/ca', {});
+  const provider = json(await t.request('POST', '/api/v1/acme/dns-providers', { name: 'sched', kind: 'manual', zone: 'sched.example' }));
+  const make = async (name: string, extra: Record<string, unknown> = {}) => json(await t.request('POST', '/api/v1/acme/certs', { common_name: name, dns_provider_id: provider.id, ...extra })).id as string;
+  const issue = async (id: string, name: string) => {
+    const issued = json(await t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: name, validity_days: 60 }));
+    acme.storeIssued(id, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
+  };
+  const pending = await make('pending.sched.example');
+  const fresh = await make('fresh.sched.example', { renew_days_before_expiry: 30 });
+  await issue(fresh, 'fresh.sched.example');
+  const close = await make('close.sched.example', { renew_days_before_expiry: 90 });
+  await issue(close, 'close.sched.example');
+  const manual = await make('manual.sched.example', { renew_days_before_expiry: 90, auto_renew: false });
+  await issue(manual, 'manual.sched.example');
+  const due = acme.dueForRenewal();
+  assert.ok(due.includes(pending), 'never issued');
+  assert.ok(due.includes(close), 'expires in 60 days, renewed 90 days before');
+  assert.ok(!due.includes(fresh), 'expires in 60 days, renewed 30 days before: not yet');
+  assert.ok(!due.includes(manual), 'auto_renew off');
+  const failed = json(await t.request('GET', '/api/v1/acme/certs')).find((cert: { status: string }) => cert.status === 'failed');
+  assert.ok(failed, 'the earlier test left a certificate whose first issue failed');
+  assert.ok(!due.includes(failed.id), 'a failed first issue waits for someone to renew it by hand');
+});
