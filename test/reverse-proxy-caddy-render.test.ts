@@ -60,6 +60,10 @@ test('the document: one server per entry point, routes by priority, TCP/UDP and 
   assert.deepEqual(server.listen, [':8080']);
   assert.deepEqual(server.routes.map((r: { match: unknown }) => r.match), [[{ host: ['a.example'], path: ['/api*'] }], [{ host: ['a.example'] }]], 'the longer rule first');
   assert.equal(document.admin.listen, 'unix//s/admin.sock');
+  // ACME HTTP-01 through the proxy: plain-HTTP servers pass challenges to the loopback responder first.
+  const withAcme = JSON.parse(renderCaddyConfig({ ...model, acmeChallenge: '127.0.0.1:8402' }, paths)).apps.http.servers.ep_web.routes[0];
+  assert.deepEqual(withAcme, { match: [{ path: ['/.well-known/acme-challenge/*'] }], handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: '127.0.0.1:8402' }] }], terminal: true });
+  assert.throws(() => renderCaddyConfig({ ...model, acmeChallenge: '10.0.0.1:80' }, paths), /must listen on loopback/);
   assert.throws(() => renderCaddyConfig({ ...model, tcpRouters: [{ name: 'db', rule: 'HostSNI(`*`)', service: 'x', enabled: true }] }, paths), /TCP router db: .*no layer4 module/);
   assert.throws(() => renderCaddyConfig({ ...model, udpServices: [{ name: 'dns', service_type: 'loadBalancer', config_json: '{}' }] }, paths), /UDP service dns/);
   assert.throws(() => renderCaddyConfig({ ...model, httpRouters: [{ ...model.httpRouters[0], tls_json: '{"certResolver":"le"}' }] }, paths), /certResolver: Caddy would contact the ACME CA itself/);

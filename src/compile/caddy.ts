@@ -33,6 +33,11 @@ export interface CaddyModel {
   udpServices: ConfigData[];
   tlsOptions: ConfigData[];
   certificates: InstalledCertificate[];
+  /**
+   * Where Bulwark's ACME HTTP-01 responder listens on loopback (`127.0.0.1:port`), when it does: plain-HTTP
+   * servers pass `/.well-known/acme-challenge/*` to it, so HTTP-01 works while Caddy holds port 80.
+   */
+  acmeChallenge?: string | null;
 }
 
 export interface CaddyPaths {
@@ -383,6 +388,10 @@ export function renderCaddyConfig(model: CaddyModel, paths: CaddyPaths): string 
       const port = /:([0-9]+)$/.exec(target)![1];
       const standard = (entry.redirect.scheme === 'https' && port === '443') || (entry.redirect.scheme === 'http' && port === '80');
       serverRoutes.unshift({ handle: [{ handler: 'static_response', status_code: entry.redirect.permanent ? 308 : 307, headers: { Location: [`${entry.redirect.scheme}://{http.request.host}${standard ? '' : `:${port}`}{http.request.uri}`] } }], terminal: true });
+    }
+    if (!servesTls && model.acmeChallenge) {
+      if (!/^(127\.0\.0\.1|\[::1\]):[0-9]{1,5}$/.test(model.acmeChallenge)) throw new ProxyRefusal('the ACME HTTP-01 responder must listen on loopback to be reached through the proxy');
+      serverRoutes.unshift({ match: [{ path: ['/.well-known/acme-challenge/*'] }], handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: model.acmeChallenge }] }], terminal: true });
     }
     if (serverRoutes.length) server.routes = serverRoutes;
     if (servesTls) {

@@ -5,7 +5,7 @@
  * (the CA's private network allowed in the account), HTTP-01 answered by the built-in responder and validated
  * by pebble over the network, the certificate published to a file export target with its owner and modes, the
  * client reaching the back end through Caddy over TLS with the ACME certificate, and a renewal replacing the
- * certificate Caddy serves without restarting it; and DNS-01 for a wildcard through an RFC 2136 provider (TSIG
+ * certificate Caddy serves without restarting it; HTTP-01 answered through Caddy when it holds port 80; and DNS-01 for a wildcard through an RFC 2136 provider (TSIG
  * updates to BIND, checked by pebble, removed afterwards).
  */
 import { test } from 'node:test';
@@ -131,7 +131,7 @@ test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by 
     lab.call('POST', `${rp}/tls/certs`, { name: 'three', source: `acme:${cert.id}` });
     lab.call('POST', `${rp}/entrypoints`, { name: 'websecure', address: `${FW}:443` });
     lab.call('POST', `${rp}/http/services`, { name: 'three', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://${BACKEND}:8083` }] }) });
-    lab.call('POST', `${rp}/http/routers`, { name: 'r-three', rule: `Host(\`${NAME}\`)`, service: 'three', tls_json: '{}' });
+    lab.call('POST', `${rp}/http/routers`, { name: 'r-three', rule: `Host(\`${NAME}\`)`, service: 'three', entry_points: '["websecure"]', tls_json: '{}' });
     lab.call('PUT', `${rp}/config`, { enabled: true, access_log_enabled: false });
     lab.call('POST', `${rp}/apply`);
 
@@ -178,6 +178,21 @@ test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by 
     const sans = spawnSync('openssl', ['x509', '-noout', '-ext', 'subjectAltName'], { input: lab.call('GET', `/api/v1/acme/certs/${wildcard.id}/cert.pem`), encoding: 'utf8' }).stdout;
     assert.match(sans, /DNS:\*\.b16\.test/);
     assert.equal(digCa('_acme-challenge.b16.test', 'TXT'), '', 'the challenge record was removed again');
+
+    // HTTP-01 through the proxy: Caddy holds port 80 on the CA side, the responder listens on loopback only,
+    // and plain-HTTP servers pass /.well-known/acme-challenge/ to it.
+    lab.call('POST', `${rp}/entrypoints`, { name: 'web', address: `${FW_CA}:80` });
+    lab.call('PUT', `${rp}/config`, { access_log_enabled: true, access_log_path: join(lab.dataDir, 'logs', 'access.log') });
+    lab.call('POST', `${rp}/apply`);
+    lab.call('POST', '/api/v1/acme/account', { contact_email: 'admin@b16.test', directory_url: `https://${CA}:14000/dir`, http01_listen: '127.0.0.1:8402', allowed_networks: [`${CA}/32`] }, 200);
+    const viaProxy = lab.call('POST', '/api/v1/acme/certs', { common_name: 'four.b16.test', challenge_type: 'http-01' });
+    const proxied = lab.call('POST', `/api/v1/acme/certs/${viaProxy.id}/renew`, undefined, 200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(proxied.ok, true, `${JSON.stringify(proxied)}\n${(lab.call('GET', `${rp}/logs?log_type=server&lines=20`) as string[]).join('\n')}`);
+    assert.match(pebbleLog, /Attempting to validate w\/ HTTP: http:\/\/four\.b16\.test:80\/\.well-known\/acme-challenge\//);
+    const access = lab.call('GET', `${rp}/logs?log_type=access&search=acme-challenge`) as string[];
+    assert.ok(access.some((line) => /^10\.216\.22\.2 - - \[.+\] "GET \/\.well-known\/acme-challenge\/[A-Za-z0-9_-]+ HTTP\/1\.1" 200 /.test(line)), `pebble's fetch went through Caddy:\n${access.join('\n')}`);
+    assert.equal(caddyPid(fw), pid, 'the proxy took the challenge route without a restart');
   } finally {
     if (extraCa === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
     else process.env.NODE_EXTRA_CA_CERTS = extraCa;

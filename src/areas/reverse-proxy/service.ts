@@ -173,8 +173,13 @@ export class ReverseProxyService {
       },
     });
     // A renewed or re-issued certificate that the proxy serves by reference reaches a running proxy at once.
-    context.models.onChanged(['acme_cert', 'ca_cert'], async ({ cause, objects }) => {
+    context.models.onChanged(['acme_cert', 'ca_cert', 'acme_account'], async ({ cause, objects, kinds }) => {
       if (cause !== 'write' || this.dialect !== 'caddy-json' || !(await context.platform.reverseProxy.status()).running) return;
+      // The account's HTTP-01 responder address decides whether plain-HTTP servers pass challenges to it.
+      if (kinds.has('acme_account')) {
+        await this.apply();
+        return;
+      }
       const changed = new Set(objects.map((object) => object.after?.id ?? object.before?.id));
       // Certificates by reference to a changed one; file certificates too (a renewal publishes their files
       // first). An unchanged result is an unchanged document, which Caddy takes as a no-op.
@@ -184,6 +189,12 @@ export class ReverseProxyService {
       });
       if (used) await this.apply();
     });
+  }
+
+  /** The ACME account's HTTP-01 responder when it listens on loopback (then reached through the proxy), else null. */
+  private acmeChallenge(): string | null {
+    const listen = String(this.context.store.getSingleton('acme_account')?.http01_listen ?? '');
+    return /^(127\.0\.0\.1|\[::1\]):[0-9]{1,5}$/.test(listen) ? listen : null;
   }
 
   /** The configuration format of this platform's proxy. */
@@ -243,6 +254,7 @@ export class ReverseProxyService {
         udpServices: this.data('rp_udp_service'),
         tlsOptions: this.data('rp_tls_option'),
         certificates,
+        acmeChallenge: this.acmeChallenge(),
       }, { adminSocket: join(runtime.stateDir, 'admin.sock'), storageDir: join(runtime.stateDir, 'data') });
       return { text, certificates };
     });
