@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { json } from './helpers/app.js';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { AcmeService } from '../src/areas/acme/service.js';
+import { freePort } from './helpers/free-port.js';
 
 let t: AreaApp;
 before(async () => {
@@ -11,7 +12,7 @@ before(async () => {
 after(() => t.close());
 
 test('account: defaults, save with validation', async () => {
-  assert.deepEqual(json(await t.request('GET', '/api/v1/acme/account')), { id: null, directory_url: 'https://acme-v02.api.letsencrypt.org/directory', contact_email: '', registered: false });
+  assert.deepEqual(json(await t.request('GET', '/api/v1/acme/account')), { id: null, directory_url: 'https://acme-v02.api.letsencrypt.org/directory', contact_email: '', registered: false, http01_listen: ':80', allowed_networks: [] });
   assert.equal((await t.request('POST', '/api/v1/acme/account', { contact_email: 'nobody' })).statusCode, 400);
   assert.equal((await t.request('POST', '/api/v1/acme/account', { contact_email: 'a@example.org', directory_url: 'http://insecure/dir' })).statusCode, 400);
   const saved = json(await t.request('POST', '/api/v1/acme/account', { contact_email: 'admin@example.org' }));
@@ -48,7 +49,19 @@ test('DNS providers: secrets write-only, "" clears, cert reference unknown → 4
   assert.equal(json(await t.request('PUT', `/api/v1/acme/certs/${record.id}`, { renew_days_before_expiry: 14 })).renew_days_before_expiry, 14);
   const renew = json(await t.request('POST', `/api/v1/acme/certs/${record.id}/renew`));
   assert.equal(renew.ok, false);
-  assert.match(json(await t.request('GET', `/api/v1/acme/certs/${record.id}`)).last_renew_error, /not available/);
+  assert.match(json(await t.request('GET', `/api/v1/acme/certs/${record.id}`)).last_renew_error, /the DNS provider has no api_token/);
+  // With an account whose CA is a blocked address, the order fails at the outbound guard, recorded, never a 5xx.
+  assert.equal((await t.request('POST', '/api/v1/acme/account', { contact_email: 'a@example.org', http01_listen: 'nonsense' })).statusCode, 400);
+  assert.equal((await t.request('POST', '/api/v1/acme/account', { contact_email: 'a@example.org', allowed_networks: ['10.0.0.0/33'] })).statusCode, 400);
+  json(await t.request('POST', '/api/v1/acme/account', { contact_email: 'a@example.org', directory_url: 'https://127.0.0.1:9/directory', http01_listen: `127.0.0.1:${await freePort()}` }));
+  assert.equal(json(await t.request('PUT', `/api/v1/acme/certs/${record.id}`, { challenge_type: 'http-01', sans: ['api.example.org'] })).challenge_type, 'http-01');
+  const blocked = json(await t.request('POST', `/api/v1/acme/certs/${record.id}/renew`));
+  assert.equal(blocked.ok, false);
+  assert.match(blocked.message, /outbound request refused: 127\.0\.0\.1 is a blocked address/);
+  const after = json(await t.request('GET', `/api/v1/acme/certs/${record.id}`));
+  assert.equal(after.status, 'failed', 'never issued: failed');
+  assert.match(after.last_renew_error, /blocked address/);
+  assert.equal((await t.request('PUT', '/api/v1/acme/certs/' + record.id, { auto_renew: true })).statusCode, 200);
 });
 
 test('issued material: PEM downloads, key only with settings:write, export targets confined, cascade on delete', async () => {
@@ -83,4 +96,30 @@ test('issued material: PEM downloads, key only with settings:write, export targe
 
   assert.equal((await t.request('DELETE', `/api/v1/acme/certs/${cert.id}`)).statusCode, 204);
   assert.equal((await t.request('DELETE', `/api/v1/acme/export-targets/${hook.id}`)).statusCode, 404, 'targets went with their certificate');
+});
+
+test('scheduled renewal picks the certificates that are due: never issued (not failed), or within renew_days_before_expiry', async () => {
+  const acme = (t.app.areas.find((area) => area.name === 'acme') as unknown as { service: AcmeService }).service;
+  await t.request('POST', '/api/v1/ca', {});
+  const provider = json(await t.request('POST', '/api/v1/acme/dns-providers', { name: 'sched', kind: 'manual', zone: 'sched.example' }));
+  const make = async (name: string, extra: Record<string, unknown> = {}) => json(await t.request('POST', '/api/v1/acme/certs', { common_name: name, dns_provider_id: provider.id, ...extra })).id as string;
+  const issue = async (id: string, name: string) => {
+    const issued = json(await t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: name, validity_days: 60 }));
+    acme.storeIssued(id, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
+  };
+  const pending = await make('pending.sched.example');
+  const fresh = await make('fresh.sched.example', { renew_days_before_expiry: 30 });
+  await issue(fresh, 'fresh.sched.example');
+  const close = await make('close.sched.example', { renew_days_before_expiry: 90 });
+  await issue(close, 'close.sched.example');
+  const manual = await make('manual.sched.example', { renew_days_before_expiry: 90, auto_renew: false });
+  await issue(manual, 'manual.sched.example');
+  const due = acme.dueForRenewal();
+  assert.ok(due.includes(pending), 'never issued');
+  assert.ok(due.includes(close), 'expires in 60 days, renewed 90 days before');
+  assert.ok(!due.includes(fresh), 'expires in 60 days, renewed 30 days before: not yet');
+  assert.ok(!due.includes(manual), 'auto_renew off');
+  const failed = json(await t.request('GET', '/api/v1/acme/certs')).find((cert: { status: string }) => cert.status === 'failed');
+  assert.ok(failed, 'the earlier test left a certificate whose first issue failed');
+  assert.ok(!due.includes(failed.id), 'a failed first issue waits for someone to renew it by hand');
 });

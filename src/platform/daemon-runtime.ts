@@ -43,8 +43,24 @@ export function systemAccount(name: string): SystemAccount | null {
   return null;
 }
 
+/** The id of a group from /etc/group, or null when it does not exist. */
+export function systemGroup(name: string): number | null {
+  let groups = '';
+  try {
+    groups = readFileSync('/etc/group', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of groups.split('\n')) {
+    const [group, , gid] = line.split(':');
+    if (group === name && /^\d+$/.test(gid ?? '')) return Number(gid);
+  }
+  return null;
+}
+
 export interface DaemonRuntime {
-  daemon: DaemonName;
+  /** A network-service daemon, or another supervised program (the reverse proxy). */
+  daemon: string;
   /** Configuration and includes: readable by the daemon's group, written only by Bulwark. */
   dir: string;
   /** The one subdirectory the daemon itself writes. */
@@ -58,6 +74,15 @@ export function daemonRuntime(dataDir: string, daemon: DaemonName, simulated: bo
   const dir = simulated ? join(resolve(dataDir), AREA_DIRS[daemon]) : join(`${resolve(dataDir)}-daemons`, daemon);
   const isRoot = process.getuid?.() === 0;
   return { daemon, dir, stateDir: join(dir, 'state'), account: !simulated && isRoot ? systemAccount(DAEMON_USERS[daemon]) : null };
+}
+
+/**
+ * The runtime of a supervised program other than the network-service daemons (the reverse proxy): the same
+ * tree, `<data-dir>-daemons/<name>/`, owned by `user`. Never used on the simulated platform.
+ */
+export function programRuntime(dataDir: string, name: string, user: string): DaemonRuntime {
+  const dir = join(`${resolve(dataDir)}-daemons`, name);
+  return { daemon: name, dir, stateDir: join(dir, 'state'), account: process.getuid?.() === 0 ? systemAccount(user) : null };
 }
 
 /** The state directory of the runtime a configuration file was installed in. */

@@ -31,6 +31,10 @@ const PACKAGES: Record<string, string> = {
   'charon-systemd': 'charon-systemd',
   swanctl: 'strongswan-swanctl',
   'libstrongswan-kernel-libipsec.so': 'libcharon-extra-plugins',
+  caddy: 'caddy',
+  nsupdate: 'bind9-dnsutils',
+  suricata: 'suricata (not packaged in Debian 12: install it from upstream or backports)',
+  'suricata-update': 'suricata-update',
 };
 
 /** The package of a program Bulwark drives (the program's own name when it is not in the table). */

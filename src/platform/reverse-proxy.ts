@@ -3,16 +3,29 @@ export interface ReverseProxyStatus {
   version: string;
 }
 
-/** The reverse-proxy daemon: its rendered configuration file, process control and log files. */
+/** What the area hands the proxy: its installed configuration file and where the access log goes. */
+export interface ProxyInstall {
+  /** The rendered configuration (in the format of `dialect`), already written. */
+  configFile: string;
+  /** The access log file Bulwark appends to (confined to the log directories), and its line format; null: none. */
+  accessLog: { path: string; format: 'common' | 'clf' | 'combined' | 'json' } | null;
+}
+
+/** The reverse-proxy daemon: its configuration format, process control and log lines. */
 export interface ReverseProxyControl {
+  /**
+   * The configuration the proxy reads: `model-yaml` is the model itself as one YAML document (the simulated
+   * proxy), `caddy-json` Caddy's native JSON (src/compile/caddy.ts).
+   */
+  readonly dialect: 'model-yaml' | 'caddy-json';
   status(): Promise<ReverseProxyStatus>;
-  start(): Promise<string>;
+  start(install: ProxyInstall): Promise<string>;
   stop(): Promise<string>;
-  restart(): Promise<string>;
-  /** Checks a rendered configuration without applying it: null when valid, else the checker's message. */
-  validate(configText: string): Promise<string | null>;
-  /** Installs the configuration; restarts when enabled, stops when not. */
-  apply(configText: string, enabled: boolean): Promise<string>;
+  restart(install: ProxyInstall): Promise<string>;
+  /** Checks a rendered configuration file without applying it: null when valid, else one line saying why. */
+  validate(configFile: string): Promise<string | null>;
+  /** Installs the configuration: a running proxy reloads it without dropping connections; stops when not enabled. */
+  apply(install: ProxyInstall, enabled: boolean): Promise<string>;
   /** The last lines of a log, oldest first. */
   logs(kind: 'access' | 'server', lines: number): Promise<string[]>;
 }

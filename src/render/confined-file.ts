@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 
 /** Permission bits a written file may never carry: setuid, setgid, sticky and world-write. */
@@ -40,9 +40,9 @@ export function symlinkProblem(path: string, root: string): string | null {
 /**
  * Writes a file without following symbolic links: the directories are checked (and created one by one) from
  * the root down, the file is opened with O_NOFOLLOW, checked again through its descriptor, and given exactly
- * `mode` whatever the umask or the previous mode.
+ * `mode` whatever the umask or the previous mode (and `owner`, when given, through the same descriptor).
  */
-export function writeConfinedFile(path: string, root: string, text: string, mode: number): void {
+export function writeConfinedFile(path: string, root: string, text: string, mode: number, owner?: { uid: number; gid: number }): void {
   if (mode & FORBIDDEN_MODE_BITS || mode > 0o777) throw new Error(`${path}: refused mode ${mode.toString(8)}`);
   const before = symlinkProblem(path, root);
   if (before) throw new Error(`${path}: ${before}`);
@@ -66,6 +66,7 @@ export function writeConfinedFile(path: string, root: string, text: string, mode
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.nlink > 1) throw new Error(`${path}: not a regular file with a single link`);
     ftruncateSync(fd, 0);
+    if (owner) fchownSync(fd, owner.uid, owner.gid);
     fchmodSync(fd, mode);
     writeSync(fd, text);
   } finally {

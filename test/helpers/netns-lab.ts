@@ -38,8 +38,8 @@ export class NetnsLab {
   base = '';
   private bulwarkNs = '';
 
-  /** `prefix` starts every namespace name (an engineer's own prefix keeps parallel suites apart). */
-  constructor(private readonly prefix = 'bw') {}
+  /** `prefix` starts every namespace name (a suite that must not collide with others picks its own, e.g. `b16`). */
+  constructor(readonly prefix = 'bw') {}
 
   /** Creates a namespace `<prefix><role>-<tag>` with loopback up. */
   namespace(role: string): string {

@@ -78,11 +78,11 @@ const NOT_RENDERED: Record<string, string> = {
   'ipsec_sa.enc_algo': 'derived by the appliance from esp_proposals (display only); never taken from a request',
   'ipsec_sa.auth_algo': 'derived by the appliance from the proposals (display only); never taken from a request',
   'rp_udp_router.rule': 'UDP routers match on the entry point only; the renderer never writes their rule',
-  'ids_config.home_net': 'no Suricata YAML is rendered; stored for the engine configuration of a later release',
-  'ids_config.external_net': 'no Suricata YAML is rendered; stored for the engine configuration of a later release',
-  'ids_config.interfaces': 'handed to the IDS engine as a list of names (an argument array), never written into a file',
-  'ids_config.eve_log_path': 'no Suricata YAML is rendered; stored only',
-  'ids_config.syslog_target': 'no Suricata YAML is rendered; stored only',
+  'ids_config.home_net': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
+  'ids_config.external_net': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
+  'ids_config.interfaces': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
+  'ids_config.eve_log_path': 'stored only: Suricata writes EVE into its own runtime directory, never to this path',
+  'ids_config.syslog_target': 'stored only: not written into suricata.yaml',
   'ids_ruleset.name': 'ruleset metadata; not written into bulwark.rules',
   'ids_ruleset.source_url': 'fetched through the outbound guard (https only); not written into a file',
   'mw_instance.name': 'instance metadata; anchors use the FIB number',
@@ -107,7 +107,7 @@ const NOT_RENDERED: Record<string, string> = {
   'acme_cert.chain_pem': 'issued material, written verbatim as the chain file by the confined writer; never from a request',
   'acme_cert.key_pem': 'issued material, written verbatim as the key file by the confined writer; never from a request',
   'acme_dns_provider.name': 'provider metadata; not rendered',
-  'acme_dns_provider.zone': 'sent to the provider API as a query parameter (DNS-name grammar); not rendered',
+  'acme_dns_provider.zone': 'DNS-name grammar (checkName); sent to Cloudflare as a query parameter, or written into an nsupdate script through nsupdateScript (renderer-injection-nsupdate.test.ts)',
   'acme_dns_provider.api_token': 'write-only secret sent to the provider API; not rendered',
   'acme_dns_provider.aws_secret_key': 'write-only secret; not rendered',
   'acme_export_target.last_run_at': 'set by the appliance',
@@ -309,6 +309,11 @@ async function setUp(): Promise<void> {
       if (schemaKind !== 'rp_udp_router' || field !== 'rule') targets.set(`${schemaKind}.${field}`, entry);
     }
   }
+  // A certificate by reference (source: ca:<id>), written into the YAML as the reference itself.
+  await ok(t.request('POST', '/api/v1/ca', {}));
+  const caCert = await ok(t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: 'site.example.org', sans: [] }));
+  const bySource = await ok(t.request('POST', `${rp}/tls/certs`, { name: 'bysource', source: `ca:${caCert.id}` }));
+  targets.set('rp_tls_cert.source', { field: 'body.source', write: (value) => t.request('PUT', `${rp}/tls/certs/${bySource.id}`, { source: value }), render: renderProxy, shape: () => null, variants: simple(`ca:${caCert.id}`), yaml: true });
   for (const [field, benign] of [['access_log_path', '/var/log/bulwark/reverse-proxy/access.log'], ['metrics_address', '127.0.0.1:8082'], ['log_level', 'INFO'], ['access_log_format', 'common']] as const) {
     targets.set(`rp_config.${field}`, { field: `body.${field}`, write: (value) => t.request('PUT', `${rp}/config`, { [field]: value }), render: renderProxy, shape: () => null, variants: simple(benign), yaml: true });
   }

@@ -15,12 +15,34 @@ const write = 'settings:write' as const;
 const pem = (reply: FastifyReply, filename: string, body: string) =>
   reply.type('application/x-pem-file').header('content-disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._*-]/g, '_')}"`).header('cache-control', 'no-store').send(body);
 
-export function createAcmeArea(context: AppContext): Area {
-  return { name: 'acme', routes: routes(context) };
+/** How often certificates are checked for renewal (each renews within its renew_days_before_expiry). */
+const RENEWAL_CHECK_MS = 60 * 60 * 1000;
+
+export function createAcmeArea(context: AppContext): Area & { service: AcmeService } {
+  const acme = new AcmeService(context);
+  let timer: NodeJS.Timeout | null = null;
+  const check = () => {
+    acme.renewDue().then((renewed) => {
+      if (renewed) context.log.info({ renewed }, 'ACME certificates renewed');
+    }, (error: Error) => context.log.warn({ err: error }, 'scheduled ACME renewal failed'));
+  };
+  return {
+    name: 'acme',
+    service: acme,
+    routes: routes(context, acme),
+    // Only where certificates can be served: the simulated platform places no orders on its own.
+    start() {
+      if (context.platform.simulated) return;
+      timer = setInterval(check, RENEWAL_CHECK_MS);
+      timer.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+    },
+  };
 }
 
-function routes(context: AppContext): RouteSpec[] {
-  const acme = new AcmeService(context);
+function routes(context: AppContext, acme: AcmeService): RouteSpec[] {
   const access = { read, write };
   return [
     {
@@ -29,7 +51,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: () => acme.accountView(),
     },
     route({
-      method: 'POST', path: '/api/v1/acme/account', access: write, tags, summary: 'Save the ACME account; it registers with the CA at the first issue',
+      method: 'POST', path: '/api/v1/acme/account', access: write, tags, summary: 'Save the ACME account (directory, contact, HTTP-01 responder address, private CA networks); it registers with the CA at the first issue',
       schema: { body: AccountBody, response: { 200: Account } },
       handler: (request) => acme.saveAccount(request.body),
     }),

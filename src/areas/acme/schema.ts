@@ -4,10 +4,19 @@ import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 export const LE_PRODUCTION = 'https://acme-v02.api.letsencrypt.org/directory';
 export const LE_STAGING = 'https://acme-staging-v02.api.letsencrypt.org/directory';
 
-export const Account = Type.Object({ id: Type.Union([Type.String(), Type.Null()]), directory_url: Type.String(), contact_email: Type.String(), registered: Type.Boolean() });
+const accountOptions = {
+  http01_listen: Type.String({ maxLength: 64, pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]*):[0-9]{1,5}$', default: ':80', description: 'where the built-in HTTP-01 responder listens during an order: [address]:port' }),
+  allowed_networks: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32, default: [], description: 'IPs/CIDRs of a private ACME CA (e.g. step-ca) the outbound guard lets through; public CAs need none' }),
+};
+export const Account = Type.Object({
+  id: Type.Union([Type.String(), Type.Null()]), directory_url: Type.String(), contact_email: Type.String(), registered: Type.Boolean(),
+  http01_listen: Type.String(), allowed_networks: Type.Array(Type.String()),
+});
 export const AccountBody = Type.Object({
   directory_url: Type.String({ maxLength: 2048, default: LE_PRODUCTION }),
   contact_email: Type.String({ minLength: 3, maxLength: 254 }),
+  http01_listen: Type.Optional(accountOptions.http01_listen),
+  allowed_networks: Type.Optional(accountOptions.allowed_networks),
 }, { required: ['contact_email'], additionalProperties: false });
 
 export const CertStored = Type.Object({

@@ -9,13 +9,31 @@ import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { certPathProblem, certRoots } from '../../render/cert-paths.js';
 import { fileModeProblem, symlinkProblem, writeConfinedFile } from '../../render/confined-file.js';
-import { isSingleLineText, isUnder } from '../../render/grammar.js';
+import { isCidr, isSingleLineText, isUnder } from '../../render/grammar.js';
+import { systemAccount, systemGroup } from '../../platform/daemon-runtime.js';
+import { placeOrder } from './acme-order.js';
+import { Http01Responder, parseListen } from './http01-responder.js';
+import { rfc2136Settings, txtPublisher } from './dns01.js';
 import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
 
 const NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 /** The config keys of a file export target (wire-format §4.3). */
 const FILE_TARGET_KEYS = new Set(['cert_path', 'key_path', 'chain_path', 'owner', 'mode', 'key_mode']);
 const OWNER = /^[a-z_][a-z0-9_-]{0,31}(:[a-z_][a-z0-9_-]{0,31})?$/;
+
+/** An error message as one printable line (it lands in last_renew_error and API answers). */
+const oneLine = (text: string) => text.replace(/[^\x20-\x7e]+/g, ' ').trim().slice(0, 300);
+
+/** The uid and gid of `user` or `user:group` (a target's owner); an unknown one is the target's error. */
+function ownerOf(owner: string): { uid: number; gid: number } {
+  const [userName, groupName] = owner.split(':');
+  const user = systemAccount(userName);
+  if (!user) throw new Error(`owner ${userName} is not a user of this system`);
+  if (!groupName) return { uid: user.uid, gid: user.gid };
+  const group = systemGroup(groupName);
+  if (group === null) throw new Error(`group ${groupName} is not a group of this system`);
+  return { uid: user.uid, gid: group };
+}
 
 export function checkName(name: string, field: string): string {
   const value = name.trim().toLowerCase();
@@ -43,12 +61,20 @@ export class AcmeService {
   readonly certs: CollectionModel;
   readonly targets: CollectionModel;
   readonly providers: CollectionModel;
+  /** Certificates with an order in progress (a second renew waits for none: it is refused). */
+  private readonly inFlight = new Set<string>();
 
   constructor(private readonly context: AppContext) {
     const { models } = context;
     this.account = models.singleton({
       kind: 'acme_account', noun: 'ACME account', writeAccess: 'settings:write',
-      schema: { type: 'object', properties: { directory_url: { type: 'string', default: LE_PRODUCTION }, contact_email: { type: 'string', default: '' }, account_key_pem: { type: 'string' } } } as never,
+      schema: {
+        type: 'object',
+        properties: {
+          directory_url: { type: 'string', default: LE_PRODUCTION }, contact_email: { type: 'string', default: '' }, account_key_pem: { type: 'string' },
+          http01_listen: { type: 'string', default: ':80' }, allowed_networks: { type: 'array', items: { type: 'string' }, default: [] },
+        },
+      } as never,
       writeOnly: ['account_key_pem'],
     });
     this.providers = models.collection({
@@ -62,6 +88,10 @@ export class AcmeService {
       },
       validate: (data) => {
         checkName(String(data.zone), 'body.zone');
+        if (data.kind === 'rfc2136') {
+          const settings = rfc2136Settings((data.extra ?? {}) as Record<string, unknown>);
+          if (typeof settings === 'string') throw badRequest(`body.${settings}`);
+        }
       },
     });
     this.certs = models.collection({
@@ -105,10 +135,12 @@ export class AcmeService {
       directory_url: String(data.directory_url),
       contact_email: String(data.contact_email),
       registered: typeof data.account_key_pem === 'string' && data.account_key_pem !== '',
+      http01_listen: String(data.http01_listen ?? ':80'),
+      allowed_networks: (data.allowed_networks as string[] | undefined) ?? [],
     };
   }
 
-  saveAccount(body: { directory_url?: string; contact_email: string }) {
+  saveAccount(body: { directory_url?: string; contact_email: string; http01_listen?: string; allowed_networks?: string[] }) {
     if (!/^[^@\s]+@[^@\s]+$/.test(body.contact_email)) throw badRequest('body.contact_email must be an email address');
     const directory = body.directory_url ?? LE_PRODUCTION;
     let url: URL;
@@ -120,7 +152,12 @@ export class AcmeService {
     if (url.protocol !== 'https:') throw badRequest('body.directory_url must be an https URL');
     const current = this.account.read();
     // A new directory means a new account: the stored key belongs to the old one.
+    if (body.http01_listen !== undefined && !parseListen(body.http01_listen)) throw badRequest('body.http01_listen must be [address]:port');
+    const bad = (body.allowed_networks ?? []).find((network) => !isCidr(network));
+    if (bad !== undefined) throw badRequest(`body.allowed_networks: "${bad}" is not an IP address or CIDR`);
     const patch: ConfigData = { directory_url: directory, contact_email: body.contact_email };
+    if (body.http01_listen !== undefined) patch.http01_listen = body.http01_listen;
+    if (body.allowed_networks !== undefined) patch.allowed_networks = body.allowed_networks;
     if (current.directory_url !== directory) patch.account_key_pem = '';
     this.account.write(patch);
     return this.accountView();
@@ -166,10 +203,11 @@ export class AcmeService {
   }
 
   /** Stores issued material (from an ACME order or an import) and marks the certificate active. */
-  storeIssued(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }): ConfigObject {
+  storeIssued(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }, attempt?: string): ConfigObject {
     const parsed = new X509Certificate(material.cert_pem);
     return this.certs.update(id, {
       ...material,
+      ...(attempt ? { last_renew_attempt: attempt } : {}),
       status: 'active',
       issued_at: new Date(parsed.validFrom).toISOString(),
       expires_at: new Date(parsed.validTo).toISOString(),
@@ -178,24 +216,74 @@ export class AcmeService {
   }
 
   /**
-   * "Issue now". The order itself (account registration, DNS-01 TXT publication, finalisation) needs an ACME
-   * client and the provider APIs; until that lands the attempt is recorded with the reason it cannot proceed.
+   * "Issue now": an ACME order for the certificate's names (account registered on first use), answered by
+   * the built-in HTTP-01 responder or the DNS provider's TXT records. On success the material is stored
+   * sealed, published to the export targets and the certificate is active; on failure it keeps its previous
+   * material and status (a failed first issue is `failed`) with the reason in `last_renew_error`.
    */
   async renew(id: string) {
     const cert = this.certs.find(id);
-    const now = isoTime(this.context.clock.now());
-    const account = this.accountView();
-    let reason: string;
-    if (!account.contact_email) reason = 'no ACME account: POST /api/v1/acme/account with a contact_email first';
-    else if (cert.data.challenge_type === 'http-01') reason = 'http-01 challenges are not implemented; use dns-01';
-    else {
-      const provider = this.providers.find(String(cert.data.dns_provider_id));
-      reason = provider.data.kind === 'manual'
-        ? `MANUAL_DNS_ACTION_REQUIRED: publish TXT _acme-challenge.${String(cert.data.common_name).replace(/^\*\./, '')} with the order's token; ACME order placement is not available in this build yet`
-        : 'ACME order placement is not available in this build yet';
+    const account = this.account.read();
+    const attempt = isoTime(this.context.clock.now());
+    const fail = (reason: string) => {
+      const current = this.certs.find(id);
+      this.certs.update(id, { status: current.data.cert_pem ? 'active' : 'failed', last_renew_attempt: attempt, last_renew_error: reason });
+      return { ok: false, message: reason, expires_at: (current.data.expires_at as string | null) ?? null };
+    };
+    if (!account.contact_email) return fail('no ACME account: POST /api/v1/acme/account with a contact_email first');
+    if (this.inFlight.has(id)) return fail('an order for this certificate is already in progress');
+    this.inFlight.add(id);
+    this.certs.update(id, { status: 'renewing', last_renew_attempt: attempt });
+    const names = [String(cert.data.common_name), ...((cert.data.sans as string[]) ?? [])].filter((name, index, all) => all.indexOf(name) === index);
+    const challenge = cert.data.challenge_type === 'http-01' ? 'http-01' : 'dns-01';
+    let responder: Http01Responder | null = null;
+    try {
+      let dns01;
+      if (challenge === 'http-01') {
+        if (names.some((name) => name.startsWith('*.'))) return fail('wildcard names need dns-01');
+        responder = new Http01Responder(parseListen(String(account.http01_listen ?? ':80')) ?? { host: '', port: 80 });
+        await responder.open();
+      } else {
+        const provider = this.providers.find(String(cert.data.dns_provider_id));
+        dns01 = txtPublisher({
+          kind: String(provider.data.kind), zone: String(provider.data.zone), token: this.providers.secret(provider, 'api_token'),
+          extra: (provider.data.extra ?? {}) as Record<string, unknown>, allowList: (account.allowed_networks as string[] | undefined) ?? [],
+        });
+      }
+      const accountKey = typeof account.account_key_pem === 'string' && account.account_key_pem !== '' ? this.account.secret('account_key_pem') ?? null : null;
+      const issued = await placeOrder({
+        directoryUrl: String(account.directory_url), accountKey, email: String(account.contact_email), names, challenge,
+        policy: { allowList: (account.allowed_networks as string[] | undefined) ?? [] }, http01: responder ?? undefined, dns01,
+      });
+      if (!accountKey) this.account.write({ account_key_pem: issued.accountKey });
+      const material = { cert_pem: issued.cert_pem, chain_pem: issued.chain_pem, key_pem: issued.key_pem };
+      // Files first, then the stored material: the change of the certificate reloads the services using it.
+      await this.publishMaterial(id, material);
+      const stored = this.storeIssued(id, material, attempt);
+      return { ok: true, message: `issued, expires ${String(stored.data.expires_at)}`, expires_at: String(stored.data.expires_at) };
+    } catch (error) {
+      return fail(oneLine((error as Error).message));
+    } finally {
+      this.inFlight.delete(id);
+      await responder?.close();
     }
-    this.certs.update(id, { status: cert.data.status === 'active' ? 'active' : 'failed', last_renew_attempt: now, last_renew_error: reason });
-    return { ok: false, message: reason, expires_at: (cert.data.expires_at as string | null) ?? null };
+  }
+
+  /** Certificates due: auto_renew on, and never issued or within renew_days_before_expiry of expiry. */
+  dueForRenewal(): string[] {
+    const now = this.context.clock.now();
+    return this.certs.objects().filter((object) => {
+      if (object.data.auto_renew !== true || this.inFlight.has(object.id)) return false;
+      if (!object.data.expires_at) return object.data.status !== 'failed';
+      return Date.parse(String(object.data.expires_at)) - now < Number(object.data.renew_days_before_expiry) * 86_400_000;
+    }).map((object) => object.id);
+  }
+
+  /** The scheduled renewal: every certificate due, one after another; each records its own outcome. */
+  async renewDue(): Promise<number> {
+    let renewed = 0;
+    for (const id of this.dueForRenewal()) if ((await this.renew(id)).ok) renewed++;
+    return renewed;
   }
 
   // ---- export targets --------------------------------------------------------------------------------
@@ -241,42 +329,51 @@ export class AcmeService {
 
   /** Runs every export target of an issued certificate; each records its own outcome. */
   async publish(id: string) {
-    const { body: fullchain } = this.certPem(id);
+    this.certPem(id);
     const cert = this.certs.find(id);
-    const key = this.certs.secret(cert, 'key_pem') ?? '';
+    const material = { cert_pem: this.certs.secret(cert, 'cert_pem') ?? '', chain_pem: this.certs.secret(cert, 'chain_pem') ?? '', key_pem: this.certs.secret(cert, 'key_pem') ?? '' };
+    const failures = await this.publishMaterial(id, material);
+    return { ok: failures === 0, message: failures === 0 ? 'published to every target' : `${failures} target(s) failed; check per-target status`, expires_at: (cert.data.expires_at as string | null) ?? null };
+  }
+
+  /** Writes the material to each target of the certificate; the number that failed. */
+  private async publishMaterial(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }): Promise<number> {
+    const cert = this.certs.find(id);
+    const fullchain = material.chain_pem ? `${material.cert_pem.trimEnd()}\n${material.chain_pem}` : material.cert_pem;
     let failures = 0;
     for (const target of this.targets.objects(id)) {
       const config = target.data.config as Record<string, string>;
       let error: string | null = null;
       try {
         if (target.data.kind === 'file') {
+          const owner = config.owner ? ownerOf(config.owner) : undefined;
           // Checked again at write time: a stored target from an older release, or a link planted since.
           const write = (path: string, text: string, mode: string, forKey = false) => {
             const problem = certPathProblem(path, this.context.config.dataDir) ?? fileModeProblem(mode, forKey);
             if (problem) throw new Error(`${path}: ${problem}`);
             const root = certRoots(this.context.config.dataDir).find((candidate) => isUnder(path, candidate))!;
-            writeConfinedFile(path, root, text, parseInt(mode, 8));
+            writeConfinedFile(path, root, text, parseInt(mode, 8), owner);
           };
           write(config.cert_path, fullchain, config.mode ?? '0644');
-          write(config.key_path, key, config.key_mode ?? '0600', true);
-          if (config.chain_path) write(config.chain_path, this.certs.secret(cert, 'chain_pem') ?? '', config.mode ?? '0644');
+          write(config.key_path, material.key_pem, config.key_mode ?? '0600', true);
+          if (config.chain_path) write(config.chain_path, material.chain_pem, config.mode ?? '0644');
         } else if (target.data.kind === 'webhook') {
           const response = await outboundFetch(config.url, {
             method: 'POST',
             headers: { 'content-type': 'application/json', ...(config.auth_header ? { authorization: config.auth_header } : {}) },
-            body: JSON.stringify({ common_name: cert.data.common_name, sans: cert.data.sans, expires_at: cert.data.expires_at, cert_pem: this.certs.secret(cert, 'cert_pem'), chain_pem: this.certs.secret(cert, 'chain_pem'), key_pem: key }),
+            body: JSON.stringify({ common_name: cert.data.common_name, sans: cert.data.sans, expires_at: cert.data.expires_at, ...material }),
           }, { timeoutMs: 20_000 });
           if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`);
         } else {
           throw new Error('local-tls-store publishing arrives with the API TLS settings');
         }
       } catch (e) {
-        error = (e as Error).message;
+        error = oneLine((e as Error).message);
         failures++;
       }
       this.context.store.update('acme_export_target', target.id, { ...target.data, last_run_at: isoTime(this.context.clock.now()), last_run_ok: error === null, last_run_error: error });
     }
-    return { ok: failures === 0, message: failures === 0 ? 'published to every target' : `${failures} target(s) failed; check per-target status`, expires_at: (cert.data.expires_at as string | null) ?? null };
+    return failures;
   }
 
   // ---- DNS providers ---------------------------------------------------------------------------------

@@ -20,7 +20,20 @@ const access = { read: 'ids:read', write: 'ids:write' } as const;
 /** The IDS area: it publishes alerts to the dashboard's feed; its service is the AI area's source of alerts. */
 export function createIdsArea(context: AppContext, needs: { alerts: AlertFeed }): Area & { service: IdsService } {
   const service = new IdsService(context, needs.alerts);
-  return { name: 'ids', routes: routes(context, service), service };
+  const active = () => service.config.read().mode !== 'disabled';
+  // One applier of the whole configuration (POST /reload, restore, import, commit-confirm): an engine that is
+  // off and not running has nothing to do.
+  context.apply.register('ids', async () => {
+    if (active() || (await context.platform.idsEngine.status().catch(() => ({ running: false }))).running) await service.reload();
+  });
+  return {
+    name: 'ids', routes: routes(context, service), service,
+    // An engine that was on runs again after a restart of Bulwark (in the background: Suricata loads rules for seconds).
+    start() {
+      if (!active()) return;
+      void service.reload().catch((error: Error) => context.log.warn({ err: error }, 'the IDS engine did not start'));
+    },
+  };
 }
 
 function routes(context: AppContext, ids: IdsService): RouteSpec[] {
@@ -57,10 +70,7 @@ function routes(context: AppContext, ids: IdsService): RouteSpec[] {
     {
       method: 'GET', path: '/api/v1/ids/alerts/buffer-stats', access: 'ids:read', tags, summary: "The engine's alert buffer counters",
       schema: { response: { 200: Type.Object({ alerts_total: Type.Integer(), running: Type.Boolean(), uptime_secs: Type.Integer(), simulated: Type.Boolean() }) } },
-      handler: async () => {
-        const status = await context.platform.idsEngine.status();
-        return { alerts_total: status.alerts_total, running: status.running, uptime_secs: status.uptime_secs, simulated: context.platform.simulated };
-      },
+      handler: () => ids.bufferStats(),
     },
     route({
       method: 'GET', path: '/api/v1/ids/alerts/{id}', access: 'ids:read', tags, summary: 'One alert with payload excerpt and metadata',

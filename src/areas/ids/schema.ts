@@ -144,6 +144,8 @@ export const SuppressionStored = Type.Object({
 export const IdsStats = Type.Object({
   mode: Type.String(),
   simulated: Type.Boolean(),
+  engine: Type.String({ description: 'what runs the detection (e.g. the Suricata version), or what to install' }),
+  engine_installed: Type.Boolean(),
   severity_counts: Type.Array(Type.Tuple([Type.String(), Type.Integer()])),
   top_signatures: Type.Array(Type.Tuple([Type.String(), Type.Integer()])),
   top_sources: Type.Array(Type.Tuple([Type.String(), Type.Integer()])),

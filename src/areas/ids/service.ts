@@ -1,16 +1,27 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AlertFeed, IdsAlert } from '../../live/feeds.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { badRequest, notFound } from '../../core/errors.js';
+import { badRequest, notFound, unavailable } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { parseCidr } from '../../net/address.js';
-import { isCidr } from '../../render/grammar.js';
+import { isCidr, isInterfaceName } from '../../render/grammar.js';
+import { isAddressGroupEntry, renderSuricataYaml } from '../../render/suricata-yaml.js';
+import { prepareDaemonRuntime, programRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
+import type { IdsInstall } from '../../platform/ids-engine.js';
+
+/** Removes the files of a directory that are not in `keep` (rulesets disabled or removed since). */
+function pruneDir(dir: string, keep: string[]): void {
+  for (const name of readdirSync(dir)) if (!keep.includes(join(dir, name))) rmSync(join(dir, name), { force: true });
+}
+
+/** The NFQUEUE number IPS mode reads from (the packet filter's queue rule sends there). */
+export const IPS_QUEUE = 0;
 import { BlockList, isIP } from 'node:net';
 import { IdsConfig, RulesetStored, SuppressionStored } from './schema.js';
 import { parseRuleLine, parseRulesFile, withAction } from './rules-parser.js';
@@ -97,6 +108,14 @@ export class IdsService {
     private readonly context: AppContext,
     private readonly alertFeed: AlertFeed,
   ) {
+    // Alerts the engine writes to its EVE log are stored as they are written (only a real engine writes one).
+    if (context.platform.idsEngine.kind === 'suricata') context.platform.idsEngine.onEve((lines) => {
+      try {
+        this.ingestEve(lines);
+      } catch (error) {
+        context.log.warn({ err: error }, 'EVE lines from the IDS engine not stored');
+      }
+    });
     const { models } = context;
     this.config = models.singleton({
       kind: 'ids_config', noun: 'IDS engine configuration', writeAccess: 'ids:write', schema: IdsConfig,
@@ -104,9 +123,11 @@ export class IdsService {
         for (const field of ['home_net', 'external_net'] as const) {
           for (const entry of data[field] as string[]) {
             const plain = entry.replace(/^!/, '');
-            if (!plain.startsWith('$') && !parseCidr(plain)) throw badRequest(`body.${field}: "${entry}" is not a CIDR, an address or a $VARIABLE`);
+            if (!(plain.startsWith('$') ? isAddressGroupEntry(entry) : parseCidr(plain))) throw badRequest(`body.${field}: "${entry}" is not a CIDR, an address or a $VARIABLE`);
           }
         }
+        const badInterface = (data.interfaces as string[]).find((name) => !isInterfaceName(name));
+        if (badInterface !== undefined) throw badRequest(`body.interfaces: "${badInterface}" is not an interface name`);
       },
     });
     this.rulesets = models.collection({
@@ -272,8 +293,9 @@ export class IdsService {
   // ---- engine ----------------------------------------------------------------------------------------
 
   /** The engine's rule file: enabled rules of enabled rulesets, action overrides applied. */
-  compileRules(): string {
-    const enabledSets = this.rulesets.objects().filter((o) => o.data.enabled === true).map((o) => o.id);
+  /** The checked rules of the enabled rulesets (or of the one ruleset given), overrides applied, SID order. */
+  compileRules(only?: string): string {
+    const enabledSets = this.rulesets.objects().filter((o) => o.data.enabled === true && (only === undefined || o.id === only)).map((o) => o.id);
     if (enabledSets.length === 0) return '';
     const rows = this.db.prepare(`SELECT sid, rule_text, action_override FROM ids_rules WHERE enabled = 1 AND ruleset_id IN (${enabledSets.map(() => '?').join(',')}) ORDER BY sid`)
       .all(...enabledSets) as { sid: number | null; rule_text: string; action_override: string | null }[];
@@ -302,13 +324,47 @@ export class IdsService {
   async reload(): Promise<{ message: string; loaded_rules: number }> {
     const config = this.config.read();
     const rules = this.compileRules();
-    const dir = join(this.context.config.dataDir, 'ids');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(dir, 'bulwark.rules'), rules);
-    writeFileSync(join(dir, 'threshold.config'), this.compileSuppressions());
-    await this.context.platform.idsEngine.reload({ mode: config.mode as 'ids' | 'ips' | 'disabled', rules, interfaces: config.interfaces as string[] });
-    const status = await this.context.platform.idsEngine.status();
+    const threshold = this.compileSuppressions();
+    const engine = this.context.platform.idsEngine;
+    const mode = config.mode as 'ids' | 'ips' | 'disabled';
+    if (engine.kind !== 'suricata') {
+      const dir = join(this.context.config.dataDir, 'ids');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileSync(join(dir, 'bulwark.rules'), rules);
+      writeFileSync(join(dir, 'threshold.config'), threshold);
+      await engine.reload({ mode, rules, interfaces: config.interfaces as string[] });
+    } else {
+      const status = await engine.status();
+      if (!status.installed) throw unavailable(status.engine);
+      // Suricata reads its files from its runtime directory (the data directory is private).
+      const runtime = programRuntime(this.context.config.dataDir, 'suricata', 'suricata');
+      prepareDaemonRuntime(runtime);
+      let install: IdsInstall | undefined;
+      if (mode !== 'disabled') {
+        const interfaces = (config.interfaces as string[]).length ? (config.interfaces as string[]) : (await this.context.platform.network.interfaces()).map((item) => item.name).filter((name) => name !== 'lo');
+        const yaml = renderSuricataYaml({
+          mode, homeNet: config.home_net as string[], externalNet: config.external_net as string[], interfaces, ruleDir: runtime.dir, logDir: runtime.stateDir, queue: IPS_QUEUE,
+          workerCount: (config.worker_count as number | null) ?? null, flowTableSize: (config.flow_table_size as number | null) ?? null,
+          streamDepthMb: (config.stream_depth as number | null) ?? null, reassemblyBudgetMb: (config.flow_reassembly_budget_mb as number | null) ?? null,
+        });
+        // One source file per enabled ruleset (already checked, overrides applied); suricata-update merges them.
+        const sources = this.rulesets.objects().filter((o) => o.data.enabled === true).map((o) => writeDaemonFile(runtime, ['sources', `${o.id}.rules`], this.compileRules(o.id)));
+        if (sources.length === 0) sources.push(writeDaemonFile(runtime, ['sources', 'empty.rules'], ''));
+        pruneDir(join(runtime.dir, 'sources'), sources);
+        writeDaemonFile(runtime, ['threshold.config'], threshold);
+        install = { configFile: writeDaemonFile(runtime, ['suricata.yaml'], yaml), logDir: runtime.stateDir, ruleDir: runtime.dir, sources, queue: IPS_QUEUE };
+      }
+      await engine.reload({ mode, rules, interfaces: config.interfaces as string[], install });
+    }
+    const status = await engine.status();
     return { message: 'rules reloaded', loaded_rules: status.loaded_rules };
+  }
+
+  /** The engine's buffer counters; 503 naming what to install when there is no engine. */
+  async bufferStats() {
+    const status = await this.context.platform.idsEngine.status();
+    if (!status.installed) throw unavailable(status.engine);
+    return { alerts_total: status.alerts_total, running: status.running, uptime_secs: status.uptime_secs, simulated: this.context.platform.simulated };
   }
 
   async stats() {
@@ -323,6 +379,8 @@ export class IdsService {
     return {
       mode: String(config.mode),
       simulated: this.context.platform.simulated,
+      engine: engine.engine,
+      engine_installed: engine.installed,
       severity_counts: severityRows.map((r) => [label(r.severity), r.n] as [string, number]),
       top_signatures: signatures.map((r) => [r.k, r.n] as [string, number]),
       top_sources: sources.map((r) => [r.k, r.n] as [string, number]),

@@ -117,6 +117,8 @@ export function renderProxyConfig(model: ProxyModel): string {
   if (model.tlsCerts.length) {
     tls.certificates = model.tlsCerts.map((item) => {
       const stores = names(jsonField<unknown[]>(item.stores_json, []), `certificate ${String(item.name)} stores_json`);
+      // A certificate by reference (acme:<id>, ca:<id>) is named as such; the model's YAML has no file for it.
+      if (typeof item.source === 'string') return { source: item.source, ...(stores.length ? { stores } : {}) };
       for (const field of ['cert_file', 'key_file']) {
         const problem = certPathProblem(item[field], model.dataDir);
         if (problem) throw renderRefused(FORMAT, `certificate ${String(item.name)} ${field}`, problem);

@@ -27,15 +27,34 @@ const COLLECTION_PATHS: Record<string, string> = {
 };
 
 export function createReverseProxyArea(context: AppContext): Area {
-  return { name: 'reverse-proxy', routes: routes(context) };
+  const proxy = new ReverseProxyService(context);
+  // One applier of the whole configuration (POST /reload, restore, import, commit-confirm).
+  context.apply.register('reverse-proxy', async () => {
+    // Nothing to do for a proxy that is off and not running (the check hook still validates it).
+    if (proxy.config.read().enabled === true || (await context.platform.reverseProxy.status().catch(() => ({ running: false }))).running) await proxy.apply();
+  }, {
+    check: async () => {
+      const result = await proxy.validate();
+      return result.valid ? { errors: [], info: ['the reverse-proxy configuration passes its checker'] } : { errors: [result.message] };
+    },
+  });
+  return {
+    name: 'reverse-proxy',
+    routes: routes(context, proxy),
+    // A proxy that was enabled runs again after a restart of Bulwark (with the configuration last applied).
+    start() {
+      if (proxy.config.read().enabled !== true) return;
+      // In the background: Caddy may take seconds to answer, and nothing else waits for it.
+      void proxy.control('start').catch((error: Error) => context.log.warn({ err: error }, 'the reverse proxy did not start'));
+    },
+  };
 }
 
-function routes(context: AppContext): RouteSpec[] {
-  const proxy = new ReverseProxyService(context);
+function routes(context: AppContext, proxy: ReverseProxyService): RouteSpec[] {
   const control = (action: 'start' | 'stop' | 'restart'): RouteSpec => ({
     method: 'POST', path: `/api/v1/reverse-proxy/${action}`, access: 'proxy:write', tags, summary: `${action[0].toUpperCase()}${action.slice(1)} the reverse proxy`,
     schema: { response: { 200: Message } },
-    handler: async () => ({ message: await context.platform.reverseProxy[action]() }),
+    handler: async () => ({ message: await proxy.control(action) }),
   });
   return [
     {

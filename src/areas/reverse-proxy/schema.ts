@@ -77,10 +77,16 @@ export const UdpRouter = Type.Object({
   enabled,
 });
 
+/** `acme:<id>` or `ca:<id>`: a certificate Bulwark issued (ACME or the local CA), by reference. */
+export const CERT_SOURCE_PATTERN = '^(acme|ca):[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 export const TlsCert = Type.Object({
   name,
-  cert_file: FilePath('absolute path of the certificate file, under a certificate directory (docs/reverse-proxy.md)'),
-  key_file: FilePath('absolute path of the key file, under a certificate directory (docs/reverse-proxy.md)'),
+  cert_file: Type.Optional(FilePath('absolute path of the certificate file, under a certificate directory (docs/reverse-proxy.md); not needed with source')),
+  key_file: Type.Optional(FilePath('absolute path of the key file, under a certificate directory (docs/reverse-proxy.md); not needed with source')),
+  source: Type.Union([Type.String({ pattern: CERT_SOURCE_PATTERN }), Type.Null()], {
+    default: null,
+    description: 'acme:<certificate id> or ca:<certificate id>: the certificate and key come from /acme/certs or /ca/certs, and a renewal reaches the proxy without a restart',
+  }),
   stores_json: jsonArray('TLS store names'),
 });
 

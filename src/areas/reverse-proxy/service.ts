@@ -1,10 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { Reference } from '../../model/declarations.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { badRequest } from '../../core/errors.js';
+import { badRequest, conflict } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { JsonObjectSchema } from '../../model/schema-helpers.js';
 import {
@@ -14,6 +14,12 @@ import { entryPointNames, jsonField, renderProxyConfig } from './render.js';
 import { ACCESS_LOG_ROOTS, isReference, proxyJsonProblem } from './grammar.js';
 import { certPathProblem } from '../../render/cert-paths.js';
 import { isCleanAbsolutePath, isUnder } from '../../render/grammar.js';
+import { caddyEntrypoint, caddyLayer4Refusal, caddyMiddleware, caddyRouterMatch, caddyRouterTls, caddyService, caddyTlsOption, renderCaddyConfig } from '../../compile/caddy.js';
+import { ProxyRefusal } from '../../compile/caddy-values.js';
+import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
+import type { ProxyInstall } from '../../platform/reverse-proxy.js';
+import { Semaphore } from '../../core/semaphore.js';
+import { certSource, installCertificates, pruneCertificates } from './certificates.js';
 
 /** Names with a provider suffix (`api@internal`, `x@file`) point outside this configuration and are not checked. */
 const local = (names: unknown[]) => names.map(String).filter((name) => name !== '' && !name.includes('@'));
@@ -27,6 +33,10 @@ const tlsValue = (key: string) => (data: ConfigData) => {
 };
 const resolverRef: Reference = { field: 'tls_json', kind: 'rp_cert_resolver', by: 'name', values: tlsValue('certResolver') };
 const tlsOptionRef: Reference = { field: 'tls_json', kind: 'rp_tls_option', by: 'name', values: tlsValue('options') };
+const sourceRef = (kind: 'acme' | 'ca', target: string): Reference => ({ field: 'source', kind: target, values: (data) => {
+  const source = certSource(data.source);
+  return source?.kind === kind ? [source.id] : [];
+} });
 
 /** JSON-in-a-string fields must parse, and to the right shape. */
 function checkJson(data: ConfigData, fields: Record<string, 'object' | 'array' | 'list'>, dataDir: string): void {
@@ -54,6 +64,10 @@ function checkJson(data: ConfigData, fields: Record<string, 'object' | 'array' |
 
 /** Certificate and key files are read from the certificate directories only (the ACME export roots). */
 function checkCertFiles(data: ConfigData, dataDir: string): void {
+  if (data.source !== null && data.source !== undefined) {
+    if (data.cert_file !== undefined || data.key_file !== undefined) throw badRequest('body.source: give either source or cert_file and key_file');
+    return;
+  }
   for (const field of ['cert_file', 'key_file']) {
     const problem = certPathProblem(data[field], dataDir);
     if (problem) throw badRequest(`body.${field} ${problem}`);
@@ -74,7 +88,7 @@ const DECLARATIONS: Declaration[] = [
   { kind: 'rp_http_middleware', noun: 'HTTP middleware', schema: HttpMiddleware, json: { config_json: 'object' } },
   { kind: 'rp_tcp_service', noun: 'TCP service', schema: L4Service, json: { config_json: 'object' } },
   { kind: 'rp_udp_service', noun: 'UDP service', schema: L4Service, json: { config_json: 'object' } },
-  { kind: 'rp_tls_cert', noun: 'TLS certificate', schema: TlsCert, json: { stores_json: 'array' } },
+  { kind: 'rp_tls_cert', noun: 'TLS certificate', schema: TlsCert, references: [sourceRef('acme', 'acme_cert'), sourceRef('ca', 'ca_cert')], json: { stores_json: 'array' } },
   { kind: 'rp_tls_option', noun: 'TLS option set', schema: TlsOption, json: { config_json: 'object' } },
   { kind: 'rp_cert_resolver', noun: 'certificate resolver', schema: CertResolver, json: { config_json: 'object' } },
   {
@@ -94,12 +108,44 @@ const DECLARATIONS: Declaration[] = [
   },
 ];
 
+/**
+ * What Caddy cannot run, found when one object is written (the whole document is checked again at apply): the
+ * write answers 400 naming the feature instead of storing something no apply could install.
+ */
+function caddyExpressible(kind: string, data: ConfigData): void {
+  if (data.enabled === false) return;
+  const named = { ...data, name: data.name ?? '(unnamed)' };
+  switch (kind) {
+    case 'rp_entrypoint': caddyEntrypoint(named); break;
+    case 'rp_http_service': caddyService(named); break;
+    case 'rp_http_middleware': caddyMiddleware(named); break;
+    case 'rp_tls_option': caddyTlsOption(named); break;
+    case 'rp_http_router': caddyRouterMatch(named); caddyRouterTls(named); break;
+    case 'rp_tcp_router': throw caddyLayer4Refusal('tcp', 'router', String(named.name));
+    case 'rp_tcp_service': throw caddyLayer4Refusal('tcp', 'service', String(named.name));
+    case 'rp_udp_router': throw caddyLayer4Refusal('udp', 'router', String(named.name));
+    case 'rp_udp_service': throw caddyLayer4Refusal('udp', 'service', String(named.name));
+  }
+}
+
+/** A refusal of the proxy's renderer as the client's error: 400 naming the feature. */
+export function asBadRequest<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof ProxyRefusal) throw badRequest(`the reverse proxy (Caddy) cannot express ${error.message}`);
+    throw error;
+  }
+}
+
 export const accessLogRoots = (dataDir: string): string[] => [...ACCESS_LOG_ROOTS, `${join(dataDir, 'logs')}/`];
 
 /** The reverse proxy: its eleven collections, the global section, rendering and daemon control. */
 export class ReverseProxyService {
   readonly collections: Record<string, CollectionModel> = {};
   readonly config: SingletonModel;
+  /** One render-check-install at a time (an API apply and a certificate renewal may meet). */
+  private readonly applying = new Semaphore(1);
 
   constructor(private readonly context: AppContext) {
     for (const declaration of DECLARATIONS) {
@@ -113,6 +159,7 @@ export class ReverseProxyService {
         validate: (data) => {
           checkJson(data, declaration.json, context.config.dataDir);
           if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir);
+          if (this.dialect === 'caddy-json') asBadRequest(() => caddyExpressible(declaration.kind, data));
         },
       });
     }
@@ -122,8 +169,49 @@ export class ReverseProxyService {
         const roots = accessLogRoots(context.config.dataDir);
         const path = String(data.access_log_path);
         if (!isCleanAbsolutePath(path) || !roots.some((root) => isUnder(path, root))) throw badRequest(`body.access_log_path must be a clean path under ${roots.join(', ')}`);
+        if (this.dialect === 'caddy-json' && data.api_dashboard === true) throw badRequest('body.api_dashboard: the reverse proxy (Caddy) has no dashboard');
       },
     });
+    // A renewed or re-issued certificate that the proxy serves by reference reaches a running proxy at once.
+    context.models.onChanged(['acme_cert', 'ca_cert', 'acme_account'], async ({ cause, objects, kinds }) => {
+      if (cause !== 'write' || this.dialect !== 'caddy-json' || !(await context.platform.reverseProxy.status()).running) return;
+      // The account's HTTP-01 responder address decides whether plain-HTTP servers pass challenges to it.
+      if (kinds.has('acme_account')) {
+        await this.apply();
+        return;
+      }
+      const changed = new Set(objects.map((object) => object.after?.id ?? object.before?.id));
+      // Certificates by reference to a changed one; file certificates too (a renewal publishes their files
+      // first). An unchanged result is an unchanged document, which Caddy takes as a no-op.
+      const used = this.data('rp_tls_cert').some((item) => {
+        const source = certSource(item.source);
+        return source === null || changed.has(source.id);
+      });
+      if (used) await this.apply();
+    });
+  }
+
+  /** The ACME account's HTTP-01 responder when it listens on loopback (then reached through the proxy), else null. */
+  private acmeChallenge(): string | null {
+    const listen = String(this.context.store.getSingleton('acme_account')?.http01_listen ?? '');
+    return /^(127\.0\.0\.1|\[::1\]):[0-9]{1,5}$/.test(listen) ? listen : null;
+  }
+
+  /** The configuration format of this platform's proxy. */
+  private get dialect(): 'model-yaml' | 'caddy-json' {
+    return this.context.platform.reverseProxy.dialect === 'caddy-json' ? 'caddy-json' : 'model-yaml';
+  }
+
+  private runtime(): DaemonRuntime {
+    return programRuntime(this.context.config.dataDir, 'caddy', 'caddy');
+  }
+
+  private install(configFile: string): ProxyInstall {
+    const config = this.config.read();
+    return {
+      configFile,
+      accessLog: config.access_log_enabled === true ? { path: String(config.access_log_path), format: config.access_log_format as 'common' } : null,
+    };
   }
 
   private data(kind: string): ConfigData[] {
@@ -149,6 +237,29 @@ export class ReverseProxyService {
     });
   }
 
+  /** Caddy's JSON with the certificates installed into its runtime directory. */
+  private renderCaddy(runtime: DaemonRuntime): { text: string; certificates: ReturnType<typeof installCertificates> } {
+    return asBadRequest(() => {
+      prepareDaemonRuntime(runtime);
+      const certificates = installCertificates(this.context, runtime, this.data('rp_tls_cert'));
+      const text = renderCaddyConfig({
+        config: this.config.read(),
+        entrypoints: this.data('rp_entrypoint'),
+        httpRouters: this.data('rp_http_router'),
+        httpServices: this.data('rp_http_service'),
+        httpMiddlewares: this.data('rp_http_middleware'),
+        tcpRouters: this.data('rp_tcp_router'),
+        tcpServices: this.data('rp_tcp_service'),
+        udpRouters: this.data('rp_udp_router'),
+        udpServices: this.data('rp_udp_service'),
+        tlsOptions: this.data('rp_tls_option'),
+        certificates,
+        acmeChallenge: this.acmeChallenge(),
+      }, { adminSocket: join(runtime.stateDir, 'admin.sock'), storageDir: join(runtime.stateDir, 'data') });
+      return { text, certificates };
+    });
+  }
+
   async status() {
     const live = await this.context.platform.reverseProxy.status();
     const count = (kind: string) => this.data(kind).filter((item) => item.enabled !== false).length;
@@ -159,21 +270,88 @@ export class ReverseProxyService {
     };
   }
 
-  async validate(): Promise<{ valid: boolean; message: string }> {
-    const problem = await this.context.platform.reverseProxy.validate(this.render());
+  private modelFile(): string {
+    return join(this.context.config.dataDir, 'reverse-proxy', 'config.yaml');
+  }
+
+  /** The model's YAML in the data directory (the simulated proxy's configuration). */
+  private writeModelFile(text: string): string {
+    mkdirSync(join(this.context.config.dataDir, 'reverse-proxy'), { recursive: true, mode: 0o700 });
+    writeFileSync(this.modelFile(), text, { mode: 0o600 });
+    return this.modelFile();
+  }
+
+  validate(): Promise<{ valid: boolean; message: string }> {
+    return this.applying.run(() => this.validateNow());
+  }
+
+  private async validateNow(): Promise<{ valid: boolean; message: string }> {
+    let file: string;
+    try {
+      if (this.dialect === 'caddy-json') {
+        const runtime = this.runtime();
+        file = writeDaemonFile(runtime, ['candidate.json'], this.renderCaddy(runtime).text);
+      } else {
+        file = join(this.context.config.dataDir, 'reverse-proxy', 'validate.yaml');
+        mkdirSync(join(this.context.config.dataDir, 'reverse-proxy'), { recursive: true, mode: 0o700 });
+        writeFileSync(file, this.render(), { mode: 0o600 });
+      }
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 400) return { valid: false, message: `Configuration invalid: ${(error as Error).message}` };
+      throw error;
+    }
+    const problem = await this.context.platform.reverseProxy.validate(file);
+    rmSync(file, { force: true });
     return problem === null ? { valid: true, message: 'Configuration valid.' } : { valid: false, message: `Configuration invalid: ${problem}` };
   }
 
-  /** Writes the rendered file to the data directory, then installs it (restart when enabled, stop when not). */
-  async apply(): Promise<{ message: string; path: string }> {
-    const text = this.render();
-    const dir = join(this.context.config.dataDir, 'reverse-proxy');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const path = join(dir, 'config.yaml');
-    writeFileSync(path, text, { mode: 0o600 });
+  /**
+   * Renders, checks and installs the configuration. On Caddy: the candidate is checked with `caddy validate`
+   * first (409 and nothing changed when refused); a running Caddy then loads it in place, and when loading or
+   * starting fails the previous file is put back (and reloaded) before the 409.
+   */
+  apply(): Promise<{ message: string; path: string }> {
+    return this.applying.run(() => this.applyNow());
+  }
+
+  private async applyNow(): Promise<{ message: string; path: string }> {
     const enabled = this.config.read().enabled === true;
-    await this.context.platform.reverseProxy.apply(text, enabled);
-    return { message: enabled ? 'Reverse proxy configuration applied and service restarted' : 'Reverse proxy configuration saved, service stopped', path };
+    const proxy = this.context.platform.reverseProxy;
+    if (this.dialect !== 'caddy-json') {
+      const path = this.writeModelFile(this.render());
+      await proxy.apply(this.install(path), enabled);
+      return { message: enabled ? 'Reverse proxy configuration applied and service restarted' : 'Reverse proxy configuration saved, service stopped', path };
+    }
+    const runtime = this.runtime();
+    const { text, certificates } = this.renderCaddy(runtime);
+    const candidate = writeDaemonFile(runtime, ['candidate.json'], text);
+    const problem = await proxy.validate(candidate);
+    rmSync(candidate, { force: true });
+    if (problem !== null) throw conflict(problem);
+    const path = join(runtime.dir, 'caddy.json');
+    const previous = existsSync(path) ? readFileSync(path, 'utf8') : null;
+    writeDaemonFile(runtime, ['caddy.json'], text);
+    try {
+      const message = await proxy.apply(this.install(path), enabled);
+      pruneCertificates(runtime, certificates);
+      return { message, path };
+    } catch (error) {
+      if (previous === null) rmSync(path, { force: true });
+      else {
+        writeDaemonFile(runtime, ['caddy.json'], previous);
+        if ((await proxy.status()).running) await proxy.apply(this.install(path), true).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  /** start/stop/restart of the installed configuration (409 before the first apply on a real proxy). */
+  async control(action: 'start' | 'stop' | 'restart'): Promise<string> {
+    const proxy = this.context.platform.reverseProxy;
+    if (action === 'stop') return proxy.stop();
+    const path = this.dialect === 'caddy-json' ? join(this.runtime().dir, 'caddy.json') : this.modelFile();
+    if (this.dialect === 'caddy-json' && !existsSync(path)) throw conflict('nothing to run yet: POST /api/v1/reverse-proxy/apply first');
+    return action === 'start' ? proxy.start(this.install(path)) : proxy.restart(this.install(path));
   }
 
   /** Newest first, filtered by a case-insensitive fixed string (characters outside [A-Za-z0-9 ._-] dropped). */

@@ -11,6 +11,8 @@ import { createProcessDaemons } from '../process-daemons.js';
 import { createLinuxNetwork } from './network.js';
 import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
+import { createCaddyProxy } from './caddy.js';
+import { createSuricataEngine } from './suricata.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -30,6 +32,8 @@ export function createLinuxPlatform(): Platform {
   const traffic = new LinuxTraffic();
   const wireguard = createLinuxWireguard();
   const ipsec = createLinuxIpsec();
+  const reverseProxy = createCaddyProxy();
+  const idsEngine = createSuricataEngine();
   return {
     name: 'linux',
     simulated: false,
@@ -38,9 +42,9 @@ export function createLinuxPlatform(): Platform {
     system: { info: async () => readSystemInfo() },
     wireguard,
     ipsec,
-    idsEngine: notDriven('linux', 'the IDS engine'),
+    idsEngine,
     routing: createLinuxRouting(),
-    reverseProxy: notDriven('linux', 'the reverse proxy'),
+    reverseProxy,
     traffic,
     daemons,
     network: createLinuxNetwork(),
@@ -50,6 +54,8 @@ export function createLinuxPlatform(): Platform {
       await ipsec.stop();
       await traffic.close();
       await daemons.closeAll();
+      await reverseProxy.close();
+      await idsEngine.close();
     },
   };
 }

@@ -7,6 +7,7 @@ export function createSimulatedIdsEngine(now: () => number = Date.now): IdsEngin
   let startedAt = 0;
   let alerts = 0;
   return {
+    kind: 'simulated',
     async reload(options) {
       mode = options.mode;
       loadedRules = mode === 'disabled' ? 0 : options.rules.split('\n').filter((line) => line.trim() && !line.trimStart().startsWith('#')).length;
@@ -17,11 +18,14 @@ export function createSimulatedIdsEngine(now: () => number = Date.now): IdsEngin
       return {
         running, mode, loaded_rules: loadedRules, packets_inspected: 0, alerts_total: alerts, drops_total: 0,
         bytes_per_sec: 0, packets_per_sec: 0, flow_count: 0, flow_reassembly_bytes: 0,
-        uptime_secs: running ? Math.floor((now() - startedAt) / 1000) : 0,
+        uptime_secs: running ? Math.floor((now() - startedAt) / 1000) : 0, installed: true, engine: 'simulated',
       };
     },
     async countAlerts(count) {
       alerts += count;
+    },
+    onEve() {
+      return () => undefined;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { ReverseProxyControl } from '../reverse-proxy.js';
 
@@ -9,9 +10,9 @@ export function createSimulatedReverseProxy(now: () => number = Date.now): Rever
     serverLog.push(`${new Date(now()).toISOString()} level=info msg="${message}" (simulated)`);
     return message;
   };
-  const checkConfig = (text: string): string | null => {
+  const checkConfig = (file: string): string | null => {
     try {
-      const parsed = parse(text) as unknown;
+      const parsed = parse(readFileSync(file, 'utf8')) as unknown;
       if (parsed !== null && typeof parsed !== 'object') return 'configuration is not a YAML mapping';
       return null;
     } catch (error) {
@@ -19,6 +20,7 @@ export function createSimulatedReverseProxy(now: () => number = Date.now): Rever
     }
   };
   return {
+    dialect: 'model-yaml',
     async status() {
       return { running, version: 'simulated' };
     },
@@ -34,11 +36,11 @@ export function createSimulatedReverseProxy(now: () => number = Date.now): Rever
       running = true;
       return log('reverse proxy restarted');
     },
-    async validate(text) {
-      return checkConfig(text);
+    async validate(file) {
+      return checkConfig(file);
     },
-    async apply(text, enabled) {
-      const problem = checkConfig(text);
+    async apply(install, enabled) {
+      const problem = checkConfig(install.configFile);
       if (problem) throw new Error(problem);
       running = enabled;
       return log(enabled ? 'configuration applied, service restarted' : 'configuration saved, service stopped');

@@ -1,0 +1,42 @@
+/**
+ * The EVE follower (src/platform/linux/eve-tail.ts): whole lines only, in order; a partial line waits for its
+ * end; a file that shrinks is read again from its start; `fromEnd` skips what the file held before.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EveTail } from '../src/platform/linux/eve-tail.js';
+
+test('whole lines in order, partial lines held back, truncation restarts, old content skipped with fromEnd', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'b16-eve-'));
+  try {
+    const file = join(dir, 'eve.json');
+    writeFileSync(file, '{"old":1}\n');
+    const seen: string[] = [];
+    const tail = new EveTail(file, (lines) => seen.push(...lines.split('\n')), true);
+    await tail.read();
+    assert.deepEqual(seen, [], 'what the file held at start is not new');
+    appendFileSync(file, '{"a":1}\n{"b":');
+    await tail.read();
+    assert.deepEqual(seen, ['{"a":1}']);
+    appendFileSync(file, '2}\n');
+    await tail.read();
+    assert.deepEqual(seen, ['{"a":1}', '{"b":2}'], 'the partial line completed');
+    writeFileSync(file, '{"c":3}\n');
+    await tail.read();
+    assert.deepEqual(seen.at(-1), '{"c":3}', 'a truncated (rotated) file is read from its start');
+
+    // A file created after the tail started: everything in it is new.
+    const later = join(dir, 'later.json');
+    const fresh: string[] = [];
+    const second = new EveTail(later, (lines) => fresh.push(...lines.split('\n')), true);
+    await second.read();
+    writeFileSync(later, '{"d":4}\n{"e":5}\n');
+    await second.read();
+    assert.deepEqual(fresh, ['{"d":4}', '{"e":5}']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
