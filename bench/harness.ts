@@ -21,6 +21,16 @@ export async function startServer(options: { platform?: Platform } = {}): Promis
   };
 }
 
+/** Registers the first administrator of a fresh server and signs in: the Authorization header of its session. */
+export async function adminBearer(url: string): Promise<{ authorization: string }> {
+  const post = (path: string, body: unknown) =>
+    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const credentials = { username: 'admin', password: 'Bench-password1' };
+  await post('/api/v1/auth/register', credentials);
+  const { access_token } = (await (await post('/api/v1/auth/login', credentials)).json()) as { access_token: string };
+  return { authorization: `Bearer ${access_token}` };
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

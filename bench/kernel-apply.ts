@@ -6,7 +6,7 @@ import type { AliasData, RuleData, WithId } from '../src/compile/firewall-types.
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../src/platform/linux/packet-filter.js';
 import type { PacketFilterService } from '../src/areas/packet-filter/service.js';
-import { startServer, fmt } from './harness.js';
+import { adminBearer, startServer, fmt } from './harness.js';
 
 const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
 
@@ -33,12 +33,7 @@ export async function benchKernelApply(rules: WithId<RuleData>[], aliases: WithI
     return result.stdout;
   };
   try {
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    const credentials = { username: 'admin', password: 'Bench-password1' };
-    await post('/api/v1/auth/register', credentials);
-    const { access_token } = (await (await post('/api/v1/auth/login', credentials)).json()) as { access_token: string };
-    const auth = { authorization: `Bearer ${access_token}` };
+    const auth = await adminBearer(server.url);
     const { store } = server.app.context;
     const bigAlias = { name: 'big', alias_type: 'network', description: null, enabled: true, entries: Array.from({ length: 10_000 }, (_, i) => `10.${100 + (i >> 8)}.${i & 255}.0/24`) };
     let bigId = '';

@@ -6,7 +6,7 @@ import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import type { AliasData, FirewallConfig, RuleData, WithId } from '../src/compile/firewall-types.js';
 import Fastify from 'fastify';
-import { startServer, fmt, throughput } from './harness.js';
+import { adminBearer, startServer, fmt, throughput } from './harness.js';
 import { benchKernelApply } from './kernel-apply.js';
 
 /**
@@ -127,12 +127,7 @@ async function listThroughput(): Promise<void> {
   const small = await startServer();
   const bare = Fastify({ logger: false });
   try {
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${small.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    const credentials = { username: 'admin', password: 'Bench-password1' };
-    await post('/api/v1/auth/register', credentials);
-    const { access_token } = (await (await post('/api/v1/auth/login', credentials)).json()) as { access_token: string };
-    const headers = { authorization: `Bearer ${access_token}` };
+    const headers = await adminBearer(small.url);
     const { store } = small.app.context;
     store.transaction(() => {
       for (const rule of rules.slice(0, 100)) store.insert('rule', rule.data as unknown as Record<string, unknown>, rule.id);
@@ -164,12 +159,7 @@ await listThroughput();
 
 const server = await startServer();
 try {
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const credentials = { username: 'admin', password: 'Bench-password1' };
-  await post('/api/v1/auth/register', credentials);
-  const { access_token } = (await (await post('/api/v1/auth/login', credentials)).json()) as { access_token: string };
-  const auth = { authorization: `Bearer ${access_token}` };
+  const auth = await adminBearer(server.url);
   const { store } = server.app.context;
   store.transaction(() => {
     for (const alias of aliases) store.insert('alias', alias.data as unknown as Record<string, unknown>);

@@ -17,6 +17,7 @@ import { findProgram } from '../../src/platform/daemon-tools.js';
 import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab } from '../helpers/netns-lab.js';
+import { pings, pong, pongServer } from '../helpers/pong.js';
 
 const PLUGINS = '/usr/lib/ipsec/plugins';
 
@@ -31,13 +32,8 @@ function skipReason(): string | false {
 }
 
 const TCP_PORT = 8113;
-const TCP_SERVER = `require('net').createServer((s) => { s.end('pong ' + s.remoteAddress.replace('::ffff:', '') + '\\n'); }).listen(${TCP_PORT}, '0.0.0.0');`;
-const tcpClient = (host: string) =>
-  `const s = require('net').connect(${TCP_PORT}, '${host}'); let d = ''; s.on('data', (c) => d += c); s.on('end', () => { console.log(d.trim()); process.exit(0); });` +
-  ` s.on('error', () => { console.log('FAIL'); process.exit(0); }); setTimeout(() => { console.log('FAIL'); process.exit(0); }, 3000);`;
-const tcp = (ns: string, host: string) => inNamespace(ns, process.execPath, ['-e', tcpClient(host)]).trim();
-const pings = (ns: string, host: string, count = 1) =>
-  spawnSync('ip', ['netns', 'exec', ns, 'busybox', 'ping', '-c', String(count), '-W', '1', host], { encoding: 'utf8' }).status === 0;
+const TCP_SERVER = pongServer(TCP_PORT);
+const tcp = (ns: string, host: string) => pong(ns, host, TCP_PORT);
 
 async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
   const started = Date.now();

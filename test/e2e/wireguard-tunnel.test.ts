@@ -20,6 +20,7 @@ import { parseWgQuick, wgValue } from '../../src/areas/vpn/wireguard.js';
 import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab } from '../helpers/netns-lab.js';
+import { pings, pong, pongServer } from '../helpers/pong.js';
 
 function skipReason(): string | false {
   const root = rootSkipReason('the WireGuard namespace lab');
@@ -34,16 +35,8 @@ const TUNNEL_PORT = 51813;
 const TCP_PORT = 8013;
 const IPERF_PORT = 5213;
 
-/** One answer per line on a TCP port: "pong <client address>". */
-const TCP_SERVER = `require('net').createServer((s) => { s.end('pong ' + s.remoteAddress.replace('::ffff:', '') + '\\n'); }).listen(${TCP_PORT}, '0.0.0.0');`;
-/** Connects to HOST:PORT and prints the answer, or FAIL after 3 s. */
-const tcpClient = (host: string) =>
-  `const s = require('net').connect(${TCP_PORT}, '${host}'); let d = ''; s.on('data', (c) => d += c); s.on('end', () => { console.log(d.trim()); process.exit(0); });` +
-  ` s.on('error', () => { console.log('FAIL'); process.exit(0); }); setTimeout(() => { console.log('FAIL'); process.exit(0); }, 3000);`;
-
-const tcp = (ns: string, host: string) => inNamespace(ns, process.execPath, ['-e', tcpClient(host)]).trim();
-const pings = (ns: string, host: string, count = 1) =>
-  spawnSync('ip', ['netns', 'exec', ns, 'busybox', 'ping', '-c', String(count), '-W', '1', host], { encoding: 'utf8' }).status === 0;
+const TCP_SERVER = pongServer(TCP_PORT);
+const tcp = (ns: string, host: string) => pong(ns, host, TCP_PORT);
 
 async function until(what: string, check: () => boolean, timeoutMs = 15_000): Promise<number> {
   const started = performance.now();

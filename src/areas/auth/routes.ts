@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
@@ -21,6 +21,12 @@ const RoleIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64
  * the service runs this check on the version it is about to change, in the step that changes it.
  */
 const ifMatchOf = (request: FastifyRequest): VersionCheck => (version) => requirePreconditions(request, strongTagOfValue(version));
+
+/** An account or role as answered, with the entity tag of its version set on the reply. */
+function taggedVersion<T>(reply: FastifyReply, { record, version }: { record: T; version: unknown }): T {
+  setEntityTag(reply, strongTagOfValue(version));
+  return record;
+}
 
 const TooMany = ErrorAnswer('Too many failed attempts: wait for Retry-After seconds');
 /** What a sign-in or token exchange answers when refused. */
@@ -144,11 +150,7 @@ function routes(context: AppContext): RouteSpec[] {
     route({
       method: 'GET', conditional: 'read', path: '/api/v1/auth/users/{id}', access: 'users:read', tags, summary: 'Read one account',
       schema: { params: IdParams(), response: { 200: S.User } },
-      handler: (request, reply) => {
-        const { record, version } = identity.userVersion(request.params.id);
-        setEntityTag(reply, strongTagOfValue(version));
-        return record;
-      },
+      handler: (request, reply) => taggedVersion(reply, identity.userVersion(request.params.id)),
     }),
     route({
       method: 'PUT', conditional: 'write', path: '/api/v1/auth/users/{id}', access: 'users:write', tags, summary: 'Change an account (fields not sent are kept)',
@@ -156,8 +158,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: async (request, reply) => {
         const { username, password, email, role, enabled } = request.body;
         const updated = await identity.updateUser(request.params.id, { username, password, email, role, enabled }, actorOf(request), ifMatchOf(request));
-        setEntityTag(reply, strongTagOfValue(identity.userVersion(updated.id).version));
-        return updated;
+        return taggedVersion(reply, { record: updated, version: identity.userVersion(updated.id).version });
       },
     }),
     route({
@@ -192,19 +193,14 @@ function routes(context: AppContext): RouteSpec[] {
     route({
       method: 'GET', conditional: 'read', path: '/api/v1/auth/roles/{id}', access: 'users:read', tags, summary: 'Read one role (built-in or custom)',
       schema: { params: RoleIdParams, response: { 200: S.Role } },
-      handler: (request, reply) => {
-        const { record, version } = identity.roleVersion(request.params.id);
-        setEntityTag(reply, strongTagOfValue(version));
-        return record;
-      },
+      handler: (request, reply) => taggedVersion(reply, identity.roleVersion(request.params.id)),
     }),
     route({
       method: 'PUT', conditional: 'write', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Change a custom role (built-in roles are immutable)',
       schema: { params: RoleIdParams, body: S.RolePatch, response: { 200: S.Role } },
       handler: (request, reply) => {
         const updated = identity.updateRole(request.params.id, request.body, actorOf(request), ifMatchOf(request));
-        setEntityTag(reply, strongTagOfValue(identity.roleVersion(updated.id).version));
-        return updated;
+        return taggedVersion(reply, { record: updated, version: identity.roleVersion(updated.id).version });
       },
     }),
     route({
