@@ -267,6 +267,7 @@ export class ReverseProxyService {
       running: live.running, version: live.version, simulated: this.context.platform.simulated,
       entrypoints: count('rp_entrypoint'), http_routers: count('rp_http_router'), http_services: count('rp_http_service'),
       http_middlewares: count('rp_http_middleware'), tcp_routers: count('rp_tcp_router'), udp_routers: count('rp_udp_router'),
+      pid: live.pid ?? null, restarts: live.restarts ?? 0, last_error: live.last_error ?? null,
     };
   }
 
