@@ -13,9 +13,10 @@ import { isCidr, isSingleLineText, isUnder } from '../../render/grammar.js';
 import { systemAccount, systemGroup } from '../../platform/daemon-runtime.js';
 import { placeOrder } from './acme-order.js';
 import { Http01Responder, parseListen } from './http01-responder.js';
-import { rfc2136Settings, txtPublisher } from './dns01.js';
+import { rfc2136Settings, txtPublisher, type DnsProviderAccess } from './dns01.js';
 import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
 import type { CertificateConsumer } from './certificate-consumers.js';
+import { dnsApiEndpoint } from './dns-api-endpoint.js';
 
 const NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 /** The config keys of a file export target (wire-format §4.3). */
@@ -92,6 +93,13 @@ export class AcmeService {
         if (data.kind === 'rfc2136') {
           const settings = rfc2136Settings((data.extra ?? {}) as Record<string, unknown>);
           if (typeof settings === 'string') throw badRequest(`body.${settings}`);
+        }
+        if (data.kind === 'route53' || data.kind === 'digitalocean') {
+          const extra = (data.extra ?? {}) as Record<string, unknown>;
+          const endpoint = dnsApiEndpoint(extra, '');
+          if (typeof endpoint !== 'string') throw badRequest(`body.${endpoint.error}`);
+          if (extra.region !== undefined && (typeof extra.region !== 'string' || !/^[a-z0-9-]{1,32}$/.test(extra.region))) throw badRequest('body.extra.region must be an AWS region name');
+          if (extra.zone_id !== undefined && (typeof extra.zone_id !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(extra.zone_id))) throw badRequest('body.extra.zone_id must be a hosted zone id');
         }
       },
     });
@@ -246,10 +254,7 @@ export class AcmeService {
         await responder.open();
       } else {
         const provider = this.providers.find(String(cert.data.dns_provider_id));
-        dns01 = txtPublisher({
-          kind: String(provider.data.kind), zone: String(provider.data.zone), token: this.providers.secret(provider, 'api_token'),
-          extra: (provider.data.extra ?? {}) as Record<string, unknown>, allowList: (account.allowed_networks as string[] | undefined) ?? [],
-        });
+        dns01 = txtPublisher(this.providerAccess(provider));
       }
       const accountKey = typeof account.account_key_pem === 'string' && account.account_key_pem !== '' ? this.account.secret('account_key_pem') ?? null : null;
       const issued = await placeOrder({
@@ -397,13 +402,33 @@ export class AcmeService {
 
   // ---- DNS providers ---------------------------------------------------------------------------------
 
-  /** Adds then removes a TXT record through the provider's API (Cloudflare); other kinds say what they lack. */
+  /** A provider's kind, zone, secrets and settings, with the account's allowed networks for the outbound guard. */
+  private providerAccess(provider: ConfigObject): DnsProviderAccess {
+    const account = this.account.read();
+    return {
+      kind: String(provider.data.kind), zone: String(provider.data.zone),
+      token: this.providers.secret(provider, 'api_token'), secret: this.providers.secret(provider, 'aws_secret_key'),
+      extra: (provider.data.extra ?? {}) as Record<string, unknown>, allowList: (account.allowed_networks as string[] | undefined) ?? [],
+    };
+  }
+
+  /** Adds then removes a TXT record `_acme-bulwark-test.<zone>` through the provider's API. */
   async testProvider(id: string) {
     const provider = this.providers.find(id);
     const token = this.providers.secret(provider, 'api_token');
     const zone = String(provider.data.zone);
     if (provider.data.kind === 'manual') return { ok: true, message: 'manual provider: TXT records are added by the operator' };
-    if (provider.data.kind !== 'cloudflare') return { ok: false, message: `${String(provider.data.kind)} DNS updates are not implemented yet` };
+    if (provider.data.kind !== 'cloudflare') {
+      const name = `_acme-bulwark-test.${zone}`;
+      try {
+        const publisher = txtPublisher(this.providerAccess(provider));
+        await publisher.add(name, 'bulwark-test');
+        await publisher.remove(name, 'bulwark-test');
+        return { ok: true, message: 'TXT add+remove OK' };
+      } catch (error) {
+        return { ok: false, message: oneLine((error as Error).message) };
+      }
+    }
     if (!token) return { ok: false, message: 'no api_token stored' };
     const api = 'https://api.cloudflare.com/client/v4';
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
