@@ -123,3 +123,38 @@ test('scheduled renewal picks the certificates that are due: never issued (not f
   assert.ok(failed, 'the earlier test left a certificate whose first issue failed');
   assert.ok(!due.includes(failed.id), 'a failed first issue waits for someone to renew it by hand');
 });
+
+test('publish by hand reloads the running reverse proxy that serves the certificate from the exported files, and says so', async () => {
+  const { join } = await import('node:path');
+  await t.request('POST', '/api/v1/ca', {});
+  const issued = json(await t.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: 'pub.example.org' }));
+  const provider = json(await t.request('GET', '/api/v1/acme/dns-providers'))[0];
+  const cert = json(await t.request('POST', '/api/v1/acme/certs', { common_name: 'pub.example.org', dns_provider_id: provider.id }));
+  AcmeService.prototype.storeIssued.call({ certs: t.app.context.models.get('acme_cert') } as AcmeService, cert.id, { cert_pem: issued.certificate_pem, chain_pem: issued.ca_certificate_pem, key_pem: issued.private_key_pem });
+  const dir = join(t.app.context.config.dataDir, 'certs', 'b16s');
+  const certPath = join(dir, 'pub.pem');
+  const keyPath = join(dir, 'pub.key');
+  assert.equal((await t.request('POST', `/api/v1/acme/certs/${cert.id}/targets`, { kind: 'file', config: { cert_path: certPath, key_path: keyPath } })).statusCode, 201);
+  const publish = async () => json(await t.request('POST', `/api/v1/acme/certs/${cert.id}/publish`));
+  const reloads = async () => (json(await t.request('GET', '/api/v1/reverse-proxy/logs?log_type=server&lines=5000')) as string[]).filter((line) => line.includes('configuration applied')).length;
+
+  // Nothing serves it yet: the files are written, nothing is reloaded.
+  assert.deepEqual(await publish(), { ok: true, message: 'published to every target', expires_at: json(await t.request('GET', `/api/v1/acme/certs/${cert.id}`)).expires_at });
+
+  // The running proxy serves the exported files: a publish reloads it and the answer names it.
+  assert.equal((await t.request('POST', '/api/v1/reverse-proxy/tls/certs', { name: 'pub', cert_file: certPath, key_file: keyPath })).statusCode, 201);
+  assert.equal((await t.request('PUT', '/api/v1/reverse-proxy/config', { enabled: true })).statusCode, 200);
+  assert.equal((await t.request('POST', '/api/v1/reverse-proxy/apply')).statusCode, 200);
+  assert.equal(json(await t.request('GET', '/api/v1/reverse-proxy/status')).running, true);
+  const before = await reloads();
+  const published = await publish();
+  assert.equal(published.ok, true);
+  assert.equal(published.message, 'published to every target; reloaded: reverse proxy');
+  assert.equal(await reloads(), before + 1, 'the proxy applied its configuration again');
+
+  // A stopped proxy is left stopped.
+  await t.request('POST', '/api/v1/reverse-proxy/stop');
+  assert.equal((await publish()).message, 'published to every target');
+  assert.equal(json(await t.request('GET', '/api/v1/reverse-proxy/status')).running, false);
+  await t.request('PUT', '/api/v1/reverse-proxy/config', { enabled: false });
+});

@@ -43,6 +43,7 @@ export function createAreas(context: AppContext): Area[] {
   const dashboard = createDashboardArea(context, { feeds });
   const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service, metrics: dashboard.service.engine });
   const ca = createCaArea(context);
+  const reverseProxy = createReverseProxyArea(context);
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -52,10 +53,11 @@ export function createAreas(context: AppContext): Area[] {
     ca,
     ids,
     geoip,
-    createReverseProxyArea(context),
+    reverseProxy,
     createMultiwanArea(context),
     createAiArea(context, { ids: ids.service }),
-    createAcmeArea(context),
+    // A certificate published by hand reloads the running proxy that serves it.
+    createAcmeArea(context, { certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }] }),
     dashboard,
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),

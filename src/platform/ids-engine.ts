@@ -14,6 +14,9 @@ export interface IdsEngineStatus {
   installed: boolean;
   /** What runs the detection, or why nothing can (`suricata 7.0.3`, `Suricata is not installed …`, `simulated`). */
   engine: string;
+  /** The supervised engine process (a real engine): automatic restarts after it died, and why it last ended. */
+  restarts?: number;
+  last_error?: string | null;
 }
 
 /** Files a real engine runs from: its configuration (rendered by the IDS area) and its log directory. */

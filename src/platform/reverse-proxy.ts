@@ -1,6 +1,10 @@
 export interface ReverseProxyStatus {
   running: boolean;
   version: string;
+  /** The supervised process (a proxy Bulwark runs itself): its pid, automatic restarts after it died, why it last ended. */
+  pid?: number | null;
+  restarts?: number;
+  last_error?: string | null;
 }
 
 /** What the area hands the proxy: its installed configuration file and where the access log goes. */

@@ -16,6 +16,8 @@ export interface SupervisedProcessOptions {
   restartDelayMs?: number;
   /** Receives every line the process writes (for the server log). */
   onLine?: (line: string) => void;
+  /** When set, standard output goes here as it arrives (Caddy's access log) and is not kept as the process's own lines. */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 export interface SupervisedState {
@@ -64,6 +66,11 @@ export class SupervisedProcess {
     };
   }
 
+  /** Sends a signal to the running process (a live reload); false when none runs. */
+  signal(signal: NodeJS.Signals): boolean {
+    return this.alive && this.child!.kill(signal);
+  }
+
   /** The process's own recent output. */
   log(): string[] {
     return [...this.lines];
@@ -92,7 +99,7 @@ export class SupervisedProcess {
       }
       if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
     };
-    child.stdout?.on('data', take);
+    child.stdout?.on('data', this.options.onStdout ?? take);
     child.stderr?.on('data', take);
     child.on('error', (error) => {
       this.lastError = `${label} could not be started: ${error.message}`;

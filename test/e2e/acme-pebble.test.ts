@@ -5,7 +5,8 @@
  * (the CA's private network allowed in the account), HTTP-01 answered by the built-in responder and validated
  * by pebble over the network, the certificate published to a file export target with its owner and modes, the
  * client reaching the back end through Caddy over TLS with the ACME certificate, and a renewal replacing the
- * certificate Caddy serves without restarting it; HTTP-01 answered through Caddy when it holds port 80; and DNS-01 for a wildcard through an RFC 2136 provider (TSIG
+ * certificate Caddy serves without restarting it; a publish by hand rewriting the exported files Caddy serves and
+ * reloading it; HTTP-01 answered through Caddy when it holds port 80; and DNS-01 for a wildcard through an RFC 2136 provider (TSIG
  * updates to BIND, checked by pebble, removed afterwards).
  */
 import { test } from 'node:test';
@@ -52,7 +53,7 @@ function caddyPid(ns: string): number | null {
 }
 
 test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by RFC 2136; Caddy serves the certificate; a renewal is served without a restart', { skip: skipReason(), timeout: 300_000 }, async () => {
-  const lab = new NetnsLab('b16');
+  const lab = new NetnsLab('b16s');
   const extraCa = process.env.NODE_EXTRA_CA_CERTS;
   let namedDir = '';
   try {
@@ -160,6 +161,24 @@ test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by 
     assert.notEqual(secondSerial, firstSerial, 'a new certificate is served');
     assert.equal(secondSerial, pem(lab.call('GET', `/api/v1/acme/certs/${cert.id}/cert.pem`)));
     assert.equal(caddyPid(fw), pid, 'without restarting Caddy');
+    assert.equal(curl().stdout, `backend three host=${NAME}`);
+
+    // Publish by hand: the proxy now serves the exported files; they are overwritten with a stale certificate (the
+    // local CA's, same name) that the proxy picks up; POST publish writes the ACME certificate back and reloads
+    // the running Caddy, which serves it again without a restart.
+    const keyExported = join(lab.dataDir, 'certs', 'b16', 'three.key');
+    const tlsThree = (lab.call('GET', `${rp}/tls/certs`) as { id: string; name: string }[]).find((item) => item.name === 'three')!;
+    lab.call('PUT', `${rp}/tls/certs/${tlsThree.id}`, { source: null, cert_file: exported, key_file: keyExported });
+    lab.call('POST', '/api/v1/ca', { common_name: 'b16s stale root' });
+    const stale = lab.call('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: NAME, sans: [] });
+    writeFileSync(exported, stale.certificate_pem);
+    writeFileSync(keyExported, stale.private_key_pem);
+    lab.call('POST', `${rp}/apply`);
+    assert.equal(served(), pem(stale.certificate_pem), 'the proxy serves the overwritten files');
+    const republished = lab.call('POST', `/api/v1/acme/certs/${cert.id}/publish`, undefined, 200);
+    assert.deepEqual([republished.ok, republished.message], [true, 'published to every target; reloaded: reverse proxy']);
+    assert.equal(served(), secondSerial, 'the published ACME certificate is served');
+    assert.equal(caddyPid(fw), pid, 'by the same Caddy process');
     assert.equal(curl().stdout, `backend three host=${NAME}`);
 
     // DNS-01 for a wildcard: the TXT record is published to BIND by RFC 2136 (TSIG), pebble checks it, it is removed.

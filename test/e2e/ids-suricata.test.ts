@@ -5,7 +5,8 @@
  * (test/e2e/fixtures/fake-suricata.mjs) appears on PATH: reload renders suricata.yaml, has it checked with
  * `suricata -T`, runs the engine on the namespace's interface, and EVE alerts the engine writes (the real
  * tunnel-testing EVE log from ../shared) are listed by /ids/alerts within a second; rule changes reach the
- * running engine without a restart (SIGUSR2); a ruleset the checker refuses is 409 and the engine keeps running.
+ * running engine without a restart (SIGUSR2); a ruleset the checker refuses is 409 and the engine keeps running;
+ * an engine killed with SIGKILL is restarted by Bulwark's supervision and its alerts are read again.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,7 +44,7 @@ function enginePid(ns: string): number | null {
 }
 
 test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 240_000 }, async (t) => {
-  const lab = new NetnsLab('b16');
+  const lab = new NetnsLab('b16s');
   const savedPath = process.env.PATH;
   try {
     const fw = lab.namespace('fw');
@@ -127,6 +128,32 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     assert.equal(refused.status, 409);
     assert.match(refused.body.error, /^suricata -T refused the configuration: <Error> - \[ERRCODE: SC_ERR_INVALID_SIGNATURE\(39\)\]/);
     assert.equal(enginePid(fw), pid);
+
+    // Supervision: an engine killed outright is started again with the same files, the stats report the restart,
+    // and alerts the new engine writes are listed again.
+    assert.equal(lab.call('GET', '/api/v1/ids/stats').engine_restarts, 0);
+    process.kill(pid, 'SIGKILL');
+    const killedAt = Date.now();
+    let restartedPid = enginePid(fw);
+    while ((restartedPid === null || restartedPid === pid || !lab.call('GET', '/api/v1/ids/stats').running) && Date.now() - killedAt < 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      restartedPid = enginePid(fw);
+    }
+    assert.ok(restartedPid && restartedPid !== pid, `no new engine process after the kill\n${lab.log}`);
+    const recovery = Date.now() - killedAt;
+    assert.ok(recovery < 5000, `engine back after ${recovery} ms`);
+    t.diagnostic(`Suricata SIGKILLed: a new engine ran after ${recovery} ms`);
+    const supervised = lab.call('GET', '/api/v1/ids/stats');
+    assert.deepEqual([supervised.running, supervised.engine_restarts, supervised.engine_last_error], [true, 1, null]);
+    const restartedArgs = readFileSync(`/proc/${restartedPid}/cmdline`, 'utf8').split('\0');
+    assert.equal(restartedArgs[restartedArgs.indexOf('-c') + 1], join(runtime, 'suricata.yaml'), 'the same configuration');
+    const storedBefore = lab.call('GET', '/api/v1/ids/stats').alerts_total as number;
+    process.kill(restartedPid, 'SIGUSR1');
+    const wroteAgainAt = Date.now();
+    while ((lab.call('GET', '/api/v1/ids/stats').alerts_total as number) < storedBefore + expected && Date.now() - wroteAgainAt < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok((lab.call('GET', '/api/v1/ids/stats').alerts_total as number) >= storedBefore + expected, 'the restarted engine\'s alerts are read');
 
     // IPS: the engine reads NFQUEUE 0 and forwarded traffic is queued to it (its own nft table, fail-open).
     const rulesets = lab.call('GET', '/api/v1/ids/rulesets') as { id: string; name: string }[];

@@ -5,7 +5,8 @@
  * CA's root. Proven: routing by host name to two services, certificates of the local CA chosen by SNI, basic
  * auth and header middlewares taking effect, the access log, a reload (new certificate) served by the same
  * Caddy process while a slow request in flight completes, a refused configuration keeping the previous one,
- * and TCP routers refused with 400 naming the missing feature.
+ * Caddy killed with SIGKILL restarted by Bulwark's supervision and serving again within a few seconds, and TCP
+ * routers refused with 400 naming the missing feature.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,8 +52,8 @@ function caddyProcess(ns: string): { pid: number; uid: number } | null {
   return null;
 }
 
-test('Caddy under Bulwark, reached from a client namespace: routing by host over TLS from the local CA, middlewares, reload without restart, refusals', { skip: skipReason(), timeout: 300_000 }, async () => {
-  const lab = new NetnsLab('b16');
+test('Caddy under Bulwark, reached from a client namespace: routing by host over TLS from the local CA, middlewares, reload without restart, refusals', { skip: skipReason(), timeout: 300_000 }, async (t) => {
+  const lab = new NetnsLab('b16s');
   try {
     const fw = lab.namespace('fw');
     const client = lab.namespace('cl');
@@ -145,6 +146,30 @@ test('Caddy under Bulwark, reached from a client namespace: routing by host over
     assert.equal(slowBody, 'backend one host=one.b16.test from=proxy');
     assert.equal(servedSerial('one.b16.test'), strip(serialOf(renewed.id)), 'the new certificate is served');
     assert.equal(caddyProcess(fw)?.pid, first.pid, 'by the same Caddy process');
+
+    // Supervision: a Caddy killed outright is restarted with the applied configuration (the renewed certificate),
+    // and a client gets through again within a few seconds; the status reports the restart.
+    const supervised = lab.call('GET', `${rp}/status`);
+    assert.equal(supervised.pid, first.pid);
+    assert.equal(supervised.restarts, 0);
+    process.kill(first.pid, 'SIGKILL');
+    const killedAt = Date.now();
+    let back = curl('one.b16.test', '/', ['--max-time', '2']);
+    while (back.status !== 200 && Date.now() - killedAt < 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      back = curl('one.b16.test', '/', ['--max-time', '2']);
+    }
+    const recovery = Date.now() - killedAt;
+    assert.equal(back.status, 200, `no answer through the proxy ${recovery} ms after Caddy was killed\n${lab.log}`);
+    assert.equal(back.body, 'backend one host=one.b16.test from=proxy');
+    assert.ok(recovery < 5000, `served again ${recovery} ms after the kill`);
+    t.diagnostic(`Caddy SIGKILLed: served again through the proxy after ${recovery} ms`);
+    const restarted = caddyProcess(fw);
+    assert.ok(restarted && restarted.pid !== first.pid, 'a new Caddy process');
+    assert.equal(restarted.uid, systemAccount('caddy')!.uid, 'still as the caddy user');
+    const afterKill = lab.call('GET', `${rp}/status`);
+    assert.deepEqual([afterKill.running, afterKill.restarts, afterKill.pid], [true, 1, restarted.pid]);
+    assert.equal(servedSerial('one.b16.test'), strip(serialOf(renewed.id)), 'the restarted Caddy serves the applied configuration');
 
     // A configuration Caddy refuses (two services on one port, one plain and one TLS) changes nothing.
     lab.call('POST', `${rp}/http/routers`, { name: 'r-plain', rule: 'Host(`plain.b16.test`)', service: 'one', entry_points: '["websecure"]' });

@@ -1,18 +1,22 @@
 /**
  * DNS-01 through the configured DNS providers: a TXT record `_acme-challenge.<name>` added before the CA is
  * asked to validate and removed afterwards. Cloudflare is driven through its API (through the outbound guard);
- * RFC 2136 servers through nsupdate with TSIG; `manual` stops the order with the record the operator must publish;
- * route53 and digitalocean say they are not driven.
+ * RFC 2136 servers through nsupdate with TSIG; Route 53 and DigitalOcean through their APIs (dns01-route53.ts,
+ * dns01-digitalocean.ts); `manual` stops the order with the record the operator must publish.
  */
 import { outboundFetch } from '../../net/outbound.js';
 import { resolveGuardedHost } from '../../net/guarded-host.js';
 import { nsupdateScript, TSIG_ALGORITHMS } from '../../render/nsupdate.js';
 import { sendDnsUpdate } from '../../platform/nsupdate.js';
+import { route53Publisher } from './dns01-route53.js';
+import { digitalOceanPublisher } from './dns01-digitalocean.js';
 
 export interface DnsProviderAccess {
   kind: string;
   zone: string;
   token: string | undefined;
+  /** The second secret (route53's aws_secret_key). */
+  secret?: string | undefined;
   extra: Record<string, unknown>;
   /** Private networks the outbound guard lets through (the ACME account's allowed_networks). */
   allowList: readonly string[];
@@ -78,6 +82,8 @@ function cloudflare(provider: DnsProviderAccess): TxtPublisher {
 export function txtPublisher(provider: DnsProviderAccess): TxtPublisher {
   if (provider.kind === 'cloudflare') return cloudflare(provider);
   if (provider.kind === 'rfc2136') return rfc2136(provider);
+  if (provider.kind === 'route53') return route53Publisher({ ...provider, secret: provider.secret });
+  if (provider.kind === 'digitalocean') return digitalOceanPublisher(provider);
   if (provider.kind === 'manual') {
     return {
       async add(name, value) {
@@ -86,5 +92,5 @@ export function txtPublisher(provider: DnsProviderAccess): TxtPublisher {
       async remove() {},
     };
   }
-  throw new Error(`${provider.kind} DNS updates are not driven in this release; use cloudflare, rfc2136 or manual`);
+  throw new Error(`${provider.kind} DNS updates are not driven`);
 }

@@ -13,8 +13,10 @@ import { isCidr, isSingleLineText, isUnder } from '../../render/grammar.js';
 import { systemAccount, systemGroup } from '../../platform/daemon-runtime.js';
 import { placeOrder } from './acme-order.js';
 import { Http01Responder, parseListen } from './http01-responder.js';
-import { rfc2136Settings, txtPublisher } from './dns01.js';
+import { rfc2136Settings, txtPublisher, type DnsProviderAccess } from './dns01.js';
 import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
+import type { CertificateConsumer } from './certificate-consumers.js';
+import { dnsApiEndpoint } from './dns-api-endpoint.js';
 
 const NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 /** The config keys of a file export target (wire-format §4.3). */
@@ -64,7 +66,7 @@ export class AcmeService {
   /** Certificates with an order in progress (a second renew waits for none: it is refused). */
   private readonly inFlight = new Set<string>();
 
-  constructor(private readonly context: AppContext) {
+  constructor(private readonly context: AppContext, private readonly consumers: CertificateConsumer[] = []) {
     const { models } = context;
     this.account = models.singleton({
       kind: 'acme_account', noun: 'ACME account', writeAccess: 'settings:write',
@@ -91,6 +93,13 @@ export class AcmeService {
         if (data.kind === 'rfc2136') {
           const settings = rfc2136Settings((data.extra ?? {}) as Record<string, unknown>);
           if (typeof settings === 'string') throw badRequest(`body.${settings}`);
+        }
+        if (data.kind === 'route53' || data.kind === 'digitalocean') {
+          const extra = (data.extra ?? {}) as Record<string, unknown>;
+          const endpoint = dnsApiEndpoint(extra, '');
+          if (typeof endpoint !== 'string') throw badRequest(`body.${endpoint.error}`);
+          if (extra.region !== undefined && (typeof extra.region !== 'string' || !/^[a-z0-9-]{1,32}$/.test(extra.region))) throw badRequest('body.extra.region must be an AWS region name');
+          if (extra.zone_id !== undefined && (typeof extra.zone_id !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(extra.zone_id))) throw badRequest('body.extra.zone_id must be a hosted zone id');
         }
       },
     });
@@ -245,10 +254,7 @@ export class AcmeService {
         await responder.open();
       } else {
         const provider = this.providers.find(String(cert.data.dns_provider_id));
-        dns01 = txtPublisher({
-          kind: String(provider.data.kind), zone: String(provider.data.zone), token: this.providers.secret(provider, 'api_token'),
-          extra: (provider.data.extra ?? {}) as Record<string, unknown>, allowList: (account.allowed_networks as string[] | undefined) ?? [],
-        });
+        dns01 = txtPublisher(this.providerAccess(provider));
       }
       const accountKey = typeof account.account_key_pem === 'string' && account.account_key_pem !== '' ? this.account.secret('account_key_pem') ?? null : null;
       const issued = await placeOrder({
@@ -327,20 +333,37 @@ export class AcmeService {
     return this.targets.update(id, patch);
   }
 
-  /** Runs every export target of an issued certificate; each records its own outcome. */
+  /**
+   * Runs every export target of an issued certificate (each records its own outcome), then reloads the running
+   * services that serve it; the answer names them, and a reload that failed makes it not ok.
+   */
   async publish(id: string) {
     this.certPem(id);
     const cert = this.certs.find(id);
     const material = { cert_pem: this.certs.secret(cert, 'cert_pem') ?? '', chain_pem: this.certs.secret(cert, 'chain_pem') ?? '', key_pem: this.certs.secret(cert, 'key_pem') ?? '' };
-    const failures = await this.publishMaterial(id, material);
-    return { ok: failures === 0, message: failures === 0 ? 'published to every target' : `${failures} target(s) failed; check per-target status`, expires_at: (cert.data.expires_at as string | null) ?? null };
+    const { failures, written } = await this.publishMaterial(id, material);
+    const reloaded: string[] = [];
+    const reloadFailures: string[] = [];
+    for (const consumer of this.consumers) {
+      try {
+        if (await consumer.reloadIfServing(id, written)) reloaded.push(consumer.name);
+      } catch (error) {
+        reloadFailures.push(`${consumer.name} reload failed: ${oneLine((error as Error).message)}`);
+      }
+    }
+    if (reloaded.length > 0 || reloadFailures.length > 0) this.context.log.info({ certificate: id, reloaded, failed: reloadFailures }, 'ACME certificate published; services using it reloaded');
+    const parts = [failures === 0 ? 'published to every target' : `${failures} target(s) failed; check per-target status`];
+    if (reloaded.length > 0) parts.push(`reloaded: ${reloaded.join(', ')}`);
+    parts.push(...reloadFailures);
+    return { ok: failures === 0 && reloadFailures.length === 0, message: parts.join('; '), expires_at: (cert.data.expires_at as string | null) ?? null };
   }
 
-  /** Writes the material to each target of the certificate; the number that failed. */
-  private async publishMaterial(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }): Promise<number> {
+  /** Writes the material to each target of the certificate: the number that failed and the files written. */
+  private async publishMaterial(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }): Promise<{ failures: number; written: string[] }> {
     const cert = this.certs.find(id);
     const fullchain = material.chain_pem ? `${material.cert_pem.trimEnd()}\n${material.chain_pem}` : material.cert_pem;
     let failures = 0;
+    const written: string[] = [];
     for (const target of this.targets.objects(id)) {
       const config = target.data.config as Record<string, string>;
       let error: string | null = null;
@@ -353,6 +376,7 @@ export class AcmeService {
             if (problem) throw new Error(`${path}: ${problem}`);
             const root = certRoots(this.context.config.dataDir).find((candidate) => isUnder(path, candidate))!;
             writeConfinedFile(path, root, text, parseInt(mode, 8), owner);
+            written.push(path);
           };
           write(config.cert_path, fullchain, config.mode ?? '0644');
           write(config.key_path, material.key_pem, config.key_mode ?? '0600', true);
@@ -373,18 +397,38 @@ export class AcmeService {
       }
       this.context.store.update('acme_export_target', target.id, { ...target.data, last_run_at: isoTime(this.context.clock.now()), last_run_ok: error === null, last_run_error: error });
     }
-    return failures;
+    return { failures, written };
   }
 
   // ---- DNS providers ---------------------------------------------------------------------------------
 
-  /** Adds then removes a TXT record through the provider's API (Cloudflare); other kinds say what they lack. */
+  /** A provider's kind, zone, secrets and settings, with the account's allowed networks for the outbound guard. */
+  private providerAccess(provider: ConfigObject): DnsProviderAccess {
+    const account = this.account.read();
+    return {
+      kind: String(provider.data.kind), zone: String(provider.data.zone),
+      token: this.providers.secret(provider, 'api_token'), secret: this.providers.secret(provider, 'aws_secret_key'),
+      extra: (provider.data.extra ?? {}) as Record<string, unknown>, allowList: (account.allowed_networks as string[] | undefined) ?? [],
+    };
+  }
+
+  /** Adds then removes a TXT record `_acme-bulwark-test.<zone>` through the provider's API. */
   async testProvider(id: string) {
     const provider = this.providers.find(id);
     const token = this.providers.secret(provider, 'api_token');
     const zone = String(provider.data.zone);
     if (provider.data.kind === 'manual') return { ok: true, message: 'manual provider: TXT records are added by the operator' };
-    if (provider.data.kind !== 'cloudflare') return { ok: false, message: `${String(provider.data.kind)} DNS updates are not implemented yet` };
+    if (provider.data.kind !== 'cloudflare') {
+      const name = `_acme-bulwark-test.${zone}`;
+      try {
+        const publisher = txtPublisher(this.providerAccess(provider));
+        await publisher.add(name, 'bulwark-test');
+        await publisher.remove(name, 'bulwark-test');
+        return { ok: true, message: 'TXT add+remove OK' };
+      } catch (error) {
+        return { ok: false, message: oneLine((error as Error).message) };
+      }
+    }
     if (!token) return { ok: false, message: 'no api_token stored' };
     const api = 'https://api.cloudflare.com/client/v4';
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

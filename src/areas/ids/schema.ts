@@ -146,6 +146,8 @@ export const IdsStats = Type.Object({
   simulated: Type.Boolean(),
   engine: Type.String({ description: 'what runs the detection (e.g. the Suricata version), or what to install' }),
   engine_installed: Type.Boolean(),
+  engine_restarts: Type.Integer({ description: 'automatic restarts of the engine after it died' }),
+  engine_last_error: Type.Union([Type.String(), Type.Null()], { description: 'why the engine last ended or failed to restart; null while all is well' }),
   severity_counts: Type.Array(Type.Tuple([Type.String(), Type.Integer()])),
   top_signatures: Type.Array(Type.Tuple([Type.String(), Type.Integer()])),
   top_sources: Type.Array(Type.Tuple([Type.String(), Type.Integer()])),

@@ -381,6 +381,8 @@ export class IdsService {
       simulated: this.context.platform.simulated,
       engine: engine.engine,
       engine_installed: engine.installed,
+      engine_restarts: engine.restarts ?? 0,
+      engine_last_error: engine.last_error ?? null,
       severity_counts: severityRows.map((r) => [label(r.severity), r.n] as [string, number]),
       top_signatures: signatures.map((r) => [r.k, r.n] as [string, number]),
       top_sources: sources.map((r) => [r.k, r.n] as [string, number]),

@@ -26,7 +26,7 @@ const COLLECTION_PATHS: Record<string, string> = {
   rp_udp_router: 'udp/routers',
 };
 
-export function createReverseProxyArea(context: AppContext): Area {
+export function createReverseProxyArea(context: AppContext): Area & { service: ReverseProxyService } {
   const proxy = new ReverseProxyService(context);
   // One applier of the whole configuration (POST /reload, restore, import, commit-confirm).
   context.apply.register('reverse-proxy', async () => {
@@ -40,6 +40,7 @@ export function createReverseProxyArea(context: AppContext): Area {
   });
   return {
     name: 'reverse-proxy',
+    service: proxy,
     routes: routes(context, proxy),
     // A proxy that was enabled runs again after a restart of Bulwark (with the configuration last applied).
     start() {

@@ -114,6 +114,9 @@ export const ProxyStatus = Type.Object({
   http_middlewares: Type.Integer(),
   tcp_routers: Type.Integer(),
   udp_routers: Type.Integer(),
+  pid: Type.Union([Type.Integer(), Type.Null()], { description: 'the proxy process, while it runs' }),
+  restarts: Type.Integer({ description: 'automatic restarts of the proxy after it died' }),
+  last_error: Type.Union([Type.String(), Type.Null()], { description: 'why the proxy last ended or failed to restart; null while all is well' }),
 });
 
 export const LogsQuery = Type.Object({

@@ -191,6 +191,23 @@ export class ReverseProxyService {
     });
   }
 
+  /**
+   * After an ACME certificate was published by hand: a running proxy that serves it, by reference or from a file
+   * the publish wrote, applies again (a running Caddy reloads in place). True when it did.
+   */
+  async reloadIfServing(certId: string, writtenPaths: string[]): Promise<boolean> {
+    if (!(await this.context.platform.reverseProxy.status()).running) return false;
+    const written = new Set(writtenPaths);
+    const serves = this.data('rp_tls_cert').some((item) => {
+      const source = certSource(item.source);
+      if (source) return source.kind === 'acme' && source.id === certId;
+      return written.has(String(item.cert_file ?? '')) || written.has(String(item.key_file ?? ''));
+    });
+    if (!serves) return false;
+    await this.apply();
+    return true;
+  }
+
   /** The ACME account's HTTP-01 responder when it listens on loopback (then reached through the proxy), else null. */
   private acmeChallenge(): string | null {
     const listen = String(this.context.store.getSingleton('acme_account')?.http01_listen ?? '');
@@ -267,6 +284,7 @@ export class ReverseProxyService {
       running: live.running, version: live.version, simulated: this.context.platform.simulated,
       entrypoints: count('rp_entrypoint'), http_routers: count('rp_http_router'), http_services: count('rp_http_service'),
       http_middlewares: count('rp_http_middleware'), tcp_routers: count('rp_tcp_router'), udp_routers: count('rp_udp_router'),
+      pid: live.pid ?? null, restarts: live.restarts ?? 0, last_error: live.last_error ?? null,
     };
   }
 

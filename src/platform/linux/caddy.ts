@@ -4,9 +4,9 @@
  * Caddy takes a new configuration through `POST /load` on that socket: listeners are handed over and requests
  * in flight finish, so an apply or a certificate renewal never drops a connection or restarts the process.
  * Caddy's server log (stderr) and access log (stdout, JSON) are read by Bulwark; the access log file is
- * written by Bulwark, so Caddy needs no write access outside its state directory.
+ * written by Bulwark, so Caddy needs no write access outside its state directory. A Caddy that dies is restarted
+ * (1 s back-off, doubling to 30 s) from the same file, which holds the last applied configuration.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile } from 'node:fs/promises';
@@ -18,6 +18,7 @@ import { systemAccount } from '../daemon-runtime.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
 import { conflict, unavailable } from '../../core/errors.js';
 import { formatAccessLine } from './caddy-access-log.js';
+import { SupervisedProcess } from '../supervised-process.js';
 
 const USER = 'caddy';
 const MAX_LINES = 5000;
@@ -67,15 +68,14 @@ function adminReason(text: string): string {
 
 export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyControl & { close(): Promise<void> } {
   const findProgram = options.findProgram ?? findInstalledProgram;
-  let child: ChildProcess | null = null;
+  /** The supervised Caddy of the installed configuration file; replaced when the file's path changes. */
+  let supervisor: SupervisedProcess | null = null;
   let install: ProxyInstall | null = null;
-  let stopping = false;
   const serverLog: string[] = [];
   const accessLog: string[] = [];
   let version: string | null = null;
-  let runStart = 0;
 
-  const alive = () => child !== null && child.exitCode === null && child.signalCode === null;
+  const alive = () => supervisor?.alive === true;
   const keep = (ring: string[], line: string) => {
     ring.push(line);
     if (ring.length > MAX_LINES) ring.splice(0, ring.length - MAX_LINES);
@@ -100,7 +100,7 @@ export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyContro
   /** Caddy's home, data and config directories: its state directory, never the caddy user's real home. */
   const environment = (configFile: string) => {
     const state = caddyStateDir(configFile);
-    return { ...process.env, HOME: state, XDG_DATA_HOME: join(state, 'data'), XDG_CONFIG_HOME: join(state, 'config') };
+    return { HOME: state, XDG_DATA_HOME: join(state, 'data'), XDG_CONFIG_HOME: join(state, 'config') };
   };
 
   /** Appends access lines to the configured file: created 0640, never through a symbolic link. */
@@ -120,68 +120,60 @@ export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyContro
     }
   };
 
+  /** Caddy's standard output is its access log (JSON lines), kept formatted and appended to the configured file. */
+  const accessReader = () => {
+    let pending = '';
+    return (chunk: Buffer) => {
+      const lines = (pending + chunk.toString()).split('\n');
+      pending = lines.pop() ?? '';
+      const formatted = lines.filter(Boolean).map((line) => formatAccessLine(line, install?.accessLog?.format ?? 'common'));
+      for (const line of formatted) keep(accessLog, line);
+      void appendAccess(formatted);
+    };
+  };
+
   const status = async () => {
     if (version === null) {
       const program = findProgram('caddy');
       version = program ? (await runCommand(program, ['version'], { timeoutMs: 5000 })).stdout.trim().split(/\s+/)[0] || 'caddy' : 'not installed';
     }
-    return { running: alive(), version: version === 'not installed' ? version : `caddy ${version}` };
+    const supervision = supervisor?.state();
+    return {
+      running: alive(), version: version === 'not installed' ? version : `caddy ${version}`,
+      pid: supervision?.pid ?? null, restarts: supervision?.restarts ?? 0, last_error: supervision?.last_error ?? null,
+    };
   };
 
   const stop = async (): Promise<string> => {
-    const current = child;
-    if (current && alive()) {
-      stopping = true;
-      const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
-      current.kill('SIGTERM');
-      const timer = setTimeout(() => current.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    child = null;
-    stopping = false;
+    await supervisor?.stop();
     return 'Caddy stopped';
   };
 
   const start = async (next: ProxyInstall): Promise<string> => {
     const program = caddy();
-    if (alive()) {
-      if (install?.configFile === next.configFile) {
-        install = next;
-        return 'Caddy is running';
-      }
-      await stop();
+    if (alive() && install?.configFile === next.configFile) {
+      install = next;
+      return 'Caddy is running';
     }
+    await stop();
     install = next;
     const launch = asCaddy(program, ['run', '--config', next.configFile, '--adapter', ''], true);
-    const started = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: environment(next.configFile) });
-    child = started;
-    runStart = serverLog.length;
-    let pending = '';
-    started.stdout?.on('data', (chunk: Buffer) => {
-      const text = pending + chunk.toString();
-      const lines = text.split('\n');
-      pending = lines.pop() ?? '';
-      const formatted = lines.filter(Boolean).map((line) => formatAccessLine(line, install?.accessLog?.format ?? 'common'));
-      for (const line of formatted) keep(accessLog, line);
-      void appendAccess(formatted);
+    const socket = caddyAdminSocket(next.configFile);
+    // A Caddy that dies is started again from the configuration file, which always holds the last applied configuration.
+    supervisor = new SupervisedProcess({
+      label: 'caddy', command: launch.command, args: launch.args, env: environment(next.configFile), readyTimeoutMs: READY_TIMEOUT_MS,
+      ready: async () => (await admin(socket, 'GET', '/config/').catch(() => null))?.status === 200,
+      onLine: (line) => keep(serverLog, line),
+      onStdout: accessReader(),
     });
-    started.stderr?.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) keep(serverLog, line);
-    });
-    started.on('exit', (code, signal) => {
-      keep(serverLog, JSON.stringify({ level: stopping ? 'info' : 'error', logger: 'bulwark', msg: `caddy exited (${signal ?? `status ${code}`})` }));
-    });
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      if (child !== started || !alive()) break;
-      const answer = await admin(caddyAdminSocket(next.configFile), 'GET', '/config/').catch(() => null);
-      if (answer?.status === 200) return 'Caddy started';
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    const runStart = serverLog.length;
+    try {
+      await supervisor.start();
+    } catch {
+      const reason = serverLog.slice(runStart).map(caddyLogReason).filter(Boolean).at(-1);
+      throw conflict(`Caddy did not start${reason ? `: ${reason}` : ''}`);
     }
-    if (alive() && child === started) await stop();
-    const reason = serverLog.slice(runStart).map(caddyLogReason).filter(Boolean).at(-1);
-    throw conflict(`Caddy did not start${reason ? `: ${reason}` : ''}`);
+    return 'Caddy started';
   };
 
   return {
@@ -196,7 +188,7 @@ export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyContro
     async validate(configFile) {
       const program = caddy();
       const launch = asCaddy(program, ['validate', '--config', configFile, '--adapter', ''], false);
-      const result = await runCommand(launch.command, launch.args, { timeoutMs: 60_000, env: environment(configFile) });
+      const result = await runCommand(launch.command, launch.args, { timeoutMs: 60_000, env: { ...process.env, ...environment(configFile) } });
       if (result.code === 0) return null;
       // Caddy prints "Error: <reason>" last; the reason is one printable line, the rest stays out of the answer.
       const last = `${result.stderr}\n${result.stdout}`.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('Error:')).at(-1);

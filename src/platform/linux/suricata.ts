@@ -7,7 +7,6 @@
  * reach a running engine through SIGUSR2 (a live rule reload), and its EVE JSON is followed: alerts go to the
  * listeners (the IDS area stores them), stats records become the engine's counters.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +17,7 @@ import { systemAccount } from '../daemon-runtime.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
 import { conflict, unavailable } from '../../core/errors.js';
 import { EveTail } from './eve-tail.js';
+import { SupervisedProcess } from '../supervised-process.js';
 
 const READY_TIMEOUT_MS = 60_000;
 /** The table of the IPS queue rule: its own, so the packet filter's ruleset replaces never touch it. */
@@ -68,7 +68,7 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
   const findProgram = options.findProgram ?? findInstalledProgram;
   const now = options.now ?? Date.now;
   const listeners = new Set<(lines: string) => void>();
-  let child: ChildProcess | null = null;
+  let supervisor: SupervisedProcess | null = null;
   let install: IdsInstall | null = null;
   let mode: 'ids' | 'ips' | 'disabled' = 'disabled';
   let runningConfig = '';
@@ -81,7 +81,7 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
   const log: string[] = [];
   let version: string | null = null;
 
-  const alive = () => child !== null && child.exitCode === null && child.signalCode === null;
+  const alive = () => supervisor?.alive === true;
   const program = () => {
     const found = findProgram('suricata');
     if (!found) throw unavailable(`the IDS engine cannot run: ${describeMissing(missingTool('suricata'))}`);
@@ -126,15 +126,8 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
     if (mode === 'ips') await queueRule(null);
     tail?.stop();
     tail = null;
-    const current = child;
-    if (current && alive()) {
-      const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
-      current.kill('SIGTERM');
-      const timer = setTimeout(() => current.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    child = null;
+    await supervisor?.stop();
+    supervisor = null;
   };
 
   /**
@@ -170,32 +163,37 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
   const start = async (next: IdsInstall, nextMode: 'ids' | 'ips') => {
     const capture = nextMode === 'ips' ? ['-q', String(next.queue)] : ['--af-packet'];
     const user = systemAccount('suricata') ? ['--user', 'suricata', '--group', 'suricata'] : [];
-    const started = spawn(program(), ['-c', next.configFile, '-l', next.logDir, ...capture, ...user], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = started;
+    /** The pid of the run whose output said the engine started (so a restarted run is waited for afresh). */
+    let readyPid: number | null = null;
+    const runStart = log.length;
+    // An engine that dies is started again with the same files (configuration, merged rules, queue number); the
+    // IPS queue rule stays in place meanwhile and lets packets through (bypass).
+    const started = new SupervisedProcess({
+      label: 'suricata', command: program(), args: ['-c', next.configFile, '-l', next.logDir, ...capture, ...user], readyTimeoutMs: READY_TIMEOUT_MS,
+      ready: async () => readyPid !== null && readyPid === started.state().pid,
+      onLine: (line) => {
+        log.push(line);
+        if (log.length > MAX_LOG) log.splice(0, log.length - MAX_LOG);
+        if (/engine started|threads are running|running in .* mode/i.test(line)) readyPid = started.state().pid;
+      },
+      afterRestart: async () => {
+        startedAt = now();
+      },
+    });
+    supervisor = started;
     startedAt = now();
     alertsSeen = 0;
     counters = { packets: 0, bytes: 0, drops: 0, alerts: 0, flows: 0, reassembly: 0, uptime: 0 };
-    const runStart = log.length;
-    let ready = false;
-    const keep = (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) {
-        if (!line.trim()) continue;
-        log.push(line);
-        if (/engine started|threads are running|running in .* mode/i.test(line)) ready = true;
-      }
-      if (log.length > MAX_LOG) log.splice(0, log.length - MAX_LOG);
-    };
-    started.stdout?.on('data', keep);
-    started.stderr?.on('data', keep);
     // Only what is written from now on is new: earlier runs' alerts were read (or imported) already.
     tail = new EveTail(join(next.logDir, 'eve.json'), onLines, true);
     tail.start();
-    const deadline = now() + READY_TIMEOUT_MS;
-    while (!ready && alive() && child === started && now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    if (ready && alive()) return;
-    const reason = log.slice(runStart).map(printable).filter((line) => /error/i.test(line)).at(-1);
-    await stop();
-    throw conflict(`Suricata did not start${reason ? `: ${reason}` : ''}`);
+    try {
+      await started.start();
+    } catch {
+      const reason = log.slice(runStart).map(printable).filter((line) => /error/i.test(line)).at(-1);
+      await stop();
+      throw conflict(`Suricata did not start${reason ? `: ${reason}` : ''}`);
+    }
   };
 
   return {
@@ -216,7 +214,7 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
       loadedRules = request.rules.split('\n').filter((line) => line.trim() && !line.trimStart().startsWith('#')).length;
       if (alive() && mode === request.mode && configText === runningConfig && install?.configFile === request.install.configFile) {
         // Same configuration, new rules: Suricata reloads its rules live on SIGUSR2.
-        child!.kill('SIGUSR2');
+        supervisor!.signal('SIGUSR2');
         return;
       }
       await stop();
@@ -245,6 +243,7 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
         flow_reassembly_bytes: counters.reassembly, uptime_secs: running ? Math.floor((now() - startedAt) / 1000) : 0,
         installed: found !== null,
         engine: found ? (version ?? 'suricata') : `Suricata is not installed: ${describeMissing(missingTool('suricata'))}`,
+        restarts: supervisor?.state().restarts ?? 0, last_error: supervisor?.state().last_error ?? null,
       };
     },
     async countAlerts(count) {
