@@ -4,7 +4,7 @@
  * `conntrack` inside the firewall namespace. Every change goes through the HTTP API. Needs root; mandatory
  * under REQUIRE_SYSTEM_TESTS=1.
  */
-import { test, before, after } from 'node:test';
+import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -131,6 +131,15 @@ before(async () => {
   for (let i = 0; i < 40 && !(await probe('tcp', SERVER, 8080)); i++) await new Promise((r) => setTimeout(r, 100));
 });
 
+// Every test starts from an empty configuration, also when the one before it failed half-way.
+beforeEach(async () => {
+  if (!skip) await removeAll();
+});
+
+/** What the firewall holds, for a failure message: its conntrack entries to the server and our table. */
+const kernelState = () =>
+  `conntrack:\n${inNs(NS.firewall, 'conntrack', '-L', '-p', 'tcp', '-o', 'extended,mark')}\nruleset:\n${inNs(NS.firewall, 'nft', 'list', 'table', 'inet', 'bulwark')}`;
+
 after(async () => {
   for (const child of children) child.kill('SIGTERM');
   await t?.close();
@@ -151,7 +160,8 @@ test('8. a TCP connection opened inside a schedule window is cut when the window
 
   t.clock.set(new Date(2026, 0, 7, 17, 30).getTime());
   assert.equal(await packetFilterOf(t.app).applySchedules(), true);
-  assert.equal(await inside.ping(), 'timeout', 'the established connection is cut at the edge');
+  const cut = await inside.ping();
+  assert.equal(cut, 'timeout', cut === 'timeout' ? '' : `the established connection is cut at the edge\n${kernelState()}`);
   assert.equal(await probe('tcp', SERVER, 8080), false, 'and new ones are blocked');
   inside.close();
   await removeAll();
