@@ -21,7 +21,8 @@ export interface InstalledCertificate {
   keyFile: string;
 }
 
-export interface CaddyModel {
+/** The reverse-proxy model as stored: its settings and the collections every rendering of it reads. */
+export interface ProxyRouting {
   config: ConfigData;
   entrypoints: ConfigData[];
   httpRouters: ConfigData[];
@@ -32,6 +33,9 @@ export interface CaddyModel {
   udpRouters: ConfigData[];
   udpServices: ConfigData[];
   tlsOptions: ConfigData[];
+}
+
+export interface CaddyModel extends ProxyRouting {
   certificates: InstalledCertificate[];
   /**
    * Where Bulwark's ACME HTTP-01 responder listens on loopback (`127.0.0.1:port`), when it does: plain-HTTP

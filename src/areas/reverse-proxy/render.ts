@@ -4,6 +4,7 @@ import { renderRefused } from '../../render/refusal.js';
 import { certPathProblem } from '../../render/cert-paths.js';
 import { isCleanAbsolutePath, isUnder } from '../../render/grammar.js';
 import { isReference, proxyJsonProblem } from './grammar.js';
+import type { ProxyRouting } from '../../compile/caddy.js';
 
 const FORMAT = 'reverse-proxy configuration';
 
@@ -24,20 +25,10 @@ export function entryPointNames(value: unknown): string[] {
   return value.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-export interface ProxyModel {
+export interface ProxyModel extends ProxyRouting {
   dataDir: string;
   accessLogRoots: string[];
-  config: ConfigData;
-  entrypoints: ConfigData[];
-  httpRouters: ConfigData[];
-  httpServices: ConfigData[];
-  httpMiddlewares: ConfigData[];
-  tcpRouters: ConfigData[];
-  tcpServices: ConfigData[];
-  udpRouters: ConfigData[];
-  udpServices: ConfigData[];
   tlsCerts: ConfigData[];
-  tlsOptions: ConfigData[];
   certResolvers: ConfigData[];
 }
 

@@ -14,7 +14,7 @@ import { entryPointNames, jsonField, renderProxyConfig } from './render.js';
 import { ACCESS_LOG_ROOTS, isReference, proxyJsonProblem } from './grammar.js';
 import { certPathProblem } from '../../render/cert-paths.js';
 import { isCleanAbsolutePath, isUnder } from '../../render/grammar.js';
-import { caddyEntrypoint, caddyLayer4Refusal, caddyMiddleware, caddyRouterMatch, caddyRouterTls, caddyService, caddyTlsOption, renderCaddyConfig } from '../../compile/caddy.js';
+import { caddyEntrypoint, caddyLayer4Refusal, caddyMiddleware, caddyRouterMatch, caddyRouterTls, caddyService, caddyTlsOption, renderCaddyConfig, type ProxyRouting } from '../../compile/caddy.js';
 import { ProxyRefusal } from '../../compile/caddy-values.js';
 import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
 import type { ProxyInstall } from '../../platform/reverse-proxy.js';
@@ -235,10 +235,9 @@ export class ReverseProxyService {
     return this.collections[kind].objects().map((o) => o.data).sort((a, b) => String(a.name).localeCompare(String(b.name)));
   }
 
-  render(): string {
-    return renderProxyConfig({
-      dataDir: this.context.config.dataDir,
-      accessLogRoots: accessLogRoots(this.context.config.dataDir),
+  /** The stored settings and collections both renderings read. */
+  private routing(): ProxyRouting {
+    return {
       config: this.config.read(),
       entrypoints: this.data('rp_entrypoint'),
       httpRouters: this.data('rp_http_router'),
@@ -248,8 +247,16 @@ export class ReverseProxyService {
       tcpServices: this.data('rp_tcp_service'),
       udpRouters: this.data('rp_udp_router'),
       udpServices: this.data('rp_udp_service'),
-      tlsCerts: this.data('rp_tls_cert'),
       tlsOptions: this.data('rp_tls_option'),
+    };
+  }
+
+  render(): string {
+    return renderProxyConfig({
+      ...this.routing(),
+      dataDir: this.context.config.dataDir,
+      accessLogRoots: accessLogRoots(this.context.config.dataDir),
+      tlsCerts: this.data('rp_tls_cert'),
       certResolvers: this.data('rp_cert_resolver'),
     });
   }
@@ -260,16 +267,7 @@ export class ReverseProxyService {
       prepareDaemonRuntime(runtime);
       const certificates = installCertificates(this.context, runtime, this.data('rp_tls_cert'));
       const text = renderCaddyConfig({
-        config: this.config.read(),
-        entrypoints: this.data('rp_entrypoint'),
-        httpRouters: this.data('rp_http_router'),
-        httpServices: this.data('rp_http_service'),
-        httpMiddlewares: this.data('rp_http_middleware'),
-        tcpRouters: this.data('rp_tcp_router'),
-        tcpServices: this.data('rp_tcp_service'),
-        udpRouters: this.data('rp_udp_router'),
-        udpServices: this.data('rp_udp_service'),
-        tlsOptions: this.data('rp_tls_option'),
+        ...this.routing(),
         certificates,
         acmeChallenge: this.acmeChallenge(),
       }, { adminSocket: join(runtime.stateDir, 'admin.sock'), storageDir: join(runtime.stateDir, 'data') });
