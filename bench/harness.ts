@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadStartupConfig } from '../src/config.js';
 import type { Platform } from '../src/platform/platform.js';
+import type { AliasData, FirewallConfig, RuleData, WithId } from '../src/compile/firewall-types.js';
 
 /** Starts the real app on a loopback port with a fresh data directory. */
 export async function startServer(options: { platform?: Platform } = {}): Promise<{ app: FastifyInstance; url: string; stop(): Promise<void> }> {
@@ -29,6 +30,34 @@ export async function adminBearer(url: string): Promise<{ authorization: string 
   await post('/api/v1/auth/register', credentials);
   const { access_token } = (await (await post('/api/v1/auth/login', credentials)).json()) as { access_token: string };
   return { authorization: `Bearer ${access_token}` };
+}
+
+export function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Median milliseconds of `runs` calls of fn, after one warm-up call. */
+export function time(fn: () => unknown, runs: number): number {
+  fn();
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    fn();
+    samples.push(performance.now() - start);
+  }
+  return median(samples);
+}
+
+/** A firewall configuration of generated rules (ids in order) over the given aliases, as the compilers take it. */
+export function benchFirewallConfig(count: number, ruleData: (i: number) => RuleData, aliases: WithId<AliasData>[]): FirewallConfig {
+  const rules = Array.from({ length: count }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, data: ruleData(i) }));
+  return {
+    rules, aliases, schedules: [], nat: [],
+    settings: { block_logging: true },
+    system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 1 },
+    time: { day: 'wed', minute: 600 },
+  };
 }
 
 export function percentile(sorted: number[], p: number): number {

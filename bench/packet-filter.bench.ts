@@ -6,7 +6,7 @@ import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import type { AliasData, FirewallConfig, RuleData, WithId } from '../src/compile/firewall-types.js';
 import Fastify from 'fastify';
-import { adminBearer, startServer, fmt, throughput } from './harness.js';
+import { adminBearer, benchFirewallConfig, median, startServer, fmt, throughput, time as timeMedian } from './harness.js';
 import { benchKernelApply } from './kernel-apply.js';
 
 /**
@@ -25,20 +25,7 @@ import { benchKernelApply } from './kernel-apply.js';
 const RULES = 10_000;
 const ALIASES = 1_000;
 
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-function time(fn: () => unknown, runs = 7): number {
-  fn();
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    fn();
-    samples.push(performance.now() - start);
-  }
-  return median(samples);
-}
+const time = (fn: () => unknown, runs = 7) => timeMedian(fn, runs);
 async function timeAsync(fn: () => Promise<unknown>, runs = 5): Promise<number> {
   await fn();
   const samples: number[] = [];
@@ -80,13 +67,8 @@ function ruleData(i: number): RuleData {
     status: 'active', schedule_id: null,
   };
 }
-const rules: WithId<RuleData>[] = Array.from({ length: RULES }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, data: ruleData(i) }));
-const config: FirewallConfig = {
-  rules, aliases, schedules: [], nat: [],
-  settings: { block_logging: true },
-  system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 1 },
-  time: { day: 'wed', minute: 600 },
-};
+const config = benchFirewallConfig(RULES, ruleData, aliases);
+const { rules } = config;
 
 const baseline = time(() => JSON.stringify(config));
 const pfMs = time(() => compilePf(config));

@@ -1,7 +1,7 @@
 import { analyseRules } from '../src/compile/rule-analysis.js';
 import { compileNftables } from '../src/compile/nftables.js';
-import type { AliasData, FirewallConfig, RuleData, WithId } from '../src/compile/firewall-types.js';
-import { fmt } from './harness.js';
+import type { AliasData, RuleData, WithId } from '../src/compile/firewall-types.js';
+import { benchFirewallConfig, fmt, time as timeMedian } from './harness.js';
 
 /**
  * Rule analysis at scale (target < 2 s for 10,000 rules): never-matching, redundant and conflicting rules,
@@ -11,19 +11,7 @@ import { fmt } from './harness.js';
 const RULES = 10_000;
 const ALIASES = 1_000;
 
-function median(samples: number[]): number {
-  return [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
-}
-function time(fn: () => unknown, runs = 5): number {
-  fn();
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    fn();
-    samples.push(performance.now() - start);
-  }
-  return median(samples);
-}
+const time = (fn: () => unknown, runs = 5) => timeMedian(fn, runs);
 
 const aliases: WithId<AliasData>[] = Array.from({ length: ALIASES }, (_, i) => ({
   id: `alias-${i}`,
@@ -56,13 +44,8 @@ function ruleData(i: number): RuleData {
     status: 'active', schedule_id: null,
   };
 }
-const rules: WithId<RuleData>[] = Array.from({ length: RULES }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, data: ruleData(i) }));
-const config: FirewallConfig = {
-  rules, aliases, schedules: [], nat: [],
-  settings: { block_logging: true },
-  system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 1 },
-  time: { day: 'wed', minute: 600 },
-};
+const config = benchFirewallConfig(RULES, ruleData, aliases);
+const { rules } = config;
 
 const baseline = time(() => compileNftables(config));
 const analysisMs = time(() => analyseRules(config), 3);
