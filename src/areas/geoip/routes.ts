@@ -28,11 +28,7 @@ function routes(geo: GeoIpService): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/geoip', access: 'geoip:write', tags, summary: 'Add a country allow/block rule',
       schema: { body: GeoRuleCreate, response: { 201: GeoRuleRecord } },
-      // Returned, not sent: the answer waits for the change hooks (the packet filter's reload with the new set).
-      handler: (request, reply) => {
-        reply.status(201);
-        return geo.rules.toRecord(geo.create(request.body));
-      },
+      handler: (request, reply) => reply.status(201).send(geo.rules.toRecord(geo.create(request.body))),
     }),
     route({
       method: 'PUT', path: '/api/v1/geoip/{id}', access: 'geoip:write', tags, summary: 'Change a rule (fields not sent are kept)',

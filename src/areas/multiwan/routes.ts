@@ -1,5 +1,4 @@
 import { Type, type Static } from 'typebox';
-import type { FastifyReply } from 'fastify';
 import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import { route, type RouteSpec } from '../../http/route.js';
@@ -14,11 +13,6 @@ import {
 } from './schema.js';
 
 const tags = ['multiwan'];
-/** 201 with the body returned, not sent: the answer waits for the change hooks (the re-apply of routing). */
-const created = <T>(reply: FastifyReply, body: T): T => {
-  reply.status(201);
-  return body;
-};
 const Message = Type.Object({ message: Type.String() });
 const read = 'multiwan:read' as const;
 const write = 'multiwan:write' as const;
@@ -59,7 +53,7 @@ function routes(mw: MultiWanService): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/multiwan/instances', access: write, tags, summary: 'Create a routing instance (FIB below the kernel table count)',
       schema: { body: Type.Object({ ...Instance.properties }, { required: ['name', 'fib_number'], additionalProperties: false }), response: { 201: InstanceRecord } },
-      handler: async (request, reply) => created(reply, mw.instances.toRecord(await mw.createInstance(request.body))),
+      handler: async (request, reply) => reply.status(201).send(mw.instances.toRecord(await mw.createInstance(request.body))),
     }),
     route({
       method: 'DELETE', path: '/api/v1/multiwan/instances/{id}', access: write, tags, summary: 'Delete an instance (409: the default instance, or one still used)',
@@ -77,7 +71,7 @@ function routes(mw: MultiWanService): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/multiwan/instances/{id}/members', access: write, tags, summary: 'Pin an interface to the instance (moved from any other)',
       schema: { params: IdParams(), body: MemberBody, response: { 201: InstanceMemberRecord } },
-      handler: async (request, reply) => created(reply, await mw.addMember(request.params.id, request.body.interface)),
+      handler: async (request, reply) => reply.status(201).send(await mw.addMember(request.params.id, request.body.interface)),
     }),
     route({
       method: 'DELETE', path: '/api/v1/multiwan/instances/{id}/members/{iface}', access: write, tags, summary: 'Return an interface to the default table',
@@ -132,7 +126,7 @@ function routes(mw: MultiWanService): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/multiwan/groups', access: write, tags, summary: 'Create a gateway group',
       schema: { body: GroupCreate, response: { 201: GroupRecord } },
-      handler: (request, reply) => created(reply, mw.groups.toRecord(mw.createGroup(request.body))),
+      handler: (request, reply) => reply.status(201).send(mw.groups.toRecord(mw.createGroup(request.body))),
     }),
     route({
       method: 'PUT', path: '/api/v1/multiwan/groups/{id}', access: write, tags, summary: 'Change a group (fields not sent are kept)',
@@ -160,7 +154,7 @@ function routes(mw: MultiWanService): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/multiwan/groups/{id}/members', access: write, tags, summary: 'Add a gateway (or change its tier and weight)',
       schema: { params: IdParams(), body: GroupMemberBody, response: { 201: GroupMemberRecord } },
-      handler: (request, reply) => created(reply, mw.upsertGroupMember(request.params.id, request.body)),
+      handler: (request, reply) => reply.status(201).send(mw.upsertGroupMember(request.params.id, request.body)),
     }),
     route({
       method: 'DELETE', path: '/api/v1/multiwan/groups/{id}/members/{gw}', access: write, tags, summary: 'Remove a gateway from the group',
@@ -182,7 +176,7 @@ function routes(mw: MultiWanService): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/multiwan/policies/{id}/duplicate', access: write, tags, summary: 'Copy a policy (disabled, priority + 1, name-copy)',
       schema: { params: IdParams(), response: { 201: mw.policies.schemas.record } },
-      handler: (request, reply) => created(reply, mw.policies.toRecord(mw.duplicatePolicy(request.params.id))),
+      handler: (request, reply) => reply.status(201).send(mw.policies.toRecord(mw.duplicatePolicy(request.params.id))),
     }),
     route({
       method: 'PUT', path: '/api/v1/multiwan/policies/{id}/toggle', access: write, tags, summary: 'Enable or disable a policy',

@@ -47,11 +47,7 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       method: 'POST', path: '/api/v1/vpn/wg', access: 'vpn:write', tags,
       summary: 'Create a WireGuard tunnel (key pair generated unless private_key is given; the private key is never returned)',
       schema: { body: WgTunnelCreate, response: { 201: WgTunnelRecord } },
-      handler: (request, reply) => {
-        // Returned, not sent: the answer waits for the change hooks (a live apply's failure is this request's).
-        reply.status(201);
-        return vpn.tunnels.toRecord(vpn.createTunnel(request.body));
-      },
+      handler: (request, reply) => reply.status(201).send(vpn.tunnels.toRecord(vpn.createTunnel(request.body))),
     }),
     route({
       method: 'PUT', path: '/api/v1/vpn/wg/{id}', access: 'vpn:write', tags,
@@ -97,10 +93,7 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       method: 'POST', path: '/api/v1/vpn/wg/{id}/peers', access: 'vpn:write', tags,
       summary: 'Add a peer (allowed_ips "" or "auto" picks the next free address; auto_generate_key makes the client key pair)',
       schema: { params: IdParams(), body: WgPeerCreate, response: { 201: WgPeerRecord } },
-      handler: (request, reply) => {
-        reply.status(201);
-        return vpn.peers.toRecord(vpn.createPeer(request.params.id, request.body));
-      },
+      handler: (request, reply) => reply.status(201).send(vpn.peers.toRecord(vpn.createPeer(request.params.id, request.body))),
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{id}/peers/next-ip', access: 'vpn:read', tags, summary: 'Next free peer address in the tunnel subnet',
@@ -148,10 +141,7 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
     route({
       method: 'POST', path: '/api/v1/vpn/ipsec', access: 'vpn:write', tags, summary: 'Create an IPsec SA',
       schema: { body: IpsecCreate, response: { 201: IpsecRecord } },
-      handler: (request, reply) => {
-        reply.status(201);
-        return vpn.ipsec.toRecord(vpn.createIpsec(request.body));
-      },
+      handler: (request, reply) => reply.status(201).send(vpn.ipsec.toRecord(vpn.createIpsec(request.body))),
     }),
     route({
       method: 'PUT', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:write', tags, summary: 'Change an IPsec SA (fields not sent are kept)',
