@@ -118,6 +118,10 @@ before(async () => {
   if (skip) return;
   buildThreeNamespaces(NS, { client: CLIENT, firewallOutside: [FW_OUTSIDE, BINAT_OUTSIDE], firewallInside: FW_INSIDE, server: [SERVER] });
   children.push(spawn('ip', ['netns', 'exec', NS.server, process.execPath, '-e', SERVER_SCRIPT], { stdio: 'ignore' }));
+  // Schedule cuts are exact only without conntrack's mid-stream pickup (docs/packet-filter.md): with the kernel's
+  // default, a server packet in flight at the cut (a delayed ACK, under load) re-opens the flow in reverse and the
+  // client's packets pass as replies. The firewall namespace is set up as the docs tell an appliance to be.
+  inNs(NS.firewall, 'sysctl', '-q', '-w', 'net.netfilter.nf_conntrack_tcp_loose=0');
 
   // The driver runs these wrappers: the real tools, inside the firewall namespace only.
   for (const tool of ['nft', 'conntrack', 'ip']) {
@@ -137,8 +141,16 @@ beforeEach(async () => {
 });
 
 /** What the firewall holds, for a failure message: its conntrack entries to the server and our table. */
-const kernelState = () =>
-  `conntrack:\n${inNs(NS.firewall, 'conntrack', '-L', '-p', 'tcp', '-o', 'extended,mark')}\nruleset:\n${inNs(NS.firewall, 'nft', 'list', 'table', 'inet', 'bulwark')}`;
+function kernelState(): string {
+  const read = (...args: string[]) => {
+    try {
+      return inNs(NS.firewall, ...args);
+    } catch (error) {
+      return `(${args.join(' ')} failed: ${(error as Error).message})`;
+    }
+  };
+  return `conntrack (marks shown as mark=):\n${read('conntrack', '-L', '-p', 'tcp', '-o', 'extended')}\nruleset:\n${read('nft', 'list', 'table', 'inet', 'bulwark')}`;
+}
 
 after(async () => {
   for (const child of children) child.kill('SIGTERM');
