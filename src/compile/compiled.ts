@@ -5,6 +5,8 @@ export interface CompiledRuleset {
   dialect: 'pf' | 'nftables';
   /** The complete text loaded in one transaction (`nft -f -` or `pfctl -a bulwark -f -`). */
   text: string;
+  /** sha256 of what is loaded (the table's sets and chains, or the pf text): equal rulesets, equal digests. */
+  digest: string;
   /** nftables only: the table as sets and chains, from which a small change is loaded as a delta. */
   nft?: NftTable;
   /** The translation (NAT) part, for GET /nat/pf-output. */

@@ -4,6 +4,10 @@
  * only on the rule ids (a boundary after a rule whose id hashes to 0 mod 32), never on positions: adding,
  * deleting or moving a rule changes its own segment(s), and the segments around keep their names and contents.
  * A run without a natural boundary is cut at MAX_RULES so no segment grows without bound.
+ *
+ * A segment whose rules render to the very same line arrays as in the previous compile (the rule-line cache
+ * hands out one array per rule and context) is the previous NftChain object again: the delta, the full text and
+ * the digest then skip it by identity instead of comparing its lines.
  */
 import type { NftChain } from './nft-table.js';
 
@@ -28,18 +32,30 @@ export interface RuleLines {
  */
 export function segmentChains(prefix: string, rules: readonly RuleLines[]): { segments: NftChain[]; jumps: string[] } {
   const segments: NftChain[] = [];
-  let current: NftChain | undefined;
-  let members = 0;
+  let members: string[][] = [];
+  let name = '';
+  const close = () => {
+    segments.push(reused(name, members));
+    members = [];
+  };
   for (const { id, lines } of rules) {
     if (lines.length === 0) continue;
-    if (!current) {
-      current = { name: `${prefix}_${id}`, rules: [] };
-      segments.push(current);
-      members = 0;
-    }
-    current.rules.push(...lines);
-    members++;
-    if (idHash(id) % AVERAGE_RULES === 0 || members >= MAX_RULES) current = undefined;
+    if (members.length === 0) name = `${prefix}_${id}`;
+    members.push(lines);
+    if (idHash(id) % AVERAGE_RULES === 0 || members.length >= MAX_RULES) close();
   }
+  if (members.length) close();
   return { segments, jumps: segments.map((segment) => `jump ${segment.name}`) };
+}
+
+// The segments of recent compiles by name, with the line arrays they were built from. Bounded: cleared when it
+// outgrows a few configurations (several apps in one process, the tests, each keep their own segments in it).
+const recentSegments = new Map<string, { members: string[][]; chain: NftChain }>();
+function reused(name: string, members: string[][]): NftChain {
+  const known = recentSegments.get(name);
+  if (known && known.members.length === members.length && known.members.every((lines, i) => lines === members[i])) return known.chain;
+  if (recentSegments.size > 50_000) recentSegments.clear();
+  const chain: NftChain = { name, rules: members.flat() };
+  recentSegments.set(name, { members, chain });
+  return chain;
 }

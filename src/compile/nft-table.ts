@@ -4,6 +4,7 @@
  * is generic over sets and chains, so a compiler part that adds its own (geo-IP sets, another chain) needs no
  * change in the delta logic.
  */
+import { createHash } from 'node:crypto';
 import { NFT_TABLE } from './compiled.js';
 
 export interface NftSet {
@@ -30,7 +31,7 @@ export interface NftTable {
 
 /** The script that replaces the whole table in one transaction: declare it (so delete cannot fail), delete it, declare it full. */
 export function renderFullLoad(table: NftTable, trailer: readonly string[] = []): string {
-  const out: string[] = [
+  const head = [
     '#!/usr/sbin/nft -f',
     `# Bulwark ruleset (generated; do not edit). Touches only table inet ${NFT_TABLE}, replaced in one transaction.`,
     `table inet ${NFT_TABLE}`,
@@ -38,13 +39,36 @@ export function renderFullLoad(table: NftTable, trailer: readonly string[] = [])
     '',
     `table inet ${NFT_TABLE} {`,
   ];
-  for (const set of table.sets) out.push(...renderSet(set));
-  // Regular chains first: the kernel resolves `jump` targets as the base chains' rules are added.
-  for (const chain of [...table.chains.filter((c) => !c.base), ...table.chains.filter((c) => c.base)]) {
-    out.push(...renderChain(chain));
+  const body = loadOrder(table).map((object) => rendered(object).text);
+  return `${[...head, ...body, '}', ...trailer].join('\n')}\n`;
+}
+
+/**
+ * A digest of the table as loaded (sets and chains in load order): equal tables, equal digests. Built from each
+ * object's own digest, which is kept with the object, so a recompile that reuses most objects hashes only the
+ * few new ones.
+ */
+export function tableDigest(table: NftTable): string {
+  const hash = createHash('sha256');
+  for (const object of loadOrder(table)) hash.update(rendered(object).digest);
+  return hash.digest('hex');
+}
+
+/** Sets first, then regular chains: the kernel resolves `jump` targets as the base chains' rules are added. */
+const loadOrder = (table: NftTable): (NftSet | NftChain)[] => [
+  ...table.sets, ...table.chains.filter((c) => !c.base), ...table.chains.filter((c) => c.base),
+];
+
+// Compiles reuse unchanged sets and segment chains as the same objects (nft-segments.ts): their text is rendered once.
+const renderedObjects = new WeakMap<NftSet | NftChain, { text: string; digest: string }>();
+function rendered(object: NftSet | NftChain): { text: string; digest: string } {
+  let known = renderedObjects.get(object);
+  if (!known) {
+    const text = ('elements' in object ? renderSet(object) : renderChain(object)).join('\n');
+    known = { text, digest: createHash('sha256').update(text).digest('hex') };
+    renderedObjects.set(object, known);
   }
-  out.push('}', ...trailer);
-  return `${out.join('\n')}\n`;
+  return known;
 }
 
 export function renderSet(set: NftSet): string[] {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * Configuration → pf text for the anchor "bulwark" (pure). The main pf.conf hooks the anchor with
  * `nat-anchor "bulwark"`, `rdr-anchor "bulwark"`, `binat-anchor "bulwark"` and, last, `anchor "bulwark"`
@@ -190,9 +191,11 @@ export function compilePf(config: FirewallConfig): CompiledRuleset {
   for (const skipped of model.skipped) {
     out.push(`# ${skipped.id} not loaded: ${skipped.reason}${skipped.schedule !== undefined ? ` "${pfText(skipped.schedule)}"` : ''}`);
   }
+  const text = `${out.join('\n')}\n`;
   return {
     dialect: 'pf',
-    text: `${out.join('\n')}\n`,
+    text,
+    digest: createHash('sha256').update(text).digest('hex'),
     natLines,
     systemLines,
     ruleCount: model.rules.length,

@@ -167,7 +167,7 @@ export class PacketFilterService {
       };
     }
     const appliedAt = isoTime(this.context.clock.now());
-    this.applied.write(snapshot, appliedAt, compiled.dialect, appliedRuleset(compiled.text, compiled.scheduledInForce));
+    this.applied.write(snapshot, appliedAt, compiled.dialect, appliedRuleset(compiled.digest, compiled.scheduledInForce));
     this.queueRecompute();
     return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount, apply_mode: result.mode };
   }
@@ -249,7 +249,7 @@ export class PacketFilterService {
         this.context.log.error({ message: result.message }, 'schedule re-application refused; the previous ruleset stays in force');
         return false;
       }
-      this.applied.write(current.snapshot, current.appliedAt ?? isoTime(now), compiled.dialect, appliedRuleset(compiled.text, compiled.scheduledInForce));
+      this.applied.write(current.snapshot, current.appliedAt ?? isoTime(now), compiled.dialect, appliedRuleset(compiled.digest, compiled.scheduledInForce));
       // States outlive a reload: cut those of rules that left their window, and those a block rule now stops.
       const edge = scheduleEdge(this.configFor(current.snapshot, now), before);
       if (edge.ended.length + edge.started.length) {
@@ -274,7 +274,7 @@ export class PacketFilterService {
       const current = this.applied.read();
       if (current.ruleset === null) return null;
       const compiled = this.compile(current.snapshot);
-      const loaded = appliedRuleset(compiled.text, compiled.scheduledInForce);
+      const loaded = appliedRuleset(compiled.digest, compiled.scheduledInForce);
       if (loaded.text_sha256 === current.ruleset.text_sha256) return null;
       const result = await this.load(compiled);
       if (!result.ok) {

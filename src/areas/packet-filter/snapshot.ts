@@ -129,23 +129,24 @@ export function pendingReport(stored: FilterSnapshot, applied: FilterSnapshot, a
 }
 
 /**
- * What was loaded, in a few bytes rather than the megabytes of its text: a digest of the text (equal texts,
- * equal digests) and the scheduled rules in force (a schedule edge changes that list).
+ * What was loaded, in a few bytes rather than the megabytes of its text: its digest (CompiledRuleset.digest:
+ * equal rulesets, equal digests) and the scheduled rules in force (a schedule edge changes that list).
  */
 export interface AppliedRuleset {
+  /** The compiled ruleset's digest (the name is the stored rows'; older rows hold the text's sha256). */
   text_sha256: string;
   scheduled_in_force: string[];
 }
 
-export function appliedRuleset(text: string, scheduledInForce: readonly string[]): AppliedRuleset {
-  return { text_sha256: createHash('sha256').update(text).digest('hex'), scheduled_in_force: [...scheduledInForce] };
+export function appliedRuleset(digest: string, scheduledInForce: readonly string[]): AppliedRuleset {
+  return { text_sha256: digest, scheduled_in_force: [...scheduledInForce] };
 }
 
 /** A row written before the digest form kept the whole text: the scheduled rules in force are read from it. */
 function legacyRuleset(text: string, snapshot: FilterSnapshot): AppliedRuleset {
   const loaded = text.split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n');
   const scheduled = snapshot.objects.rule.filter((r) => r.data.schedule_id).map((r) => r.id);
-  return appliedRuleset(text, scheduled.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`) || loaded.includes(`"rule ${id}"`)));
+  return appliedRuleset(createHash('sha256').update(text).digest('hex'), scheduled.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`) || loaded.includes(`"rule ${id}"`)));
 }
 
 interface Applied {
@@ -163,10 +164,11 @@ interface StoredHead {
 /**
  * The last applied configuration: a head row (pf_applied: time, dialect, settings, ruleset digest) and one row per
  * object (pf_applied_objects), so applying one changed rule among 10,000 rewrites one row. What is kept in memory
- * is the text of each row as written; a write compares texts and touches only the rows that differ.
+ * is each row as written (position, data and its text); a write touches only the rows that differ, telling an
+ * unchanged object by identity first (a stored object that did not change is the same object) and by text after.
  */
 export class AppliedStore {
-  private cached: (Applied & { rows: Map<string, string> | null; headText: string | null }) | undefined;
+  private cached: (Applied & { rows: Map<string, AppliedRow> | null; headText: string | null }) | undefined;
   private readonly statements;
 
   constructor(private readonly db: Db) {
@@ -193,13 +195,14 @@ export class AppliedStore {
       if (row) {
         const stored = JSON.parse(row.snapshot) as FilterSnapshot | StoredHead;
         let snapshot: FilterSnapshot;
-        let rows: Map<string, string> | null = null;
+        let rows: Map<string, AppliedRow> | null = null;
         if (stored.objects === null) {
           snapshot = { ...emptySnapshot(), settings: stored.settings };
           rows = new Map();
           for (const object of this.statements.objects.all() as { kind: FilterKind; id: string; position: number; data: string }[]) {
-            snapshot.objects[object.kind]?.push({ id: object.id, data: JSON.parse(object.data) as Record<string, unknown> });
-            rows.set(rowKey(object.kind, object.id), rowText(object.position, object.data));
+            const data = JSON.parse(object.data) as Record<string, unknown>;
+            snapshot.objects[object.kind]?.push({ id: object.id, data });
+            rows.set(rowKey(object.kind, object.id), { position: object.position, data, text: object.data });
           }
         } else {
           snapshot = stored; // written whole by an earlier version: rewritten as rows at the next apply
@@ -219,19 +222,28 @@ export class AppliedStore {
     const current = this.cached!;
     const head: StoredHead = { objects: null, settings: snapshot.settings };
     const headText = `${JSON.stringify(head)}\n${JSON.stringify(ruleset)}`;
-    const rows = new Map<string, string>();
+    const before = current.rows ?? new Map<string, AppliedRow>();
+    const rows = new Map<string, AppliedRow>();
+    const changed: [string, AppliedRow][] = [];
     for (const kind of Object.keys(PENDING_KINDS) as FilterKind[]) {
-      snapshot.objects[kind].forEach((object, position) => rows.set(rowKey(kind, object.id), rowText(position, textOf(object.data))));
+      snapshot.objects[kind].forEach(({ id, data }, position) => {
+        const key = rowKey(kind, id);
+        const previous = before.get(key);
+        if (previous && previous.position === position && (previous.data === data || previous.text === textOf(data))) {
+          rows.set(key, previous.data === data ? previous : { position, data, text: previous.text });
+          return;
+        }
+        const row = { position, data, text: textOf(data) };
+        rows.set(key, row);
+        changed.push([key, row]);
+      });
     }
-    const before = current.rows ?? new Map<string, string>();
-    const changed = [...rows].filter(([key, text]) => before.get(key) !== text);
     const removed = [...before.keys()].filter((key) => !rows.has(key));
     this.db.transaction(() => {
       if (current.rows === null) this.db.prepare('DELETE FROM pf_applied_objects').run();
-      for (const [key, text] of changed) {
+      for (const [key, row] of changed) {
         const [kind, id] = key.split('\u0000');
-        const cut = text.indexOf(' ');
-        this.statements.putObject.run(kind, id, Number(text.slice(0, cut)), text.slice(cut + 1));
+        this.statements.putObject.run(kind, id, row.position, row.text);
       }
       for (const key of removed) this.statements.removeObject.run(...key.split('\u0000'));
       // Re-applying what is applied (compared by content) moves only the time.
@@ -243,5 +255,9 @@ export class AppliedStore {
 }
 
 const rowKey = (kind: string, id: string) => `${kind}\u0000${id}`;
-/** A row as kept in memory: its position and data text, compared as one string. */
-const rowText = (position: number, data: string) => `${position} ${data}`;
+/** A row of pf_applied_objects as kept in memory: the data object it was written from, and its text. */
+interface AppliedRow {
+  position: number;
+  data: Record<string, unknown>;
+  text: string;
+}
