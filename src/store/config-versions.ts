@@ -41,26 +41,25 @@ interface VersionRow extends Omit<VersionRecord, 'applied' | 'rolled_back'> {
 
 const toRecord = (row: VersionRow): VersionRecord => ({ ...row, applied: row.applied === 1, rolled_back: row.rolled_back === 1 });
 
-/** The part of an object that is configuration (timestamps are bookkeeping and do not change the hash). */
-const contentOf = (objects: readonly ConfigObject[]) =>
-  [...objects]
-    .sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
-    .map((o) => ({ kind: o.kind, id: o.id, position: o.position, data: o.data }));
+/** Hash order: by kind, then position, then id (equal configurations in any row order hash equally). */
+const hashOrder = (a: ConfigObject, b: ConfigObject) =>
+  (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
  * Content hash of a whole configuration: equal configurations hash equally whatever their timestamps or row
- * order. Each object contributes one line, `kind id position sha256(canonical JSON of data)`; `dataDigest`
- * gives that digest (the store passes a remembered one, so after a change only changed objects are hashed again).
+ * order. Each object contributes one line, `kind id position sha256(canonical JSON of data)`; `line` gives that
+ * line (the store passes remembered ones, so after a change only changed objects are serialised and hashed again).
  */
-export function configurationHash(objects: readonly ConfigObject[], dataDigest: (data: ConfigData) => string = (data) => sha256(canonicalJson(data))): string {
-  const hash = createHash('sha256');
-  for (const { kind, id, position, data } of contentOf(objects)) {
-    hash.update(`${JSON.stringify(kind)} ${JSON.stringify(id)} ${position} ${dataDigest(data)}\n`);
-  }
-  return hash.digest('hex');
+export function configurationHash(objects: readonly ConfigObject[], line: (object: ConfigObject) => string = hashLine((data) => sha256(canonicalJson(data)))): string {
+  // The store lists objects in this order already: checking is linear, sorting 10,000 is not.
+  const ordered = objects.every((o, i) => i === 0 || hashOrder(objects[i - 1], o) <= 0) ? objects : [...objects].sort(hashOrder);
+  return createHash('sha256').update(ordered.map(line).join('')).digest('hex');
 }
+
+const hashLine = (dataDigest: (data: ConfigData) => string) => ({ kind, id, position, data }: ConfigObject) =>
+  `${JSON.stringify(kind)} ${JSON.stringify(id)} ${position} ${dataDigest(data)}\n`;
 
 /** A content stored as the change from another: objects added or changed (whole), and the keys of those removed. */
 interface ContentDelta {
@@ -91,8 +90,10 @@ export class ConfigVersions {
    */
   private readonly canonicalData = new WeakMap<ConfigData, { text: string; digest: string }>();
   private readonly objectTexts = new WeakMap<ConfigObject, string>();
+  private readonly hashLines = new WeakMap<ConfigObject, string>();
+  private readonly hashLine = hashLine((data) => this.canonicalOf(data).digest);
   /** The last content recorded from the store, object by object, so the next one can be stored as its change. */
-  private lastContent: { hash: string; depth: number; texts: Map<string, string> } | undefined;
+  private lastContent: { hash: string; depth: number; objects: ReadonlySet<ConfigObject> } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -127,7 +128,7 @@ export class ConfigVersions {
   currentHash(): string {
     const generation = this.store.generation();
     if (this.cachedHash?.generation !== generation) {
-      this.cachedHash = { generation, hash: configurationHash(this.store.everything(), (data) => this.canonicalOf(data).digest) };
+      this.cachedHash = { generation, hash: configurationHash(this.store.everything(), (object) => this.hashLineOf(object)) };
     }
     return this.cachedHash.hash;
   }
@@ -187,23 +188,39 @@ export class ConfigVersions {
       return;
     }
     const current = this.store.everything();
-    const texts = new Map(current.map((o) => [objectKey(o), this.objectText(o)]));
     const base = this.lastContent;
     if (base && base.depth < MAX_DELTA_DEPTH && this.statements.hasContent.get(base.hash)) {
-      const changed = current.filter((o) => base.texts.get(objectKey(o)) !== texts.get(objectKey(o)));
-      const removed = [...base.texts.keys()].filter((key) => !texts.has(key));
-      this.statements.insertContent.run(hash, count, gzipSync(`{"changed":[${changed.map((o) => texts.get(objectKey(o))).join(',')}],"removed":${JSON.stringify(removed)}}`, { level: 4 }), base.hash, base.depth + 1);
-      this.lastContent = { hash, depth: base.depth + 1, texts };
+      const { changed, removed } = this.changesSince(base.objects, current);
+      this.statements.insertContent.run(hash, count, gzipSync(`{"changed":[${changed.map((o) => this.objectText(o)).join(',')}],"removed":${JSON.stringify(removed)}}`, { level: 4 }), base.hash, base.depth + 1);
+      this.lastContent = { hash, depth: base.depth + 1, objects: new Set(current) };
       return;
     }
-    this.statements.insertContent.run(hash, count, gzipSync(`[${current.map((o) => texts.get(objectKey(o))).join(',')}]`, { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY }), null, 0);
-    this.lastContent = { hash, depth: 0, texts };
+    this.statements.insertContent.run(hash, count, gzipSync(`[${current.map((o) => this.objectText(o)).join(',')}]`, { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY }), null, 0);
+    this.lastContent = { hash, depth: 0, objects: new Set(current) };
+  }
+
+  /**
+   * The objects that differ from a recorded set of objects, and the keys of those gone. The store replaces an
+   * object when it changes and keeps it otherwise, so identity tells the unchanged ones apart (one set lookup
+   * each); only the few replaced objects are compared by text.
+   */
+  private changesSince(recorded: ReadonlySet<ConfigObject>, current: readonly ConfigObject[]): { changed: ConfigObject[]; removed: string[] } {
+    const fresh = current.filter((o) => !recorded.has(o));
+    if (fresh.length === 0 && current.length === recorded.size) return { changed: [], removed: [] };
+    const kept = new Set(current);
+    const replaced = new Map([...recorded].filter((o) => !kept.has(o)).map((o) => [objectKey(o), o]));
+    const changed = fresh.filter((o) => {
+      const before = replaced.get(objectKey(o));
+      return !before || this.objectText(before) !== this.objectText(o);
+    });
+    const freshKeys = new Set(fresh.map(objectKey));
+    return { changed, removed: [...replaced.keys()].filter((key) => !freshKeys.has(key)) };
   }
 
   /** A content already stored is the store's content again: later ones may be stored as changes from it. */
   private rememberContent(hash: string): void {
     const { depth } = this.statements.depth.get(hash) as { depth: number };
-    this.lastContent = { hash, depth, texts: new Map(this.store.everything().map((o) => [objectKey(o), this.objectText(o)])) };
+    this.lastContent = { hash, depth, objects: new Set(this.store.everything()) };
   }
 
   list(limit: number, offset: number): { records: VersionRecord[]; total: number } {
@@ -273,6 +290,16 @@ export class ConfigVersions {
   setMeta(key: string, value: unknown): void {
     if (value === undefined || value === null) this.statements.deleteMeta.run(key);
     else this.statements.putMeta.run(key, JSON.stringify(value));
+  }
+
+  /** An object's line of the configuration hash, remembered per stored object. */
+  private hashLineOf(object: ConfigObject): string {
+    let line = this.hashLines.get(object);
+    if (line === undefined) {
+      line = this.hashLine(object);
+      this.hashLines.set(object, line);
+    }
+    return line;
   }
 
   /** The JSON of one stored object as a version keeps it (its data in canonical form). */
