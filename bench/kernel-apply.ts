@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { AliasData, RuleData, WithId } from '../src/compile/firewall-types.js';
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../src/platform/linux/packet-filter.js';
+import { NftSession } from '../src/platform/linux/nft-session.js';
 import type { PacketFilterService } from '../src/areas/packet-filter/service.js';
 import { nftDelta } from '../src/compile/nft-delta.js';
 import { renderFullLoad, type NftTable } from '../src/compile/nft-table.js';
@@ -29,7 +30,8 @@ export async function benchKernelApply(rules: WithId<RuleData>[], aliases: WithI
   writeFileSync(join(dir, 'nft'), `#!/bin/sh\nexec ip netns exec ${namespace} nft "$@"\n`);
   chmodSync(join(dir, 'nft'), 0o755);
   const simulated = createSimulatedPlatform();
-  const packetFilter = new NftablesPacketFilter(() => simulated.packetFilter.status(), join(dir, 'nft'));
+  // As the product runs it: loads through a libnftables session (here inside the namespace), the CLI otherwise.
+  const packetFilter = new NftablesPacketFilter(() => simulated.packetFilter.status(), join(dir, 'nft'), 'conntrack', 'ip', new NftSession(['ip', 'netns', 'exec', namespace, '/usr/bin/python3']));
   const server = await startServer({ platform: { ...simulated, packetFilter } });
   const nft = (...args: string[]) => {
     const result = spawnSync('ip', ['netns', 'exec', namespace, 'nft', ...args], { encoding: 'utf8' });
@@ -121,6 +123,7 @@ export async function benchKernelApply(rules: WithId<RuleData>[], aliases: WithI
     console.log(`POST /reload after an alias of 10,000 entries gained one (${alias.modes}): ${fmt(alias.api)} ms (target < 20 ms)   baseline bare nft -f of the same delta: ${fmt(alias.bare)} ms`);
   } finally {
     await server.stop();
+    await packetFilter.close();
     spawnSync('ip', ['netns', 'delete', namespace]);
     rmSync(dir, { recursive: true, force: true });
   }

@@ -34,11 +34,12 @@ export function createLinuxPlatform(): Platform {
   const ipsec = createLinuxIpsec();
   const reverseProxy = createCaddyProxy();
   const idsEngine = createSuricataEngine();
+  const packetFilter = new NftablesPacketFilter(nftablesStatus);
   return {
     name: 'linux',
     simulated: false,
     description: 'linux: nftables, iproute2, conntrack and Debian-packaged daemons',
-    packetFilter: new NftablesPacketFilter(nftablesStatus),
+    packetFilter,
     system: { info: async () => readSystemInfo() },
     wireguard,
     ipsec,
@@ -56,6 +57,7 @@ export function createLinuxPlatform(): Platform {
       await daemons.closeAll();
       await reverseProxy.close();
       await idsEngine.close();
+      await packetFilter.close();
     },
   };
 }

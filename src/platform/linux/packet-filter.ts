@@ -1,5 +1,6 @@
 import type { PacketFilterStatus } from '../platform.js';
 import { runCommand, type CommandResult } from '../exec.js';
+import { NftSession } from './nft-session.js';
 import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { canonicalNftState, parseNftRuleCounters } from './nft-listing.js';
@@ -20,7 +21,10 @@ const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: Rules
  * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates (checks and previews only),
  * `nft -f -` loads a script in one kernel transaction — the full load replacing `table inet bulwark`, or a delta
  * changing parts of it — and is its own check: a refused script changes nothing. `nft -s list table` reads the
- * table back for drift, `nft -j list table` reads the rules' counters.
+ * table back for drift, `nft -j list table` reads the rules' counters. Loads go through a long-lived libnftables
+ * session when one is given and available (nft-session.ts: the same scripts, without a process and a netlink
+ * socket per load), through the CLI otherwise. Listings stay with the CLI: they fill a context's cache with every
+ * rule, and the load after one in the same context paid 30 ms to drop that cache again.
  */
 export class NftablesPacketFilter implements PacketFilter {
   readonly dialect = 'nftables' as const;
@@ -32,7 +36,13 @@ export class NftablesPacketFilter implements PacketFilter {
     private readonly nft = 'nft',
     private readonly conntrack = 'conntrack',
     private readonly ip = 'ip',
+    /** The product's default: a session of its own; a driver given another `nft` (a test's wrapper) has none unless given one. */
+    private readonly session: NftSession | undefined = nft === 'nft' ? new NftSession() : undefined,
   ) {}
+
+  close(): Promise<void> {
+    return this.session?.close() ?? Promise.resolve();
+  }
 
   /**
    * Connections a scheduled pass rule accepted carry its conntrack mark. Those a block rule entering its
@@ -59,7 +69,10 @@ export class NftablesPacketFilter implements PacketFilter {
     // No `nft -c` first: it parses and evaluates the same text at the same cost, and the load itself refuses
     // whatever the check would (and more: some refusals, e.g. a statement not allowed at a hook, only come from
     // the kernel at commit). A refused transaction is aborted as a whole; the previous table stays loaded.
-    const result = await runCommand(this.nft, ['-f', '-'], { input: ruleset.text });
+    // A script the session refuses is run again by the CLI: refused, it changes nothing there either, and the
+    // CLI's message names the refused line (the session's carry no line numbers).
+    const viaSession = await this.session?.run(ruleset.text);
+    const result = viaSession?.code === 0 ? viaSession : await runCommand(this.nft, ['-f', '-'], { input: ruleset.text });
     if (result.code === NOT_RUNNABLE) return { ok: false, stage: 'unavailable', message: message(result) };
     return result.code === 0 ? { ok: true } : refusal('apply', result, ruleset);
   }
