@@ -1,8 +1,9 @@
 /**
  * Issue 19 in the kernel: small changes load as nft delta transactions, and drift is found and repaired. Three
  * network namespaces this test creates (client — firewall — server), plus one holding a reference table; Bulwark in
- * this process with its nftables driver running the real `nft` inside the firewall namespace. Every change goes
- * through the HTTP API. Needs root; mandatory under REQUIRE_SYSTEM_TESTS=1.
+ * this process with its nftables driver loading through a libnftables session inside the firewall namespace (as the
+ * product does), the real `nft` for listings. Every change goes through the HTTP API. Needs root; mandatory under
+ * REQUIRE_SYSTEM_TESTS=1.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import { startTestApp, json, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
+import { NftSession } from '../../src/platform/linux/nft-session.js';
 import { canonicalNftState } from '../../src/platform/linux/nft-listing.js';
 import { packetFilterOf } from '../helpers/areas.js';
 
@@ -35,6 +37,7 @@ const children: ChildProcess[] = [];
 let t: TestApp;
 let headers: Headers;
 let packetFilter: NftablesPacketFilter;
+let session: NftSession;
 let platform: ReturnType<typeof createSimulatedPlatform>;
 let keptDataDir: string | undefined;
 
@@ -121,7 +124,8 @@ before(async () => {
   writeFileSync(join(work, 'nft'), `#!/bin/sh\nexec ip netns exec ${NS.firewall} nft "$@"\n`);
   chmodSync(join(work, 'nft'), 0o755);
   platform = createSimulatedPlatform();
-  packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), join(work, 'nft'));
+  session = new NftSession(['ip', 'netns', 'exec', NS.firewall, '/usr/bin/python3']);
+  packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), join(work, 'nft'), 'conntrack', 'ip', session);
   await startApp();
   for (let i = 0; i < 40 && !connects(PASS_PORT); i++) await new Promise((r) => setTimeout(r, 100));
 });
@@ -129,6 +133,7 @@ before(async () => {
 after(async () => {
   for (const child of children) child.kill('SIGTERM');
   await t?.close();
+  await packetFilter?.close();
   removeNamespaces(NS);
   spawnSync('ip', ['netns', 'delete', REFERENCE]);
   rmSync(work, { recursive: true, force: true });
@@ -158,6 +163,13 @@ test('40 random small changes, each loaded as applied (mostly deltas), leave the
   await packetFilterOf(t.app).checkDrift();
   const modes: string[] = [];
   const changes: string[] = [];
+  const answeredBefore = session.answered;
+  let loads = 0;
+  const apply = packetFilter.apply.bind(packetFilter);
+  packetFilter.apply = (ruleset) => {
+    loads++;
+    return apply(ruleset);
+  };
   for (let step = 0; step < 40; step++) {
     const rules = (await call('GET', '/api/v1/rules')).body as { id: string; protocol: string; rule_match: { src_addr: string } }[];
     const pick = rules[Math.floor(next() * rules.length)];
@@ -175,6 +187,8 @@ test('40 random small changes, each loaded as applied (mostly deltas), leave the
     assert.deepEqual(kernelTable(), referenceTable(), `after change ${step} (seed ${seed}: ${changes.join(' ')})`);
   }
   assert.ok(modes.filter((m) => m === 'delta').length >= 30, `small changes load as deltas: ${modes.join(',')}`);
+  packetFilter.apply = apply;
+  assert.equal(session.answered - answeredBefore, loads, 'every load went through the libnftables session');
   await removeAll();
 });
 

@@ -48,6 +48,8 @@ const isReady = (line: string) => {
 export class NftSession {
   private helper: Helper | undefined;
   private unavailableUntil = 0;
+  /** Scripts the session ran (refused or not): the rest went to the CLI. */
+  answered = 0;
   /** One script at a time: the helper answers in order. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -65,6 +67,7 @@ export class NftSession {
     const helper = this.helper;
     this.helper = undefined;
     if (!helper) return;
+    helper.child.ref(); // waited for: it ends once its input does
     helper.child.stdin.end();
     if (helper.child.exitCode === null) await new Promise((resolve) => helper.child.once('exit', resolve));
   }
@@ -92,6 +95,7 @@ export class NftSession {
       return answer === 'timeout' ? { code: 1, stdout: '', stderr: `nft did not answer within ${TIMEOUT_MS / 1000} s` } : undefined;
     }
     const { rc, output, error } = JSON.parse(answer.value) as { rc: number; output: string; error: string };
+    this.answered++;
     return { code: rc === 0 ? 0 : 1, stdout: output, stderr: error };
   }
 
