@@ -179,7 +179,7 @@ function checkRenderedNames(config: FirewallConfig): void {
     for (const { id } of objects) if (!SAFE_ID.test(id)) throw new CompileError(`${kind} id ${JSON.stringify(id)} is not 1-64 characters of A-Z, a-z, 0-9, _ and -`);
   }
   const interfaces = [
-    ...config.rules.map((r) => [`rule ${r.id}`, r.data.interface] as const),
+    ...config.rules.filter((r) => r.data.interface !== null).map((r) => [`rule ${r.id}`, r.data.interface] as const),
     ...config.nat.map((n) => [`nat ${n.id}`, n.data.interface] as const),
     ...config.system.antiLockoutInterfaces.map((name) => ['the LAN-role interfaces (anti-lockout)', name] as const),
   ];

@@ -152,31 +152,43 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
 }
 
 /**
- * What a rule's lines depend on besides its own data: its id, the chain, the log decision and group, and whether
+ * What a rule's lines depend on besides its own data and chain: its id, the log decision and group, and whether
  * each alias it names has addresses of each family (an empty set drops or keeps a family variant).
  */
-function ruleContextKey(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string {
-  let aliasShape = '';
+function ruleContextKey(compiled: FilterRule, model: FirewallModel, logGroup: number): string {
+  return `${compiled.id} ${compiled.log} ${logGroup} ${aliasShape(compiled, model)}`;
+}
+
+function aliasShape(compiled: FilterRule, model: FirewallModel): string {
+  let shape = '';
   for (const address of [compiled.src, compiled.dst]) {
     if (address.kind !== 'alias') continue;
     const alias = model.aliases.get(address.name)!;
-    aliasShape += `${address.name}:${alias.v4.length > 0 ? 4 : ''}${alias.v6.length > 0 ? 6 : ''},`;
+    shape += `${address.name}:${alias.v4.length > 0 ? 4 : ''}${alias.v6.length > 0 ? 6 : ''},`;
   }
-  return `${chain} ${compiled.id} ${compiled.log} ${logGroup} ${aliasShape}`;
+  return shape;
+}
+
+interface RuleLinesEntry {
+  id: string;
+  log: boolean;
+  logGroup: number;
+  shape: string;
+  lines: string[];
 }
 
 // Keyed by content: the rule's JSON text (the same string each time for a stored object, so its hash is computed
-// once), then everything else its lines depend on. A recompile after a small change renders only the rules that
-// changed. Bounded: cleared when it outgrows a few configurations. In front of it, the lines last handed out for
-// the same rule object and chain: a stored object that did not change is the same object, and one identity lookup
-// and a string comparison are cheaper than hashing its text (20,000 lookups per compile at 10,000 rules).
+// once), then the chain and everything else its lines depend on. A recompile after a small change renders only
+// the rules that changed. Bounded: cleared when it outgrows a few configurations. In front of it, the lines last
+// handed out for the same rule object and chain, checked field by field: a stored object that did not change is
+// the same object, and that check costs less than building and hashing a key (20,000 per compile at 10,000 rules).
 const ruleLinesCache = new Map<string, Map<string, string[]>>();
-const linesByRule = new WeakMap<object, Partial<Record<'in' | 'out', { key: string; lines: string[] }>>>();
+const linesByRule = new WeakMap<object, Partial<Record<'in' | 'out', RuleLinesEntry>>>();
 function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string[] {
-  const key = ruleContextKey(compiled, chain, model, logGroup);
+  const shape = compiled.src.kind === 'alias' || compiled.dst.kind === 'alias' ? aliasShape(compiled, model) : '';
   let byChain = linesByRule.get(compiled.rule);
   const last = byChain?.[chain];
-  if (last?.key === key) return last.lines;
+  if (last && last.id === compiled.id && last.log === compiled.log && last.logGroup === logGroup && last.shape === shape) return last.lines;
   const text = dataText(compiled.rule);
   let byContext = ruleLinesCache.get(text);
   if (!byContext) {
@@ -184,13 +196,14 @@ function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: Fir
     byContext = new Map();
     ruleLinesCache.set(text, byContext);
   }
+  const key = `${chain} ${ruleContextKey(compiled, model, logGroup)}`;
   let lines = byContext.get(key);
   if (!lines) {
     lines = filterLines(compiled, chain, model, logGroup);
     byContext.set(key, lines);
   }
   if (!byChain) linesByRule.set(compiled.rule, (byChain = {}));
-  byChain[chain] = { key, lines };
+  byChain[chain] = { id: compiled.id, log: compiled.log, logGroup, shape, lines };
   return lines;
 }
 

@@ -74,6 +74,7 @@ export class ConfigStore {
       result = this.db.transaction(fn)();
     } catch (error) {
       this.cache.clear();
+      this.contentStamp++;
       // The in-memory copy may have shown the rolled-back writes: whatever was derived from it is stale.
       this.epoch++;
       this.depth--;
@@ -108,6 +109,13 @@ export class ConfigStore {
     this.writeGuards.add(guard);
     return () => this.writeGuards.delete(guard);
   }
+
+  /**
+   * Bumped before every write and whenever the in-memory copy is dropped: `everything()` (one SQL query and a
+   * 10,000-element array) is remembered in between, as a version, the hash and the diff each ask for it.
+   */
+  private contentStamp = 0;
+  private everythingMemo: { stamp: number; objects: readonly ConfigObject[] } | undefined;
 
   /**
    * A value that differs whenever the objects of `kind` (default: of any kind) may have changed since it was
@@ -215,8 +223,11 @@ export class ConfigStore {
    * objects are the store's own and must not be changed.
    */
   everything(): readonly ConfigObject[] {
-    const kinds = this.statements.kinds.all() as { kind: string }[];
-    return kinds.flatMap(({ kind }) => this.list(kind));
+    if (this.everythingMemo?.stamp !== this.contentStamp) {
+      const kinds = this.statements.kinds.all() as { kind: string }[];
+      this.everythingMemo = { stamp: this.contentStamp, objects: kinds.flatMap(({ kind }) => this.list(kind)) };
+    }
+    return this.everythingMemo.objects;
   }
 
   /** The whole configuration, for versions, export and diff. */
@@ -242,6 +253,7 @@ export class ConfigStore {
   }
 
   private beforeWrite(kind: string): void {
+    this.contentStamp++;
     for (const guard of this.writeGuards) guard(kind);
   }
 

@@ -168,7 +168,7 @@ interface StoredHead {
  * unchanged object by identity first (a stored object that did not change is the same object) and by text after.
  */
 export class AppliedStore {
-  private cached: (Applied & { rows: Map<string, AppliedRow> | null; headText: string | null }) | undefined;
+  private cached: (Applied & { rows: AppliedRows | null; headText: string | null }) | undefined;
   private readonly statements;
 
   constructor(private readonly db: Db) {
@@ -195,14 +195,14 @@ export class AppliedStore {
       if (row) {
         const stored = JSON.parse(row.snapshot) as FilterSnapshot | StoredHead;
         let snapshot: FilterSnapshot;
-        let rows: Map<string, AppliedRow> | null = null;
+        let rows: AppliedRows | null = null;
         if (stored.objects === null) {
           snapshot = { ...emptySnapshot(), settings: stored.settings };
-          rows = new Map();
+          rows = emptyRows();
           for (const object of this.statements.objects.all() as { kind: FilterKind; id: string; position: number; data: string }[]) {
             const data = JSON.parse(object.data) as Record<string, unknown>;
             snapshot.objects[object.kind]?.push({ id: object.id, data });
-            rows.set(rowKey(object.kind, object.id), { position: object.position, data, text: object.data });
+            rows[object.kind]?.set(object.id, { position: object.position, data, text: object.data });
           }
         } else {
           snapshot = stored; // written whole by an earlier version: rewritten as rows at the next apply
@@ -222,30 +222,29 @@ export class AppliedStore {
     const current = this.cached!;
     const head: StoredHead = { objects: null, settings: snapshot.settings };
     const headText = `${JSON.stringify(head)}\n${JSON.stringify(ruleset)}`;
-    const before = current.rows ?? new Map<string, AppliedRow>();
-    const rows = new Map<string, AppliedRow>();
-    const changed: [string, AppliedRow][] = [];
+    const before = current.rows ?? emptyRows();
+    const rows = emptyRows();
+    const changed: [FilterKind, string, AppliedRow][] = [];
+    const removed: [FilterKind, string][] = [];
     for (const kind of Object.keys(PENDING_KINDS) as FilterKind[]) {
+      const previousRows = before[kind];
+      const next = rows[kind];
       snapshot.objects[kind].forEach(({ id, data }, position) => {
-        const key = rowKey(kind, id);
-        const previous = before.get(key);
+        const previous = previousRows.get(id);
         if (previous && previous.position === position && (previous.data === data || previous.text === textOf(data))) {
-          rows.set(key, previous.data === data ? previous : { position, data, text: previous.text });
+          next.set(id, previous.data === data ? previous : { position, data, text: previous.text });
           return;
         }
         const row = { position, data, text: textOf(data) };
-        rows.set(key, row);
-        changed.push([key, row]);
+        next.set(id, row);
+        changed.push([kind, id, row]);
       });
+      for (const id of previousRows.keys()) if (!next.has(id)) removed.push([kind, id]);
     }
-    const removed = [...before.keys()].filter((key) => !rows.has(key));
     this.db.transaction(() => {
       if (current.rows === null) this.db.prepare('DELETE FROM pf_applied_objects').run();
-      for (const [key, row] of changed) {
-        const [kind, id] = key.split('\u0000');
-        this.statements.putObject.run(kind, id, row.position, row.text);
-      }
-      for (const key of removed) this.statements.removeObject.run(...key.split('\u0000'));
+      for (const [kind, id, row] of changed) this.statements.putObject.run(kind, id, row.position, row.text);
+      for (const [kind, id] of removed) this.statements.removeObject.run(kind, id);
       // Re-applying what is applied (compared by content) moves only the time.
       if (headText === current.headText && changed.length + removed.length === 0) this.statements.appliedAt.run(appliedAt);
       else this.statements.putHead.run(appliedAt, dialect, JSON.stringify(head), JSON.stringify(ruleset));
@@ -254,10 +253,13 @@ export class AppliedStore {
   }
 }
 
-const rowKey = (kind: string, id: string) => `${kind}\u0000${id}`;
 /** A row of pf_applied_objects as kept in memory: the data object it was written from, and its text. */
 interface AppliedRow {
   position: number;
   data: Record<string, unknown>;
   text: string;
 }
+
+/** The rows by kind, then by id. */
+type AppliedRows = Record<FilterKind, Map<string, AppliedRow>>;
+const emptyRows = (): AppliedRows => ({ rule: new Map(), alias: new Map(), schedule: new Map(), nat: new Map() });
