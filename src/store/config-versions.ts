@@ -52,11 +52,13 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
  * order. Each object contributes one line, `kind id position sha256(canonical JSON of data)`; `line` gives that
  * line (the store passes remembered ones, so after a change only changed objects are serialised and hashed again).
  */
-export function configurationHash(objects: readonly ConfigObject[], line: (object: ConfigObject) => string = hashLine((data) => sha256(canonicalJson(data)))): string {
+export function configurationHash(objects: readonly ConfigObject[], line: (object: ConfigObject) => string | Buffer = hashLine((data) => sha256(canonicalJson(data)))): string {
   // The store lists objects in this order already: checking is linear, sorting 10,000 is not.
   const ordered = objects.every((o, i) => i === 0 || hashOrder(objects[i - 1], o) <= 0) ? objects : [...objects].sort(hashOrder);
-  return createHash('sha256').update(ordered.map(line).join('')).digest('hex');
+  return createHash('sha256').update(Buffer.concat(ordered.map((o) => asBytes(line(o))))).digest('hex');
 }
+
+const asBytes = (line: string | Buffer) => (typeof line === 'string' ? Buffer.from(line) : line);
 
 const hashLine = (dataDigest: (data: ConfigData) => string) => ({ kind, id, position, data }: ConfigObject) =>
   `${JSON.stringify(kind)} ${JSON.stringify(id)} ${position} ${dataDigest(data)}\n`;
@@ -90,7 +92,7 @@ export class ConfigVersions {
    */
   private readonly canonicalData = new WeakMap<ConfigData, { text: string; digest: string }>();
   private readonly objectTexts = new WeakMap<ConfigObject, string>();
-  private readonly hashLines = new WeakMap<ConfigObject, string>();
+  private readonly hashLines = new WeakMap<ConfigObject, Buffer>();
   private readonly hashLine = hashLine((data) => this.canonicalOf(data).digest);
   /** The last content recorded from the store, object by object, so the next one can be stored as its change. */
   private lastContent: { hash: string; depth: number; objects: ReadonlySet<ConfigObject> } | undefined;
@@ -292,11 +294,11 @@ export class ConfigVersions {
     else this.statements.putMeta.run(key, JSON.stringify(value));
   }
 
-  /** An object's line of the configuration hash, remembered per stored object. */
-  private hashLineOf(object: ConfigObject): string {
+  /** An object's line of the configuration hash, remembered per stored object (as bytes: joined without copying text). */
+  private hashLineOf(object: ConfigObject): Buffer {
     let line = this.hashLines.get(object);
     if (line === undefined) {
-      line = this.hashLine(object);
+      line = Buffer.from(this.hashLine(object));
       this.hashLines.set(object, line);
     }
     return line;
