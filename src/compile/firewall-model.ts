@@ -129,7 +129,9 @@ export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables:
         blocks.push(...blocksOf(nested[1], [...path, name]));
         continue;
       }
-      const address = parseAddress(entry);
+      // Entries of a typed alias repeat across edits (one added to 10,000): parsed once each. A url table's lines
+      // could be millions and would only churn the cache.
+      const address = alias.alias_type === 'url_table' ? parseAddress(entry) : parseAddressCached(entry);
       if (address?.kind === 'block') blocks.push(address.cidr);
       else if (address?.kind === 'range') blocks.push(...rangeToCidrs(address.family, address.first, address.last));
       else if (alias.alias_type !== 'url_table') throw new CompileError(`alias "${name}": entry "${entry}" is not an address`);

@@ -280,12 +280,18 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
   return lines;
 }
 
-// Resolved aliases are reused while their content is unchanged (firewall-model.ts), and so are their block lists.
+// Resolved aliases are reused while their content is unchanged (firewall-model.ts), and so are their block lists;
+// an alias that changed keeps most of its blocks as the same (parsed once) objects, and so their texts.
 const formatted = new WeakMap<readonly Cidr[], string[]>();
+const formattedBlock = new WeakMap<Cidr, string>();
 function formattedBlocks(blocks: readonly Cidr[]): string[] {
   let texts = formatted.get(blocks);
   if (!texts) {
-    texts = blocks.map(formatCidr);
+    texts = blocks.map((block) => {
+      let text = formattedBlock.get(block);
+      if (text === undefined) formattedBlock.set(block, (text = formatCidr(block)));
+      return text;
+    });
     formatted.set(blocks, texts);
   }
   return texts;
