@@ -23,6 +23,8 @@ import { auditPacketFilter } from './audit.js';
 const SCHEDULE_CHECK_MS = 60_000;
 
 /** Who refused a ruleset, in words for the 409 (or 503) a client gets. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function applyFailureWho(stage: 'check' | 'apply' | 'setup' | 'unavailable', dialect: string): string {
   switch (stage) {
     case 'check': return `${dialect} refused the ruleset`;
@@ -81,7 +83,9 @@ export class PacketFilterService {
   /** Runs `work` after every reload, schedule re-application and check queued before it. */
   private serialised<T>(work: () => Promise<T>): Promise<T> {
     const run = this.serial.then(work);
-    this.serial = run.catch(() => undefined).then(() => this.runFollowUps());
+    // Follow-ups start on the next turn of the event loop: the caller's continuation (a reload's version record and
+    // HTTP answer) runs in microtasks first, instead of behind a read-back's fork and its 4 MB of output.
+    this.serial = run.catch(() => undefined).then(nextTurn).then(() => this.runFollowUps());
     return run;
   }
 

@@ -87,6 +87,10 @@ function moved(commonInNewOrder: string[], oldIndex: Map<string, number>): Set<s
 }
 
 export function diffKind(stored: SnapshotObject[], applied: SnapshotObject[], ordered: boolean): KindChanges {
+  // Right after a reload the applied objects are the stored ones, in order: nothing to compare by text.
+  if (stored.length === applied.length && stored.every((o, i) => o.id === applied[i].id && o.data === applied[i].data)) {
+    return { added: [], changed: [], removed: [] };
+  }
   const appliedById = new Map(applied.map((o, index) => [o.id, { o, index }]));
   const storedIds = new Set(stored.map((o) => o.id));
   const added: string[] = [];
