@@ -5,6 +5,7 @@
  * change in the delta logic.
  */
 import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/crypto.js';
 import { NFT_TABLE } from './compiled.js';
 
 export interface NftSet {
@@ -65,7 +66,7 @@ function rendered(object: NftSet | NftChain): { text: string; digest: string } {
   let known = renderedObjects.get(object);
   if (!known) {
     const text = ('elements' in object ? renderSet(object) : renderChain(object)).join('\n');
-    known = { text, digest: createHash('sha256').update(text).digest('hex') };
+    known = { text, digest: sha256Hex(text) };
     renderedObjects.set(object, known);
   }
   return known;

@@ -152,13 +152,9 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
 }
 
 /**
- * What a rule's lines depend on besides its own data and chain: its id, the log decision and group, and whether
- * each alias it names has addresses of each family (an empty set drops or keeps a family variant).
+ * What a rule's lines depend on besides its own data and chain: its id, the log decision and group, and this:
+ * whether each alias it names has addresses of each family (an empty set drops or keeps a family variant).
  */
-function ruleContextKey(compiled: FilterRule, model: FirewallModel, logGroup: number): string {
-  return `${compiled.id} ${compiled.log} ${logGroup} ${aliasShape(compiled, model)}`;
-}
-
 function aliasShape(compiled: FilterRule, model: FirewallModel): string {
   let shape = '';
   for (const address of [compiled.src, compiled.dst]) {
@@ -196,7 +192,7 @@ function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: Fir
     byContext = new Map();
     ruleLinesCache.set(text, byContext);
   }
-  const key = `${chain} ${ruleContextKey(compiled, model, logGroup)}`;
+  const key = `${chain} ${compiled.id} ${compiled.log} ${logGroup} ${shape}`;
   let lines = byContext.get(key);
   if (!lines) {
     lines = filterLines(compiled, chain, model, logGroup);

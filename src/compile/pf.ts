@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/crypto.js';
 /**
  * Configuration → pf text for the anchor "bulwark" (pure). The main pf.conf hooks the anchor with
  * `nat-anchor "bulwark"`, `rdr-anchor "bulwark"`, `binat-anchor "bulwark"` and, last, `anchor "bulwark"`
@@ -195,7 +195,7 @@ export function compilePf(config: FirewallConfig): CompiledRuleset {
   return {
     dialect: 'pf',
     text,
-    digest: createHash('sha256').update(text).digest('hex'),
+    digest: sha256Hex(text),
     natLines,
     systemLines,
     ruleCount: model.rules.length,

@@ -1,5 +1,5 @@
 import { gunzipSync, gzipSync, constants as zlib } from 'node:zlib';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/crypto.js';
 import type { Db } from './database.js';
 import type { ConfigData, ConfigObject, ConfigStore } from './config-store.js';
 import { isoTime, type Clock } from '../core/clock.js';
@@ -45,17 +45,15 @@ const toRecord = (row: VersionRow): VersionRecord => ({ ...row, applied: row.app
 const hashOrder = (a: ConfigObject, b: ConfigObject) =>
   (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
 /**
  * Content hash of a whole configuration: equal configurations hash equally whatever their timestamps or row
  * order. Each object contributes one line, `kind id position sha256(canonical JSON of data)`; `line` gives that
  * line (the store passes remembered ones, so after a change only changed objects are serialised and hashed again).
  */
-export function configurationHash(objects: readonly ConfigObject[], line: (object: ConfigObject) => string | Buffer = hashLine((data) => sha256(canonicalJson(data)))): string {
+export function configurationHash(objects: readonly ConfigObject[], line: (object: ConfigObject) => string | Buffer = hashLine((data) => sha256Hex(canonicalJson(data)))): string {
   // The store lists objects in this order already: checking is linear, sorting 10,000 is not.
   const ordered = objects.every((o, i) => i === 0 || hashOrder(objects[i - 1], o) <= 0) ? objects : [...objects].sort(hashOrder);
-  return createHash('sha256').update(Buffer.concat(ordered.map((o) => asBytes(line(o))))).digest('hex');
+  return sha256Hex(Buffer.concat(ordered.map((o) => asBytes(line(o)))));
 }
 
 const asBytes = (line: string | Buffer) => (typeof line === 'string' ? Buffer.from(line) : line);
@@ -319,7 +317,7 @@ export class ConfigVersions {
     let canonical = this.canonicalData.get(data);
     if (canonical === undefined) {
       const text = canonicalJson(data);
-      canonical = { text, digest: sha256(text) };
+      canonical = { text, digest: sha256Hex(text) };
       this.canonicalData.set(data, canonical);
     }
     return canonical;

@@ -2,7 +2,7 @@
  * The packet-filter part of the configuration as one value, and what differs between two of them:
  * "pending" is the difference between the stored configuration and the last applied one.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../core/crypto.js';
 import type { Db } from '../../store/database.js';
 import { dataText } from '../../compile/data-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
@@ -150,7 +150,7 @@ export function appliedRuleset(digest: string, scheduledInForce: readonly string
 function legacyRuleset(text: string, snapshot: FilterSnapshot): AppliedRuleset {
   const loaded = text.split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n');
   const scheduled = snapshot.objects.rule.filter((r) => r.data.schedule_id).map((r) => r.id);
-  return appliedRuleset(createHash('sha256').update(text).digest('hex'), scheduled.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`) || loaded.includes(`"rule ${id}"`)));
+  return appliedRuleset(sha256Hex(text), scheduled.filter((id) => loaded.includes(`"${id}"`) || loaded.includes(`rule_${id}`) || loaded.includes(`"rule ${id}"`)));
 }
 
 interface Applied {
