@@ -8,13 +8,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { rootSkipReason } from '../helpers/shared.js';
-import { buildThreeNamespaces, inNs, removeNamespaces, sh } from '../helpers/three-namespaces.js';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
+import { buildThreeNamespaces, inNs, removeNamespaces, sh, toolsInNamespace } from '../helpers/three-namespaces.js';
+import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
@@ -67,15 +67,7 @@ const once = (port) => new Promise((resolve) => {
 })();
 `;
 
-const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object, headers });
-  return { status: response.statusCode, body: response.body ? json(response) : undefined };
-};
-const ok = async (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await call(method, url, payload);
-  assert.ok(response.status >= 200 && response.status < 300, `${method} ${url} → ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body;
-};
+const { call, ok } = apiCalls(() => ({ app: t.app, headers }));
 const reload = async (): Promise<'delta' | 'full'> => (await ok('POST', '/api/v1/reload')).apply_mode;
 const removeAll = async () => {
   for (const kind of ['rules', 'nat', 'aliases']) {
@@ -121,11 +113,10 @@ before(async () => {
   sh(['ip', 'netns', 'add', REFERENCE]);
   process.on('exit', () => spawnSync('ip', ['netns', 'delete', REFERENCE]));
   children.push(spawn('ip', ['netns', 'exec', NS.server, process.execPath, '-e', SERVER_SCRIPT], { stdio: 'ignore' }));
-  writeFileSync(join(work, 'nft'), `#!/bin/sh\nexec ip netns exec ${NS.firewall} nft "$@"\n`);
-  chmodSync(join(work, 'nft'), 0o755);
+  const tools = toolsInNamespace(work, NS.firewall);
   platform = createSimulatedPlatform();
   session = new NftSession(['ip', 'netns', 'exec', NS.firewall, '/usr/bin/python3']);
-  packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), join(work, 'nft'), 'conntrack', 'ip', session);
+  packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip, session);
   await startApp();
   for (let i = 0; i < 40 && !connects(PASS_PORT); i++) await new Promise((r) => setTimeout(r, 100));
 });

@@ -7,13 +7,13 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { rootSkipReason } from '../helpers/shared.js';
-import { buildThreeNamespaces, inNs, removeNamespaces as removeNamespacesOf, sh } from '../helpers/three-namespaces.js';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
+import { buildThreeNamespaces, inNs, removeNamespaces as removeNamespacesOf, sh, toolsInNamespace } from '../helpers/three-namespaces.js';
+import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
@@ -97,15 +97,7 @@ async function openConnection(host: string, port: number) {
 const trackedIds = (port: number) =>
   [...inNs(NS.firewall, 'conntrack', '-L', '-p', 'tcp', '--dport', String(port), '--state', 'ESTABLISHED', '-o', 'id').matchAll(/id=(\d+)/g)].map((m) => m[1]);
 
-const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object, headers });
-  return { status: response.statusCode, body: response.body ? json(response) : undefined };
-};
-const ok = async (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await call(method, url, payload);
-  assert.ok(response.status >= 200 && response.status < 300, `${method} ${url} → ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body;
-};
+const { call, ok } = apiCalls(() => ({ app: t.app, headers }));
 const reload = () => ok('POST', '/api/v1/reload');
 const removeAll = async () => {
   for (const kind of ['rules', 'nat', 'aliases', 'schedules']) {
@@ -124,12 +116,9 @@ before(async () => {
   inNs(NS.firewall, 'sysctl', '-q', '-w', 'net.netfilter.nf_conntrack_tcp_loose=0');
 
   // The driver runs these wrappers: the real tools, inside the firewall namespace only.
-  for (const tool of ['nft', 'conntrack', 'ip']) {
-    writeFileSync(join(work, tool), `#!/bin/sh\nexec ip netns exec ${NS.firewall} ${tool} "$@"\n`);
-    chmodSync(join(work, tool), 0o755);
-  }
+  const tools = toolsInNamespace(work, NS.firewall);
   const platform = createSimulatedPlatform();
-  const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), join(work, 'nft'), join(work, 'conntrack'), join(work, 'ip'));
+  const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip);
   t = await startTestApp({ platform: { ...platform, packetFilter } });
   headers = await adminHeaders(t.app);
   for (let i = 0; i < 40 && !(await probe('tcp', SERVER, 8080)); i++) await new Promise((r) => setTimeout(r, 100));

@@ -11,12 +11,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rootSkipReason } from '../helpers/shared.js';
-import { buildThreeNamespaces, inNs, removeNamespaces } from '../helpers/three-namespaces.js';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
+import { buildThreeNamespaces, inNs, removeNamespaces, toolsInNamespace } from '../helpers/three-namespaces.js';
+import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
@@ -93,10 +93,7 @@ const tcp = (p) => new Promise((resolve) => {
 })();
 `;
 
-const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object, headers });
-  return { status: response.statusCode, body: response.body ? json(response) : undefined };
-};
+const { call } = apiCalls(() => ({ app: t.app, headers }));
 const created = async (url: string, payload: unknown) => {
   const answer = await call('POST', url, payload);
   assert.equal(answer.status, 201, `seed ${seed}: ${url} ${JSON.stringify(payload)} → ${JSON.stringify(answer.body)}`);
@@ -110,12 +107,9 @@ before(async () => {
   // Every port of the server namespace reaches the one receiver; the payload says which probe it was.
   writeFileSync(join(work, 'server.nft'), `table ip b18srv {\n chain pre {\n  type nat hook prerouting priority dstnat; policy accept;\n  udp dport != 9999 redirect to :9999\n  tcp dport != 9998 redirect to :9998\n }\n}\n`);
   inNs(NS.server, 'nft', '-f', join(work, 'server.nft'));
-  for (const tool of ['nft', 'conntrack', 'ip']) {
-    writeFileSync(join(work, tool), `#!/bin/sh\nexec ip netns exec ${NS.firewall} ${tool} "$@"\n`);
-    chmodSync(join(work, tool), 0o755);
-  }
+  const tools = toolsInNamespace(work, NS.firewall);
   const platform = createSimulatedPlatform();
-  const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), join(work, 'nft'), join(work, 'conntrack'), join(work, 'ip'));
+  const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip);
   t = await startTestApp({ platform: { ...platform, packetFilter } });
   headers = await adminHeaders(t.app);
 });

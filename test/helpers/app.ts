@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,4 +39,24 @@ export function json<T = any>(response: { body: string }): T {
   } catch {
     throw new Error(`response is not JSON: ${response.body.slice(0, 200)}`);
   }
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * `call` (status and parsed body) and `ok` (asserts a 2xx, returns the body) against an app a test may restart:
+ * both read the current app and headers when called.
+ */
+export function apiCalls(current: () => { app: FastifyInstance; headers: Record<string, string> }) {
+  const call = async (method: Method, url: string, payload?: unknown) => {
+    const { app, headers } = current();
+    const response = await app.inject({ method, url, payload: payload as object, headers });
+    return { status: response.statusCode, body: response.body ? json(response) : undefined };
+  };
+  const ok = async (method: Exclude<Method, 'GET'>, url: string, payload?: unknown) => {
+    const response = await call(method, url, payload);
+    assert.ok(response.status >= 200 && response.status < 300, `${method} ${url} → ${response.status} ${JSON.stringify(response.body)}`);
+    return response.body;
+  };
+  return { call, ok };
 }

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Names of the three namespaces of a client — firewall — server test, unique to this process. */
 export interface ThreeNamespaces {
@@ -51,4 +53,14 @@ export function buildThreeNamespaces(ns: ThreeNamespaces, addresses: TopologyAdd
   for (const address of addresses.server) inNs(ns.server, 'ip', 'addr', 'add', `${address}/24`, 'dev', 'sv0');
   inNs(ns.server, 'ip', 'link', 'set', 'sv0', 'up');
   inNs(ns.server, 'ip', 'route', 'add', 'default', 'via', addresses.firewallInside);
+}
+
+/** The tools the nftables driver runs, as wrappers in `dir` that run the real nft, conntrack and ip inside `ns` only. */
+export function toolsInNamespace(dir: string, ns: string): { nft: string; conntrack: string; ip: string } {
+  const tools = { nft: join(dir, 'nft'), conntrack: join(dir, 'conntrack'), ip: join(dir, 'ip') };
+  for (const [tool, path] of Object.entries(tools)) {
+    writeFileSync(path, `#!/bin/sh\nexec ip netns exec ${ns} ${tool} "$@"\n`);
+    chmodSync(path, 0o755);
+  }
+  return tools;
 }
