@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadStartupConfig } from '../src/config.js';
 import type { Platform } from '../src/platform/platform.js';
+import type { TimedRequest } from './timed-client.js';
 import type { AliasData, FirewallConfig, RuleData, WithId } from '../src/compile/firewall-types.js';
 
 /** Starts the real app on a loopback port with a fresh data directory. */
@@ -82,6 +83,20 @@ export async function load(fn: () => Promise<void>, concurrency: number, duratio
 }
 
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+/** A client in a child process for timing single requests (bench/timed-client.ts); one request at a time. */
+export async function timedClient(): Promise<{ request(request: TimedRequest): Promise<{ ms: number; status: number; body: string }>; close(): void }> {
+  const { fork } = await import('node:child_process');
+  const child = fork(new URL('./timed-client.js', import.meta.url));
+  await new Promise((resolve) => child.once('spawn', resolve));
+  return {
+    request: (request) => new Promise((resolve, reject) => {
+      child.once('message', (answer: { ms: number; status: number; body: string } | { error: string }) => ('error' in answer ? reject(new Error(answer.error)) : resolve(answer)));
+      child.send(request);
+    }),
+    close: () => child.kill(),
+  };
+}
 
 /**
  * Requests per second a client in a child process gets from `origin + path`, and the CPU time this process (the

@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { startTestApp } from './helpers/app.js';
+import { configurationHash } from '../src/store/config-versions.js';
+import type { ConfigObject } from '../src/store/config-store.js';
+import { canonicalJson } from '../src/core/canonical-json.js';
 
 /**
  * A version recorded from the store is kept as the change from the one recorded before it (a few hundred bytes for
@@ -46,6 +50,51 @@ test('versions stored as changes read back exactly as recorded, across changes, 
     const fourth = record();
     versions.prune([]);
     assert.deepEqual(versions.content(fourth), recorded[3].objects);
+  } finally {
+    await t.close();
+  }
+});
+
+/**
+ * The store's configuration hash resumes from remembered states after the unchanged leading objects; after every
+ * kind of change it must equal the hash computed from scratch over a copy (no shared objects, nothing remembered),
+ * and that hash the definition: sha256 of every object's line in hash order.
+ */
+test('the resumed configuration hash equals one computed from scratch after changes anywhere', async () => {
+  const t = await startTestApp();
+  try {
+    const { store, apply } = t.app.context;
+    const versions = apply.versions;
+    const ids: string[] = [];
+    store.transaction(() => {
+      for (let i = 0; i < 1500; i++) ids.push(store.insert('alias', { name: `a${i}`, alias_type: 'host', description: null, enabled: true, entries: [`10.0.${i >> 8}.${i & 255}`] }).id);
+    });
+    const fromScratch = () => configurationHash(JSON.parse(JSON.stringify(store.everything())) as ConfigObject[]);
+    const byDefinition = () => createHash('sha256').update(store.everything().map((o) =>
+      `${JSON.stringify(o.kind)} ${JSON.stringify(o.id)} ${o.position} ${createHash('sha256').update(canonicalJson(o.data)).digest('hex')}\n`).join('')).digest('hex');
+    const seen = new Set<string>();
+    const check = (what: string) => {
+      const hash = versions.currentHash();
+      assert.equal(hash, fromScratch(), `${what}: resumed hash equals a fresh one`);
+      assert.equal(hash, byDefinition(), `${what}: the hash is the sha256 of the lines`);
+      assert.ok(!seen.has(hash), `${what}: a changed configuration hashes differently`);
+      seen.add(hash);
+    };
+    check('first');
+    const change = (i: number, description: string) => store.update('alias', ids[i], { name: `a${i}`, alias_type: 'host', description, enabled: true, entries: ['10.9.9.9'] });
+    change(1400, 'late'); check('an object in the last chunk');
+    change(3, 'early'); check('an object in the first chunk');
+    change(700, 'middle'); check('an object in a middle chunk');
+    store.remove('alias', ids[1499]); check('the last object removed');
+    store.remove('alias', ids[0]); check('the first object removed (every chunk shifts)');
+    store.insert('alias', { name: 'fresh', alias_type: 'host', description: null, enabled: true, entries: ['10.8.8.8'] }); check('an object added');
+    store.insert('nat', { description: 'another kind' }); check('an object of another kind');
+    // Objects of the kind that sorts last land after the last, short chunk.
+    const last = [...store.everything()].at(-1)!.kind;
+    store.insert(last, { ...store.list(last).at(-1)!.data }); check('an object appended after the last one');
+    store.insert('zz_last', { note: 'one' }); check('an object of a kind sorting after every other');
+    store.insert('zz_last', { note: 'two' }); check('another after it');
+    store.reorder('alias', [...store.list('alias').map((o) => o.id)].reverse()); check('reordered');
   } finally {
     await t.close();
   }

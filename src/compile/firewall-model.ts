@@ -175,19 +175,28 @@ function familiesOf(rule: RuleData, src: AddressMatch, dst: AddressMatch): Famil
 /** Object ids become parts of identifiers (nftables counter names, pf labels): only this grammar is rendered. */
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
+/**
+ * Objects whose id and interface name passed, by data object: stored data is replaced on every change, never
+ * changed in place, so after a change only the changed objects are checked again (11,000 per compile otherwise).
+ */
+const checkedNames = new WeakMap<object, string>();
+
 /** Ids and interface names are rendered bare (identifiers, `on <if>`): anything outside their grammar stops the compile. */
 function checkRenderedNames(config: FirewallConfig): void {
-  for (const [kind, objects] of [['rule', config.rules], ['alias', config.aliases], ['schedule', config.schedules], ['nat', config.nat]] as const) {
-    for (const { id } of objects) if (!SAFE_ID.test(id)) throw new CompileError(`${kind} id ${JSON.stringify(id)} is not 1-64 characters of A-Z, a-z, 0-9, _ and -`);
-  }
-  const interfaces = [
-    ...config.rules.filter((r) => r.data.interface !== null).map((r) => [`rule ${r.id}`, r.data.interface] as const),
-    ...config.nat.map((n) => [`nat ${n.id}`, n.data.interface] as const),
-    ...config.system.antiLockoutInterfaces.map((name) => ['the LAN-role interfaces (anti-lockout)', name] as const),
-  ];
-  for (const [where, name] of interfaces) {
-    const problem = name === null ? undefined : interfaceNameProblem(name);
-    if (problem) throw new CompileError(`${where}: interface ${problem}`);
+  const check = (kind: string, id: string, data: object, interfaceName: string | null) => {
+    if (checkedNames.get(data) === id) return;
+    if (!SAFE_ID.test(id)) throw new CompileError(`${kind} id ${JSON.stringify(id)} is not 1-64 characters of A-Z, a-z, 0-9, _ and -`);
+    const problem = interfaceName === null ? undefined : interfaceNameProblem(interfaceName);
+    if (problem) throw new CompileError(`${kind} ${id}: interface ${problem}`);
+    checkedNames.set(data, id);
+  };
+  for (const { id, data } of config.rules) check('rule', id, data, data.interface);
+  for (const { id, data } of config.aliases) check('alias', id, data, null);
+  for (const { id, data } of config.schedules) check('schedule', id, data, null);
+  for (const { id, data } of config.nat) check('nat', id, data, data.interface);
+  for (const name of config.system.antiLockoutInterfaces) {
+    const problem = interfaceNameProblem(name);
+    if (problem) throw new CompileError(`the LAN-role interfaces (anti-lockout): interface ${problem}`);
   }
 }
 
@@ -215,12 +224,7 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
         continue;
       }
     }
-    const src = addressOf(rule.rule_match.src_addr, id, 'src_addr', aliases);
-    const dst = addressOf(rule.rule_match.dst_addr, id, 'dst_addr', aliases);
-    if ((src.kind === 'interface' || dst.kind === 'interface') && !rule.interface) {
-      throw new CompileError(`rule ${id}: "${INTERFACE_ADDRESS}" needs the rule's interface`);
-    }
-    const families = familiesOf(rule, src, dst);
+    const { src, dst, families } = ruleAddresses(id, rule, aliases);
     if (families.length === 0) {
       skipped.push({ id, reason: 'its address family, protocol and addresses exclude each other' });
       continue;
@@ -236,6 +240,27 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
   }
   const addressAliases = [...aliases.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { aliases, addressAliases, rules, skipped, nat, geoip: config.geoip ?? NO_GEOIP, config };
+}
+
+// A rule's parsed addresses and families, by data object (never changed in place); the aliases it names are
+// looked up again on every compile, as they may have gone.
+const parsedRules = new WeakMap<RuleData, { id: string; src: AddressMatch; dst: AddressMatch; families: Family[] }>();
+function ruleAddresses(id: string, rule: RuleData, aliases: Map<string, ResolvedAlias>): { src: AddressMatch; dst: AddressMatch; families: Family[] } {
+  const known = parsedRules.get(rule);
+  if (known?.id === id) {
+    for (const [field, address] of [['src_addr', known.src], ['dst_addr', known.dst]] as const) {
+      if (address.kind === 'alias' && !aliases.has(address.name)) addressOf(rule.rule_match[field], id, field, aliases);
+    }
+    return known;
+  }
+  const src = addressOf(rule.rule_match.src_addr, id, 'src_addr', aliases);
+  const dst = addressOf(rule.rule_match.dst_addr, id, 'dst_addr', aliases);
+  if ((src.kind === 'interface' || dst.kind === 'interface') && !rule.interface) {
+    throw new CompileError(`rule ${id}: "${INTERFACE_ADDRESS}" needs the rule's interface`);
+  }
+  const parsed = { id, src, dst, families: familiesOf(rule, src, dst) };
+  parsedRules.set(rule, parsed);
+  return parsed;
 }
 
 // Rules repeat the same few addresses; parsing (BigInt arithmetic) once per distinct text is enough.

@@ -1,10 +1,10 @@
-import { sha256Hex } from '../core/crypto.js';
 /**
  * Configuration → pf text for the anchor "bulwark" (pure). The main pf.conf hooks the anchor with
  * `nat-anchor "bulwark"`, `rdr-anchor "bulwark"`, `binat-anchor "bulwark"` and, last, `anchor "bulwark"`
  * (binat rules in an anchor run only through a binat-anchor hook); the whole anchor (tables,
  * translation, filter) is replaced by one `pfctl -a bulwark -f -`.
  */
+import { sha256Hex } from '../core/crypto.js';
 import { pfGeoIpLines } from './geoip-rulesets.js';
 import { formatCidr, parseIp } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';

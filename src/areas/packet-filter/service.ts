@@ -22,9 +22,10 @@ import { auditPacketFilter } from './audit.js';
 
 const SCHEDULE_CHECK_MS = 60_000;
 
-/** Who refused a ruleset, in words for the 409 (or 503) a client gets. */
+/** Resolves on the next turn of the event loop, after the microtasks queued before it. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Who refused a ruleset, in words for the 409 (or 503) a client gets. */
 export function applyFailureWho(stage: 'check' | 'apply' | 'setup' | 'unavailable', dialect: string): string {
   switch (stage) {
     case 'check': return `${dialect} refused the ruleset`;
