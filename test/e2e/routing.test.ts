@@ -193,19 +193,35 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
   assert.equal(typeof JSON.parse(down.probe_snapshot_json).consec_fail, 'number');
   t.diagnostic(`failover ${failoverMs} ms, recovery ${recoveryMs} ms`);
 
-  // Apply is all or nothing: a gateway on an interface the kernel does not have makes the route batch fail
-  // half-way; the previous table, rules and routes are put back and traffic keeps flowing through WAN A.
-  const kernelBefore = [inNamespace(fw, 'ip', ['rule', 'show']), inNamespace(fw, 'ip', ['route', 'show', 'table', 'all']), inNamespace(fw, 'nft', ['list', 'table', 'inet', 'bulwark_mwan'])];
-  const [broken] = lab.api(['POST', '/api/v1/multiwan/gateways', { name: 'wan-x', instance_id: instance, interface: 'b15nosuch0', next_hop: '10.15.30.1', enabled: true, ...monitor }]);
-  assert.equal(broken.status, 409, JSON.stringify(broken));
-  assert.match(broken.body.error, /stored, but applying it was refused: multi-WAN apply refused by the kernel \(.*\); the previous routing is put back/);
-  const kernelAfter = [inNamespace(fw, 'ip', ['rule', 'show']), inNamespace(fw, 'ip', ['route', 'show', 'table', 'all']), inNamespace(fw, 'nft', ['list', 'table', 'inet', 'bulwark_mwan'])];
-  assert.deepEqual(kernelAfter, kernelBefore, 'rules, routes and the multi-WAN table are as they were');
-  assert.equal(ask(), 'A', 'traffic still goes through WAN A');
-  const [again] = lab.api(['POST', '/api/v1/multiwan/apply']);
-  assert.equal(again.status, 409);
-  const wanX = lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === 'wan-x');
-  lab.call('DELETE', `/api/v1/multiwan/gateways/${wanX.id}`, undefined, 204);
+  // Apply is all or nothing. A gateway on an interface the kernel does not have is refused before anything is
+  // touched; one whose next hop is on no connected network makes the route batch fail half-way, and the previous
+  // table, rules and routes are put back. Either way traffic keeps flowing through WAN A, and a gateway's state
+  // change does not retry the refused plan (each retry would cut traffic while it is put back).
+  const kernelState = () => [inNamespace(fw, 'ip', ['rule', 'show']), inNamespace(fw, 'ip', ['route', 'show', 'table', 'all']), inNamespace(fw, 'nft', ['list', 'table', 'inet', 'bulwark_mwan'])];
+  const kernelBefore = kernelState();
+  const refusals = [
+    [{ name: 'wan-x', interface: 'b15nosuch0', next_hop: '10.15.30.1' }, /stored, but applying it was refused: multi-WAN apply refused: no interface b15nosuch0 for a gateway; nothing was changed/],
+    [{ name: 'wan-y', interface: links.a, next_hop: '10.15.30.1' }, /stored, but applying it was refused: multi-WAN apply refused by the kernel \(.*\); the previous routing is put back/],
+  ] as const;
+  for (const [gateway, refusal] of refusals) {
+    const [broken] = lab.api(['POST', '/api/v1/multiwan/gateways', { instance_id: instance, enabled: true, ...monitor, ...gateway }]);
+    assert.equal(broken.status, 409, JSON.stringify(broken));
+    assert.match(broken.body.error, refusal);
+    assert.deepEqual(kernelState(), kernelBefore, `${gateway.name}: rules, routes and the multi-WAN table are as they were`);
+    assert.equal(ask(), 'A', `${gateway.name}: traffic still goes through WAN A`);
+    // Its probes fail (down within about a second) and the refused plan is not retried: the table keeps its
+    // kernel handles (a retry deletes and loads it again) and the client's traffic is never cut.
+    const handles = () => inNamespace(fw, 'nft', ['-a', 'list', 'table', 'inet', 'bulwark_mwan']);
+    const handlesBefore = handles();
+    await sleep(1500);
+    assert.match(lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === gateway.name).state, /warning|down/);
+    assert.equal(handles(), handlesBefore, `${gateway.name}: the refused plan was not loaded again`);
+    assert.equal(ask(), 'A', `${gateway.name}: traffic still goes through WAN A after its probes failed`);
+    const [again] = lab.api(['POST', '/api/v1/multiwan/apply']);
+    assert.equal(again.status, 409, 'an explicit apply tries again');
+    const stored = lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === gateway.name);
+    lab.call('DELETE', `/api/v1/multiwan/gateways/${stored.id}`, undefined, 204);
+  }
   assert.equal(lab.call('POST', '/api/v1/multiwan/apply').message.includes('bulwark_mwan'), true);
 
   // Weighted balancing: both gateways in one tier with equal weights; the group's change re-applies at once and

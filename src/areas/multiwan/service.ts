@@ -54,6 +54,11 @@ export class MultiWanService {
   private appliedOnce = false;
   /** One apply at a time. */
   private applying: Promise<unknown> = Promise.resolve();
+  /**
+   * The plan the kernel refused last time (as text). A gateway's state change does not retry it unchanged: each
+   * retry would load and put back the routing again, cutting traffic for a moment, for the same refusal.
+   */
+  private refusedPlan: string | undefined;
 
   constructor(private readonly context: AppContext) {
     const { models } = context;
@@ -307,7 +312,7 @@ export class MultiWanService {
    */
   private async followStateChange(gatewayId: string, before: Map<string, string>): Promise<void> {
     try {
-      await this.apply();
+      if (!(await this.apply({ unlessRefusedBefore: true }))) return;
     } catch (error) {
       this.context.log.warn({ gateway: gatewayId, err: (error as Error).message }, 'multi-WAN: re-apply after a gateway state change failed');
       return;
@@ -463,17 +468,28 @@ export class MultiWanService {
    * Compiles the stored policies and leaks and loads them through the platform: pf anchors, or on Linux the
    * multi-WAN nftables table with its rules and gateway routes (atomic, put back when refused).
    */
-  apply(): Promise<{ message: string; rules: number }> {
-    const run = this.applying.then(() => this.applyNow());
+  apply(): Promise<{ message: string; rules: number }>;
+  /** With `unlessRefusedBefore`: undefined, and nothing done, when the plan is the one the kernel last refused. */
+  apply(options: { unlessRefusedBefore: true }): Promise<{ message: string; rules: number } | undefined>;
+  apply(options: { unlessRefusedBefore?: boolean } = {}): Promise<{ message: string; rules: number } | undefined> {
+    const run = this.applying.then(() => this.applyNow(options.unlessRefusedBefore === true));
     this.applying = run.catch(() => undefined);
     return run;
   }
 
-  private async applyNow(): Promise<{ message: string; rules: number }> {
+  private async applyNow(unlessRefusedBefore: boolean): Promise<{ message: string; rules: number } | undefined> {
     const { routing } = this.context.platform;
     if (routing.dialect === 'nftables') {
       const plan = compileLinuxRouting(this.linuxInput(this.storedPolicies()));
-      await routing.applyPlan(plan);
+      const planText = JSON.stringify(plan);
+      if (unlessRefusedBefore && planText === this.refusedPlan) return undefined;
+      try {
+        await routing.applyPlan(plan);
+      } catch (error) {
+        if (error instanceof HttpError && error.statusCode === 409) this.refusedPlan = planText;
+        throw error;
+      }
+      this.refusedPlan = undefined;
       this.appliedOnce = true;
       return { message: `multi-WAN table inet ${MWAN_TABLE}, ip rules and gateway tables applied`, rules: plan.ruleLines.length / 2 + plan.rules.length };
     }

@@ -144,6 +144,11 @@ export function createLinuxRouting(): RoutingControl {
       const listed = await runCommand('nft', ['list', 'table', 'inet', MWAN_TABLE]);
       if (listed.code === NOT_RUNNABLE) throw unavailable(describeMissing(missingTool('nft')));
       const previousTable = listed.code === 0 ? listed.stdout : null;
+      // A gateway on an interface the kernel does not have is refused before anything is touched (the batch
+      // would fail half-way, and traffic would pause until the previous routing is put back).
+      const links = new Set((await ipJson<{ ifname: string }[]>(['link', 'show'])).map((link) => link.ifname));
+      const absent = [...new Set(plan.gateways.map((g) => g.interface).filter((name) => !links.has(name)))];
+      if (absent.length) throw conflict(`multi-WAN apply refused: no interface ${absent.join(', ')} for a gateway; nothing was changed`);
       const previous = await kernelState();
       const [nft, ...batches] = await commandsFor(plan);
       const loaded = await run('nft', ['-f', '-'], nft.input);
