@@ -54,6 +54,32 @@ test('a set that only gains elements gets just those, in a table block', () => {
   assert.deepEqual(nftDelta(before, after)!.changed, { chains: 0, sets: 1, ruleLines: 0, elements: 1 });
 });
 
+test('a large set edited in a few places: the gained elements wherever they are; a loss anywhere refills it; a swap is no change', () => {
+  const elements = Array.from({ length: 3000 }, (_, i) => `10.${i >> 8}.${i & 255}.0/25`);
+  // Beside a set that stays as it is, so refilling this one is still a small share of the table.
+  const other = { name: 'alias_other_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: Array.from({ length: 20_000 }, (_, i) => `172.16.${i >> 8}.${i & 255}`) };
+  const set = (list: string[]) => base({ sets: [{ ...base().sets[0], elements: list }, other] });
+  const before = set(elements);
+  const gained = (list: string[]) => {
+    const delta = nftDelta(before, set(list))!;
+    const line = delta.script.split('\n').find((l) => l.includes('elements = '));
+    return { flushed: delta.script.includes('flush set'), elements: line?.replace(/^.*elements = \{ (.*) \}$/, '$1').split(', '), count: delta.changed.elements };
+  };
+  const withInserted = [...elements.slice(0, 1500), '192.0.2.1', '192.0.2.9', ...elements.slice(1500)];
+  assert.deepEqual(gained(withInserted), { flushed: false, elements: ['192.0.2.1', '192.0.2.9'], count: 2 });
+  assert.deepEqual(gained(['192.0.2.1', ...elements]), { flushed: false, elements: ['192.0.2.1'], count: 1 });
+  assert.deepEqual(gained([...elements, '192.0.2.1']), { flushed: false, elements: ['192.0.2.1'], count: 1 });
+  // One element gone from the middle, or replaced by another: the set is filled again whole.
+  const lost = gained([...elements.slice(0, 1000), ...elements.slice(1001)]);
+  assert.deepEqual([lost.flushed, lost.elements?.length, lost.count], [true, 2999, 2999 + 3000]);
+  const replaced = gained([...elements.slice(0, 1000), '192.0.2.1', ...elements.slice(1001)]);
+  assert.deepEqual([replaced.flushed, replaced.elements?.length], [true, 3000]);
+  // Two elements trading places are the same set: nothing to load for it.
+  const swapped = [...elements];
+  [swapped[10], swapped[2000]] = [swapped[2000], swapped[10]];
+  assert.equal(nftDelta(before, set(swapped))!.script, '');
+});
+
 test('no delta when the skeleton changes: a base chain hook or a set type', () => {
   const before = base();
   assert.equal(nftDelta(before, base({ chains: [{ ...before.chains[0], base: 'type filter hook input priority 0; policy accept;' }, before.chains[1]] })), undefined);

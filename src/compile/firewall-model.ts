@@ -190,7 +190,9 @@ function checkRenderedNames(config: FirewallConfig): void {
     if (problem) throw new CompileError(`${kind} ${id}: interface ${problem}`);
     checkedNames.set(data, id);
   };
-  for (const { id, data } of config.rules) check('rule', id, data, data.interface);
+  for (const { id, data } of config.rules) {
+    if (parsedRules.get(data)?.id !== id) check('rule', id, data, data.interface);
+  }
   for (const { id, data } of config.aliases) check('alias', id, data, null);
   for (const { id, data } of config.schedules) check('schedule', id, data, null);
   for (const { id, data } of config.nat) check('nat', id, data, data.interface);
@@ -224,13 +226,16 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
         continue;
       }
     }
-    const { src, dst, families } = ruleAddresses(id, rule, aliases);
-    if (families.length === 0) {
+    const parsed = ruleAddresses(id, rule, aliases);
+    if (parsed.families.length === 0) {
       skipped.push({ id, reason: 'its address family, protocol and addresses exclude each other' });
       continue;
     }
     const isBlock = isBlockAction(rule.action);
-    rules.push({ id, rule, src, dst, families, isBlock, log: rule.log || (isBlock && config.settings.block_logging) });
+    const log = rule.log || (isBlock && config.settings.block_logging);
+    // The same object as in the last compile while nothing it holds changed: later steps can tell by identity.
+    if (parsed.filter?.log !== log) parsed.filter = { id, rule, src: parsed.src, dst: parsed.dst, families: parsed.families, isBlock, log };
+    rules.push(parsed.filter);
   }
   const nat = config.nat.filter((n) => n.data.status === 'active');
   for (const { id, data } of nat) {
@@ -242,15 +247,25 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
   return { aliases, addressAliases, rules, skipped, nat, geoip: config.geoip ?? NO_GEOIP, config };
 }
 
+interface ParsedRule {
+  id: string;
+  src: AddressMatch;
+  dst: AddressMatch;
+  families: Family[];
+  /** What the last compile made of it (its log decision depends on the settings, so it is compared). */
+  filter?: FilterRule;
+}
+
 // A rule's parsed addresses and families, by data object (never changed in place); the aliases it names are
-// looked up again on every compile, as they may have gone.
-const parsedRules = new WeakMap<RuleData, { id: string; src: AddressMatch; dst: AddressMatch; families: Family[] }>();
-function ruleAddresses(id: string, rule: RuleData, aliases: Map<string, ResolvedAlias>): { src: AddressMatch; dst: AddressMatch; families: Family[] } {
+// looked up again on every compile, as they may have gone. An entry also means the rule's id and interface
+// passed the names check.
+const parsedRules = new WeakMap<RuleData, ParsedRule>();
+function ruleAddresses(id: string, rule: RuleData, aliases: Map<string, ResolvedAlias>): ParsedRule {
   const known = parsedRules.get(rule);
   if (known?.id === id) {
-    for (const [field, address] of [['src_addr', known.src], ['dst_addr', known.dst]] as const) {
-      if (address.kind === 'alias' && !aliases.has(address.name)) addressOf(rule.rule_match[field], id, field, aliases);
-    }
+    // Written out (no loop over field pairs): this runs for every rule on every compile.
+    if (known.src.kind === 'alias' && !aliases.has(known.src.name)) addressOf(rule.rule_match.src_addr, id, 'src_addr', aliases);
+    if (known.dst.kind === 'alias' && !aliases.has(known.dst.name)) addressOf(rule.rule_match.dst_addr, id, 'dst_addr', aliases);
     return known;
   }
   const src = addressOf(rule.rule_match.src_addr, id, 'src_addr', aliases);
@@ -258,7 +273,7 @@ function ruleAddresses(id: string, rule: RuleData, aliases: Map<string, Resolved
   if ((src.kind === 'interface' || dst.kind === 'interface') && !rule.interface) {
     throw new CompileError(`rule ${id}: "${INTERFACE_ADDRESS}" needs the rule's interface`);
   }
-  const parsed = { id, src, dst, families: familiesOf(rule, src, dst) };
+  const parsed: ParsedRule = { id, src, dst, families: familiesOf(rule, src, dst) };
   parsedRules.set(rule, parsed);
   return parsed;
 }

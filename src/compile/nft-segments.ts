@@ -21,9 +21,16 @@ function idHash(id: string): number {
   return hash;
 }
 
+/** Whether a segment ends after the rule of this id. */
+export function segmentBoundary(id: string): boolean {
+  return idHash(id) % AVERAGE_RULES === 0;
+}
+
 export interface RuleLines {
   id: string;
   lines: string[];
+  /** segmentBoundary(id), when the caller keeps it with the lines (20,000 ids hashed per compile otherwise). */
+  boundary?: boolean;
 }
 
 /**
@@ -38,11 +45,11 @@ export function segmentChains(prefix: string, rules: readonly RuleLines[]): { se
     segments.push(reused(name, members));
     members = [];
   };
-  for (const { id, lines } of rules) {
+  for (const { id, lines, boundary } of rules) {
     if (lines.length === 0) continue;
     if (members.length === 0) name = `${prefix}_${id}`;
     members.push(lines);
-    if (idHash(id) % AVERAGE_RULES === 0 || members.length >= MAX_RULES) close();
+    if ((boundary ?? segmentBoundary(id)) || members.length >= MAX_RULES) close();
   }
   if (members.length) close();
   return { segments, jumps: segments.map((segment) => `jump ${segment.name}`) };

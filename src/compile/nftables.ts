@@ -16,9 +16,9 @@ import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './fir
 import { nftText } from './render-text.js';
 import { ctMarkText } from './schedule-edges.js';
 import { renderChain, renderFullLoad, tableDigest, type NftSet, type NftTable } from './nft-table.js';
-import { segmentChains } from './nft-segments.js';
+import { segmentBoundary, segmentChains, type RuleLines } from './nft-segments.js';
 import { dataText } from './data-text.js';
-import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel } from './firewall-model.js';
+import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel, type ResolvedAlias } from './firewall-model.js';
 
 export const NFT_LOOPBACK = 'lo';
 /** Names under which the drivers report a rule's (or NAT rule's) counters, as `CompiledRuleset.counters` maps them. */
@@ -165,26 +165,39 @@ function aliasShape(compiled: FilterRule, model: FirewallModel): string {
   return shape;
 }
 
-interface RuleLinesEntry {
-  id: string;
+const aliasOf = (address: AddressMatch, model: FirewallModel) => (address.kind === 'alias' ? model.aliases.get(address.name) : undefined);
+
+interface RuleLinesEntry extends RuleLines {
   log: boolean;
   logGroup: number;
   shape: string;
-  lines: string[];
+  /** The resolved aliases the shape was taken from: the same objects (unchanged aliases) have the same shape. */
+  srcAlias: ResolvedAlias | undefined;
+  dstAlias: ResolvedAlias | undefined;
 }
 
 // Keyed by content: the rule's JSON text (the same string each time for a stored object, so its hash is computed
 // once), then the chain and everything else its lines depend on. A recompile after a small change renders only
-// the rules that changed. Bounded: cleared when it outgrows a few configurations. In front of it, the lines last
-// handed out for the same rule object and chain, checked field by field: a stored object that did not change is
-// the same object, and that check costs less than building and hashing a key (20,000 per compile at 10,000 rules).
+// the rules that changed. Bounded: cleared when it outgrows a few configurations. In front of it, the entry last
+// handed out for the same rule object and chain, checked field by field (the aliases by identity first): a stored
+// object that did not change is the same object, and that check costs less than building and hashing a key
+// (20,000 per compile at 10,000 rules).
 const ruleLinesCache = new Map<string, Map<string, string[]>>();
 const linesByRule = new WeakMap<object, Partial<Record<'in' | 'out', RuleLinesEntry>>>();
-function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): string[] {
-  const shape = compiled.src.kind === 'alias' || compiled.dst.kind === 'alias' ? aliasShape(compiled, model) : '';
+function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallModel, logGroup: number): RuleLinesEntry {
+  const srcAlias = aliasOf(compiled.src, model);
+  const dstAlias = aliasOf(compiled.dst, model);
   let byChain = linesByRule.get(compiled.rule);
   const last = byChain?.[chain];
-  if (last && last.id === compiled.id && last.log === compiled.log && last.logGroup === logGroup && last.shape === shape) return last.lines;
+  if (last && last.id === compiled.id && last.log === compiled.log && last.logGroup === logGroup) {
+    if (last.srcAlias === srcAlias && last.dstAlias === dstAlias) return last;
+    if (last.shape === aliasShape(compiled, model)) {
+      last.srcAlias = srcAlias;
+      last.dstAlias = dstAlias;
+      return last;
+    }
+  }
+  const shape = srcAlias || dstAlias ? aliasShape(compiled, model) : '';
   const text = dataText(compiled.rule);
   let byContext = ruleLinesCache.get(text);
   if (!byContext) {
@@ -199,8 +212,9 @@ function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: Fir
     byContext.set(key, lines);
   }
   if (!byChain) linesByRule.set(compiled.rule, (byChain = {}));
-  byChain[chain] = { id: compiled.id, log: compiled.log, logGroup, shape, lines };
-  return lines;
+  const entry: RuleLinesEntry = { id: compiled.id, lines, boundary: segmentBoundary(compiled.id), log: compiled.log, logGroup, shape, srcAlias, dstAlias };
+  byChain[chain] = entry;
+  return entry;
 }
 
 function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]; post: string[] } {
@@ -328,9 +342,12 @@ export function compileNftTable(config: FirewallConfig, model = buildModel(confi
     post.push(...lines.post);
   }
   const ordered = firstMatchOrder(model.rules);
-  const userChain = (chain: 'in' | 'out') => segmentChains(chain, ordered
-    .filter((r) => r.rule.direction !== (chain === 'in' ? 'out' : 'in'))
-    .map((r) => ({ id: r.id, lines: cachedFilterLines(r, chain, model, group) })));
+  const userChain = (chain: 'in' | 'out') => {
+    const other = chain === 'in' ? 'out' : 'in';
+    const lines: RuleLines[] = [];
+    for (const rule of ordered) if (rule.rule.direction !== other) lines.push(cachedFilterLines(rule, chain, model, group));
+    return segmentChains(chain, lines);
+  };
   const userIn = userChain('in');
   const userOut = userChain('out');
   return {
