@@ -1,11 +1,11 @@
 /**
  * DNS-01 TXT records in Amazon Route 53 with the AWS SDK's Route 53 client (SigV4 signing, XML): `api_token` is
  * the access key id and `aws_secret_key` the secret, `extra.region` (default us-east-1) and `extra.zone_id`
- * (else looked up by the zone's name). Every request goes through the outbound guard (OutboundS3Handler sends
+ * (else looked up by the zone's name). Every request goes through the outbound guard (OutboundAwsHandler sends
  * the signed request with outboundFetch).
  */
 import { ChangeResourceRecordSetsCommand, ListHostedZonesByNameCommand, Route53Client } from '@aws-sdk/client-route-53';
-import { OutboundS3Handler } from '../config/s3-http-handler.js';
+import { OutboundAwsHandler } from '../../net/aws-http-handler.js';
 import { dnsApiEndpoint, dnsApiPolicy } from './dns-api-endpoint.js';
 import type { DnsProviderAccess, TxtPublisher } from './dns01.js';
 
@@ -22,7 +22,7 @@ export function route53Publisher(provider: DnsProviderAccess & { secret: string 
     credentials: { accessKeyId: provider.token, secretAccessKey: provider.secret },
     ...(endpoint ? { endpoint } : {}),
     maxAttempts: 2,
-    requestHandler: new OutboundS3Handler(dnsApiPolicy(provider.extra, provider.allowList)) as never,
+    requestHandler: new OutboundAwsHandler(dnsApiPolicy(provider.extra, provider.allowList)) as never,
   });
   let zoneId = typeof provider.extra.zone_id === 'string' ? provider.extra.zone_id : '';
   const zone = async () => {

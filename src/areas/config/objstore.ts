@@ -9,7 +9,7 @@ import { badGateway, badRequest, conflict, notFound } from '../../core/errors.js
 import type { SingletonModel } from '../../model/singleton-model.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { VersionRecord } from '../../store/config-versions.js';
-import { OutboundS3Handler } from './s3-http-handler.js';
+import { OutboundAwsHandler } from '../../net/aws-http-handler.js';
 import type { Actor, ConfigService } from './service.js';
 
 const ObjstoreSchema = Type.Object({
@@ -139,7 +139,7 @@ export class ObjectStorageBackups {
       ...(settings.endpoint ? { endpoint: settings.endpoint.replace(/\/$/, '') } : {}),
       forcePathStyle: settings.path_style,
       credentials: { accessKeyId: settings.access_key_id, secretAccessKey: secret },
-      requestHandler: new OutboundS3Handler({ allowHttp: settings.allow_http, allowList: settings.allowed_addresses, timeoutMs: 30_000 }) as never,
+      requestHandler: new OutboundAwsHandler({ allowHttp: settings.allow_http, allowList: settings.allowed_addresses, timeoutMs: 30_000 }) as never,
       maxAttempts: 2,
     });
   }

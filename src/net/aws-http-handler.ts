@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import { outboundFetch, type OutboundPolicy } from '../../net/outbound.js';
+import { outboundFetch, type OutboundPolicy } from './outbound.js';
 
-/** What the S3 client hands a request handler (the subset of smithy's HttpRequest used here). */
+/** What an AWS SDK client (S3, Route 53) hands a request handler (the subset of smithy's HttpRequest used here). */
 interface SignedRequest {
   method: string;
   protocol: string;
@@ -38,11 +38,11 @@ async function bodyOf(body: unknown): Promise<Buffer | string | undefined> {
 }
 
 /**
- * A request handler for the AWS SDK that sends every request through outboundFetch, so object-storage traffic
- * obeys the appliance's outbound rules (https unless allowed, no private or loopback address unless the admin
+ * A request handler for the AWS SDK that sends every request through outboundFetch, so object-storage and Route 53
+ * traffic obeys the appliance's outbound rules (https unless allowed, no private or loopback address unless the admin
  * allow-listed it, redirects to the same host only).
  */
-export class OutboundS3Handler {
+export class OutboundAwsHandler {
   readonly metadata = { handlerProtocol: 'http/1.1' };
 
   constructor(private readonly policy: OutboundPolicy) {}
