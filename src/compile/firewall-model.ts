@@ -190,9 +190,7 @@ function checkRenderedNames(config: FirewallConfig): void {
     if (problem) throw new CompileError(`${kind} ${id}: interface ${problem}`);
     checkedNames.set(data, id);
   };
-  for (const { id, data } of config.rules) {
-    if (parsedRules.get(data)?.id !== id) check('rule', id, data, data.interface);
-  }
+  for (const { id, data } of config.rules) check('rule', id, data, data.interface);
   for (const { id, data } of config.aliases) check('alias', id, data, null);
   for (const { id, data } of config.schedules) check('schedule', id, data, null);
   for (const { id, data } of config.nat) check('nat', id, data, data.interface);
@@ -257,8 +255,7 @@ interface ParsedRule {
 }
 
 // A rule's parsed addresses and families, by data object (never changed in place); the aliases it names are
-// looked up again on every compile, as they may have gone. An entry also means the rule's id and interface
-// passed the names check.
+// looked up again on every compile, as they may have gone.
 const parsedRules = new WeakMap<RuleData, ParsedRule>();
 function ruleAddresses(id: string, rule: RuleData, aliases: Map<string, ResolvedAlias>): ParsedRule {
   const known = parsedRules.get(rule);

@@ -29,8 +29,8 @@ export function segmentBoundary(id: string): boolean {
 export interface RuleLines {
   id: string;
   lines: string[];
-  /** segmentBoundary(id), when the caller keeps it with the lines (20,000 ids hashed per compile otherwise). */
-  boundary?: boolean;
+  /** segmentBoundary(id): the caller keeps it with the lines (20,000 ids hashed per compile otherwise). */
+  boundary: boolean;
 }
 
 /**
@@ -49,7 +49,7 @@ export function segmentChains(prefix: string, rules: readonly RuleLines[]): { se
     if (lines.length === 0) continue;
     if (members.length === 0) name = `${prefix}_${id}`;
     members.push(lines);
-    if ((boundary ?? segmentBoundary(id)) || members.length >= MAX_RULES) close();
+    if (boundary || members.length >= MAX_RULES) close();
   }
   if (members.length) close();
   return { segments, jumps: segments.map((segment) => `jump ${segment.name}`) };

@@ -189,15 +189,14 @@ function cachedFilterLines(compiled: FilterRule, chain: 'in' | 'out', model: Fir
   const dstAlias = aliasOf(compiled.dst, model);
   let byChain = linesByRule.get(compiled.rule);
   const last = byChain?.[chain];
-  if (last && last.id === compiled.id && last.log === compiled.log && last.logGroup === logGroup) {
-    if (last.srcAlias === srcAlias && last.dstAlias === dstAlias) return last;
-    if (last.shape === aliasShape(compiled, model)) {
-      last.srcAlias = srcAlias;
-      last.dstAlias = dstAlias;
-      return last;
-    }
-  }
+  const sameContext = last !== undefined && last.id === compiled.id && last.log === compiled.log && last.logGroup === logGroup;
+  if (sameContext && last.srcAlias === srcAlias && last.dstAlias === dstAlias) return last;
   const shape = srcAlias || dstAlias ? aliasShape(compiled, model) : '';
+  if (sameContext && last.shape === shape) {
+    last.srcAlias = srcAlias;
+    last.dstAlias = dstAlias;
+    return last;
+  }
   const text = dataText(compiled.rule);
   let byContext = ruleLinesCache.get(text);
   if (!byContext) {
