@@ -24,7 +24,7 @@ import { adminBearer, median, startServer, fmt, timedClient } from './harness.js
  * the kernel's and nft's own cost of that change. POST /reload is timed by a client in its own process, as a
  * client sees it (one in this process would also count the read-back the server starts after answering).
  */
-export async function benchKernelApply(rules: WithId<RuleData>[], aliases: WithId<AliasData>[]): Promise<void> {
+export async function benchKernelApply(rules: readonly WithId<RuleData>[], aliases: readonly WithId<AliasData>[]): Promise<void> {
   const namespace = `b19bench${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-bench-apply-'));
   spawnSync('ip', ['netns', 'add', namespace]);

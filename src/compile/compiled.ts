@@ -17,7 +17,7 @@ export interface CompiledRuleset {
   ruleCount: number;
   natCount: number;
   /** Scheduled rules inside their window (loaded), by id: a schedule edge is a change of this list. */
-  scheduledInForce: string[];
+  scheduledInForce: readonly string[];
   /** Counter name (nftables) or label (pf) → configuration object id, so counters map back to rules. */
   counters: Record<string, string>;
 }

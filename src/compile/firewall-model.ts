@@ -54,9 +54,9 @@ export interface FirewallModel {
   aliases: Map<string, ResolvedAlias>;
   /** Address aliases in name order (port aliases are not address sets). */
   addressAliases: ResolvedAlias[];
-  /** Active rules in evaluation order. */
-  rules: FilterRule[];
-  skipped: SkippedRule[];
+  /** Active rules in evaluation order (the same array as the last compile's while none of it changed). */
+  rules: readonly FilterRule[];
+  skipped: readonly SkippedRule[];
   nat: WithId<NatData>[];
   /** Geo-IP sets the filter evaluates before user rules (block, then allow); the packet simulator reads them. */
   geoip: CompiledGeoIp;
@@ -181,8 +181,11 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
  */
 const checkedNames = new WeakMap<object, string>();
 
-/** Ids and interface names are rendered bare (identifiers, `on <if>`): anything outside their grammar stops the compile. */
-function checkRenderedNames(config: FirewallConfig): void {
+/**
+ * Ids and interface names are rendered bare (identifiers, `on <if>`): anything outside their grammar stops the
+ * compile. `rulesChecked`: the rules are a list a compile has already taken (and so checked) as it is.
+ */
+function checkRenderedNames(config: FirewallConfig, rulesChecked: boolean): void {
   const check = (kind: string, id: string, data: object, interfaceName: string | null) => {
     if (checkedNames.get(data) === id) return;
     if (!SAFE_ID.test(id)) throw new CompileError(`${kind} id ${JSON.stringify(id)} is not 1-64 characters of A-Z, a-z, 0-9, _ and -`);
@@ -190,7 +193,7 @@ function checkRenderedNames(config: FirewallConfig): void {
     if (problem) throw new CompileError(`${kind} ${id}: interface ${problem}`);
     checkedNames.set(data, id);
   };
-  for (const { id, data } of config.rules) check('rule', id, data, data.interface);
+  if (!rulesChecked) for (const { id, data } of config.rules) check('rule', id, data, data.interface);
   for (const { id, data } of config.aliases) check('alias', id, data, null);
   for (const { id, data } of config.schedules) check('schedule', id, data, null);
   for (const { id, data } of config.nat) check('nat', id, data, data.interface);
@@ -201,15 +204,56 @@ function checkRenderedNames(config: FirewallConfig): void {
 }
 
 /**
+ * What a rule list became in the last compile that took it, and everything besides the list that decided it: a
+ * compile given the same list (a snapshot hands out the same array while no rule changed) under the same
+ * schedules, block logging, schedule time (only if a rule has a schedule) and with every alias the rules name
+ * still an address alias reuses it whole instead of walking every rule again (an alias edit among 10,000 rules).
+ */
+interface RulePart {
+  rules: FilterRule[];
+  skipped: SkippedRule[];
+  schedules: FirewallConfig['schedules'];
+  blockLogging: boolean;
+  /** `day minute` of the compile when an active rule has a schedule (its window decides); '' otherwise. */
+  time: string;
+  scheduledInForce: ReadonlySet<string> | undefined;
+  aliasNames: string[];
+}
+const ruleParts = new WeakMap<FirewallConfig['rules'], RulePart>();
+
+function reusableRulePart(config: FirewallConfig, scheduledInForce: ReadonlySet<string> | undefined, aliases: Map<string, ResolvedAlias>): RulePart | undefined {
+  const part = ruleParts.get(config.rules);
+  if (!part || part.schedules !== config.schedules || part.blockLogging !== config.settings.block_logging || part.scheduledInForce !== scheduledInForce) return undefined;
+  if (part.time !== '' && part.time !== `${config.time.day} ${config.time.minute}`) return undefined;
+  return part.aliasNames.every((name) => aliases.has(name)) ? part : undefined;
+}
+
+/**
  * `scheduledInForce`, when given, says which scheduled rules are in force instead of their schedules and the
  * config's time (the ruleset as it was before a schedule edge).
  */
 export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySet<string>): FirewallModel {
-  checkRenderedNames(config);
+  const known = ruleParts.get(config.rules);
+  checkRenderedNames(config, known !== undefined);
   const aliases = resolveAliases(config.aliases, config.urlTables);
+  const part = reusableRulePart(config, scheduledInForce, aliases) ?? ruleModel(config, scheduledInForce, aliases);
+  const nat = config.nat.filter((n) => n.data.status === 'active');
+  for (const { id, data } of nat) {
+    for (const [field, value] of [['src_addr', data.src_addr], ['dst_addr', data.dst_addr], ['redirect.address', data.redirect.address]] as const) {
+      addressOf(value, id, field, aliases);
+    }
+  }
+  const addressAliases = [...aliases.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { aliases, addressAliases, rules: part.rules, skipped: part.skipped, nat, geoip: config.geoip ?? NO_GEOIP, config };
+}
+
+/** Every rule of the list filtered and classified (remembered for the list, see RulePart). */
+function ruleModel(config: FirewallConfig, scheduledInForce: ReadonlySet<string> | undefined, aliases: Map<string, ResolvedAlias>): RulePart {
   const schedules = new Map(config.schedules.map((s) => [s.id, s.data]));
   const rules: FilterRule[] = [];
   const skipped: SkippedRule[] = [];
+  const aliasNames = new Set<string>();
+  let timed = false;
   for (const { id, data: rule } of config.rules) {
     if (rule.status !== 'active') {
       skipped.push({ id, reason: 'disabled' });
@@ -218,6 +262,7 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
     if (rule.schedule_id) {
       const schedule = schedules.get(rule.schedule_id);
       if (!schedule) throw new CompileError(`rule ${id}: schedule ${rule.schedule_id} does not exist`);
+      timed = true;
       const inForce = scheduledInForce ? scheduledInForce.has(id) : scheduleActive(schedule, config.time.day, config.time.minute);
       if (!inForce) {
         skipped.push({ id, reason: 'outside schedule', schedule: schedule.name });
@@ -225,6 +270,8 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
       }
     }
     const parsed = ruleAddresses(id, rule, aliases);
+    if (parsed.src.kind === 'alias') aliasNames.add(parsed.src.name);
+    if (parsed.dst.kind === 'alias') aliasNames.add(parsed.dst.name);
     if (parsed.families.length === 0) {
       skipped.push({ id, reason: 'its address family, protocol and addresses exclude each other' });
       continue;
@@ -235,14 +282,12 @@ export function buildModel(config: FirewallConfig, scheduledInForce?: ReadonlySe
     if (parsed.filter?.log !== log) parsed.filter = { id, rule, src: parsed.src, dst: parsed.dst, families: parsed.families, isBlock, log };
     rules.push(parsed.filter);
   }
-  const nat = config.nat.filter((n) => n.data.status === 'active');
-  for (const { id, data } of nat) {
-    for (const [field, value] of [['src_addr', data.src_addr], ['dst_addr', data.dst_addr], ['redirect.address', data.redirect.address]] as const) {
-      addressOf(value, id, field, aliases);
-    }
-  }
-  const addressAliases = [...aliases.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { aliases, addressAliases, rules, skipped, nat, geoip: config.geoip ?? NO_GEOIP, config };
+  const part: RulePart = {
+    rules, skipped, schedules: config.schedules, blockLogging: config.settings.block_logging, scheduledInForce,
+    time: timed ? `${config.time.day} ${config.time.minute}` : '', aliasNames: [...aliasNames],
+  };
+  ruleParts.set(config.rules, part);
+  return part;
 }
 
 interface ParsedRule {

@@ -35,10 +35,10 @@ export interface WithId<T> {
 
 /** Everything a compiler needs: configuration in (already in evaluation order), text out. */
 export interface FirewallConfig {
-  rules: WithId<RuleData>[];
-  aliases: WithId<AliasData>[];
-  schedules: WithId<ScheduleData>[];
-  nat: WithId<NatData>[];
+  rules: readonly WithId<RuleData>[];
+  aliases: readonly WithId<AliasData>[];
+  schedules: readonly WithId<ScheduleData>[];
+  nat: readonly WithId<NatData>[];
   settings: { block_logging: boolean };
   system: SystemInput;
   /** The local time the ruleset is compiled for: scheduled rules outside their time are left out. */

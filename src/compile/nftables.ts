@@ -318,6 +318,41 @@ function aliasSet(name: string, family: Family, elements: string[]): NftSet {
   return set;
 }
 
+type UserChains = Record<'userIn' | 'userOut', ReturnType<typeof segmentChains>>;
+
+/**
+ * The user rules' segments and jumps, remembered for the model's rule list (the same array while no rule changed,
+ * firewall-model.ts) with the log group and each named alias's families: an alias edit that leaves every alias
+ * with the same families present renders the same lines, so not one of 10,000 rules is looked at again.
+ */
+const userChainsByRules = new WeakMap<FirewallModel['rules'], { group: number; families: [ResolvedAlias['name'], boolean, boolean][]; chains: UserChains }>();
+function userChains(model: FirewallModel, group: number): UserChains {
+  const known = userChainsByRules.get(model.rules);
+  if (known?.group === group && known.families.every(([name, v4, v6]) => hasFamilies(model.aliases.get(name), v4, v6))) return known.chains;
+  const ordered = firstMatchOrder(model.rules);
+  const names = new Set<string>();
+  const userChain = (chain: 'in' | 'out') => {
+    const other = chain === 'in' ? 'out' : 'in';
+    const lines: RuleLines[] = [];
+    for (const rule of ordered) {
+      if (rule.rule.direction === other) continue;
+      lines.push(cachedFilterLines(rule, chain, model, group));
+      if (rule.src.kind === 'alias') names.add(rule.src.name);
+      if (rule.dst.kind === 'alias') names.add(rule.dst.name);
+    }
+    return segmentChains(chain, lines);
+  };
+  const chains = { userIn: userChain('in'), userOut: userChain('out') };
+  const families = [...names].map((name): [string, boolean, boolean] => {
+    const alias = model.aliases.get(name)!;
+    return [name, alias.v4.length > 0, alias.v6.length > 0];
+  });
+  userChainsByRules.set(model.rules, { group, families, chains });
+  return chains;
+}
+const hasFamilies = (alias: ResolvedAlias | undefined, v4: boolean, v6: boolean) =>
+  alias !== undefined && alias.v4.length > 0 === v4 && alias.v6.length > 0 === v6;
+
 const baseChain = (type: 'filter' | 'nat', hook: string, priority: string) => `type ${type} hook ${hook} priority ${priority}; policy accept;`;
 export const FILTER_IN_BASE = baseChain('filter', 'prerouting', 'dstnat + 10');
 export const FILTER_OUT_BASE = baseChain('filter', 'postrouting', 'srcnat + 10');
@@ -340,15 +375,7 @@ export function compileNftTable(config: FirewallConfig, model = buildModel(confi
     pre.push(...lines.pre);
     post.push(...lines.post);
   }
-  const ordered = firstMatchOrder(model.rules);
-  const userChain = (chain: 'in' | 'out') => {
-    const other = chain === 'in' ? 'out' : 'in';
-    const lines: RuleLines[] = [];
-    for (const rule of ordered) if (rule.rule.direction !== other) lines.push(cachedFilterLines(rule, chain, model, group));
-    return segmentChains(chain, lines);
-  };
-  const userIn = userChain('in');
-  const userOut = userChain('out');
+  const { userIn, userOut } = userChains(model, group);
   return {
     sets,
     chains: [
@@ -361,6 +388,13 @@ export function compileNftTable(config: FirewallConfig, model = buildModel(confi
       ...userOut.segments,
     ],
   };
+}
+
+const scheduledByRules = new WeakMap<FirewallModel['rules'], string[]>();
+function scheduledIds(rules: FirewallModel['rules']): string[] {
+  let ids = scheduledByRules.get(rules);
+  if (!ids) scheduledByRules.set(rules, (ids = rules.filter((r) => r.rule.schedule_id).map((r) => r.id)));
+  return ids;
 }
 
 export function compileNftables(config: FirewallConfig): CompiledRuleset {
@@ -390,7 +424,7 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
       ...nftSystemLines(config, 'out'),
     ],
     ruleCount: model.rules.length,
-    scheduledInForce: model.rules.filter((r) => r.rule.schedule_id).map((r) => r.id),
+    scheduledInForce: scheduledIds(model.rules),
     natCount: model.nat.length,
     get counters() {
       if (!counters) {

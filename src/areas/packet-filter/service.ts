@@ -9,7 +9,7 @@ import { compilePf } from '../../compile/pf.js';
 import type { CompiledRuleset } from '../../compile/compiled.js';
 import { CompileError, localTime } from '../../compile/firewall-model.js';
 import { scheduleEdge } from '../../compile/schedule-edges.js';
-import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData, SystemInput } from '../../compile/firewall-types.js';
+import type { AliasData, FirewallConfig, NatData, RuleData, ScheduleData, SystemInput, WithId } from '../../compile/firewall-types.js';
 import { NO_GEOIP, type CompiledGeoIp } from '../../compile/geoip-sets.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
@@ -122,7 +122,9 @@ export class PacketFilterService {
   }
 
   configFor(snapshot: FilterSnapshot, now = this.context.clock.now()): FirewallConfig {
-    const cast = <T>(kind: keyof FilterSnapshot['objects']) => snapshot.objects[kind].map((o) => ({ id: o.id, data: o.data as unknown as T }));
+    // A snapshot object is `{ id, data }` as the compilers take it: its list is handed over as it is (the same
+    // array while the kind is unchanged, which the compile's memo tells by identity).
+    const cast = <T>(kind: keyof FilterSnapshot['objects']) => snapshot.objects[kind] as unknown as readonly WithId<T>[];
     return {
       rules: cast<RuleData>('rule'),
       aliases: cast<AliasData>('alias'),

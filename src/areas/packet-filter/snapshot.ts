@@ -29,7 +29,7 @@ export interface SnapshotObject {
 }
 
 export interface FilterSnapshot {
-  objects: Record<FilterKind, SnapshotObject[]>;
+  objects: Record<FilterKind, readonly SnapshotObject[]>;
   settings: Record<string, unknown>;
 }
 
@@ -49,10 +49,23 @@ export interface PendingReport {
   applied_at: string | null;
 }
 
+// Each kind's list as last taken from a store, with the store's generation of that kind: while the kind is
+// unchanged a snapshot hands out the same array, so the compile, the applied rows and the pending report can tell
+// an unchanged kind by identity (10,000 rules are not walked again when an alias changed).
+const takenLists = new WeakMap<ConfigStore, Map<FilterKind, { generation: string; objects: SnapshotObject[] }>>();
+
 export function takeSnapshot(store: ConfigStore, settings: Record<string, unknown>): FilterSnapshot {
+  let taken = takenLists.get(store);
+  if (!taken) takenLists.set(store, (taken = new Map()));
   const objects = {} as FilterSnapshot['objects'];
   for (const kind of Object.keys(PENDING_KINDS) as FilterKind[]) {
-    objects[kind] = store.list(kind).map((o) => ({ id: o.id, data: o.data }));
+    const generation = store.generation(kind);
+    let list = taken.get(kind);
+    if (list?.generation !== generation) {
+      list = { generation, objects: store.list(kind).map((o) => ({ id: o.id, data: o.data })) };
+      taken.set(kind, list);
+    }
+    objects[kind] = list.objects;
   }
   return { objects, settings };
 }
@@ -86,8 +99,9 @@ function moved(commonInNewOrder: string[], oldIndex: Map<string, number>): Set<s
   return new Set(commonInNewOrder.filter((id) => !keep.has(id)));
 }
 
-export function diffKind(stored: SnapshotObject[], applied: SnapshotObject[], ordered: boolean): KindChanges {
+export function diffKind(stored: readonly SnapshotObject[], applied: readonly SnapshotObject[], ordered: boolean): KindChanges {
   // Right after a reload the applied objects are the stored ones, in order: nothing to compare by text.
+  if (stored === applied) return { added: [], changed: [], removed: [] };
   if (stored.length === applied.length && stored.every((o, i) => o.id === applied[i].id && o.data === applied[i].data)) {
     return { added: [], changed: [], removed: [] };
   }
@@ -201,13 +215,14 @@ export class AppliedStore {
         let snapshot: FilterSnapshot;
         let rows: AppliedRows | null = null;
         if (stored.objects === null) {
-          snapshot = { ...emptySnapshot(), settings: stored.settings };
+          const objects: Record<FilterKind, SnapshotObject[]> = { rule: [], alias: [], schedule: [], nat: [] };
           rows = emptyRows();
           for (const object of this.statements.objects.all() as { kind: FilterKind; id: string; position: number; data: string }[]) {
             const data = JSON.parse(object.data) as Record<string, unknown>;
-            snapshot.objects[object.kind]?.push({ id: object.id, data });
+            objects[object.kind]?.push({ id: object.id, data });
             rows[object.kind]?.set(object.id, { position: object.position, data, text: object.data });
           }
+          snapshot = { objects, settings: stored.settings };
         } else {
           snapshot = stored; // written whole by an earlier version: rewritten as rows at the next apply
         }
@@ -232,6 +247,11 @@ export class AppliedStore {
     const removed: [FilterKind, string][] = [];
     for (const kind of Object.keys(PENDING_KINDS) as FilterKind[]) {
       const previousRows = before[kind];
+      // The same list as last written (the snapshot hands one out while a kind is unchanged): the same rows.
+      if (current.rows !== null && snapshot.objects[kind] === current.snapshot.objects[kind]) {
+        rows[kind] = previousRows;
+        continue;
+      }
       const next = rows[kind];
       snapshot.objects[kind].forEach(({ id, data }, position) => {
         const previous = previousRows.get(id);
