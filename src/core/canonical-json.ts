@@ -6,7 +6,11 @@ import { createHash } from 'node:crypto';
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  if (Array.isArray(value)) {
+    // A list of plain values (an alias's 10,000 entries) has no keys to sort: JSON.stringify writes the same text.
+    if (value.every((item) => item === null || typeof item !== 'object')) return JSON.stringify(value);
+    return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  }
   const entries = Object.keys(value as Record<string, unknown>)
     .sort()
     .filter((key) => (value as Record<string, unknown>)[key] !== undefined)

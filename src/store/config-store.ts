@@ -74,6 +74,7 @@ export class ConfigStore {
       result = this.db.transaction(fn)();
     } catch (error) {
       this.cache.clear();
+      this.kindsPresent = undefined;
       this.contentStamp++;
       // The in-memory copy may have shown the rolled-back writes: whatever was derived from it is stale.
       this.epoch++;
@@ -116,6 +117,7 @@ export class ConfigStore {
    */
   private contentStamp = 0;
   private everythingMemo: { stamp: number; objects: readonly ConfigObject[] } | undefined;
+  private kindsPresent: string[] | undefined;
 
   /**
    * A value that differs whenever the objects of `kind` (default: of any kind) may have changed since it was
@@ -146,6 +148,7 @@ export class ConfigStore {
     const object: ConfigObject = { id, kind, position, data, created_at: now, updated_at: now };
     this.beforeWrite(kind);
     this.statements.insert.run({ ...object, data: JSON.stringify(data) });
+    if (objects.length === 0) this.kindsPresent = undefined;
     objects.push(object);
     this.emit({ kind, op: 'insert' });
     return object;
@@ -188,6 +191,7 @@ export class ConfigStore {
     this.beforeWrite(kind);
     this.statements.remove.run(id, kind);
     objects.splice(index, 1);
+    if (objects.length === 0) this.kindsPresent = undefined;
     this.emit({ kind, op: 'delete' });
     return true;
   }
@@ -224,8 +228,10 @@ export class ConfigStore {
    */
   everything(): readonly ConfigObject[] {
     if (this.everythingMemo?.stamp !== this.contentStamp) {
-      const kinds = this.statements.kinds.all() as { kind: string }[];
-      this.everythingMemo = { stamp: this.contentStamp, objects: kinds.flatMap(({ kind }) => this.list(kind)) };
+      // The kinds present change only when a kind gains its first object or loses its last (or on a replace or
+      // rollback): asked of SQLite (a scan of every row) only then, not after every write.
+      this.kindsPresent ??= (this.statements.kinds.all() as { kind: string }[]).map(({ kind }) => kind);
+      this.everythingMemo = { stamp: this.contentStamp, objects: this.kindsPresent.flatMap((kind) => this.list(kind)) };
     }
     return this.everythingMemo.objects;
   }
@@ -242,6 +248,7 @@ export class ConfigStore {
       this.statements.clear.run();
       for (const object of objects) this.statements.insert.run({ ...object, data: JSON.stringify(object.data) });
       this.cache.clear();
+      this.kindsPresent = undefined;
     });
     this.emit({ kind: '*', op: 'replace' });
   }

@@ -50,54 +50,70 @@ const hashOrder = (a: ConfigObject, b: ConfigObject) =>
 const HASH_CHUNK = 256;
 
 /**
- * States of the configuration hash after each chunk of objects, remembered with the objects hashed into them: the
- * store replaces an object when it changes, so while the leading chunks hold the same objects in the same order,
- * hashing resumes from the state after them (a rule changed among 10,000 re-hashes only the objects after it).
+ * The configuration hash's chunks of objects as last hashed: the objects, their lines as one buffer, and the
+ * hash's state after the chunk. The store replaces an object when it changes, so a chunk holding the same objects
+ * hashes the same bytes: hashing resumes after the leading unchanged chunks, and the unchanged chunks after a
+ * changed one are hashed from their buffer (one update each, no line looked up again). An alias changed among
+ * 10,000 rules, which sorts before all of them, so costs 40 updates instead of 10,000.
  */
 export class HashCheckpoints {
-  private chunks: { members: readonly ConfigObject[]; state: Hash }[] = [];
+  private chunks: { members: readonly ConfigObject[]; state: Hash; bytes: Buffer }[] = [];
 
-  /** How many leading chunks of `ordered` are the remembered ones (whole chunks only: objects may follow a last, short one). */
-  unchanged(ordered: readonly ConfigObject[]): number {
-    let count = 0;
-    for (const { members } of this.chunks) {
-      const start = count * HASH_CHUNK;
-      if (members.length < HASH_CHUNK || start + HASH_CHUNK > ordered.length || !members.every((o, i) => o === ordered[start + i])) break;
-      count++;
-    }
-    return count;
+  /** The remembered chunk `index` when it holds exactly these objects. */
+  same(index: number, members: readonly ConfigObject[]): { state: Hash; bytes: Buffer } | undefined {
+    const known = this.chunks[index];
+    return known !== undefined && known.members.length === members.length && known.members.every((o, i) => o === members[i]) ? known : undefined;
   }
 
-  stateAfter(chunk: number): Hash {
-    return this.chunks[chunk].state.copy();
+  keep(index: number, members: readonly ConfigObject[], state: Hash, bytes: Buffer): void {
+    this.chunks[index] = { members, state: state.copy(), bytes };
   }
 
-  keep(chunk: number, members: readonly ConfigObject[], state: Hash): void {
-    this.chunks[chunk] = { members, state: state.copy() };
-    this.chunks.length = chunk + 1;
+  truncate(count: number): void {
+    this.chunks.length = Math.min(this.chunks.length, count);
   }
+}
+
+const chunksOf = (objects: readonly ConfigObject[]) =>
+  Array.from({ length: Math.ceil(objects.length / HASH_CHUNK) }, (_, c) => objects.slice(c * HASH_CHUNK, (c + 1) * HASH_CHUNK));
+
+/**
+ * The chunks of `objects` in hash order. The store lists objects in that order already: checking is linear, sorting
+ * 10,000 is not, and a chunk remembered as it is was checked when it was hashed (only its edges are checked again).
+ */
+function chunksInHashOrder(objects: readonly ConfigObject[], checkpoints: HashCheckpoints | undefined): ConfigObject[][] {
+  const chunks = chunksOf(objects);
+  const inOrder = chunks.every((members, c) =>
+    (c === 0 || hashOrder(chunks[c - 1][chunks[c - 1].length - 1], members[0]) <= 0) &&
+    (checkpoints?.same(c, members) !== undefined || members.every((o, i) => i === 0 || hashOrder(members[i - 1], o) <= 0)));
+  return inOrder ? chunks : chunksOf([...objects].sort(hashOrder));
 }
 
 /**
  * Content hash of a whole configuration: equal configurations hash equally whatever their timestamps or row
  * order. Each object contributes one line, `kind id position sha256(canonical JSON of data)`; `line` gives that
- * line and `checkpoints` states to resume from (the store passes both, so after a change only changed objects are
- * serialised again, and only the objects from the first changed chunk on are hashed again).
+ * line and `checkpoints` the chunks last hashed (the store passes both, so after a change only changed objects are
+ * serialised again, and only the chunks from the first changed one on are hashed again).
  */
 export function configurationHash(
   objects: readonly ConfigObject[],
   line: (object: ConfigObject) => string | Buffer = hashLine((data) => sha256Hex(canonicalJson(data))),
   checkpoints?: HashCheckpoints,
 ): string {
-  // The store lists objects in this order already: checking is linear, sorting 10,000 is not.
-  const ordered = objects.every((o, i) => i === 0 || hashOrder(objects[i - 1], o) <= 0) ? objects : [...objects].sort(hashOrder);
-  const resumeAt = checkpoints?.unchanged(ordered) ?? 0;
-  const hash = resumeAt > 0 ? checkpoints!.stateAfter(resumeAt - 1) : createHash('sha256');
-  for (let chunk = resumeAt; chunk * HASH_CHUNK < ordered.length; chunk++) {
-    const members = ordered.slice(chunk * HASH_CHUNK, (chunk + 1) * HASH_CHUNK);
-    for (const object of members) hash.update(line(object));
-    checkpoints?.keep(chunk, members, hash);
+  const chunks = chunksInHashOrder(objects, checkpoints);
+  let resumeAt = 0;
+  while (resumeAt < chunks.length && checkpoints?.same(resumeAt, chunks[resumeAt])) resumeAt++;
+  const hash = resumeAt > 0 ? checkpoints!.same(resumeAt - 1, chunks[resumeAt - 1])!.state.copy() : createHash('sha256');
+  for (let c = resumeAt; c < chunks.length; c++) {
+    const members = chunks[c];
+    const bytes = checkpoints?.same(c, members)?.bytes ?? Buffer.concat(members.map((object) => {
+      const text = line(object);
+      return typeof text === 'string' ? Buffer.from(text) : text;
+    }));
+    hash.update(bytes);
+    checkpoints?.keep(c, members, hash, bytes);
   }
+  checkpoints?.truncate(chunks.length);
   return hash.digest('hex');
 }
 
@@ -137,7 +153,7 @@ export class ConfigVersions {
   private readonly hashLine = hashLine((data) => this.canonicalOf(data).digest);
   private readonly hashCheckpoints = new HashCheckpoints();
   /** The last content recorded from the store, object by object, so the next one can be stored as its change. */
-  private lastContent: { hash: string; depth: number; objects: ReadonlySet<ConfigObject> } | undefined;
+  private lastContent: { hash: string; depth: number; objects: readonly ConfigObject[] } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -236,23 +252,36 @@ export class ConfigVersions {
     if (base && base.depth < MAX_DELTA_DEPTH && this.statements.hasContent.get(base.hash)) {
       const { changed, removed } = this.changesSince(base.objects, current);
       this.statements.insertContent.run(hash, count, gzipSync(`{"changed":[${changed.map((o) => this.objectText(o)).join(',')}],"removed":${JSON.stringify(removed)}}`, { level: 4 }), base.hash, base.depth + 1);
-      this.lastContent = { hash, depth: base.depth + 1, objects: new Set(current) };
+      this.lastContent = { hash, depth: base.depth + 1, objects: current };
       return;
     }
     this.statements.insertContent.run(hash, count, gzipSync(`[${current.map((o) => this.objectText(o)).join(',')}]`, { level: 4, strategy: zlib.Z_DEFAULT_STRATEGY }), null, 0);
-    this.lastContent = { hash, depth: 0, objects: new Set(current) };
+    this.lastContent = { hash, depth: 0, objects: current };
   }
 
   /**
-   * The objects that differ from a recorded set of objects, and the keys of those gone. The store replaces an
-   * object when it changes and keeps it otherwise, so identity tells the unchanged ones apart (one set lookup
-   * each); only the few replaced objects are compared by text.
+   * The objects that differ from recorded ones, and the keys of those gone. The store replaces an object when it
+   * changes and keeps it otherwise, so identity tells the unchanged ones apart; only the few replaced objects are
+   * compared by text. The usual change (objects edited in place, none added, removed or moved) is found by walking
+   * both lists side by side; anything else by sets.
    */
-  private changesSince(recorded: ReadonlySet<ConfigObject>, current: readonly ConfigObject[]): { changed: ConfigObject[]; removed: string[] } {
-    const fresh = current.filter((o) => !recorded.has(o));
-    if (fresh.length === 0 && current.length === recorded.size) return { changed: [], removed: [] };
+  private changesSince(recorded: readonly ConfigObject[], current: readonly ConfigObject[]): { changed: ConfigObject[]; removed: string[] } {
+    if (recorded.length === current.length) {
+      const changed: ConfigObject[] = [];
+      let aligned = true;
+      for (let i = 0; i < current.length && aligned; i++) {
+        const before = recorded[i];
+        const after = current[i];
+        if (before === after) continue;
+        if (before.kind !== after.kind || before.id !== after.id) aligned = false;
+        else if (this.objectText(before) !== this.objectText(after)) changed.push(after);
+      }
+      if (aligned) return { changed, removed: [] };
+    }
+    const recordedSet = new Set(recorded);
+    const fresh = current.filter((o) => !recordedSet.has(o));
     const kept = new Set(current);
-    const replaced = new Map([...recorded].filter((o) => !kept.has(o)).map((o) => [objectKey(o), o]));
+    const replaced = new Map(recorded.filter((o) => !kept.has(o)).map((o) => [objectKey(o), o]));
     const changed = fresh.filter((o) => {
       const before = replaced.get(objectKey(o));
       return !before || this.objectText(before) !== this.objectText(o);
@@ -264,7 +293,7 @@ export class ConfigVersions {
   /** A content already stored is the store's content again: later ones may be stored as changes from it. */
   private rememberContent(hash: string): void {
     const { depth } = this.statements.depth.get(hash) as { depth: number };
-    this.lastContent = { hash, depth, objects: new Set(this.store.everything()) };
+    this.lastContent = { hash, depth, objects: this.store.everything() };
   }
 
   list(limit: number, offset: number): { records: VersionRecord[]; total: number } {
