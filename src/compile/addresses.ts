@@ -153,6 +153,35 @@ export function mergeCidrs(blocks: readonly Cidr[]): Cidr[] {
   return result;
 }
 
+/**
+ * `mergeCidrs([...merged, ...blocks])`, where `merged` is mergeCidrs's output for one family and `blocks` are of
+ * that family. The merged result depends only on the union of the blocks, so new intervals that neither overlap
+ * nor touch an old one are put in place by binary search (an entry added to an alias of 10,000 costs a few
+ * comparisons, not a sort); anything else is merged whole again. No blocks: `merged` itself.
+ */
+export function withBlocksAdded(merged: readonly Cidr[], blocks: readonly Cidr[]): readonly Cidr[] {
+  if (blocks.length === 0) return merged;
+  const result: Cidr[] = [];
+  let from = 0;
+  for (const block of mergeCidrs(blocks)) {
+    // The first old block starting after this one: the old neighbours are just before and at it.
+    let low = from;
+    let high = merged.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (merged[middle].base <= block.base) low = middle + 1;
+      else high = middle;
+    }
+    const before = merged[low - 1];
+    const after = merged[low];
+    if ((before && cidrLast(before) + 1n >= block.base) || (after && cidrLast(block) + 1n >= after.base)) return mergeCidrs([...merged, ...blocks]);
+    for (; from < low; from++) result.push(merged[from]);
+    result.push(block);
+  }
+  for (; from < merged.length; from++) result.push(merged[from]);
+  return result;
+}
+
 /** True when the address (integer) lies in the block. */
 export function cidrContains(cidr: Cidr, family: Family, value: bigint): boolean {
   return cidr.family === family && value >= cidr.base && value <= cidrLast(cidr);

@@ -2,7 +2,7 @@
  * What both compilers share: aliases flattened into address blocks, rules filtered (disabled, outside their
  * schedule) and classified, addresses parsed. The pf and nftables renderers only differ in syntax.
  */
-import { mergeCidrs, parseCidr, parseRange, rangeToCidrs, type Cidr, type Family } from './addresses.js';
+import { mergeCidrs, parseCidr, parseRange, rangeToCidrs, withBlocksAdded, type Cidr, type Family } from './addresses.js';
 import type { AliasData, FirewallConfig, NatData, PortRange, RuleData, ScheduleData, Weekday, WithId } from './firewall-types.js';
 import { WEEKDAYS } from './firewall-types.js';
 import { interfaceNameProblem } from './pf-names.js';
@@ -27,8 +27,8 @@ export type AddressMatch =
 export interface ResolvedAlias {
   name: string;
   /** Address blocks by family, merged and sorted. */
-  v4: Cidr[];
-  v6: Cidr[];
+  v4: readonly Cidr[];
+  v6: readonly Cidr[];
 }
 
 export interface FilterRule {
@@ -116,12 +116,13 @@ export function scheduleActive(schedule: ScheduleData, day: Weekday, minute: num
 export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables: Record<string, string[]> = {}): Map<string, ResolvedAlias> {
   const byName = new Map(aliases.map((a) => [a.data.name, a.data]));
   const resolved = new Map<string, ResolvedAlias>();
-  const blocksOf = (name: string, path: string[]): Cidr[] => {
+  /** The blocks of an alias's entries (or of `only` these of them), nested aliases flattened. */
+  const blocksOf = (name: string, path: string[], only?: readonly string[]): Cidr[] => {
     const alias = byName.get(name);
     if (!alias) throw new CompileError(`alias "${name}" does not exist`);
     if (path.includes(name)) throw new CompileError(`alias nesting cycle: ${[...path, name].join(' -> ')}`);
     if (!alias.enabled || alias.alias_type === 'port') return [];
-    const entries = alias.alias_type === 'url_table' ? (urlTables[name] ?? []) : alias.entries;
+    const entries = only ?? (alias.alias_type === 'url_table' ? (urlTables[name] ?? []) : alias.entries);
     const blocks: Cidr[] = [];
     for (const entry of entries) {
       const nested = ALIAS_REF.exec(entry);
@@ -141,26 +142,57 @@ export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables:
   };
   for (const alias of aliases) {
     if (alias.data.alias_type === 'port') continue;
-    // An alias of plain entries resolves the same for the same text: remembered by its JSON (not by identity).
     const plain = alias.data.alias_type !== 'url_table' && alias.data.entries.every((entry) => !entry.startsWith('<'));
-    const text = plain ? dataText(alias.data) : undefined;
-    const known = text === undefined ? undefined : resolvedPlainAliases.get(text);
-    if (known) {
-      resolved.set(alias.data.name, known);
-      continue;
-    }
-    const merged = mergeCidrs(blocksOf(alias.data.name, []));
-    const result = { name: alias.data.name, v4: merged.filter((c) => c.family === 4), v6: merged.filter((c) => c.family === 6) };
-    if (text !== undefined) {
-      if (resolvedPlainAliases.size > 50_000) resolvedPlainAliases.clear();
-      resolvedPlainAliases.set(text, result);
-    }
-    resolved.set(alias.data.name, result);
+    resolved.set(alias.data.name, plain ? resolvePlain(alias.data, (entries) => blocksOf(alias.data.name, [], entries)) : splitFamilies(alias.data.name, mergeCidrs(blocksOf(alias.data.name, []))));
   }
   return resolved;
 }
 
-const resolvedPlainAliases = new Map<string, ResolvedAlias>();
+const splitFamilies = (name: string, merged: readonly Cidr[]): ResolvedAlias =>
+  ({ name, v4: merged.filter((c) => c.family === 4), v6: merged.filter((c) => c.family === 6) });
+
+/** Plain aliases (typed entries, none nested) as last resolved, one per name however often they are edited. */
+const lastPlain = new Map<string, { data: AliasData; text: string; result: ResolvedAlias }>();
+
+/**
+ * An alias of plain entries resolves the same for the same text. One that kept its type and only gained entries
+ * (an address added to a list of 10,000) is its last result with the new entries' blocks merged in; any other
+ * edit resolves it whole.
+ */
+function resolvePlain(alias: AliasData, blocksOfEntries: (entries: readonly string[]) => Cidr[]): ResolvedAlias {
+  const last = lastPlain.get(alias.name);
+  if (last?.data === alias) return last.result;
+  const text = dataText(alias);
+  let result: ResolvedAlias;
+  if (last?.text === text) result = last.result;
+  else {
+    const gained = last && alias.enabled && last.data.enabled && last.data.alias_type === alias.alias_type ? entriesGained(last.data.entries, alias.entries) : undefined;
+    if (gained) {
+      const blocks = blocksOfEntries(gained);
+      result = {
+        name: alias.name,
+        v4: withBlocksAdded(last!.result.v4, blocks.filter((c) => c.family === 4)),
+        v6: withBlocksAdded(last!.result.v6, blocks.filter((c) => c.family === 6)),
+      };
+    } else result = splitFamilies(alias.name, mergeCidrs(blocksOfEntries(alias.entries)));
+  }
+  if (lastPlain.size > 50_000 && !last) lastPlain.clear();
+  lastPlain.set(alias.name, { data: alias, text, result });
+  return result;
+}
+
+/**
+ * The entries `after` holds beyond `before` when it holds all of before's in their order with one run inserted
+ * (at the end, the start or anywhere): the common head and tail are compared, not sets. Undefined otherwise.
+ */
+function entriesGained(before: readonly string[], after: readonly string[]): readonly string[] | undefined {
+  if (after.length < before.length) return undefined;
+  let head = 0;
+  while (head < before.length && before[head] === after[head]) head++;
+  let tail = 0;
+  while (tail < before.length - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
+  return head + tail === before.length ? after.slice(head, after.length - tail) : undefined;
+}
 
 function familiesOf(rule: RuleData, src: AddressMatch, dst: AddressMatch): Family[] {
   let families: Family[] = rule.ip_version === 'inet' ? [4] : rule.ip_version === 'inet6' ? [6] : [4, 6];
