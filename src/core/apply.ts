@@ -125,6 +125,9 @@ export class ApplyCoordinator {
 
   private async runAppliers(actor: string, comment: string | null, options: ApplyOptions): Promise<ApplyOutcome> {
     const results: ApplierResult[] = [];
+    // The version's hash depends on the stored configuration alone: computed while the appliers wait on the system
+    // (the kernel taking a ruleset, a daemon reloading), it is ready when the version is recorded.
+    const hashWhileWaiting = options.record === false ? undefined : setImmediate(() => this.versions.currentHash());
     // Every applier runs even after one fails, so one broken area does not leave the others stale.
     for (const [name, { apply }] of this.appliers) {
       const started = performance.now();
@@ -135,6 +138,7 @@ export class ApplyCoordinator {
         results.push({ name, ok: false, ms: Math.round(performance.now() - started), error: (error as Error).message, ...(error instanceof HttpError ? { status: error.statusCode } : {}) });
       }
     }
+    clearImmediate(hashWhileWaiting);
     if (results.some((r) => !r.ok)) {
       this.log.warn({ results }, 'apply failed');
       throw new ApplyFailed(results);

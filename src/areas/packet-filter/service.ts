@@ -163,7 +163,11 @@ export class PacketFilterService {
       if (!(error instanceof CompileError)) throw error;
       return { ok: false, status: 409, error: `reload failed: the configuration does not compile (${error.message}); the previous ruleset stays in force` };
     }
-    const result = await this.load(compiled);
+    const loading = this.load(compiled);
+    // The digest is needed only after a success, and computed while the kernel takes the ruleset.
+    const digestWhileLoading = setImmediate(() => compiled.digest);
+    const result = await loading;
+    clearImmediate(digestWhileLoading);
     if (!result.ok) {
       if (result.detail) this.context.log.warn({ stage: result.stage, output: result.detail }, 'the packet filter refused the ruleset');
       const who = applyFailureWho(result.stage, compiled.dialect);
