@@ -7,7 +7,7 @@ import type { AliasData, FirewallConfig, NatData, PortRange, RuleData, ScheduleD
 import { WEEKDAYS } from './firewall-types.js';
 import { interfaceNameProblem } from './pf-names.js';
 import { NO_GEOIP, type CompiledGeoIp } from './geoip-sets.js';
-import { dataText } from './data-text.js';
+import { dataText } from '../store/data-text.js';
 
 export class CompileError extends Error {}
 

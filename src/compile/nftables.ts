@@ -17,7 +17,7 @@ import { nftText } from './render-text.js';
 import { ctMarkText } from './schedule-edges.js';
 import { renderChain, renderFullLoad, tableDigest, type NftSet, type NftTable } from './nft-table.js';
 import { segmentBoundary, segmentChains, type RuleLines } from './nft-segments.js';
-import { dataText } from './data-text.js';
+import { dataText } from '../store/data-text.js';
 import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel, type ResolvedAlias } from './firewall-model.js';
 
 export const NFT_LOOPBACK = 'lo';

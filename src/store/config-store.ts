@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
 import { newId } from '../core/ids.js';
 import { KindCatalogue } from './kind-catalogue.js';
+import { storedDataText } from './data-text.js';
 
 export type ConfigData = Record<string, unknown>;
 
@@ -147,7 +148,7 @@ export class ConfigStore {
     const position = objects.length === 0 ? 0 : objects[objects.length - 1].position + 1;
     const object: ConfigObject = { id, kind, position, data, created_at: now, updated_at: now };
     this.beforeWrite(kind);
-    this.statements.insert.run({ ...object, data: JSON.stringify(data) });
+    this.statements.insert.run({ ...object, data: storedDataText(data) });
     if (objects.length === 0) this.kindsPresent = undefined;
     objects.push(object);
     this.emit({ kind, op: 'insert' });
@@ -160,7 +161,7 @@ export class ConfigStore {
     if (index < 0) return undefined;
     this.beforeWrite(kind);
     const updated: ConfigObject = { ...objects[index], data, updated_at: isoTime(this.clock.now()) };
-    this.statements.update.run(JSON.stringify(data), updated.updated_at, id, kind);
+    this.statements.update.run(storedDataText(data), updated.updated_at, id, kind);
     objects[index] = updated;
     this.emit({ kind, op: 'update' });
     return updated;
@@ -177,7 +178,7 @@ export class ConfigStore {
       for (const { id, data } of changes) {
         const index = indexById.get(id);
         if (index === undefined) throw new Error(`${kind} ${id} does not exist`);
-        this.statements.update.run(JSON.stringify(data), now, id, kind);
+        this.statements.update.run(storedDataText(data), now, id, kind);
         objects[index] = { ...objects[index], data, updated_at: now };
       }
     });
@@ -246,7 +247,7 @@ export class ConfigStore {
     this.transaction(() => {
       this.beforeWrite('*');
       this.statements.clear.run();
-      for (const object of objects) this.statements.insert.run({ ...object, data: JSON.stringify(object.data) });
+      for (const object of objects) this.statements.insert.run({ ...object, data: storedDataText(object.data) });
       this.cache.clear();
       this.kindsPresent = undefined;
     });

@@ -4,7 +4,7 @@
  */
 import { sha256Hex } from '../../core/crypto.js';
 import type { Db } from '../../store/database.js';
-import { dataText } from '../../compile/data-text.js';
+import { dataText } from '../../store/data-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
 
 /** Configuration kinds the packet filter compiles, and their names in pending reports. */

@@ -13,3 +13,10 @@ export function dataText(data: object): string {
   }
   return text;
 }
+
+/** Serialises a data object as it is being stored, and remembers the text (the store writes it fresh every time). */
+export function storedDataText(data: object): string {
+  const text = JSON.stringify(data);
+  texts.set(data, text);
+  return text;
+}
