@@ -3,21 +3,7 @@
  * listing, and per-rule counters from the JSON listing.
  */
 import { kernelState } from '../kernel-state.js';
-import type { KernelState, ReadBackResult, RuleCounter } from '../packet-filter.js';
-import { runCommand, type CommandResult } from '../exec.js';
-import { NFT_TABLE } from '../../compile/compiled.js';
-
-/** The exit code of a command that could not be run at all (not installed). */
-export const NOT_RUNNABLE = 127;
-export const nftMessage = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `nft exited ${result.code}`;
-
-/** `nft -s list table inet bulwark` read into its canonical state; no table at all (flushed, rebooted) is an empty state. */
-export async function readBackTable(nft: string): Promise<ReadBackResult> {
-  const result = await runCommand(nft, ['-s', 'list', 'table', 'inet', NFT_TABLE]);
-  if (result.code === NOT_RUNNABLE) return { ok: false, message: nftMessage(result) };
-  if (result.code !== 0) return /No such file or directory/.test(result.stderr) ? { ok: true, state: canonicalNftState('') } : { ok: false, message: nftMessage(result).split('\n')[0].slice(0, 200) };
-  return { ok: true, state: canonicalNftState(result.stdout) };
-}
+import type { KernelState, RuleCounter } from '../packet-filter.js';
 
 /**
  * `nft -s list table inet bulwark` (stateless: no counter values, no handles) → canonical state: one object per

@@ -3,14 +3,14 @@ import { runCommand, type CommandResult } from '../exec.js';
 import { NftSession } from './nft-session.js';
 import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
-import { NOT_RUNNABLE, nftMessage, parseNftRuleCounters } from './nft-listing.js';
-import { NftReadBack } from './nft-read-back.js';
+import { canonicalNftState, parseNftRuleCounters } from './nft-listing.js';
 import { NFT_TABLE } from '../../compile/compiled.js';
 import { scheduleCtMark, type ScheduleEdge } from '../../compile/schedule-edges.js';
 import { cutStartedFlows } from './conntrack-cut.js';
 import { NFT_LOOPBACK } from '../../compile/nftables.js';
 
-const message = nftMessage;
+const NOT_RUNNABLE = 127;
+const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `nft exited ${result.code}`;
 /** A refusal of the rendered text: only what the tool said about our own lines reaches the client. */
 const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: RulesetText): ApplyResult => {
   const { message: summary, detail } = summariseRefusal('nft', message(result), ruleset.text);
@@ -38,16 +38,10 @@ export class NftablesPacketFilter implements PacketFilter {
     private readonly ip = 'ip',
     /** The product's default: a session of its own; a driver given another `nft` (a test's wrapper) has none unless given one. */
     private readonly session: NftSession | undefined = nft === 'nft' ? new NftSession() : undefined,
-  ) {
-    this.reader = new NftReadBack(nft);
-  }
+  ) {}
 
-  /** Reads the table back off the server's thread (its 4 MB listing is parsed there). */
-  private readonly reader: NftReadBack;
-
-  async close(): Promise<void> {
-    await this.reader.close();
-    await this.session?.close();
+  close(): Promise<void> {
+    return this.session?.close() ?? Promise.resolve();
   }
 
   /**
@@ -83,8 +77,12 @@ export class NftablesPacketFilter implements PacketFilter {
     return result.code === 0 ? { ok: true } : refusal('apply', result, ruleset);
   }
 
-  readBack(): Promise<ReadBackResult> {
-    return this.reader.read();
+  async readBack(): Promise<ReadBackResult> {
+    const result = await runCommand(this.nft, ['-s', 'list', 'table', 'inet', NFT_TABLE]);
+    if (result.code === NOT_RUNNABLE) return { ok: false, message: message(result) };
+    // No table at all (flushed by hand, a reboot): an empty state, which differs from any loaded one.
+    if (result.code !== 0) return /No such file or directory/.test(result.stderr) ? { ok: true, state: canonicalNftState('') } : { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
+    return { ok: true, state: canonicalNftState(result.stdout) };
   }
 
   async counters(): Promise<RuleCounter[]> {
