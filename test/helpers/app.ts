@@ -27,7 +27,10 @@ export async function startTestApp(options: Omit<Partial<BuildOptions>, 'config'
     clock,
     async close() {
       await app.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (options.dataDir) return;
+      rmSync(dataDir, { recursive: true, force: true });
+      // On linux the daemons' tree sits beside the data directory (src/platform/daemon-runtime.ts).
+      rmSync(`${dataDir}-daemons`, { recursive: true, force: true });
     },
   };
 }
