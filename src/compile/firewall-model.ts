@@ -8,6 +8,7 @@ import { WEEKDAYS } from './firewall-types.js';
 import { interfaceNameProblem } from './pf-names.js';
 import { NO_GEOIP, type CompiledGeoIp } from './geoip-sets.js';
 import { dataText } from '../store/data-text.js';
+import { commonEnds } from './common-ends.js';
 
 export class CompileError extends Error {}
 
@@ -167,12 +168,12 @@ function resolvePlain(alias: AliasData, blocksOfEntries: (entries: readonly stri
   if (last?.text === text) result = last.result;
   else {
     const gained = last && alias.enabled && last.data.enabled && last.data.alias_type === alias.alias_type ? entriesGained(last.data.entries, alias.entries) : undefined;
-    if (gained) {
+    if (last && gained) {
       const blocks = blocksOfEntries(gained);
       result = {
         name: alias.name,
-        v4: withBlocksAdded(last!.result.v4, blocks.filter((c) => c.family === 4)),
-        v6: withBlocksAdded(last!.result.v6, blocks.filter((c) => c.family === 6)),
+        v4: withBlocksAdded(last.result.v4, blocks.filter((c) => c.family === 4)),
+        v6: withBlocksAdded(last.result.v6, blocks.filter((c) => c.family === 6)),
       };
     } else result = splitFamilies(alias.name, mergeCidrs(blocksOfEntries(alias.entries)));
   }
@@ -186,11 +187,7 @@ function resolvePlain(alias: AliasData, blocksOfEntries: (entries: readonly stri
  * (at the end, the start or anywhere): the common head and tail are compared, not sets. Undefined otherwise.
  */
 function entriesGained(before: readonly string[], after: readonly string[]): readonly string[] | undefined {
-  if (after.length < before.length) return undefined;
-  let head = 0;
-  while (head < before.length && before[head] === after[head]) head++;
-  let tail = 0;
-  while (tail < before.length - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
+  const { head, tail } = commonEnds(before, after);
   return head + tail === before.length ? after.slice(head, after.length - tail) : undefined;
 }
 

@@ -15,6 +15,7 @@
  */
 import { NFT_TABLE } from './compiled.js';
 import { renderSet, ruleLineCount, type NftChain, type NftSet, type NftTable } from './nft-table.js';
+import { commonEnds } from './common-ends.js';
 
 const TABLE = `inet ${NFT_TABLE}`;
 /**
@@ -100,10 +101,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
  * as sets (for an alias of 10,000 entries gaining one, a handful of elements instead of two 10,000-entry sets).
  */
 function elementChange(before: readonly string[], after: readonly string[]): { lost: boolean; added: string[] } {
-  let head = 0;
-  while (head < before.length && head < after.length && before[head] === after[head]) head++;
-  let tail = 0;
-  while (tail < before.length - head && tail < after.length - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
+  const { head, tail } = commonEnds(before, after);
   const oldMiddle = before.slice(head, before.length - tail);
   const newMiddle = after.slice(head, after.length - tail);
   const current = new Set(newMiddle);
