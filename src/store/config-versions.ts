@@ -101,12 +101,13 @@ export function configurationHash(
   checkpoints?: HashCheckpoints,
 ): string {
   const chunks = chunksInHashOrder(objects, checkpoints);
+  const remembered = chunks.map((members, c) => checkpoints?.same(c, members));
   let resumeAt = 0;
-  while (resumeAt < chunks.length && checkpoints?.same(resumeAt, chunks[resumeAt])) resumeAt++;
-  const hash = resumeAt > 0 ? checkpoints!.same(resumeAt - 1, chunks[resumeAt - 1])!.state.copy() : createHash('sha256');
+  while (resumeAt < chunks.length && remembered[resumeAt]) resumeAt++;
+  const hash = resumeAt > 0 ? remembered[resumeAt - 1]!.state.copy() : createHash('sha256');
   for (let c = resumeAt; c < chunks.length; c++) {
     const members = chunks[c];
-    const bytes = checkpoints?.same(c, members)?.bytes ?? Buffer.concat(members.map((object) => {
+    const bytes = remembered[c]?.bytes ?? Buffer.concat(members.map((object) => {
       const text = line(object);
       return typeof text === 'string' ? Buffer.from(text) : text;
     }));
