@@ -27,12 +27,10 @@ test('a delta touches only what differs, in an order the kernel accepts in one t
   });
   const delta = nftDelta(before, after)!;
   assert.deepEqual(delta.script.trim().split('\n'), [
-    // lost an element: filled again whole; elements only ever inside a table block (no element cache read)
+    // lost an element: filled again whole; elements only ever by `add set` with the declaration (no cache read)
     'flush set inet bulwark alias_web_v4',
-    'table inet bulwark {',
-    '\tset alias_web_v4 {', '\t\ttype ipv4_addr', '\t\tflags interval', '\t\telements = { 10.0.0.0/24, 10.0.2.0/24 }', '\t}',
-    '\tset alias_db_v4 {', '\t\ttype ipv4_addr', '\t\tflags interval', '\t\telements = { 10.9.0.1 }', '\t}',
-    '}',
+    'add set inet bulwark alias_web_v4 { type ipv4_addr; flags interval; elements = { 10.0.0.0/24, 10.0.2.0/24 }; }',
+    'add set inet bulwark alias_db_v4 { type ipv4_addr; flags interval; elements = { 10.9.0.1 }; }',
     'add chain inet bulwark in_b',
     'add rule inet bulwark in_b ip saddr @alias_db_v4 counter drop comment "rule b"',
     'flush chain inet bulwark filter_in',
@@ -45,11 +43,11 @@ test('a delta touches only what differs, in an order the kernel accepts in one t
   assert.equal(nftDelta(before, base())!.script, '', 'nothing changed: nothing to load');
 });
 
-test('a set that only gains elements gets just those, in a table block', () => {
+test('a set that only gains elements gets just those, by an add set that declares it', () => {
   const before = base();
   const after = base({ sets: [{ ...before.sets[0], elements: [...before.sets[0].elements, '192.0.2.1'] }] });
   assert.deepEqual(nftDelta(before, after)!.script.trim().split('\n'), [
-    'table inet bulwark {', '\tset alias_web_v4 {', '\t\ttype ipv4_addr', '\t\tflags interval', '\t\telements = { 192.0.2.1 }', '\t}', '}',
+    'add set inet bulwark alias_web_v4 { type ipv4_addr; flags interval; elements = { 192.0.2.1 }; }',
   ]);
   assert.deepEqual(nftDelta(before, after)!.changed, { chains: 0, sets: 1, ruleLines: 0, elements: 1 });
 });
@@ -63,7 +61,7 @@ test('a large set edited in a few places: the gained elements wherever they are;
   const gained = (list: string[]) => {
     const delta = nftDelta(before, set(list))!;
     const line = delta.script.split('\n').find((l) => l.includes('elements = '));
-    return { flushed: delta.script.includes('flush set'), elements: line?.replace(/^.*elements = \{ (.*) \}$/, '$1').split(', '), count: delta.changed.elements };
+    return { flushed: delta.script.includes('flush set'), elements: line?.replace(/^.*elements = \{ (.*) \}; \}$/, '$1').split(', '), count: delta.changed.elements };
   };
   const withInserted = [...elements.slice(0, 1500), '192.0.2.1', '192.0.2.9', ...elements.slice(1500)];
   assert.deepEqual(gained(withInserted), { flushed: false, elements: ['192.0.2.1', '192.0.2.9'], count: 2 });
