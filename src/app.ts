@@ -106,6 +106,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
     events: new EventHub(clock),
   } as AppContext;
+  const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);
   app.decorate('context', context);
   app.decorate('catalogue', [] as CatalogueEntry[]);
@@ -186,6 +187,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook('onClose', async () => {
     for (const area of [...areas].reverse()) await area.stop?.();
     await platform.close();
+    stopHashing();
     db.close();
   });
   return app;

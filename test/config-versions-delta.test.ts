@@ -99,3 +99,33 @@ test('the resumed configuration hash equals one computed from scratch after chan
     await t.close();
   }
 });
+
+test('the configuration hash is computed once writes pause: a burst is hashed once, after it, and the next apply finds it ready', async () => {
+  const t = await startTestApp();
+  try {
+    const { store, apply } = t.app.context;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    let reads = 0;
+    const everything = store.everything.bind(store);
+    store.everything = () => {
+      reads++;
+      return everything();
+    };
+    for (let i = 0; i < 50; i++) store.insert('alias', { name: `q${i}`, alias_type: 'host', description: null, enabled: true, entries: [`10.1.0.${i}`] });
+    assert.equal(reads, 0, 'not while the burst goes on');
+    await sleep(150);
+    assert.equal(reads, 1, 'once, after the burst');
+    const hash = apply.versions.currentHash();
+    assert.equal(reads, 1, 'the apply finds it ready');
+    assert.equal(hash, configurationHash(everything()), 'and it is the hash of what the store holds');
+    await sleep(60);
+    assert.equal(reads, 1, 'nothing changed: nothing hashed');
+    store.update('alias', store.list('alias')[0].id, { name: 'q0', alias_type: 'host', description: 'changed', enabled: true, entries: ['10.1.0.0'] });
+    await sleep(150);
+    assert.equal(reads, 2);
+    assert.notEqual(apply.versions.currentHash(), hash);
+    assert.equal(reads, 2);
+  } finally {
+    await t.close();
+  }
+});

@@ -50,9 +50,8 @@ export function renderFullLoad(table: NftTable, trailer: readonly string[] = [])
  * few new ones.
  */
 export function tableDigest(table: NftTable): string {
-  const hash = createHash('sha256');
-  for (const object of loadOrder(table)) hash.update(rendered(object).digest);
-  return hash.digest('hex');
+  // One update of the digests joined: the same bytes as one update each, without thousands of calls into OpenSSL.
+  return createHash('sha256').update(loadOrder(table).map((object) => rendered(object).digest).join('')).digest('hex');
 }
 
 /** Sets first, then regular chains: the kernel resolves `jump` targets as the base chains' rules are added. */

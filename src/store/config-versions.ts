@@ -185,6 +185,37 @@ export class ConfigVersions {
     };
   }
 
+  /**
+   * Computes the configuration hash once writes have paused for `quietMs`, so the next apply finds it ready instead
+   * of computing it on the request's path (3 ms at 10,000 rules); a burst of writes is hashed once, after it.
+   * Returns the function that stops it (before the database closes).
+   */
+  hashWhenQuiet(quietMs = 20): () => void {
+    let lastChange = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const fire = () => {
+      const quiet = performance.now() - lastChange;
+      if (quiet < quietMs) {
+        timer = setTimeout(fire, quietMs - quiet).unref();
+        return;
+      }
+      timer = undefined;
+      try {
+        this.currentHash();
+      } catch {
+        // Only a head start: the apply computes the hash itself, and reports what fails there.
+      }
+    };
+    const unsubscribe = this.store.onChange(() => {
+      lastChange = performance.now();
+      timer ??= setTimeout(fire, quietMs).unref();
+    });
+    return () => {
+      clearTimeout(timer);
+      unsubscribe();
+    };
+  }
+
   /** Hash of the configuration as it is in the store now (computed again only after the store changed). */
   currentHash(): string {
     const generation = this.store.generation();
