@@ -40,7 +40,9 @@ test('a delta touches only what differs, in an order the kernel accepts in one t
     'flush chain inet bulwark in_a',
     'delete chain inet bulwark in_a',
   ]);
+  assert.deepEqual(delta.touched, ['set alias_web_v4', 'set alias_db_v4', 'chain in_b', 'chain filter_in', 'chain in_a'], 'what the read-back after it lists');
   assert.equal(nftDelta(before, base())!.script, '', 'nothing changed: nothing to load');
+  assert.deepEqual(nftDelta(before, base())!.touched, []);
 });
 
 test('a set that only gains elements gets just those, by an add set that declares it', () => {

@@ -30,6 +30,8 @@ export interface NftDelta {
   script: string;
   /** Chains flushed and filled again, added or deleted; sets added, deleted or with elements changed. */
   changed: { chains: number; sets: number; ruleLines: number; elements: number };
+  /** Those objects by name as the kernel lists them (`set alias_web_v4`, `chain in_3`). */
+  touched: string[];
 }
 
 const sameLines = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((line, i) => line === b[i]);
@@ -46,6 +48,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
 
   const flushSets: string[] = [];
   const addSets: string[] = [];
+  const touched: string[] = [];
   let sets = 0;
   let elements = 0;
   for (const set of after.sets) {
@@ -58,6 +61,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     if (lost) flushSets.push(`flush set ${TABLE} ${set.name}`);
     if (old && !lost && added.length === 0) continue;
     addSets.push(addSetCommand({ ...set, elements: added }));
+    touched.push(`set ${set.name}`);
     sets++;
     elements += added.length + (lost ? old!.elements.length : 0);
   }
@@ -74,6 +78,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     if (!old) addChains.push(`add chain ${TABLE} ${chain.name}`);
     else fill.push(`flush chain ${TABLE} ${chain.name}`);
     for (const rule of chain.rules) fill.push(`add rule ${TABLE} ${chain.name} ${rule}`);
+    touched.push(`chain ${chain.name}`);
     chains++;
     ruleLines += chain.rules.length;
   }
@@ -83,17 +88,19 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   for (const chain of before.chains) {
     if (newChains.has(chain.name)) continue;
     tail.push(`flush chain ${TABLE} ${chain.name}`, `delete chain ${TABLE} ${chain.name}`);
+    touched.push(`chain ${chain.name}`);
     chains++;
   }
   for (const set of before.sets) {
     if (newSets.has(set.name)) continue;
     tail.push(`delete set ${TABLE} ${set.name}`);
+    touched.push(`set ${set.name}`);
     sets++;
   }
 
   if (ruleLines + elements > Math.max(SMALL_TABLE, MAX_REWRITTEN_SHARE * (ruleLineCount(after) + countElements(after.sets)))) return undefined;
   const lines = [...head, ...addChains, ...fill, ...tail];
-  return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements } };
+  return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements }, touched };
 }
 
 /**

@@ -9,16 +9,28 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
  * kernel lists them in (creation order, which a delta changes) does not count.
  */
 export function kernelState(objects: ReadonlyMap<string, { lines: readonly string[]; size: number }>): KernelState {
-  const names = [...objects.keys()].sort();
   const digests: KernelState['objects'] = {};
-  const whole = createHash('sha256');
-  for (const name of names) {
+  for (const name of [...objects.keys()].sort()) {
     const { lines, size } = objects.get(name)!;
-    const digest = sha256(`${name}\n${lines.join('\n')}`);
-    digests[name] = { size, digest };
-    whole.update(`${name} ${digest}\n`);
+    digests[name] = { size, digest: sha256(`${name}\n${lines.join('\n')}`) };
   }
-  return { fingerprint: whole.digest('hex'), objects: digests };
+  return { fingerprint: fingerprintOf(digests), objects: digests };
+}
+
+/** `state` with the named objects as `read` holds them, and without those `read` lacks (a partial read-back). */
+export function withObjectsRead(state: KernelState, names: readonly string[], read: KernelState): KernelState {
+  const objects = { ...state.objects };
+  for (const name of names) {
+    if (read.objects[name]) objects[name] = read.objects[name];
+    else delete objects[name];
+  }
+  return { fingerprint: fingerprintOf(objects), objects };
+}
+
+function fingerprintOf(objects: KernelState['objects']): string {
+  const whole = createHash('sha256');
+  for (const name of Object.keys(objects).sort()) whole.update(`${name} ${objects[name].digest}\n`);
+  return whole.digest('hex');
 }
 
 /**

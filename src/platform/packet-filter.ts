@@ -55,6 +55,11 @@ export interface PacketFilter {
   apply(ruleset: RulesetText): Promise<ApplyResult>;
   /** Bulwark's table or anchor as the kernel holds it now. */
   readBack(): Promise<ReadBackResult>;
+  /**
+   * Only the named objects of the table (`set alias_web_v4`, `chain in_3`), for a driver that loads deltas: the
+   * state holds those the kernel has, and leaves out those it has not.
+   */
+  readBackObjects?(names: readonly string[]): Promise<ReadBackResult>;
   counters(): Promise<RuleCounter[]>;
   /** At a schedule edge: kills the states the edge affects (see compile/schedule-edges.ts). */
   killStates(edge: ScheduleEdge): Promise<void>;

@@ -157,6 +157,12 @@ test('40 random small changes, each loaded as applied (mostly deltas), leave the
   const answeredBefore = session.answered;
   let loads = 0;
   const apply = packetFilter.apply.bind(packetFilter);
+  let partialReads = 0;
+  const readBackObjects = packetFilter.readBackObjects.bind(packetFilter);
+  packetFilter.readBackObjects = (names) => {
+    partialReads++;
+    return readBackObjects(names);
+  };
   packetFilter.apply = (ruleset) => {
     loads++;
     return apply(ruleset);
@@ -181,11 +187,16 @@ test('40 random small changes, each loaded as applied (mostly deltas), leave the
     }
     modes.push(await reload());
     assert.deepEqual(kernelTable(), referenceTable(), `after change ${step} (seed ${seed}: ${changes.join(' ')})`);
+    // The state kept after the load (read back in part when the delta touched a few objects) is the whole table's.
+    await packetFilterOf(t.app).checkDrift();
+    assert.deepEqual(packetFilterOf(t.app).drift().drift_check.differences, [], `read back after change ${step} (seed ${seed})`);
   }
   // The table stays far below the size where a full load is chosen, so every step is a delta: a 'full' here is a
   // delta script the kernel refused (the driver then loads the whole table, and the kernel would still match).
   assert.deepEqual(changes.filter((_, i) => modes[i] !== 'delta'), [], `every small change loads as a delta: ${modes.join(',')}`);
   packetFilter.apply = apply;
+  packetFilter.readBackObjects = readBackObjects;
+  assert.ok(partialReads >= 30, `most loads are read back in part: ${partialReads} of 40`);
   assert.equal(session.answered - answeredBefore, loads, 'every load went through the libnftables session');
   await removeAll();
 });

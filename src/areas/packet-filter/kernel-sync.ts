@@ -9,12 +9,14 @@ import type { CompiledRuleset } from '../../compile/compiled.js';
 import { nftDelta } from '../../compile/nft-delta.js';
 import type { NftTable } from '../../compile/nft-table.js';
 import type { ApplyResult, KernelState } from '../../platform/packet-filter.js';
-import { stateDifferences } from '../../platform/kernel-state.js';
+import { stateDifferences, withObjectsRead } from '../../platform/kernel-state.js';
 
 export type ApplyMode = 'delta' | 'full';
 export type LoadOutcome = { ok: true; mode: ApplyMode } | Extract<ApplyResult, { ok: false }>;
 
 export const DRIFT_TOPIC = 'config.drift';
+/** Objects read back one listing each at most; a delta that touched more is followed by a whole-table read. */
+const PARTIAL_READ = 4;
 
 export interface DriftReport {
   drift: boolean;
@@ -36,6 +38,11 @@ export class KernelSync {
   /** The kernel's state read back after the last successful load; undefined until one happened. */
   private expected: KernelState | undefined;
   private drifted = false;
+  /**
+   * The objects the deltas since the last read-back changed; undefined after a full load. Up to PARTIAL_READ of
+   * them are read back alone, more means the whole table.
+   */
+  private touched: Set<string> | undefined;
   private differences: string[] = [];
   private checkedAt: string | null = null;
   private readError: string | undefined;
@@ -60,6 +67,7 @@ export class KernelSync {
         const result = await driver.apply({ dialect: compiled.dialect, text: delta.script });
         if (result.ok) {
           this.loaded = compiled.nft;
+          for (const name of delta.touched) this.touched?.add(name);
           return { ok: true, mode: 'delta' };
         }
         this.context.log.warn({ stage: result.stage, message: result.message, output: result.detail }, 'the kernel refused a delta; loading the whole table');
@@ -68,6 +76,7 @@ export class KernelSync {
     const result = await driver.apply({ dialect: compiled.dialect, text: compiled.text });
     if (!result.ok) return result;
     this.loaded = compiled.nft;
+    this.touched = undefined;
     this.drifted = false;
     this.differences = [];
     return { ok: true, mode: 'full' };
@@ -78,16 +87,22 @@ export class KernelSync {
    * number of rules than loaded means something changed it in between: that is drift at once.
    */
   async recordLoaded(): Promise<void> {
-    const read = await this.context.platform.packetFilter.readBack();
+    const driver = this.context.platform.packetFilter;
+    const touched = this.touched;
+    this.touched = new Set();
+    const partial = touched && touched.size <= PARTIAL_READ && this.expected && driver.readBackObjects ? [...touched] : undefined;
+    const read = partial ? await driver.readBackObjects!(partial) : await driver.readBack();
     this.checkedAt = isoTime(this.context.clock.now());
     if (!read.ok) {
       this.readError = read.message;
       this.expected = undefined; // unknown: the next reload loads in full
+      this.touched = undefined;
       return;
     }
     this.readError = undefined;
-    this.expected = read.state;
+    this.expected = partial ? withObjectsRead(this.expected!, partial, read.state) : read.state;
     const mismatched = (this.loaded?.chains ?? [])
+      .filter((chain) => !partial || partial.includes(`chain ${chain.name}`))
       .filter((chain) => read.state.objects[`chain ${chain.name}`]?.size !== chain.rules.length)
       .map((chain) => `chain ${chain.name}: ${read.state.objects[`chain ${chain.name}`]?.size ?? 'missing'}, ${chain.rules.length} rules loaded`);
     if (mismatched.length) this.markDrift(mismatched);
