@@ -78,11 +78,9 @@ export class NftablesPacketFilter implements PacketFilter {
   }
 
   async readBack(): Promise<ReadBackResult> {
-    const result = await runCommand(this.nft, ['-s', 'list', 'table', 'inet', NFT_TABLE]);
-    if (result.code === NOT_RUNNABLE) return { ok: false, message: message(result) };
     // No table at all (flushed by hand, a reboot): an empty state, which differs from any loaded one.
-    if (result.code !== 0) return /No such file or directory/.test(result.stderr) ? { ok: true, state: canonicalNftState('') } : { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
-    return { ok: true, state: canonicalNftState(result.stdout) };
+    const listed = await this.listing('table', 'inet', NFT_TABLE);
+    return listed.ok ? { ok: true, state: canonicalNftState(listed.text) } : listed;
   }
 
   /**
@@ -94,12 +92,19 @@ export class NftablesPacketFilter implements PacketFilter {
     const listings: string[] = [];
     for (const name of names) {
       const [type, objectName] = name.split(' ');
-      const result = await runCommand(this.nft, ['-s', 'list', type, 'inet', NFT_TABLE, objectName]);
-      if (result.code === NOT_RUNNABLE) return { ok: false, message: message(result) };
-      if (result.code === 0) listings.push(result.stdout);
-      else if (!/No such file or directory/.test(result.stderr)) return { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
+      const listed = await this.listing(type, 'inet', NFT_TABLE, objectName);
+      if (!listed.ok) return listed;
+      listings.push(listed.text);
     }
     return { ok: true, state: canonicalNftState(listings.join('\n')) };
+  }
+
+  /** `nft -s list <what>`: an object the kernel lacks lists as nothing; any other failure is its message's first line. */
+  private async listing(...what: string[]): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+    const result = await runCommand(this.nft, ['-s', 'list', ...what]);
+    if (result.code === NOT_RUNNABLE) return { ok: false, message: message(result) };
+    if (result.code === 0) return { ok: true, text: result.stdout };
+    return /No such file or directory/.test(result.stderr) ? { ok: true, text: '' } : { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
   }
 
   async counters(): Promise<RuleCounter[]> {
