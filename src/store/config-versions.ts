@@ -5,6 +5,7 @@ import type { Db } from './database.js';
 import type { ConfigData, ConfigObject, ConfigStore } from './config-store.js';
 import { isoTime, type Clock } from '../core/clock.js';
 import { canonicalJson } from '../core/canonical-json.js';
+import { whenQuiet } from './when-quiet.js';
 
 /** Why a version was recorded. */
 export type VersionSource =
@@ -191,29 +192,7 @@ export class ConfigVersions {
    * Returns the function that stops it (before the database closes).
    */
   hashWhenQuiet(quietMs = 20): () => void {
-    let lastChange = 0;
-    let timer: NodeJS.Timeout | undefined;
-    const fire = () => {
-      const quiet = performance.now() - lastChange;
-      if (quiet < quietMs) {
-        timer = setTimeout(fire, quietMs - quiet).unref();
-        return;
-      }
-      timer = undefined;
-      try {
-        this.currentHash();
-      } catch {
-        // Only a head start: the apply computes the hash itself, and reports what fails there.
-      }
-    };
-    const unsubscribe = this.store.onChange(() => {
-      lastChange = performance.now();
-      timer ??= setTimeout(fire, quietMs).unref();
-    });
-    return () => {
-      clearTimeout(timer);
-      unsubscribe();
-    };
+    return whenQuiet(this.store, quietMs, () => this.currentHash());
   }
 
   /** Hash of the configuration as it is in the store now (computed again only after the store changed). */

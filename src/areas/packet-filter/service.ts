@@ -18,9 +18,13 @@ import type { SingletonModel } from '../../model/singleton-model.js';
 import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
 import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
 import { auditPacketFilter } from './audit.js';
+import { LastCompile } from '../../compile/last-compile.js';
+import { whenQuiet } from '../../store/when-quiet.js';
 
 
 const SCHEDULE_CHECK_MS = 60_000;
+/** Writes paused this long: the stored configuration is compiled ahead of the reload that will want it. */
+const COMPILE_WHEN_QUIET_MS = 20;
 
 /** Resolves on the next turn of the event loop, after the microtasks queued before it. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -51,6 +55,8 @@ export class PacketFilterService {
   private driftTimer: NodeJS.Timeout | undefined;
   private readonly kernel: KernelSync;
   private unsubscribe: (() => void) | undefined;
+  private stopCompilingAhead: (() => void) | undefined;
+  private readonly lastCompile = new LastCompile();
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
   /** Live inputs of the system rules that other areas own (the VPN area's enabled tunnels). */
@@ -144,8 +150,7 @@ export class PacketFilterService {
   }
 
   compile(snapshot: FilterSnapshot, dialect = this.context.platform.packetFilter.dialect): CompiledRuleset {
-    const config = this.configFor(snapshot);
-    return dialect === 'pf' ? compilePf(config) : compileNftables(config);
+    return this.lastCompile.compile(this.configFor(snapshot), dialect, dialect === 'pf' ? compilePf : compileNftables);
   }
 
   /** Compiles the stored configuration and applies it in one transaction; one reload at a time. */
@@ -302,6 +307,8 @@ export class PacketFilterService {
     this.unsubscribe = this.context.store.onChange((change) => {
       if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
     });
+    // The compile is remembered (LastCompile): the reload that follows an edit finds it done.
+    this.stopCompilingAhead = whenQuiet(this.context.store, COMPILE_WHEN_QUIET_MS, () => this.compile(this.storedSnapshot()));
     this.timer = setInterval(() => {
       this.applySchedules().catch((error: unknown) => this.context.log.error({ err: error }, 'schedule re-application failed'));
     }, SCHEDULE_CHECK_MS);
@@ -334,6 +341,7 @@ export class PacketFilterService {
 
   stop(): void {
     this.unsubscribe?.();
+    this.stopCompilingAhead?.();
     this.recomputeQueued = false; // a recompute queued by the last write must not run against a closed store
     clearInterval(this.timer);
     clearInterval(this.driftTimer);
