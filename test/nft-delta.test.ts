@@ -14,15 +14,17 @@ const base = (extra: Partial<NftTable> = {}): NftTable => ({
 });
 
 test('a delta touches only what differs, in an order the kernel accepts in one transaction', () => {
-  const before = base();
+  const unchanged = { name: 'alias_ssh_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.7.0.0/16'] };
+  const before = base({ sets: [...base().sets, unchanged] });
   const after = base({
     sets: [
       { name: 'alias_web_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.0.0.0/24', '10.0.2.0/24'] },
+      unchanged,
       { name: 'alias_db_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.9.0.1'] },
     ],
     chains: [
       { name: 'filter_in', base: before.chains[0].base, rules: ['iifname "lo" accept', 'jump in_b'] },
-      { name: 'in_b', rules: ['ip saddr @alias_db_v4 counter drop comment "rule b"'] },
+      { name: 'in_b', rules: ['ip saddr @alias_db_v4 counter drop comment "rule b"', 'ip saddr @alias_ssh_v4 ip daddr @alias_web_v4 tcp dport 22 accept comment "mail @alias_ssh_v4"'] },
     ],
   });
   const delta = nftDelta(before, after)!;
@@ -31,18 +33,19 @@ test('a delta touches only what differs, in an order the kernel accepts in one t
     'flush set inet bulwark alias_web_v4',
     'add set inet bulwark alias_web_v4 { type ipv4_addr; flags interval; elements = { 10.0.0.0/24, 10.0.2.0/24 }; }',
     'add set inet bulwark alias_db_v4 { type ipv4_addr; flags interval; elements = { 10.9.0.1 }; }',
-    'add chain inet bulwark in_b',
-    'add rule inet bulwark in_b ip saddr @alias_db_v4 counter drop comment "rule b"',
+    // named by a new rule but unchanged: declared alone (its elements stay), once, so nft reads no declarations
+    'add set inet bulwark alias_ssh_v4 { type ipv4_addr; flags interval; }',
     'flush chain inet bulwark filter_in',
-    'add rule inet bulwark filter_in iifname "lo" accept',
-    'add rule inet bulwark filter_in jump in_b',
+    // chains declared with their rules, a regular one before the base chain that jumps to it
+    'add chain inet bulwark in_b { ip saddr @alias_db_v4 counter drop comment "rule b"; ip saddr @alias_ssh_v4 ip daddr @alias_web_v4 tcp dport 22 accept comment "mail @alias_ssh_v4"; }',
+    'add chain inet bulwark filter_in { type filter hook prerouting priority dstnat + 10; policy accept; iifname "lo" accept; jump in_b; }',
     // only once nothing jumps to it any more
     'flush chain inet bulwark in_a',
     'delete chain inet bulwark in_a',
   ]);
   assert.deepEqual(delta.touched, ['set alias_web_v4', 'set alias_db_v4', 'chain in_b', 'chain filter_in', 'chain in_a'], 'what the read-back after it lists');
-  assert.equal(nftDelta(before, base())!.script, '', 'nothing changed: nothing to load');
-  assert.deepEqual(nftDelta(before, base())!.touched, []);
+  assert.equal(nftDelta(before, before)!.script, '', 'nothing changed: nothing to load');
+  assert.deepEqual(nftDelta(before, before)!.touched, []);
 });
 
 test('a set that only gains elements gets just those, by an add set that declares it', () => {

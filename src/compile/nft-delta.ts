@@ -11,6 +11,12 @@
  * `add set` that declares its set needs only the table from the kernel (0.5 ms). A set that loses elements is
  * flushed and filled again in the same transaction: its own size bounds the cost, not the whole table's.
  *
+ * A chain's rules go in the same way: `add chain … { <rules> }` after a `flush chain`, never `add rule`. For an
+ * `add rule` nft reads every chain and set declaration of the table first (400 chains and 2,000 sets: 4 ms of a
+ * 13 ms delta); a chain declared with its rules needs only the table, and the sets its rules name are declared
+ * in the script (`add set` with the declaration alone, which leaves the elements as they are), so nft finds them
+ * without reading. What remains is the kernel's own check of the whole table after any rule with a verdict.
+ *
  * Returns undefined when a delta is not the safe or cheaper way: a base chain or a set declaration changed (a
  * hook, a priority, a type), or most of the table changes anyway.
  */
@@ -67,17 +73,25 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   }
   const head = [...flushSets, ...addSets];
 
-  const addChains: string[] = [];
+  const flushChains: string[] = [];
   const fill: string[] = [];
+  /** Sets the new rules name, each declared once unless the script declares it already (with new elements). */
+  const declared = new Set(touched);
+  const declare: string[] = [];
   let chains = 0;
   let ruleLines = 0;
   // Regular chains are filled before the base chains that jump to them.
   for (const chain of [...after.chains.filter((c) => !c.base), ...after.chains.filter((c) => c.base)]) {
     const old = oldChains.get(chain.name);
     if (old && (old === chain || sameLines(old.rules, chain.rules))) continue;
-    if (!old) addChains.push(`add chain ${TABLE} ${chain.name}`);
-    else fill.push(`flush chain ${TABLE} ${chain.name}`);
-    for (const rule of chain.rules) fill.push(`add rule ${TABLE} ${chain.name} ${rule}`);
+    if (old) flushChains.push(`flush chain ${TABLE} ${chain.name}`);
+    for (const name of setsNamed(chain.rules)) {
+      const set = newSets.get(name);
+      if (!set || declared.has(`set ${name}`)) continue;
+      declared.add(`set ${name}`);
+      declare.push(addSetCommand({ ...set, elements: [] }));
+    }
+    fill.push(addChainCommand(chain));
     touched.push(`chain ${chain.name}`);
     chains++;
     ruleLines += chain.rules.length;
@@ -99,7 +113,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   }
 
   if (ruleLines + elements > Math.max(SMALL_TABLE, MAX_REWRITTEN_SHARE * (ruleLineCount(after) + countElements(after.sets)))) return undefined;
-  const lines = [...head, ...addChains, ...fill, ...tail];
+  const lines = [...head, ...declare, ...flushChains, ...fill, ...tail];
   return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements }, touched };
 }
 
@@ -124,6 +138,22 @@ function elementChange(before: readonly string[], after: readonly string[]): { l
 function addSetCommand(set: NftSet): string {
   const items = [...set.declaration, ...(set.elements.length ? [`elements = { ${set.elements.join(', ')} }`] : [])];
   return `add set ${TABLE} ${set.name} { ${items.map((item) => `${item}; `).join('')}}`;
+}
+
+/** The chain declared (again, or for the first time) with its rules; a base chain with its hook line, unchanged. */
+function addChainCommand(chain: NftChain): string {
+  const items = [...(chain.base ? [chain.base] : []), ...chain.rules.map((rule) => `${rule};`)];
+  return `add chain ${TABLE} ${chain.name}${items.length ? ` { ${items.join(' ')} }` : ''}`;
+}
+
+/**
+ * The sets rules name (`@name`). A quoted text that happens to hold `@` and a set's name only declares that set
+ * once more, as it is.
+ */
+function setsNamed(rules: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (const rule of rules) for (const [, name] of rule.matchAll(/@([A-Za-z0-9_]+)/g)) names.add(name);
+  return names;
 }
 
 const countElements = (sets: readonly NftSet[]) => sets.reduce((sum, set) => sum + set.elements.length, 0);
