@@ -46,6 +46,12 @@ export class KernelSync {
   private differences: string[] = [];
   private checkedAt: string | null = null;
   private readError: string | undefined;
+  /**
+   * Successful loads, and how many of them the expected state includes (recordLoaded): a check whose read
+   * overlapped a load, or that ran before the load's own read-back, compares nothing and is dropped.
+   */
+  private loadsDone = 0;
+  private loadsRecorded = 0;
 
   constructor(
     private readonly context: AppContext,
@@ -62,13 +68,13 @@ export class KernelSync {
       const delta = nftDelta(this.loaded, compiled.nft);
       if (delta && delta.script === '') {
         // Nothing to change: proven by reading the kernel back, not assumed.
-        if (await this.inStep()) return { ok: true, mode: 'delta' };
+        if (await this.inStep()) return this.loadedAs('delta');
       } else if (delta) {
         const result = await driver.apply({ dialect: compiled.dialect, text: delta.script });
         if (result.ok) {
           this.loaded = compiled.nft;
           for (const name of delta.touched) this.touched?.add(name);
-          return { ok: true, mode: 'delta' };
+          return this.loadedAs('delta');
         }
         this.context.log.warn({ stage: result.stage, message: result.message, output: result.detail }, 'the kernel refused a delta; loading the whole table');
       }
@@ -79,7 +85,12 @@ export class KernelSync {
     this.touched = undefined;
     this.drifted = false;
     this.differences = [];
-    return { ok: true, mode: 'full' };
+    return this.loadedAs('full');
+  }
+
+  private loadedAs(mode: ApplyMode): LoadOutcome {
+    this.loadsDone++;
+    return { ok: true, mode };
   }
 
   /**
@@ -88,6 +99,7 @@ export class KernelSync {
    */
   async recordLoaded(): Promise<void> {
     const driver = this.context.platform.packetFilter;
+    const loads = this.loadsDone;
     const touched = this.touched;
     this.touched = new Set();
     const partial = touched && touched.size <= PARTIAL_READ && this.expected && driver.readBackObjects ? [...touched] : undefined;
@@ -101,6 +113,7 @@ export class KernelSync {
     }
     this.readError = undefined;
     this.expected = partial ? withObjectsRead(this.expected!, partial, read.state) : read.state;
+    this.loadsRecorded = loads;
     const mismatched = (this.loaded?.chains ?? [])
       .filter((chain) => !partial || partial.includes(`chain ${chain.name}`))
       .filter((chain) => read.state.objects[`chain ${chain.name}`]?.size !== chain.rules.length)
@@ -108,10 +121,16 @@ export class KernelSync {
     if (mismatched.length) this.markDrift(mismatched);
   }
 
-  /** The periodic check: reads the kernel back and compares it with the state recorded after the last apply. */
+  /**
+   * Reads the kernel back and compares it with the state recorded after the last apply. Safe beside a load (the
+   * periodic check runs aside from reloads, so a reload never waits for a whole-table read): a read that a load
+   * overlapped, or that a load's own read-back has not caught up with, is dropped, and the next check decides.
+   */
   async check(): Promise<void> {
     if (!this.expected) return;
+    const loads = this.loadsDone;
     const read = await this.context.platform.packetFilter.readBack();
+    if (this.loadsDone !== loads || this.loadsRecorded !== loads || !this.expected) return;
     this.checkedAt = isoTime(this.context.clock.now());
     if (!read.ok) {
       this.readError = read.message;

@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, json } from './helpers/app.js';
+import { adminHeaders } from './helpers/auth.js';
+import { packetFilterOf } from './helpers/areas.js';
+import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
+import type { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
+import type { ReadBackResult } from '../src/platform/packet-filter.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The simulated packet filter with a read-back that can be held: the read sees the kernel as it is when it
+ * starts, and answers once released, as a whole-table listing of 10,000 rules answers a second later.
+ */
+function holdablePlatform() {
+  const platform = createSimulatedPlatform();
+  const filter = platform.packetFilter as SimulatedPacketFilter;
+  const readBack = filter.readBack.bind(filter);
+  let held: Promise<void> | undefined;
+  let release = () => {};
+  filter.readBack = async (): Promise<ReadBackResult> => {
+    const seen = await readBack();
+    const wait = held;
+    held = undefined; // only the next read is held
+    await wait;
+    return seen;
+  };
+  const holdNextRead = () => {
+    held = new Promise<void>((resolve) => (release = resolve));
+    return () => release();
+  };
+  return { platform, filter, holdNextRead };
+}
+
+test('the periodic drift check runs aside: a reload meanwhile does not wait for its read, and a read a load overlapped is dropped, not reported as drift', async () => {
+  const { platform, filter, holdNextRead } = holdablePlatform();
+  const t = await startTestApp({ platform, config: { driftCheckSeconds: 1 } });
+  const headers = await adminHeaders(t.app);
+  const service = packetFilterOf(t.app);
+  const status = async () => json(await t.app.inject({ url: '/api/v1/status', headers }));
+  let releaseReadIfWaiting = () => {};
+  try {
+    const created = json(await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22 }, headers }));
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
+    await service.checkDrift();
+    assert.equal((await status()).drift, false);
+
+    // A check starts reading; the rule changes and a reload comes while the read is held.
+    assert.equal((await t.app.inject({ method: 'PUT', url: `/api/v1/rules/${created.id}`, payload: { dst_port_start: 2222 }, headers })).statusCode, 200);
+    const releaseRead = holdNextRead();
+    releaseReadIfWaiting = releaseRead;
+    let checkDone = false;
+    const check = service.checkDriftAside().then(() => (checkDone = true));
+    await sleep(10);
+    const reloading = t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    const reload = await Promise.race([reloading, sleep(3000).then(() => undefined)]);
+    assert.ok(reload, 'the reload answered while the check was still reading (it waited 3 s for the read)');
+    assert.equal(reload.statusCode, 200, reload.body);
+    assert.equal(checkDone, false);
+    assert.match(filter.appliedText!, /tcp dport 2222/, 'and the new rule is loaded');
+    await service.checkDrift(); // the reload's own read-back
+    // The held read saw the kernel before the reload: compared, it would differ from what is now expected.
+    releaseRead();
+    await check;
+    const afterOverlap = await status();
+    assert.equal(afterOverlap.drift, false, `the overlapped read was dropped: ${JSON.stringify(afterOverlap.drift_check)}`);
+
+    // With no load in between, the periodic check still reports a change made by hand (timer: 1 s).
+    filter.appliedText = filter.appliedText!.replace('tcp dport 2222', 'tcp dport 2223');
+    let drifted = await status();
+    for (let waited = 0; !drifted.drift && waited < 5000; waited += 100) {
+      await sleep(100);
+      drifted = await status();
+    }
+    assert.equal(drifted.drift, true, 'the periodic check saw the rule changed by hand');
+    assert.ok(drifted.drift_check.differences.length > 0, JSON.stringify(drifted.drift_check));
+  } finally {
+    releaseReadIfWaiting();
+    await t.close();
+  }
+});
