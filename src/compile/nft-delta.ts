@@ -12,10 +12,11 @@
  * flushed and filled again in the same transaction: its own size bounds the cost, not the whole table's.
  *
  * A chain's rules go in the same way: `add chain … { <rules> }` after a `flush chain`, never `add rule`. For an
- * `add rule` nft reads every chain and set declaration of the table first (400 chains and 2,000 sets: 4 ms of a
- * 13 ms delta); a chain declared with its rules needs only the table, and the sets its rules name are declared
+ * `add rule` nft reads every chain and set declaration of the table first (400 chains and 2,000 sets: 3 ms of a
+ * 12 ms delta); a chain declared with its rules needs only the table, and the sets its rules name are declared
  * in the script (`add set` with the declaration alone, which leaves the elements as they are), so nft finds them
- * without reading. What remains is the kernel's own check of the whole table after any rule with a verdict.
+ * without reading. Most of what remains is the kernel's own validation of the whole table, which any rule with a
+ * verdict sets off (about 6 ms at 10,000 rules).
  *
  * Returns undefined when a delta is not the safe or cheaper way: a base chain or a set declaration changed (a
  * hook, a priority, a type), or most of the table changes anyway.
