@@ -50,8 +50,9 @@ test('gateways get tables from 65536 in id order; policies compile in priority o
     'ct direction original iifname "lan0" meta nfproto ipv4 meta l4proto tcp th dport 443 ct mark 0x00000000',
     'ct direction original iifname "lan0" meta nfproto ipv4 meta l4proto tcp th dport 443 meta mark set 65537 accept',
     'ct direction original iifname "lan0" meta nfproto ipv4 ip saddr 10.0.0.0/8 ct mark 0x00000000',
-    // The down LTE gateway is left out; weights 3:1 over the healthy members, hashed on the source (sticky src).
-    'ct direction original iifname "lan0" meta nfproto ipv4 ip saddr 10.0.0.0/8 meta mark set jhash ip saddr mod 4 map { 0-2 : 65536, 3-3 : 65537 } accept',
+    // The down LTE gateway is left out; weights 3:1 over the healthy members, hashed on the source (sticky src)
+    // with a seed of the policy's own, so a re-apply moves no source to another gateway.
+    'ct direction original iifname "lan0" meta nfproto ipv4 ip saddr 10.0.0.0/8 meta mark set jhash ip saddr mod 4 seed 0x3946ca64 map { 0-2 : 65536, 3-3 : 65537 } accept',
     'ct direction original meta nfproto ipv4 ct mark 0x00000000',
     'ct direction original meta nfproto ipv4 meta mark set 65536 accept',
     'ct direction original iifname "guest0" meta nfproto ipv4 ct mark 0x00000000',

@@ -231,6 +231,10 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
   const answers = Array.from({ length: 16 }, (_, i) => ask(SERVICE, `10.15.1.${100 + i}`));
   assert.deepEqual([...new Set(answers)].sort(), ['A', 'B'], `both WANs carry some sources: ${answers.join(' ')}`);
   assert.deepEqual(Array.from({ length: 16 }, (_, i) => ask(SERVICE, `10.15.1.${100 + i}`)), answers, 'each source stays on its WAN');
+  // A re-apply (any change of a policy, group or gateway, or a gateway's state) loads the table again: the hash
+  // keeps its seed, so no source moves (the kernel would draw a new seed for a jhash without one).
+  for (let i = 0; i < 2; i++) assert.equal(lab.call('POST', '/api/v1/multiwan/apply').message.includes('bulwark_mwan'), true);
+  assert.deepEqual(Array.from({ length: 16 }, (_, i) => ask(SERVICE, `10.15.1.${100 + i}`)), answers, 'each source stays on its WAN across re-applies');
   lab.call('PUT', `/api/v1/multiwan/groups/${group.id}`, { policy: 'failover' });
   lab.call('POST', `/api/v1/multiwan/groups/${group.id}/members`, { gateway_id: b.id, tier: 2, weight: 1 });
 });

@@ -11,9 +11,12 @@
  * - Gateway marks carry bit 16; `ip rule fwmark 0x10000/0x10000 lookup main suppress_prefixlength 0` runs
  *   first, so connected and static routes still win and a policy steers only what would take the default route.
  * - Weighted groups hash the flow (`jhash`, source only when sticky is src) onto the members' marks in
- *   proportion to their weights, so a connection stays on one gateway.
+ *   proportion to their weights, so a connection stays on one gateway. The hash's seed comes from the policy's
+ *   id: without one the kernel draws a new seed at every load, and each re-apply would move flows and sticky
+ *   sources to other gateways.
  */
 import type { ConfigData } from '../../store/config-store.js';
+import { sha256Hex } from '../../core/crypto.js';
 import { nftToken as token } from '../../render/nft-mwan.js';
 import { selectGateways, type CompileInput } from './compile.js';
 import {
@@ -30,6 +33,8 @@ export interface LinuxCompileInput extends CompileInput {
 
 const instanceTable = (instance: ConfigData): number => (Number(instance.fib_number) === 0 ? MAIN_TABLE : Number(instance.fib_number));
 const hex = (value: number) => `0x${value.toString(16).padStart(8, '0')}`;
+/** A weighted policy's `jhash` seed: the same at every load of the same policy (32 bits of its id's digest). */
+const hashSeed = (id: string) => `0x${sha256Hex(id).slice(0, 8)}`;
 
 /** The match words of a policy or leak, for the families it applies to. */
 /** Which fields of a policy or leak hold its source and destination (a leak has only one of them). */
@@ -137,7 +142,7 @@ export function compileLinuxRouting(input: LinuxCompileInput): LinuxRoutingPlan 
           });
           const ipWord = f === 6 ? 'ip6' : 'ip';
           const key = sticky === 'src' ? `${ipWord} saddr` : `${ipWord} saddr . ${ipWord} daddr`;
-          steer(label, match, `jhash ${key} mod ${total} map { ${entries.join(', ')} }`, null);
+          steer(label, match, `jhash ${key} mod ${total} seed ${hashSeed(policy.id)} map { ${entries.join(', ')} }`, null);
         }
       }
       for (const g of chosen) useTable(g.table);
