@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
 
+/** The exit code runCommand answers when the program could not be run at all (not installed, not executable). */
+export const NOT_RUNNABLE = 127;
+
 export interface CommandResult {
   stdout: string;
   stderr: string;
@@ -21,7 +24,7 @@ export function runCommand(
       args,
       { timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, env: options.env ?? process.env },
       (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
+        const code = error ? (typeof error.code === 'number' ? error.code : NOT_RUNNABLE) : 0;
         resolve({ stdout: String(stdout), stderr: String(stderr || (error && !stderr ? error.message : '')), code });
       },
     );

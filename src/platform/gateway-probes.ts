@@ -8,11 +8,10 @@ import { isIP } from 'node:net';
 import { unavailable } from '../core/errors.js';
 import { outboundFetch } from '../net/outbound.js';
 import { describeMissing, missingTool } from './debian-packages.js';
-import { runCommand } from './exec.js';
+import { NOT_RUNNABLE, runCommand } from './exec.js';
 import type { ProbeResult, ProbeTarget } from './routing.js';
 import { ipJson } from './linux/ip-tool.js';
 
-const NOT_RUNNABLE = 127;
 /** ping and dig take whole seconds (the reference rounds up, at least 1). */
 const wholeSeconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
 const failed = (error: string): ProbeResult => ({ success: false, rtt_ms: null, error: error.replace(/[^\x20-\x7e]/g, ' ').trim().slice(0, 200) });

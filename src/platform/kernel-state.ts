@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KernelState } from './packet-filter.js';
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+import { sha256Hex } from '../core/crypto.js';
 
 /**
  * A kernel state from named objects, each a list of canonical lines (order kept where it matters, i.e. rules;
@@ -12,7 +11,7 @@ export function kernelState(objects: ReadonlyMap<string, { lines: readonly strin
   const digests: KernelState['objects'] = {};
   for (const name of [...objects.keys()].sort()) {
     const { lines, size } = objects.get(name)!;
-    digests[name] = { size, digest: sha256(`${name}\n${lines.join('\n')}`) };
+    digests[name] = { size, digest: sha256Hex(`${name}\n${lines.join('\n')}`) };
   }
   return { fingerprint: fingerprintOf(digests), objects: digests };
 }

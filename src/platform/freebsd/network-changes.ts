@@ -5,10 +5,8 @@
  */
 import { conflict, unavailable } from '../../core/errors.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
-import { runCommand, type CommandResult } from '../exec.js';
+import { NOT_RUNNABLE, runCommand, type CommandResult } from '../exec.js';
 import type { InterfaceChange, VlanDevice } from '../network.js';
-
-const NOT_RUNNABLE = 127;
 
 /** What `ifconfig <name>` shows of an interface: every address with its prefix, MTU, state, description. */
 export interface IfconfigSnapshot {

@@ -1,5 +1,5 @@
 import type { PacketFilterStatus } from '../platform.js';
-import { runCommand, type CommandResult } from '../exec.js';
+import { NOT_RUNNABLE, runCommand, type CommandResult } from '../exec.js';
 import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { kernelState } from '../kernel-state.js';
@@ -9,7 +9,6 @@ import { declaredTables, readPfSetupProblems, readRequestMaxcount } from './pf-s
 import { cutStartedStates } from './pf-states.js';
 import { PF_LOOPBACK } from '../../compile/pf.js';
 
-const NOT_RUNNABLE = 127;
 const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `pfctl exited ${result.code}`;
 /** A refusal of the rendered text: only what the tool said about our own lines reaches the client. */
 const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: RulesetText): ApplyResult => {

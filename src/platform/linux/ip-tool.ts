@@ -1,8 +1,6 @@
 import { conflict, unavailable } from '../../core/errors.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
-import { runCommand, type CommandResult } from '../exec.js';
-
-const NOT_RUNNABLE = 127;
+import { NOT_RUNNABLE, runCommand, type CommandResult } from '../exec.js';
 
 /**
  * The kernel's answer in one printable line: iproute2's own message ("RTNETLINK answers: File exists",

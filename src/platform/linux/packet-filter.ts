@@ -1,5 +1,5 @@
 import type { PacketFilterStatus } from '../platform.js';
-import { runCommand, type CommandResult } from '../exec.js';
+import { NOT_RUNNABLE, runCommand, type CommandResult } from '../exec.js';
 import { NftSession } from './nft-session.js';
 import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
@@ -9,7 +9,6 @@ import { scheduleCtMark, type ScheduleEdge } from '../../compile/schedule-edges.
 import { cutStartedFlows } from './conntrack-cut.js';
 import { NFT_LOOPBACK } from '../../compile/nftables.js';
 
-const NOT_RUNNABLE = 127;
 const message = (result: CommandResult) => result.stderr.trim() || result.stdout.trim() || `nft exited ${result.code}`;
 /** A refusal of the rendered text: only what the tool said about our own lines reaches the client. */
 const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: RulesetText): ApplyResult => {

@@ -6,7 +6,7 @@
 import { conflict, unavailable } from '../../core/errors.js';
 import { ipBatchLine } from '../../render/ip-batch.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
-import { runCommand, type CommandResult } from '../exec.js';
+import { NOT_RUNNABLE, runCommand, type CommandResult } from '../exec.js';
 import { summariseRefusal } from '../tool-refusal.js';
 import { parseConntrackLine } from './conntrack.js';
 import { probeGateway } from '../gateway-probes.js';
@@ -15,8 +15,6 @@ import {
   GATEWAY_TABLE_BASE, MAIN_TABLE, MWAN_TABLE, RULE_PRIORITY, ruleWords,
   type FlowState, type IpRuleSpec, type LinuxRoutingPlan, type RoutingCommand, type RoutingControl, type TableRoute,
 } from '../routing.js';
-
-const NOT_RUNNABLE = 127;
 
 interface KernelRule {
   priority: number;

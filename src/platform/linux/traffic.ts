@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import type { ConnectionTable, Flow, InterfaceCounters, RuleCounter, TrafficSource } from '../connections.js';
-import { runCommand } from '../exec.js';
+import { NOT_RUNNABLE, runCommand } from '../exec.js';
 import { parseConntrack } from './conntrack.js';
 import { parseNftRuleCounters } from './nft-listing.js';
 import { UlogdBlockedReader } from './ulogd-reader.js';
@@ -48,7 +48,7 @@ function streamConntrack(timeoutMs = 20_000): Promise<{ flows: Flow[]; code: num
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-4000);
     });
-    child.once('error', (error) => resolve({ flows, code: 127, stderr: error.message }));
+    child.once('error', (error) => resolve({ flows, code: NOT_RUNNABLE, stderr: error.message }));
     child.once('close', (code) => {
       if (partial) for (const flow of parseConntrack(partial)) flows.push(flow);
       resolve({ flows, code: code ?? 1, stderr });
