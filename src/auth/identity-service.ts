@@ -197,13 +197,20 @@ export class IdentityService implements Authenticator {
   }
 
   async register(input: { username: string; password: string; email?: string }, actor: Actor): Promise<UserRecord> {
-    if (this.users.countPeople() > 0) {
+    const refuse = () => {
       this.audit.record({ action: 'register', outcome: 'failure', actor: input.username, clientIp: actor.clientIp, details: 'an account already exists' });
-      throw forbidden('registration is closed: an account already exists');
-    }
+      return forbidden('registration is closed: an account already exists');
+    };
+    if (this.users.countPeople() > 0) throw refuse();
     assertPasswordPolicy(input.password, this.settings().password_min_length);
     this.assertUsername(input.username);
-    const user = this.users.insert({ username: input.username, passwordHash: await hashPassword(input.password), email: input.email, roleId: builtinRoleId('admin') });
+    const passwordHash = await hashPassword(input.password);
+    // The hash takes ~100 ms, during which other registrations may have landed: the count is checked again in
+    // the same transaction as the insert, so exactly one of any number of concurrent registrations wins.
+    const user = this.context.db.transaction(() => {
+      if (this.users.countPeople() > 0) throw refuse();
+      return this.users.insert({ username: input.username, passwordHash, email: input.email, roleId: builtinRoleId('admin') });
+    }).immediate();
     this.audit.record({ action: 'register', outcome: 'success', actor: user.username, actorId: user.id, targetId: user.id, clientIp: actor.clientIp });
     return this.toUserRecord(user);
   }
