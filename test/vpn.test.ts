@@ -134,7 +134,7 @@ test('peers: next free address, auto keys, duplicate addresses, rendered config,
   assert.equal(updated.endpoint, '203.0.113.5:51820');
   assert.equal(updated.persistent_keepalive, null);
 
-  const config = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config`));
+  const config = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?include_keys=true`));
   for (const [text, allowed] of [[config.full_tunnel, '0.0.0.0/0, ::/0'], [config.split_tunnel, '172.29.240.0/24']] as const) {
     const sections = parseWgQuick(text);
     assert.deepEqual(sections.map((s) => s.name), ['Interface', 'Peer']);
@@ -151,7 +151,7 @@ test('peers: next free address, auto keys, duplicate addresses, rendered config,
   }
   const laptopConfig = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${laptop.id}/config`));
   assert.match(laptopConfig.full_tunnel, /PrivateKey = <paste-your-private-key-here>/);
-  const conf = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?format=conf&variant=split`);
+  const conf = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?format=conf&variant=split&include_keys=true`);
   assert.equal(conf.body, config.split_tunnel);
   assert.match(String(conf.headers['content-disposition']), /attachment/);
   const qr = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?format=qr`);

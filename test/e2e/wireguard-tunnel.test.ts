@@ -97,9 +97,9 @@ test('a WireGuard tunnel driven by Bulwark carries ping and TCP from clients con
     const startMs = started.ms;
     assert.match(inNamespace(fw, 'ip', ['-o', 'address', 'show', 'dev', serverIf]), /inet 10\.213\.0\.1\/24/);
 
-    const aliceConf = lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${alice.id}/config`).split_tunnel as string;
+    const aliceConf = lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${alice.id}/config?include_keys=true`).split_tunnel as string;
     assert.match(aliceConf, /^PresharedKey = /m);
-    const bobConf = (lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${bob.id}/config`).split_tunnel as string).replace('192.168.131.1:', '192.168.132.1:');
+    const bobConf = (lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${bob.id}/config?include_keys=true`).split_tunnel as string).replace('192.168.131.1:', '192.168.132.1:');
     const aliceIf = `b13x${lab.tag}`;
     const bobIf = `b13y${lab.tag}`;
     const clientUp = performance.now();

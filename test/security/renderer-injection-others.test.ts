@@ -224,7 +224,7 @@ async function setUp(): Promise<void> {
     assert.equal(started.statusCode, 200, started.body);
     const files = [read('wireguard', 'wg0.conf')];
     for (const variant of ['full', 'split']) {
-      const res = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?format=conf&variant=${variant}`);
+      const res = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?format=conf&variant=${variant}&include_keys=true`);
       assert.equal(res.statusCode, 200, res.body);
       files.push(res.body);
     }
