@@ -17,6 +17,7 @@ import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver } from '../../c
 import { renderBlocklistData, renderBlocklistFilter, type BlockAction, type BlockZone } from '../../compile/unbound-blocklist.js';
 import { CustomOptionError, parseCustomOptions } from '../../compile/unbound-custom-options.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile, writeDaemonStateFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
+import { isRegularFileNoFollow } from '../../platform/nofollow-files.js';
 import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
 import { installAndRun, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
@@ -447,7 +448,8 @@ export class DnsService {
     const filter = this.renderFilter(runtime);
     const trustAnchorFile = join(runtime.stateDir, 'root.key');
     // Unbound rewrites the trust anchor itself (RFC 5011), so it lives in the state directory it may write.
-    if (!existsSync(trustAnchorFile)) writeDaemonStateFile(runtime, 'root.key', `${ROOT_TRUST_ANCHORS}\n`);
+    // Anything but a regular file there (a link the unbound user planted, even to a file) is replaced.
+    if (!isRegularFileNoFollow(trustAnchorFile)) writeDaemonStateFile(runtime, 'root.key', `${ROOT_TRUST_ANCHORS}\n`);
     const reservations = resolver.register_dhcp ? this.context.store.list('dhcp_reservation').map((o) => o.data).filter((r) => r.hostname) : [];
     const text = renderOr409('Unbound', () => renderUnbound({
       resolver: resolver as unknown as UnboundResolver,
