@@ -355,19 +355,12 @@ export class DnsService {
   }
 
   private async download(url: string, schedule: ReturnType<DnsService['schedule']>): Promise<Buffer> {
-    const response = await outboundFetch(url, {}, { allowList: schedule.allow_private_sources, allowHttp: schedule.allow_http, timeoutMs: DOWNLOAD_TIMEOUT_MS });
+    const response = await outboundFetch(url, {}, { allowList: schedule.allow_private_sources, allowHttp: schedule.allow_http, timeoutMs: DOWNLOAD_TIMEOUT_MS, maxBytes: MAX_DOWNLOAD_BYTES });
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
       throw new Error(`download failed: HTTP ${response.status}`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body ?? []) {
-      size += (chunk as Uint8Array).length;
-      if (size > MAX_DOWNLOAD_BYTES) throw new Error('download failed: larger than 50 MiB');
-      chunks.push(Buffer.from(chunk as Uint8Array));
-    }
-    return Buffer.concat(chunks);
+    return Buffer.from(await response.arrayBuffer());
   }
 
   // ---- rendering and applying ----

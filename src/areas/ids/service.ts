@@ -182,10 +182,8 @@ export class IdsService {
     if (rulesText !== undefined) return this.installRules(object.id, screenRules(rulesText, 'request').text);
     if (object.data.enabled === true && object.data.rule_count === 0 && object.data.source_url) {
       try {
-        const response = await outboundFetch(String(object.data.source_url), {}, { timeoutMs: 120_000 });
+        const response = await outboundFetch(String(object.data.source_url), {}, { timeoutMs: 120_000, maxBytes: MAX_DOWNLOAD_BYTES });
         if (!response.ok) throw new Error(`download answered HTTP ${response.status}`);
-        const length = Number(response.headers.get('content-length') ?? 0);
-        if (length > MAX_DOWNLOAD_BYTES) throw new Error(`rules file larger than ${MAX_DOWNLOAD_BYTES} bytes`);
         const screened = screenRules(await response.text(), 'download');
         const installed = this.installRules(object.id, screened.text);
         if (screened.refused === 0) return installed;
