@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
 import { renderBlocklistData, renderBlocklistFilter } from '../src/compile/unbound-blocklist.js';
 import { unboundEnvironment } from '../src/platform/unbound-python.js';
@@ -14,15 +13,7 @@ import { keaHookLibrary } from '../src/platform/kea-hooks.js';
 import { renderChrony, type ChronyInput } from '../src/compile/chrony.js';
 import { runChecker, findProgram } from '../src/platform/daemon-tools.js';
 import { REQUIRE_SYSTEM_TESTS, sharedFile } from './helpers/shared.js';
-
-const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
-
-/** Compares with the golden file; UPDATE_GOLDEN=1 rewrites it. */
-function golden(name: string, actual: string): void {
-  const path = join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(path)) writeFileSync(path, actual);
-  assert.equal(actual, readFileSync(path, 'utf8'), `${name} differs from the golden file (UPDATE_GOLDEN=1 rewrites it after review)`);
-}
+import { assertGolden } from './helpers/golden.js';
 
 function checkerSkip(program: string): string | false {
   if (findProgram(program)) return false;
@@ -68,14 +59,14 @@ function writeFilter(dir: string): void {
 }
 
 test('Unbound rendering matches the golden file', () => {
-  golden('unbound.conf', renderUnbound(unboundInput('/var/lib/bulwark/dns')));
+  assertGolden('unbound.conf', renderUnbound(unboundInput('/var/lib/bulwark/dns')));
   const blocklist = renderBlocklistData([
     { label: 'custom', action: 'nxdomain', redirectIp: null, names: ['ads.example.com'] },
     { label: 'blocklist-example', action: 'redirect', redirectIp: '0.0.0.0', names: ['ads.example.com', 'tracker.example.net', 'good.example.org'] },
   ], ['good.example.org', 'lan']);
-  golden('unbound-blocklist.tsv', blocklist.data);
+  assertGolden('unbound-blocklist.tsv', blocklist.data);
   assert.deepEqual(blocklist.counts, [{ label: 'custom', names: 1 }, { label: 'blocklist-example', names: 1 }]);
-  golden('unbound-blocklist-filter.py', renderBlocklistFilter('/var/lib/bulwark/dns/blocklists/0123abcd.tsv'));
+  assertGolden('unbound-blocklist-filter.py', renderBlocklistFilter('/var/lib/bulwark/dns/blocklists/0123abcd.tsv'));
 });
 
 test('custom options cannot move files or open control', () => {
@@ -161,7 +152,7 @@ const KEA: KeaInput = {
 
 test('Kea rendering matches the golden file; subnet ids are stable; options are encoded as wire bytes', () => {
   const text = renderKea(KEA);
-  golden('kea-dhcp4.json', text);
+  assertGolden('kea-dhcp4.json', text);
   const parsed = JSON.parse(text);
   assert.equal(parsed.Dhcp4.subnet4.length, 2, 'disabled subnets are left out');
   assert.equal(parsed.Dhcp4.subnet4[0].subnet, '192.168.1.0/24', 'the network address, not the host address');
@@ -194,7 +185,7 @@ const DDNS: KeaDdnsInput = {
 
 test('Kea high availability: the HA hook with both peers, this server named by its node id; refused without a listener', () => {
   const text = renderKea({ ...KEA, hooks: HOOKS, ha: HA_PRIMARY });
-  golden('kea-dhcp4-ha.json', text);
+  assertGolden('kea-dhcp4-ha.json', text);
   const [, ha] = JSON.parse(text).Dhcp4['hooks-libraries'];
   const relationship = ha.parameters['high-availability'][0];
   assert.equal(relationship['this-server-name'], 'node1');
@@ -223,7 +214,7 @@ test('kea-dhcp4 -t loads the rendered HA hook configuration', { skip: checkerSki
 
 test('Kea DHCP-DDNS rendering: forward and reverse zones with the TSIG key; a malformed secret or no server is refused', () => {
   const text = renderKeaDdns(DDNS);
-  golden('kea-dhcp-ddns.json', text);
+  assertGolden('kea-dhcp-ddns.json', text);
   const parsed = JSON.parse(text).DhcpDdns;
   assert.deepEqual(parsed['tsig-keys'], [{ name: 'dhcp-update', algorithm: 'HMAC-SHA256', secret: DDNS.tsig_secret }]);
   assert.deepEqual(parsed['forward-ddns']['ddns-domains'][0]['dns-servers'], [{ 'ip-address': '192.168.1.53', port: 5353 }]);
@@ -260,7 +251,7 @@ const CHRONY: ChronyInput = {
 };
 
 test('chrony rendering matches the golden file', () => {
-  golden('chrony.conf', renderChrony(CHRONY));
+  assertGolden('chrony.conf', renderChrony(CHRONY));
   const serverOnly = renderChrony({ ...CHRONY, config: { ...CHRONY.config, ntp_enabled: false, clock_discipline: false } });
   assert.match(serverOnly, /^port 0$/m);
   assert.match(serverOnly, /^manual$/m);
