@@ -11,15 +11,12 @@ import { renderKea, keaSubnetId, optionHex, type KeaInput } from '../src/compile
 import { renderKeaDdns, type KeaDdnsInput } from '../src/compile/kea-ddns.js';
 import { keaHookLibrary } from '../src/platform/kea-hooks.js';
 import { renderChrony, type ChronyInput } from '../src/compile/chrony.js';
-import { runChecker, findProgram } from '../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS, sharedFile } from './helpers/shared.js';
+import { runChecker } from '../src/platform/daemon-tools.js';
+import { sharedFile } from './helpers/shared.js';
+import { systemSkip } from './helpers/system-skip.js';
 import { assertGolden } from './helpers/golden.js';
 
-function checkerSkip(program: string): string | false {
-  if (findProgram(program)) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${program} is not installed`);
-  return `${program} is not installed`;
-}
+const checkerSkip = (program: string) => systemSkip(`${program}'s check`, { programs: [program] });
 
 const RESOLVER: UnboundInput['resolver'] = {
   listen_interfaces: ['127.0.0.1', '192.168.1.1'], port: 53, dnssec: true, dhcp_domain: 'home.lan', local_zone_type: 'transparent',
@@ -77,7 +74,7 @@ test('custom options cannot move files or open control', () => {
   assert.deepEqual(parseCustomOptions('# a comment\nedns-buffer-size: 1232'), [{ keyword: 'edns-buffer-size', value: '1232', line: 2 }]);
 });
 
-test('unbound-checkconf accepts the rendered configuration in each forwarding mode, and every option is a documented one', { skip: checkerSkip('unbound-checkconf') }, async () => {
+test('unbound-checkconf accepts the rendered configuration in each forwarding mode, and every option is a documented one', { skip: checkerSkip('unbound-checkconf') }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-'));
   try {
     writeFilter(dir);
@@ -94,7 +91,7 @@ test('unbound-checkconf accepts the rendered configuration in each forwarding mo
     rmSync(dir, { recursive: true, force: true });
   }
   const example = sharedFile('fixtures/unbound/unbound-example.conf.in');
-  if (example.skip) return;
+  if (example.skip) return t.skip(example.skip);
   // NLnet Labs' annotated example documents every option: the renderer must use only documented ones.
   const documented = new Set([...readFileSync(example.path, 'utf8').matchAll(/^[\s#]*([a-z0-9-]+):/gm)].map((m) => m[1]));
   const used = new Set([...renderUnbound(unboundInput('/x', { dot_enabled: true })).matchAll(/^\s*([a-z0-9-]+):/gm)].map((m) => m[1]));
@@ -103,7 +100,7 @@ test('unbound-checkconf accepts the rendered configuration in each forwarding mo
   assert.deepEqual(undocumented, []);
 });
 
-test('every option custom_options allows is a documented Unbound option that unbound-checkconf accepts', { skip: checkerSkip('unbound-checkconf') }, async () => {
+test('every option custom_options allows is a documented Unbound option that unbound-checkconf accepts', { skip: checkerSkip('unbound-checkconf') }, async (t) => {
   const sample = { yesno: 'yes', number: '4', size: '4m' } as const;
   const text = [...ALLOWED_CUSTOM_OPTIONS].map(([key, kind]) => `${key}: ${/buffer-size|udp-size/.test(key) ? '1232' : sample[kind]}`).join('\n');
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-options-'));
@@ -119,7 +116,7 @@ test('every option custom_options allows is a documented Unbound option that unb
     rmSync(dir, { recursive: true, force: true });
   }
   const example = sharedFile('fixtures/unbound/unbound-example.conf.in');
-  if (example.skip) return;
+  if (example.skip) return t.skip(example.skip);
   const documented = new Set([...readFileSync(example.path, 'utf8').matchAll(/^[\s#]*([a-z0-9-]+):/gm)].map((m) => m[1]));
   assert.deepEqual([...ALLOWED_CUSTOM_OPTIONS.keys()].filter((key) => !documented.has(key)), []);
 });
@@ -199,7 +196,7 @@ test('Kea high availability: the HA hook with both peers, this server named by i
   assert.throws(() => renderKea({ ...KEA, hooks: { leaseCommands: HOOKS.leaseCommands }, ha: HA_PRIMARY }), /hooks\.highAvailability/);
 });
 
-test('kea-dhcp4 -t loads the rendered HA hook configuration', { skip: checkerSkip('kea-dhcp4') || (keaHookLibrary('libdhcp_ha.so') ? false : 'libdhcp_ha.so is not installed') }, async () => {
+test('kea-dhcp4 -t loads the rendered HA hook configuration', { skip: systemSkip('kea-dhcp4 -t with the HA hook', { programs: ['kea-dhcp4'], also: [['libdhcp_ha.so (kea-common)', keaHookLibrary('libdhcp_ha.so')]] }) }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-kea-ha-'));
   try {
     const file = join(dir, 'kea-dhcp4.conf');

@@ -9,15 +9,9 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { createSocket } from 'node:dgram';
 import { probeGateway } from '../src/platform/gateway-probes.js';
-import { findProgram } from '../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS } from './helpers/shared.js';
+import { systemSkip } from './helpers/system-skip.js';
 
-function needs(...programs: string[]): string | false {
-  const missing = programs.filter((p) => !findProgram(p));
-  if (!missing.length) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const needs = (...programs: string[]) => systemSkip('the gateway probe', { programs });
 
 const tcp = createTcpServer((socket) => socket.end()).listen(0, '127.0.0.1');
 const http = createHttpServer((request, response) => {

@@ -14,21 +14,19 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findProgram } from '../../src/platform/daemon-tools.js';
-import { rootSkipReason, sharedFile } from '../helpers/shared.js';
+import { sharedFile } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, ROOT } from '../helpers/netns-lab.js';
 
 const EVE = sharedFile('fixtures/suricata/eve/tunnel-testing-detectable-raw-noise-eve.json');
 const RULES = sharedFile('fixtures/suricata/tunnel-testing-custom.rules');
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the IDS namespace lab');
-  if (root) return root;
-  if (EVE.skip) return EVE.skip;
-  if (RULES.skip) return RULES.skip;
-  if (findProgram('suricata')) return 'a real suricata is installed: this suite proves the behaviour without one first';
-  return false;
-}
+const skipReason = () => systemSkip('the IDS namespace lab', {
+  root: true,
+  // The suite proves the behaviour with a fake engine: a real suricata on PATH would be run instead.
+  also: [['a host without a real suricata on PATH', !findProgram('suricata')]],
+}) || EVE.skip || RULES.skip;
 
 /** The fake engine's process in the namespace (a node process running fake-suricata.mjs without -T). */
 function enginePid(ns: string): number | null {

@@ -13,21 +13,12 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findProgram } from '../../src/platform/daemon-tools.js';
 import { systemAccount } from '../../src/platform/daemon-runtime.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab } from '../helpers/netns-lab.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the reverse-proxy namespace lab');
-  if (root) return root;
-  const missing = ['caddy', 'curl', 'openssl', 'ip', 'setpriv'].filter((program) => !findProgram(program));
-  if (!systemAccount('caddy')) missing.push('the caddy user (Debian package caddy)');
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the reverse-proxy namespace lab', { root: true, programs: ['caddy', 'curl', 'openssl', 'ip', 'setpriv'], users: ['caddy'] });
 
 const FW = '10.216.0.1';
 const CLIENT = '10.216.0.2';
