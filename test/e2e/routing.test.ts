@@ -199,12 +199,13 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
     assert.match(broken.body.error, refusal);
     assert.deepEqual(kernelState(), kernelBefore, `${gateway.name}: rules, routes and the multi-WAN table are as they were`);
     assert.equal(ask(), 'A', `${gateway.name}: traffic still goes through WAN A`);
-    // Its probes fail (down within about a second) and the refused plan is not retried: the table keeps its
-    // kernel handles (a retry deletes and loads it again) and the client's traffic is never cut.
+    // Its probes fail (up, warning, then down) and the refused plan is not retried on either change: the table
+    // keeps its kernel handles (a retry deletes and loads it again) and the client's traffic is never cut.
     const handles = () => inNamespace(fw, 'nft', ['-a', 'list', 'table', 'inet', 'bulwark_mwan']);
     const handlesBefore = handles();
-    await sleep(1500);
-    assert.match(lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === gateway.name).state, /warning|down/);
+    const state = () => lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === gateway.name).state as string;
+    for (let waited = 0; state() !== 'down' && waited < 15_000; waited += 200) await sleep(200);
+    assert.equal(state(), 'down', `${gateway.name}: its probes fail`);
     assert.equal(handles(), handlesBefore, `${gateway.name}: the refused plan was not loaded again`);
     assert.equal(ask(), 'A', `${gateway.name}: traffic still goes through WAN A after its probes failed`);
     const [again] = lab.api(['POST', '/api/v1/multiwan/apply']);
