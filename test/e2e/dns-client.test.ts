@@ -13,9 +13,9 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findProgram } from '../../src/platform/daemon-tools.js';
-import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import { unboundPythonDir } from '../../src/platform/unbound-python.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason, sharedFile } from '../helpers/shared.js';
+import { sharedFile } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, ROOT } from '../helpers/netns-lab.js';
 
@@ -28,16 +28,13 @@ const FIXTURES = {
 };
 
 function skipReason(): string | false {
-  const root = rootSkipReason('the DNS namespace lab');
-  if (root) return root;
   const fixture = Object.values(FIXTURES).find((f) => f.skip);
-  if (fixture) return fixture.skip;
-  const missing = ['unbound', 'unbound-checkconf', 'unbound-control', 'dig', 'ip', 'setpriv'].filter((p) => !findProgram(p));
-  if (!unboundPythonDir()) missing.push('python3-unbound');
-  if (!systemAccount('unbound')) missing.push('the unbound user');
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
+  return systemSkip('the DNS namespace lab', {
+    root: true,
+    programs: ['unbound', 'unbound-checkconf', 'unbound-control', 'dig', 'ip', 'setpriv'],
+    users: ['unbound'],
+    also: [['python3-unbound', unboundPythonDir()]],
+  }) || (fixture?.skip ?? false);
 }
 
 const FW_CLIENT_SIDE = '10.236.0.1';

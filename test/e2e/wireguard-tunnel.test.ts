@@ -15,21 +15,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findProgram } from '../../src/platform/daemon-tools.js';
 import { parseWgQuick, wgValue } from '../../src/areas/vpn/wireguard.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab } from '../helpers/netns-lab.js';
 import { pings, pong, pongServer } from '../helpers/pong.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the WireGuard namespace lab');
-  if (root) return root;
-  const missing = ['wireguard-go', 'wg', 'ip', 'busybox', 'iperf3', 'nft'].filter((p) => !findProgram(p));
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the WireGuard namespace lab', { root: true, programs: ['wireguard-go', 'wg', 'ip', 'busybox', 'iperf3', 'nft'] });
 
 const TUNNEL_PORT = 51813;
 const TCP_PORT = 8013;

@@ -27,7 +27,7 @@ export interface DocumentedResponse {
 export interface Operation {
   operationId?: string;
   parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: JSONSchema7 }> };
+  requestBody?: { required?: boolean; content: Record<string, { schema: JSONSchema7 }> };
   responses: Record<string, DocumentedResponse>;
 }
 
@@ -79,6 +79,11 @@ export class OperationDriver {
       ...(bodySchema ? { payload: JSON.stringify(this.sampleOf(bodySchema)) } : {}),
     });
     return { url, response };
+  }
+
+  /** The URL an operation is called at, its path parameters naming objects that exist where one can be had. */
+  async urlOf(method: string, routerPath: string): Promise<string> {
+    return this.concretePath(toSpecPath(routerPath), this.operation(method, routerPath) ?? { responses: {} });
   }
 
   private sampleOf(schema: JSONSchema7): unknown {

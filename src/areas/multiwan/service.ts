@@ -20,6 +20,8 @@ interface HealthRow {
 }
 
 const WINDOWS: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
+/** The lists an export carries, and an import must name at least one of. */
+const MULTIWAN_DOCUMENT_LISTS = ['instances', 'instance_members', 'gateways', 'groups', 'group_members', 'policies', 'leaks'] as const;
 const ANCHORS = { pbr: 'bulwark-pbr', reply: 'bulwark-mwan-reply', leak: 'bulwark-mwan-leak' } as const;
 
 const policyAliases: Record<string, string> = { failover: 'failover', weighted_lb: 'weighted_lb', weighted: 'weighted_lb', adaptive: 'adaptive', load_balance: 'load_balance', 'load-balance': 'load_balance', lb: 'load_balance' };
@@ -639,6 +641,10 @@ export class MultiWanService {
       document = input;
     }
     if (!document || typeof document !== 'object') throw badRequest('body must be a multi-WAN document');
+    // An import that names none of the document's lists (`{}`, or no body at all) is a mistake, not a no-op.
+    if (!MULTIWAN_DOCUMENT_LISTS.some((key) => key in document)) {
+      throw badRequest(`body must carry yaml or at least one of the exported lists: ${MULTIWAN_DOCUMENT_LISTS.join(', ')}`);
+    }
     const list = (key: string) => {
       const value = document[key] ?? [];
       if (!Array.isArray(value)) throw badRequest(`body.${key} must be a list`);

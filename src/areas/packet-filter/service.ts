@@ -19,7 +19,7 @@ import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, pendingReport, takeS
 import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
 import { auditPacketFilter } from './audit.js';
 import { LastCompile } from '../../compile/last-compile.js';
-import { whenQuiet } from '../../store/when-quiet.js';
+import { whenQuiet, type QuietWork } from '../../store/when-quiet.js';
 
 
 const SCHEDULE_CHECK_MS = 60_000;
@@ -55,7 +55,7 @@ export class PacketFilterService {
   private driftTimer: NodeJS.Timeout | undefined;
   private readonly kernel: KernelSync;
   private unsubscribe: (() => void) | undefined;
-  private stopCompilingAhead: (() => void) | undefined;
+  private compilingAhead: QuietWork | undefined;
   private readonly lastCompile = new LastCompile();
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
@@ -312,12 +312,17 @@ export class PacketFilterService {
     });
   }
 
+  /** Resolves once the stored configuration's compile ahead is done (at once when none is pending). */
+  compiledAhead(): Promise<void> {
+    return this.compilingAhead?.settled() ?? Promise.resolve();
+  }
+
   start(): void {
     this.unsubscribe = this.context.store.onChange((change) => {
       if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
     });
     // The compile is remembered (LastCompile): the reload that follows an edit finds it done.
-    this.stopCompilingAhead = whenQuiet(this.context.store, COMPILE_WHEN_QUIET_MS, () => this.compile(this.storedSnapshot()));
+    this.compilingAhead = whenQuiet(this.context.store, COMPILE_WHEN_QUIET_MS, () => this.compile(this.storedSnapshot()));
     this.timer = setInterval(() => {
       this.applySchedules().catch((error: unknown) => this.context.log.error({ err: error }, 'schedule re-application failed'));
     }, SCHEDULE_CHECK_MS);
@@ -350,7 +355,7 @@ export class PacketFilterService {
 
   stop(): void {
     this.unsubscribe?.();
-    this.stopCompilingAhead?.();
+    this.compilingAhead?.stop();
     this.recomputeQueued = false; // a recompute queued by the last write must not run against a closed store
     clearInterval(this.timer);
     clearInterval(this.driftTimer);
