@@ -2,6 +2,8 @@
  * Gateway probes (Linux, and FreeBSD where its ping differs), each leaving from the gateway's interface so its source-address rule sends it
  * through that gateway: ICMP with the `ping` binary (iputils: no raw socket in Bulwark), TCP connect, HTTP(S)
  * through the outbound guard (the configured target is the admin's allow-list), DNS with `dig`.
+ * `ping` and `dig` run as the unprivileged probe account (probe-account.ts), every value in their argument
+ * vectors held to probe-arguments.ts, and operands after `--` (ping) or behind their option (`dig -q`, `@`).
  */
 import { connect } from 'node:net';
 import { isIP } from 'node:net';
@@ -9,6 +11,8 @@ import { unavailable } from '../core/errors.js';
 import { outboundFetch } from '../net/outbound.js';
 import { describeMissing, missingTool } from './debian-packages.js';
 import { NOT_RUNNABLE, runCommand } from './exec.js';
+import { runUnprivileged } from './probe-account.js';
+import { probeFieldProblem } from './probe-arguments.js';
 import type { ProbeResult, ProbeTarget } from './routing.js';
 import { ipJson } from './linux/ip-tool.js';
 
@@ -25,7 +29,7 @@ async function sourceAddress(iface: string, family: 4 | 6): Promise<string | nul
 async function icmp(target: ProbeTarget, os: 'linux' | 'freebsd'): Promise<ProbeResult> {
   // iputils: -W timeout, -I interface; FreeBSD: -t timeout, -S source address.
   const via = os === 'linux' ? ['-W', wholeSeconds(target.timeout_ms), '-I', target.interface] : ['-t', wholeSeconds(target.timeout_ms), ...(await freebsdSource(target))];
-  const result = await runCommand('ping', ['-n', '-q', '-c', '1', ...via, target.target], { timeoutMs: target.timeout_ms + 2000 });
+  const result = await runUnprivileged('ping', ['-n', '-q', '-c', '1', ...via, '--', target.target], { timeoutMs: target.timeout_ms + 2000 });
   if (result.code === NOT_RUNNABLE) throw unavailable(describeMissing(missingTool('ping')));
   // -q: "rtt min/avg/max/mdev = 0.052/0.052/0.052/0.000 ms"
   const rtt = /= [\d.]+\/([\d.]+)\//.exec(result.stdout);
@@ -66,8 +70,9 @@ async function http(target: ProbeTarget, localAddress: string | undefined): Prom
 
 async function dns(target: ProbeTarget, localAddress: string | undefined): Promise<ProbeResult> {
   const name = target.expect ?? 'example.com';
-  const args = [`@${target.target}`, ...(target.port ? ['-p', String(target.port)] : []), ...(localAddress ? ['-b', localAddress] : []), `+time=${wholeSeconds(target.timeout_ms)}`, '+tries=1', name, 'A'];
-  const result = await runCommand('dig', args, { timeoutMs: target.timeout_ms + 2000 });
+  // -r: no ~/.digrc; the name after -q and the type after -t are never read as options.
+  const args = ['-r', `@${target.target}`, ...(target.port ? ['-p', String(target.port)] : []), ...(localAddress ? ['-b', localAddress] : []), `+time=${wholeSeconds(target.timeout_ms)}`, '+tries=1', '-q', name, '-t', 'A'];
+  const result = await runUnprivileged('dig', args, { timeoutMs: target.timeout_ms + 2000 });
   if (result.code === NOT_RUNNABLE) throw unavailable(describeMissing(missingTool('dig')));
   const status = /status: ([A-Z]+)/.exec(result.stdout)?.[1];
   const time = /Query time: (\d+) msec/.exec(result.stdout)?.[1];
@@ -84,6 +89,8 @@ async function freebsdSource(target: ProbeTarget): Promise<string[]> {
 
 export async function probeGateway(target: ProbeTarget, os: 'linux' | 'freebsd' = 'linux'): Promise<ProbeResult> {
   if (!target.target) return failed('no probe target');
+  const problem = probeFieldProblem({ kind: target.kind, target: target.target, expect: target.expect, interface: target.interface });
+  if (problem) return failed(`probe refused: ${problem.field} ${problem.message}`);
   if (target.kind === 'icmp' || !['tcp', 'http', 'dns'].includes(target.kind)) return icmp(target, os);
   const family = isIP(target.target) === 6 ? 6 : 4;
   const localAddress = os === 'linux' ? ((await sourceAddress(target.interface, family)) ?? undefined) : (await freebsdSource(target))[1];

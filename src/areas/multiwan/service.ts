@@ -1,3 +1,4 @@
+import { probeFieldProblem, type ProbeKind } from '../../platform/probe-arguments.js';
 import { parse } from 'yaml';
 import { yamlDocument } from '../../render/yaml-document.js';
 import type { AppContext } from '../../context.js';
@@ -77,6 +78,12 @@ export class MultiWanService {
         const hop = isCidr(String(data.next_hop)) ? parseCidr(String(data.next_hop)) : null;
         if (!hop || hop.prefix !== undefined) throw badRequest(`body.next_hop: "${String(data.next_hop)}" is not an IP address`);
         if ((hop.family === 6) !== (data.ip_version === 'v6')) throw badRequest('body.next_hop does not match ip_version');
+        // Values that reach ping's and dig's argument vectors (and the probe's connections): one grammar each.
+        const problem = probeFieldProblem({
+          kind: (data.monitor_kind ?? 'icmp') as ProbeKind, target: (data.monitor_target as string | null) ?? null,
+          expect: (data.monitor_expect as string | null) ?? null, interface: String(data.interface),
+        });
+        if (problem) throw badRequest(`body.${problem.field} ${problem.message}`);
       },
     });
     this.groups = models.collection({ kind: 'mw_group', noun: 'gateway group', writeAccess, schema: Group, unique: [name] });
