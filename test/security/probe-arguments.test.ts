@@ -55,7 +55,8 @@ test('POST /multiwan/gateways: hostile monitor_expect, monitor_target and interf
     assert.match(json(answer).error, new RegExp(`body\\.${field}\\b`), JSON.stringify(fields));
   }
   // The same values through a PUT of an existing gateway (the whole record is held to the grammar).
-  const created = await asOperator('POST', api, gateway({ monitor_kind: 'dns', monitor_target: '192.0.2.53', monitor_expect: 'example.org' }));
+  // The gateway's own next hop (192.0.2.1) is a target any writer may probe.
+  const created = await asOperator('POST', api, gateway({ monitor_kind: 'dns', monitor_target: '192.0.2.1', monitor_expect: 'example.org' }));
   assert.equal(created.statusCode, 201, created.body);
   const id = json(created).id as string;
   const changed = await asOperator('PUT', `${api}/${id}`, { monitor_expect: '-f/etc/shadow' });
@@ -64,7 +65,7 @@ test('POST /multiwan/gateways: hostile monitor_expect, monitor_target and interf
   // Honest values pass: host names, addresses, an http URL and a status.
   for (const fields of [
     { monitor_kind: 'dns', monitor_target: 'dns.example.net', monitor_expect: 'example.org.' },
-    { monitor_kind: 'http', monitor_target: 'https://[2001:db8::1]:8443/health', monitor_expect: '204' },
+    { monitor_kind: 'http', monitor_target: 'https://probe.example.net:8443/health', monitor_expect: '204' },
     { monitor_kind: 'icmp', monitor_target: '2001:db8::1' },
   ]) {
     const ok = await asOperator('POST', api, gateway(fields));
@@ -104,7 +105,7 @@ test('probes: ping, dig and nsupdate run as an unprivileged uid; no request valu
   const path = process.env.PATH;
   process.env.PATH = `${tools.dir}:${path}`;
   try {
-    const base = { interface: 'lo', timeout_ms: 1000, port: null };
+    const base = { interface: 'lo', timeout_ms: 1000, port: null, allow_list: ['127.0.0.1'] };
     // Stored values that predate the grammar (a restored old version) never reach the tools.
     for (const hostile of [
       { ...base, kind: 'dns' as const, target: '127.0.0.1', expect: '-f/etc/shadow' },

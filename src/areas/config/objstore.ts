@@ -1,3 +1,4 @@
+import { adminAllowList, adminDestinationProblem, entryNotCoveredByAdmin, notCoveredMessage } from '../../net/admin-allow-list.js';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
@@ -83,6 +84,12 @@ export class ObjectStorageBackups {
         for (const entry of (data.allowed_addresses as string[]) ?? []) {
           if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) throw badRequest(`body.allowed_addresses: "${entry}" is not an IP address or CIDR`);
         }
+        // The administrator's list (settings:write) decides; this one, kept for compatibility, may only repeat it.
+        const uncovered = entryNotCoveredByAdmin((data.allowed_addresses as string[]) ?? [], context.store);
+        if (uncovered !== null) throw badRequest(notCoveredMessage('body.allowed_addresses', uncovered));
+        const host = data.endpoint ? new URL(String(data.endpoint)).hostname : undefined;
+        const refused = host ? adminDestinationProblem(host, context.store) : null;
+        if (refused) throw badRequest(`body.endpoint: ${refused}`);
       },
     });
     service.onSaved((record) => {
@@ -139,7 +146,7 @@ export class ObjectStorageBackups {
       ...(settings.endpoint ? { endpoint: settings.endpoint.replace(/\/$/, '') } : {}),
       forcePathStyle: settings.path_style,
       credentials: { accessKeyId: settings.access_key_id, secretAccessKey: secret },
-      requestHandler: new OutboundAwsHandler({ allowHttp: settings.allow_http, allowList: settings.allowed_addresses, timeoutMs: 30_000 }) as never,
+      requestHandler: new OutboundAwsHandler({ allowHttp: settings.allow_http, allowList: adminAllowList(this.context.store), timeoutMs: 30_000 }) as never,
       maxAttempts: 2,
     });
   }
