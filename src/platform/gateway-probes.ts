@@ -1,7 +1,7 @@
 /**
  * Gateway probes (Linux, and FreeBSD where its ping differs), each leaving from the gateway's interface so its source-address rule sends it
  * through that gateway: ICMP with the `ping` binary (iputils: no raw socket in Bulwark), TCP connect, HTTP(S)
- * through the outbound guard (the configured target is the admin's allow-list), DNS with `dig`.
+ * through the outbound guard, DNS with `dig`.
  * `ping` and `dig` run as the unprivileged probe account (probe-account.ts), every value in their argument
  * vectors held to probe-arguments.ts, and operands after `--` (ping) or behind their option (`dig -q`, `@`).
  * TCP, HTTP and DNS probes connect through the outbound guard: a special address is refused unless the target's

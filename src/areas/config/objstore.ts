@@ -1,4 +1,3 @@
-import { adminAllowList, adminDestinationProblem, entryNotCoveredByAdmin, notCoveredMessage } from '../../net/admin-allow-list.js';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
@@ -11,6 +10,7 @@ import type { SingletonModel } from '../../model/singleton-model.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { VersionRecord } from '../../store/config-versions.js';
 import { OutboundAwsHandler } from '../../net/aws-http-handler.js';
+import { adminAllowList, adminDestinationProblem, entryNotCoveredByAdmin, notCoveredMessage } from '../../net/admin-allow-list.js';
 import type { Actor, ConfigService } from './service.js';
 
 const ObjstoreSchema = Type.Object({

@@ -1,6 +1,3 @@
-import { probeFieldProblem, type ProbeKind } from '../../platform/probe-arguments.js';
-import { adminAllowList, adminDestinationProblem } from '../../net/admin-allow-list.js';
-import { allowListOf } from '../../net/special-addresses.js';
 import { isIP } from 'node:net';
 import { parse } from 'yaml';
 import { yamlDocument } from '../../render/yaml-document.js';
@@ -17,6 +14,9 @@ import { normalisePortField } from './port-fields.js';
 import { compileLeaks, compilePolicies, selectGateways, withoutLabel, type GatewayView, type MemberView } from './compile.js';
 import { compileLinuxRouting, withoutNftLabel, type LinuxCompileInput } from './compile-nftables.js';
 import { MWAN_TABLE, type RoutingCommand } from '../../platform/routing.js';
+import { probeFieldProblem, type ProbeKind } from '../../platform/probe-arguments.js';
+import { adminAllowList, adminDestinationProblem } from '../../net/admin-allow-list.js';
+import { allowListOf } from '../../net/special-addresses.js';
 
 interface HealthRow {
   gateway_id: string; state: HealthState['state']; consec_ok: number; consec_fail: number; rtts: string;
