@@ -9,6 +9,9 @@ import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 let t: AreaApp;
 before(async () => {
   t = await startAreaApp();
+  // The samples proxy to a LAN (10.0.0.0/8): a private upstream needs the administrator's outbound allow-list.
+  const allowed = await t.request('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['10.0.0.0/8'] });
+  assert.equal(allowed.statusCode, 200, allowed.body);
 });
 after(() => t.close());
 

@@ -125,6 +125,8 @@ test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by 
     const rp = '/api/v1/reverse-proxy';
     lab.call('POST', `${rp}/tls/certs`, { name: 'three', source: `acme:${cert.id}` });
     lab.call('POST', `${rp}/entrypoints`, { name: 'websecure', address: `${FW}:443` });
+    // The back end sits on a private LAN: an administrator allow-lists it for the proxy (docs/security.md).
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: [BACKEND] });
     lab.call('POST', `${rp}/http/services`, { name: 'three', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://${BACKEND}:8083` }] }) });
     lab.call('POST', `${rp}/http/routers`, { name: 'r-three', rule: `Host(\`${NAME}\`)`, service: 'three', entry_points: '["websecure"]', tls_json: '{}' });
     lab.call('PUT', `${rp}/config`, { enabled: true, access_log_enabled: false });

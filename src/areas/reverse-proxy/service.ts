@@ -20,6 +20,7 @@ import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRunti
 import type { ProxyInstall } from '../../platform/reverse-proxy.js';
 import { Semaphore } from '../../core/semaphore.js';
 import { certSource, installCertificates, pruneCertificates } from './certificates.js';
+import { destinationApplyProblem, destinationWriteProblem, OUTBOUND_KINDS } from './destinations.js';
 
 /** Names with a provider suffix (`api@internal`, `x@file`) point outside this configuration and are not checked. */
 const local = (names: unknown[]) => names.map(String).filter((name) => name !== '' && !name.includes('@'));
@@ -159,6 +160,8 @@ export class ReverseProxyService {
         validate: (data) => {
           checkJson(data, declaration.json, context.config.dataDir);
           if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir);
+          const destination = destinationWriteProblem(declaration.kind, data, context.store);
+          if (destination) throw badRequest(destination);
           if (this.dialect === 'caddy-json') asBadRequest(() => caddyExpressible(declaration.kind, data));
         },
       });
@@ -333,6 +336,10 @@ export class ReverseProxyService {
   private async applyNow(): Promise<{ message: string; path: string }> {
     const enabled = this.config.read().enabled === true;
     const proxy = this.context.platform.reverseProxy;
+    // Where the proxy connects, names resolved now: a special address needs the administrator's allow-list.
+    const destinations = [...OUTBOUND_KINDS].flatMap((kind) => this.data(kind).map((data) => ({ kind, data })));
+    const refused = await destinationApplyProblem(destinations, this.context.store);
+    if (refused) throw conflict(`the reverse proxy would connect to ${refused}`);
     if (this.dialect !== 'caddy-json') {
       const path = this.writeModelFile(this.render());
       await proxy.apply(this.install(path), enabled);
