@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { isoTime } from '../core/clock.js';
+import { isoTime, pause } from '../core/clock.js';
 import { loadOrCreateKeyFile } from '../core/crypto.js';
 import { badRequest, conflict, forbidden, notFound, tooManyRequests, unauthorized } from '../core/errors.js';
 import { toMask, type Permission } from '../core/permissions.js';
@@ -96,7 +96,7 @@ export class IdentityService implements Authenticator {
     this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
     this.limiter = new FailureLimiter(clock, (key) => {
       const settings = this.settings();
-      return { maxAttempts: settings.max_login_attempts * ceilingFactor(key), windowSeconds: settings.lockout_duration_secs };
+      return { maxAttempts: settings.max_login_attempts * ceilingFactor(key), windowSeconds: settings.lockout_duration_secs, onLimit: onLimitOf(key) };
     });
     this.tokens = new AccessTokens(loadOrCreateKeyFile(join(config.dataDir, 'jwt.key')), clock);
     this.recoveryKey = loadOrCreateKeyFile(join(config.dataDir, 'recovery.key'));
@@ -211,6 +211,7 @@ export class IdentityService implements Authenticator {
   async login(username: string, password: string, clientIp: string): Promise<LoginResult> {
     const keys = loginLimitKeys(clientIp, username);
     this.assertNotLimited(keys, username, clientIp, 'login');
+    await this.slowIfTargeted(keys);
     const user = this.users.byUsername(username);
     const valid = await verifyPassword(user?.auth_provider === SYSTEM_PROVIDER ? null : user?.password_hash, password);
     if (!user || !valid) {
@@ -326,10 +327,19 @@ export class IdentityService implements Authenticator {
     }
   }
 
+  /**
+   * A username guessed from many addresses is slowed, never refused: every attempt on it waits before the
+   * password is checked, the right one from a clean address included, so an outsider cannot lock the owner out.
+   */
+  private async slowIfTargeted(keys: string[]): Promise<void> {
+    if (this.limiter.slowed(keys).length > 0) await pause(this.context.clock, TARGETED_LOGIN_DELAY_MS);
+  }
+
   private recordFailure(keys: string[], event: { action: string; actor: string | null; actorId?: string; clientIp: string; details?: string }): void {
     this.audit.record({ ...event, outcome: 'failure' });
     for (const key of this.limiter.fail(keys)) {
-      this.audit.record({ action: 'lockout', outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: key });
+      const action = onLimitOf(key) === 'slow' ? 'login_slowed' : 'lockout';
+      this.audit.record({ action, outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: key });
     }
   }
 
@@ -628,14 +638,23 @@ export class IdentityService implements Authenticator {
 
 /**
  * Login failures are counted per (client address, username) with the configured maximum, so one person's typos
- * lock only themselves out; the address as a whole may fail ten times as often (many people behind one NAT) and
- * one username, from anywhere, four times as often (a slow distributed guess still stops).
+ * lock only themselves out; the address as a whole may fail ten times as often (many people behind one NAT).
+ * One username, from anywhere, may fail four times as often before every attempt on it is slowed: that counter
+ * never blocks, because anyone can drive it up and would otherwise lock the owner out from everywhere.
  */
 const LIMIT_CEILINGS: Record<string, number> = { 'ip:': 10, 'user:': 4 };
+const SLOWING_PREFIXES = new Set(['user:']);
+/** The wait of every login attempt on a username past its ceiling (see slowIfTargeted). */
+export const TARGETED_LOGIN_DELAY_MS = 2000;
+
+const prefixOf = (key: string): string => key.slice(0, key.indexOf(':') + 1);
 
 function ceilingFactor(key: string): number {
-  const prefix = key.slice(0, key.indexOf(':') + 1);
-  return LIMIT_CEILINGS[prefix] ?? 1;
+  return LIMIT_CEILINGS[prefixOf(key)] ?? 1;
+}
+
+function onLimitOf(key: string): 'block' | 'slow' {
+  return SLOWING_PREFIXES.has(prefixOf(key)) ? 'slow' : 'block';
 }
 
 function loginLimitKeys(clientIp: string, username: string): string[] {
