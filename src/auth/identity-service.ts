@@ -198,7 +198,7 @@ export class IdentityService implements Authenticator {
 
   async register(input: { username: string; password: string; email?: string }, actor: Actor): Promise<UserRecord> {
     if (this.users.countPeople() > 0) {
-      this.audit.record({ action: 'register', outcome: 'failure', actor: input.username, clientIp: actor.clientIp, details: 'an account already exists' });
+      this.audit.record({ action: 'register', outcome: 'failure', actor: null, clientIp: actor.clientIp, details: 'an account already exists' });
       throw forbidden('registration is closed: an account already exists');
     }
     assertPasswordPolicy(input.password, this.settings().password_min_length);
@@ -215,7 +215,8 @@ export class IdentityService implements Authenticator {
     const user = this.users.byUsername(username);
     const valid = await verifyPassword(user?.auth_provider === SYSTEM_PROVIDER ? null : user?.password_hash, password);
     if (!user || !valid) {
-      this.recordFailure(keys, { action: 'login_failed', actor: username, clientIp, details: user ? 'wrong password' : 'unknown user' });
+      // A name that is no account is never written down: it is often a password typed in the wrong field.
+      this.recordFailure(keys, { action: 'login_failed', actor: user ? username : null, clientIp, details: user ? 'wrong password' : 'unknown user' });
       throw unauthorized('invalid username or password');
     }
     if (!user.enabled) {
@@ -322,7 +323,8 @@ export class IdentityService implements Authenticator {
   private assertNotLimited(keys: string[], username: string | null, clientIp: string, what: string): void {
     const wait = this.limiter.blockedFor(keys);
     if (wait > 0) {
-      this.audit.record({ action: `${what}_rate_limited`, outcome: 'failure', actor: username, clientIp });
+      const known = username !== null && this.users.byUsername(username) !== undefined;
+      this.audit.record({ action: `${what}_rate_limited`, outcome: 'failure', actor: known ? username : null, clientIp });
       throw tooManyRequests(wait, 'too many failed attempts: try again later');
     }
   }
@@ -339,7 +341,7 @@ export class IdentityService implements Authenticator {
     this.audit.record({ ...event, outcome: 'failure' });
     for (const key of this.limiter.fail(keys)) {
       const action = onLimitOf(key) === 'slow' ? 'login_slowed' : 'lockout';
-      this.audit.record({ action, outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: key });
+      this.audit.record({ action, outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: event.actor === null ? withoutName(key) : key });
     }
   }
 
@@ -651,6 +653,13 @@ const prefixOf = (key: string): string => key.slice(0, key.indexOf(':') + 1);
 
 function ceilingFactor(key: string): number {
   return LIMIT_CEILINGS[prefixOf(key)] ?? 1;
+}
+
+/** A limiter key without the attempted username it carries (for names that are no account). */
+function withoutName(key: string): string {
+  if (key.startsWith('ipuser:')) return key.slice(0, key.lastIndexOf('|'));
+  if (key.startsWith('user:')) return 'user:';
+  return key;
 }
 
 function onLimitOf(key: string): 'block' | 'slow' {

@@ -252,7 +252,7 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       },
       handler: async (request) => {
         const query = request.query;
-        return combinedLogs(context, query.limit, query.source);
+        return combinedLogs(context, query.limit, query.source, request.identity?.permissions.has('users:read') === true);
       },
     }),
     {
