@@ -20,6 +20,7 @@ import { refreshTokenPrefix, Sessions } from './sessions.js';
 import { SSO_SETTINGS_KIND } from './sso/sso-settings.js';
 import { AUTH_SETTINGS_KIND, AuthSettingsSchema, type AuthSettings } from './settings.js';
 import { AccessTokens } from './tokens.js';
+import { StreamRegistry } from '../live/stream-registry.js';
 import { matchTotp, newRecoveryCodes, newTotpSecret, provisioningUri, qrCodeDataUrl, recoveryCodeHash } from './totp.js';
 import { SYSTEM_PROVIDER, Users, type UserRow } from './users.js';
 
@@ -79,6 +80,8 @@ export class IdentityService implements Authenticator {
   readonly settingsSection: SingletonModel<AuthSettings & ConfigData>;
   /** WebSocket and SSE tickets: 30 s, single use, bound to the issuing identity. */
   readonly tickets: OneShotStore<Identity>;
+  /** Open streams, checked again after every change to accounts, roles, sessions and keys. */
+  readonly streams: StreamRegistry;
   private readonly totpChallenges: OneShotStore<string>;
   private readonly limiter: FailureLimiter;
   private readonly tokens: AccessTokens;
@@ -93,6 +96,7 @@ export class IdentityService implements Authenticator {
     this.audit = new AuthAudit(db, clock);
     this.settingsSection = context.models.singleton({ kind: AUTH_SETTINGS_KIND, noun: 'auth settings', writeAccess: 'settings:write', schema: AuthSettingsSchema });
     this.tickets = new OneShotStore(clock, 30_000);
+    this.streams = new StreamRegistry((identity, permission) => this.stillHolds(identity, permission));
     this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
     this.limiter = new FailureLimiter(clock, (key) => {
       const settings = this.settings();
@@ -181,6 +185,14 @@ export class IdentityService implements Authenticator {
     };
   }
 
+  /** Whether the credential behind an identity (a session, or a key) still holds a permission now. */
+  private stillHolds(identity: Identity, permission: Permission): boolean {
+    const current = this.currentGrant(identity.userId);
+    if (!current || !current.permissions.has(permission)) return false;
+    if (identity.credential === 'api_key') return this.apiKeys.liveById(identity.credentialId)?.permissions.includes(permission) === true;
+    return this.sessions.isLive(identity.credentialId);
+  }
+
   /** An enabled account's current role and permissions; undefined when it is disabled or gone. */
   private currentGrant(userId: string): { user: UserRow; roleName: string; permissions: ReadonlySet<Permission> } | undefined {
     const user = this.users.byId(userId);
@@ -261,12 +273,14 @@ export class IdentityService implements Authenticator {
     this.assertNotLimited(keys, null, clientIp, 'refresh');
     const outcome = this.sessions.rotate(refreshToken);
     if (!outcome.ok) {
+      if (outcome.reason === 'reused') this.streams.recheck();
       this.recordFailure(keys, { action: outcome.reason === 'reused' ? 'refresh_reuse_revoked_session' : 'refresh_failed', actor: null, clientIp, details: outcome.reason });
       throw unauthorized('refresh token is invalid, expired or already used');
     }
     const user = this.users.byId(outcome.userId);
     if (!user || !user.enabled) {
       this.sessions.revoke(outcome.sessionId);
+      this.streams.recheck();
       throw unauthorized('account is disabled or deleted');
     }
     this.limiter.succeed(keys);
@@ -286,6 +300,7 @@ export class IdentityService implements Authenticator {
       if (sessionId) this.sessions.revoke(sessionId);
     }
     if (identity.credential === 'session') this.sessions.revoke(identity.credentialId);
+    this.streams.recheck();
     this.audit.record({ action: 'logout', outcome: 'success', actor: identity.username, actorId: identity.userId, clientIp: actor.clientIp });
   }
 
@@ -463,6 +478,7 @@ export class IdentityService implements Authenticator {
     if (patch.enabled === false) this.sessions.revokeAllOf(id);
     if (patch.password !== undefined) this.revokeOtherSessions(id, actor);
     if (role || patch.username !== undefined) this.sessions.invalidateTokensOf([id]);
+    this.streams.recheck();
     this.recordChange('user_updated', actor, user.id, Object.keys(patch).filter((k) => k !== 'password').concat(patch.password ? ['password'] : []).join(', '));
     return this.toUserRecord(updated);
   }
@@ -492,6 +508,7 @@ export class IdentityService implements Authenticator {
     this.sessions.revokeAllOf(id);
     this.users.remove(id);
     this.apiKeys.reload();
+    this.streams.recheck();
     this.recordChange('user_deleted', actor, id, user.username);
   }
 
@@ -540,6 +557,7 @@ export class IdentityService implements Authenticator {
     expect?.(this.roleVersion(id).version);
     const role = this.roles.update(id, patch);
     this.sessions.invalidateTokensOf(this.users.withRole(id).map((u) => u.id));
+    this.streams.recheck();
     this.recordChange('role_updated', actor, id, `${role.name}: ${role.permissions.join(' ')}`);
     return role;
   }
@@ -576,6 +594,7 @@ export class IdentityService implements Authenticator {
 
   revokeApiKey(id: string, actor: Actor): void {
     const record = this.apiKeys.remove(id);
+    this.streams.recheck();
     this.recordChange('api_key_revoked', actor, id, record.name);
   }
 
