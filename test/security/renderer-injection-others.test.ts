@@ -276,7 +276,7 @@ async function setUp(): Promise<void> {
     ['rp_tcp_router', 'tcp/routers', { name: 'tr', rule: 'HostSNI(`*`)', service: 'tsvc', entry_points: 'web', tls_json: '{"passthrough":true}' }],
     ['rp_udp_service', 'udp/services', { name: 'usvc', config_json: '{"servers":[{"address":"10.0.0.5:53"}]}' }],
     ['rp_udp_router', 'udp/routers', { name: 'ur', service: 'usvc', entry_points: 'web' }],
-    ['rp_tls_cert', 'tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/ssl/site.key', stores_json: '["default"]' }],
+    ['rp_tls_cert', 'tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/bulwark/site.key', stores_json: '["default"]' }],
   ];
   await ok(t.request('PUT', `${rp}/config`, { metrics_enabled: true, access_log_enabled: true }));
   const renderProxy = async () => {

@@ -82,6 +82,7 @@ function routes(context: AppContext, proxy: ReverseProxyService): RouteSpec[] {
       handler: () => proxy.apply(),
     },
     ...singletonRoutes(proxy.config, { path: '/api/v1/reverse-proxy/config', access, tags }),
+    ...singletonRoutes(proxy.keyFiles, { path: '/api/v1/reverse-proxy/tls/key-files', access: { read: 'proxy:read', write: 'settings:write' }, tags }),
     ...Object.values(proxy.collections).flatMap((model) =>
       collectionRoutes(model, { path: `/api/v1/reverse-proxy/${COLLECTION_PATHS[model.kind]}`, access, tags, operations: ['list', 'create', 'update', 'delete'] })),
   ];

@@ -20,6 +20,8 @@ import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRunti
 import type { ProxyInstall } from '../../platform/reverse-proxy.js';
 import { Semaphore } from '../../core/semaphore.js';
 import { certSource, installCertificates, pruneCertificates } from './certificates.js';
+import { allowListEntryProblem, KEY_FILES_KIND, keyFileRefusal, ProxyKeyFiles } from './key-files.js';
+import type { ConfigStore } from '../../store/config-store.js';
 
 /** Names with a provider suffix (`api@internal`, `x@file`) point outside this configuration and are not checked. */
 const local = (names: unknown[]) => names.map(String).filter((name) => name !== '' && !name.includes('@'));
@@ -62,8 +64,11 @@ function checkJson(data: ConfigData, fields: Record<string, 'object' | 'array' |
   }
 }
 
-/** Certificate and key files are read from the certificate directories only (the ACME export roots). */
-function checkCertFiles(data: ConfigData, dataDir: string): void {
+/**
+ * Certificate and key files are read from the certificate directories only (the ACME export roots), and the key
+ * only where the caller's role may hand it to the proxy (key-files.ts).
+ */
+function checkCertFiles(data: ConfigData, dataDir: string, store: ConfigStore): void {
   if (data.source !== null && data.source !== undefined) {
     if (data.cert_file !== undefined || data.key_file !== undefined) throw badRequest('body.source: give either source or cert_file and key_file');
     return;
@@ -72,6 +77,8 @@ function checkCertFiles(data: ConfigData, dataDir: string): void {
     const problem = certPathProblem(data[field], dataDir);
     if (problem) throw badRequest(`body.${field} ${problem}`);
   }
+  const refusal = keyFileRefusal(String(data.key_file), store, dataDir);
+  if (refusal) throw badRequest(`body.key_file ${refusal}`);
 }
 
 interface Declaration {
@@ -144,6 +151,8 @@ export const accessLogRoots = (dataDir: string): string[] => [...ACCESS_LOG_ROOT
 export class ReverseProxyService {
   readonly collections: Record<string, CollectionModel> = {};
   readonly config: SingletonModel;
+  /** The key files beyond Bulwark's own that TLS certificates may name (settings:write). */
+  readonly keyFiles: SingletonModel;
   /** One render-check-install at a time (an API apply and a certificate renewal may meet). */
   private readonly applying = new Semaphore(1);
 
@@ -156,9 +165,9 @@ export class ReverseProxyService {
         schema: declaration.schema,
         unique: [{ field: 'name', caseInsensitive: true }],
         references: declaration.references,
-        validate: (data) => {
+        validate: (data, { store }) => {
           checkJson(data, declaration.json, context.config.dataDir);
-          if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir);
+          if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir, store);
           if (this.dialect === 'caddy-json') asBadRequest(() => caddyExpressible(declaration.kind, data));
         },
       });
@@ -170,6 +179,15 @@ export class ReverseProxyService {
         const path = String(data.access_log_path);
         if (!isCleanAbsolutePath(path) || !roots.some((root) => isUnder(path, root))) throw badRequest(`body.access_log_path must be a clean path under ${roots.join(', ')}`);
         if (this.dialect === 'caddy-json' && data.api_dashboard === true) throw badRequest('body.api_dashboard: the reverse proxy (Caddy) has no dashboard');
+      },
+    });
+    this.keyFiles = context.models.singleton({
+      kind: KEY_FILES_KIND, noun: 'reverse-proxy key-file allow-list', writeAccess: 'settings:write', schema: ProxyKeyFiles,
+      validate: (data) => {
+        for (const [index, path] of (data.paths as unknown[]).entries()) {
+          const problem = allowListEntryProblem(path, context.config.dataDir);
+          if (problem) throw badRequest(`body.paths[${index}] ${problem}`);
+        }
       },
     });
     // A renewed or re-issued certificate that the proxy serves by reference reaches a running proxy at once.
