@@ -8,8 +8,8 @@ const rp = '/api/v1/reverse-proxy';
 
 test('proxy TLS certificates name only keys the role may hand to the proxy; other keys need the administrator\'s allow-list', async () => {
   // The proxy of the linux platform (Caddy's JSON, certificates copied for its user), its checker standing in.
-  const platform = createSimulatedPlatform();
-  platform.reverseProxy = { ...platform.reverseProxy, dialect: 'caddy-json', validate: async () => null };
+  const simulated = createSimulatedPlatform();
+  const platform = { ...simulated, reverseProxy: { ...simulated.reverseProxy, dialect: 'caddy-json' as const, validate: async () => null } };
   const t = await startTestApp({ platform });
   try {
     const admin = await adminHeaders(t.app);
