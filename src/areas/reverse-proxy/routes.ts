@@ -44,6 +44,7 @@ export function createReverseProxyArea(context: AppContext): Area & { service: R
     routes: routes(context, proxy),
     // A proxy that was enabled runs again after a restart of Bulwark (with the configuration last applied).
     start() {
+      proxy.sealStoredSecrets();
       if (proxy.config.read().enabled !== true) return;
       // In the background: Caddy may take seconds to answer, and nothing else waits for it.
       void proxy.control('start').catch((error: Error) => context.log.warn({ err: error }, 'the reverse proxy did not start'));

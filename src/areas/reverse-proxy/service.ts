@@ -21,7 +21,9 @@ import type { ProxyInstall } from '../../platform/reverse-proxy.js';
 import { Semaphore } from '../../core/semaphore.js';
 import { certSource, installCertificates, pruneCertificates } from './certificates.js';
 import { allowListEntryProblem, KEY_FILES_KIND, keyFileRefusal, ProxyKeyFiles } from './key-files.js';
-import type { ConfigStore } from '../../store/config-store.js';
+import type { ConfigObject, ConfigStore } from '../../store/config-store.js';
+import { Sealer } from '../../core/crypto.js';
+import { joinSecrets, rawSecretIn, SECRETS_FIELD, splitSecrets, type SecretMap } from './json-secrets.js';
 
 /** Names with a provider suffix (`api@internal`, `x@file`) point outside this configuration and are not checked. */
 const local = (names: unknown[]) => names.map(String).filter((name) => name !== '' && !name.includes('@'));
@@ -87,12 +89,14 @@ interface Declaration {
   schema: JsonObjectSchema;
   references?: Reference[];
   json: Record<string, 'object' | 'array' | 'list'>;
+  /** Secrets live inside config_json (json-secrets.ts). */
+  jsonSecrets?: true;
 }
 
 const DECLARATIONS: Declaration[] = [
   { kind: 'rp_entrypoint', noun: 'entrypoint', schema: Entrypoint, json: { config_json: 'object' } },
   { kind: 'rp_http_service', noun: 'HTTP service', schema: HttpService, json: { config_json: 'object' } },
-  { kind: 'rp_http_middleware', noun: 'HTTP middleware', schema: HttpMiddleware, json: { config_json: 'object' } },
+  { kind: 'rp_http_middleware', noun: 'HTTP middleware', schema: HttpMiddleware, json: { config_json: 'object' }, jsonSecrets: true },
   { kind: 'rp_tcp_service', noun: 'TCP service', schema: L4Service, json: { config_json: 'object' } },
   { kind: 'rp_udp_service', noun: 'UDP service', schema: L4Service, json: { config_json: 'object' } },
   { kind: 'rp_tls_cert', noun: 'TLS certificate', schema: TlsCert, references: [sourceRef('acme', 'acme_cert'), sourceRef('ca', 'ca_cert')], json: { stores_json: 'array' } },
@@ -165,8 +169,15 @@ export class ReverseProxyService {
         schema: declaration.schema,
         unique: [{ field: 'name', caseInsensitive: true }],
         references: declaration.references,
-        validate: (data, { store }) => {
+        ...(declaration.jsonSecrets ? { writeOnly: [SECRETS_FIELD], prepare: (data: ConfigData, existing: ConfigObject | undefined) => this.takeSecrets(data, existing) } : {}),
+        validate: (stored, { store }) => {
+          // Checked as the proxy will get it: secrets put back where config_json holds placeholders.
+          const data = declaration.jsonSecrets ? this.withSecrets(stored) : stored;
           checkJson(data, declaration.json, context.config.dataDir);
+          if (declaration.jsonSecrets) {
+            const raw = rawSecretIn(String(stored.middleware_type), jsonField<Record<string, unknown>>(stored.config_json, {}));
+            if (raw !== null) throw badRequest(`body.config_json ${raw}: a secret kept in config_json itself; write the middleware through its route so the secret is sealed`);
+          }
           if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir, store);
           if (this.dialect === 'caddy-json') asBadRequest(() => caddyExpressible(declaration.kind, data));
         },
@@ -207,6 +218,66 @@ export class ReverseProxyService {
       });
       if (used) await this.apply();
     });
+  }
+
+  /** A middleware's secrets: the sealed field as stored, or the plain JSON a write just produced. */
+  private secretsOf(data: ConfigData): SecretMap {
+    const value = data[SECRETS_FIELD];
+    if (typeof value !== 'string' || value === '') return {};
+    try {
+      const parsed = JSON.parse(Sealer.isSealed(value) ? this.context.sealer.open(value) : value) as unknown;
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+      return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    } catch {
+      return {};
+    }
+  }
+
+  /** The middleware as the proxy needs it: config_json with its secrets put back (and without the sealed field). */
+  private withSecrets(data: ConfigData): ConfigData {
+    const { [SECRETS_FIELD]: _sealed, ...rest } = data;
+    const config = jsonField<unknown>(data.config_json, null);
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) return rest;
+    return { ...rest, config_json: JSON.stringify(joinSecrets(String(data.middleware_type), config as Record<string, unknown>, this.secretsOf(data))) };
+  }
+
+  /** The model's prepare hook: secrets written in config_json move to the sealed field, placeholders stay. */
+  private takeSecrets(data: ConfigData, existing: ConfigObject | undefined): void {
+    if (data[SECRETS_FIELD] !== undefined) throw badRequest(`body.${SECRETS_FIELD} is kept by the server: send secrets inside config_json`);
+    let config: unknown;
+    try {
+      config = JSON.parse(String(data.config_json));
+    } catch {
+      return; // the validator names the field
+    }
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) return;
+    const { shown, secrets } = splitSecrets(String(data.middleware_type), config as Record<string, unknown>, existing ? this.secretsOf(existing.data) : {});
+    if (JSON.stringify(shown) !== JSON.stringify(config)) data.config_json = JSON.stringify(shown);
+    data[SECRETS_FIELD] = JSON.stringify(secrets);
+  }
+
+  /**
+   * Seals secrets that an older release stored inside config_json (start-up): each such middleware is written
+   * again through its model. One that no longer validates is left as it was and named in the log.
+   */
+  sealStoredSecrets(): void {
+    const model = this.collections.rp_http_middleware;
+    for (const object of model.objects()) {
+      const config = jsonField<unknown>(object.data.config_json, null);
+      if (config === null || typeof config !== 'object' || Array.isArray(config)) continue;
+      let raw: string | null;
+      try {
+        raw = rawSecretIn(String(object.data.middleware_type), config as Record<string, unknown>);
+      } catch {
+        continue;
+      }
+      if (raw === null) continue;
+      try {
+        model.update(object.id, { config_json: object.data.config_json });
+      } catch (error) {
+        this.context.log.warn({ middleware: object.data.name, err: (error as Error).message }, 'a secret stored in a middleware\'s config_json could not be sealed');
+      }
+    }
   }
 
   /**
@@ -260,7 +331,7 @@ export class ReverseProxyService {
       entrypoints: this.data('rp_entrypoint'),
       httpRouters: this.data('rp_http_router'),
       httpServices: this.data('rp_http_service'),
-      httpMiddlewares: this.data('rp_http_middleware'),
+      httpMiddlewares: this.data('rp_http_middleware').map((data) => this.withSecrets(data)),
       tcpRouters: this.data('rp_tcp_router'),
       tcpServices: this.data('rp_tcp_service'),
       udpRouters: this.data('rp_udp_router'),
