@@ -60,6 +60,14 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',
     why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
   },
+  {
+    method: 'GET', path: '/api/v1/reverse-proxy/tls/key-files', access: 'proxy:read',
+    why: 'Reads the key files beyond Bulwark\'s own store that reverse-proxy TLS certificates may name (Bulwark copies the key for the proxy\'s user, so other keys need an administrator\'s consent).',
+  },
+  {
+    method: 'PUT', path: '/api/v1/reverse-proxy/tls/key-files', access: 'settings:write',
+    why: 'Names key files under the certificate directories that proxy:write may then use for TLS certificates; only settings:write may hand other daemons\' or the system\'s keys to the proxy.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */
