@@ -279,6 +279,8 @@ async function setUp(): Promise<void> {
     ['rp_udp_router', 'udp/routers', { name: 'ur', service: 'usvc', entry_points: 'web' }],
     ['rp_tls_cert', 'tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/bulwark/site.key', stores_json: '["default"]' }],
   ];
+  // The proxy's sample back ends sit on a private LAN, which only the administrator's outbound allow-list opens.
+  await ok(t.request('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['10.0.0.0/8'] }));
   await ok(t.request('PUT', `${rp}/config`, { metrics_enabled: true, access_log_enabled: true }));
   const renderProxy = async () => {
     const res = await t.request('POST', `${rp}/apply`);
