@@ -53,9 +53,11 @@ boot_dir=$data_dir/boot
 ruleset=$boot_dir/ruleset.$ext
 fallback=$boot_dir/fallback.$ext
 mkdir -p "$boot_dir" 2>/dev/null
-errors=$(mktemp "${TMPDIR:-/tmp}/bulwark-boot.XXXXXX") || exit 1
-trap 'rm -f "$errors" "${builtin:-}"' EXIT
+# Nothing here may stop a ruleset from loading: without a place for the tool's messages they are not kept.
+errors=$(mktemp "$boot_dir/.errors.XXXXXX" 2>/dev/null || mktemp 2>/dev/null) || errors=/dev/null
+trap '[ "$errors" = /dev/null ] || rm -f "$errors"' EXIT
 
+# Loads FILE, or standard input with `-`.
 load() {
   if [ "$ext" = pf ]; then
     pfctl -a bulwark -f "$1" >/dev/null 2>"$errors"
@@ -154,9 +156,7 @@ if [ -f "$fallback" ] && load "$fallback"; then
   record fallback "$fallback" "$reason" "$ruleset_error" "$ruleset_line"
   exit 0
 fi
-builtin=$(mktemp "${TMPDIR:-/tmp}/bulwark-fallback.XXXXXX") || exit 1
-builtin_fallback > "$builtin"
-if load "$builtin"; then
+if builtin_fallback | load -; then
   record fallback builtin "$reason" "$ruleset_error" "$ruleset_line"
   exit 0
 fi

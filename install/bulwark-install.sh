@@ -54,6 +54,7 @@ root=
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=yes
 node_path=
+node=
 purge=no
 if [ "$#" -gt 0 ] && [ "${1#-}" = "$1" ]; then
   action=$1
@@ -150,7 +151,7 @@ install_release() {
   done
   version=$(node -p 'require(process.argv[1]).version' "$source_dir/package.json")
   case $version in
-    ''|*/*|.*) echo "bulwark-install: unusable version '$version' in package.json" >&2; exit 1 ;;
+    ''|.*|*[!A-Za-z0-9._+-]*) echo "bulwark-install: unusable version '$version' in package.json" >&2; exit 1 ;;
   esac
   make_dir "$PREFIX/releases" 0755
   release="$PREFIX/releases/$version"
@@ -177,8 +178,7 @@ install_release() {
 # Every unit in install/systemd/ is installed with its paths filled in and enabled through its WantedBy=
 # (templates, `name@.service`, are installed and not enabled: their instances are).
 install_units() {
-  local node unit name target wanted
-  node=${node_path:-$(command -v node)}
+  local unit name target wanted
   make_dir "$UNIT_DIR" 0755
   for unit in "$source_dir"/install/systemd/*.service; do
     name=$(basename "$unit")
@@ -213,7 +213,21 @@ mask_competing_units() {
   done
 }
 
+# The Node.js bulwark.service runs: checked before anything is written.
+resolve_node() {
+  node=${node_path:-$(command -v node || true)}
+  case $node in
+    /*) ;;
+    *) echo "bulwark-install: no Node.js found (install nodejs 20, or give --node /path/to/node)" >&2; exit 1 ;;
+  esac
+  case $node in
+    *[!A-Za-z0-9._/+-]*) echo "bulwark-install: unusable Node.js path '$node'" >&2; exit 1 ;;
+  esac
+  [ -x "$root$node" ] || { echo "bulwark-install: $root$node is not executable: bulwark.service could not start" >&2; exit 1; }
+}
+
 do_install() {
+  resolve_node
   start_manifest
   install_release
   write_env_file

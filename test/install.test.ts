@@ -170,10 +170,14 @@ test('uninstall removes the release, units and masks and keeps the data and bulw
   assert.deepEqual(listing(), before_);
 });
 
-test('the installer refuses an unknown option and, without --root, a user other than root', () => {
+test('the installer refuses an unknown option, a Node.js the unit could not run (before writing anything), and an uninstall with nothing installed', () => {
   const unknown = installer('install', '--rooot', root);
   assert.equal(unknown.code, 2);
   assert.match(unknown.out, /unknown option --rooot/);
+  const noNode = installer('install', '--root', root, '--from', source, '--no-build', '--node', '/opt/node20/bin/node');
+  assert.equal(noNode.code, 1);
+  assert.match(noNode.out, /node is not executable: bulwark\.service could not start/);
+  assert.deepEqual(listing(), before_, 'refused before anything was written');
   const nothing = installer('uninstall', '--root', root);
   assert.equal(nothing.code, 1);
   assert.match(nothing.out, /nothing installed by this script/);
