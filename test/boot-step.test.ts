@@ -150,8 +150,12 @@ test('freebsd: every successful reload keeps the loaded anchor and the fallback 
     const [load] = pfctlCalls().filter((c) => c.args === '-a bulwark -f -');
     const keptFile = join(t.dataDir, 'boot/ruleset.pf');
     const kept = () => (existsSync(keptFile) ? readFileSync(keptFile, 'utf8') : undefined);
-    // Written right after the answer (off the client's path), before the next load: polled with a deadline.
-    for (const deadline = Date.now() + 10_000; kept() !== load.input && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Written after the answer (off the client's path), by one writer: waited for through the service.
+    const written = async () => {
+      await packetFilterOf(t.app).checkDrift(); // serialised after the loads' follow-ups, which hand the text over
+      await packetFilterOf(t.app).bootRulesetSettled();
+    };
+    await written();
     assert.equal(kept(), load.input, 'the file is the text pfctl loaded');
     const fallback = readFileSync(join(t.dataDir, 'boot/fallback.pf'), 'utf8');
     assert.equal(fallback, renderPfFallback({ apiPort: t.app.context.config.port, lanInterfaces: ['em1'] }));
@@ -161,9 +165,23 @@ test('freebsd: every successful reload keeps the loaded anchor and the fallback 
     await t.app.inject({ method: 'PUT', url: `/api/v1/rules/${rules[0].id}`, payload: { description: 'refuse-me' }, headers });
     const refused = await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
     assert.equal(refused.statusCode, 409, refused.body);
-    await packetFilterOf(t.app).checkDrift(); // serialised: whatever the refused reload left for later has run
+    await written();
     assert.equal(kept(), load.input, 'a refused load leaves the kept file as it was');
     assert.doesNotMatch(kept() ?? '', /refuse-me/);
+
+    // Loads in quick succession: the file ends as the last text loaded, never an earlier one.
+    clearPfctlCalls();
+    const reloads = [];
+    for (const port of [9001, 9002, 9003, 9004, 9005]) {
+      await t.app.inject({ method: 'PUT', url: `/api/v1/rules/${rules[0].id}`, payload: { description: `burst ${port}`, dst_port_start: port }, headers });
+      reloads.push(t.app.inject({ method: 'POST', url: '/api/v1/reload', headers }));
+    }
+    assert.deepEqual((await Promise.all(reloads)).map((r) => r.statusCode), [200, 200, 200, 200, 200]);
+    await written();
+    const burst = pfctlCalls().filter((c) => c.args === '-a bulwark -f -');
+    assert.ok(burst.length >= 1);
+    assert.equal(kept(), burst.at(-1)!.input);
+    assert.match(kept() ?? '', /port 9005/);
   } finally {
     await t.close();
   }

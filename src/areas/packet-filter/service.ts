@@ -362,6 +362,11 @@ export class PacketFilterService {
     await this.serial;
   }
 
+  /** Resolves when the ruleset last loaded is on disk for the boot step. */
+  bootRulesetSettled(): Promise<void> {
+    return this.boot.settled();
+  }
+
   stop(): void {
     this.unsubscribe?.();
     this.stopCompilingAhead?.();
