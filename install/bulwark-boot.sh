@@ -45,6 +45,12 @@ if [ -r "$env_file" ]; then
   done < "$env_file"
 fi
 
+# A relative data directory is relative to the release, as for bulwark.service (WorkingDirectory=/opt/bulwark/current).
+case $data_dir in
+  /*) ;;
+  *) data_dir=$(cd "$(dirname "$0")/.." && pwd)/$data_dir ;;
+esac
+
 case $platform in
   freebsd) ext=pf ;;
   *) ext=nft ;;
@@ -75,9 +81,14 @@ error_line() {
   sed -n 's/^[^:]*:\([0-9][0-9]*\):.*/\1/p' "$errors" | head -n1
 }
 
+# Text made safe for a JSON string.
+json_text() {
+  printf '%s' "$1" | tr -d '\000-\037"\\'
+}
+
 # Writes last-boot.json atomically: loaded (applied|fallback|none), the file loaded, why.
 record() {
-  loaded=$1 file=$2 reason=$3 error=$4 line=$5
+  loaded=$1 file=$(json_text "$2") reason=$3 error=$4 line=$5
   tmp="$boot_dir/last-boot.json.tmp-$$"
   {
     printf '{"loaded":"%s","file":"%s","reason":"%s",' "$loaded" "$file" "$reason"
