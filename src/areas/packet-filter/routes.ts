@@ -312,9 +312,10 @@ export function createPacketFilterArea(
       await pf.restoreApplied();
     },
     beforeClose: () => streams.closeAll(),
-    stop: () => {
+    stop: async () => {
       hits.stop();
       pf.stop();
+      await pf.bootRulesetSettled();
     },
   };
 }
