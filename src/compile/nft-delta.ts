@@ -39,6 +39,8 @@ export interface NftDelta {
   changed: { chains: number; sets: number; ruleLines: number; elements: number };
   /** Those objects by name as the kernel lists them (`set alias_web_v4`, `chain in_3`). */
   touched: string[];
+  /** Chains the kernel holds whose rules the delta discards (flushed or deleted): their counters start from zero. */
+  replaced: string[];
 }
 
 const sameLines = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((line, i) => line === b[i]);
@@ -75,6 +77,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   const head = [...flushSets, ...addSets];
 
   const flushChains: string[] = [];
+  const replaced: string[] = [];
   const fill: string[] = [];
   /** Sets the new rules name, each declared once unless the script declares it already (with new elements). */
   const declared = new Set(touched);
@@ -86,6 +89,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     const old = oldChains.get(chain.name);
     if (old && (old === chain || sameLines(old.rules, chain.rules))) continue;
     if (old) flushChains.push(`flush chain ${TABLE} ${chain.name}`);
+    if (old?.rules.length) replaced.push(chain.name);
     for (const name of setsNamed(chain.rules)) {
       const set = newSets.get(name);
       if (!set || declared.has(`set ${name}`)) continue;
@@ -104,6 +108,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     if (newChains.has(chain.name)) continue;
     tail.push(`flush chain ${TABLE} ${chain.name}`, `delete chain ${TABLE} ${chain.name}`);
     touched.push(`chain ${chain.name}`);
+    if (chain.rules.length) replaced.push(chain.name);
     chains++;
   }
   for (const set of before.sets) {
@@ -115,7 +120,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
 
   if (ruleLines + elements > Math.max(SMALL_TABLE, MAX_REWRITTEN_SHARE * (ruleLineCount(after) + countElements(after.sets)))) return undefined;
   const lines = [...head, ...declare, ...flushChains, ...fill, ...tail];
-  return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements }, touched };
+  return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements }, touched, replaced };
 }
 
 /**

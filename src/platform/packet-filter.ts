@@ -21,6 +21,8 @@ export type ApplyResult =
 /** One rule's counter (`rule_<id>`, `nat_<id>`): nftables rule lines of one comment summed, or a pf rule label. */
 export interface RuleCounter {
   name: string;
+  /** nftables: the chain of the lines summed (a rule's lines may sit in several chains, replaced one at a time). */
+  chain?: string;
   packets: number;
   bytes: number;
 }
@@ -60,7 +62,12 @@ export interface PacketFilter {
    * state holds those the kernel has, and leaves out those it has not.
    */
   readBackObjects?(names: readonly string[]): Promise<ReadBackResult>;
-  counters(): Promise<RuleCounter[]>;
+  /**
+   * Per-rule counters of the whole table or anchor; with `chains` (a driver that loads deltas), those of the named
+   * chains only, read as cheaply as the driver can just before a delta replaces them (a chain the kernel lacks
+   * reads as nothing).
+   */
+  counters(chains?: readonly string[]): Promise<RuleCounter[]>;
   /** At a schedule edge: kills the states the edge affects (see compile/schedule-edges.ts). */
   killStates(edge: ScheduleEdge): Promise<void>;
 }

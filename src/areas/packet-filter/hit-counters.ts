@@ -1,8 +1,9 @@
 /**
  * Hit counters over time: the packet filter's per-rule counters (nftables counters, pf labels), read only
- * through the driver's counters(), sampled into totals per rule that survive reloads (a reload starts the
- * kernel's counters from zero) and restarts (kept in service_state), into a series per rule in the metrics
- * store (`rule.<id>.packets` and `rule.<id>.bytes`, per sampling interval), and into the time of the last hit.
+ * through the driver's counters(), folded into totals per rule that survive reloads and restarts (kept in
+ * service_state), into a series per rule in the metrics store (`rule.<id>.packets` and `rule.<id>.bytes`, per
+ * sample), and into the time of the last hit. Read when asked (at most HIT_FRESH_MS old) and every minute; around
+ * every load (LoadCounting) so that a load, which starts the counters of what it replaces from zero, loses nothing.
  */
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
@@ -12,17 +13,27 @@ import { RULE_KIND } from './rules.js';
 import type { UnusedRuleEntry } from './analysis.js';
 
 const STATE_NAME = 'rule_hits';
+/** The metric series' interval: a sample at least this often, read or not. */
 export const HIT_SAMPLE_MS = 60_000;
+/** GET /rules (and the unused analysis) answer totals from a sample no older than this. */
+export const HIT_FRESH_MS = 4_000;
 const DAY_MS = 86_400_000;
+/** Counters that are not per chain (pf labels, the simulation), and a total kept before counters were per chain. */
+const NO_CHAIN = '';
 
 interface RuleHits {
   packets: number;
   bytes: number;
   /** ms since the epoch; null until a hit is seen. */
   lastHitAt: number | null;
-  /** The kernel counter at the last sample, to tell a new count from a reset. */
-  rawPackets: number;
-  rawBytes: number;
+  /**
+   * The kernel's counters at the last reading, per chain holding the rule's lines: a load that replaces a chain
+   * starts its counters from zero, and only that chain's reading is forgotten then.
+   */
+  raw?: Record<string, [packets: number, bytes: number]>;
+  /** Before counters were kept per chain: the sum at the last sample (read once, then replaced by raw). */
+  rawPackets?: number;
+  rawBytes?: number;
 }
 
 interface HitState {
@@ -48,11 +59,34 @@ export function ruleOfCounter(name: string, ids: ReadonlySet<string>): string | 
   return id !== undefined && ids.has(id) ? id : undefined;
 }
 
-export class RuleHitCounters {
+/**
+ * What a load does to the counters (kernel-sync.ts calls these around every load): a full load starts every
+ * counter from zero, so the totals take a sample just before it; a delta replaces some chains, whose counters
+ * the driver reads just before the delta's commit and the totals fold in once it succeeded.
+ */
+export interface LoadCounting {
+  beforeFullLoad(): Promise<void>;
+  /** A load is under way: a sample that overlaps it is dropped (the next one counts the same packets). */
+  loadStarted(): void;
+  /** `replaced`: the chains the delta emptied, with `counted`, what they counted just before it. */
+  loadEnded(outcome: { ok: false } | { ok: true; mode: 'full' } | { ok: true; mode: 'delta'; replaced: readonly string[]; counted: readonly RuleCounter[] }): void;
+}
+
+const sumOf = (chains: ReadonlyMap<string, [number, number]>): [number, number] =>
+  [...chains.values()].reduce<[number, number]>((sum, [p, b]) => [sum[0] + p, sum[1] + b], [0, 0]);
+
+export class RuleHitCounters implements LoadCounting {
   private readonly state: ServiceState;
   private current: HitState;
   private timer: NodeJS.Timeout | undefined;
   private sampling: Promise<void> | undefined;
+  /** When the last sample that counted began (clock ms). */
+  private sampledAt = Number.NEGATIVE_INFINITY;
+  /** Bumped when a load starts and ends: a sample whose read overlapped either is dropped. */
+  private generation = 0;
+  private loading = false;
+  /** What deltas folded into the totals since the last sample, for the next sample's series point. */
+  private readonly unsampled = new Map<string, [number, number]>();
   /** Changes with every sample that changed a total: list answers with hits are cached per version. */
   version = 0;
 
@@ -69,7 +103,49 @@ export class RuleHitCounters {
     return this.sampling;
   }
 
+  /** Totals that include every packet counted HIT_FRESH_MS ago: a sample first when the last is older. */
+  async fresh(): Promise<void> {
+    // Twice at most: a sample a load overlapped counts nothing, the one after it does.
+    for (let tries = 0; tries < 2 && this.context.clock.now() - this.sampledAt > HIT_FRESH_MS; tries++) {
+      await this.sample();
+    }
+  }
+
+  async beforeFullLoad(): Promise<void> {
+    await this.sampling; // one that began earlier leaves the packets counted since it read
+    await this.sample();
+  }
+
+  loadStarted(): void {
+    this.loading = true;
+    this.generation++;
+  }
+
+  loadEnded(outcome: Parameters<LoadCounting['loadEnded']>[0]): void {
+    this.loading = false;
+    this.generation++;
+    if (!outcome.ok) return;
+    if (outcome.mode === 'full') {
+      // Every counter starts from zero: the sample before the load took what they held.
+      for (const hits of Object.values(this.current.rules)) hits.raw = {};
+      this.state.set(STATE_NAME, this.current);
+      return;
+    }
+    if (outcome.replaced.length === 0) return;
+    const replaced = new Set(outcome.replaced);
+    const readings = this.readings(outcome.counted.filter((c) => c.chain !== undefined && replaced.has(c.chain)));
+    // The replaced chains' counters start from zero now: their last reading is forgotten once folded in.
+    const holding = Object.entries(this.current.rules).filter(([, hits]) => Object.keys(hits.raw ?? {}).some((chain) => replaced.has(chain)));
+    const ids = [...new Set([...readings.keys(), ...holding.map(([id]) => id)])];
+    this.fold(readings, ids, (raw) => {
+      for (const chain of replaced) delete raw[chain];
+    }, false);
+  }
+
   private async sampleNow(): Promise<void> {
+    const generation = this.generation;
+    const startedAt = this.context.clock.now();
+    if (this.loading) return;
     let counters: RuleCounter[];
     try {
       counters = await this.context.platform.packetFilter.counters();
@@ -77,48 +153,79 @@ export class RuleHitCounters {
       this.context.log.warn({ err: error }, 'rule counters could not be read');
       return;
     }
-    const now = this.context.clock.now();
+    // A load began or ended while the kernel was read: what it read may predate a reset the totals know of.
+    if (this.loading || generation !== this.generation) return;
+    this.sampledAt = startedAt;
+    const readings = this.readings(counters);
+    this.fold(readings, this.context.store.list(RULE_KIND).map((o) => o.id), () => undefined, true);
+  }
+
+  /** Counters by rule id and chain: pf expands one rule into several alike, nftables splits one over chains. */
+  private readings(counters: readonly RuleCounter[]): Map<string, Map<string, [number, number]>> {
     const ids = new Set(this.context.store.list(RULE_KIND).map((o) => o.id));
-    // pf expands one rule into several, each labelled alike; nftables may split one rule over families.
-    const raw = new Map<string, { packets: number; bytes: number }>();
+    const readings = new Map<string, Map<string, [number, number]>>();
     for (const counter of counters) {
       const id = ruleOfCounter(counter.name, ids);
       if (id === undefined) continue;
-      const sum = raw.get(id) ?? { packets: 0, bytes: 0 };
-      sum.packets += counter.packets;
-      sum.bytes += counter.bytes;
-      raw.set(id, sum);
+      const chains = readings.get(id) ?? new Map<string, [number, number]>();
+      const chain = counter.chain ?? NO_CHAIN;
+      const sum = chains.get(chain) ?? [0, 0];
+      chains.set(chain, [sum[0] + counter.packets, sum[1] + counter.bytes]);
+      readings.set(id, chains);
     }
+    return readings;
+  }
+
+  /**
+   * Adds what each reading counted since the last one to the totals. A counter below its last reading was reset
+   * (a chain replaced behind Bulwark's back): all of it is new. `complete`: the readings cover every counter (a
+   * sample), so a chain without a reading holds none of the rule's lines any more, and the interval's counts go to
+   * the series (with those a delta folded in since the last sample).
+   */
+  private fold(readings: Map<string, Map<string, [number, number]>>, ids: readonly string[], forget: (raw: Record<string, [number, number]>) => void, complete: boolean): void {
+    const now = this.context.clock.now();
     const samples: Record<string, number> = {};
     let changed = false;
-    const rules: Record<string, RuleHits> = {};
+    let rawChanged = false;
+    const rules: Record<string, RuleHits> = complete ? {} : this.current.rules;
     for (const id of ids) {
-      const before = this.current.rules[id] ?? { packets: 0, bytes: 0, lastHitAt: null, rawPackets: 0, rawBytes: 0 };
-      const counted = raw.get(id);
-      if (!counted) {
-        rules[id] = { ...before, rawPackets: 0, rawBytes: 0 };
-        continue;
+      const before = this.current.rules[id] ?? { packets: 0, bytes: 0, lastHitAt: null };
+      const chains = readings.get(id) ?? new Map<string, [number, number]>();
+      // Kept before counters were per chain: the rule's sum read then stands for all of its chains.
+      const legacy = before.raw === undefined && before.rawPackets !== undefined;
+      const last: Record<string, [number, number]> = legacy ? { [NO_CHAIN]: [before.rawPackets!, before.rawBytes ?? 0] } : (before.raw ?? {});
+      const read = legacy ? new Map([[NO_CHAIN, sumOf(chains)]]) : chains;
+      const raw: Record<string, [number, number]> = complete ? {} : { ...last };
+      let packets = 0;
+      let bytes = 0;
+      for (const [chain, [p, b]] of read) {
+        const [lastP, lastB] = last[chain] ?? [0, 0];
+        const counting = p >= lastP;
+        packets += counting ? p - lastP : p;
+        bytes += counting ? Math.max(0, b - lastB) : b;
+        raw[chain] = [p, b];
       }
-      // A counter below its last reading was reset by a reload: all of it is new.
-      const packets = counted.packets >= before.rawPackets ? counted.packets - before.rawPackets : counted.packets;
-      const bytes = counted.bytes >= before.rawBytes ? counted.bytes - before.rawBytes : counted.bytes;
+      if (legacy) Object.assign(raw, Object.fromEntries(chains));
+      if (legacy) delete raw[NO_CHAIN];
+      forget(raw);
+      if (JSON.stringify(raw) !== JSON.stringify(last)) rawChanged = true;
       if (packets > 0 || bytes > 0) changed = true;
-      rules[id] = {
-        packets: before.packets + packets, bytes: before.bytes + bytes,
-        lastHitAt: packets > 0 ? now : before.lastHitAt,
-        rawPackets: counted.packets, rawBytes: counted.bytes,
-      };
-      const names = ruleSeriesNames(id);
-      samples[names.packets] = packets;
-      samples[names.bytes] = bytes;
+      rules[id] = { packets: before.packets + packets, bytes: before.bytes + bytes, lastHitAt: packets > 0 ? now : before.lastHitAt, raw };
+      const unsampled = this.unsampled.get(id) ?? [0, 0];
+      if (!complete) {
+        this.unsampled.set(id, [unsampled[0] + packets, unsampled[1] + bytes]);
+      } else if (chains.size || unsampled[0] || unsampled[1]) {
+        const names = ruleSeriesNames(id);
+        samples[names.packets] = packets + unsampled[0];
+        samples[names.bytes] = bytes + unsampled[1];
+      }
     }
-    const moved = changed || this.current.since === null || Object.keys(rules).length !== Object.keys(this.current.rules).length;
-    // A counter reset without traffic changes no total but must be remembered across a restart.
-    const reset = Object.entries(rules).some(([id, hits]) => hits.rawPackets !== this.current.rules[id]?.rawPackets);
-    this.current = { since: this.current.since ?? now, rules };
+    if (complete) this.unsampled.clear();
+    const moved = changed || this.current.since === null || (complete && ids.length !== Object.keys(this.current.rules).length);
+    this.current = { since: complete ? this.current.since ?? now : this.current.since, rules };
     if (moved) this.version++;
-    // Written only when something moved: an idle appliance does not rewrite every rule's row each minute.
-    if (moved || reset) this.state.set(STATE_NAME, this.current);
+    // Written only when something changed: an idle appliance does not rewrite every rule's row at each sample.
+    if (moved || rawChanged) this.state.set(STATE_NAME, this.current);
     if (Object.keys(samples).length) this.series?.record(now / 1000, samples);
   }
 

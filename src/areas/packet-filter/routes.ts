@@ -103,6 +103,7 @@ export function createPacketFilterArea(
     needs.geoip.onRefreshed(reloadIfLoaded);
   }
   const hits = new RuleHitCounters(context, needs.metrics);
+  pf.countWith(hits);
   const hitFields = { hits: Type.Object({ packets: Type.Number(), bytes: Type.Number() }), last_hit_at: Type.Union([Type.String(), Type.Null()]) };
   const ruleRecord = rules.schemas.record as { properties: Record<string, object> };
   const ruleWithHits = { ...ruleRecord, properties: { ...ruleRecord.properties, ...hitFields } };
@@ -175,8 +176,9 @@ export function createPacketFilterArea(
       method: 'GET', path: ruleParts.path, access: ruleParts.access.read, tags: ruleParts.tags, conditional: 'read',
       summary: 'List rule objects, each with its hit counters (packets, bytes, last hit) since counting began',
       schema: { querystring: listQueryFor(rules.filterable), response: { 200: { type: 'array', items: ruleWithHits } } },
-      handler: (request, reply) => {
+      handler: async (request, reply) => {
         const params = readListParams(request.query as Record<string, unknown>, rules.filterable);
+        await hits.fresh();
         const cache = request.server.readCache;
         // Cached per configuration generation and per hit sample that changed a total.
         return cache.send(reply, RULE_KIND, `hits${hits.version}?${JSON.stringify(request.query)}`, () => {
@@ -219,10 +221,12 @@ export function createPacketFilterArea(
       method: 'GET', path: '/api/v1/rules/analysis', access: 'rules:read', tags: ['rules'],
       summary: 'Rule analysis of the stored rules: never matching (shadowed), redundant, conflicting, empty aliases in use, schedules that never fire, unused rules (extension)',
       schema: { querystring: AnalysisQuery, response: { 200: AnalysisAnswer } },
-      handler: (request) => {
+      handler: async (request) => {
         const analysis = analyseStored(pf);
         const days = request.query.unused_days;
-        return days === undefined ? analysis : { ...analysis, unused: hits.unused(days) };
+        if (days === undefined) return analysis;
+        await hits.fresh();
+        return { ...analysis, unused: hits.unused(days) };
       },
     }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),

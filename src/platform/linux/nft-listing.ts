@@ -49,14 +49,15 @@ export function canonicalNftState(listing: string): KernelState {
 }
 
 interface JsonRule {
-  rule?: { table?: string; family?: string; comment?: string; expr?: { counter?: { packets?: number; bytes?: number } }[] };
+  rule?: { table?: string; family?: string; chain?: string; comment?: string; expr?: { counter?: { packets?: number; bytes?: number } }[] };
 }
 
 /**
- * `nft -j list table inet bulwark` → one counter per rule id: the anonymous counters of every line whose comment
- * is `rule <id>` (or `nat <id>`) summed, named `rule_<id>` / `nat_<id>` as `CompiledRuleset.counters` maps them.
+ * `nft -j list table inet bulwark` (or one chain of it) → one counter per rule id (and, `perChain`, per chain): the
+ * anonymous counters of the lines whose comment is `rule <id>` (or `nat <id>`) summed, named `rule_<id>` /
+ * `nat_<id>` as `CompiledRuleset.counters` maps them.
  */
-export function parseNftRuleCounters(json: string, table = 'bulwark'): RuleCounter[] {
+export function parseNftRuleCounters(json: string, table = 'bulwark', perChain = false): RuleCounter[] {
   const items = (JSON.parse(json) as { nftables?: JsonRule[] }).nftables ?? [];
   const counters = new Map<string, RuleCounter>();
   for (const { rule } of items) {
@@ -65,10 +66,12 @@ export function parseNftRuleCounters(json: string, table = 'bulwark'): RuleCount
     const counter = rule.expr?.find((e) => e.counter)?.counter;
     if (!owner || !counter) continue;
     const name = `${owner[1]}_${owner[2]}`;
-    const sum = counters.get(name) ?? { name, packets: 0, bytes: 0 };
+    const chain = perChain ? rule.chain ?? '' : undefined;
+    const key = chain === undefined ? name : `${name} ${chain}`;
+    const sum = counters.get(key) ?? { name, ...(chain === undefined ? {} : { chain }), packets: 0, bytes: 0 };
     sum.packets += Number(counter.packets ?? 0);
     sum.bytes += Number(counter.bytes ?? 0);
-    counters.set(name, sum);
+    counters.set(key, sum);
   }
   return [...counters.values()];
 }

@@ -24,6 +24,7 @@ nft = nftables.Nftables()
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
+    nft.set_json_output(request.get("json", False))
     rc, output, error = nft.cmd(request["script"])
     print(json.dumps({"rc": rc, "output": output, "error": error}), flush=True)
 `;
@@ -56,9 +57,12 @@ export class NftSession {
   /** `command`: the Python interpreter with python3-nftables, e.g. ['/usr/bin/python3'] (or wrapped into a namespace). */
   constructor(private readonly command: readonly string[] = ['/usr/bin/python3']) {}
 
-  /** Runs a script in the session; undefined when the session cannot (the caller then runs the CLI). */
-  run(script: string): Promise<CommandResult | undefined> {
-    const run = this.queue.then(() => this.runNow(script));
+  /**
+   * Runs a script in the session; undefined when the session cannot (the caller then runs the CLI). `json`: the
+   * output of listings as `nft -j` prints it.
+   */
+  run(script: string, options: { json?: boolean } = {}): Promise<CommandResult | undefined> {
+    const run = this.queue.then(() => this.runNow(script, options.json === true));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -72,20 +76,20 @@ export class NftSession {
     if (helper.child.exitCode === null) await new Promise((resolve) => helper.child.once('exit', resolve));
   }
 
-  private async runNow(script: string): Promise<CommandResult | undefined> {
+  private async runNow(script: string, json: boolean): Promise<CommandResult | undefined> {
     // An idle session never keeps the process alive; one starting or answering does.
     const keepAlive = setInterval(() => undefined, 1000);
     try {
-      return await this.request(script);
+      return await this.request(script, json);
     } finally {
       clearInterval(keepAlive);
     }
   }
 
-  private async request(script: string): Promise<CommandResult | undefined> {
+  private async request(script: string, json: boolean): Promise<CommandResult | undefined> {
     const helper = await this.started();
     if (!helper) return undefined;
-    helper.child.stdin.write(`${JSON.stringify({ script })}\n`);
+    helper.child.stdin.write(`${JSON.stringify({ script, json })}\n`);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), TIMEOUT_MS)));
     const answer = await Promise.race([helper.lines.next(), timedOut]);

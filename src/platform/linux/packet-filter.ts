@@ -106,9 +106,23 @@ export class NftablesPacketFilter implements PacketFilter {
     return /No such file or directory/.test(result.stderr) ? { ok: true, text: '' } : { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
   }
 
-  async counters(): Promise<RuleCounter[]> {
-    const result = await runCommand(this.nft, ['-j', 'list', 'table', 'inet', NFT_TABLE]);
-    if (result.code !== 0) return [];
-    return parseNftRuleCounters(result.stdout);
+  /**
+   * The whole table through the CLI (a listing in the session would fill its cache with every rule). Named chains
+   * through the session, one listing each, which reads only that chain (0.7 ms at 10,000 rules; listed in the
+   * delta's own script it read the whole table, 150 ms), just before a delta replaces them; the CLI otherwise
+   * (3.5 ms each).
+   */
+  async counters(chains?: readonly string[]): Promise<RuleCounter[]> {
+    if (!chains) {
+      const result = await runCommand(this.nft, ['-j', 'list', 'table', 'inet', NFT_TABLE]);
+      return result.code === 0 ? parseNftRuleCounters(result.stdout, NFT_TABLE, true) : [];
+    }
+    const counters: RuleCounter[] = [];
+    for (const chain of chains) {
+      const what = ['chain', 'inet', NFT_TABLE, chain];
+      const listed = (await this.session?.run(`list ${what.join(' ')}`, { json: true })) ?? (await runCommand(this.nft, ['-j', 'list', ...what]));
+      if (listed.code === 0) counters.push(...parseNftRuleCounters(listed.stdout, NFT_TABLE, true));
+    }
+    return counters;
   }
 }
