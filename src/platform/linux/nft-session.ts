@@ -49,8 +49,10 @@ const isReady = (line: string) => {
 export class NftSession {
   private helper: Helper | undefined;
   private unavailableUntil = 0;
-  /** Scripts the session ran (refused or not): the rest went to the CLI. */
+  /** Loads the session ran (refused or not): the rest went to the CLI. */
   answered = 0;
+  /** Listings it ran (`json`: the chains a delta is about to replace). */
+  listed = 0;
   /** One script at a time: the helper answers in order. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -99,7 +101,8 @@ export class NftSession {
       return answer === 'timeout' ? { code: 1, stdout: '', stderr: `nft did not answer within ${TIMEOUT_MS / 1000} s` } : undefined;
     }
     const { rc, output, error } = JSON.parse(answer.value) as { rc: number; output: string; error: string };
-    this.answered++;
+    if (json) this.listed++;
+    else this.answered++;
     return { code: rc === 0 ? 0 : 1, stdout: output, stderr: error };
   }
 
