@@ -54,6 +54,8 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   // Base chains (hooks) are the table's skeleton: any change to them is a full load.
   const bases = (chains: readonly NftChain[]) => chains.filter((c) => c.base).map((c) => `${c.name}\n${c.base}`).join('\n');
   if (bases(before.chains) !== bases(after.chains)) return undefined;
+  // Counter objects are declared by the full load only (a delta keeps them and what they counted).
+  if ((before.counters ?? []).join() !== (after.counters ?? []).join()) return undefined;
 
   const flushSets: string[] = [];
   const addSets: string[] = [];

@@ -268,8 +268,17 @@ function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]
   return { pre, post };
 }
 
+/**
+ * The packet filter's own traffic figures (GET /status packets_in/out, bytes_in/out): named counters, so a delta
+ * that replaces a hooked chain keeps them (a full load starts them from zero). Every packet a hooked filter chain
+ * sees is counted before any verdict, loopback aside: `in` everything arriving (for the box or forwarded), `out`
+ * everything leaving.
+ */
+export const NFT_TRAFFIC_COUNTERS = { in: 'traffic_in', out: 'traffic_out' } as const;
+
 export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): string[] {
   const lines = [
+    `${chain === 'in' ? 'iifname' : 'oifname'} != ${quote(NFT_LOOPBACK)} counter name "${NFT_TRAFFIC_COUNTERS[chain]}" comment "system: traffic counter"`,
     'ct state established,related accept comment "system: state handling"',
     `${chain === 'in' ? 'iifname' : 'oifname'} ${quote(NFT_LOOPBACK)} accept comment "system: loopback"`,
   ];
@@ -377,6 +386,7 @@ export function compileNftTable(config: FirewallConfig, model = buildModel(confi
   }
   const { userIn, userOut } = userChains(model, group);
   return {
+    counters: [NFT_TRAFFIC_COUNTERS.in, NFT_TRAFFIC_COUNTERS.out],
     sets,
     chains: [
       { name: 'nat_prerouting', base: baseChain('nat', 'prerouting', 'dstnat'), rules: pre },

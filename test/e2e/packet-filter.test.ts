@@ -272,3 +272,28 @@ test('7. hits show within 5 s of the traffic, and neither a delta nor a full rel
   await clearRules();
   await reload();
 });
+
+test('8. /status and /metrics report the packet filter\'s own packet and byte counters, which grow with traffic through it', { skip }, async () => {
+  await reload(); // the table this build compiles, with its traffic counters
+  const figures = async () => {
+    const status = await ok('GET', '/api/v1/status');
+    return { packets_in: status.packets_in, packets_out: status.packets_out, bytes_in: status.bytes_in, bytes_out: status.bytes_out };
+  };
+  const start = await figures();
+  // Ten connections from the client to the server: each crosses the firewall in both directions (SYN, data, FIN).
+  assert.deepEqual(await probe(...Array(10).fill(`${SERVER}:8080`)), Array(10).fill(CLIENT));
+  const grown = (now: typeof start) => now.packets_in >= start.packets_in + 60 && now.packets_out >= start.packets_out + 60;
+  const later = await pollUntil(figures, grown, 5000);
+  assert.ok(grown(later), `packets in/out grew by at least 60 each: ${JSON.stringify({ start, later })}`);
+  assert.ok(later.bytes_in > start.bytes_in && later.bytes_out > start.bytes_out, JSON.stringify({ start, later }));
+  // /metrics labels the same counters pf_*: read after /status, never below it.
+  const metrics = await ok('GET', '/api/v1/metrics');
+  assert.ok(metrics.pf_packets_in >= later.packets_in && metrics.pf_bytes_out >= later.bytes_out, JSON.stringify({ metrics, later }));
+  // A delta (a rule added) replaces hooked chains; the named counters keep what they counted.
+  await ok('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'udp', dst_port_start: 9 });
+  assert.equal((await reload()).apply_mode, 'delta');
+  const afterDelta = await figures();
+  assert.ok(afterDelta.packets_in >= later.packets_in, JSON.stringify({ later, afterDelta }));
+  await clearRules();
+  await reload();
+});
