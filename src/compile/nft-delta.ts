@@ -39,8 +39,6 @@ export interface NftDelta {
   changed: { chains: number; sets: number; ruleLines: number; elements: number };
   /** Those objects by name as the kernel lists them (`set alias_web_v4`, `chain in_3`). */
   touched: string[];
-  /** Chains the kernel holds whose rules the delta discards (flushed or deleted): their counters start from zero. */
-  replaced: string[];
 }
 
 const sameLines = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((line, i) => line === b[i]);
@@ -54,8 +52,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   // Base chains (hooks) are the table's skeleton: any change to them is a full load.
   const bases = (chains: readonly NftChain[]) => chains.filter((c) => c.base).map((c) => `${c.name}\n${c.base}`).join('\n');
   if (bases(before.chains) !== bases(after.chains)) return undefined;
-  // Counter objects are declared by the full load only (a delta keeps them and what they counted).
-  if ((before.counters ?? []).join() !== (after.counters ?? []).join()) return undefined;
+
 
   const flushSets: string[] = [];
   const addSets: string[] = [];
@@ -76,10 +73,16 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     sets++;
     elements += added.length + (lost ? old!.elements.length : 0);
   }
-  const head = [...flushSets, ...addSets];
+  // Counter objects the new rules count into: added first (`add` keeps one that exists, and its count). Those of
+  // rules no longer loaded are left with what they counted (a rule disabled or outside its schedule may come back);
+  // the next full load drops them.
+  const addCounters = newCounters(before.counters ?? [], after.counters ?? []).map((name) => {
+    touched.push(`counter ${name}`);
+    return `add counter ${TABLE} ${name}`;
+  });
+  const head = [...addCounters, ...flushSets, ...addSets];
 
   const flushChains: string[] = [];
-  const replaced: string[] = [];
   const fill: string[] = [];
   /** Sets the new rules name, each declared once unless the script declares it already (with new elements). */
   const declared = new Set(touched);
@@ -91,7 +94,6 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     const old = oldChains.get(chain.name);
     if (old && (old === chain || sameLines(old.rules, chain.rules))) continue;
     if (old) flushChains.push(`flush chain ${TABLE} ${chain.name}`);
-    if (old?.rules.length) replaced.push(chain.name);
     for (const name of setsNamed(chain.rules)) {
       const set = newSets.get(name);
       if (!set || declared.has(`set ${name}`)) continue;
@@ -110,7 +112,6 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     if (newChains.has(chain.name)) continue;
     tail.push(`flush chain ${TABLE} ${chain.name}`, `delete chain ${TABLE} ${chain.name}`);
     touched.push(`chain ${chain.name}`);
-    if (chain.rules.length) replaced.push(chain.name);
     chains++;
   }
   for (const set of before.sets) {
@@ -122,7 +123,15 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
 
   if (ruleLines + elements > Math.max(SMALL_TABLE, MAX_REWRITTEN_SHARE * (ruleLineCount(after) + countElements(after.sets)))) return undefined;
   const lines = [...head, ...declare, ...flushChains, ...fill, ...tail];
-  return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements }, touched, replaced };
+  return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements }, touched };
+}
+
+/** Counter names in `after` but not in `before` (both in the compiler's order: only the middle is compared). */
+function newCounters(before: readonly string[], after: readonly string[]): string[] {
+  if (before === after) return [];
+  const { head, tail } = commonEnds(before, after);
+  const known = new Set(before.slice(head, before.length - tail));
+  return after.slice(head, after.length - tail).filter((name) => !known.has(name));
 }
 
 /**

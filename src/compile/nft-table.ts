@@ -25,7 +25,10 @@ export interface NftChain {
 }
 
 export interface NftTable {
-  /** Named counter objects, declared empty before the chains that count into them (constant names). */
+  /**
+   * Named counter objects, declared empty before the chains that count into them: the traffic counters and one
+   * per loaded rule. A delta adds the new ones and leaves the others (what they counted stays).
+   */
   counters?: string[];
   sets: NftSet[];
   /** Base chains and the regular chains they jump to; a chain must be declared before a rule jumps to it. */

@@ -18,11 +18,9 @@ export type ApplyResult =
    *  not be run. */
   | { ok: false; stage: 'check' | 'apply' | 'setup' | 'unavailable'; message: string; /** The tool's whole output, for the server log only. */ detail?: string };
 
-/** One rule's counter (`rule_<id>`, `nat_<id>`): nftables rule lines of one comment summed, or a pf rule label. */
+/** One rule's counter (`rule_<id>`, `nat_<id>`): an nftables counter object (NAT: its lines' counters summed), or a pf rule label. */
 export interface RuleCounter {
   name: string;
-  /** nftables: the chain of the lines summed (a rule's lines may sit in several chains, replaced one at a time). */
-  chain?: string;
   packets: number;
   bytes: number;
 }
@@ -62,12 +60,8 @@ export interface PacketFilter {
    * state holds those the kernel has, and leaves out those it has not.
    */
   readBackObjects?(names: readonly string[]): Promise<ReadBackResult>;
-  /**
-   * Per-rule counters of the whole table or anchor; with `chains` (a driver that loads deltas), those of the named
-   * chains only, read as cheaply as the driver can just before a delta replaces them (a chain the kernel lacks
-   * reads as nothing).
-   */
-  counters(chains?: readonly string[]): Promise<RuleCounter[]>;
+  /** Per-rule counters; none without a table or anchor; throws when they could not be read. */
+  counters(): Promise<RuleCounter[]>;
   /** At a schedule edge: kills the states the edge affects (see compile/schedule-edges.ts). */
   killStates(edge: ScheduleEdge): Promise<void>;
 }

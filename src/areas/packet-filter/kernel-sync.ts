@@ -74,11 +74,10 @@ export class KernelSync {
         // Nothing to change: proven by reading the kernel back, not assumed.
         if (await this.inStep()) return this.loadedAs('delta');
       } else if (delta) {
+        // The rules' counter objects outlive the chains a delta replaces: nothing counted is lost, nothing to read.
         counting?.loadStarted();
-        // What the chains about to be replaced counted, read just before they go (no sample overlaps a load).
-        const counted = counting && delta.replaced.length ? await driver.counters(delta.replaced) : [];
         const result = await driver.apply({ dialect: compiled.dialect, text: delta.script });
-        counting?.loadEnded(result.ok ? { ok: true, mode: 'delta', replaced: delta.replaced, counted } : { ok: false });
+        counting?.loadEnded({ ok: result.ok, mode: 'delta' });
         if (result.ok) {
           this.loaded = compiled.nft;
           for (const name of delta.touched) this.touched?.add(name);
@@ -91,7 +90,7 @@ export class KernelSync {
     await counting?.beforeFullLoad();
     counting?.loadStarted();
     const result = await driver.apply({ dialect: compiled.dialect, text: compiled.text });
-    counting?.loadEnded(result.ok ? { ok: true, mode: 'full' } : { ok: false });
+    counting?.loadEnded({ ok: result.ok, mode: 'full' });
     if (!result.ok) return result;
     this.loaded = compiled.nft;
     this.touched = undefined;

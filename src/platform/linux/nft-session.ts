@@ -24,7 +24,6 @@ nft = nftables.Nftables()
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
-    nft.set_json_output(request.get("json", False))
     rc, output, error = nft.cmd(request["script"])
     print(json.dumps({"rc": rc, "output": output, "error": error}), flush=True)
 `;
@@ -49,22 +48,17 @@ const isReady = (line: string) => {
 export class NftSession {
   private helper: Helper | undefined;
   private unavailableUntil = 0;
-  /** Loads the session ran (refused or not): the rest went to the CLI. */
+  /** Scripts the session ran (refused or not): the rest went to the CLI. */
   answered = 0;
-  /** Listings it ran (`json`: the chains a delta is about to replace). */
-  listed = 0;
   /** One script at a time: the helper answers in order. */
   private queue: Promise<unknown> = Promise.resolve();
 
   /** `command`: the Python interpreter with python3-nftables, e.g. ['/usr/bin/python3'] (or wrapped into a namespace). */
   constructor(private readonly command: readonly string[] = ['/usr/bin/python3']) {}
 
-  /**
-   * Runs a script in the session; undefined when the session cannot (the caller then runs the CLI). `json`: the
-   * output of listings as `nft -j` prints it.
-   */
-  run(script: string, options: { json?: boolean } = {}): Promise<CommandResult | undefined> {
-    const run = this.queue.then(() => this.runNow(script, options.json === true));
+  /** Runs a script in the session; undefined when the session cannot (the caller then runs the CLI). */
+  run(script: string): Promise<CommandResult | undefined> {
+    const run = this.queue.then(() => this.runNow(script));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -78,20 +72,20 @@ export class NftSession {
     if (helper.child.exitCode === null) await new Promise((resolve) => helper.child.once('exit', resolve));
   }
 
-  private async runNow(script: string, json: boolean): Promise<CommandResult | undefined> {
+  private async runNow(script: string): Promise<CommandResult | undefined> {
     // An idle session never keeps the process alive; one starting or answering does.
     const keepAlive = setInterval(() => undefined, 1000);
     try {
-      return await this.request(script, json);
+      return await this.request(script);
     } finally {
       clearInterval(keepAlive);
     }
   }
 
-  private async request(script: string, json: boolean): Promise<CommandResult | undefined> {
+  private async request(script: string): Promise<CommandResult | undefined> {
     const helper = await this.started();
     if (!helper) return undefined;
-    helper.child.stdin.write(`${JSON.stringify({ script, json })}\n`);
+    helper.child.stdin.write(`${JSON.stringify({ script })}\n`);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), TIMEOUT_MS)));
     const answer = await Promise.race([helper.lines.next(), timedOut]);
@@ -101,8 +95,7 @@ export class NftSession {
       return answer === 'timeout' ? { code: 1, stdout: '', stderr: `nft did not answer within ${TIMEOUT_MS / 1000} s` } : undefined;
     }
     const { rc, output, error } = JSON.parse(answer.value) as { rc: number; output: string; error: string };
-    if (json) this.listed++;
-    else this.answered++;
+    this.answered++;
     return { code: rc === 0 ? 0 : 1, stdout: output, stderr: error };
   }
 

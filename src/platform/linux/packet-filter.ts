@@ -20,7 +20,7 @@ const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: Rules
  * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates (checks and previews only),
  * `nft -f -` loads a script in one kernel transaction — the full load replacing `table inet bulwark`, or a delta
  * changing parts of it — and is its own check: a refused script changes nothing. `nft -s list table` reads the
- * table back for drift, `nft -j list table` reads the rules' counters. Loads go through a long-lived libnftables
+ * table back for drift, `nft -j list counters` reads the rules' counters. Loads go through a long-lived libnftables
  * session when one is given and available (nft-session.ts: the same scripts, without a process and a netlink
  * socket per load), through the CLI otherwise. Listings stay with the CLI: they fill a context's cache with every
  * rule, and the load after one in the same context paid 30 ms to drop that cache again.
@@ -107,22 +107,15 @@ export class NftablesPacketFilter implements PacketFilter {
   }
 
   /**
-   * The whole table through the CLI (a listing in the session would fill its cache with every rule). Named chains
-   * through the session, one listing each, which reads only that chain (0.7 ms at 10,000 rules; listed in the
-   * delta's own script it read the whole table, 150 ms), just before a delta replaces them; the CLI otherwise
-   * (3.5 ms each).
+   * The rules' counter objects, through the CLI (a listing in the session would fill its cache with every rule):
+   * `list counters` answers a fifth of the whole table's JSON, in about half the time.
    */
-  async counters(chains?: readonly string[]): Promise<RuleCounter[]> {
-    if (!chains) {
-      const result = await runCommand(this.nft, ['-j', 'list', 'table', 'inet', NFT_TABLE]);
-      return result.code === 0 ? parseNftRuleCounters(result.stdout, NFT_TABLE, true) : [];
-    }
-    const counters: RuleCounter[] = [];
-    for (const chain of chains) {
-      const what = ['chain', 'inet', NFT_TABLE, chain];
-      const listed = (await this.session?.run(`list ${what.join(' ')}`, { json: true })) ?? (await runCommand(this.nft, ['-j', 'list', ...what]));
-      if (listed.code === 0) counters.push(...parseNftRuleCounters(listed.stdout, NFT_TABLE, true));
-    }
-    return counters;
+  async counters(): Promise<RuleCounter[]> {
+    const result = await runCommand(this.nft, ['-j', 'list', 'counters', 'table', 'inet', NFT_TABLE]);
+    if (result.code === 0) return parseNftRuleCounters(result.stdout);
+    // No table: no counters. A listing that failed otherwise tells nothing (read as none, every rule's next
+    // reading would be counted again).
+    if (/No such file or directory/.test(result.stderr)) return [];
+    throw new Error(message(result).split('\n')[0].slice(0, 200));
   }
 }
