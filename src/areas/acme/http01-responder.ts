@@ -38,7 +38,7 @@ export class Http01Responder {
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) =>
         reject(error.code === 'EADDRINUSE'
-          ? new PortInUse(`the HTTP-01 responder cannot listen on ${this.listen.host || '*'}:${this.listen.port}: in use by another program (the reverse proxy, when it runs, is used instead)`)
+          ? new PortInUse(`the HTTP-01 responder cannot listen on ${this.listen.host || '*'}:${this.listen.port}: the address is in use by another program`)
           : new Error(`the HTTP-01 responder cannot listen: ${error.message}`)));
       server.listen(this.listen.port, this.listen.host || undefined, () => resolve());
     });
