@@ -56,8 +56,12 @@ export function createAreas(context: AppContext): Area[] {
     reverseProxy,
     createMultiwanArea(context),
     createAiArea(context, { ids: ids.service }),
-    // A certificate published by hand reloads the running proxy that serves it.
-    createAcmeArea(context, { certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }] }),
+    // A certificate published by hand reloads the running proxy that serves it; HTTP-01 goes through the proxy
+    // when it holds the responder's port.
+    createAcmeArea(context, {
+      certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }],
+      challengesThroughProxy: () => reverseProxy.service.challengesThroughProxy(),
+    }),
     dashboard,
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),

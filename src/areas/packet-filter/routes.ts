@@ -103,6 +103,7 @@ export function createPacketFilterArea(
     needs.geoip.onRefreshed(reloadIfLoaded);
   }
   const hits = new RuleHitCounters(context, needs.metrics);
+  pf.countWith(hits);
   const hitFields = { hits: Type.Object({ packets: Type.Number(), bytes: Type.Number() }), last_hit_at: Type.Union([Type.String(), Type.Null()]) };
   const ruleRecord = rules.schemas.record as { properties: Record<string, object> };
   const ruleWithHits = { ...ruleRecord, properties: { ...ruleRecord.properties, ...hitFields } };
@@ -179,11 +180,13 @@ export function createPacketFilterArea(
         const params = readListParams(request.query as Record<string, unknown>, rules.filterable);
         const cache = request.server.readCache;
         // Cached per configuration generation and per hit sample that changed a total.
-        return cache.send(reply, RULE_KIND, `hits${hits.version}?${JSON.stringify(request.query)}`, () => {
+        const answer = () => cache.send(reply, RULE_KIND, `hits${hits.version}?${JSON.stringify(request.query)}`, () => {
           const records = rules.objects().map((o) => ({ ...cache.recordOf(o, (object) => rules.toRecord(object)), ...hits.of(o.id) }));
           const { page, total } = pageOf(records, params);
           return { body: page, headers: { 'x-total-count': String(total) }, itemSchema: ruleWithHits };
         });
+        // Hits at most HIT_FRESH_MS old: a sample first when the last is older (no promise on the common path).
+        return hits.stale() ? hits.fresh().then(answer) : answer();
       },
     },
     ...collectionRoutes(rules, { ...ruleParts, operations: ['read', 'delete'] }),
@@ -219,10 +222,12 @@ export function createPacketFilterArea(
       method: 'GET', path: '/api/v1/rules/analysis', access: 'rules:read', tags: ['rules'],
       summary: 'Rule analysis of the stored rules: never matching (shadowed), redundant, conflicting, empty aliases in use, schedules that never fire, unused rules (extension)',
       schema: { querystring: AnalysisQuery, response: { 200: AnalysisAnswer } },
-      handler: (request) => {
+      handler: async (request) => {
         const analysis = analyseStored(pf);
         const days = request.query.unused_days;
-        return days === undefined ? analysis : { ...analysis, unused: hits.unused(days) };
+        if (days === undefined) return analysis;
+        await hits.fresh();
+        return { ...analysis, unused: hits.unused(days) };
       },
     }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),

@@ -16,6 +16,7 @@ import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import type { LoadCounting } from './hit-counters.js';
 import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
 import { auditPacketFilter } from './audit.js';
 import { LastCompile } from '../../compile/last-compile.js';
@@ -79,6 +80,11 @@ export class PacketFilterService {
       this.context.events.emit(DRIFT_TOPIC, { drift: true, differences });
       auditPacketFilter(this.context, { action: 'drift', actor: null, ip: null, outcome: 'failure', details: `the kernel ruleset differs from the applied one: ${summary}` });
     });
+  }
+
+  /** The rule hit counters: told around every load, so a reload never loses what the kernel counted. */
+  countWith(counting: LoadCounting): void {
+    this.kernel.counting = counting;
   }
 
   /** Whether the kernel still holds what was applied (GET /status). */
