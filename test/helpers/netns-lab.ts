@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -87,6 +88,11 @@ export class NetnsLab {
     this.bulwarkNs = ns;
   }
 
+  /** The daemons' runtime tree of the Bulwark this lab starts (no --runtime-dir: the default for its data directory). */
+  get runtimeRoot(): string {
+    return runtimeRoot({ dataDir: this.dataDir });
+  }
+
   /** Bulwark's own output so far (for assertion messages). */
   get log(): string {
     return this.bulwarkLog.slice(-4000);
@@ -114,6 +120,6 @@ export class NetnsLab {
       spawnSync('ip', ['netns', 'del', ns]);
     }
     rmSync(this.dataDir, { recursive: true, force: true });
-    rmSync(`${this.dataDir}-daemons`, { recursive: true, force: true });
+    rmSync(this.runtimeRoot, { recursive: true, force: true });
   }
 }
