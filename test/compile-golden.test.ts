@@ -87,6 +87,16 @@ const cases: Record<string, FirewallConfig> = {
       nat(fixtureId(74), { nat_type: 'snat', interface: 'em0', src_addr: 'interface address', dst_addr: '198.51.100.0/24', redirect: { address: '203.0.113.5', port: null } }),
     ],
   }),
+  // A fresh appliance: new connections entering a WAN interface are blocked unless a rule passes them (after
+  // the user rules in nftables, before them in pf, whose last match wins); the API stays reachable from LAN.
+  'wan-default-block': config({
+    system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: ['lan0'], nflogGroup: 5, wanDefaultBlock: ['wan0', 'wan1'] },
+    rules: [rule({ id: fixtureId(81), action: 'pass', interface: 'wan0', protocol: 'tcp', dport: 443, description: 'published web server' })],
+  }),
+  'wan-default-block-unlogged': config({
+    system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 5, wanDefaultBlock: ['wan0'] },
+    settings: { block_logging: false },
+  }),
   'anti-lockout': config({
     system: { api: { host: '2001:db8::1', port: 443 }, antiLockoutInterfaces: ['lan0', 'lan1'], nflogGroup: 5 },
     rules: [rule({ id: fixtureId(41), action: 'block', protocol: 'any', direction: 'any', log: true })],
