@@ -5,22 +5,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { findProgram } from '../../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, inNamespace } from '../helpers/netns-lab.js';
 import { integrityOf } from '../../src/areas/config/export-format.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the restore namespace lab');
-  if (root) return root;
-  const missing = ['ip', 'nft'].filter((p) => !findProgram(p));
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
-
-const skip = skipReason();
+const skip = systemSkip('the restore namespace lab', { root: true, programs: ['ip', 'nft'] });
 const DESTINATION = '203.0.113.0/24';
 let lab: NetnsLab;
 let fw = '';

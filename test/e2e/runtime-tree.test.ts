@@ -11,24 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadStartupConfig, StartupError } from '../../src/config.js';
-import { DEFAULT_RUNTIME_BASE, runtimeRoot, systemAccount } from '../../src/platform/daemon-runtime.js';
+import { DEFAULT_RUNTIME_BASE, runtimeRoot } from '../../src/platform/daemon-runtime.js';
 import { json } from '../helpers/app.js';
 import { startAreaApp } from '../helpers/area-app.js';
 import { freePort } from '../helpers/free-port.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
-import { findProgram } from '../../src/platform/daemon-tools.js';
+import { systemSkip } from '../helpers/system-skip.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-function unboundSkip(): string | false {
-  const root = rootSkipReason('running Unbound as its own user');
-  if (root) return root;
-  const missing = ['unbound', 'unbound-checkconf', 'setpriv'].filter((p) => !findProgram(p));
-  if (!systemAccount('unbound')) missing.push('the unbound user');
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
 
 test('--runtime-dir and BULWARK_RUNTIME_DIR set the tree; by default one tree per data directory under /var/lib/bulwark-daemons', () => {
   assert.equal(loadStartupConfig(['--runtime-dir', '/srv/rt'], {}).runtimeDir, '/srv/rt');
@@ -44,7 +34,7 @@ test('--runtime-dir and BULWARK_RUNTIME_DIR set the tree; by default one tree pe
   assert.equal(runtimeRoot({ dataDir: '/root/bulwark/data', runtimeDir: '/srv/rt' }), '/srv/rt');
 });
 
-test('a runtime tree below a folder unbound cannot traverse: /status names it, the apply answers 409 with the path and the permission', { skip: unboundSkip(), timeout: 60_000 }, async () => {
+test('a runtime tree below a folder unbound cannot traverse: /status names it, the apply answers 409 with the path and the permission', { skip: systemSkip('running Unbound as its own user', { root: true, programs: ['unbound', 'unbound-checkconf', 'setpriv'], users: ['unbound'] }), timeout: 60_000 }, async () => {
   const parent = mkdtempSync(join(tmpdir(), 'bulwark-private-rt-'));
   const runtimeDir = join(parent, 'rt');
   const t = await startAreaApp({ config: { platform: 'linux', runtimeDir } });
@@ -75,7 +65,7 @@ test('a runtime tree below a folder unbound cannot traverse: /status names it, t
   }
 });
 
-test('a group- or world-writable folder on the way to the runtime tree stops the start with the folder named', { skip: rootSkipReason('creating the runtime tree'), timeout: 60_000 }, () => {
+test('a group- or world-writable folder on the way to the runtime tree stops the start with the folder named', { skip: systemSkip('creating the runtime tree', { root: true }), timeout: 60_000 }, () => {
   const parent = mkdtempSync(join(tmpdir(), 'bulwark-open-rt-'));
   const open = join(parent, 'open');
   mkdirSync(open);

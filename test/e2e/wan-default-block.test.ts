@@ -8,21 +8,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { findProgram } from '../../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, ROOT, inNamespace } from '../helpers/netns-lab.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the WAN default-block namespace lab');
-  if (root) return root;
-  const missing = ['ip', 'nft'].filter((p) => !findProgram(p));
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
-
-const skip = skipReason();
+const skip = systemSkip('the WAN default-block namespace lab', { root: true, programs: ['ip', 'nft'] });
 const SERVICE_PORT = '8036';
 const FW_LAN = '10.36.1.1';
 const FW_WAN = '10.36.2.1';
