@@ -115,6 +115,9 @@ test('compile errors name the object: unknown alias, nesting cycle', () => {
   assert.throws(() => compileNftables(config({ rules: [rule({ id: fixtureId(51), dst: '<ghost>' })] })), (e: unknown) => e instanceof CompileError && /ghost/.test((e as Error).message));
   const cyclic = config({ aliases: [alias('a', 'network', ['<b>']), alias('b', 'network', ['<a>'])] });
   assert.throws(() => compilePf(cyclic), /alias nesting cycle: a -> b -> a/);
+  // An interface name that could end a quoted word or a list never reaches the WAN default block's line.
+  const hostileWan = config({ system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 1, wanDefaultBlock: ['wan0" accept'] } });
+  for (const compile of [compileNftables, compilePf]) assert.throws(() => compile(hostileWan), (e: unknown) => e instanceof CompileError && /WAN-role interfaces/.test((e as Error).message));
 });
 
 const skip = rootSkipReason('loading nftables golden files into a network namespace');
