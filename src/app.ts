@@ -32,6 +32,7 @@ import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
 import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
+import { RequestMetrics } from './metrics/request-metrics.js';
 import { ConfigVersions } from './store/config-versions.js';
 import { CONSOLE_ROUTES, registerConsole } from './http/console-static.js';
 
@@ -106,6 +107,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
     events: new EventHub(clock),
+    requests: new RequestMetrics(),
   } as AppContext;
   const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);
@@ -141,6 +143,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   // One line per request; the path only (query strings may carry tickets), never headers or bodies.
   app.addHook('onResponse', (request, reply, done) => {
+    // The route's template, not the URL: ids in paths do not multiply the metric's label values.
+    context.requests.record(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
       'request',

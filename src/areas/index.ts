@@ -25,6 +25,7 @@ import { createSettingsArea } from './settings/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
+import { createPrometheusArea } from './prometheus/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -44,6 +45,7 @@ export function createAreas(context: AppContext): Area[] {
   const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service, metrics: dashboard.service.engine });
   const ca = createCaArea(context);
   const reverseProxy = createReverseProxyArea(context);
+  const multiwan = createMultiwanArea(context);
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -54,11 +56,12 @@ export function createAreas(context: AppContext): Area[] {
     ids,
     geoip,
     reverseProxy,
-    createMultiwanArea(context),
+    multiwan,
     createAiArea(context, { ids: ids.service }),
     // A certificate published by hand reloads the running proxy that serves it.
     createAcmeArea(context, { certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }] }),
     dashboard,
+    createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),

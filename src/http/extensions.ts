@@ -57,6 +57,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: 'Changes the outbound allow-list; only settings:write may, so an operator cannot allow-list the destinations it writes (issue 31 item 3).',
   },
   {
+    method: 'GET', path: '/api/v1/metrics/prometheus', access: 'dashboard:view',
+    why: 'The appliance\'s figures in the Prometheus text exposition format for a monitoring server to scrape (issue 40 item 4); an API key holding dashboard:view suffices.',
+  },
+  {
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',
     why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
   },
