@@ -10,6 +10,7 @@ import type { IdentityService } from './auth/identity-service.js';
 import type { ApplyCoordinator } from './core/apply.js';
 import type { EventHub } from './core/event-hub.js';
 import type { RequestMetrics } from './metrics/request-metrics.js';
+import type { LocalLogs } from './areas/settings/local-logs.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -29,6 +30,8 @@ export interface AppContext {
   events: EventHub;
   /** API request counts and latencies (GET /metrics/prometheus). */
   requests: RequestMetrics;
+  /** The local log files under logs/ (API, audit, daemons), off while syslog's disable_local is set. */
+  localLogs: LocalLogs;
   log: FastifyBaseLogger;
   startedAt: number;
 }
