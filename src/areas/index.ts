@@ -26,6 +26,7 @@ import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
 import { createPrometheusArea } from './prometheus/routes.js';
+import { createFlowExportArea } from './flow-export/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -68,6 +69,7 @@ export function createAreas(context: AppContext): Area[] {
     createNetworkingArea(context),
     createSystemArea(context),
     createSettingsArea(context),
+    createFlowExportArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.
