@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import type { AppContext } from '../../context.js';
 import { badRequest, conflict, HttpError } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { adminAllowList, adminDestinationProblem } from '../../net/admin-allow-list.js';
+import { ADMIN_ALLOW_LIST_PATH, adminAllowList, adminDestinationProblem } from '../../net/admin-allow-list.js';
 import { resolveGuardedHost } from '../../net/guarded-host.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import type { FlowCollector, FlowExportStatus } from '../../platform/flow-export.js';
@@ -79,7 +79,7 @@ export class FlowExportService {
       const collectors = await Promise.all(settings.collectors.map(async (entry, index) => {
         const { host, port } = splitCollector(entry);
         const { address } = await resolveGuardedHost(host, allowList).catch((error: Error) => {
-          throw conflict(`flow export: collectors.${index}: ${error.message}`);
+          throw conflict(`flow export: collectors.${index} is refused (${error.message}); special addresses are reached only when an administrator names them in ${ADMIN_ALLOW_LIST_PATH}`);
         });
         return { address, port };
       }));
