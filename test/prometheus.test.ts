@@ -18,7 +18,9 @@ import type { createPacketFilterArea } from '../src/areas/packet-filter/routes.j
 const platform = createSimulatedPlatform();
 let kernel: RuleCounter[] = [];
 const packetFilter: PacketFilter = Object.assign(Object.create(platform.packetFilter) as PacketFilter, { counters: async () => kernel });
-const api = adminApi({ platform: { ...platform, packetFilter } });
+// The kernel's named counters (the simulated platform has none) also feed the exposition's packet-filter section.
+const traffic = Object.assign(Object.create(platform.traffic) as typeof platform.traffic, { ruleCounters: async () => kernel });
+const api = adminApi({ platform: { ...platform, packetFilter, traffic } });
 const { call, created } = api;
 const hits = () => areaOf<ReturnType<typeof createPacketFilterArea>>(api.t.app, 'packet-filter').hits;
 
@@ -91,8 +93,10 @@ test('an API key with dashboard:view scrapes; one without it is refused; request
 });
 
 test('promtool check metrics passes on the exposition', { skip: systemSkip('the promtool check', { programs: ['promtool'] }) }, async () => {
-  await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'udp', description: HOSTILE });
+  const rule = await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'udp', description: HOSTILE });
+  kernel = [{ name: `rule_${rule.id}`, packets: 3, bytes: 180 }, { name: 'nat_masquerade', packets: 7, bytes: 700 }];
   const { text } = await scrape();
+  assert.match(text, /^bulwark_pf_kernel_packets_total\{counter="nat_masquerade"\} 7$/m, 'every family present');
   const checked = spawnSync(findProgram('promtool')!, ['check', 'metrics'], { input: text, encoding: 'utf8' });
   assert.equal(checked.status, 0, `${checked.stdout}${checked.stderr}\n--- exposition:\n${text}`);
 });

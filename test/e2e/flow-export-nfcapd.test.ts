@@ -8,6 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { findProgram } from '../../src/platform/daemon-tools.js';
@@ -15,7 +16,7 @@ import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, inNamespace } from '../helpers/netns-lab.js';
 
-const skipReason = () => systemSkip('the flow-export namespace lab', { root: true, programs: ['ip', 'nft', 'softflowd', 'softflowctl', 'nfcapd', 'nfdump', 'iperf3', 'setpriv'], users: ['nobody'] });
+const skipReason = () => systemSkip('the flow-export namespace lab', { root: true, programs: ['ip', 'nft', 'softflowd', 'softflowctl', 'nfcapd', 'nfdump', 'iperf3', 'setpriv', 'promtool'], users: ['nobody'] });
 
 const CLIENT = '10.236.1.2';
 const SERVER = '10.236.2.2';
@@ -48,7 +49,7 @@ test('softflowd under Bulwark exports the client→server TCP flow that nfcapd r
     lab.startBulwark(fw, await freePort());
 
     // Forwarding allowed whatever the starting policy.
-    lab.call('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 5201, label: 'iperf' });
+    const rule = lab.call('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 5201, label: 'iperf' });
     lab.call('POST', '/api/v1/reload');
 
     const settings = { enabled: true, protocol: 'ipfix', collectors: [`${COLLECTOR}:4739`], interfaces: [inside], active_timeout_secs: 60, inactive_timeout_secs: 2 };
@@ -100,6 +101,17 @@ test('softflowd under Bulwark exports the client→server TCP flow that nfcapd r
     assert.equal(Number(flow[7]), ifindex, 'the input interface index');
     const reverse = records.map((line) => line.split('|')).find(([proto, sa, sp, da, dp]) => proto === '6' && sa === SERVER && Number(sp) === 5201 && da === CLIENT && Number(dp) === CLIENT_PORT);
     assert.ok(reverse, 'the server→client direction too');
+
+    // The Prometheus exposition of the real platform passes promtool, and the rule's counter there is GET /rules'.
+    const [rules, metrics] = lab.api(['GET', '/api/v1/rules'], ['GET', '/api/v1/metrics/prometheus']);
+    assert.equal(metrics.status, 200);
+    const checked = spawnSync(findProgram('promtool')!, ['check', 'metrics'], { input: metrics.body, encoding: 'utf8' });
+    assert.equal(checked.status, 0, `${checked.stdout}${checked.stderr}`);
+    const hits = rules.body.find((r: { id: string }) => r.id === rule.id).hits;
+    const sampleOf = (name: string) => Number(new RegExp(`^${name}\\{rule_id="${rule.id}"\\} (\\S+)$`, 'm').exec(metrics.body)?.[1]);
+    assert.equal(sampleOf('bulwark_rule_hits_packets_total'), hits.packets);
+    assert.equal(sampleOf('bulwark_rule_hits_bytes_total'), hits.bytes);
+    assert.match(metrics.body, /^bulwark_pf_running 1$/m);
 
     // Off: the exporter stops.
     const off = lab.call('PUT', '/api/v1/settings/flow-export', { enabled: false });

@@ -72,9 +72,9 @@ export class PrometheusExposition {
       .family('bulwark_pf_states', 'gauge', 'Entries in the state (connection tracking) table.', [{ value: table.total }])
       .family('bulwark_pf_states_by_protocol', 'gauge', 'Entries of the state table read, by protocol.',
         [...byProtocol].sort(([a], [b]) => (a < b ? -1 : 1)).map(([protocol, value]) => ({ labels: { protocol }, value })))
-      .family('bulwark_pf_counter_packets_total', 'counter', 'Packets counted by a named packet-filter counter since it was loaded.',
+      .family('bulwark_pf_kernel_packets_total', 'counter', 'Packets counted by a named packet-filter counter since it was loaded.',
         counters.map((c) => ({ labels: { counter: c.name }, value: c.packets })))
-      .family('bulwark_pf_counter_bytes_total', 'counter', 'Bytes counted by a named packet-filter counter since it was loaded.',
+      .family('bulwark_pf_kernel_bytes_total', 'counter', 'Bytes counted by a named packet-filter counter since it was loaded.',
         counters.map((c) => ({ labels: { counter: c.name }, value: c.bytes })));
   }
 
