@@ -78,7 +78,7 @@ try {
   const files = { pidFile: join(work, 'if.pid'), controlSocket: join(work, 'if.ctl') };
   const args = softflowdArguments({
     protocol: 'ipfix', collectors: [{ address: '10.237.3.2', port: 4739 }], activeTimeoutSecs: 60, inactiveTimeoutSecs: 15, sampling: 1,
-    interfaces: [`${tag}c`], dataDir: work,
+    interfaces: [`${tag}c`], runtime: { dataDir: work },
   }, { name: `${tag}c`, ifindex }, files);
   const startExporter = async () => {
     const child = spawn('ip', ['netns', 'exec', ns.fw, findProgram('setpriv')!, `--reuid=${nobody.uid}`, `--regid=${nobody.gid}`, '--clear-groups',

@@ -3,6 +3,7 @@
  * administrator's collectors. `linux` runs Debian's softflowd, one supervised process per exporting interface
  * (src/platform/linux/softflowd.ts); `simulated` keeps the specification and says so; `freebsd` is not driven.
  */
+import type { RuntimeConfig } from './daemon-runtime.js';
 
 export type FlowProtocol = 'netflow9' | 'ipfix';
 
@@ -23,8 +24,8 @@ export interface FlowExportSpec {
   sampling: number;
   /** The interfaces whose traffic is exported (each flow is seen on the interfaces it crosses). */
   interfaces: string[];
-  /** The appliance's data directory (the exporter's runtime files live beside it). */
-  dataDir: string;
+  /** The appliance's data and runtime directories (the exporter's files live in the daemons' runtime tree). */
+  runtime: RuntimeConfig;
 }
 
 export interface FlowExportInterfaceStatus {

@@ -79,7 +79,7 @@ test('softflowd under Bulwark exports the client→server TCP flow that nfcapd r
     assert.ok(sent >= BYTES, `iperf3 sent ${sent}`);
 
     // The flow ends (FIN) and is exported after the inactive timeout: softflowd's own control socket says when.
-    const control = join(`${lab.dataDir}-daemons`, 'softflowd', 'state', `if${ifindex}.ctl`);
+    const control = join(lab.runtimeRoot, 'softflowd', 'state', `if${ifindex}.ctl`);
     const softflowctl = (command: string) => inNamespace(fw, findProgram('softflowctl')!, ['-c', control, command]);
     let records: string[] = [];
     let exported = false;

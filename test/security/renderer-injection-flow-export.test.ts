@@ -87,7 +87,7 @@ test('hostile values written through the API: 400 naming the field, or an argume
 });
 
 test('the renderer refuses a hostile value it is handed directly (a stored value that predates validation)', () => {
-  const spec: FlowExportSpec = { protocol: 'ipfix', collectors: [{ address: '11.22.33.44', port: 2055 }], activeTimeoutSecs: 60, inactiveTimeoutSecs: 15, sampling: 1, interfaces: ['eth0'], dataDir: '/var/lib/bulwark' };
+  const spec: FlowExportSpec = { protocol: 'ipfix', collectors: [{ address: '11.22.33.44', port: 2055 }], activeTimeoutSecs: 60, inactiveTimeoutSecs: 15, sampling: 1, interfaces: ['eth0'], runtime: { dataDir: '/var/lib/bulwark' } };
   const files = { pidFile: '/run/x/if7.pid', controlSocket: '/run/x/if7.ctl' };
   const refuses = (change: Partial<FlowExportSpec>, name = 'eth0', ifindex = 7, paths = files) => {
     try {

@@ -85,7 +85,7 @@ export class FlowExportService {
       }));
       const status = await this.context.platform.flowExport.apply({
         protocol: settings.protocol, collectors, activeTimeoutSecs: settings.active_timeout_secs, inactiveTimeoutSecs: settings.inactive_timeout_secs,
-        sampling: settings.sampling, interfaces: settings.interfaces, dataDir: this.context.config.dataDir,
+        sampling: settings.sampling, interfaces: settings.interfaces, runtime: this.context.config,
       });
       this.exporting = true;
       this.resolved = collectors;

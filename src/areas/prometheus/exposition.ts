@@ -78,8 +78,10 @@ export class PrometheusExposition {
         counters.map((c) => ({ labels: { counter: c.name }, value: c.bytes })));
   }
 
-  /** Per-rule hits: the totals GET /rules answers (they survive reloads and restarts). */
+  /** Per-rule hits: the totals GET /rules answers, as fresh as it answers them (they survive reloads and restarts). */
   private async rules(out: PrometheusText): Promise<void> {
+    // As GET /rules reads them: a sample first when the last one is older than the freshness bound.
+    if (this.sources.hits.stale()) await this.sources.hits.fresh();
     const rules = this.context.store.list(RULE_KIND);
     const hits = rules.map((rule) => ({ id: rule.id, ...this.sources.hits.of(rule.id) }));
     out.family('bulwark_rule_info', 'gauge', 'One per configured rule: its action, status and description (always 1).',

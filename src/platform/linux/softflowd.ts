@@ -72,7 +72,7 @@ export function createSoftflowdExporter(): FlowExporter {
       if (!spec || wanted.size === 0) return status();
       const program = findProgram('softflowd');
       if (!program) throw unavailable(describeMissing(missingTool('softflowd')));
-      const runtime = programRuntime(spec.dataDir, 'softflowd', PROBE_ACCOUNT);
+      const runtime = programRuntime(spec.runtime, 'softflowd', PROBE_ACCOUNT);
       if (process.getuid?.() === 0 && (!runtime.account || runtime.account.uid === 0)) {
         throw unavailable(`no unprivileged account "${PROBE_ACCOUNT}" in /etc/passwd to run softflowd as (base-passwd provides it)`);
       }
