@@ -20,7 +20,7 @@ export interface FlowExportSpec {
   activeTimeoutSecs: number;
   /** A flow with no packet for this many seconds is exported. */
   inactiveTimeoutSecs: number;
-  /** 1 = every packet; N = one packet in N (the collector scales by the rate the export carries). */
+  /** 1 = every packet; N = one packet in N (softflowd's periodic sampling; the collector must scale by N). */
   sampling: number;
   /** The interfaces whose traffic is exported (each flow is seen on the interfaces it crosses). */
   interfaces: string[];
