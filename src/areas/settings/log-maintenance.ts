@@ -15,6 +15,7 @@ export const ROTATION_CHECK_MS = 60_000;
 export const ALERT_PRUNE_MS = 60_000;
 const TICK_MS = 1_000;
 const AUDIT_BATCH = 1000;
+const AUDIT_BATCHES_PER_TICK = 5;
 const CURSOR = 'local_logs.audit_cursor';
 
 const ROTATION_DEFAULTS: RotationConfig = { max_size_mb: 5, keep: 7, compression: 'gzip' };
@@ -112,7 +113,8 @@ export class LogMaintenance {
   private copyAudit(): void {
     let cursor = this.state.get(CURSOR, { id: 0 }).id;
     const page = this.context.db.prepare('SELECT id, at, category, action, actor, client_ip, outcome, details FROM audit_log WHERE id > ? ORDER BY id LIMIT ?');
-    for (;;) {
+    // At most AUDIT_BATCHES_PER_TICK pages a tick: a long history (an upgrade) is copied over several ticks, never in one long stall.
+    for (let batch = 0; batch < AUDIT_BATCHES_PER_TICK; batch++) {
       const rows = page.all(cursor, AUDIT_BATCH) as AuditRow[];
       if (rows.length === 0) break;
       if (this.logs.enabled()) {
