@@ -24,18 +24,10 @@ export function pruneAlerts(db: Db, retention: AlertRetention, nowMs: number): {
   const total = (db.prepare(`SELECT coalesce(sum(${ROW_BYTES}), 0) AS bytes FROM ids_alerts`).get() as { bytes: number }).bytes;
   let overSize = 0;
   if (total > budget) {
-    // Newest first, keep rows while the running total fits; delete the rest (the oldest).
-    const rows = db.prepare(`SELECT rowid AS r, ${ROW_BYTES} AS bytes FROM ids_alerts ORDER BY timestamp DESC, rowid DESC`).all() as { r: number; bytes: number }[];
-    let kept = 0;
-    const doomed: number[] = [];
-    for (const row of rows) {
-      kept += row.bytes;
-      if (kept > budget) doomed.push(row.r);
-    }
-    const remove = db.prepare('DELETE FROM ids_alerts WHERE rowid = ?');
-    db.transaction(() => {
-      for (const rowid of doomed) overSize += remove.run(rowid).changes;
-    })();
+    // Newest first, a running total of their sizes; every row past the budget (the oldest) goes, in one statement.
+    overSize = db.prepare(`DELETE FROM ids_alerts WHERE rowid IN (
+      SELECT r FROM (SELECT rowid AS r, sum(${ROW_BYTES}) OVER (ORDER BY timestamp DESC, rowid DESC) AS running FROM ids_alerts) WHERE running > ?)`)
+      .run(budget).changes;
   }
   return { expired, over_size: overSize };
 }
