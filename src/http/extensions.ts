@@ -65,6 +65,18 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: 'Changes the outbound allow-list; only settings:write may, so an operator cannot allow-list the destinations it writes (issue 31 item 3).',
   },
   {
+    method: 'GET', path: '/api/v1/metrics/prometheus', access: 'dashboard:view',
+    why: 'The appliance\'s figures in the Prometheus text exposition format for a monitoring server to scrape (issue 40 item 4); an API key holding dashboard:view suffices.',
+  },
+  {
+    method: 'GET', path: '/api/v1/settings/flow-export', access: 'settings:read',
+    why: 'Flow export (NetFlow v9 / IPFIX, issue 40 item 3): collectors, protocol, timeouts, sampling and interfaces, with the exporters\' live state.',
+  },
+  {
+    method: 'PUT', path: '/api/v1/settings/flow-export', access: 'settings:write',
+    why: 'Changes flow export and applies it at once; collectors pass the outbound guard (special addresses only via /settings/outbound).',
+  },
+  {
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',
     why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
   },

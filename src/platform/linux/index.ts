@@ -14,6 +14,7 @@ import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
 import { createSuricataEngine } from './suricata.js';
+import { createSoftflowdExporter } from './softflowd.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -46,6 +47,7 @@ export function createLinuxPlatform(): Platform {
   const reverseProxy = createCaddyProxy();
   const idsEngine = createSuricataEngine();
   const packetFilter = new NftablesPacketFilter(nftablesStatus);
+  const flowExport = createSoftflowdExporter();
   return {
     name: 'linux',
     simulated: false,
@@ -61,7 +63,9 @@ export function createLinuxPlatform(): Platform {
     daemons,
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(),
+    flowExport,
     close: async () => {
+      await flowExport.close();
       await wireguard.closeAll();
       await ipsec.stop();
       await traffic.close();
