@@ -36,6 +36,10 @@ export class UpdatesService {
     this.appliance = new ApplianceUpdates(context, this.state, (action, details, status) => this.record(action, details, status));
   }
 
+  stop(): void {
+    this.appliance.stop();
+  }
+
   record(action: string, details: string, status: string): void {
     this.insertHistory.run(action, details, status, isoTime(this.context.clock.now()));
   }
