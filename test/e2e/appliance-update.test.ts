@@ -103,7 +103,10 @@ before(async () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
   writeFileSync(join(first, 'package.json'), JSON.stringify({ name: pkg.name, version: '1.0.0', type: pkg.type, dependencies: { 'prod-dep': '1.0.0' } }));
   cpSync(join(ROOT, 'install'), join(first, 'install'), { recursive: true });
-  const installed = spawnSync('bash', [join(ROOT, 'install/bulwark-install.sh'), '--root', root, '--from', first, '--no-build', '--node', process.execPath], { encoding: 'utf8', timeout: 120_000 });
+  // The unit's Node inside the root (the unit is not run here: the supervisor runs this process's node).
+  mkdirSync(join(root, 'usr/bin'), { recursive: true });
+  writeFileSync(join(root, 'usr/bin/node'), '#!/bin/sh\n', { mode: 0o755 });
+  const installed = spawnSync('bash', [join(ROOT, 'install/bulwark-install.sh'), '--root', root, '--from', first, '--no-build', '--node', '/usr/bin/node'], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(installed.status, 0, `${installed.stdout}${installed.stderr}`);
   const release = join(root, 'opt/bulwark/releases/1.0.0');
   rmSync(join(release, 'node_modules'), { recursive: true });

@@ -5,7 +5,7 @@ import { route, type RouteSpec } from '../../http/route.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { HistoryEntry, InstallLocalBody, InstallResult, RollbackBody, Schedule, UpdateInfo, UpdateStatus } from './schema.js';
+import { HistoryEntry, InstallLocalBody, InstallResult, RollbackBody, Schedule, UpdateInfo, UpdatePreview, UpdateStatus } from './schema.js';
 import { UpdatesService } from './service.js';
 
 const TAGS = ['updates'];
@@ -37,6 +37,16 @@ function routes(context: AppContext, updates: UpdatesService): RouteSpec[] {
       method: 'POST', path: '/api/v1/updates/install', access: 'updates:install', tags: TAGS, summary: 'Install every pending OS/package update',
       schema: { response: { 200: Type.Object({ message: Type.String(), installed: Type.Array(Type.String()), needs_reboot: Type.Boolean() }) } },
       handler: () => updates.install(),
+    },
+    {
+      method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read', tags: TAGS, summary: 'What installing the pending updates would change (apt-get -s upgrade: nothing is changed)',
+      schema: { response: { 200: UpdatePreview } },
+      handler: () => updates.preview(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/schedule/run', access: 'updates:install', tags: TAGS, summary: "Run the maintenance window's steps now, as the scheduler does at the window",
+      schema: { response: { 200: Type.Object({ message: Type.String(), steps: Type.Array(Type.String()) }), 409: ErrorAnswer('A maintenance window is already running') } },
+      handler: () => updates.runMaintenance('manual'),
     },
     getSchedule,
     {

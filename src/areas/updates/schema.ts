@@ -12,6 +12,17 @@ export const UpdateStatus = Type.Object({
   checking: Type.Boolean(),
   installing: Type.Boolean(),
   simulated: Type.Boolean(),
+  maintenance_next_run: NullableString({ description: 'when Bulwark\'s scheduler runs the maintenance window next (null: disabled)' }),
+});
+
+export const UpdatePreview = Type.Object({
+  message: Type.String(),
+  changes: Type.Array(Type.Object({
+    action: StringEnum(['upgrade', 'install', 'remove']),
+    name: Type.String(),
+    from: NullableString(),
+    to: NullableString(),
+  })),
 });
 
 export const HistoryEntry = Type.Object({ id: Type.Integer(), action: Type.String(), details: Type.String(), status: Type.String(), created_at: Type.String() });
