@@ -18,6 +18,7 @@ import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdi
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { ROOT } from '../helpers/netns-lab.js';
 import { ADMIN } from '../helpers/auth.js';
 import { keyIdOf, signRelease } from '../../src/areas/updates/release-signature.js';
@@ -64,11 +65,23 @@ async function until<T>(what: string, seconds: number, check: () => Promise<T | 
   throw new Error(`${what}: not within ${seconds} s (${String(last ?? '')}); supervisor log:\n${readFileSync(join(work, 'supervisor.log'), 'utf8').slice(-3000)}`);
 }
 
-/** A source tree as a build leaves it, at `version`; `broken`: its server exits at once. */
+/**
+ * A source tree as a build leaves it, at `version`; `broken`: its server changes the database (as a failed
+ * migration would) and exits.
+ */
 function sourceTree(version: string, broken = false): string {
   const dir = join(work, `source-${version}`);
   cpSync(build, join(dir, 'dist'), { recursive: true });
-  if (broken) writeFileSync(join(dir, 'dist/main.js'), 'process.stderr.write("this release cannot start\\n");\nprocess.exit(1);\n');
+  if (broken) {
+    writeFileSync(join(dir, 'dist/main.js'), [
+      "import Database from 'better-sqlite3';",
+      "const db = new Database(`${process.env.BULWARK_DATA_DIR}/bulwark.db`);",
+      "db.exec('CREATE TABLE IF NOT EXISTS half_migrated (x)');",
+      'db.close();',
+      "process.stderr.write('this release cannot start\\n');",
+      'process.exit(1);', '',
+    ].join('\n'));
+  }
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: pkg.name, version, type: pkg.type, dependencies: {} }));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
@@ -199,6 +212,14 @@ test('a release whose server cannot start is rolled back automatically: the old 
   assert.match(status.last_activation.reason, /3\.0\.0 did not answer ready within 45 s; 2\.0\.0 was restored with the database snapshot/);
   assert.deepEqual([status.running_version, status.current_version], ['2.0.0', '2.0.0']);
   assert.equal(readlinkSync(join(root, 'opt/bulwark/current')), 'releases/2.0.0');
+  // The broken release had changed the database; the snapshot taken before the switch is back.
+  assert.match(readFileSync(join(work, 'supervisor.log'), 'utf8'), /database restored from .*snapshots\/before-3\.0\.0-/);
+  const db = new Database(join(dataDir, 'bulwark.db'), { readonly: true });
+  try {
+    assert.equal(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half_migrated'").get(), undefined);
+  } finally {
+    db.close();
+  }
   t.diagnostic(`rollback timings (ms): ${JSON.stringify(status.last_activation.timings_ms)}`);
   const history = (await call('GET', '/api/v1/updates/history')).body as { action: string; status: string; details: string }[];
   assert.ok(history.some((h) => h.action === 'appliance_install' && h.status === 'rolled_back' && /did not answer ready/.test(h.details)), JSON.stringify(history.slice(0, 5)));
