@@ -12,6 +12,11 @@ export interface StartupConfig {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * The daemons' runtime tree (`--runtime-dir`): unset, `/var/lib/bulwark-daemons/<12 hex of sha256 of the data
+   * directory>` (src/platform/daemon-runtime.ts runtimeRoot() decides; nothing else builds the path).
+   */
+  runtimeDir?: string | null;
   platform: PlatformName;
   trustedProxies: string[];
   logLevel: LogLevel;
@@ -68,6 +73,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     options: {
       listen: { type: 'string' },
       'data-dir': { type: 'string' },
+      'runtime-dir': { type: 'string' },
       platform: { type: 'string' },
       'trusted-proxies': { type: 'string' },
       'log-level': { type: 'string' },
@@ -101,6 +107,8 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!/^\d{1,4}$/.test(readyText.trim()) || Number(readyText) < 5) {
     throw new StartupError(`--update-ready-timeout must be a whole number of seconds, at least 5, got "${readyText}"`);
   }
+  const runtimeDir = values['runtime-dir'] ?? (env.BULWARK_RUNTIME_DIR || undefined);
+  if (runtimeDir !== undefined && !runtimeDir.startsWith('/')) throw new StartupError(`--runtime-dir must be an absolute path, got "${runtimeDir}"`);
   return {
     host,
     port,
@@ -109,6 +117,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     updateReadySeconds: Number(readyText.trim()),
     driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
+    runtimeDir: runtimeDir === undefined ? null : resolve(runtimeDir),
     platform: platform as PlatformName,
     trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),
     logLevel: logLevel as LogLevel,

@@ -36,6 +36,8 @@ export function createAreas(context: AppContext): Area[] {
   // filter); IDS alerts reach the dashboard's frames.
   const pendingFlags = new PendingFlags(context.events);
   const feeds = newLiveFeeds();
+  // Interface addresses, VLANs and static routes apply first: daemons and tunnels bind to what they put in place.
+  const networking = createNetworkingArea(context);
   const ids = createIdsArea(context, { alerts: feeds.alerts });
   // Geo-IP rules are compiled into the packet filter's ruleset (compile/geoip-sets.ts).
   const geoip = createGeoipArea(context);
@@ -66,7 +68,7 @@ export function createAreas(context: AppContext): Area[] {
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),
-    createNetworkingArea(context),
+    networking,
     createSystemArea(context),
     createSettingsArea(context),
     createUpdatesArea(context),

@@ -302,6 +302,37 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
   return lines;
 }
 
+/**
+ * The default policy's exception, after every user rule: a new connection entering a WAN interface that no rule
+ * passed is dropped (logged when block logging is on). Replies are passed earlier by the state handling.
+ */
+export function nftDefaultLines(config: FirewallConfig): string[] {
+  const wan = config.system.wanDefaultBlock ?? [];
+  if (wan.length === 0) return [];
+  const log = config.settings.block_logging ? [`log prefix ${quote('bulwark block wan-default: ')} group ${config.system.nflogGroup}`] : [];
+  const on = `iifname ${set(wan.map(quote))}`;
+  return [
+    // IPv6 needs neighbour and router discovery on the WAN link (untracked, so no state passes them).
+    `${on} icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert, nd-redirect } accept comment "system: IPv6 neighbour discovery on WAN"`,
+    [on, 'counter', ...log, 'drop', 'comment "system: WAN default block"'].join(' '),
+  ];
+}
+
+const filterInHeader = (config: FirewallConfig) =>
+  `# chain filter_in (prerouting, after destination NAT); default policy: accept${config.system.wanDefaultBlock?.length ? `, except new connections entering ${config.system.wanDefaultBlock.join(', ')} (WAN): drop` : ''}`;
+
+/** The read-only rules of both chains, as GET /rules/system shows them (the WAN default block after the user rules). */
+export function nftSystemView(config: FirewallConfig): string[] {
+  const defaults = nftDefaultLines(config);
+  return [
+    filterInHeader(config),
+    ...nftSystemLines(config, 'in'),
+    ...(defaults.length ? ['# (user rules)', ...defaults] : []),
+    '# chain filter_out (postrouting, after source NAT); default policy: accept',
+    ...nftSystemLines(config, 'out'),
+  ];
+}
+
 // Resolved aliases are reused while their content is unchanged (firewall-model.ts), and so are their block lists;
 // an alias that changed keeps most of its blocks as the same (parsed once) objects, and so their texts.
 const formatted = new WeakMap<readonly Cidr[], string[]>();
@@ -396,7 +427,7 @@ export function compileNftTable(config: FirewallConfig, model = buildModel(confi
       { name: 'nat_prerouting', base: baseChain('nat', 'prerouting', 'dstnat'), rules: pre },
       { name: 'nat_postrouting', base: baseChain('nat', 'postrouting', 'srcnat'), rules: post },
       ...nftGeoIpChains(model.geoip),
-      { name: 'filter_in', base: FILTER_IN_BASE, rules: [...nftSystemLines(config, 'in'), ...nftGeoIpJump(model.geoip), ...userIn.jumps] },
+      { name: 'filter_in', base: FILTER_IN_BASE, rules: [...nftSystemLines(config, 'in'), ...nftGeoIpJump(model.geoip), ...userIn.jumps, ...nftDefaultLines(config)] },
       ...userIn.segments,
       { name: 'filter_out', base: FILTER_OUT_BASE, rules: [...nftSystemLines(config, 'out'), ...userOut.jumps] },
       ...userOut.segments,
@@ -439,12 +470,7 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
     },
     nft: table,
     natLines: [`# NAT chains (table inet ${NFT_TABLE})`, ...natSection.map((l) => l.replace(/^\t/, ''))],
-    systemLines: [
-      '# chain filter_in (prerouting, after destination NAT); default policy: accept',
-      ...nftSystemLines(config, 'in'),
-      '# chain filter_out (postrouting, after source NAT); default policy: accept',
-      ...nftSystemLines(config, 'out'),
-    ],
+    systemLines: nftSystemView(config),
     ruleCount: model.rules.length,
     scheduledInForce: scheduledIds(model.rules),
     natCount: model.nat.length,

@@ -239,3 +239,18 @@ test('rollback returns to the first installed release', async (t) => {
   const unknown = await call('POST', '/api/v1/updates/appliance/rollback', { version: '9.9.9' });
   assert.equal(unknown.status, 404);
 });
+
+test('restart really restarts: a new API process of the same release answers, and the restart is recorded', async () => {
+  const before = JSON.parse(readFileSync(join(dataDir, 'appliance/ready.json'), 'utf8')) as { pid: number; version: string };
+  const answer = await call('POST', '/api/v1/updates/appliance/restart');
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.match(answer.body.message, /bulwark-supervise\.sh/);
+  const status = await until('the restarted API answers', 120, async () => {
+    const now = await running();
+    return now.last_activation?.mode === 'restart' ? now : undefined;
+  });
+  assert.deepEqual([status.last_activation.outcome, status.running_version], ['activated', before.version]);
+  const after = JSON.parse(readFileSync(join(dataDir, 'appliance/ready.json'), 'utf8')) as { pid: number };
+  assert.notEqual(after.pid, before.pid);
+  assert.throws(() => process.kill(before.pid, 0), 'the previous API process is gone');
+});

@@ -10,7 +10,7 @@ import { Uuid } from '../../model/schema-helpers.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { EventStreamAnswers } from '../../http/documented-responses.js';
 import { CompileError } from '../../compile/firewall-model.js';
-import { nftSystemLines } from '../../compile/nftables.js';
+import { nftSystemView } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
 import { EventStream, EventStreamSet } from '../../live/event-stream.js';
 import type { PendingFlags } from '../../live/pending-flags.js';
@@ -20,7 +20,7 @@ import { declareSchedules, ScheduleCreateBody, ScheduleUpdateBody, toStoredSched
 import { declareNat, NAT_KIND, NatCreateBody, NatUpdateBody, toStoredNat } from './nat.js';
 import { normalisedWriteRoutes } from './write-routes.js';
 import { applyFailureWho, PacketFilterService } from './service.js';
-import { SETTINGS_KIND } from './snapshot.js';
+import { SETTINGS_KIND, WAN_POLICY_KIND } from './snapshot.js';
 import { auditPacketFilter } from './audit.js';
 import { SimulateAnswer, SimulateBody, simulateRequest } from './simulate.js';
 import { AnalysisAnswer, AnalysisQuery, analyseStored, RuleWarning, warningsFor } from './analysis.js';
@@ -90,7 +90,18 @@ export function createPacketFilterArea(
     kind: SETTINGS_KIND, noun: 'block logging', writeAccess: 'rules:write',
     schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
   });
-  const pf = new PacketFilterService(context, blockLogging, needs.geoip ? () => needs.geoip!.compiled() : undefined);
+  // A fresh appliance is not open: on a real platform, what enters a WAN-role interface is blocked unless a rule
+  // passes it (as pfSense and OPNsense ship); the simulated `npm start` keeps the open default it always had.
+  const wanPolicy = models.singleton({
+    kind: WAN_POLICY_KIND, noun: 'WAN default block', writeAccess: 'rules:write',
+    schema: Type.Object({
+      enabled: Type.Boolean({
+        default: !context.platform.simulated,
+        description: 'block new connections entering an interface with the WAN role unless a rule passes them (the anti-lockout rule keeps the API reachable from LAN); default on for linux and freebsd, off on simulated',
+      }),
+    }),
+  });
+  const pf = new PacketFilterService(context, blockLogging, wanPolicy, needs.geoip ? () => needs.geoip!.compiled() : undefined);
   // Geo-IP rules are compiled into the ruleset in force: once a ruleset is loaded, a rule change reloads it
   // (a refusal answers the rule's write with the reload's 409 or 503).
   if (needs.geoip) {
@@ -231,6 +242,7 @@ export function createPacketFilterArea(
       },
     }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
+    ...singletonRoutes(wanPolicy, { path: '/api/v1/rules/wan-default-block', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
     {
       method: 'GET', conditional: 'read', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
       summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
@@ -238,12 +250,7 @@ export function createPacketFilterArea(
       handler: () => {
         const config = pf.configFor(pf.storedSnapshot());
         if (context.platform.packetFilter.dialect === 'pf') return pfSystemLines(config);
-        return [
-          '# chain filter_in (prerouting, after destination NAT); default policy: accept',
-          ...nftSystemLines(config, 'in'),
-          '# chain filter_out (postrouting, after source NAT); default policy: accept',
-          ...nftSystemLines(config, 'out'),
-        ];
+        return nftSystemView(config);
       },
     },
     ...collectionRoutes(schedules, { ...scheduleParts, operations: ['list', 'read', 'delete'] }),

@@ -322,7 +322,7 @@ export class ReverseProxyService {
   }
 
   private runtime(): DaemonRuntime {
-    return programRuntime(this.context.config.dataDir, 'caddy', 'caddy');
+    return programRuntime(this.context.config, 'caddy', 'caddy');
   }
 
   private install(configFile: string): ProxyInstall {
