@@ -196,9 +196,17 @@ export class ApplianceUpdates {
     try {
       const version = await this.layout.unpack(archive, expectedVersion);
       const unpacked = performance.now();
-      const snapshot = await this.snapshotDatabase(version);
-      const snapshotted = performance.now();
-      this.layout.switchTo(version);
+      let snapshot: string;
+      let snapshotted: number;
+      try {
+        snapshot = await this.snapshotDatabase(version);
+        snapshotted = performance.now();
+        this.layout.switchTo(version);
+      } catch (error) {
+        // Not switched: the unpacked release goes again, so a failure leaves the releases as they were.
+        rmSync(join(this.layout.releasesDir, version), { recursive: true, force: true });
+        throw error;
+      }
       const switched = performance.now();
       const state = this.read();
       this.save({ ...state, signers: { ...state.signers, [version]: keyId }, previous });
