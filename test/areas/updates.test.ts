@@ -12,6 +12,7 @@ import type { Headers } from '../helpers/auth.js';
 import { BUILD } from '../../src/core/build-info.js';
 import { checksumOf, compareVersions } from '../../src/areas/updates/appliance.js';
 import { signRelease } from '../../src/areas/updates/release-signature.js';
+import { takeOutcome } from '../../src/areas/updates/activation-files.js';
 
 let t: AreaApp;
 let headers: Headers;
@@ -147,4 +148,23 @@ test('version and checksum helpers', () => {
   assert.equal(checksumOf(`${hex}  file.tar.gz`), hex);
   assert.equal(checksumOf(`SHA256 (file.tar.gz) = ${hex.toUpperCase()}`), hex);
   assert.equal(checksumOf('nonsense'), null);
+});
+
+test('the activation outcome is recorded once by the release it left serving: history and an event on the hub', async () => {
+  const events: unknown[] = [];
+  t.app.context.events.on('updates.appliance.activation', (event) => events.push(event.payload));
+  const outcome = { mode: 'install', target: '99.0.0', previous: BUILD.version, outcome: 'rolled_back', reason: `99.0.0 did not answer ready within 45 s; ${BUILD.version} was restored`, key_id: 'abcdef0123456789', started_at: '2026-11-28T09:00:00Z', timings_ms: { verify: 3, waited: 45000 } };
+  mkdirSync(join(t.dataDir, 'appliance'), { recursive: true });
+  // Meant for another version (the one rolled back to): left for it.
+  writeFileSync(join(t.dataDir, 'appliance', 'outcome.json'), JSON.stringify(outcome));
+  assert.equal(takeOutcome(t.dataDir, '0.0.1'), null);
+  assert.equal(existsSync(join(t.dataDir, 'appliance', 'outcome.json')), true);
+  writeFileSync(join(t.dataDir, 'appliance', 'outcome.json'), JSON.stringify(outcome));
+  const deadline = Date.now() + 10_000;
+  while (events.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(events, [outcome]);
+  assert.equal(existsSync(join(t.dataDir, 'appliance', 'outcome.json')), false);
+  const entry = json(await call('GET', '/api/v1/updates/history'))[0];
+  assert.deepEqual([entry.action, entry.status], ['appliance_install', 'rolled_back']);
+  assert.match(entry.details, /did not answer ready .* \(verify 3 ms, waited 45000 ms\)/);
 });
