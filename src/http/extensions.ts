@@ -15,6 +15,14 @@ const EDIT_WITH_IF_MATCH =
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
+    method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
+    why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',
+  },
+  {
+    method: 'POST', path: '/api/v1/updates/schedule/run', access: 'updates:install',
+    why: "Issue 38: the maintenance window is run by Bulwark's own scheduler; this runs its steps now (and lets a test prove the executor).",
+  },
+  {
     method: 'GET', path: '/api/v1/auth/register', access: 'public',
     why: 'Tells a sign-in page whether first-boot registration is open, without attempting a registration.',
   },

@@ -39,7 +39,7 @@ function trafficCounted(items: Record<string, unknown>[]): Pick<PacketFilterStat
 }
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
-export function createLinuxPlatform(): Platform {
+export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
   const wireguard = createLinuxWireguard();
@@ -62,7 +62,7 @@ export function createLinuxPlatform(): Platform {
     traffic,
     daemons,
     network: createLinuxNetwork(),
-    maintenance: createLinuxMaintenance(),
+    maintenance: createLinuxMaintenance(options.aptRoot),
     flowExport,
     close: async () => {
       await flowExport.close();
