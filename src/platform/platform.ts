@@ -67,5 +67,12 @@ export interface Platform {
   readonly network: Network;
   /** OS updates and power control (src/platform/maintenance.ts). */
   readonly maintenance: Maintenance;
+  /**
+   * The API process stops. What the platform runs for the appliance — daemons, tunnels, the reverse proxy, the
+   * kernel's rules and routes — keeps running (ARCHITECTURE decision 9): the next start adopts it. Only this
+   * process's own readers and sessions end.
+   */
   close(): Promise<void>;
+  /** Stops every daemon and tunnel the platform started or adopted (a test's teardown; uninstall). */
+  stopServices?(): Promise<void>;
 }

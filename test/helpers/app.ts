@@ -26,6 +26,8 @@ export async function startTestApp(options: Omit<Partial<BuildOptions>, 'config'
     dataDir,
     clock,
     async close() {
+      // The API's own stop leaves the daemons running (they outlive it); a test's teardown stops them.
+      await app.context.platform.stopServices?.();
       await app.close();
       if (options.dataDir) return;
       rmSync(dataDir, { recursive: true, force: true });

@@ -171,7 +171,8 @@ export class IpsecRuntime {
     });
   }
 
+  /** Server stop: charon keeps running with its SAs (the API is not the appliance); the next start adopts it. */
   shutdown(): Promise<void> {
-    return this.one(() => this.context.platform.ipsec.stop());
+    return this.one(async () => this.context.platform.ipsec.release());
   }
 }

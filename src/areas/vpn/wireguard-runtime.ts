@@ -167,8 +167,11 @@ export class WireguardRuntime {
     return this.one(() => this.reconcileAll());
   }
 
-  /** Server stop: every tunnel goes down (they stay enabled, and come up again at the next start). */
+  /**
+   * Server stop: every tunnel stays up (the API is not the appliance); the next start adopts the interfaces and
+   * brings them to the stored configuration in place.
+   */
   shutdown(): Promise<void> {
-    return this.one(() => this.context.platform.wireguard.closeAll());
+    return this.one(async () => this.context.platform.wireguard.release());
   }
 }

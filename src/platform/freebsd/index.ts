@@ -50,7 +50,8 @@ export function createFreebsdPlatform(): Platform {
     maintenance: createFreebsdMaintenance(),
     close: async () => {
       await traffic.close();
-      await daemons.closeAll();
+      daemons.release();
     },
+    stopServices: () => daemons.closeAll(),
   };
 }
