@@ -31,6 +31,7 @@ import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
 import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
+import { ServiceRestore } from './core/service-restore.js';
 import { ConfigVersions } from './store/config-versions.js';
 import { CONSOLE_ROUTES, registerConsole } from './http/console-static.js';
 
@@ -105,6 +106,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
     events: new EventHub(clock),
+    restore: new ServiceRestore(app.log),
   } as AppContext;
   const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);
@@ -183,8 +185,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await registerConsole(app, options.consoleDir);
   app.addHook('onReady', async () => {
     for (const area of areas) await area.start?.(app);
+    // The daemons come back from their applied state in the background: the API answers (and /status says what
+    // each waits for) meanwhile.
+    context.restore.start();
   });
   app.addHook('onClose', async () => {
+    await context.restore.stop();
     for (const area of [...areas].reverse()) await area.stop?.();
     await platform.close();
     stopHashing();

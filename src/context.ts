@@ -9,6 +9,7 @@ import type { ModelRegistry } from './model/registry.js';
 import type { IdentityService } from './auth/identity-service.js';
 import type { ApplyCoordinator } from './core/apply.js';
 import type { EventHub } from './core/event-hub.js';
+import type { ServiceRestore } from './core/service-restore.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -26,6 +27,8 @@ export interface AppContext {
   apply: ApplyCoordinator;
   /** In-process announcements (configuration applied, commit-confirm events) for live streams. */
   events: EventHub;
+  /** The services brought back from their applied state at start (adopted, re-applied or started), and their readiness. */
+  restore: ServiceRestore;
   log: FastifyBaseLogger;
   startedAt: number;
 }

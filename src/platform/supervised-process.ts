@@ -289,6 +289,7 @@ export class SupervisedProcess {
     const stillRunning = this.alive;
     await this.terminate();
     await this.catchUp();
+    this.unfollow();
     const reason = failureReason(this.lines.slice(Math.max(0, runStart)));
     const why = stillRunning ? `did not ${this.options.readyDescription ?? 'become ready'} within ${timeout} s` : `exited with ${ended ?? 'an error'}`;
     this.lastError = `${label} ${why}${reason ? `: ${reason}` : ''}`;

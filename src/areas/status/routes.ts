@@ -4,6 +4,7 @@ import type { RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { BUILD } from '../../core/build-info.js';
 import type { DriftReport } from '../packet-filter/kernel-sync.js';
+import { servicesStatus, ServicesStatusProperties } from './services-status.js';
 
 const PlatformInfo = Type.Object({
   name: Type.String(),
@@ -50,6 +51,7 @@ const Status = Type.Object({
     simulated: Type.Boolean(),
     blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
   }),
+  ...ServicesStatusProperties,
 });
 
 const TRAFFIC_SOURCES = { simulated: 'simulated: deterministic synthetic traffic model', linux: 'conntrack, /sys/class/net, nftables counters', freebsd: 'pfctl states and labels, netstat' } as const;
@@ -127,6 +129,7 @@ function routes(context: AppContext, needs: StatusNeeds): RouteSpec[] {
           simulated: context.platform.traffic.simulated,
           blocked_log: context.platform.traffic.blockedLogStatus(),
         },
+        ...(await servicesStatus(context)),
       };
     },
   },

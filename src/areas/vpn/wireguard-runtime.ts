@@ -29,6 +29,17 @@ export class WireguardRuntime {
       port: Number(tunnel.data.listen_port),
       listenInterface: typeof tunnel.data.listen_interface === 'string' ? tunnel.data.listen_interface : null,
     })));
+    // Tunnels are applied as they are written (no pending state): the enabled ones are brought back (adopted) by boot().
+    context.restore.register({
+      name: 'wireguard',
+      daemon: 'wireguard-go',
+      enabled: () => this.enabled().length > 0,
+      running: async () => {
+        for (const tunnel of this.enabled()) if (!(await context.platform.wireguard.status(String(tunnel.data.interface))).running) return false;
+        return true;
+      },
+      appliedVersion: () => context.apply.versions.activeIfCurrent()?.version ?? null,
+    });
     context.models.onChanged([vpn.tunnels, vpn.peers], (change) => this.one(async () => {
       if (change.cause === 'replace') return this.reconcileAll();
       try {
