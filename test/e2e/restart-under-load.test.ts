@@ -179,6 +179,11 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       return { ready, status: last, ms: Date.now() - startedAt };
     };
 
+    // An edit not applied: a start must bring back the applied version, never this (Unbound would restart for it).
+    lab.call('POST', '/api/v1/dns/resolver/hosts', { hostname: 'pending', domain: 'home.lan', value: '192.168.1.99' });
+    const digPending = () => spawnSync('ip', ['netns', 'exec', client, 'dig', '+time=2', '+tries=1', '+short', `@${FW}`, 'pending.home.lan', 'A'], { encoding: 'utf8' }).stdout.trim();
+    assert.equal(digPending(), '', 'the pending host is not served before the restart');
+
     const figures: Record<string, unknown> = {};
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       const load = startLoad(client);
@@ -214,6 +219,7 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
         assert.equal(byName[name].waiting_for, null);
       }
       for (const name of ['dns', 'dhcp', 'time']) assert.equal(typeof byName[name].applied_version, 'number', JSON.stringify(byName[name]));
+      assert.equal(digPending(), '', `the pending edit stays pending across the ${signal} restart`);
       figures[signal] = {
         dns_queries: summary.dns.ok + summary.dns.failed, dns_failed: summary.dns.failed,
         fetches: summary.http.ok + summary.http.failed, fetches_failed: summary.http.failed,
@@ -222,6 +228,18 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       };
     }
     t.diagnostic(`figures ${JSON.stringify(figures)}`);
+
+    // An explicit disable still stops the adopted daemons.
+    lab.call('PUT', '/api/v1/dns/resolver/config', { enabled: false });
+    lab.call('POST', '/api/v1/dns/resolver/apply');
+    lab.call('PUT', '/api/v1/dhcp/v4/config', { enabled: false });
+    lab.call('POST', '/api/v1/dhcp/v4/apply');
+    const [dnsAfter, dhcpAfter] = lab.api(['GET', '/api/v1/dns/resolver/status'], ['GET', '/api/v1/dhcp/status']);
+    assert.equal(dnsAfter.body.running, false);
+    assert.equal(dhcpAfter.body.running, false);
+    for (const pid of [before.unbound, before.kea]) await until(`pid ${pid} to end`, () => !existsSync(`/proc/${pid}/cmdline`) || spawnSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' }).stdout.split(') ')[1]?.startsWith('Z'), 10_000);
+    const [status] = lab.api(['GET', '/api/v1/status']);
+    assert.equal(status.body.ready, true, 'disabled services are not waited for');
   } catch (error) {
     throw new Error(`${(error as Error).message}\nBulwark's output:\n${lab.log}`);
   } finally {
