@@ -15,6 +15,7 @@ import type { Platform } from './platform/platform.js';
 import { ModelRegistry } from './model/registry.js';
 import { extensionOf } from './http/extensions.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installRequestBodyChecks } from './http/request-body.js';
 import { MethodIndex } from './http/method-index.js';
 import { toRouterPath, type RouteSpec } from './http/route.js';
 import { documentedResponses } from './http/documented-responses.js';
@@ -150,6 +151,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
 
   installErrorHandling(app, methods);
+  installRequestBodyChecks(app);
   installAccessControl(app, context.identity);
   refuseUnsupportedPreconditions(app);
   installConditionalRequests(app);

@@ -1,12 +1,10 @@
 /**
  * Golden files: each configuration below compiles to exactly test/golden/<case>.pf and <case>.nft.
- * After a deliberate change of output, regenerate with UPDATE_GOLDEN=1 and review the diff.
+ * After a deliberate change of output, regenerate with UPDATE_GOLDEN=1 and review the diff; a missing file fails.
  * As root, every nftables golden file is also loaded into a fresh network namespace: the kernel accepts it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { compilePf } from '../src/compile/pf.js';
 import { compileNftables } from '../src/compile/nftables.js';
 import { CompileError } from '../src/compile/firewall-model.js';
@@ -14,9 +12,8 @@ import type { FirewallConfig } from '../src/compile/firewall-types.js';
 import { runCommand } from '../src/platform/exec.js';
 import { alias, config, fixtureId, nat, rule, schedule } from './helpers/firewall-fixtures.js';
 import { rootSkipReason } from './helpers/shared.js';
+import { assertGolden, GOLDEN_DIR } from './helpers/golden.js';
 
-const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
-const update = process.env.UPDATE_GOLDEN === '1';
 
 const cases: Record<string, FirewallConfig> = {
   rules: config({
@@ -99,10 +96,7 @@ const cases: Record<string, FirewallConfig> = {
 for (const [name, input] of Object.entries(cases)) {
   for (const [extension, compile] of [['pf', compilePf], ['nft', compileNftables]] as const) {
     test(`golden: ${name}.${extension}`, () => {
-      const text = compile(input).text;
-      const file = `${GOLDEN}${name}.${extension}`;
-      if (update || !existsSync(file)) writeFileSync(file, text);
-      assert.equal(text, readFileSync(file, 'utf8'));
+      assertGolden(`${name}.${extension}`, compile(input).text);
     });
   }
 }
@@ -116,7 +110,7 @@ test('compile errors name the object: unknown alias, nesting cycle', () => {
 const skip = rootSkipReason('loading nftables golden files into a network namespace');
 test('the kernel accepts every nftables golden file (fresh network namespace, loaded twice)', { skip }, async () => {
   for (const name of Object.keys(cases)) {
-    const file = `${GOLDEN}${name}.nft`;
+    const file = `${GOLDEN_DIR}${name}.nft`;
     // Loading twice proves the create/delete/create idiom replaces an existing table.
     const result = await runCommand('unshare', ['-n', 'sh', '-c', 'nft -f "$1" && nft -f "$1" && nft list tables', 'sh', file]);
     assert.equal(result.code, 0, `${name}.nft: ${result.stderr}`);

@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundInput } from '../src/compile/unbound.js';
 import { renderBlocklistData, renderBlocklistFilter } from '../src/compile/unbound-blocklist.js';
 import { unboundEnvironment } from '../src/platform/unbound-python.js';
@@ -12,23 +11,12 @@ import { renderKea, keaSubnetId, optionHex, type KeaInput } from '../src/compile
 import { renderKeaDdns, type KeaDdnsInput } from '../src/compile/kea-ddns.js';
 import { keaHookLibrary } from '../src/platform/kea-hooks.js';
 import { renderChrony, type ChronyInput } from '../src/compile/chrony.js';
-import { runChecker, findProgram } from '../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS, sharedFile } from './helpers/shared.js';
+import { runChecker } from '../src/platform/daemon-tools.js';
+import { sharedFile } from './helpers/shared.js';
+import { systemSkip } from './helpers/system-skip.js';
+import { assertGolden } from './helpers/golden.js';
 
-const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
-
-/** Compares with the golden file; UPDATE_GOLDEN=1 rewrites it. */
-function golden(name: string, actual: string): void {
-  const path = join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(path)) writeFileSync(path, actual);
-  assert.equal(actual, readFileSync(path, 'utf8'), `${name} differs from the golden file (UPDATE_GOLDEN=1 rewrites it after review)`);
-}
-
-function checkerSkip(program: string): string | false {
-  if (findProgram(program)) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${program} is not installed`);
-  return `${program} is not installed`;
-}
+const checkerSkip = (program: string) => systemSkip(`${program}'s check`, { programs: [program] });
 
 const RESOLVER: UnboundInput['resolver'] = {
   listen_interfaces: ['127.0.0.1', '192.168.1.1'], port: 53, dnssec: true, dhcp_domain: 'home.lan', local_zone_type: 'transparent',
@@ -68,14 +56,14 @@ function writeFilter(dir: string): void {
 }
 
 test('Unbound rendering matches the golden file', () => {
-  golden('unbound.conf', renderUnbound(unboundInput('/var/lib/bulwark/dns')));
+  assertGolden('unbound.conf', renderUnbound(unboundInput('/var/lib/bulwark/dns')));
   const blocklist = renderBlocklistData([
     { label: 'custom', action: 'nxdomain', redirectIp: null, names: ['ads.example.com'] },
     { label: 'blocklist-example', action: 'redirect', redirectIp: '0.0.0.0', names: ['ads.example.com', 'tracker.example.net', 'good.example.org'] },
   ], ['good.example.org', 'lan']);
-  golden('unbound-blocklist.tsv', blocklist.data);
+  assertGolden('unbound-blocklist.tsv', blocklist.data);
   assert.deepEqual(blocklist.counts, [{ label: 'custom', names: 1 }, { label: 'blocklist-example', names: 1 }]);
-  golden('unbound-blocklist-filter.py', renderBlocklistFilter('/var/lib/bulwark/dns/blocklists/0123abcd.tsv'));
+  assertGolden('unbound-blocklist-filter.py', renderBlocklistFilter('/var/lib/bulwark/dns/blocklists/0123abcd.tsv'));
 });
 
 test('custom options cannot move files or open control', () => {
@@ -86,7 +74,7 @@ test('custom options cannot move files or open control', () => {
   assert.deepEqual(parseCustomOptions('# a comment\nedns-buffer-size: 1232'), [{ keyword: 'edns-buffer-size', value: '1232', line: 2 }]);
 });
 
-test('unbound-checkconf accepts the rendered configuration in each forwarding mode, and every option is a documented one', { skip: checkerSkip('unbound-checkconf') }, async () => {
+test('unbound-checkconf accepts the rendered configuration in each forwarding mode, and every option is a documented one', { skip: checkerSkip('unbound-checkconf') }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-'));
   try {
     writeFilter(dir);
@@ -103,7 +91,7 @@ test('unbound-checkconf accepts the rendered configuration in each forwarding mo
     rmSync(dir, { recursive: true, force: true });
   }
   const example = sharedFile('fixtures/unbound/unbound-example.conf.in');
-  if (example.skip) return;
+  if (example.skip) return t.skip(example.skip);
   // NLnet Labs' annotated example documents every option: the renderer must use only documented ones.
   const documented = new Set([...readFileSync(example.path, 'utf8').matchAll(/^[\s#]*([a-z0-9-]+):/gm)].map((m) => m[1]));
   const used = new Set([...renderUnbound(unboundInput('/x', { dot_enabled: true })).matchAll(/^\s*([a-z0-9-]+):/gm)].map((m) => m[1]));
@@ -112,7 +100,7 @@ test('unbound-checkconf accepts the rendered configuration in each forwarding mo
   assert.deepEqual(undocumented, []);
 });
 
-test('every option custom_options allows is a documented Unbound option that unbound-checkconf accepts', { skip: checkerSkip('unbound-checkconf') }, async () => {
+test('every option custom_options allows is a documented Unbound option that unbound-checkconf accepts', { skip: checkerSkip('unbound-checkconf') }, async (t) => {
   const sample = { yesno: 'yes', number: '4', size: '4m' } as const;
   const text = [...ALLOWED_CUSTOM_OPTIONS].map(([key, kind]) => `${key}: ${/buffer-size|udp-size/.test(key) ? '1232' : sample[kind]}`).join('\n');
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-unbound-options-'));
@@ -128,7 +116,7 @@ test('every option custom_options allows is a documented Unbound option that unb
     rmSync(dir, { recursive: true, force: true });
   }
   const example = sharedFile('fixtures/unbound/unbound-example.conf.in');
-  if (example.skip) return;
+  if (example.skip) return t.skip(example.skip);
   const documented = new Set([...readFileSync(example.path, 'utf8').matchAll(/^[\s#]*([a-z0-9-]+):/gm)].map((m) => m[1]));
   assert.deepEqual([...ALLOWED_CUSTOM_OPTIONS.keys()].filter((key) => !documented.has(key)), []);
 });
@@ -161,7 +149,7 @@ const KEA: KeaInput = {
 
 test('Kea rendering matches the golden file; subnet ids are stable; options are encoded as wire bytes', () => {
   const text = renderKea(KEA);
-  golden('kea-dhcp4.json', text);
+  assertGolden('kea-dhcp4.json', text);
   const parsed = JSON.parse(text);
   assert.equal(parsed.Dhcp4.subnet4.length, 2, 'disabled subnets are left out');
   assert.equal(parsed.Dhcp4.subnet4[0].subnet, '192.168.1.0/24', 'the network address, not the host address');
@@ -194,7 +182,7 @@ const DDNS: KeaDdnsInput = {
 
 test('Kea high availability: the HA hook with both peers, this server named by its node id; refused without a listener', () => {
   const text = renderKea({ ...KEA, hooks: HOOKS, ha: HA_PRIMARY });
-  golden('kea-dhcp4-ha.json', text);
+  assertGolden('kea-dhcp4-ha.json', text);
   const [, ha] = JSON.parse(text).Dhcp4['hooks-libraries'];
   const relationship = ha.parameters['high-availability'][0];
   assert.equal(relationship['this-server-name'], 'node1');
@@ -208,7 +196,7 @@ test('Kea high availability: the HA hook with both peers, this server named by i
   assert.throws(() => renderKea({ ...KEA, hooks: { leaseCommands: HOOKS.leaseCommands }, ha: HA_PRIMARY }), /hooks\.highAvailability/);
 });
 
-test('kea-dhcp4 -t loads the rendered HA hook configuration', { skip: checkerSkip('kea-dhcp4') || (keaHookLibrary('libdhcp_ha.so') ? false : 'libdhcp_ha.so is not installed') }, async () => {
+test('kea-dhcp4 -t loads the rendered HA hook configuration', { skip: systemSkip('kea-dhcp4 -t with the HA hook', { programs: ['kea-dhcp4'], also: [['libdhcp_ha.so (kea-common)', keaHookLibrary('libdhcp_ha.so')]] }) }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-kea-ha-'));
   try {
     const file = join(dir, 'kea-dhcp4.conf');
@@ -223,7 +211,7 @@ test('kea-dhcp4 -t loads the rendered HA hook configuration', { skip: checkerSki
 
 test('Kea DHCP-DDNS rendering: forward and reverse zones with the TSIG key; a malformed secret or no server is refused', () => {
   const text = renderKeaDdns(DDNS);
-  golden('kea-dhcp-ddns.json', text);
+  assertGolden('kea-dhcp-ddns.json', text);
   const parsed = JSON.parse(text).DhcpDdns;
   assert.deepEqual(parsed['tsig-keys'], [{ name: 'dhcp-update', algorithm: 'HMAC-SHA256', secret: DDNS.tsig_secret }]);
   assert.deepEqual(parsed['forward-ddns']['ddns-domains'][0]['dns-servers'], [{ 'ip-address': '192.168.1.53', port: 5353 }]);
@@ -260,7 +248,7 @@ const CHRONY: ChronyInput = {
 };
 
 test('chrony rendering matches the golden file', () => {
-  golden('chrony.conf', renderChrony(CHRONY));
+  assertGolden('chrony.conf', renderChrony(CHRONY));
   const serverOnly = renderChrony({ ...CHRONY, config: { ...CHRONY.config, ntp_enabled: false, clock_discipline: false } });
   assert.match(serverOnly, /^port 0$/m);
   assert.match(serverOnly, /^manual$/m);

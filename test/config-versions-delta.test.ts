@@ -104,7 +104,6 @@ test('the configuration hash is computed once writes pause: a burst is hashed on
   const t = await startTestApp();
   try {
     const { store, apply } = t.app.context;
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     let reads = 0;
     const everything = store.everything.bind(store);
     store.everything = () => {
@@ -113,15 +112,15 @@ test('the configuration hash is computed once writes pause: a burst is hashed on
     };
     for (let i = 0; i < 50; i++) store.insert('alias', { name: `q${i}`, alias_type: 'host', description: null, enabled: true, entries: [`10.1.0.${i}`] });
     assert.equal(reads, 0, 'not while the burst goes on');
-    await sleep(150);
+    await apply.versions.hashed();
     assert.equal(reads, 1, 'once, after the burst');
     const hash = apply.versions.currentHash();
     assert.equal(reads, 1, 'the apply finds it ready');
     assert.equal(hash, configurationHash(everything()), 'and it is the hash of what the store holds');
-    await sleep(60);
+    await apply.versions.hashed(); // nothing pending: answers at once
     assert.equal(reads, 1, 'nothing changed: nothing hashed');
     store.update('alias', store.list('alias')[0].id, { name: 'q0', alias_type: 'host', description: 'changed', enabled: true, entries: ['10.1.0.0'] });
-    await sleep(150);
+    await apply.versions.hashed();
     assert.equal(reads, 2);
     assert.notEqual(apply.versions.currentHash(), hash);
     assert.equal(reads, 2);

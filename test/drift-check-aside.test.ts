@@ -8,6 +8,8 @@ import type { SimulatedPacketFilter } from '../src/platform/simulated/packet-fil
 import type { ReadBackResult } from '../src/platform/packet-filter.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves to undefined after `ms`, without keeping the process alive. */
+const deadline = (ms: number) => new Promise<undefined>((resolve) => setTimeout(resolve, ms, undefined).unref());
 
 /**
  * The simulated packet filter with a read-back that can be held: the read sees the kernel as it is when it
@@ -17,18 +19,23 @@ function holdablePlatform() {
   const platform = createSimulatedPlatform();
   const filter = platform.packetFilter as SimulatedPacketFilter;
   const readBack = filter.readBack.bind(filter);
-  let held: Promise<void> | undefined;
-  let release = () => {};
+  let held: { gate: Promise<void>; reached: () => void } | undefined;
   filter.readBack = async (): Promise<ReadBackResult> => {
     const seen = await readBack();
-    const wait = held;
+    const hold = held;
     held = undefined; // only the next read is held
-    await wait;
+    hold?.reached();
+    await hold?.gate;
     return seen;
   };
+  /** Holds the next read once it has seen the kernel: `reached` resolves then, `release` lets it answer. */
   const holdNextRead = () => {
-    held = new Promise<void>((resolve) => (release = resolve));
-    return () => release();
+    let release = () => {};
+    let reached = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const reachedRead = new Promise<void>((resolve) => (reached = resolve));
+    held = { gate, reached };
+    return { release: () => release(), reached: reachedRead };
   };
   return { platform, filter, holdNextRead };
 }
@@ -48,14 +55,15 @@ test('the periodic drift check runs aside: a reload meanwhile does not wait for 
 
     // A check starts reading; the rule changes and a reload comes while the read is held.
     assert.equal((await t.app.inject({ method: 'PUT', url: `/api/v1/rules/${created.id}`, payload: { dst_port_start: 2222 }, headers })).statusCode, 200);
-    const releaseRead = holdNextRead();
+    const { release: releaseRead, reached } = holdNextRead();
     releaseReadIfWaiting = releaseRead;
     let checkDone = false;
     const check = service.checkDriftAside().then(() => (checkDone = true));
-    await sleep(10);
+    await reached;
     const reloading = t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
-    const reload = await Promise.race([reloading, sleep(3000).then(() => undefined)]);
-    assert.ok(reload, 'the reload answered while the check was still reading (it waited 3 s for the read)');
+    // The read is held until released below: a reload that waited for it would never answer.
+    const reload = await Promise.race([reloading, deadline(30_000)]);
+    assert.ok(reload, 'the reload answered while the check was still reading (it waited 30 s for the read)');
     assert.equal(reload.statusCode, 200, reload.body);
     assert.equal(checkDone, false);
     assert.match(filter.appliedText!, /tcp dport 2222/, 'and the new rule is loaded');
@@ -69,7 +77,7 @@ test('the periodic drift check runs aside: a reload meanwhile does not wait for 
     // With no load in between, the periodic check still reports a change made by hand (timer: 1 s).
     filter.appliedText = filter.appliedText!.replace('tcp dport 2222', 'tcp dport 2223');
     let drifted = await status();
-    for (let waited = 0; !drifted.drift && waited < 5000; waited += 100) {
+    for (let waited = 0; !drifted.drift && waited < 15_000; waited += 100) {
       await sleep(100);
       drifted = await status();
     }

@@ -6,8 +6,8 @@ import type { FirewallConfig } from '../src/compile/firewall-types.js';
 import { NO_GEOIP } from '../src/compile/geoip-sets.js';
 import { alias, config, rule } from './helpers/firewall-fixtures.js';
 import { adminApi } from './helpers/admin-api.js';
+import { packetFilterOf } from './helpers/areas.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A LastCompile whose compiler counts the compiles it really runs. */
 function counted() {
@@ -85,9 +85,10 @@ test('the stored configuration is compiled once writes pause, and the reload the
   };
   try {
     const { store } = api.t.app.context;
+    const compiledAhead = () => packetFilterOf(api.t.app).compiledAhead();
     for (let i = 0; i < 30; i++) store.insert('alias', { name: `ahead${i}`, alias_type: 'host', description: null, enabled: true, entries: [`10.2.0.${i}`] });
     assert.equal(compiles, 0, 'not while the burst goes on');
-    await sleep(150);
+    await compiledAhead();
     assert.equal(compiles, 1, 'once, after the burst');
     const reload = await api.call('POST', '/api/v1/reload');
     assert.equal(reload.status, 200, JSON.stringify(reload.body));
@@ -95,7 +96,7 @@ test('the stored configuration is compiled once writes pause, and the reload the
 
     const created = await api.call('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', rule_match: { src_addr: '<ahead3>', dst_addr: 'any', dst_port: { start: 22, end: 22 } } });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    await sleep(150);
+    await compiledAhead();
     assert.equal(compiles, 2, 'the new rule compiled when the write paused');
     const system = await api.call('GET', '/api/v1/rules/system');
     assert.equal(system.status, 200);

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NftSession } from '../src/platform/linux/nft-session.js';
 import { NftablesPacketFilter } from '../src/platform/linux/packet-filter.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from './helpers/shared.js';
+import { systemSkip } from './helpers/system-skip.js';
 
 const hasBinding = spawnSync('/usr/bin/python3', ['-c', 'import nftables'], { stdio: 'ignore' }).status === 0;
-const skip = rootSkipReason('the libnftables session test (a network namespace)') || (!hasBinding && !REQUIRE_SYSTEM_TESTS ? 'python3-nftables is not installed' : false);
+const skip = systemSkip('the libnftables session test (a network namespace)', { root: true, also: [['python3-nftables', hasBinding]] });
 
 test('without python3-nftables the session declines and the driver loads through the CLI', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-nft-session-'));
@@ -31,7 +31,6 @@ test('without python3-nftables the session declines and the driver loads through
 });
 
 test('in a namespace: the session loads scripts in one transaction, a refusal changes nothing and names its line', { skip }, async () => {
-  assert.ok(hasBinding, 'REQUIRE_SYSTEM_TESTS=1 needs python3-nftables (.ci/run installs it)');
   const namespace = `nftsess${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-nft-session-'));
   spawnSync('ip', ['netns', 'add', namespace]);

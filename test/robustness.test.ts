@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, json } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
+import { OperationDriver, type OpenApiDocument } from './helpers/openapi-driver.js';
 
 const ANY_ID = '00000000-0000-4000-8000-000000000000';
 /** Path parameters filled with values their patterns accept, so only the body can be at fault. */
@@ -29,6 +30,64 @@ test('every route that takes a body answers a malformed one (null, empty, array,
       }
     }
     assert.ok(probed > 300, `probed ${probed} requests`);
+    assert.deepEqual(failures, []);
+  } finally {
+    await t.close();
+  }
+});
+
+/** A JSON object nested this deep: far deeper than any body the API takes, deep enough to overflow a recursive walker. */
+const DEEP = 20_000;
+const deepJson = '{"a":'.repeat(DEEP) + '1' + '}'.repeat(DEEP);
+/** Optional-body POSTs that must still refuse no body: an import of nothing is a mistake (issue 31 item 8). */
+const IMPORTS = ['/api/v1/config/import', '/api/v1/config/import-preview', '/api/v1/multiwan/apply-yaml'];
+
+test('every PUT/POST/PATCH answers no body (with or without a Content-Type) and JSON nested 20,000 deep with 400 {error: "body…"}, never 5xx', async () => {
+  const t = await startTestApp();
+  try {
+    let admin = await adminHeaders(t.app);
+    const document = json<OpenApiDocument>(await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }));
+    // Path parameters name objects that exist, so a handler (not a 404) meets the body.
+    const driver = new OperationDriver(t.app, document, () => admin);
+    const shapes = [
+      { name: 'no body, no content type', contentType: undefined, payload: undefined },
+      { name: 'empty body, no content type', contentType: undefined, payload: '' },
+      { name: 'empty body, application/json', contentType: 'application/json', payload: '' },
+      { name: `JSON nested ${DEEP} deep`, contentType: 'application/json', payload: deepJson },
+    ];
+    const failures: string[] = [];
+    const answered = new Map<string, number>();
+    let probed = 0;
+    for (const route of t.app.catalogue) {
+      if (!['POST', 'PUT', 'PATCH'].includes(route.method)) continue;
+      const url = await driver.urlOf(route.method, route.path);
+      // A POST whose fields are all optional (an action with options) runs without a body as if sent `{}`;
+      // every other body is required. The document says which (requestBody.required).
+      const bodyOptional = route.hasBody && driver.operation(route.method, route.path)?.requestBody?.required === false;
+      for (const shape of shapes) {
+        const noBody = !shape.payload;
+        if (noBody && shape.contentType === undefined && !route.hasBody) continue; // nothing to send, nothing missing
+        if (noBody && shape.contentType === undefined && bodyOptional && !IMPORTS.includes(route.path)) {
+          if (route.path === '/api/v1/auth/logout') continue; // it would end the session the walk runs in
+          const response = await t.app.inject({ method: route.method as 'POST', url, headers: admin, payload: shape.payload });
+          probed++;
+          if (response.statusCode >= 500) failures.push(`${route.method} ${route.path} (${shape.name}, optional body): ${response.statusCode} ${response.body.slice(0, 100)}`);
+          continue;
+        }
+        const headers = shape.contentType ? { ...admin, 'content-type': shape.contentType } : admin;
+        const response = await t.app.inject({ method: route.method as 'POST', url, headers, payload: shape.payload });
+        probed++;
+        answered.set(shape.name, (answered.get(shape.name) ?? 0) + 1);
+        const error = response.headers['content-type']?.toString().includes('json') ? json(response).error : undefined;
+        if (response.statusCode !== 400 || typeof error !== 'string' || !/^body/.test(error)) {
+          failures.push(`${route.method} ${route.path} (${shape.name}): ${response.statusCode} ${response.body.slice(0, 100)}`);
+        }
+      }
+      // A route that changes the caller's own account (password, TOTP) may end its session: sign in again.
+      if ((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: admin })).statusCode === 401) admin = await adminHeaders(t.app);
+    }
+    assert.ok(probed > 600, `probed ${probed} requests`);
+    assert.ok((answered.get('no body, no content type') ?? 0) > 150, `no-body requests that must be refused: ${answered.get('no body, no content type')}`);
     assert.deepEqual(failures, []);
   } finally {
     await t.close();

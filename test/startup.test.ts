@@ -46,7 +46,7 @@ test('the drift check runs every 60 s unless --drift-check-interval or BULWARK_D
 });
 
 
-test('the real binary starts with --listen and --data-dir, logs its URL, and exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
+test('the real binary starts with --listen and --data-dir, logs its URL, and exits 0 on SIGTERM', { timeout: 60_000 }, async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-start-'));
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
@@ -68,8 +68,9 @@ test('the real binary starts with --listen and --data-dir, logs its URL, and exi
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const stoppedAt = Date.now();
     child.kill('SIGTERM');
+    // 0, not the 1 of the forced exit main.ts takes when shutting down outlasts 5 s: the shutdown was graceful.
     assert.equal(await exited, 0);
-    assert.ok(Date.now() - stoppedAt < 5000, 'exits within a few seconds');
+    t.diagnostic(`exited ${Date.now() - stoppedAt} ms after SIGTERM`);
   } finally {
     child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
@@ -79,14 +80,16 @@ test('the real binary starts with --listen and --data-dir, logs its URL, and exi
 test('closing the server finishes a request in flight before it stops', async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
+  let arrived!: () => void;
+  const inHandler = new Promise<void>((r) => (arrived = r));
   const slow: Area = {
     name: 'slow',
-    routes: [{ method: 'GET', path: '/api/v1/test/slow', access: 'public', summary: 'slow', handler: async () => { await gate; return { done: true }; } }],
+    routes: [{ method: 'GET', path: '/api/v1/test/slow', access: 'public', summary: 'slow', handler: async () => { arrived(); await gate; return { done: true }; } }],
   };
   const t = await startTestApp({ areas: () => [slow] });
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const inFlight = fetch(`${address}/api/v1/test/slow`).then((r) => r.json());
-  await new Promise((r) => setTimeout(r, 100));
+  await inHandler;
   const closing = t.close();
   setTimeout(release, 200);
   assert.deepEqual(await inFlight, { done: true });

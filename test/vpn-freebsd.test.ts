@@ -10,13 +10,12 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createFreebsdWireguard } from '../src/platform/freebsd/wireguard.js';
 import { createFreebsdIpsec } from '../src/platform/freebsd/ipsec.js';
 import type { WireguardInterfaceSpec } from '../src/platform/wireguard.js';
 import { HttpError } from '../src/core/errors.js';
+import { assertGolden } from './helpers/golden.js';
 
-const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
 const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-vpn-'));
 const work = mkdtempSync(join(tmpdir(), 'bulwark-vpn-files-'));
 after(() => {
@@ -70,7 +69,8 @@ function calls(): string[] {
   for (const f of files) rmSync(join(fakeDir, f));
   return lines.map((line) => line.replaceAll(work, '<work>'));
 }
-const golden = (name: string) => readFileSync(join(GOLDEN, name), 'utf8').trim().split('\n');
+/** Compares a command sequence with test/golden/<name>, one call a line. */
+const assertGoldenCalls = (recorded: string[], name: string) => assertGolden(name, `${recorded.join('\n')}\n`);
 
 const KEY = 'yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=';
 const PEER_A = 'xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=';
@@ -86,7 +86,7 @@ test('freebsd WireGuard: ifconfig creates and addresses the interface, wg setcon
   const wireguard = createFreebsdWireguard();
   calls();
   await wireguard.up(spec([alice, bob]));
-  assert.deepEqual(calls(), golden('freebsd-wireguard-up.calls'));
+  assertGoldenCalls(calls(), 'freebsd-wireguard-up.calls');
   assert.equal(readFileSync(join(fakeDir, 'setconf-wg0'), 'utf8'), '[Interface]\nPrivateKey = <rendered>\n', 'wg reads the rendered file');
 
   // wg now reports both peers; Bob's allowed IPs change, Alice is removed, Carol is unchanged-and-absent.
@@ -98,7 +98,7 @@ test('freebsd WireGuard: ifconfig creates and addresses the interface, wg setcon
   await wireguard.syncPeers(spec([alice, bob]));
   assert.deepEqual(calls(), ['wg show wg0 dump'], 'nothing changed: no peer is set again');
   await wireguard.syncPeers(spec([{ ...bob, allowed_ips: ['10.8.0.3/32', '192.168.60.0/24'] }]));
-  assert.deepEqual(calls(), golden('freebsd-wireguard-sync.calls'));
+  assertGoldenCalls(calls(), 'freebsd-wireguard-sync.calls');
   assert.ok(!existsSync(join(work, 'wireguard', 'wg0.psk')), 'the preshared key file lives only while wg set reads it');
   assert.equal(readFileSync(join(fakeDir, 'psk-log'), 'utf8'), 'psk-read\n');
 
@@ -145,7 +145,7 @@ test('freebsd IPsec: charon runs with the appliance\'s strongswan.conf, swanctl 
     await ipsec.apply(files);
     const recorded = calls();
     assert.equal(recorded[0], 'charon', 'charon started without arguments (its settings come from STRONGSWAN_CONF)');
-    assert.deepEqual(recorded.filter((c) => !c.startsWith('charon')).filter((c, i, all) => c !== all[i - 1]), golden('freebsd-ipsec-apply.calls'));
+    assertGoldenCalls(recorded.filter((c) => !c.startsWith('charon')).filter((c, i, all) => c !== all[i - 1]), 'freebsd-ipsec-apply.calls');
     assert.match(readFileSync(files.pidFile, 'utf8'), /^\d+\n$/);
     const status = await ipsec.status();
     assert.equal(status.running, true);

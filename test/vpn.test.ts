@@ -6,7 +6,8 @@ import { createPublicKey, diffieHellman, createPrivateKey } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { json } from './helpers/app.js';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
-import { REQUIRE_SYSTEM_TESTS, sharedFile } from './helpers/shared.js';
+import { sharedFile } from './helpers/shared.js';
+import { systemSkip } from './helpers/system-skip.js';
 import { generateKeyPair, isWireguardKey, parseWgQuick, publicKeyOf, wgValue } from '../src/areas/vpn/wireguard.js';
 import { parseWgDump } from '../src/platform/linux/wireguard.js';
 import { HttpError } from '../src/core/errors.js';
@@ -32,7 +33,7 @@ test('generated key pairs are real X25519 pairs: both sides derive the same shar
   assert.deepEqual(ab, ba);
 });
 
-test('public keys match wireguard-tools `wg pubkey` when it is installed', { skip: (() => { try { execFileSync('wg', ['--version']); return false; } catch { if (REQUIRE_SYSTEM_TESTS) throw new Error('REQUIRE_SYSTEM_TESTS=1 but wg (wireguard-tools) is not installed'); return 'wg not installed'; } })() }, () => {
+test('public keys match wireguard-tools `wg pubkey` when it is installed', { skip: systemSkip('comparing with wg pubkey', { programs: ['wg'] }) }, () => {
   const pair = generateKeyPair();
   assert.equal(execFileSync('wg', ['pubkey'], { input: pair.private_key + '\n' }).toString().trim(), pair.public_key);
 });
@@ -134,7 +135,7 @@ test('peers: next free address, auto keys, duplicate addresses, rendered config,
   assert.equal(updated.endpoint, '203.0.113.5:51820');
   assert.equal(updated.persistent_keepalive, null);
 
-  const config = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config`));
+  const config = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?include_keys=true`));
   for (const [text, allowed] of [[config.full_tunnel, '0.0.0.0/0, ::/0'], [config.split_tunnel, '172.29.240.0/24']] as const) {
     const sections = parseWgQuick(text);
     assert.deepEqual(sections.map((s) => s.name), ['Interface', 'Peer']);
@@ -151,7 +152,7 @@ test('peers: next free address, auto keys, duplicate addresses, rendered config,
   }
   const laptopConfig = json(await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${laptop.id}/config`));
   assert.match(laptopConfig.full_tunnel, /PrivateKey = <paste-your-private-key-here>/);
-  const conf = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?format=conf&variant=split`);
+  const conf = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?format=conf&variant=split&include_keys=true`);
   assert.equal(conf.body, config.split_tunnel);
   assert.match(String(conf.headers['content-disposition']), /attachment/);
   const qr = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${phone.id}/config?format=qr`);

@@ -36,12 +36,6 @@ export function installErrorHandling(app: FastifyInstance, methods: MethodIndex)
     return reply.status(500).send({ error: 'internal error' });
   });
 
-  // Fastify skips schema validation for a JSON `null` body, so a handler would meet null where its schema
-  // promised an object (or where it expects no body at all): refuse it on every route.
-  app.addHook('preValidation', (request, _reply, done) => {
-    done(request.body === null ? new HttpError(400, 'body must be a JSON object, not null') : undefined);
-  });
-
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     const allowed = methods.allowed(path);

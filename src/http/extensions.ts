@@ -49,8 +49,24 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: 'Rule analysis by set arithmetic: rules that never match (shadowed), redundant and conflicting rules, empty aliases in use, schedules that never fire, rules unused for N days.',
   },
   {
+    method: 'GET', path: '/api/v1/settings/outbound', access: 'settings:read',
+    why: 'The administrator\'s outbound allow-list: the loopback, private or special addresses that destinations an operator writes (reverse-proxy upstreams, blocklist sources, object storage, gateway probes) may reach (docs/security.md).',
+  },
+  {
+    method: 'PUT', path: '/api/v1/settings/outbound', access: 'settings:write',
+    why: 'Changes the outbound allow-list; only settings:write may, so an operator cannot allow-list the destinations it writes (issue 31 item 3).',
+  },
+  {
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',
     why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
+  },
+  {
+    method: 'GET', path: '/api/v1/reverse-proxy/tls/key-files', access: 'proxy:read',
+    why: 'Reads the key files beyond Bulwark\'s own store that reverse-proxy TLS certificates may name (Bulwark copies the key for the proxy\'s user, so other keys need an administrator\'s consent).',
+  },
+  {
+    method: 'PUT', path: '/api/v1/reverse-proxy/tls/key-files', access: 'settings:write',
+    why: 'Names key files under the certificate directories that proxy:write may then use for TLS certificates; only settings:write may hand other daemons\' or the system\'s keys to the proxy.',
   },
 ];
 

@@ -57,9 +57,25 @@ function declaredTags(document: OpenApiObject): { name: string }[] {
   return [...names].sort().map((name) => ({ name }));
 }
 
+type RequestBody = { required?: boolean; content?: Record<string, { schema?: { required?: unknown[] } }> };
+
+/**
+ * A POST whose body fields are all optional may be sent without a body (it runs as if sent `{}`, see
+ * src/http/request-body.ts): its requestBody says `required: false`. Every other body is required.
+ */
+function markOptionalBodies(document: OpenApiObject): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    const body = (operations.post as { requestBody?: RequestBody } | undefined)?.requestBody;
+    if (!body?.content) continue;
+    const schemas = Object.values(body.content).map((media) => media.schema);
+    if (schemas.every((schema) => !schema?.required?.length)) body.required = false;
+  }
+}
+
 /** The `transformObject` of @fastify/swagger: runs once, the plugin caches its answer. */
 export const finishDocument: SwaggerTransformObject = (generated) => {
   const document = as2020(('openapiObject' in generated ? generated.openapiObject : generated.swaggerObject) as Json) as OpenApiObject;
   document.tags = declaredTags(document);
+  markOptionalBodies(document);
   return document as ReturnType<SwaggerTransformObject>;
 };

@@ -4,6 +4,7 @@ import { rootCertificates } from 'node:tls';
 import { Agent, fetch, type RequestInit, type Response } from 'undici';
 import { badRequest, HttpError } from '../core/errors.js';
 import { allowListOf, isAllowed } from './special-addresses.js';
+import { capDownload, DEFAULT_DOWNLOAD_CAP_BYTES } from './download-cap.js';
 
 export interface OutboundPolicy {
   /** IPs/CIDRs an admin allowed although private or otherwise special. */
@@ -17,6 +18,8 @@ export interface OutboundPolicy {
   extraCa?: readonly string[];
   /** The local address to connect from (a gateway probe leaves through its WAN's source-address rule). */
   localAddress?: string;
+  /** Most bytes of the response body read before the transfer is stopped (src/net/download-cap.ts); default 64 MiB. */
+  maxBytes?: number;
 }
 
 /** A refused outbound request is the caller's configuration at fault: 400 with the reason. */
@@ -29,7 +32,8 @@ export class OutboundRefused extends HttpError {
 /**
  * The one way the appliance fetches a URL: https by default, redirects only to the same host, and the
  * address checked at connect time (after DNS, so a name that resolves to 127.0.0.1 or 169.254.169.254 is
- * refused even if it resolved elsewhere a moment earlier).
+ * refused even if it resolved elsewhere a moment earlier). The answer's body is capped at `maxBytes`, counted
+ * on the bytes read (src/net/download-cap.ts).
  */
 export async function outboundFetch(url: string, init: RequestInit = {}, policy: OutboundPolicy = {}): Promise<Response> {
   const allowList = allowListOf(policy.allowList ?? []);
@@ -69,7 +73,7 @@ export async function outboundFetch(url: string, init: RequestInit = {}, policy:
         throw error;
       });
       const location = response.headers.get('location');
-      if (response.status < 300 || response.status >= 400 || !location) return response;
+      if (response.status < 300 || response.status >= 400 || !location) return await capDownload(response, policy.maxBytes ?? DEFAULT_DOWNLOAD_CAP_BYTES, target);
       const next = parseTarget(new URL(location, target).toString(), policy);
       if (next.host !== target.host) throw new OutboundRefused(`redirect to another host (${next.host}) refused`);
       if (hop >= (policy.maxRedirects ?? 3)) throw new OutboundRefused('too many redirects');

@@ -11,10 +11,11 @@
  * One runtime tree per data directory, so several appliances (tests) on one host never share one. On the
  * simulated platform nothing runs and the files stay in the data directory (`<data-dir>/<area>/`).
  */
-import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { DaemonName } from './daemons.js';
 import { RenderRefusal } from '../compile/render-refusal.js';
+import { ensureDirectoryNoFollow, replaceFileNoFollow } from './nofollow-files.js';
 
 /** The system account each daemon runs as (created by its Debian package). */
 export const DAEMON_USERS: Record<DaemonName, string> = { unbound: 'unbound', 'kea-dhcp4': '_kea', 'kea-dhcp-ddns': '_kea', chronyd: '_chrony' };
@@ -90,43 +91,45 @@ export function stateDirOf(configFile: string): string {
   return join(dirname(configFile), 'state');
 }
 
-/** Creates the runtime directories with their owners and modes (idempotent; repairs modes each time). */
+/**
+ * Creates the runtime directories with their owners and modes (idempotent; repairs modes each time). Owners and
+ * modes are set through descriptors of the directories (src/platform/nofollow-files.ts): a link in the place of
+ * one is refused, never chowned through.
+ */
 export function prepareDaemonRuntime(runtime: DaemonRuntime): void {
-  mkdirSync(runtime.stateDir, { recursive: true });
+  mkdirSync(runtime.dir, { recursive: true });
   const { account } = runtime;
-  if (!account) return;
-  const parent = dirname(runtime.dir);
-  chownSync(parent, 0, 0);
-  chmodSync(parent, 0o755);
-  chownSync(runtime.dir, 0, account.gid);
-  chmodSync(runtime.dir, 0o750);
-  chownSync(runtime.stateDir, account.uid, account.gid);
-  chmodSync(runtime.stateDir, 0o750);
+  if (account) {
+    ensureDirectoryNoFollow(dirname(runtime.dir), 0o755, { uid: 0, gid: 0 });
+    ensureDirectoryNoFollow(runtime.dir, 0o750, { uid: 0, gid: account.gid });
+  }
+  ensureDirectoryNoFollow(runtime.stateDir, 0o750, account && { uid: account.uid, gid: account.gid });
 }
 
-/** Writes a file the daemon reads (root:<group> 0640), atomically; `segments` are relative to the runtime dir. */
+/**
+ * Writes a file the daemon reads (root:<group> 0640), atomically; `segments` are relative to the runtime dir.
+ * Subdirectories are created one level at a time and a link in the place of one, or of the file, is never
+ * followed (the file goes to a fresh name renamed into place).
+ */
 export function writeDaemonFile(runtime: DaemonRuntime, segments: string[], content: string | Buffer): string {
   const path = resolve(runtime.dir, ...segments);
   if (!path.startsWith(`${runtime.dir}/`)) throw new RenderRefusal(segments.join('/'), 'escapes the runtime directory');
-  mkdirSync(dirname(path), { recursive: true });
-  const temporary = `${path}.tmp-${process.pid}`;
-  writeFileSync(temporary, content, { mode: 0o640 });
-  if (runtime.account) {
-    chownSync(temporary, 0, runtime.account.gid);
-    if (dirname(path) !== runtime.dir) {
-      chownSync(dirname(path), 0, runtime.account.gid);
-      chmodSync(dirname(path), 0o750);
-    }
+  const group = runtime.account && { uid: 0, gid: runtime.account.gid };
+  mkdirSync(runtime.dir, { recursive: true });
+  let dir = runtime.dir;
+  for (const part of relative(runtime.dir, dirname(path)).split(sep).filter(Boolean)) {
+    dir = join(dir, part);
+    ensureDirectoryNoFollow(dir, 0o750, group);
   }
-  renameSync(temporary, path);
-  return path;
+  return replaceFileNoFollow(dir, basename(path), content, 0o640, group);
 }
 
-/** Writes a file the daemon itself will rewrite (its state, e.g. the trust anchor): owned by the daemon user. */
+/**
+ * Writes a file the daemon itself will rewrite (its state, e.g. the trust anchor): owned by the daemon user.
+ * The daemon's user may have planted a link under that name; it is replaced, never written through.
+ */
 export function writeDaemonStateFile(runtime: DaemonRuntime, name: string, content: string): string {
   if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new RenderRefusal(name, 'is not a file name');
-  const path = join(runtime.stateDir, name);
-  writeFileSync(path, content, { mode: 0o640 });
-  if (runtime.account) chownSync(path, runtime.account.uid, runtime.account.gid);
-  return path;
+  const owner = runtime.account && { uid: runtime.account.uid, gid: runtime.account.gid };
+  return replaceFileNoFollow(runtime.stateDir, name, content, 0o640, owner);
 }

@@ -5,7 +5,7 @@ import type { Db } from './database.js';
 import type { ConfigData, ConfigObject, ConfigStore } from './config-store.js';
 import { isoTime, type Clock } from '../core/clock.js';
 import { canonicalJson } from '../core/canonical-json.js';
-import { whenQuiet } from './when-quiet.js';
+import { whenQuiet, type QuietWork } from './when-quiet.js';
 
 /** Why a version was recorded. */
 export type VersionSource =
@@ -144,6 +144,8 @@ export class ConfigVersions {
   private readonly statements;
   /** The current hash and the store generation it was computed at. */
   private cachedHash: { generation: string; hash: string } | undefined;
+  /** The hash computed once writes pause (hashWhenQuiet). */
+  private hashing: QuietWork | undefined;
   /**
    * Canonical text and digest of stored data objects, and the JSON of stored objects, remembered per object: the
    * store replaces a data object (and its object) on every change and never changes one in place, so after a
@@ -192,7 +194,14 @@ export class ConfigVersions {
    * Returns the function that stops it (before the database closes).
    */
   hashWhenQuiet(quietMs = 20): () => void {
-    return whenQuiet(this.store, quietMs, () => this.currentHash());
+    const hashing = whenQuiet(this.store, quietMs, () => this.currentHash());
+    this.hashing = hashing;
+    return () => hashing.stop();
+  }
+
+  /** Resolves once the hash of the last writes is computed (at once when none is pending). */
+  hashed(): Promise<void> {
+    return this.hashing?.settled() ?? Promise.resolve();
   }
 
   /** Hash of the configuration as it is in the store now (computed again only after the store changed). */

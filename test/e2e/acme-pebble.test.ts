@@ -16,22 +16,16 @@ import { chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findProgram } from '../../src/platform/daemon-tools.js';
 import { systemAccount } from '../../src/platform/daemon-runtime.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab } from '../helpers/netns-lab.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the ACME namespace lab');
-  if (root) return root;
-  const missing = ['pebble', 'named', 'nsupdate', 'dig', 'caddy', 'curl', 'openssl', 'ip', 'setpriv'].filter((program) => !findProgram(program));
-  if (!systemAccount('caddy')) missing.push('the caddy user (Debian package caddy)');
-  if (!systemAccount('bind')) missing.push('the bind user (Debian package bind9)');
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the ACME namespace lab', {
+  root: true,
+  programs: ['pebble', 'named', 'nsupdate', 'dig', 'caddy', 'curl', 'openssl', 'ip', 'setpriv'],
+  users: ['caddy', 'bind'],
+});
 
 const FW = '10.216.20.1';
 const CLIENT = '10.216.20.2';
@@ -131,6 +125,8 @@ test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by 
     const rp = '/api/v1/reverse-proxy';
     lab.call('POST', `${rp}/tls/certs`, { name: 'three', source: `acme:${cert.id}` });
     lab.call('POST', `${rp}/entrypoints`, { name: 'websecure', address: `${FW}:443` });
+    // The back end sits on a private LAN: an administrator allow-lists it for the proxy (docs/security.md).
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: [BACKEND] });
     lab.call('POST', `${rp}/http/services`, { name: 'three', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://${BACKEND}:8083` }] }) });
     lab.call('POST', `${rp}/http/routers`, { name: 'r-three', rule: `Host(\`${NAME}\`)`, service: 'three', entry_points: '["websecure"]', tls_json: '{}' });
     lab.call('PUT', `${rp}/config`, { enabled: true, access_log_enabled: false });

@@ -18,20 +18,13 @@ import { findProgram } from '../../src/platform/daemon-tools.js';
 import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import type { AppContext } from '../../src/context.js';
 import type { DaemonName } from '../../src/platform/daemons.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-function skipReason(programs: string[], user: string): string | false {
-  const root = rootSkipReason('running daemons as their own users');
-  if (root) return root;
-  const missing = [...programs, 'setpriv'].filter((p) => !findProgram(p));
-  if (!systemAccount(user)) missing.push(`the ${user} user`);
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = (programs: string[], user: string) =>
+  systemSkip('running daemons as their own users', { root: true, programs: [...programs, 'setpriv'], users: [user] });
 
 
 async function linuxApp(): Promise<AreaApp & { runtimeRoot: string }> {

@@ -7,23 +7,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { findProgram } from '../../src/platform/daemon-tools.js';
-import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab } from '../helpers/netns-lab.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the DHCP namespace lab');
-  if (root) return root;
-  const missing = ['kea-dhcp4', 'busybox', 'ip', 'setpriv'].filter((p) => !findProgram(p));
-  if (!keaHookLibrary('libdhcp_lease_cmds.so')) missing.push('libdhcp_lease_cmds.so (kea-common)');
-  if (!systemAccount('_kea')) missing.push('the _kea user');
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the DHCP namespace lab', {
+  root: true,
+  programs: ['kea-dhcp4', 'busybox', 'ip', 'setpriv'],
+  users: ['_kea'],
+  also: [['libdhcp_lease_cmds.so (kea-common)', keaHookLibrary('libdhcp_lease_cmds.so')]],
+});
 
 const CLIENT_MAC = '02:42:0a:ea:00:99';
 

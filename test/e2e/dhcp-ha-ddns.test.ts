@@ -13,23 +13,19 @@ import { join } from 'node:path';
 import { json } from '../helpers/app.js';
 import { startAreaApp } from '../helpers/area-app.js';
 import { freePort } from '../helpers/free-port.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
 import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { renderKea } from '../../src/compile/kea.js';
 import { keaCommand } from '../../src/platform/kea-control.js';
 
-function skipReason(programs: string[]): string | false {
-  const root = rootSkipReason('running Kea as _kea');
-  if (root) return root;
-  const missing = [...programs, 'setpriv'].filter((p) => !findProgram(p));
-  for (const hook of ['libdhcp_lease_cmds.so', 'libdhcp_ha.so'] as const) if (!keaHookLibrary(hook)) missing.push(`${hook} (kea-common)`);
-  if (!systemAccount('_kea')) missing.push('the _kea user');
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = (programs: string[]) => systemSkip('running Kea as _kea', {
+  root: true,
+  programs: [...programs, 'setpriv'],
+  users: ['_kea'],
+  also: (['libdhcp_lease_cmds.so', 'libdhcp_ha.so'] as const).map((hook) => [`${hook} (kea-common)`, keaHookLibrary(hook)] as const),
+});
 
 test('HA: Bulwark\'s Kea and a partner reach hot-standby together; /dhcp/ha/status reads the state from Kea', { skip: skipReason(['kea-dhcp4']), timeout: 180_000 }, async () => {
   const t = await startAreaApp({ config: { platform: 'linux' } });

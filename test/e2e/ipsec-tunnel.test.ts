@@ -14,22 +14,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findProgram } from '../../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab } from '../helpers/netns-lab.js';
 import { pings, pong, pongServer } from '../helpers/pong.js';
 
 const PLUGINS = '/usr/lib/ipsec/plugins';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the IPsec namespace lab');
-  if (root) return root;
-  const missing = ['charon-systemd', 'swanctl', 'ip', 'busybox'].filter((p) => !findProgram(p));
-  for (const plugin of ['kernel-libipsec', 'openssl']) if (!existsSync(`${PLUGINS}/libstrongswan-${plugin}.so`)) missing.push(`the ${plugin} plugin`);
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the IPsec namespace lab', {
+  root: true,
+  programs: ['charon-systemd', 'swanctl', 'ip', 'busybox'],
+  also: ['kernel-libipsec', 'openssl'].map((plugin) => [`the ${plugin} plugin`, existsSync(`${PLUGINS}/libstrongswan-${plugin}.so`)] as const),
+});
 
 const TCP_PORT = 8113;
 const TCP_SERVER = pongServer(TCP_PORT);

@@ -12,26 +12,18 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findProgram } from '../../src/platform/daemon-tools.js';
-import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { unboundPythonDir } from '../../src/platform/unbound-python.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab, ROOT } from '../helpers/netns-lab.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the restart-under-load namespace lab');
-  if (root) return root;
-  const missing = ['unbound', 'unbound-control', 'kea-dhcp4', 'chronyd', 'chronyc', 'caddy', 'wireguard-go', 'wg', 'busybox', 'ip', 'setpriv']
-    .filter((program) => !findProgram(program));
-  if (!unboundPythonDir()) missing.push('python3-unbound');
-  if (!keaHookLibrary('libdhcp_lease_cmds.so')) missing.push('libdhcp_lease_cmds.so (kea-common)');
-  for (const user of ['unbound', '_kea', '_chrony', 'caddy']) if (!systemAccount(user)) missing.push(`the ${user} user`);
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the restart-under-load namespace lab', {
+  root: true,
+  programs: ['unbound', 'unbound-control', 'kea-dhcp4', 'chronyd', 'chronyc', 'caddy', 'wireguard-go', 'wg', 'busybox', 'dig', 'ip', 'setpriv'],
+  users: ['unbound', '_kea', '_chrony', 'caddy'],
+  also: [['python3-unbound', unboundPythonDir()], ['libdhcp_lease_cmds.so (kea-common)', keaHookLibrary('libdhcp_lease_cmds.so')]],
+});
 
 const FW = '10.238.0.1';
 const CLIENT = '10.238.0.2';
@@ -133,7 +125,8 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
     lab.call('POST', '/api/v1/time/sources', { address: CLIENT, min_poll: -2, max_poll: 0 });
     lab.call('PUT', '/api/v1/time/config', { enabled: true, clock_discipline: false, ntp_enabled: false });
     assert.equal(lab.call('POST', '/api/v1/time/apply').running, true);
-    // Reverse proxy: plain HTTP on the LAN address to the backend
+    // Reverse proxy: plain HTTP on the LAN address to the backend on loopback (named in the outbound allow-list)
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] });
     const rp = '/api/v1/reverse-proxy';
     lab.call('POST', `${rp}/entrypoints`, { name: 'web', address: `${FW}:${PROXY_PORT}` });
     lab.call('POST', `${rp}/http/services`, { name: 'app', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://127.0.0.1:${BACKEND_PORT}` }] }) });

@@ -19,21 +19,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { findProgram } from '../../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { allowedSkip, systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, ROOT, inNamespace, run } from '../helpers/netns-lab.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the routing namespace lab');
-  if (root) return root;
-  const missing = ['ip', 'nft', 'ping', 'conntrack'].filter((p) => !findProgram(p));
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
-
-const skip = skipReason();
+const skip = systemSkip('the routing namespace lab', { root: true, programs: ['ip', 'nft', 'ping', 'conntrack'] });
 const SERVICE = '198.51.100.1';
 const PORT = '8015';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -209,12 +199,13 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
     assert.match(broken.body.error, refusal);
     assert.deepEqual(kernelState(), kernelBefore, `${gateway.name}: rules, routes and the multi-WAN table are as they were`);
     assert.equal(ask(), 'A', `${gateway.name}: traffic still goes through WAN A`);
-    // Its probes fail (down within about a second) and the refused plan is not retried: the table keeps its
-    // kernel handles (a retry deletes and loads it again) and the client's traffic is never cut.
+    // Its probes fail (up, warning, then down) and the refused plan is not retried on either change: the table
+    // keeps its kernel handles (a retry deletes and loads it again) and the client's traffic is never cut.
     const handles = () => inNamespace(fw, 'nft', ['-a', 'list', 'table', 'inet', 'bulwark_mwan']);
     const handlesBefore = handles();
-    await sleep(1500);
-    assert.match(lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === gateway.name).state, /warning|down/);
+    const state = () => lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === gateway.name).state as string;
+    for (let waited = 0; state() !== 'down' && waited < 15_000; waited += 200) await sleep(200);
+    assert.equal(state(), 'down', `${gateway.name}: its probes fail`);
     assert.equal(handles(), handlesBefore, `${gateway.name}: the refused plan was not loaded again`);
     assert.equal(ask(), 'A', `${gateway.name}: traffic still goes through WAN A after its probes failed`);
     const [again] = lab.api(['POST', '/api/v1/multiwan/apply']);
@@ -259,7 +250,7 @@ test('geo-IP: a block rule drops a client whose address is in the blocked countr
 test('VLAN: created through the API on a kernel with 802.1Q', { skip, timeout: 60_000 }, (t) => {
   // Probed inside the lab's own namespace: this kernel has no vlan link type (docs/networking.md).
   if (spawnSync('ip', ['-n', fw, 'link', 'add', 'link', links.lan, 'name', 'b15vlprobe', 'type', 'vlan', 'id', '2']).status !== 0) {
-    t.skip('this kernel has no 802.1Q (vlan) link type; the VLAN commands are tested through a fake ip (test/networking-linux-commands.test.ts)');
+    allowedSkip(t, 'vlan-8021q');
     return;
   }
   spawnSync('ip', ['-n', fw, 'link', 'del', 'b15vlprobe']);

@@ -9,20 +9,11 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findProgram } from '../../src/platform/daemon-tools.js';
-import { systemAccount } from '../../src/platform/daemon-runtime.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab } from '../helpers/netns-lab.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the time namespace lab');
-  if (root) return root;
-  const missing = ['chronyd', 'chronyc', 'ip', 'setpriv'].filter((p) => !findProgram(p));
-  if (!systemAccount('_chrony')) missing.push('the _chrony user');
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the time namespace lab', { root: true, programs: ['chronyd', 'chronyc', 'ip', 'setpriv'], users: ['_chrony'] });
 
 test('chronyd runs under Bulwark, syncs to a server in another namespace, and /time/status shows what chronyc reads', { skip: skipReason(), timeout: 180_000 }, async () => {
   const lab = new NetnsLab();

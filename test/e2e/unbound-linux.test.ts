@@ -4,15 +4,10 @@ import { Resolver } from 'node:dns/promises';
 import { rmSync } from 'node:fs';
 import { startTestApp, json } from '../helpers/app.js';
 import { adminHeaders } from '../helpers/auth.js';
-import { findProgram } from '../../src/platform/daemon-tools.js';
-import { REQUIRE_SYSTEM_TESTS } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 
-function skipReason(): string | false {
-  if (findProgram('unbound') && findProgram('unbound-control')) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error('REQUIRE_SYSTEM_TESTS=1 but unbound is not installed');
-  return 'unbound is not installed';
-}
+const skipReason = () => systemSkip('the Unbound loopback test', { programs: ['unbound', 'unbound-control'] });
 
 
 test('linux platform: the real Unbound runs the rendered configuration on loopback, answers host overrides and blocks, and stops', { skip: skipReason() }, async () => {

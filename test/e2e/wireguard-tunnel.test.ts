@@ -15,21 +15,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findProgram } from '../../src/platform/daemon-tools.js';
 import { parseWgQuick, wgValue } from '../../src/areas/vpn/wireguard.js';
-import { REQUIRE_SYSTEM_TESTS, rootSkipReason } from '../helpers/shared.js';
+import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab } from '../helpers/netns-lab.js';
 import { pings, pong, pongServer } from '../helpers/pong.js';
 
-function skipReason(): string | false {
-  const root = rootSkipReason('the WireGuard namespace lab');
-  if (root) return root;
-  const missing = ['wireguard-go', 'wg', 'ip', 'busybox', 'iperf3', 'nft'].filter((p) => !findProgram(p));
-  if (missing.length === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${missing.join(', ')} missing`);
-  return `${missing.join(', ')} not installed`;
-}
+const skipReason = () => systemSkip('the WireGuard namespace lab', { root: true, programs: ['wireguard-go', 'wg', 'ip', 'busybox', 'iperf3', 'nft'] });
 
 const TUNNEL_PORT = 51813;
 const TCP_PORT = 8013;
@@ -97,9 +89,9 @@ test('a WireGuard tunnel driven by Bulwark carries ping and TCP from clients con
     const startMs = started.ms;
     assert.match(inNamespace(fw, 'ip', ['-o', 'address', 'show', 'dev', serverIf]), /inet 10\.213\.0\.1\/24/);
 
-    const aliceConf = lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${alice.id}/config`).split_tunnel as string;
+    const aliceConf = lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${alice.id}/config?include_keys=true`).split_tunnel as string;
     assert.match(aliceConf, /^PresharedKey = /m);
-    const bobConf = (lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${bob.id}/config`).split_tunnel as string).replace('192.168.131.1:', '192.168.132.1:');
+    const bobConf = (lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${bob.id}/config?include_keys=true`).split_tunnel as string).replace('192.168.131.1:', '192.168.132.1:');
     const aliceIf = `b13x${lab.tag}`;
     const bobIf = `b13y${lab.tag}`;
     const clientUp = performance.now();

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { loadStartupConfig } from '../../src/config.js';
-import { REQUIRE_SYSTEM_TESTS } from './shared.js';
+import { systemSkip } from './system-skip.js';
 
 /** Debian's chromium; playwright never downloads a browser of its own here. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -15,11 +15,8 @@ export const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /** Skip reason when chromium is absent, or a failure when REQUIRE_SYSTEM_TESTS=1 demands the browser tests. */
-export function chromiumSkipReason(): string | false {
-  if (existsSync(CHROMIUM)) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
-  return `${CHROMIUM} not found (apt-get install chromium)`;
-}
+export const chromiumSkipReason = (): string | false =>
+  systemSkip('the console browser tests', { also: [[`${CHROMIUM} (apt-get install chromium)`, existsSync(CHROMIUM)]] });
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });

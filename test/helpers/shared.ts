@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { cannotRun, systemSkip } from './system-skip.js';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 
@@ -9,22 +10,17 @@ import { resolve } from 'node:path';
 export const SHARED_DIR = process.env.BULWARK_SHARED_DIR
   ? resolve(process.env.BULWARK_SHARED_DIR)
   : resolve(fileURLToPath(new URL('../../../shared', import.meta.url)));
-export const REQUIRE_SYSTEM_TESTS = process.env.REQUIRE_SYSTEM_TESTS === '1';
+export { REQUIRE_SYSTEM_TESTS } from './system-skip.js';
 
 /**
- * Returns a skip reason when a shared file is absent, or throws when REQUIRE_SYSTEM_TESTS=1 demands it.
- * Use as `{ skip: sharedSkipReason(path) }`.
+ * The path of a shared file, and a skip reason when it is absent (a throw under REQUIRE_SYSTEM_TESTS=1).
+ * Use as `{ skip: sharedFile(path).skip }`.
  */
 export function sharedFile(relativePath: string): { path: string; skip: string | false } {
   const path = resolve(SHARED_DIR, relativePath);
   if (existsSync(path)) return { path, skip: false };
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${path} is missing`);
-  return { path, skip: `${relativePath} not found: ../shared is only present in a developer checkout` };
+  return { path, skip: cannotRun(`${relativePath} not found (${path}): ../shared is only present in a developer checkout`) };
 }
 
-/** Skip reason for tests that need root (network namespaces, nftables), or a failure under REQUIRE_SYSTEM_TESTS. */
-export function rootSkipReason(what: string): string | false {
-  if (process.getuid?.() === 0) return false;
-  if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but ${what} needs root`);
-  return `${what} needs root`;
-}
+/** Skip reason for tests that need only root: `systemSkip(what, { root: true })` (test/helpers/system-skip.ts). */
+export const rootSkipReason = (what: string): string | false => systemSkip(what, { root: true });

@@ -78,6 +78,7 @@ const NOT_RENDERED: Record<string, string> = {
   'ipsec_sa.enc_algo': 'derived by the appliance from esp_proposals (display only); never taken from a request',
   'ipsec_sa.auth_algo': 'derived by the appliance from the proposals (display only); never taken from a request',
   'rp_udp_router.rule': 'UDP routers match on the entry point only; the renderer never writes their rule',
+  'rp_http_middleware.config_secrets': 'kept by the server, never taken from a request (400): the secrets split out of config_json, rendered back where config_json holds their placeholders (every config_json leaf, header values included, is exercised by renderer-injection-caddy.test.ts)',
   'ids_config.home_net': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
   'ids_config.external_net': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
   'ids_config.interfaces': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
@@ -224,7 +225,7 @@ async function setUp(): Promise<void> {
     assert.equal(started.statusCode, 200, started.body);
     const files = [read('wireguard', 'wg0.conf')];
     for (const variant of ['full', 'split']) {
-      const res = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?format=conf&variant=${variant}`);
+      const res = await t.request('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?format=conf&variant=${variant}&include_keys=true`);
       assert.equal(res.statusCode, 200, res.body);
       files.push(res.body);
     }
@@ -276,8 +277,10 @@ async function setUp(): Promise<void> {
     ['rp_tcp_router', 'tcp/routers', { name: 'tr', rule: 'HostSNI(`*`)', service: 'tsvc', entry_points: 'web', tls_json: '{"passthrough":true}' }],
     ['rp_udp_service', 'udp/services', { name: 'usvc', config_json: '{"servers":[{"address":"10.0.0.5:53"}]}' }],
     ['rp_udp_router', 'udp/routers', { name: 'ur', service: 'usvc', entry_points: 'web' }],
-    ['rp_tls_cert', 'tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/ssl/site.key', stores_json: '["default"]' }],
+    ['rp_tls_cert', 'tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/bulwark/site.key', stores_json: '["default"]' }],
   ];
+  // The proxy's sample back ends sit on a private LAN, which only the administrator's outbound allow-list opens.
+  await ok(t.request('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['10.0.0.0/8'] }));
   await ok(t.request('PUT', `${rp}/config`, { metrics_enabled: true, access_log_enabled: true }));
   const renderProxy = async () => {
     const res = await t.request('POST', `${rp}/apply`);

@@ -121,6 +121,7 @@ export function createDashboardArea(context: AppContext, needs: { feeds: LiveFee
         permission: 'dashboard:view',
         authenticator: context.identity,
         broadcaster: service.broadcaster,
+        streams: context.identity.streams,
         log: context.log,
       });
       await service.start();
@@ -252,7 +253,7 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       },
       handler: async (request) => {
         const query = request.query;
-        return combinedLogs(context, query.limit, query.source);
+        return combinedLogs(context, query.limit, query.source, request.identity?.permissions.has('users:read') === true);
       },
     }),
     {
@@ -260,7 +261,7 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       schema: { response: EventStreamAnswers('Events as JSON `data:` lines, one `id:` each, counting from 1') },
       summary: 'Server-Sent Events: DNS metrics once a second (`stats`), resolver `block`/`query` events; EventSource may pass ?ticket=',
       handler: async (request, reply) => {
-        const stream = new EventStream(request, reply);
+        const stream = new EventStream(request, reply, { registry: { streams: context.identity.streams, permission: 'dns:read' } });
         service.dnsStreams.add(stream);
         stream.onClose(service.feeds.dns.subscribe((event) => stream.send(event)));
         stream.send({ type: 'stats', data: await service.dnsStats() });

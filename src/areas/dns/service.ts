@@ -12,11 +12,12 @@ import { Semaphore } from '../../core/semaphore.js';
 import { isDomainName, isIpOrCidr } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
-import { isSpecialAddress, allowListOf, isAllowed } from '../../net/special-addresses.js';
+import { adminAllowList, adminDestinationProblem, type SingletonReader } from '../../net/admin-allow-list.js';
 import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver } from '../../compile/unbound.js';
 import { renderBlocklistData, renderBlocklistFilter, type BlockAction, type BlockZone } from '../../compile/unbound-blocklist.js';
 import { CustomOptionError, parseCustomOptions } from '../../compile/unbound-custom-options.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile, writeDaemonStateFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
+import { isRegularFileNoFollow } from '../../platform/nofollow-files.js';
 import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
 import { installAndRun, requirePassedCheck, stopDaemon } from '../common/daemon-install.js';
@@ -159,7 +160,7 @@ export function validateResolver(data: ConfigData): void {
 }
 
 /** Create-time checks of a blocklist source URL: a web URL, and no literal blocked address unless allow-listed. */
-export function validateBlocklistSource(data: ConfigData, allowList: readonly string[], existing?: ConfigObject): void {
+export function validateBlocklistSource(data: ConfigData, store: SingletonReader, existing?: ConfigObject): void {
   let url: URL;
   try {
     url = new URL(String(data.url));
@@ -169,9 +170,8 @@ export function validateBlocklistSource(data: ConfigData, allowList: readonly st
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('body.url must start with http:// or https://');
   if (/[\x00-\x1f\x7f]/.test(String(data.name))) throw badRequest('body.name must not contain control characters');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && isSpecialAddress(host) && !isAllowed(host, allowListOf(allowList))) {
-    throw badRequest(`body.url points at ${host}, a loopback, private or otherwise special address; add it to the blocklist schedule's allow_private_sources first`);
-  }
+  const refused = adminDestinationProblem(host, store);
+  if (refused) throw badRequest(`body.url: ${refused}`);
   if (data.action === 'redirect' && !(typeof data.redirect_ip === 'string' && isIP(data.redirect_ip))) {
     throw badRequest('body.redirect_ip must be an IP address when action is redirect');
   }
@@ -354,19 +354,13 @@ export class DnsService {
   }
 
   private async download(url: string, schedule: ReturnType<DnsService['schedule']>): Promise<Buffer> {
-    const response = await outboundFetch(url, {}, { allowList: schedule.allow_private_sources, allowHttp: schedule.allow_http, timeoutMs: DOWNLOAD_TIMEOUT_MS });
+    // The administrator's list decides (settings:write); the schedule's own list may only repeat it.
+    const response = await outboundFetch(url, {}, { allowList: adminAllowList(this.context.store), allowHttp: schedule.allow_http, timeoutMs: DOWNLOAD_TIMEOUT_MS, maxBytes: MAX_DOWNLOAD_BYTES });
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
       throw new Error(`download failed: HTTP ${response.status}`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body ?? []) {
-      size += (chunk as Uint8Array).length;
-      if (size > MAX_DOWNLOAD_BYTES) throw new Error('download failed: larger than 50 MiB');
-      chunks.push(Buffer.from(chunk as Uint8Array));
-    }
-    return Buffer.concat(chunks);
+    return Buffer.from(await response.arrayBuffer());
   }
 
   // ---- rendering and applying ----
@@ -447,7 +441,8 @@ export class DnsService {
     const filter = this.renderFilter(runtime);
     const trustAnchorFile = join(runtime.stateDir, 'root.key');
     // Unbound rewrites the trust anchor itself (RFC 5011), so it lives in the state directory it may write.
-    if (!existsSync(trustAnchorFile)) writeDaemonStateFile(runtime, 'root.key', `${ROOT_TRUST_ANCHORS}\n`);
+    // Anything but a regular file there (a link the unbound user planted, even to a file) is replaced.
+    if (!isRegularFileNoFollow(trustAnchorFile)) writeDaemonStateFile(runtime, 'root.key', `${ROOT_TRUST_ANCHORS}\n`);
     const reservations = resolver.register_dhcp ? this.context.store.list('dhcp_reservation').map((o) => o.data).filter((r) => r.hostname) : [];
     const text = renderOr409('Unbound', () => renderUnbound({
       resolver: resolver as unknown as UnboundResolver,

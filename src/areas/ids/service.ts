@@ -182,10 +182,8 @@ export class IdsService {
     if (rulesText !== undefined) return this.installRules(object.id, screenRules(rulesText, 'request').text);
     if (object.data.enabled === true && object.data.rule_count === 0 && object.data.source_url) {
       try {
-        const response = await outboundFetch(String(object.data.source_url), {}, { timeoutMs: 120_000 });
+        const response = await outboundFetch(String(object.data.source_url), {}, { timeoutMs: 120_000, maxBytes: MAX_DOWNLOAD_BYTES });
         if (!response.ok) throw new Error(`download answered HTTP ${response.status}`);
-        const length = Number(response.headers.get('content-length') ?? 0);
-        if (length > MAX_DOWNLOAD_BYTES) throw new Error(`rules file larger than ${MAX_DOWNLOAD_BYTES} bytes`);
         const screened = screenRules(await response.text(), 'download');
         const installed = this.installRules(object.id, screened.text);
         if (screened.refused === 0) return installed;
@@ -444,13 +442,13 @@ export class IdsService {
     this.db.prepare('UPDATE ids_alerts SET classification = ?, analyst_notes = ?, acknowledged = 1 WHERE id = ?').run(classification, notes ?? null, id);
   }
 
-  /** Applies one verdict to an alert and every unreviewed alert of the same SID (AI analysis). */
-  classifyBySignature(alertId: string, signatureId: number | null, classification: string, notes: string): number {
-    if (!signatureId) {
-      return this.db.prepare('UPDATE ids_alerts SET classification = ?, analyst_notes = ?, acknowledged = 1 WHERE id = ?').run(classification, notes, alertId).changes;
-    }
-    return this.db.prepare("UPDATE ids_alerts SET classification = ?, analyst_notes = ?, acknowledged = 1 WHERE signature_id = ? AND (classification = 'unreviewed' OR id = ?)")
-      .run(classification, notes, signatureId, alertId).changes;
+  /**
+   * Records a model's verdict on one alert as a suggestion in its notes. The verdict comes from text an
+   * attacker can write (the payload is in the prompt), so it never classifies, acknowledges or closes anything,
+   * and never reaches other alerts: the operator classifies (PUT /ids/alerts/{id}/classify). True when noted.
+   */
+  suggest(alertId: string, note: string): boolean {
+    return this.db.prepare("UPDATE ids_alerts SET analyst_notes = ? WHERE id = ? AND classification = 'unreviewed'").run(note, alertId).changes === 1;
   }
 
   purgeAlerts(): number {

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { StringEnum } from '../../model/schema-helpers.js';
 import { NullableString, NullableInteger } from '../common/schemas.js';
 
-export const INTERFACE_NAME = '^[A-Za-z0-9_.:-]{1,15}$';
+/** An interface name as Linux accepts it (15 characters at most), never starting with `-` (it reaches `ip` argument vectors). */
+export const INTERFACE_NAME = '^[A-Za-z0-9_.:][A-Za-z0-9_.:-]{0,14}$';
 export const NameParams = Type.Object({ name: Type.String({ pattern: INTERFACE_NAME }) });
 
 export const InterfaceSummary = Type.Object({

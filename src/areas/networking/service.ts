@@ -279,7 +279,8 @@ export class NetworkingService {
     }
     const config = this.parts.ddnsConfig.read();
     const url = String(family === 4 ? config.ip_echo_url_v4 : config.ip_echo_url_v6);
-    const response = await outboundFetch(url, {}, { allowList: config.allow_private_echo as string[], timeoutMs: 10_000 });
+    // An echo answers one address: a few bytes, never a download.
+    const response = await outboundFetch(url, {}, { allowList: config.allow_private_echo as string[], timeoutMs: 10_000, maxBytes: 4096 });
     const text = (await response.text()).trim();
     if (response.status !== 200 || isIP(text) !== family) throw new Error(`the address echo service ${url} did not answer an IPv${family} address`);
     return text;

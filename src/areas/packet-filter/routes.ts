@@ -295,7 +295,7 @@ export function createPacketFilterArea(
         // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
         const report = pendingReport();
         lastSent = JSON.stringify(report);
-        const stream = new EventStream(request, reply);
+        const stream = new EventStream(request, reply, { registry: { streams: context.identity.streams, permission: 'dashboard:view' } });
         streams.add(stream);
         stream.send(report);
       },
@@ -320,9 +320,10 @@ export function createPacketFilterArea(
       await pf.restoreApplied();
     },
     beforeClose: () => streams.closeAll(),
-    stop: () => {
+    stop: async () => {
       hits.stop();
       pf.stop();
+      await pf.bootRulesetSettled();
     },
   };
 }

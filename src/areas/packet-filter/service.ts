@@ -19,7 +19,8 @@ import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, pendingReport, takeS
 import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
 import { auditPacketFilter } from './audit.js';
 import { LastCompile } from '../../compile/last-compile.js';
-import { whenQuiet } from '../../store/when-quiet.js';
+import { whenQuiet, type QuietWork } from '../../store/when-quiet.js';
+import { BootRuleset } from './boot-ruleset.js';
 
 
 const SCHEDULE_CHECK_MS = 60_000;
@@ -55,8 +56,10 @@ export class PacketFilterService {
   private driftTimer: NodeJS.Timeout | undefined;
   private readonly kernel: KernelSync;
   private unsubscribe: (() => void) | undefined;
-  private stopCompilingAhead: (() => void) | undefined;
+  private compilingAhead: QuietWork | undefined;
   private readonly lastCompile = new LastCompile();
+  /** The loaded ruleset and the fallback, kept on disk for the boot step. */
+  private readonly boot: BootRuleset;
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
   /** Live inputs of the system rules that other areas own (the VPN area's enabled tunnels). */
@@ -69,6 +72,7 @@ export class PacketFilterService {
     private readonly geoip: () => CompiledGeoIp = () => NO_GEOIP,
   ) {
     this.applied = new AppliedStore(context.db);
+    this.boot = new BootRuleset(context, () => ({ apiPort: context.config.port, lanInterfaces: this.lanInterfaces() }));
     this.kernel = new KernelSync(context, (differences) => {
       const summary = differences.join('; ');
       this.context.log.warn({ differences }, 'the kernel ruleset no longer matches the applied one (drift); POST /reload repairs it');
@@ -116,7 +120,12 @@ export class PacketFilterService {
   /** Loads a compiled ruleset; after a success the kernel is read back (off the caller's path). */
   private async load(compiled: CompiledRuleset): Promise<LoadOutcome> {
     const outcome = await this.kernel.load(compiled);
-    if (outcome.ok) this.followUps.push(() => this.kernel.recordLoaded());
+    if (outcome.ok) {
+      // The full text even after a delta: the compile the delta led to is the table the kernel now holds. Written
+      // off the caller's path, before the next serialised work, so the file follows the loads in their order.
+      this.followUps.push(async () => this.boot.keep(compiled.text));
+      this.followUps.push(() => this.kernel.recordLoaded());
+    }
     return outcome;
   }
 
@@ -312,12 +321,22 @@ export class PacketFilterService {
     });
   }
 
+  /** Resolves once the stored configuration's compile ahead is done (at once when none is pending). */
+  compiledAhead(): Promise<void> {
+    return this.compilingAhead?.settled() ?? Promise.resolve();
+  }
+
   start(): void {
+    try {
+      this.boot.writeFallback();
+    } catch (error) {
+      this.context.log.error({ err: error }, 'could not write the boot fallback ruleset');
+    }
     this.unsubscribe = this.context.store.onChange((change) => {
       if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
     });
     // The compile is remembered (LastCompile): the reload that follows an edit finds it done.
-    this.stopCompilingAhead = whenQuiet(this.context.store, COMPILE_WHEN_QUIET_MS, () => this.compile(this.storedSnapshot()));
+    this.compilingAhead = whenQuiet(this.context.store, COMPILE_WHEN_QUIET_MS, () => this.compile(this.storedSnapshot()));
     this.timer = setInterval(() => {
       this.applySchedules().catch((error: unknown) => this.context.log.error({ err: error }, 'schedule re-application failed'));
     }, SCHEDULE_CHECK_MS);
@@ -353,9 +372,14 @@ export class PacketFilterService {
     await this.serial;
   }
 
+  /** Resolves when the ruleset last loaded is on disk for the boot step. */
+  bootRulesetSettled(): Promise<void> {
+    return this.boot.settled();
+  }
+
   stop(): void {
     this.unsubscribe?.();
-    this.stopCompilingAhead?.();
+    this.compilingAhead?.stop();
     this.recomputeQueued = false; // a recompute queued by the last write must not run against a closed store
     clearInterval(this.timer);
     clearInterval(this.driftTimer);

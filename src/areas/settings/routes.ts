@@ -9,8 +9,10 @@ import { isoTime } from '../../core/clock.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { formatSyslog, sendSyslog, type SyslogTarget } from '../../net/syslog.js';
 import { resolveGuardedHost } from '../../net/guarded-host.js';
+import { ADMIN_ALLOW_LIST_KIND, ADMIN_ALLOW_LIST_PATH } from '../../net/admin-allow-list.js';
+import { parseCidr } from '../../net/address.js';
 import {
-  IdsAlerts, LogRotationConfig, LogRotationView, OkMessage, PfTuningBody,
+  IdsAlerts, LogRotationConfig, OutboundAllowList, LogRotationView, OkMessage, PfTuningBody,
   PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow, Tls,
 } from './schema.js';
 import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
@@ -25,7 +27,7 @@ const MAX_STATES = 4_000_000;
 
 function routes(context: AppContext): RouteSpec[] {
   const { store, sealer, config, models } = context;
-  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) => {
+  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig | typeof OutboundAllowList, noun: string, validate?: (data: ConfigData) => void) => {
     const model = models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
     return { model, routes: singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS }) };
   };
@@ -38,6 +40,11 @@ function routes(context: AppContext): RouteSpec[] {
   const idsAlerts = singleton('settings_ids_alerts', '/api/v1/settings/ids-alerts', IdsAlerts, 'IDS alert retention');
   const syslog = singleton('settings_syslog', '/api/v1/settings/syslog', Syslog, 'remote syslog', (data) => {
     if (data.enabled && !String(data.host).trim()) throw badRequest('body.host is required when syslog is enabled');
+  });
+  const outbound = singleton(ADMIN_ALLOW_LIST_KIND, ADMIN_ALLOW_LIST_PATH, OutboundAllowList, 'outbound allow-list', (data) => {
+    (data.allowed_addresses as string[]).forEach((entry, index) => {
+      if (!parseCidr(entry)) throw badRequest(`body.allowed_addresses.${index} must be an IP address or CIDR`);
+    });
   });
   const rotation = singleton('settings_log_rotation', '/api/v1/settings/log-rotation', LogRotationConfig, 'log rotation');
   const syslogCounters = { sent: 0, dropped: 0, errors: 0, connected: false, last_error: null as string | null, updated_at: isoTime(context.clock.now()) };
@@ -94,6 +101,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: (request) => idsAlerts.model.write(clampIdsAlerts(request.body)),
     }),
     ...syslog.routes,
+    ...outbound.routes,
     {
       method: 'POST', path: '/api/v1/settings/syslog/test', access: WRITE, tags: TAGS, summary: 'Send one test message (to a draft configuration when its host is set)',
       schema: { body: SyslogDraft, response: { 200: OkMessage, 502: ErrorAnswer('The test message could not be delivered') } },

@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.js';
 import { BUILD } from '../../core/build-info.js';
 import type { DriftReport } from '../packet-filter/kernel-sync.js';
 import { servicesStatus, ServicesStatusProperties } from './services-status.js';
+import { BootStatus, readBootStatus } from './boot.js';
 
 const PlatformInfo = Type.Object({
   name: Type.String(),
@@ -52,6 +53,7 @@ const Status = Type.Object({
     blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
   }),
   ...ServicesStatusProperties,
+  boot: BootStatus,
 });
 
 const TRAFFIC_SOURCES = { simulated: 'simulated: deterministic synthetic traffic model', linux: 'conntrack, /sys/class/net, nftables counters', freebsd: 'pfctl states and labels, netstat' } as const;
@@ -130,6 +132,7 @@ function routes(context: AppContext, needs: StatusNeeds): RouteSpec[] {
           blocked_log: context.platform.traffic.blockedLogStatus(),
         },
         ...(await servicesStatus(context)),
+        boot: readBootStatus(context),
       };
     },
   },

@@ -88,16 +88,12 @@ export class ApplianceUpdates {
 
   private async fetchBytes(url: string, limit: number): Promise<Buffer> {
     const { allowList, allowHttp } = this.source();
-    const response = await outboundFetch(url, { headers: { accept: 'application/octet-stream, application/json' } }, { allowList, allowHttp, timeoutMs: 120_000 });
-    if (response.status !== 200) throw new HttpError(502, `${url} answered HTTP ${response.status}`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body ?? []) {
-      size += (chunk as Uint8Array).length;
-      if (size > limit) throw new HttpError(502, `${url} is larger than ${limit} bytes`);
-      chunks.push(Buffer.from(chunk as Uint8Array));
+    const response = await outboundFetch(url, { headers: { accept: 'application/octet-stream, application/json' } }, { allowList, allowHttp, timeoutMs: 120_000, maxBytes: limit });
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new HttpError(502, `${url} answered HTTP ${response.status}`);
     }
-    return Buffer.concat(chunks);
+    return Buffer.from(await response.arrayBuffer());
   }
 
   async check() {

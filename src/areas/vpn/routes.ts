@@ -10,6 +10,8 @@ import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams, Uuid } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
+import { requireIdentity } from '../../http/access.js';
+import { forbidden } from '../../core/errors.js';
 import { VpnService } from './service.js';
 import {
   IpsecCreate, IpsecRecord, IpsecStatus, IpsecUpdate, PeerConfig, PeerConfigQuery, WgPeerCreate, WgPeerRecord, WgPeerUpdate, WgStatus,
@@ -108,7 +110,7 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{tid}/peers/{pid}/config', access: 'vpn:read', tags,
-      summary: 'Rendered client configuration (full and split tunnel), as JSON, a .conf file or a PNG QR code',
+      summary: 'Rendered client configuration (full and split tunnel), as JSON, a .conf file or a PNG QR code; key material only with include_keys=true, which needs vpn:write',
       schema: {
         params: PeerParams,
         querystring: PeerConfigQuery,
@@ -120,8 +122,10 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       },
       handler: async (request, reply) => {
         const { tid, pid } = request.params;
-        const { format, variant } = request.query;
-        const config = vpn.peerConfig(tid, pid);
+        const { format, variant, include_keys: includeKeys } = request.query;
+        // Key material is write-only everywhere else: reading it needs the permission that could replace it.
+        if (includeKeys && !requireIdentity(request).permissions.has('vpn:write')) throw forbidden('permission vpn:write required for include_keys=true (the configuration without keys needs only vpn:read)');
+        const config = vpn.peerConfig(tid, pid, includeKeys);
         const text = variant === 'split' ? config.split_tunnel : config.full_tunnel;
         reply.header('cache-control', 'no-store');
         if (format === 'conf') {

@@ -154,6 +154,10 @@ export const WgStatus = Type.Object({
 export const PeerConfigQuery = Type.Object({
   format: StringEnum(['json', 'conf', 'qr'], { default: 'json', description: 'json: both texts; conf: one wg-quick file; qr: PNG QR code of one file' }),
   variant: StringEnum(['full', 'split'], { default: 'full', description: 'for conf and qr: full-tunnel or split-tunnel file' }),
+  include_keys: Type.Boolean({
+    default: false,
+    description: 'true: the file carries the peer\'s private key (when the appliance generated it) and its preshared key, and the caller needs vpn:write (403 otherwise); false: PrivateKey is a placeholder the client fills in and no PresharedKey line is written (an extension: docs/vpn.md)',
+  }),
 });
 
 export const PeerConfig = Type.Object({ full_tunnel: Type.String(), split_tunnel: Type.String() });

@@ -236,20 +236,26 @@ export class VpnService {
     return value;
   }
 
-  /** Both client files of a peer: all traffic through the tunnel, or only the tunnel's networks. */
-  peerConfig(tunnelId: string, peerId: string): { full_tunnel: string; split_tunnel: string } {
+  /**
+   * Both client files of a peer: all traffic through the tunnel, or only the tunnel's networks. Without
+   * `includeKeys` neither the client's private key nor the preshared key is written (a placeholder and a comment
+   * stand in for them): the route that asks for them needs vpn:write.
+   */
+  peerConfig(tunnelId: string, peerId: string, includeKeys: boolean): { full_tunnel: string; split_tunnel: string } {
     const tunnel = this.tunnels.find(tunnelId);
     const peer = this.peers.find(peerId, tunnelId);
     const tunnelAddress = parseCidr(String(tunnel.data.address))!;
     const host = str(tunnel.data.endpoint_host) ?? tunnelAddress.address;
     const endpointHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    const presharedKey = this.peers.secret(peer, 'preshared_key') ?? null;
     const base = {
-      client_private_key: this.peers.secret(peer, 'client_private_key') ?? null,
+      client_private_key: includeKeys ? this.peers.secret(peer, 'client_private_key') ?? null : null,
       address: (peer.data.allowed_ips as string[])[0] ?? null,
       dns: trimOrNull(tunnel.data.dns) === null ? null : listItems(String(tunnel.data.dns)).join(', '),
       mtu: (tunnel.data.mtu as number | null) ?? null,
       server_public_key: String(tunnel.data.public_key),
-      preshared_key: this.peers.secret(peer, 'preshared_key') ?? null,
+      preshared_key: includeKeys ? presharedKey : null,
+      preshared_key_withheld: presharedKey !== null && !includeKeys,
       endpoint: `${endpointHost}:${String(tunnel.data.listen_port)}`,
       persistent_keepalive: (peer.data.persistent_keepalive as number | null) ?? null,
     };

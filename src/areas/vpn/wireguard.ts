@@ -75,6 +75,8 @@ export interface PeerConfigInput {
   mtu: number | null;
   server_public_key: string;
   preshared_key: string | null;
+  /** The peer has a preshared key that this file leaves out (rendered without key material). */
+  preshared_key_withheld?: boolean;
   endpoint: string;
   allowed_ips: string;
   persistent_keepalive: number | null;
@@ -84,6 +86,9 @@ export interface PeerConfigInput {
  * The wg-quick file a client imports (the layout of wire-format §1.6). Every line goes through wireguardLine,
  * so a stored value outside its key's grammar refuses the download rather than adding a directive.
  */
+/** Written where a withheld preshared key goes: the tunnel needs it, so the client must add it. */
+const WITHHELD_PRESHARED_KEY = '# PresharedKey: this peer needs its preshared key; add it here (an account with vpn:write downloads it with include_keys=true)';
+
 export function renderPeerConfig(input: PeerConfigInput): string {
   const lines = [wireguardSection('Interface')];
   lines.push(input.client_private_key === null ? 'PrivateKey = <paste-your-private-key-here>' : wireguardLine('PrivateKey', input.client_private_key, 'peer client_private_key'));
@@ -92,6 +97,7 @@ export function renderPeerConfig(input: PeerConfigInput): string {
   if (input.mtu) lines.push(wireguardLine('MTU', input.mtu, 'tunnel mtu'));
   lines.push('', wireguardSection('Peer'), wireguardLine('PublicKey', input.server_public_key, 'tunnel public_key'));
   if (input.preshared_key) lines.push(wireguardLine('PresharedKey', input.preshared_key, 'peer preshared_key'));
+  else if (input.preshared_key_withheld) lines.push(WITHHELD_PRESHARED_KEY);
   lines.push(wireguardLine('Endpoint', input.endpoint, 'tunnel endpoint_host'), wireguardLine('AllowedIPs', input.allowed_ips, 'tunnel split_routes'));
   if (input.persistent_keepalive) lines.push(wireguardLine('PersistentKeepalive', input.persistent_keepalive, 'peer persistent_keepalive'));
   return lines.join('\n') + '\n';

@@ -5,8 +5,9 @@
  * truncated) is read again from its start.
  */
 import { statSync, watch, type FSWatcher } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { READ_NO_FOLLOW } from '../nofollow-files.js';
 
 const POLL_MS = 250;
 const MAX_READ = 4 * 1024 * 1024;
@@ -70,7 +71,7 @@ export class EveTail {
   }
 
   private async round(): Promise<void> {
-    const size = await stat(this.file).then((s) => s.size, () => null);
+    const size = await lstat(this.file).then((s) => s.size, () => null);
     if (size === null) return;
     if (size < this.offset) {
       this.offset = 0;
@@ -78,7 +79,9 @@ export class EveTail {
     }
     if (size === this.offset) return;
     const length = Math.min(size - this.offset, MAX_READ);
-    const handle = await open(this.file, 'r');
+    // Suricata's user owns the directory: a link planted as eve.json would make root read another file.
+    const handle = await open(this.file, READ_NO_FOLLOW).catch(() => null);
+    if (!handle) return;
     let text: string;
     try {
       const buffer = Buffer.alloc(length);

@@ -30,14 +30,16 @@ interface PeerRef {
 
 /** A peer's client configuration as text and as the QR code a phone scans (a PNG fetched with the session). */
 function PeerConfigView({ peer, onClose }: { peer: PeerRef; onClose(): void }) {
-  const { api } = useSession();
+  const { api, can } = useSession();
+  // Key material needs vpn:write; a viewer gets the file with a placeholder for the client's own key.
+  const keys = can('vpn:write') ? { include_keys: 'true' } : {};
   const [text, setText] = useState<string | null>(null);
   const [qr, setQr] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let url: string | null = null;
     const base = `/vpn/wg/${peer.tunnelId}/peers/${peer.peerId}/config`;
-    Promise.all([api.get<{ full_tunnel: string }>(base), api.blob(base, { format: 'qr', variant: 'full' })])
+    Promise.all([api.get<{ full_tunnel: string }>(base, keys), api.blob(base, { format: 'qr', variant: 'full', ...keys })])
       .then(([config, png]) => {
         url = URL.createObjectURL(png);
         setText(config.full_tunnel);
