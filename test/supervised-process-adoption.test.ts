@@ -67,7 +67,9 @@ test('a detached process outlives its supervisor and is adopted (same pid) by th
 
     // Killed behind the supervisor's back: the liveness poll notices and starts it again.
     process.kill(pid, 'SIGKILL');
-    await until('a restart', () => second.process.state().restarts === 1 && second.process.state().running, 10_000);
+    // Ready again (its error cleared) means its new pid is recorded.
+    await until('a restart', () => second.process.state().restarts === 1 && second.process.state().running && second.process.state().last_error === null, 10_000);
+    assert.equal(JSON.parse(readFileSync(recordFile(dir, 'stand-in'), 'utf8')).pid, second.process.state().pid);
     const restarted = second.process.state().pid!;
     assert.notEqual(restarted, pid);
 

@@ -137,7 +137,7 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
     const tunnel = lab.call('POST', '/api/v1/vpn/wg', { name: 'office', listen_port: TUNNEL_PORT, address: '10.240.0.1/24', endpoint_host: FW });
     const peer = lab.call('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { name: 'laptop', allowed_ips: 'auto', auto_generate_key: true });
     lab.call('POST', `/api/v1/vpn/wg/${tunnel.id}/start`);
-    const peerConf = lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config`).split_tunnel as string;
+    const peerConf = lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?include_keys=true`).split_tunnel as string;
     const [iface, server] = wgSections(peerConf);
     lab.spawnIn(client, 'wireguard-go', ['-f', clientWg]);
     await until(`${clientWg} created`, () => existsSync(`/var/run/wireguard/${clientWg}.sock`));

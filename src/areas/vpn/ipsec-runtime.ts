@@ -39,6 +39,14 @@ export class IpsecRuntime {
     private readonly vpn: VpnService,
     private readonly ca?: CaService,
   ) {
+    // SAs are applied as they are written: boot() loads them into charon (adopted when an earlier API left it running).
+    context.restore.register({
+      name: 'ipsec',
+      daemon: context.platform.ipsec.daemon,
+      enabled: () => !context.platform.simulated && vpn.ipsec.objects().some((sa) => missingCredentials(sa.data) === null),
+      running: async () => (await context.platform.ipsec.status()).running,
+      appliedVersion: () => context.apply.versions.activeIfCurrent()?.version ?? null,
+    });
     context.models.onChanged([vpn.ipsec], (change) => this.one(async () => {
       try {
         await this.apply();
