@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, mkdirSync, openSync, statSync, truncateSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { failureReason } from './failure-reason.js';
 import { EveTail } from './linux/eve-tail.js';
@@ -66,6 +66,7 @@ const MAX_RESTART_DELAY_MS = 30_000;
 const ADOPTED_POLL_MS = 500;
 /** A detached process's log is cut back to nothing once it grows past this (after it has been read). */
 const MAX_LOG_BYTES = 16 * 1024 * 1024;
+const PROCFS = existsSync('/proc/self/stat');
 
 /**
  * One foreground process under Bulwark's supervision (no init system is assumed): started and waited for until
@@ -93,6 +94,9 @@ export class SupervisedProcess {
 
   constructor(private readonly options: SupervisedProcessOptions) {
     this.delay = options.restartDelayMs ?? 1000;
+    // Adoption reads /proc (a pid's start time and program): without it (FreeBSD without procfs) a detached process
+    // could never be adopted and would hold its ports against the next start, so the process stays a child.
+    if (options.detached && !PROCFS) this.options = { ...options, detached: undefined };
   }
 
   get alive(): boolean {
