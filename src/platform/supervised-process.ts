@@ -90,6 +90,8 @@ export class SupervisedProcess {
   private restartTimer: NodeJS.Timeout | null = null;
   private watchTimer: NodeJS.Timeout | null = null;
   private tails: EveTail[] = [];
+  /** The pid of a run that is not ready yet (so not recorded). */
+  private startingPid: number | null = null;
   private delay: number;
 
   constructor(private readonly options: SupervisedProcessOptions) {
@@ -265,6 +267,7 @@ export class SupervisedProcess {
     if (detached) this.follow(true);
     const child = this.spawnProcess();
     this.child = child;
+    this.startingPid = child.pid ?? null;
     this.startedAt = Date.now();
     const runStart = this.lines.length;
     let ready = false;
@@ -287,6 +290,7 @@ export class SupervisedProcess {
       this.lastError = null;
       this.delay = this.options.restartDelayMs ?? 1000;
       if (detached) this.record(child);
+      this.startingPid = null;
       return;
     }
     const timeout = (this.options.readyTimeoutMs ?? 10_000) / 1000;
@@ -364,6 +368,9 @@ export class SupervisedProcess {
    */
   release(): void {
     this.released = true;
+    // A detached run still starting has no pid record yet: the next start could not adopt it and would find its ports
+    // taken, so it ends here (it was not serving yet).
+    if (this.options.detached && this.child && this.alive && this.startingPid === this.child.pid) this.child.kill('SIGTERM');
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.watchTimer) clearInterval(this.watchTimer);
     this.restartTimer = null;
