@@ -35,6 +35,12 @@ const until = async (what: string, probe: () => boolean | Promise<boolean>, time
   }
 };
 
+/** Every supervisor a test made: stopped at its end, so a failed assertion leaves no stand-in running. */
+const made: SupervisedProcess[] = [];
+const stopAll = async () => {
+  for (const supervised of made.splice(0)) await supervised.stop().catch(() => undefined);
+};
+
 function supervisor(dir: string, configHash: string | null) {
   const socket = join(dir, 'daemon.sock');
   const lines: string[] = [];
@@ -43,6 +49,7 @@ function supervisor(dir: string, configHash: string | null) {
     ready: () => answers(socket), onLine: (line) => lines.push(line),
     detached: { dir, name: 'stand-in', configHash },
   });
+  made.push(process_);
   return { process: process_, lines };
 }
 
@@ -86,6 +93,7 @@ test('a detached process outlives its supervisor and is adopted (same pid) by th
     assert.ok(!alive(last));
     assert.equal(existsSync(recordFile(dir, 'stand-in')), false);
   } finally {
+    await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -111,6 +119,7 @@ test('a recorded pid that is gone, or now runs another program, is never adopted
     assert.equal(await again.process.start(), 'started');
     await again.process.stop();
   } finally {
+    await stopAll();
     other.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
