@@ -10,7 +10,7 @@ import { thirdPartyRoutes } from './thirdparty/routes.js';
 import * as A from './answers.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
 import {
-  CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
+  CommitConfirmBody, DiffQuery, ForceQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
   VersionQuery, VersionRecordSchema, ObjstoreConfigBody, ObjstoreImportBody,
 } from './schema.js';
 
@@ -99,10 +99,10 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
     }),
     route({
       method: 'POST', path: '/api/v1/config/restore', access: 'backup:write', tags, summary: 'Makes a stored version the configuration and applies it',
-      schema: { body: VersionBody, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
+      schema: { querystring: ForceQuery, body: VersionBody, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
       handler: async (request) => {
         const { version } = request.body;
-        const record = await service.restore(version, actorOfRequest(request));
+        const record = await service.restore(version, actorOfRequest(request), request.query.force);
         return { message: `Restored to version ${version}`, restored_from: version, ...service.withActive(record) };
       },
     }),
@@ -129,7 +129,7 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
       handler: async (request) => {
         const body: Static<typeof CommitConfirmBody> = request.body ?? {}; // the body may be left out
         const timeout = body.timeout_seconds ?? body.timeout_secs ?? 300;
-        const status = await commitConfirm.start(actorOfRequest(request), { timeout_seconds: timeout, description: body.description, apply: body.apply });
+        const status = await commitConfirm.start(actorOfRequest(request), { timeout_seconds: timeout, description: body.description, apply: body.apply, auto_confirm: body.auto_confirm, force: body.force });
         return {
           message: `Commit-confirm window open: confirm within ${timeout} seconds (before ${status.expires_at}) or version ${status.rollback_version} is restored and re-applied automatically`,
           ...status,
@@ -166,9 +166,9 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
     route({
       method: 'POST', path: '/api/v1/config/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Imports an export document (passphrase for portable exports): all or nothing, then applied',
-      schema: { body: ImportBody, response: { 200: A.ImportOutcome } },
+      schema: { querystring: ForceQuery, body: ImportBody, response: { 200: A.ImportOutcome } },
       handler: async (request) => {
-        const { record, objects } = await service.importDocument(request.body, actorOfRequest(request));
+        const { record, objects } = await service.importDocument(request.body, actorOfRequest(request), 'import', 'import', request.query.force);
         return { message: `Imported ${objects} objects as version ${record.version}`, objects, ...service.withActive(record) };
       },
     }),

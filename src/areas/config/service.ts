@@ -229,7 +229,7 @@ export class ConfigService {
     };
   }
 
-  async restore(version: number, actor: Actor): Promise<VersionRecord> {
+  async restore(version: number, actor: Actor, force = false): Promise<VersionRecord> {
     this.requireVersion(version);
     const target = this.contentOf(version);
     try {
@@ -237,6 +237,7 @@ export class ConfigService {
       // The version is held to what a direct write would accept today, as an import is.
       const { errors } = this.checkCandidate(target);
       if (errors.length > 0) throw badRequest(`restore refused: version ${version} has ${errors.length} problem(s): ${errors.slice(0, 5).join('; ')}`);
+      await this.context.apply.gate(target, { actor: actor.name, clientIp: actor.clientIp, force, what: `restore of version ${version}` });
       const record = await this.replaceAndApply(target, { actor: actor.name, comment: `restore of version ${version}`, source: 'restore' });
       this.audit.record({ action: 'config.restore', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${version} restored as version ${record.version}` });
       return record;
@@ -378,7 +379,7 @@ export class ConfigService {
   }
 
   /** Import: all or nothing. Any problem is a 400 before the store is touched; then replace and apply. */
-  async importDocument(body: Record<string, unknown>, actor: Actor, source: VersionSource = 'import', label = 'import'): Promise<{ record: VersionRecord; objects: number }> {
+  async importDocument(body: Record<string, unknown>, actor: Actor, source: VersionSource = 'import', label = 'import', force = false): Promise<{ record: VersionRecord; objects: number }> {
     let prepared: PreparedImport;
     try {
       prepared = await this.prepareImport(body);
@@ -389,6 +390,7 @@ export class ConfigService {
         throw badRequest(`import refused: ${prepared.errors.length} problem(s): ${prepared.errors.slice(0, 5).join('; ')}`);
       }
       this.assertMayReplaceWith(prepared.objects, actor, 'this import');
+      await this.context.apply.gate(prepared.objects, { actor: actor.name, clientIp: actor.clientIp, force, what: label });
     } catch (error) {
       this.audit.record({ action: `config.${label}`, outcome: 'failure', actor: actor.name, clientIp: actor.clientIp, details: (error as Error).message });
       throw error;

@@ -1,0 +1,121 @@
+/**
+ * Judging a transit assertion: the packet it describes crosses the firewall in on its interface and, unless it is
+ * for the box itself, out on the egress interface; each crossing is judged by the simulator's own steps
+ * (judgeCrossing: NAT, then the rules), so an assertion cannot be judged otherwise than POST /rules/simulate would.
+ * A CIDR or an alias is judged at sample addresses: the first and last usable address of each of its blocks.
+ */
+import { cidrContains, cidrLast, formatIp, parseCidr, parseIp, type Cidr } from '../../compile/addresses.js';
+import type { HostAddresses } from '../../compile/firewall-decision.js';
+import type { FirewallModel } from '../../compile/firewall-model.js';
+import { judgeCrossing, type SimulatedPacket, type SimulationResult } from '../../compile/packet-simulation.js';
+import type { NetInterface } from '../../platform/network.js';
+import type { AssertionData } from './schema.js';
+
+/** The source port a transit assertion's packet leaves from (an ordinary ephemeral port). */
+export const TRANSIT_SOURCE_PORT = 40_000;
+/** Sample addresses per side; more pairs than this are not judged (the result says so). */
+const SAMPLES_PER_SIDE = 8;
+
+export interface TransitVerdict {
+  outcome: 'pass' | 'block' | 'error';
+  /** What decided, in words: `rule <id> (block, quick) on in fwc`, `the default policy (pass)`, or why it could not be judged. */
+  decided_by: string;
+  rule_id: string | null;
+  decision: SimulationResult['decided_by'] | null;
+  /** The packet that decided: `tcp 10.0.1.2:40000 → 10.0.2.10:80 in on lan0`. */
+  detail: string;
+}
+
+/** What the assertions need to know about the box: its addresses and interfaces, and the role → interface map. */
+export interface NetFacts {
+  host: HostAddresses;
+  interfaces: readonly NetInterface[];
+  roles: ReadonlyMap<string, string>;
+}
+
+export const interfaceOf = (nameOrRole: string, facts: NetFacts) => facts.roles.get(nameOrRole.toLowerCase()) ?? nameOrRole;
+
+function blockSamples(block: Cidr): string[] {
+  const last = cidrLast(block);
+  const bits = block.family === 4 ? 32 : 128;
+  // A network's own address and (IPv4) broadcast are no host's: its first and last usable addresses instead.
+  const [first, end] = block.prefix < bits - 1 ? [block.base + 1n, block.family === 4 ? last - 1n : last] : [block.base, last];
+  return [...new Set([formatIp(block.family, first), formatIp(block.family, end)])];
+}
+
+/** Sample addresses of one side, or the reason it cannot be judged. */
+export function endpointSamples(text: string, model: FirewallModel): string[] | string {
+  const alias = /^<([^>]+)>$/.exec(text)?.[1];
+  if (alias !== undefined) {
+    const resolved = model.aliases.get(alias);
+    if (!resolved) return `alias <${alias}> does not exist`;
+    const blocks = [...resolved.v4, ...resolved.v6];
+    if (blocks.length === 0) return `alias <${alias}> is empty`;
+    return [...new Set(blocks.flatMap(blockSamples))].slice(0, SAMPLES_PER_SIDE);
+  }
+  if (parseIp(text)) return [text];
+  const cidr = parseCidr(text);
+  return cidr ? blockSamples(cidr) : `"${text}" is not an address, a CIDR or an alias`;
+}
+
+function describeDecision(result: ReturnType<typeof judgeCrossing>, model: FirewallModel): Pick<TransitVerdict, 'decided_by' | 'rule_id' | 'decision'> {
+  const { decision } = result;
+  if (decision.rule !== undefined) {
+    const rule = model.rules.find((r) => r.id === decision.rule)!;
+    return {
+      decided_by: `rule ${rule.id} (${rule.rule.action}${rule.rule.quick ? ', quick' : ''}${rule.rule.description ? `: ${rule.rule.description}` : ''})`,
+      rule_id: rule.id,
+      decision: { type: 'rule', rule_id: rule.id, quick: rule.rule.quick },
+    };
+  }
+  if (decision.system) return { decided_by: `the system rule ${decision.system}`, rule_id: null, decision: { type: 'system', rule: decision.system } };
+  return { decided_by: 'the default policy (pass)', rule_id: null, decision: { type: 'default', policy: 'pass' } };
+}
+
+/** The interface whose network holds `address` (the egress of a forwarded packet), or undefined. */
+function egressFor(address: string, facts: NetFacts): string | undefined {
+  const ip = parseIp(address);
+  if (!ip) return undefined;
+  for (const candidate of facts.interfaces) {
+    const network = candidate.ipv4 && candidate.ipv4_prefix !== null ? parseCidr(`${candidate.ipv4}/${candidate.ipv4_prefix}`) : undefined;
+    if (network && cidrContains(network, ip.family, ip.value)) return candidate.name;
+  }
+  return undefined;
+}
+
+const isBoxAddress = (address: string, facts: NetFacts) => [...facts.host.byInterface.values()].some((list) => list.includes(address));
+
+/** Judges one transit assertion against a built model; the first sample pair that contradicts `expect` decides. */
+export function judgeTransit(assertion: AssertionData, model: FirewallModel, facts: NetFacts): TransitVerdict {
+  const failure = (why: string): TransitVerdict => ({ outcome: 'error', decided_by: why, rule_id: null, decision: null, detail: why });
+  const sources = endpointSamples(assertion.source!, model);
+  if (typeof sources === 'string') return failure(`source: ${sources}`);
+  const destinations = endpointSamples(assertion.destination!, model);
+  if (typeof destinations === 'string') return failure(`destination: ${destinations}`);
+  const ingress = interfaceOf(assertion.interface!, facts);
+  const explicitEgress = assertion.egress_interface ? interfaceOf(assertion.egress_interface, facts) : undefined;
+  const protocol = assertion.protocol!;
+  const ported = protocol === 'tcp' || protocol === 'udp';
+  let first: TransitVerdict | undefined;
+  for (const src of sources) {
+    for (const dst of destinations) {
+      const family = parseIp(src)!.family;
+      if (parseIp(dst)!.family !== family || (protocol === 'icmp' && family !== 4) || (protocol === 'icmp6' && family !== 6)) continue;
+      const packet: SimulatedPacket = { interface: ingress, direction: 'in', protocol, src, dst, src_port: ported ? TRANSIT_SOURCE_PORT : null, dst_port: ported ? assertion.port : null };
+      const arriving = judgeCrossing(model, packet, facts.host);
+      const inText = `${protocol} ${src}${ported ? `:${TRANSIT_SOURCE_PORT}` : ''} → ${dst}${ported ? `:${assertion.port}` : ''} in on ${ingress}`;
+      let verdict: TransitVerdict = { outcome: arriving.decision.verdict, ...describeDecision(arriving, model), detail: inText };
+      const after = arriving.filtered;
+      const egress = explicitEgress ?? (isBoxAddress(after.dst, facts) ? undefined : egressFor(after.dst, facts));
+      if (arriving.decision.verdict === 'pass' && egress && !isBoxAddress(after.dst, facts)) {
+        const leaving = judgeCrossing(model, { ...packet, interface: egress, direction: 'out', src: after.src, dst: after.dst, src_port: after.src_port, dst_port: after.dst_port }, facts.host);
+        if (leaving.decision.verdict === 'block' || leaving.decision.rule !== undefined) {
+          verdict = { outcome: leaving.decision.verdict, ...describeDecision(leaving, model), detail: `${inText}, out on ${egress} as ${after.dst}${ported ? `:${after.dst_port}` : ''}` };
+        }
+      }
+      first ??= verdict;
+      if (verdict.outcome !== assertion.expect) return verdict;
+    }
+  }
+  return first ?? failure(`no source and destination of the same address family${protocol.startsWith('icmp') ? ` for ${protocol}` : ''}`);
+}
