@@ -111,6 +111,11 @@ export class CommitConfirm {
         const window = current();
         if (!window) return;
         checks.results = [...checks.results, judged];
+        if (!judged.result.holds && window.auto_confirm) {
+          // The rest no longer decides anything: the window's outcome keeps what was known when it was rolled back.
+          checks.state = 'failed';
+          checks.finished_at = isoTime(this.context.clock.now());
+        }
         this.persist({ ...window, checks });
         if (!judged.result.holds && window.auto_confirm && !failedEarly) {
           // Rolled back at once, without waiting for the other checks or the timer.
