@@ -152,14 +152,14 @@ function matchedOn(compiled: FilterRule, model: FirewallModel, crossing: Crossin
  * The steps of a simulation that decide the verdict (NAT, then the rules), without the rule-by-rule trace:
  * simulatePacket and the assertions (areas/assertions) judge packets with this one function.
  */
-export function judgeCrossing(model: FirewallModel, packet: SimulatedPacket, host: HostAddresses) {
+export function judgeCrossing(model: FirewallModel, packet: SimulatedPacket, host: HostAddresses, rulesFor: (crossing: Crossing) => readonly FilterRule[] = () => model.rules) {
   const arriving: Crossing = {
     direction: packet.direction, iface: packet.interface, protocol: CROSSING_PROTOCOL[packet.protocol],
     src: packet.src, dst: packet.dst, sport: packet.src_port ?? 0, dport: packet.dst_port ?? 0,
   };
   const translation = translate(model, arriving, host);
   const crossing = translation?.translated ?? arriving;
-  const decision = decide(model, model.rules, crossing, host);
+  const decision = decide(model, rulesFor(crossing), crossing, host);
   return { arriving, translation, crossing, decision, filtered: endpoints(crossing, hasPorts(packet.protocol)) };
 }
 

@@ -5,8 +5,8 @@
  * A CIDR or an alias is judged at sample addresses: the first and last usable address of each of its blocks.
  */
 import { cidrContains, cidrLast, formatIp, parseCidr, parseIp, type Cidr } from '../../compile/addresses.js';
-import type { HostAddresses } from '../../compile/firewall-decision.js';
-import type { FirewallModel } from '../../compile/firewall-model.js';
+import { portsMayMatch, ruleMayMatch, type Crossing, type HostAddresses } from '../../compile/firewall-decision.js';
+import type { FilterRule, FirewallModel } from '../../compile/firewall-model.js';
 import { judgeCrossing, type SimulatedPacket, type SimulationResult } from '../../compile/packet-simulation.js';
 import type { NetInterface } from '../../platform/network.js';
 import type { AssertionData } from './schema.js';
@@ -72,6 +72,62 @@ function describeDecision(result: ReturnType<typeof judgeCrossing>, model: Firew
   return { decided_by: 'the default policy (pass)', rule_id: null, decision: { type: 'default', policy: 'pass' } };
 }
 
+/**
+ * The rules that can match crossings of one direction, interface and protocol (ruleMayMatch), split by their
+ * destination port: those that name a narrow range are listed under each port of it, the others are `open`. The
+ * candidates for one port are both lists merged back into rule order, so decide gives the answer it would give over
+ * every rule. Remembered per rule list: a thousand assertions over 10,000 rules walk only rules that may decide them.
+ */
+interface KindIndex {
+  open: { at: number; rule: FilterRule }[];
+  byPort: Map<number, { at: number; rule: FilterRule }[]>;
+  forPort: Map<string, readonly FilterRule[]>;
+}
+const NARROW_PORT_RANGE = 256;
+const candidateIndexes = new WeakMap<readonly FilterRule[], Map<string, KindIndex>>();
+
+function kindIndex(rules: readonly FilterRule[], crossing: Crossing): KindIndex {
+  const index: KindIndex = { open: [], byPort: new Map(), forPort: new Map() };
+  rules.forEach((rule, at) => {
+    if (!ruleMayMatch(rule, crossing)) return;
+    const { src_port: sport, dst_port: dport } = rule.rule.rule_match;
+    if (sport || !dport || dport.end - dport.start >= NARROW_PORT_RANGE) {
+      index.open.push({ at, rule });
+      return;
+    }
+    for (let port = dport.start; port <= dport.end; port++) {
+      const list = index.byPort.get(port);
+      if (list) list.push({ at, rule });
+      else index.byPort.set(port, [{ at, rule }]);
+    }
+  });
+  return index;
+}
+
+function candidateRules(model: FirewallModel, crossing: Crossing): readonly FilterRule[] {
+  let indexes = candidateIndexes.get(model.rules);
+  if (!indexes) candidateIndexes.set(model.rules, (indexes = new Map()));
+  const kindKey = `${crossing.direction} ${crossing.iface} ${crossing.protocol}`;
+  let index = indexes.get(kindKey);
+  if (!index) indexes.set(kindKey, (index = kindIndex(model.rules, crossing)));
+  const portKey = `${crossing.sport} ${crossing.dport}`;
+  let list = index.forPort.get(portKey);
+  if (!list) {
+    const narrow = index.byPort.get(crossing.dport) ?? [];
+    const merged: FilterRule[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < index.open.length || j < narrow.length) {
+      const next = j >= narrow.length || (i < index.open.length && index.open[i].at < narrow[j].at) ? index.open[i++] : narrow[j++];
+      // A narrow rule's source port (none: see kindIndex) and the open rules' ports are checked as decide checks them.
+      if (portsMayMatch(next.rule, crossing)) merged.push(next.rule);
+    }
+    if (index.forPort.size >= 4096) index.forPort.clear();
+    index.forPort.set(portKey, (list = merged));
+  }
+  return list;
+}
+
 /** The interface whose network holds `address` (the egress of a forwarded packet), or undefined. */
 function egressFor(address: string, facts: NetFacts): string | undefined {
   const ip = parseIp(address);
@@ -102,13 +158,14 @@ export function judgeTransit(assertion: AssertionData, model: FirewallModel, fac
       const family = parseIp(src)!.family;
       if (parseIp(dst)!.family !== family || (protocol === 'icmp' && family !== 4) || (protocol === 'icmp6' && family !== 6)) continue;
       const packet: SimulatedPacket = { interface: ingress, direction: 'in', protocol, src, dst, src_port: ported ? TRANSIT_SOURCE_PORT : null, dst_port: ported ? assertion.port : null };
-      const arriving = judgeCrossing(model, packet, facts.host);
+      const rulesFor = (crossing: Crossing) => candidateRules(model, crossing);
+      const arriving = judgeCrossing(model, packet, facts.host, rulesFor);
       const inText = `${protocol} ${src}${ported ? `:${TRANSIT_SOURCE_PORT}` : ''} → ${dst}${ported ? `:${assertion.port}` : ''} in on ${ingress}`;
       let verdict: TransitVerdict = { outcome: arriving.decision.verdict, ...describeDecision(arriving, model), detail: inText };
       const after = arriving.filtered;
       const egress = explicitEgress ?? (isBoxAddress(after.dst, facts) ? undefined : egressFor(after.dst, facts));
       if (arriving.decision.verdict === 'pass' && egress && !isBoxAddress(after.dst, facts)) {
-        const leaving = judgeCrossing(model, { ...packet, interface: egress, direction: 'out', src: after.src, dst: after.dst, src_port: after.src_port, dst_port: after.dst_port }, facts.host);
+        const leaving = judgeCrossing(model, { ...packet, interface: egress, direction: 'out', src: after.src, dst: after.dst, src_port: after.src_port, dst_port: after.dst_port }, facts.host, rulesFor);
         if (leaving.decision.verdict === 'block' || leaving.decision.rule !== undefined) {
           verdict = { outcome: leaving.decision.verdict, ...describeDecision(leaving, model), detail: `${inText}, out on ${egress} as ${after.dst}${ported ? `:${after.dst_port}` : ''}` };
         }
