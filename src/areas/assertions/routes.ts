@@ -30,11 +30,9 @@ export function createAssertionsArea(context: AppContext, needs: { packetFilter:
   const model = declareAssertions(context.models);
   const service = new AssertionService(context, needs.packetFilter);
   context.apply.addGate(service);
+  // A deleted assertion's result goes with it.
   context.store.onChange((change) => {
-    if (change.kind !== ASSERTION_KIND) return;
-    // A deleted assertion's result goes with it.
-    const ids = new Set(context.store.list(ASSERTION_KIND).map((o) => o.id));
-    for (const failing of service.failing()) if (!ids.has(failing.id)) service.forget(failing.id);
+    if (change.kind === ASSERTION_KIND || change.kind === '*') service.retainOnly(new Set(context.store.list(ASSERTION_KIND).map((o) => o.id)));
   });
   const parts: CollectionRouteParts = { path: '/api/v1/assertions', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] };
   const record = model.schemas.record as { properties: Record<string, object> };

@@ -295,9 +295,12 @@ export class AssertionService implements ApplyGate {
     })();
   }
 
-  /** Forgets a deleted assertion's result. */
-  forget(id: string): void {
-    this.results.delete(id);
-    this.lastRun.delete(id);
+  /** Forgets the results of assertions that no longer exist. */
+  retainOnly(ids: ReadonlySet<string>): void {
+    for (const id of [...this.results.keys(), ...this.lastRun.keys()]) {
+      if (ids.has(id)) continue;
+      this.results.delete(id);
+      this.lastRun.delete(id);
+    }
   }
 }
