@@ -311,7 +311,7 @@ test('assertions: the pending banner names the assertion a change would break an
   await screenshot(page, 'pending-broken-assertion');
 
   await banner.getByRole('button', { name: 'Apply', exact: true }).click();
-  assert.match((await page.getByRole('alert').filter({ hasText: 'refused' }).first().textContent()) ?? '', /reload refused: it would break 1 assertion/);
+  assert.match((await page.getByRole('alert').filter({ hasText: 'reload refused' }).textContent()) ?? '', /reload refused: it would break 1 assertion/);
   watched.problems.failedResponses.length = 0;
   watched.problems.console.length = 0; // the 409 above is expected
   assert.equal((await adminApi('GET', '/pending')).json.firewall, true, 'nothing was applied');
