@@ -117,6 +117,19 @@ test('before an apply: a change that breaks a transit assertion is listed by /pe
   assert.deepEqual((await call('GET', '/api/v1/pending')).body.broken_assertions, []);
 });
 
+test('a CIDR is judged over the whole block: one address a rule singles out in the middle of 10.0.0.0/8 breaks "never reaches"', async () => {
+  const never = await created('/api/v1/assertions', { name: 'guests never reach 10/8', kind: 'transit', interface: 'eth1', protocol: 'tcp', source: '192.168.1.0/24', destination: '10.0.0.0/8', port: 443, expect: 'block' });
+  const blockAll = await created('/api/v1/rules', { action: 'block', direction: 'in', interface: 'eth1', protocol: 'any', dst_addr: '10.0.0.0/8', priority: 10 });
+  assert.deepEqual((await call('GET', '/api/v1/pending')).body.broken_assertions, [], 'the whole block is blocked');
+  const hole = await created('/api/v1/rules', { action: 'pass', direction: 'in', interface: 'eth1', protocol: 'tcp', src_addr: '192.168.1.77', dst_addr: '10.20.30.40', dst_port_start: 443, quick: true, priority: 5 });
+  const [broken] = (await call('GET', '/api/v1/pending')).body.broken_assertions;
+  assert.equal(broken?.id, never.id, 'the hole in the middle of both blocks is found');
+  assert.equal(broken.rule_id, hole.id);
+  assert.match(broken.detail, /192\.168\.1\.77:40000 → 10\.20\.30\.40:443/);
+  for (const id of [hole.id, blockAll.id]) assert.equal((await call('DELETE', `/api/v1/rules/${id}`)).status, 204);
+  assert.equal((await call('DELETE', `/api/v1/assertions/${never.id}`)).status, 204);
+});
+
 test('auto_confirm: a failing probe after the apply rolls back at once; a harmless change is confirmed once the client is back, not before', async () => {
   const dns = await created('/api/v1/assertions', DNS);
   const events: HubEvent[] = [];

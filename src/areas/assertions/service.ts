@@ -108,7 +108,7 @@ export class AssertionService implements ApplyGate {
 
   /** The transit assertions a candidate would break (the stored configuration, or the objects of a restore or import). */
   brokenBy(candidate: Candidate): JudgedAssertion[] {
-    if (candidate === 'stored') return this.judgeAll(this.pf.storedSnapshot(), this.context.store, 'stored').filter((j) => !j.result.holds);
+    if (candidate === 'stored') return this.pendingBroken();
     const scratch = scratchStore(candidate, this.context.clock);
     try {
       return this.judgeAll(this.pf.snapshotOf(scratch.store), scratch.store, 'candidate').filter((j) => !j.result.holds);
@@ -135,12 +135,15 @@ export class AssertionService implements ApplyGate {
     });
   }
 
-  /** GET /pending's broken assertions: judged again only when the configuration, the assertions or the minute changed. */
+  /**
+   * The stored configuration's broken assertions (GET /pending, the gate of a reload): judged again only when the
+   * configuration, the assertions, the box's interfaces or the minute (schedules) changed.
+   */
   pendingBroken(): JudgedAssertion[] {
     const { store } = this.context;
     const key = ['rule', 'alias', 'schedule', 'nat', 'pf_settings', INTERFACE_ROLE_KIND, ASSERTION_KIND].map((k) => store.generation(k)).join('/')
       + `@${Math.floor(this.context.clock.now() / 60_000)}#${this.factsKey()}`;
-    if (this.pendingCache?.key !== key) this.pendingCache = { key, broken: this.brokenBy('stored') };
+    if (this.pendingCache?.key !== key) this.pendingCache = { key, broken: this.judgeAll(this.pf.storedSnapshot(), store, 'stored').filter((j) => !j.result.holds) };
     return this.pendingCache.broken;
   }
 

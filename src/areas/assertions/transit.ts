@@ -2,7 +2,8 @@
  * Judging a transit assertion: the packet it describes crosses the firewall in on its interface and, unless it is
  * for the box itself, out on the egress interface; each crossing is judged by the simulator's own steps
  * (judgeCrossing: NAT, then the rules), so an assertion cannot be judged otherwise than POST /rules/simulate would.
- * A CIDR or an alias is judged at sample addresses: the first and last usable address of each of its blocks.
+ * A CIDR or an alias is judged at one address of every part of it that the rules tell apart (their address
+ * conditions begin or end there), so the answer holds for the whole block (up to 16 parts per side; more are sampled).
  */
 import { cidrContains, cidrLast, formatIp, parseCidr, parseIp, type Cidr } from '../../compile/addresses.js';
 import { portsMayMatch, ruleMayMatch, type Crossing, type HostAddresses } from '../../compile/firewall-decision.js';
@@ -13,8 +14,6 @@ import type { AssertionData } from './schema.js';
 
 /** The source port a transit assertion's packet leaves from (an ordinary ephemeral port). */
 export const TRANSIT_SOURCE_PORT = 40_000;
-/** Sample addresses per side; more pairs than this are not judged (the result says so). */
-const SAMPLES_PER_SIDE = 8;
 
 export interface TransitVerdict {
   outcome: 'pass' | 'block' | 'error';
@@ -35,27 +34,96 @@ export interface NetFacts {
 
 export const interfaceOf = (nameOrRole: string, facts: NetFacts) => facts.roles.get(nameOrRole.toLowerCase()) ?? nameOrRole;
 
-function blockSamples(block: Cidr): string[] {
-  const last = cidrLast(block);
-  const bits = block.family === 4 ? 32 : 128;
-  // A network's own address and (IPv4) broadcast are no host's: its first and last usable addresses instead.
-  const [first, end] = block.prefix < bits - 1 ? [block.base + 1n, block.family === 4 ? last - 1n : last] : [block.base, last];
-  return [...new Set([formatIp(block.family, first), formatIp(block.family, end)])];
+/** Sample points per side: beyond this many, an evenly spread subset is judged and the result says so. */
+const MAX_POINTS_PER_SIDE = 16;
+
+/**
+ * Every address where some rule's (or NAT rule's) address condition begins or ends to hold, per family, sorted: the
+ * starts of the "atoms" inside which every address condition answers the same. Judging one address of each atom
+ * judges the whole block. Remembered per rule list.
+ */
+const boundaryLists = new WeakMap<readonly FilterRule[], Record<4 | 6, bigint[]>>();
+function boundaries(model: FirewallModel, host: HostAddresses): Record<4 | 6, bigint[]> {
+  let known = boundaryLists.get(model.rules);
+  if (known) return known;
+  const points: Record<4 | 6, Set<bigint>> = { 4: new Set(), 6: new Set() };
+  const interval = (family: 4 | 6, first: bigint, last: bigint) => {
+    points[family].add(first);
+    points[family].add(last + 1n);
+  };
+  const block = (cidr: Cidr) => interval(cidr.family, cidr.base, cidrLast(cidr));
+  const addressMatch = (match: FilterRule['src']) => {
+    if (match.kind === 'block') block(match.cidr);
+    else if (match.kind === 'range') interval(match.family, match.first, match.last);
+    else if (match.kind === 'alias') for (const b of [...(model.aliases.get(match.name)?.v4 ?? []), ...(model.aliases.get(match.name)?.v6 ?? [])]) block(b);
+  };
+  for (const rule of model.rules) {
+    addressMatch(rule.src);
+    addressMatch(rule.dst);
+  }
+  // `interface address` and NAT conditions: the box's own addresses, and the NAT rules' written addresses.
+  for (const address of [...host.byInterface.values()].flat()) {
+    const ip = parseIp(address);
+    if (ip) interval(ip.family, ip.value, ip.value);
+  }
+  for (const nat of model.nat) {
+    for (const text of [nat.data.src_addr, nat.data.dst_addr]) {
+      const alias = typeof text === 'string' ? /^<([^>]+)>$/.exec(text)?.[1] : undefined;
+      if (alias) addressMatch({ kind: 'alias', name: alias });
+      else if (typeof text === 'string' && parseCidr(text)) block(parseCidr(text)!);
+    }
+  }
+  known = { 4: [...points[4]].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), 6: [...points[6]].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) };
+  boundaryLists.set(model.rules, known);
+  return known;
 }
 
-/** Sample addresses of one side, or the reason it cannot be judged. */
-export function endpointSamples(text: string, model: FirewallModel): string[] | string {
+/** The first and last usable address of a block (a network's own address and IPv4 broadcast are no host's). */
+function usable(block: Cidr): [bigint, bigint] {
+  const last = cidrLast(block);
+  const bits = block.family === 4 ? 32 : 128;
+  return block.prefix < bits - 1 ? [block.base + 1n, block.family === 4 ? last - 1n : last] : [block.base, last];
+}
+
+/** One address of every atom inside a block (see boundaries). */
+function blockPoints(block: Cidr, sorted: readonly bigint[]): bigint[] {
+  const [first, last] = usable(block);
+  const found = [first];
+  // Binary search for the first boundary above `first`.
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle] <= first) low = middle + 1;
+    else high = middle;
+  }
+  for (let i = low; i < sorted.length && sorted[i] <= last; i++) found.push(sorted[i]);
+  return found;
+}
+
+/** Sample addresses of one side (one per atom, see boundaries) and how many atoms there were, or why it cannot be judged. */
+export function endpointSamples(text: string, model: FirewallModel, host: HostAddresses): { addresses: string[]; atoms: number } | string {
   const alias = /^<([^>]+)>$/.exec(text)?.[1];
+  let blocks: readonly Cidr[];
   if (alias !== undefined) {
     const resolved = model.aliases.get(alias);
     if (!resolved) return `alias <${alias}> does not exist`;
-    const blocks = [...resolved.v4, ...resolved.v6];
+    blocks = [...resolved.v4, ...resolved.v6];
     if (blocks.length === 0) return `alias <${alias}> is empty`;
-    return [...new Set(blocks.flatMap(blockSamples))].slice(0, SAMPLES_PER_SIDE);
+  } else if (parseIp(text)) {
+    return { addresses: [text], atoms: 1 };
+  } else {
+    const cidr = parseCidr(text);
+    if (!cidr) return `"${text}" is not an address, a CIDR or an alias`;
+    blocks = [cidr];
   }
-  if (parseIp(text)) return [text];
-  const cidr = parseCidr(text);
-  return cidr ? blockSamples(cidr) : `"${text}" is not an address, a CIDR or an alias`;
+  const known = boundaries(model, host);
+  const points = blocks.flatMap((block) => blockPoints(block, known[block.family]).map((value) => formatIp(block.family, value)));
+  const unique = [...new Set(points)];
+  if (unique.length <= MAX_POINTS_PER_SIDE) return { addresses: unique, atoms: unique.length };
+  // Evenly spread, first and last included.
+  const step = (unique.length - 1) / (MAX_POINTS_PER_SIDE - 1);
+  return { addresses: Array.from({ length: MAX_POINTS_PER_SIDE }, (_, i) => unique[Math.round(i * step)]), atoms: unique.length };
 }
 
 function describeDecision(result: ReturnType<typeof judgeCrossing>, model: FirewallModel): Pick<TransitVerdict, 'decided_by' | 'rule_id' | 'decision'> {
@@ -144,10 +212,15 @@ const isBoxAddress = (address: string, facts: NetFacts) => [...facts.host.byInte
 /** Judges one transit assertion against a built model; the first sample pair that contradicts `expect` decides. */
 export function judgeTransit(assertion: AssertionData, model: FirewallModel, facts: NetFacts): TransitVerdict {
   const failure = (why: string): TransitVerdict => ({ outcome: 'error', decided_by: why, rule_id: null, decision: null, detail: why });
-  const sources = endpointSamples(assertion.source!, model);
-  if (typeof sources === 'string') return failure(`source: ${sources}`);
-  const destinations = endpointSamples(assertion.destination!, model);
-  if (typeof destinations === 'string') return failure(`destination: ${destinations}`);
+  const sourceSamples = endpointSamples(assertion.source!, model, facts.host);
+  if (typeof sourceSamples === 'string') return failure(`source: ${sourceSamples}`);
+  const destinationSamples = endpointSamples(assertion.destination!, model, facts.host);
+  if (typeof destinationSamples === 'string') return failure(`destination: ${destinationSamples}`);
+  const sources = sourceSamples.addresses;
+  const destinations = destinationSamples.addresses;
+  // Judged at one address of every part of each side that the rules tell apart, unless there were too many.
+  const partial = sourceSamples.atoms > sources.length || destinationSamples.atoms > destinations.length
+    ? ` (judged at ${sources.length} of ${sourceSamples.atoms} source and ${destinations.length} of ${destinationSamples.atoms} destination parts)` : '';
   const ingress = interfaceOf(assertion.interface!, facts);
   const explicitEgress = assertion.egress_interface ? interfaceOf(assertion.egress_interface, facts) : undefined;
   const protocol = assertion.protocol!;
@@ -170,6 +243,7 @@ export function judgeTransit(assertion: AssertionData, model: FirewallModel, fac
           verdict = { outcome: leaving.decision.verdict, ...describeDecision(leaving, model), detail: `${inText}, out on ${egress} as ${after.dst}${ported ? `:${after.dst_port}` : ''}` };
         }
       }
+      verdict.detail += partial;
       first ??= verdict;
       if (verdict.outcome !== assertion.expect) return verdict;
     }
