@@ -23,6 +23,11 @@ export interface StartupConfig {
   wireguardPrefix: string;
   /** Seconds between checks that the kernel still holds the applied ruleset (0: no periodic check). */
   driftCheckSeconds: number;
+  /**
+   * The root under which the host's own files are written by the host settings (`/` on an appliance; another
+   * directory for an image being prepared, where only files are written and the running system is left alone).
+   */
+  hostRoot: string;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
 }
@@ -64,6 +69,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       'log-level': { type: 'string' },
       'wireguard-prefix': { type: 'string' },
       'drift-check-interval': { type: 'string' },
+      'host-root': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -85,9 +91,12 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!/^\d{1,6}$/.test(driftText.trim())) {
     throw new StartupError(`--drift-check-interval must be a whole number of seconds (0 turns the periodic check off), got "${driftText}"`);
   }
+  const hostRoot = values['host-root'] ?? env.BULWARK_HOST_ROOT ?? '/';
+  if (!hostRoot.startsWith('/')) throw new StartupError(`--host-root must be an absolute directory, got "${hostRoot}"`);
   return {
     host,
     port,
+    hostRoot: resolve(hostRoot),
     driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
     platform: platform as PlatformName,

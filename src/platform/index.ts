@@ -4,13 +4,13 @@ import { createSimulatedPlatform } from './simulated/index.js';
 import { createLinuxPlatform } from './linux/index.js';
 import { createFreebsdPlatform } from './freebsd/index.js';
 
-export function createPlatform(name: PlatformName): Platform {
+export function createPlatform(name: PlatformName, options: { hostRoot?: string } = {}): Platform {
   switch (name) {
     case 'simulated':
       return createSimulatedPlatform();
     case 'linux':
-      return createLinuxPlatform();
+      return createLinuxPlatform(options);
     case 'freebsd':
-      return createFreebsdPlatform();
+      return createFreebsdPlatform(options);
   }
 }

@@ -9,6 +9,7 @@ import type { TrafficSource } from './connections.js';
 import type { Daemons } from './daemons.js';
 import type { Network } from './network.js';
 import type { Maintenance } from './maintenance.js';
+import type { HostSettings, HostSite } from './host-settings.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -67,5 +68,7 @@ export interface Platform {
   readonly network: Network;
   /** OS updates and power control (src/platform/maintenance.ts). */
   readonly maintenance: Maintenance;
+  /** Hostname, timezone, login texts, sshd, resolvers, state-table sysctls, kernel console (src/platform/host-settings.ts). */
+  hostSettings(site: HostSite): HostSettings;
   close(): Promise<void>;
 }

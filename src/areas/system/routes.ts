@@ -8,6 +8,7 @@ import { badRequest } from '../../core/errors.js';
 import { ApplyReport, Banner, Console, General, Ssh, SystemInfo } from './schema.js';
 import { SystemService, validateGeneral } from './service.js';
 import { listTimezones } from './timezones.js';
+import { hostSettingsOf } from '../common/host-settings.js';
 
 const TAGS = ['system'];
 const READ = 'settings:read' as const;
@@ -18,15 +19,22 @@ const timezones = () => (zones ??= listTimezones());
 
 function routes(context: AppContext): RouteSpec[] {
   const system = new SystemService(context);
-  const section = (kind: string, path: string, schema: typeof General | typeof Banner | typeof Ssh | typeof Console, noun: string, apply: (data: ConfigData) => object, validate?: (data: ConfigData) => void): RouteSpec[] => {
+  const host = hostSettingsOf(context);
+  const section = (kind: string, path: string, schema: typeof General | typeof Banner | typeof Ssh | typeof Console, noun: string, apply: (data: ConfigData) => Promise<object>, validate?: (data: ConfigData) => void): RouteSpec[] => {
     const model = context.models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
     const [get] = singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS });
     return [
       get,
       route({
-        method: 'PUT', path, access: WRITE, tags: TAGS, summary: `Change ${noun} (fields not sent are kept) and render it for the host`,
+        method: 'PUT', path, access: WRITE, tags: TAGS,
+        summary: `Change ${noun} (fields not sent are kept) and put it in force on the host (409 with the reason, nothing changed, when the host refuses it)`,
         schema: { body: model.schemas.patch, response: { 200: ApplyReport } },
-        handler: (request) => apply(model.write(request.body as ConfigData)),
+        // Applied to the host first, stored only once in force: a refusal leaves host and stored settings as they were.
+        handler: (request) => host.exclusive(async () => {
+          const report = await apply(model.preview(request.body as ConfigData));
+          model.write(request.body as ConfigData);
+          return report;
+        }),
       }),
     ];
   };

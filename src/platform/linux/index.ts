@@ -13,6 +13,7 @@ import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
 import { createSuricataEngine } from './suricata.js';
+import { createLinuxHostSettings } from './host-settings.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -27,7 +28,7 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
 }
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
-export function createLinuxPlatform(): Platform {
+export function createLinuxPlatform(options: { hostRoot?: string } = {}): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
   const wireguard = createLinuxWireguard();
@@ -50,6 +51,7 @@ export function createLinuxPlatform(): Platform {
     daemons,
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(),
+    hostSettings: (site) => createLinuxHostSettings(options.hostRoot ?? '/', site.log),
     close: async () => {
       await wireguard.closeAll();
       await ipsec.stop();
