@@ -64,6 +64,17 @@ export function sshdExpected(ssh: HostSsh): Record<string, string> {
   return { port: String(ssh.port), passwordauthentication: ssh.password_auth ? 'yes' : 'no', permitrootlogin: ssh.permit_root_login ? 'yes' : 'without-password' };
 }
 
+/**
+ * The first managed setting `sshd -T` output does not show as rendered (`keyword value`), or null. A keyword
+ * may appear on several lines (Port adds a listener per line): the value must be among them.
+ */
+export function sshdNotInForce(effective: string, ssh: HostSsh): string | null {
+  const values = new Map<string, string[]>();
+  for (const [keyword, ...rest] of effective.split('\n').map((line) => line.trim().split(/\s+/))) values.set(keyword, [...(values.get(keyword) ?? []), rest.join(' ')]);
+  for (const [keyword, value] of Object.entries(sshdExpected(ssh))) if (!(values.get(keyword) ?? []).includes(value)) return `${keyword} ${value}`;
+  return null;
+}
+
 /** The kernel console arguments of a console setting. */
 export function consoleArguments(consoleSetting: HostConsole): string[] {
   const serial = consoleSetting.kind !== 'video';

@@ -12,7 +12,7 @@ import { conflict } from '../../core/errors.js';
 import { runCommand } from '../exec.js';
 import { HostFileChange, HostStepFailed, hostPath, mustRun, readHostFile } from '../host-files.js';
 import {
-  consoleArguments, fullHostName, issueText, mergeHostsFile, motdText, resolvConfText, sshdDropIn, sshdExpected,
+  consoleArguments, fullHostName, issueText, mergeHostsFile, motdText, resolvConfText, sshdDropIn, sshdNotInForce,
 } from '../host-texts.js';
 import { STATE_TABLE_FIELDS, type HostApplied, type HostSettings, type StateTableField, type StateTableLive, type StateTableTuning } from '../host-settings.js';
 import { sshKeyHolders } from '../ssh-key-holders.js';
@@ -137,10 +137,8 @@ export function createFreebsdHostSettings(root: string, log: (detail: string) =>
         await assign(change, '/etc/rc.conf', { sshd_enable: desired.enabled ? 'YES' : 'NO' }, 'system.ssh.enabled');
         await mustRun('sshd -t refused the configuration with the drop-in (details in the server log)', 'sshd', ['-t', '-f', config]);
         const effective = await mustRun('reading the effective sshd configuration', 'sshd', ['-T', '-f', config]);
-        const values = new Map(effective.stdout.split('\n').map((line) => line.trim().split(/\s+/)).map(([key, ...rest]) => [key, rest.join(' ')]));
-        for (const [keyword, value] of Object.entries(sshdExpected(desired))) {
-          if (!(values.get(keyword) ?? '').split(' ').includes(value)) throw new HostStepFailed(`sshd would not use ${keyword} ${value} (sshd_config needs "Include /etc/ssh/sshd_config.d/*.conf" before its own settings)`);
-        }
+        const missing = sshdNotInForce(effective.stdout, desired);
+        if (missing) throw new HostStepFailed(`sshd would not use ${missing}: sshd_config needs "Include /etc/ssh/sshd_config.d/*.conf" before its own settings`);
         if (live) await mustRun(desired.enabled ? 'reloading sshd' : 'stopping sshd', 'service', ['sshd', desired.enabled ? 'reload' : 'onestop']);
       }, async () => live && runCommand('service', ['sshd', 'reload']), log);
       return applied(change);

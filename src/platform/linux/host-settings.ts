@@ -14,7 +14,7 @@ import { runCommand } from '../exec.js';
 import { HostFileChange, HostStepFailed, hostPath, mustRun, readHostFile } from '../host-files.js';
 import {
   consoleArguments, hostnameText, issueNetText, issueText, LINUX_STATE_SYSCTLS, mergeHostsFile, motdText, resolvConfText,
-  sshdDropIn, sshdExpected, stateTableSysctlText, timezoneText,
+  sshdDropIn, sshdNotInForce, stateTableSysctlText, timezoneText,
 } from '../host-texts.js';
 import { STATE_TABLE_FIELDS, type HostApplied, type HostSettings, type StateTableLive, type StateTableTuning } from '../host-settings.js';
 import { sshKeyHolders } from '../ssh-key-holders.js';
@@ -147,11 +147,8 @@ export function createLinuxHostSettings(root: string, log: (detail: string) => v
         change.write(SSHD_DROP_IN, dropIn);
         await mustRun('sshd -t refused the configuration with the drop-in (details in the server log)', sshd, ['-t', '-f', config]);
         const effective = await mustRun('reading the effective sshd configuration', sshd, ['-T', '-f', config]);
-        const values = new Map(effective.stdout.split('\n').map((line) => line.trim().split(/\s+/)).map(([key, ...rest]) => [key, rest.join(' ')]));
-        for (const [keyword, value] of Object.entries(sshdExpected(desired))) {
-          const got = values.get(keyword) ?? '';
-          if (!got.split(' ').includes(value)) throw new HostStepFailed(`sshd would not use ${keyword} ${value} (another setting in /etc/ssh/sshd_config or an earlier drop-in takes precedence, or sshd_config does not include sshd_config.d)`);
-        }
+        const missing = sshdNotInForce(effective.stdout, desired);
+        if (missing) throw new HostStepFailed(`sshd would not use ${missing}: another setting in /etc/ssh/sshd_config or an earlier drop-in takes precedence, or sshd_config does not include sshd_config.d`);
         await reload(desired.enabled);
       }, async () => {
         if (live && sshdPid() !== null) process.kill(sshdPid()!, 'SIGHUP');
