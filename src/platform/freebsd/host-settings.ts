@@ -30,13 +30,25 @@ const PF_TIMEOUTS: Record<Exclude<StateTableField, 'max_states'>, string[]> = {
   icmp: ['icmp.first', 'icmp.error'],
 };
 
-/** rc.conf-style text with each named variable set (or removed when null); other lines are kept as they are. */
+/**
+ * rc.conf-style text with each named variable set in place (appended when new) or removed when null; every
+ * other line is kept as it is.
+ */
 export function mergeAssignments(existing: string | null, values: Record<string, string | null>, field: string): string {
-  const names = new Set(Object.keys(values));
-  const lines = (existing ?? '').replace(/\n$/, '').split('\n').filter((line) => line !== '' || existing);
-  const kept = lines.filter((line) => !names.has(/^\s*([A-Za-z_][A-Za-z0-9_]*)=/.exec(line)?.[1] ?? ''));
-  for (const [name, value] of Object.entries(values)) if (value !== null) kept.push(rcConfAssignment(name, value, field));
-  return `${kept.filter((line, index) => line !== '' || index > 0).join('\n')}\n`;
+  const written = new Set<string>();
+  const assignment = (name: string): string[] => {
+    const value = values[name];
+    written.add(name);
+    return value === null ? [] : [rcConfAssignment(name, value, field)];
+  };
+  const lines: string[] = [];
+  for (const line of existing ? existing.replace(/\n$/, '').split('\n') : []) {
+    const name = /^\s*([A-Za-z_][A-Za-z0-9_]*)=/.exec(line)?.[1];
+    if (name === undefined || !(name in values)) lines.push(line);
+    else if (!written.has(name)) lines.push(...assignment(name)); // later duplicates of the name are dropped
+  }
+  for (const name of Object.keys(values)) if (!written.has(name)) lines.push(...assignment(name));
+  return `${lines.join('\n')}\n`;
 }
 
 /** Parses `pfctl -s timeouts` and `pfctl -s memory` into the state-table fields. */
@@ -55,8 +67,12 @@ export function parsePfTuning(timeouts: string, memory: string): StateTableLive 
   };
 }
 
-export function createFreebsdHostSettings(root: string, log: (detail: string) => void = () => undefined): HostSettings {
-  const live = root === '/' || root === '';
+/**
+ * `root`: where the host's files are (`/` on an appliance). `live`: whether the running system is changed too
+ * (by default only when the root is `/`; tests with fake tools on PATH turn it on for another root).
+ */
+export function createFreebsdHostSettings(root: string, log: (detail: string) => void = () => undefined, options: { live?: boolean } = {}): HostSettings {
+  const live = options.live ?? (root === '/' || root === '');
   const notLive = `host root ${root}: the files were written there; the running system was not changed`;
   const applied = (change: HostFileChange, warning: string | null = live ? null : notLive, requiresReboot = false): HostApplied => ({ files: [...new Set(change.written)], warning, requires_reboot: requiresReboot });
 
@@ -132,6 +148,7 @@ export function createFreebsdHostSettings(root: string, log: (detail: string) =>
     async ssh(desired) {
       const change = new HostFileChange(root);
       const config = change.path('/etc/ssh/sshd_config');
+      let reloaded = false;
       await change.commit(async () => {
         change.write(FREEBSD_SSHD_DROP_IN, sshdDropIn(desired));
         await assign(change, '/etc/rc.conf', { sshd_enable: desired.enabled ? 'YES' : 'NO' }, 'system.ssh.enabled');
@@ -139,8 +156,11 @@ export function createFreebsdHostSettings(root: string, log: (detail: string) =>
         const effective = await mustRun('reading the effective sshd configuration', 'sshd', ['-T', '-f', config]);
         const missing = sshdNotInForce(effective.stdout, desired);
         if (missing) throw new HostStepFailed(`sshd would not use ${missing}: sshd_config needs "Include /etc/ssh/sshd_config.d/*.conf" before its own settings`);
-        if (live) await mustRun(desired.enabled ? 'reloading sshd' : 'stopping sshd', 'service', ['sshd', desired.enabled ? 'reload' : 'onestop']);
-      }, async () => live && runCommand('service', ['sshd', 'reload']), log);
+        if (live) {
+          reloaded = true;
+          await mustRun(desired.enabled ? 'reloading sshd' : 'stopping sshd', 'service', ['sshd', desired.enabled ? 'reload' : 'onestop']);
+        }
+      }, async () => reloaded && runCommand('service', ['sshd', 'reload']), log);
       return applied(change);
     },
 

@@ -48,8 +48,12 @@ function sysctlRefusal(key: string, value: number, error: NodeJS.ErrnoException)
   return `the kernel refused ${key} = ${value} (${error.code ?? error.message})`;
 }
 
-export function createLinuxHostSettings(root: string, log: (detail: string) => void = () => undefined): HostSettings {
-  const live = root === '/' || root === '';
+/**
+ * `root`: where the host's files are (`/` on an appliance). `live`: whether the running system is changed too
+ * (by default only when the root is `/`; tests with fake tools on PATH turn it on for another root).
+ */
+export function createLinuxHostSettings(root: string, log: (detail: string) => void = () => undefined, options: { live?: boolean } = {}): HostSettings {
+  const live = options.live ?? (root === '/' || root === '');
   const notLive = `host root ${root}: the files were written there; the running system was not changed`;
   const systemdRuns = () => existsSync(hostPath(root, '/run/systemd/system'));
   const require = (program: string): string => {
@@ -132,6 +136,7 @@ export function createLinuxHostSettings(root: string, log: (detail: string) => v
       // sshd -t insists on its privilege-separation directory (systemd's RuntimeDirectory creates it at start).
       mkdirSync(hostPath(root, '/run/sshd'), { recursive: true, mode: 0o755 });
       let warning: string | null = live ? null : notLive;
+      let reloaded = false;
       const reload = async (enabled: boolean) => {
         if (!live) return;
         if (systemdRuns()) {
@@ -149,9 +154,11 @@ export function createLinuxHostSettings(root: string, log: (detail: string) => v
         const effective = await mustRun('reading the effective sshd configuration', sshd, ['-T', '-f', config]);
         const missing = sshdNotInForce(effective.stdout, desired);
         if (missing) throw new HostStepFailed(`sshd would not use ${missing}: another setting in /etc/ssh/sshd_config or an earlier drop-in takes precedence, or sshd_config does not include sshd_config.d`);
+        reloaded = true;
         await reload(desired.enabled);
       }, async () => {
-        if (live && sshdPid() !== null) process.kill(sshdPid()!, 'SIGHUP');
+        // Only once the new drop-in reached sshd: the previous one is read again.
+        if (reloaded && live && sshdPid() !== null) process.kill(sshdPid()!, 'SIGHUP');
       }, log);
       return applied(files(change), warning);
     },
