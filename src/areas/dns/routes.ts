@@ -140,7 +140,8 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
         const domain = String(context.store.getSingleton('system_general')?.domain ?? '');
         const applied = await host.host.resolvers({ servers: next.servers as string[], search: domain ? [domain] : [] });
         systemDns.write({ servers: next.servers, configured: true });
-        return { message: applied.warning ? `DNS configuration rendered: ${applied.files.join(', ')} (${applied.warning})` : `DNS configuration applied: ${applied.files.join(', ')} written` };
+        // The specification's sentence when the host's resolvers changed; where they did not, the answer says so.
+        return { message: applied.warning ? `DNS configuration updated: rendered into ${applied.files.join(', ')} (${applied.warning})` : 'DNS configuration updated' };
       }),
     }),
     {
