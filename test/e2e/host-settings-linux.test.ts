@@ -151,6 +151,16 @@ test('linux host settings: hostname, timezone, resolvers, conntrack sysctls, ban
     assert.match(effective(), /^passwordauthentication no$/m);
     assert.match(effective(), /^port 2222$/m);
 
+    // A restore puts the stored host sections of the version back in force (the apply coordinator's host-settings applier).
+    const saved = lab.call('POST', '/api/v1/config/save', { comment: 'host settings' }, 200);
+    lab.call('PUT', '/api/v1/system/general', { hostname: 'fw-other', timezone: 'Asia/Tokyo' });
+    assert.equal(inside('hostname', []).trim(), 'fw-other');
+    assert.equal(inside('date', ['+%Z']).trim(), 'JST');
+    const [restored] = lab.api(['POST', '/api/v1/config/restore', { version: saved.version }]);
+    assert.equal(restored.status, 200, `${JSON.stringify(restored.body)}\n${lab.log}`);
+    assert.equal(inside('hostname', []).trim(), 'fw-ns', 'the restored hostname is in force');
+    assert.match(inside('date', ['+%Z']).trim(), /^CES?T$/);
+
     // Serial console: the boot loader's drop-in, marked as applying at next boot.
     const consoleReport = lab.call('PUT', '/api/v1/system/console', { kind: 'dual', baud: 115200 });
     assert.equal(consoleReport.requires_reboot, true);

@@ -11,6 +11,8 @@ export interface HostSettingsSite {
   host: HostSettings;
   /** Runs an apply-then-store step alone. */
   exclusive<T>(step: () => Promise<T>): Promise<T>;
+  /** What this process last put in force per section (canonical JSON), so a reload skips what is unchanged. */
+  inForce: Map<string, string>;
 }
 
 const sites = new WeakMap<AppContext, HostSettingsSite>();
@@ -23,7 +25,7 @@ export function hostSettingsOf(context: AppContext): HostSettingsSite {
       log: (detail) => context.log.warn({ detail }, 'a host tool refused a host settings change'),
     });
     const lock = new Semaphore(1);
-    site = { host, exclusive: (step) => lock.run(step) };
+    site = { host, exclusive: (step) => lock.run(step), inForce: new Map() };
     sites.set(context, site);
   }
   return site;

@@ -17,6 +17,7 @@ import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { hostSettingsOf } from '../common/host-settings.js';
 import { hostPath } from '../../platform/host-files.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 import {
   ApplyReport, BlocklistSchedule, BlocklistSource, BlocklistStatusFields, DnsStats, DomainOverride, Enabled, HostOverride,
   PatternEntry, RefreshOutcome, ResolverAcl, ResolverConfig, ResolverStatus, SystemDns,
@@ -139,7 +140,7 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
         const next = systemDns.preview({ servers: request.body.servers, configured: true });
         const domain = String(context.store.getSingleton('system_general')?.domain ?? '');
         const applied = await host.host.resolvers({ servers: next.servers as string[], search: domain ? [domain] : [] });
-        systemDns.write({ servers: next.servers, configured: true });
+        host.inForce.set(systemDns.kind, canonicalJson(systemDns.write({ servers: next.servers, configured: true })));
         // The specification's sentence when the host's resolvers changed; where they did not, the answer says so.
         return { message: applied.warning ? `DNS configuration updated: rendered into ${applied.files.join(', ')} (${applied.warning})` : 'DNS configuration updated' };
       }),

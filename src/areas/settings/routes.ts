@@ -17,6 +17,7 @@ import {
 } from './schema.js';
 import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
 import { hostSettingsOf } from '../common/host-settings.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 import { STATE_TABLE_FIELDS, type StateTableLive, type StateTableTuning } from '../../platform/host-settings.js';
 import { logSizes, rotate, writeRotationConfig, type RotationConfig } from './log-rotation.js';
 import { mergeSmtp, normaliseTls, SMTP_DEFAULTS, sendTestMail, validateSmtp } from './smtp.js';
@@ -102,7 +103,7 @@ function routes(context: AppContext): RouteSpec[] {
         const desired = { ...(store.getSingleton('settings_pf_tuning') ?? {}), ...request.body } as StateTableTuning;
         delete (desired as Record<string, unknown>).applied_max_states;
         const applied = await hostSite.host.stateTable(desired);
-        store.putSingleton('settings_pf_tuning', desired);
+        hostSite.inForce.set('settings_pf_tuning', canonicalJson(store.putSingleton('settings_pf_tuning', desired)));
         return pfView(applied.warning, applied.live);
       }),
     }),

@@ -9,6 +9,9 @@ import { ApplyReport, Banner, Console, General, Ssh, SystemInfo } from './schema
 import { SystemService, validateGeneral } from './service.js';
 import { listTimezones } from './timezones.js';
 import { hostSettingsOf } from '../common/host-settings.js';
+import { canonicalJson } from '../../core/canonical-json.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
+import { registerHostSettingsApplier } from './host-applier.js';
 
 const TAGS = ['system'];
 const READ = 'settings:read' as const;
@@ -20,8 +23,10 @@ const timezones = () => (zones ??= listTimezones());
 function routes(context: AppContext): RouteSpec[] {
   const system = new SystemService(context);
   const host = hostSettingsOf(context);
+  const sections: Record<string, SingletonModel> = {};
   const section = (kind: string, path: string, schema: typeof General | typeof Banner | typeof Ssh | typeof Console, noun: string, apply: (data: ConfigData) => Promise<object>, validate?: (data: ConfigData) => void): RouteSpec[] => {
     const model = context.models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
+    sections[kind] = model;
     const [get] = singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS });
     return [
       get,
@@ -32,14 +37,14 @@ function routes(context: AppContext): RouteSpec[] {
         // Applied to the host first, stored only once in force: a refusal leaves host and stored settings as they were.
         handler: (request) => host.exclusive(async () => {
           const report = await apply(model.preview(request.body as ConfigData));
-          model.write(request.body as ConfigData);
+          host.inForce.set(kind, canonicalJson(model.write(request.body as ConfigData)));
           return report;
         }),
       }),
     ];
   };
   const general = { read: () => ({ domain: '', ...(context.store.getSingleton('system_general') ?? {}) }) };
-  return [
+  const routeList: RouteSpec[] = [
     {
       method: 'GET', path: '/api/v1/system/info', access: READ, tags: TAGS, summary: 'OS, hardware, uptime, load, memory and disk of the appliance',
       schema: { response: { 200: SystemInfo } },
@@ -59,6 +64,8 @@ function routes(context: AppContext): RouteSpec[] {
       handler: () => timezones(),
     },
   ];
+  registerHostSettingsApplier(context, system, sections);
+  return routeList;
 }
 
 export function createSystemArea(context: AppContext): Area {

@@ -1,0 +1,47 @@
+/**
+ * Host settings in the apply coordinator: a reload, a restore, an import or the commit-confirm rollback puts
+ * every stored host section in force again (hostname, banner, sshd, console, resolvers, state table), the
+ * same way its PUT does. A section never stored leaves the host's own values alone; a section already in
+ * force as stored (put there by this process) is skipped, so a reload does not reload sshd or rerun
+ * update-grub for nothing. A section the host refuses fails the apply with 409 naming it; the others still run.
+ */
+import type { AppContext } from '../../context.js';
+import { conflict } from '../../core/errors.js';
+import { canonicalJson } from '../../core/canonical-json.js';
+import type { ConfigData } from '../../store/config-store.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
+import { hostSettingsOf } from '../common/host-settings.js';
+import { STATE_TABLE_FIELDS, type StateTableTuning } from '../../platform/host-settings.js';
+import type { SystemService } from './service.js';
+
+export function registerHostSettingsApplier(context: AppContext, system: SystemService, sections: Record<string, SingletonModel>): void {
+  const site = hostSettingsOf(context);
+  const domain = () => String(context.store.getSingleton('system_general')?.domain ?? '');
+  const putInForce: Record<string, (data: ConfigData) => Promise<unknown>> = {
+    system_general: (data) => system.applyGeneral(data),
+    system_banner: (data) => system.applyBanner(data),
+    system_ssh: (data) => system.applySsh(data),
+    system_console: (data) => system.applyConsole(data),
+    dns_system: async (data) => {
+      if (data.configured === true) await site.host.resolvers({ servers: data.servers as string[], search: domain() ? [domain()] : [] });
+    },
+    settings_pf_tuning: (data) => site.host.stateTable(Object.fromEntries(STATE_TABLE_FIELDS.filter((f) => typeof data[f] === 'number').map((f) => [f, data[f]])) as StateTableTuning),
+  };
+  context.apply.register('host-settings', () => site.exclusive(async () => {
+    const failures: string[] = [];
+    for (const [kind, put] of Object.entries(putInForce)) {
+      const stored = context.store.getSingleton(kind);
+      if (!stored) continue;
+      const data = sections[kind]?.read() ?? stored;
+      const text = canonicalJson(data);
+      if (site.inForce.get(kind) === text) continue;
+      try {
+        await put(data);
+        site.inForce.set(kind, text);
+      } catch (error) {
+        failures.push(`${kind}: ${(error as Error).message}`);
+      }
+    }
+    if (failures.length > 0) throw conflict(`host settings not put in force: ${failures.join('; ')}`);
+  }));
+}
