@@ -12,6 +12,11 @@ export interface StartupConfig {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * The daemons' runtime tree (`--runtime-dir`): unset, `/var/lib/bulwark-daemons/<12 hex of sha256 of the data
+   * directory>` (src/platform/daemon-runtime.ts runtimeRoot() decides; nothing else builds the path).
+   */
+  runtimeDir?: string | null;
   platform: PlatformName;
   trustedProxies: string[];
   logLevel: LogLevel;
@@ -64,6 +69,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     options: {
       listen: { type: 'string' },
       'data-dir': { type: 'string' },
+      'runtime-dir': { type: 'string' },
       platform: { type: 'string' },
       'trusted-proxies': { type: 'string' },
       'log-level': { type: 'string' },
@@ -93,12 +99,15 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   }
   const hostRoot = values['host-root'] ?? env.BULWARK_HOST_ROOT ?? '/';
   if (!hostRoot.startsWith('/')) throw new StartupError(`--host-root must be an absolute directory, got "${hostRoot}"`);
+  const runtimeDir = values['runtime-dir'] ?? (env.BULWARK_RUNTIME_DIR || undefined);
+  if (runtimeDir !== undefined && !runtimeDir.startsWith('/')) throw new StartupError(`--runtime-dir must be an absolute path, got "${runtimeDir}"`);
   return {
     host,
     port,
     hostRoot: resolve(hostRoot),
     driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
+    runtimeDir: runtimeDir === undefined ? null : resolve(runtimeDir),
     platform: platform as PlatformName,
     trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),
     logLevel: logLevel as LogLevel,

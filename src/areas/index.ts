@@ -36,6 +36,8 @@ export function createAreas(context: AppContext): Area[] {
   // filter); IDS alerts reach the dashboard's frames.
   const pendingFlags = new PendingFlags(context.events);
   const feeds = newLiveFeeds();
+  // Interface addresses, VLANs and static routes apply first: daemons and tunnels bind to what they put in place.
+  const networking = createNetworkingArea(context);
   const ids = createIdsArea(context, { alerts: feeds.alerts });
   // Geo-IP rules are compiled into the packet filter's ruleset (compile/geoip-sets.ts).
   const geoip = createGeoipArea(context);
@@ -56,13 +58,17 @@ export function createAreas(context: AppContext): Area[] {
     reverseProxy,
     createMultiwanArea(context),
     createAiArea(context, { ids: ids.service }),
-    // A certificate published by hand reloads the running proxy that serves it.
-    createAcmeArea(context, { certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }] }),
+    // A certificate published by hand reloads the running proxy that serves it; HTTP-01 goes through the proxy
+    // when it holds the responder's port.
+    createAcmeArea(context, {
+      certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }],
+      challengesThroughProxy: () => reverseProxy.service.challengesThroughProxy(),
+    }),
     dashboard,
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),
-    createNetworkingArea(context),
+    networking,
     createSystemArea(context),
     createSettingsArea(context),
     createUpdatesArea(context),

@@ -26,6 +26,14 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'GET', path: '/api/v1/vpn/ipsec/status', access: 'vpn:read',
     why: 'Live IKE and CHILD SA state from charon (swanctl --list-sas) for every SA; kept out of the list so its ETag still describes configuration only.',
   },
+  {
+    method: 'GET', path: '/api/v1/rules/wan-default-block', access: 'rules:read',
+    why: 'Whether new connections entering a WAN-role interface are blocked unless a rule passes them (a fresh linux/freebsd appliance is not open, as pfSense and OPNsense ship); the specification has no default-policy setting.',
+  },
+  {
+    method: 'PUT', path: '/api/v1/rules/wan-default-block', access: 'rules:write',
+    why: 'Turns the WAN default block on or off (compiled into nftables and pf, shown in /rules/system, honoured by /rules/simulate; takes effect at the next apply).',
+  },
   { method: 'GET', path: '/api/v1/schedules/{id}', access: 'rules:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/dns/resolver/hosts/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/dns/resolver/domains/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },

@@ -6,6 +6,7 @@ import { startTestApp, json } from '../helpers/app.js';
 import { adminHeaders } from '../helpers/auth.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 const skipReason = () => systemSkip('the Unbound loopback test', { programs: ['unbound', 'unbound-control'] });
 
@@ -51,7 +52,7 @@ test('linux platform: the real Unbound runs the rendered configuration on loopba
     await assert.rejects(resolver.resolve4('nas.home.lan'));
   } finally {
     await t.close();
-    // Unbound's runtime files live next to the data directory (src/platform/daemon-runtime.ts).
-    rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
+    // Unbound's runtime files live in the runtime tree, outside the data directory (src/platform/daemon-runtime.ts).
+    rmSync(runtimeRoot({ dataDir: t.dataDir }), { recursive: true, force: true });
   }
 });

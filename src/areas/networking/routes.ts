@@ -89,12 +89,17 @@ function routes(context: AppContext): { list: RouteSpec[]; net: NetworkingServic
   const refresh = () => net.refreshKnown();
   // The kernel follows each static-route and VLAN write: the old one leaves, the new one (when enabled)
   // arrives. A refusal puts the kernel and the stored object back as they were, then answers 409.
+  // A whole-configuration replacement (restore, import, rollback) carries no objects: the applier below follows it.
   models.onChanged([staticRoutes], async ({ objects }) => {
     for (const change of objects) await net.followWrite(NET_KINDS.route, change, (data, present) => net.syncRoute(data, present));
+    if (objects.length > 0) net.recordApplied();
   });
   models.onChanged([vlans], async ({ objects }) => {
     for (const change of objects) await net.followWrite(NET_KINDS.vlan, change, (data, present) => net.syncVlan(data, present));
+    if (objects.length > 0) net.recordApplied();
   });
+  // Every apply (reload, restore, import, the commit-confirm rollback) puts addresses, VLANs and routes back as stored.
+  context.apply.register('networking', () => net.applyAll());
   const access = { read: READ, write: WRITE };
   const ddnsAccess = { read: 'settings:read', write: 'settings:write' } as const;
 

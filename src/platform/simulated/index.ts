@@ -19,7 +19,7 @@ export function createSimulatedPlatform(): Platform {
     name: 'simulated',
     simulated: true,
     description: 'simulated platform: no packet filter or daemon is touched; state is kept in memory and the data directory',
-    packetFilter: new SimulatedPacketFilter(() => traffic.slots),
+    packetFilter: new SimulatedPacketFilter(() => traffic.slots, () => traffic.interfaces()),
     system: { info: async () => readSystemInfo() },
     wireguard: createSimulatedWireguard(),
     ipsec: createSimulatedIpsec(),
