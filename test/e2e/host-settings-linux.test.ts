@@ -53,7 +53,10 @@ test('linux host settings: hostname, timezone, resolvers, conntrack sysctls, ban
     const home = join(work, 'home', 'bwadmin');
     mkdirSync(join(home, '.ssh'), { recursive: true });
     appendFileSync(join(etc, 'passwd'), `bwadmin:x:4242:4242::${home}:/bin/sh\n`);
-    writeFileSync(join(etc, 'group'), readFileSync(join(etc, 'group'), 'utf8').replace(/^sudo:x:(\d+):(.*)$/m, (_, gid, members) => `sudo:x:${gid}:${members ? `${members},` : ''}bwadmin`));
+    const groups = readFileSync(join(etc, 'group'), 'utf8');
+    writeFileSync(join(etc, 'group'), /^sudo:/m.test(groups)
+      ? groups.replace(/^sudo:x:(\d+):(.*)$/m, (_, gid, members) => `sudo:x:${gid}:${members ? `${members},` : ''}bwadmin`)
+      : `${groups}sudo:x:27:bwadmin\n`);
 
     const ns = lab.namespace('a');
     const port = await freePort();
