@@ -41,6 +41,10 @@ export const STATE_TABLE_FIELDS = ['max_states', 'tcp_established', 'udp', 'udp_
 export type StateTableField = (typeof STATE_TABLE_FIELDS)[number];
 /** What the administrator set (a field never set is left at the kernel's value). */
 export type StateTableTuning = Partial<Record<StateTableField, number>>;
+/** The tunables of a stored pf-tuning section (other keys, e.g. an older release's, are left out). */
+export function stateTableTuningOf(data: Record<string, unknown>): StateTableTuning {
+  return Object.fromEntries(STATE_TABLE_FIELDS.filter((field) => typeof data[field] === 'number').map((field) => [field, data[field]]));
+}
 /** What the kernel holds (null: the platform cannot read it). */
 export type StateTableLive = Record<StateTableField, number | null>;
 

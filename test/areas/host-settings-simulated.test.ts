@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { json } from '../helpers/app.js';
 import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
+import type { HostBanner } from '../../src/platform/host-settings.js';
 
 let t: AreaApp;
 before(async () => {
@@ -40,4 +42,41 @@ test('PUT /dns on simulated says where the file went; a refused SSH change is no
   assert.equal(refused.statusCode, 409, refused.body);
   assert.match(json(refused).error, /API's own port/);
   assert.equal(json(await t.request('GET', '/api/v1/system/ssh')).port, 22, 'the refused port was not stored');
+});
+
+test('a conditional PUT answered 412 after the host was changed (the configuration moved during the wait) puts the previous values back in force', async () => {
+  // A simulated platform whose banner apply waits for the test, recording what it was asked to put in force.
+  const platform = createSimulatedPlatform();
+  const asked: HostBanner[] = [];
+  let release: () => void = () => undefined;
+  let gate: Promise<void> = Promise.resolve();
+  const hostSettings = platform.hostSettings.bind(platform);
+  const app = await startAreaApp({
+    platform: {
+      ...platform,
+      hostSettings: (site) => {
+        const host = hostSettings(site);
+        return { ...host, banner: async (desired) => { asked.push(desired); await gate; return host.banner(desired); } };
+      },
+    },
+  });
+  try {
+    await app.request('PUT', '/api/v1/system/banner', { motd: 'first' });
+    const tag = String((await app.request('GET', '/api/v1/system/banner')).headers.etag);
+    gate = new Promise<void>((resolve) => (release = resolve));
+    const conditional = app.app.inject({ method: 'PUT', url: '/api/v1/system/banner', headers: { ...app.headers, 'if-match': tag }, payload: { motd: 'second' } });
+    for (let waited = 0; asked.length < 2 && waited < 15_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(asked.at(-1)?.motd, 'second', 'the host is being changed');
+    // Another write lands while the host is being changed.
+    assert.equal((await app.request('PUT', '/api/v1/settings/syslog', { port: 1514 })).statusCode, 200);
+    release();
+    const answer = await conditional;
+    assert.equal(answer.statusCode, 412, answer.body);
+    assert.deepEqual(asked.map((banner) => banner.motd), ['first', 'second', 'first'], 'the previous banner was put back in force');
+    assert.equal(json(await app.request('GET', '/api/v1/system/banner')).motd, 'first');
+    assert.equal(readFileSync(join(app.dataDir, 'system', 'motd'), 'utf8'), 'first\n');
+  } finally {
+    release();
+    await app.close();
+  }
 });

@@ -5,6 +5,7 @@
  */
 import type { AppContext } from '../../context.js';
 import { Semaphore } from '../../core/semaphore.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 import type { HostSettings } from '../../platform/host-settings.js';
 
 export interface HostSettingsSite {
@@ -13,6 +14,12 @@ export interface HostSettingsSite {
   exclusive<T>(step: () => Promise<T>): Promise<T>;
   /** What this process last put in force per section (canonical JSON), so a reload skips what is unchanged. */
   inForce: Map<string, string>;
+  /**
+   * Stores a section just put in force. When the store refuses the write (a conditional request answered 412
+   * because the configuration changed while the host was being changed), `restore` puts the previous values
+   * back in force first, so host and stored settings still agree.
+   */
+  keep<T>(kind: string, write: () => T, restore: () => Promise<unknown>): Promise<T>;
 }
 
 const sites = new WeakMap<AppContext, HostSettingsSite>();
@@ -25,7 +32,18 @@ export function hostSettingsOf(context: AppContext): HostSettingsSite {
       log: (detail) => context.log.warn({ detail }, 'a host tool refused a host settings change'),
     });
     const lock = new Semaphore(1);
-    site = { host, exclusive: (step) => lock.run(step), inForce: new Map() };
+    const inForce = new Map<string, string>();
+    const keep = async <T>(kind: string, write: () => T, restore: () => Promise<unknown>): Promise<T> => {
+      try {
+        const stored = write();
+        inForce.set(kind, canonicalJson(stored));
+        return stored;
+      } catch (error) {
+        await restore().catch((failure: Error) => context.log.error({ err: failure, kind }, 'the previous host settings could not be put back in force'));
+        throw error;
+      }
+    };
+    site = { host, exclusive: (step) => lock.run(step), inForce, keep };
     sites.set(context, site);
   }
   return site;

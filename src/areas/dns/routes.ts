@@ -17,7 +17,6 @@ import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { hostSettingsOf } from '../common/host-settings.js';
 import { hostPath } from '../../platform/host-files.js';
-import { canonicalJson } from '../../core/canonical-json.js';
 import {
   ApplyReport, BlocklistSchedule, BlocklistSource, BlocklistStatusFields, DnsStats, DomainOverride, Enabled, HostOverride,
   PatternEntry, RefreshOutcome, ResolverAcl, ResolverConfig, ResolverStatus, SystemDns,
@@ -137,10 +136,15 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
       summary: "Set the appliance's own nameservers: /etc/resolv.conf (or systemd-resolved) on linux/freebsd; 409 with the reason, nothing changed, when the host refuses it",
       schema: { body: SystemDns, response: { 200: Message } },
       handler: (request) => host.exclusive(async () => {
+        const previous = systemDns.read();
         const next = systemDns.preview({ servers: request.body.servers, configured: true });
         const domain = String(context.store.getSingleton('system_general')?.domain ?? '');
-        const applied = await host.host.resolvers({ servers: next.servers as string[], search: domain ? [domain] : [] });
-        host.inForce.set(systemDns.kind, canonicalJson(systemDns.write({ servers: next.servers, configured: true })));
+        const search = domain ? [domain] : [];
+        const applied = await host.host.resolvers({ servers: next.servers as string[], search });
+        // (Resolvers Bulwark never managed cannot be put back: that file was the host's own.)
+        await host.keep(systemDns.kind, () => systemDns.write({ servers: next.servers, configured: true }), async () => {
+          if (previous.configured === true) await host.host.resolvers({ servers: previous.servers as string[], search });
+        });
         // The specification's sentence when the host's resolvers changed; where they did not, the answer says so.
         return { message: applied.warning ? `DNS configuration updated: rendered into ${applied.files.join(', ')} (${applied.warning})` : 'DNS configuration updated' };
       }),

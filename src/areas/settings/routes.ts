@@ -17,8 +17,7 @@ import {
 } from './schema.js';
 import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
 import { hostSettingsOf } from '../common/host-settings.js';
-import { canonicalJson } from '../../core/canonical-json.js';
-import { STATE_TABLE_FIELDS, type StateTableLive, type StateTableTuning } from '../../platform/host-settings.js';
+import { STATE_TABLE_FIELDS, stateTableTuningOf, type StateTableLive, type StateTableTuning } from '../../platform/host-settings.js';
 import { logSizes, rotate, writeRotationConfig, type RotationConfig } from './log-rotation.js';
 import { mergeSmtp, normaliseTls, SMTP_DEFAULTS, sendTestMail, validateSmtp } from './smtp.js';
 
@@ -100,10 +99,10 @@ function routes(context: AppContext): RouteSpec[] {
       summary: 'Set the state-table limit (1000..4000000) and timeouts; put in force as sysctls (linux) or pf options (freebsd) and read back; 409 when the kernel refuses a value',
       schema: { body: PfTuningBody, response: { 200: PfTuningView } },
       handler: (request) => hostSite.exclusive(async () => {
-        const desired = { ...(store.getSingleton('settings_pf_tuning') ?? {}), ...request.body } as StateTableTuning;
-        delete (desired as Record<string, unknown>).applied_max_states;
+        const previous = stateTableTuningOf(store.getSingleton('settings_pf_tuning') ?? {});
+        const desired = { ...previous, ...request.body } as StateTableTuning;
         const applied = await hostSite.host.stateTable(desired);
-        hostSite.inForce.set('settings_pf_tuning', canonicalJson(store.putSingleton('settings_pf_tuning', desired)));
+        await hostSite.keep('settings_pf_tuning', () => store.putSingleton('settings_pf_tuning', desired), () => hostSite.host.stateTable(previous));
         return pfView(applied.warning, applied.live);
       }),
     }),

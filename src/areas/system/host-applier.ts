@@ -11,7 +11,7 @@ import { canonicalJson } from '../../core/canonical-json.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import { hostSettingsOf } from '../common/host-settings.js';
-import { STATE_TABLE_FIELDS, type StateTableTuning } from '../../platform/host-settings.js';
+import { stateTableTuningOf } from '../../platform/host-settings.js';
 import type { SystemService } from './service.js';
 
 export function registerHostSettingsApplier(context: AppContext, system: SystemService, sections: Record<string, SingletonModel>): void {
@@ -25,7 +25,7 @@ export function registerHostSettingsApplier(context: AppContext, system: SystemS
     dns_system: async (data) => {
       if (data.configured === true) await site.host.resolvers({ servers: data.servers as string[], search: domain() ? [domain()] : [] });
     },
-    settings_pf_tuning: (data) => site.host.stateTable(Object.fromEntries(STATE_TABLE_FIELDS.filter((f) => typeof data[f] === 'number').map((f) => [f, data[f]])) as StateTableTuning),
+    settings_pf_tuning: (data) => site.host.stateTable(stateTableTuningOf(data)),
   };
   context.apply.register('host-settings', () => site.exclusive(async () => {
     const failures: string[] = [];

@@ -9,7 +9,6 @@ import { ApplyReport, Banner, Console, General, Ssh, SystemInfo } from './schema
 import { SystemService, validateGeneral } from './service.js';
 import { listTimezones } from './timezones.js';
 import { hostSettingsOf } from '../common/host-settings.js';
-import { canonicalJson } from '../../core/canonical-json.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import { registerHostSettingsApplier } from './host-applier.js';
 
@@ -36,8 +35,9 @@ function routes(context: AppContext): RouteSpec[] {
         schema: { body: model.schemas.patch, response: { 200: ApplyReport } },
         // Applied to the host first, stored only once in force: a refusal leaves host and stored settings as they were.
         handler: (request) => host.exclusive(async () => {
+          const previous = model.read();
           const report = await apply(model.preview(request.body as ConfigData));
-          host.inForce.set(kind, canonicalJson(model.write(request.body as ConfigData)));
+          await host.keep(kind, () => model.write(request.body as ConfigData), () => apply(previous));
           return report;
         }),
       }),
