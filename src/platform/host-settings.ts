@@ -62,7 +62,7 @@ export interface HostSettings {
   readonly target: 'host' | 'data-directory';
   general(desired: HostGeneral): Promise<HostApplied>;
   banner(desired: HostBanner): Promise<HostApplied>;
-  /** Refuses (409) a change that would lock out the only way in; see `sshLockout` in src/areas/system/ssh-lockout.ts. */
+  /** The sshd drop-in (the area first refuses a lock-out: src/areas/system/ssh-lockout.ts). */
   ssh(desired: HostSsh): Promise<HostApplied>;
   /** Accounts allowed to administer the host (root, the sudo/wheel group) that have at least one authorized SSH key. */
   sshKeyHolders(): Promise<string[]>;

@@ -38,6 +38,8 @@ function readSysctl(key: string): number | null {
   }
 }
 
+const readStateTable = (): StateTableLive => Object.fromEntries(STATE_TABLE_FIELDS.map((field) => [field, readSysctl(LINUX_STATE_SYSCTLS[field])])) as StateTableLive;
+
 /** Why the kernel refused a sysctl value, in an administrator's words. */
 function sysctlRefusal(key: string, value: number, error: NodeJS.ErrnoException): string {
   if (error.code === 'ENOENT') return `${key} does not exist on this kernel (is conntrack loaded?)`;
@@ -200,9 +202,7 @@ export function createLinuxHostSettings(root: string, log: (detail: string) => v
       return applied(files(change), live ? null : notLive);
     },
 
-    async readStateTable() {
-      return Object.fromEntries(STATE_TABLE_FIELDS.map((field) => [field, readSysctl(LINUX_STATE_SYSCTLS[field])])) as StateTableLive;
-    },
+    readStateTable: async () => readStateTable(),
 
     async stateTable(desired: StateTableTuning) {
       const change = new HostFileChange(root);
@@ -229,7 +229,7 @@ export function createLinuxHostSettings(root: string, log: (detail: string) => v
       }, async () => {
         for (const [key, before] of changed.reverse()) writeFileSync(procPath(key), `${before}\n`);
       }, log);
-      return { ...applied(files(change), live ? null : notLive), live: await this.readStateTable() };
+      return { ...applied(files(change), live ? null : notLive), live: readStateTable() };
     },
   };
 }
