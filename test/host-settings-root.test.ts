@@ -43,6 +43,10 @@ test('linux host settings under another root: files written there, the running s
   assert.equal(readFileSync('/proc/sys/net/netfilter/nf_conntrack_udp_timeout', 'utf8'), udpBefore, 'the kernel is not changed');
   assert.equal(readFileSync(join(root, 'etc/sysctl.d/90-bulwark-state-table.conf'), 'utf8'), '# Rendered by Bulwark (/settings/pf-tuning)\nnet.netfilter.nf_conntrack_udp_timeout = 77\n');
 
+  const ssh = await host.ssh({ enabled: true, port: 2222, password_auth: false, permit_root_login: false });
+  assert.match(ssh.warning ?? '', /not checked with sshd -t/);
+  assert.match(readFileSync(join(root, 'etc/ssh/sshd_config.d/00-bulwark.conf'), 'utf8'), /^Port 2222$/m);
+
   const resolvers = await host.resolvers({ servers: ['192.0.2.53'], search: [] });
   assert.deepEqual(resolvers.files, [join(root, 'etc/resolv.conf')]);
   const consoleReport = await host.console({ kind: 'serial', baud: 57600 });

@@ -111,11 +111,6 @@ export class HostFileChange {
     this.written.push(path);
   }
 
-  remove(hostFile: string): void {
-    const path = this.remember(hostFile);
-    rmSync(path, { force: true });
-  }
-
   /** Puts every touched name back as it was. */
   rollback(): void {
     for (const [path, state] of [...this.previous].reverse()) {

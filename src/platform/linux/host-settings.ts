@@ -130,17 +130,21 @@ export function createLinuxHostSettings(root: string, log: (detail: string) => v
     },
 
     async ssh(desired) {
+      const change = new HostFileChange(root);
+      const dropIn = sshdDropIn(desired);
+      if (!live) {
+        // sshd_config's Include names /etc/ssh/sshd_config.d of the running system: sshd cannot check another root's files.
+        await change.commit(async () => change.write(SSHD_DROP_IN, dropIn), undefined, log);
+        return applied(files(change), `${notLive}; not checked with sshd -t (its Include names the running system's drop-ins)`);
+      }
       const sshd = require('sshd');
       const config = hostPath(root, '/etc/ssh/sshd_config');
       if (!existsSync(config)) throw conflict('/etc/ssh/sshd_config is missing: reinstall openssh-server');
-      const change = new HostFileChange(root);
-      const dropIn = sshdDropIn(desired);
       // sshd -t insists on its privilege-separation directory (systemd's RuntimeDirectory creates it at start).
       mkdirSync(hostPath(root, '/run/sshd'), { recursive: true, mode: 0o755 });
-      let warning: string | null = live ? null : notLive;
+      let warning: string | null = null;
       let reloaded = false;
       const reload = async (enabled: boolean) => {
-        if (!live) return;
         if (systemdRuns()) {
           if (enabled) await mustRun('enabling sshd', require('systemctl'), ['enable', 'ssh.service']).then(() => mustRun('reloading sshd', 'systemctl', ['reload-or-restart', 'ssh.service']));
           else await mustRun('stopping sshd', require('systemctl'), ['disable', '--now', 'ssh.service']);
@@ -160,7 +164,7 @@ export function createLinuxHostSettings(root: string, log: (detail: string) => v
         await reload(desired.enabled);
       }, async () => {
         // Only once the new drop-in reached sshd: the previous one is read again.
-        if (reloaded && live && sshdPid() !== null) process.kill(sshdPid()!, 'SIGHUP');
+        if (reloaded && sshdPid() !== null) process.kill(sshdPid()!, 'SIGHUP');
       }, log);
       return applied(files(change), warning);
     },
