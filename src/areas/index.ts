@@ -25,6 +25,8 @@ import { createSettingsArea } from './settings/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
+import { createPrometheusArea } from './prometheus/routes.js';
+import { createFlowExportArea } from './flow-export/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -46,6 +48,7 @@ export function createAreas(context: AppContext): Area[] {
   const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service, metrics: dashboard.service.engine });
   const ca = createCaArea(context);
   const reverseProxy = createReverseProxyArea(context);
+  const multiwan = createMultiwanArea(context);
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -56,7 +59,7 @@ export function createAreas(context: AppContext): Area[] {
     ids,
     geoip,
     reverseProxy,
-    createMultiwanArea(context),
+    multiwan,
     createAiArea(context, { ids: ids.service }),
     // A certificate published by hand reloads the running proxy that serves it; HTTP-01 goes through the proxy
     // when it holds the responder's port.
@@ -65,12 +68,14 @@ export function createAreas(context: AppContext): Area[] {
       challengesThroughProxy: () => reverseProxy.service.challengesThroughProxy(),
     }),
     dashboard,
+    createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),
     networking,
     createSystemArea(context),
     createSettingsArea(context),
+    createFlowExportArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.

@@ -15,6 +15,14 @@ const EDIT_WITH_IF_MATCH =
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
+    method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
+    why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',
+  },
+  {
+    method: 'POST', path: '/api/v1/updates/schedule/run', access: 'updates:install',
+    why: "Issue 38: the maintenance window is run by Bulwark's own scheduler; this runs its steps now (and lets a test prove the executor).",
+  },
+  {
     method: 'GET', path: '/api/v1/auth/register', access: 'public',
     why: 'Tells a sign-in page whether first-boot registration is open, without attempting a registration.',
   },
@@ -63,6 +71,18 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'PUT', path: '/api/v1/settings/outbound', access: 'settings:write',
     why: 'Changes the outbound allow-list; only settings:write may, so an operator cannot allow-list the destinations it writes (issue 31 item 3).',
+  },
+  {
+    method: 'GET', path: '/api/v1/metrics/prometheus', access: 'dashboard:view',
+    why: 'The appliance\'s figures in the Prometheus text exposition format for a monitoring server to scrape (issue 40 item 4); an API key holding dashboard:view suffices.',
+  },
+  {
+    method: 'GET', path: '/api/v1/settings/flow-export', access: 'settings:read',
+    why: 'Flow export (NetFlow v9 / IPFIX, issue 40 item 3): collectors, protocol, timeouts, sampling and interfaces, with the exporters\' live state.',
+  },
+  {
+    method: 'PUT', path: '/api/v1/settings/flow-export', access: 'settings:write',
+    why: 'Changes flow export and applies it at once; collectors pass the outbound guard (special addresses only via /settings/outbound).',
   },
   {
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',

@@ -106,7 +106,7 @@ export function programRuntime(config: RuntimeConfig, name: string, user: string
 }
 
 /** Every program that runs from the runtime tree as its own user: the network-service daemons, Caddy, Suricata. */
-const RUNTIME_USERS: Record<string, string> = { ...DAEMON_USERS, caddy: 'caddy', suricata: 'suricata' };
+const RUNTIME_USERS: Record<string, string> = { ...DAEMON_USERS, caddy: 'caddy', suricata: 'suricata', softflowd: 'nobody' };
 
 /**
  * Which daemon users cannot reach the runtime tree (their folder, their state folder): checked at start and on

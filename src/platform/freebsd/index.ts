@@ -50,9 +50,11 @@ export function createFreebsdPlatform(options: { hostRoot?: string } = {}): Plat
     network: createFreebsdNetwork(),
     maintenance: createFreebsdMaintenance(),
     hostSettings: (site) => createFreebsdHostSettings(options.hostRoot ?? '/', site.log),
+    flowExport: notDriven('freebsd', 'flow export'),
     close: async () => {
       await traffic.close();
-      await daemons.closeAll();
+      daemons.release();
     },
+    stopServices: () => daemons.closeAll(),
   };
 }

@@ -11,6 +11,7 @@ import { createSimulatedDaemons } from './daemons.js';
 import { createSimulatedNetwork } from './network.js';
 import { createSimulatedMaintenance } from './maintenance.js';
 import { createSimulatedHostSettings } from './host-settings.js';
+import { createSimulatedFlowExport } from './flow-export.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
@@ -31,6 +32,7 @@ export function createSimulatedPlatform(): Platform {
     network: createSimulatedNetwork(),
     maintenance: createSimulatedMaintenance(),
     hostSettings: (site) => createSimulatedHostSettings(site.dataDir),
+    flowExport: createSimulatedFlowExport(),
     close: () => traffic.close(),
   };
 }
