@@ -61,7 +61,7 @@ test('linux host settings: hostname, timezone, resolvers, conntrack sysctls, ban
     const ns = lab.namespace('a');
     const port = await freePort();
     const launcher = ['unshare', '--mount', '--uts', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc && mount -t tmpfs bulwark-run /run && exec "$@"', etc];
-    const bulwark = lab.startBulwark(ns, port, [], launcher);
+    let bulwark = lab.startBulwark(ns, port, [], launcher);
     /** Runs a program inside Bulwark's own namespaces (mount, UTS, network). */
     const inside = (file: string, args: string[]) => {
       const result = spawnSync('nsenter', ['-t', String(bulwark.pid), '--mount', '--uts', '--net', '--', file, ...args], { encoding: 'utf8' });
@@ -108,6 +108,16 @@ test('linux host settings: hostname, timezone, resolvers, conntrack sysctls, ban
     assert.equal(afterRefusal.configured_timeouts.udp, 45, 'the stored settings are the previous ones');
     assert.equal(inside('sysctl', ['-n', 'net.netfilter.nf_conntrack_udp_timeout']).trim(), '45', 'the kernel holds the previous value');
     assert.equal(readFileSync(join(etc, 'sysctl.d', '90-bulwark-state-table.conf'), 'utf8'), sysctlFile, 'the sysctl.d file is the previous one');
+    // At start the stored values are put back in force (at boot, sysctl.d is read before conntrack is loaded).
+    inside('sysctl', ['-q', '-w', 'net.netfilter.nf_conntrack_udp_timeout=99']);
+    assert.equal(await lab.stopBulwark(), 0);
+    bulwark = lab.startBulwark(ns, port, [], launcher);
+    let udp = '';
+    for (let waited = 0; udp !== '45' && waited < 180_000; waited += 250) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      udp = inside('sysctl', ['-n', 'net.netfilter.nf_conntrack_udp_timeout']).trim();
+    }
+    assert.equal(udp, '45', `the stored UDP timeout is in force again after a restart\n${lab.log}`);
 
     // Login banner and motd: getty's backslash escapes cannot be formed in /etc/issue.
     lab.call('PUT', '/api/v1/system/banner', { login_banner: 'Authorised use only \\e[31m \\l', motd: 'Welcome to fw-ns' });

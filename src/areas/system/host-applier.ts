@@ -45,3 +45,22 @@ export function registerHostSettingsApplier(context: AppContext, system: SystemS
     if (failures.length > 0) throw conflict(`host settings not put in force: ${failures.join('; ')}`);
   }));
 }
+
+/**
+ * At start, the state table's values are put back in force. They are the one host setting that does not
+ * survive a reboot reliably on its own: sysctl.d is read early at boot, often before conntrack is loaded (its
+ * sysctls do not exist yet), while every other setting lives in a file the host reads when it needs it.
+ * Runs in the background; a refusal is logged (the pf-tuning GET shows live values apart from configured ones).
+ */
+export async function restoreStateTable(context: AppContext): Promise<void> {
+  const stored = context.store.getSingleton('settings_pf_tuning');
+  const tuning = stateTableTuningOf(stored ?? {});
+  if (Object.keys(tuning).length === 0) return;
+  const site = hostSettingsOf(context);
+  try {
+    await site.exclusive(() => site.host.stateTable(tuning));
+    site.inForce.set('settings_pf_tuning', canonicalJson(stored));
+  } catch (error) {
+    context.log.warn({ err: error }, 'the stored state-table settings could not be put back in force at start');
+  }
+}

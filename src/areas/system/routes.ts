@@ -10,7 +10,7 @@ import { SystemService, validateGeneral } from './service.js';
 import { listTimezones } from './timezones.js';
 import { hostSettingsOf } from '../common/host-settings.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { registerHostSettingsApplier } from './host-applier.js';
+import { registerHostSettingsApplier, restoreStateTable } from './host-applier.js';
 
 const TAGS = ['system'];
 const READ = 'settings:read' as const;
@@ -69,5 +69,5 @@ function routes(context: AppContext): RouteSpec[] {
 }
 
 export function createSystemArea(context: AppContext): Area {
-  return { name: 'system', routes: routes(context) };
+  return { name: 'system', routes: routes(context), start: () => void restoreStateTable(context) };
 }
