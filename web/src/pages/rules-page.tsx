@@ -7,6 +7,8 @@ import { formatBytes, formatCount, formatValue } from '../components/format';
 import { saveEdit, type Editing } from '../components/record-editor';
 import { useLoad } from '../components/use-load';
 import { RuleForm } from './rule-form';
+import { PacketTest, type Simulation } from './packet-test';
+import { findingsByRule, type RuleAnalysis } from './rule-findings';
 
 interface RuleCounter {
   name: string;
@@ -33,17 +35,35 @@ export function RulesPage() {
     () => (can('dashboard:view') ? api.get<{ rule_counters: RuleCounter[] }>('/metrics').then((m) => m.rule_counters) : Promise.resolve([])),
     'rule-counters',
   );
+  // The analysis' findings (shadowed, redundant, never matching, conflicts) as badges on the rules they concern.
+  const analysis = useLoad(() => api.get<RuleAnalysis>('/rules/analysis'), 'rule-analysis');
   const [editing, setEditing] = useState<RuleEditing | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [simulation, setSimulation] = useState<Simulation | null>(null);
   const list = rules.data ?? [];
   const counterOf = (rule: Rule) => counters.data?.find((counter) => counter.name.includes(rule.id));
+  const numberOf = (id: string) => {
+    const index = list.findIndex((rule) => rule.id === id);
+    return index < 0 ? undefined : index + 1;
+  };
+  const ruleName = (id: string) => {
+    const rule = list.find((r) => r.id === id);
+    const name = rule?.description ?? rule?.label;
+    return `#${numberOf(id) ?? '?'}${name ? ` "${name}"` : ''}`;
+  };
+  const findings = analysis.data ? findingsByRule(analysis.data, numberOf) : new Map<string, never[]>();
+  const traceOf = (rule: Rule) => simulation?.rules.find((entry) => entry.rule_id === rule.id);
+  const reloadAll = () => {
+    rules.reload();
+    counters.reload();
+    analysis.reload();
+  };
 
   const run = async (action: () => Promise<void>) => {
     setError(null);
     try {
       await action();
-      rules.reload();
-      counters.reload();
+      reloadAll();
     } catch (failure) {
       setError(messageOf(failure));
     }
@@ -89,18 +109,34 @@ export function RulesPage() {
             if (editing.rule) await saveEdit(api, { path: `/rules/${editing.rule.id}`, record: { ...editing.rule }, etag: editing.etag }, body, 'rule', reloaded);
             else await api.post('/rules', body);
             setEditing(null);
-            rules.reload();
+            reloadAll();
           }}
         />
       )}
-      <ErrorAlert message={error ?? rules.error} />
+      <PacketTest api={api} ruleName={ruleName} onResult={setSimulation} />
+      <ErrorAlert message={error ?? rules.error ?? (analysis.error && `Rule analysis: ${analysis.error}`)} />
       {!rules.error && (
         <DataTable
           caption="Firewall rules"
           rows={list}
+          rowClass={(rule) => (traceOf(rule)?.outcome === 'decides' ? 'decides' : undefined)}
           empty={rules.loading && !rules.data ? 'Loading…' : 'No rules yet.'}
           columns={[
-            { key: 'order', label: '#', render: (rule) => String(list.indexOf(rule) + 1) },
+            {
+              key: 'order',
+              label: '#',
+              render: (rule) => (
+                <>
+                  {list.indexOf(rule) + 1}
+                  {traceOf(rule) && (
+                    // what the tested packet met here; the reason is the API's (e.g. the condition that failed)
+                    <small class={`outcome ${traceOf(rule)!.outcome}`} title={traceOf(rule)!.reason}>
+                      {traceOf(rule)!.outcome === 'decides' ? 'decides the test packet' : traceOf(rule)!.outcome.replace(/_/g, ' ')}
+                    </small>
+                  )}
+                </>
+              ),
+            },
             { key: 'action', label: 'Action', render: (rule) => <span class={`action ${rule.action}`}>{rule.action}</span> },
             { key: 'direction', label: 'Direction' },
             { key: 'interface', label: 'Interface', render: (rule) => rule.interface ?? 'all' },
@@ -115,6 +151,23 @@ export function RulesPage() {
               render: (rule) => {
                 const counter = counterOf(rule);
                 return counter ? `${formatCount(counter.packets)} packets, ${formatBytes(counter.bytes)}` : '—';
+              },
+            },
+            {
+              key: 'findings',
+              label: 'Analysis',
+              render: (rule) => {
+                const found = findings.get(rule.id) ?? [];
+                if (found.length === 0) return analysis.data ? 'ok' : '—';
+                return (
+                  <ul class="findings">
+                    {found.map((finding) => (
+                      <li key={finding.label + finding.detail}>
+                        <span class={`badge ${finding.tone}`}>{finding.label}</span> <small>{finding.detail}</small>
+                      </li>
+                    ))}
+                  </ul>
+                );
               },
             },
           ]}

@@ -1,0 +1,202 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, rmSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage } from './helpers/console-browser.js';
+import { apiAs, forgetExpectedProblems, signIn, type ApiAnswer } from './helpers/console-session.js';
+
+// Bulwark's own strengths on the rules page, in a real browser (Debian's chromium) against the real server:
+// "Test a packet" (POST /rules/simulate) with the deciding rule highlighted and NAT shown, the rule analysis'
+// findings as badges, and the change-set screen (POST /changes, previewed with ?dry_run=true). Each is tried as
+// an operator and as a viewer, by keyboard, at 1280×800 and at a phone's width.
+
+const skip = chromiumSkipReason();
+const ADMIN = { username: 'admin', password: 'Rules-admin-pass1' };
+const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
+const VIEWER = { username: 'vera', password: 'Vera-viewer-pass1' };
+const SCREENSHOT_DIR = process.env.BULWARK_CONSOLE_SCREENSHOTS;
+
+let consoleDir: string;
+let server: ConsoleServer;
+let browser: Browser;
+let admin: (method: string, path: string, body?: unknown) => Promise<ApiAnswer>;
+const opened: WatchedPage[] = [];
+const rules: Record<'web' | 'webAgain' | 'rest', string> = { web: '', webAgain: '', rest: '' };
+
+/** The page's document, as far as the functions below (run in the browser) use it. */
+declare const document: {
+  activeElement: { tagName: string; textContent: string | null; getAttribute(name: string): string | null } | null;
+  documentElement: { scrollWidth: number; clientWidth: number };
+  querySelectorAll(selector: string): Iterable<{ labels: { length: number } | null; getAttribute(name: string): string | null }>;
+};
+declare const getComputedStyle: (element: unknown) => { outlineStyle: string; boxShadow: string };
+
+before(async () => {
+  if (skip) return;
+  consoleDir = await buildConsole();
+  server = await startConsoleServer(consoleDir);
+  browser = await launchChromium();
+  if (SCREENSHOT_DIR) mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const registered = await fetch(`${server.baseUrl}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  assert.ok(registered.ok, `register: ${registered.status}`);
+  admin = await apiAs(server.baseUrl, ADMIN);
+  assert.equal((await admin('POST', '/auth/users', { ...OPERATOR, role: 'operator' })).status, 201);
+  assert.equal((await admin('POST', '/auth/users', { ...VIEWER, role: 'viewer' })).status, 201);
+  // a port forward, the rule it serves, the same rule again (shadowed: it can never decide), and a block for the rest
+  const nat = await admin('POST', '/nat', { nat_type: 'dnat', interface: 'eth0', protocol: 'tcp', dst_addr: '203.0.113.2', dst_port: '8443', redirect_addr: '192.168.1.10', redirect_port_start: 443, label: 'web' });
+  assert.equal(nat.status, 201, JSON.stringify(nat.json));
+  const rule = async (body: Record<string, unknown>) => {
+    const created = await admin('POST', '/rules', { direction: 'in', interface: 'eth0', protocol: 'tcp', src_addr: 'any', ...body });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    return created.json.id as string;
+  };
+  rules.web = await rule({ action: 'pass', dst_addr: '192.168.1.10', dst_port_start: 443, dst_port_end: 443, description: 'web server' });
+  rules.webAgain = await rule({ action: 'pass', dst_addr: '192.168.1.10', dst_port_start: 443, dst_port_end: 443, description: 'web server again' });
+  rules.rest = await rule({ action: 'block', dst_addr: 'any', description: 'block the rest' });
+  assert.equal((await admin('POST', '/reload')).status, 200);
+});
+
+after(async () => {
+  if (skip) return;
+  for (const watched of opened) await watched.context.close().catch(() => undefined);
+  await browser?.close();
+  await server?.close();
+  rmSync(consoleDir, { recursive: true, force: true });
+  rmSync(server.dataDir, { recursive: true, force: true });
+});
+
+async function signedIn(credentials: { username: string; password: string }, viewport = { width: 1280, height: 800 }): Promise<WatchedPage> {
+  const watched = await openWatchedPage(browser, server.baseUrl);
+  opened.push(watched);
+  await watched.page.setViewportSize(viewport);
+  await signIn(watched.page, credentials.username, credentials.password);
+  return watched;
+}
+
+async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
+  if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage });
+}
+
+function assertNoProblems(watched: WatchedPage, what: string): void {
+  assert.deepEqual(watched.problems.console, [], `${what}: console errors`);
+  assert.deepEqual(watched.problems.failedResponses, [], `${what}: failed responses`);
+}
+
+/** Every input, select and textarea on the page has a label naming it. */
+async function assertLabelled(page: Page, what: string): Promise<void> {
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('main input, main select, main textarea')].filter((field) => !field.labels || field.labels.length === 0).map((field) => field.getAttribute('name')),
+  );
+  assert.deepEqual(unlabelled, [], `${what}: fields without a label`);
+}
+
+/** Tabs from where the focus is until `name` is focused (at most `limit` presses), with a visible focus ring. */
+async function tabTo(page: Page, name: string, limit = 30): Promise<void> {
+  for (let presses = 0; presses < limit; presses++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+    if (focused === name) {
+      const ring = await page.evaluate(() => {
+        const style = getComputedStyle(document.activeElement);
+        return style.outlineStyle !== 'none' || style.boxShadow !== 'none';
+      });
+      assert.ok(ring, `${name}: the focused control shows its focus`);
+      return;
+    }
+  }
+  assert.fail(`${name} is not reached by Tab within ${limit} presses`);
+}
+
+const rulesTable = (page: Page) => page.getByRole('table', { name: 'Firewall rules' });
+const rowOf = (page: Page, description: string) => rulesTable(page).getByRole('row').filter({ has: page.getByRole('cell', { name: description, exact: true }) });
+
+async function openRules(page: Page): Promise<void> {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Rules' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Rules' }).waitFor();
+  await rowOf(page, 'block the rest').waitFor();
+}
+
+test('test a packet: the verdict, the deciding rule highlighted in the list, the NAT it went through; the API 400 names the field; by keyboard', { skip }, async () => {
+  const watched = await signedIn(OPERATOR);
+  const { page } = watched;
+  await openRules(page);
+  const form = page.getByRole('form', { name: 'Test a packet' });
+  await assertLabelled(page, 'rules page');
+
+  // by keyboard only: from the Interface field to the Test button
+  await form.getByLabel('Interface').focus();
+  await page.keyboard.type('eth0');
+  await form.getByLabel('Source address').fill('198.51.100.7');
+  await form.getByLabel('Destination address').fill('203.0.113.2');
+  await form.getByLabel('Destination port').fill('8443');
+  await form.getByLabel('Interface').focus();
+  await tabTo(page, 'Test');
+  await page.keyboard.press('Enter');
+  assert.match((await form.getByRole('alert').textContent()) ?? '', /src_port is required for protocol tcp/, 'the API names the field');
+  forgetExpectedProblems(watched.problems);
+
+  await form.getByLabel('Source port').fill('40000');
+  await form.getByRole('button', { name: 'Test' }).click();
+  const verdict = page.getByRole('status', { name: 'Verdict' });
+  await verdict.waitFor();
+  const said = (await verdict.textContent()) ?? '';
+  assert.match(said, /Passes, decided by rule #1 "web server"/);
+  assert.match(said, /NAT \(dnat\): 198\.51\.100\.7:40000 → 203\.0\.113\.2:8443 becomes 198\.51\.100\.7:40000 → 192\.168\.1\.10:443/);
+  assert.match(said, /destination/, 'what the deciding rule matched on');
+  // the deciding rule is highlighted in the list, and said so in words
+  const deciding = rowOf(page, 'web server');
+  assert.match((await deciding.getAttribute('class')) ?? '', /\bdecides\b/);
+  assert.match((await deciding.textContent()) ?? '', /decides the test packet/);
+  assert.equal(await rulesTable(page).locator('tr.decides').count(), 1, 'only the deciding rule is highlighted');
+  assert.match((await rowOf(page, 'block the rest').textContent()) ?? '', /not reached/);
+  await screenshot(page, 'test-a-packet', true);
+
+  // another packet: no rule passes it, the block rule decides; no NAT
+  await form.getByLabel('Destination port').fill('22');
+  await form.getByRole('button', { name: 'Test' }).click();
+  await verdict.filter({ hasText: 'Blocked' }).waitFor();
+  assert.match((await verdict.textContent()) ?? '', /decided by rule #3 "block the rest".*No NAT rule applied/s);
+  assert.match((await rowOf(page, 'block the rest').getAttribute('class')) ?? '', /\bdecides\b/);
+  assertNoProblems(watched, 'test a packet');
+});
+
+test('the analysis findings are badges on the rules they concern, with the explanation naming the other rule by its number', { skip }, async () => {
+  const watched = await signedIn(OPERATOR);
+  const { page } = watched;
+  await openRules(page);
+  const shadowed = rowOf(page, 'web server again');
+  await shadowed.locator('.badge', { hasText: 'Shadowed' }).waitFor();
+  assert.match((await shadowed.locator('.findings').textContent()) ?? '', /never matches: rule #1 is evaluated first and decides every packet it matches/);
+  assert.doesNotMatch((await shadowed.locator('.findings').textContent()) ?? '', /[0-9a-f]{8}-[0-9a-f]{4}/, 'no raw ids in the explanation');
+  // two identical rules: the first is redundant (the second would decide the same), the second never matches
+  const first = rowOf(page, 'web server');
+  assert.equal(await first.locator('.badge').textContent(), 'Redundant');
+  assert.match((await first.locator('.findings').textContent()) ?? '', /without it, rule #2 decides the same \(pass\)/);
+  assert.equal(await rowOf(page, 'block the rest').locator('.badge').count(), 0, 'a rule without findings has no badge');
+  assert.equal(await rowOf(page, 'block the rest').getByRole('cell', { name: 'ok', exact: true }).count(), 1);
+  const found = (await admin('GET', '/rules/analysis')).json as { never_matches: { rule_id: string }[]; redundant: { rule_id: string }[] };
+  assert.deepEqual([found.never_matches.map((n) => n.rule_id), found.redundant.map((r) => r.rule_id)], [[rules.webAgain], [rules.web]], 'the badges are what the API found');
+  assertNoProblems(watched, 'analysis badges');
+});
+
+test('a viewer tests a packet and sees the badges, but no write control; on a phone the form is usable without sideways scrolling', { skip }, async () => {
+  const watched = await signedIn(VIEWER, { width: 390, height: 844 });
+  const { page } = watched;
+  await openRules(page);
+  await rowOf(page, 'web server again').locator('.badge', { hasText: 'Shadowed' }).waitFor();
+  const buttons = (await page.locator('main').getByRole('button').allTextContents()).map((text) => text.trim());
+  assert.deepEqual(buttons, ['Test'], 'the only button a viewer gets on the rules page is the packet test');
+  const form = page.getByRole('form', { name: 'Test a packet' });
+  await form.getByLabel('Interface').fill('eth0');
+  await form.getByLabel('Protocol').selectOption('icmp');
+  await form.getByLabel('Source address').fill('198.51.100.7');
+  await form.getByLabel('Destination address').fill('192.168.1.10');
+  await form.getByRole('button', { name: 'Test' }).click();
+  // the block rule is tcp only: no rule decides, the default policy does
+  await page.getByRole('status', { name: 'Verdict' }).filter({ hasText: 'Passes, decided by the default policy: pass (no rule matched)' }).waitFor();
+  assert.equal(await rulesTable(page).locator('tr.decides').count(), 0, 'no rule highlighted');
+  const width = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  assert.ok(width.scroll <= width.client, `no sideways scrolling of the page at 390 px (${width.scroll} > ${width.client})`);
+  await screenshot(page, 'test-a-packet-phone');
+  assertNoProblems(watched, 'viewer on the rules page');
+});
