@@ -96,6 +96,7 @@ export function RulesPage() {
             Add rule
           </button>
         )}
+        {mayWrite && <a href="/rules/changes">Edit several rules at once (change set)</a>}
       </header>
       <p class="help">Rules are evaluated top to bottom. Changes are stored at once and take effect when applied.</p>
       {editing && (
