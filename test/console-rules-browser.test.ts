@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage } from './helpers/console-browser.js';
+import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
 import { apiAs, forgetExpectedProblems, signIn, type ApiAnswer } from './helpers/console-session.js';
 
 // Bulwark's own strengths on the rules page, in a real browser (Debian's chromium) against the real server:
@@ -199,6 +200,35 @@ test('a viewer tests a packet and sees the badges, but no write control; on a ph
   assert.ok(width.scroll <= width.client, `no sideways scrolling of the page at 390 px (${width.scroll} > ${width.client})`);
   await screenshot(page, 'test-a-packet-phone');
   assertNoProblems(watched, 'viewer on the rules page');
+});
+
+test('hit sparklines: the hits the packet filter counted for a rule are drawn from /metrics/series next to its counter', { skip }, async () => {
+  // traffic through the simulated filter: the kernel's counter of the "web server" rule reads 120 packets
+  const counters = SimulatedPacketFilter.prototype.counters;
+  SimulatedPacketFilter.prototype.counters = async function (this: SimulatedPacketFilter) {
+    return (await counters.call(this)).map((counter) => (counter.name === `rule_${rules.web}` ? { ...counter, packets: 120, bytes: 96_000 } : counter));
+  };
+  try {
+    const deadline = Date.now() + 15_000;
+    const hitsOfWeb = async () => ((await admin('GET', '/rules')).json as { id: string; hits?: { packets: number } }[]).find((rule) => rule.id === rules.web)?.hits?.packets ?? 0;
+    while ((await hitsOfWeb()) < 120) {
+      assert.ok(Date.now() < deadline, 'the hit counters sampled the rule');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    SimulatedPacketFilter.prototype.counters = counters;
+  }
+  const watched = await signedIn(VIEWER);
+  const { page } = watched;
+  await openRules(page);
+  // the minute's point is the mean of the counter samples taken in it (the earlier tests' reads sampled zeros)
+  const line = rowOf(page, 'web server').getByRole('img', { name: /^Rule 1's hits over the last hour \(packets per counter sample, by minute\): \d+ points?, peak [1-9]\d*$/ });
+  await line.waitFor();
+  assert.match((await rowOf(page, 'web server').textContent()) ?? '', /120 packets/, 'the total next to the line is the rule\'s own (GET /rules hits)');
+  // a rule the filter counted nothing for has a flat line
+  await rowOf(page, 'block the rest').getByRole('img', { name: /^Rule 3's hits .*peak 0$/ }).waitFor();
+  await screenshot(page, 'rule-hits');
+  assertNoProblems(watched, 'sparklines');
 });
 
 test('change set: an operator stages several edits, previews them (nothing written), applies them all at once; a change made meanwhile refuses the set', { skip }, async () => {

@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
+import type { ApiClient } from '../api/client';
 import type { Rule } from '../api/types';
 import { DataTable } from '../components/data-table';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { formatBytes, formatCount, formatValue } from '../components/format';
 import { saveEdit, type Editing } from '../components/record-editor';
+import { Sparkline } from '../components/sparkline';
 import { useLoad } from '../components/use-load';
 import { RuleForm } from './rule-form';
 import { PacketTest, type Simulation } from './packet-test';
@@ -24,6 +26,31 @@ interface RuleEditing {
 
 const endpoint = (address: string, port: Rule['rule_match']['src_port'], inverted: boolean) =>
   `${inverted ? 'not ' : ''}${address}${port ? `:${formatValue(port)}` : ''}`;
+
+/** Names per /metrics/series request: the query's `name` holds at most 2,000 characters (49 per rule series). */
+const SERIES_PER_REQUEST = 35;
+
+/**
+ * Each rule's hits over the last hour, a point a minute, from the series the hit counters record
+ * (`rule.<id>.packets`, src/areas/packet-filter/hit-counters.ts: the packets counted since the previous sample);
+ * a minute's point is the mean of the samples taken in it. A rule not sampled yet has none.
+ */
+async function hitHistory(api: ApiClient, rules: readonly Rule[]): Promise<Map<string, number[]>> {
+  const history = new Map<string, number[]>();
+  if (rules.length === 0) return history;
+  const { names } = await api.get<{ names: string[] }>('/metrics/list');
+  const recorded = new Set(names);
+  const wanted = rules.map((rule) => `rule.${rule.id}.packets`).filter((name) => recorded.has(name));
+  for (let start = 0; start < wanted.length; start += SERIES_PER_REQUEST) {
+    const answer = await api.get<{ series: { name: string; points: { v: number }[] }[] }>('/metrics/series', {
+      name: wanted.slice(start, start + SERIES_PER_REQUEST).join(','),
+      range_secs: 3600,
+      resolution: 'minute',
+    });
+    for (const series of answer.series) history.set(series.name.slice('rule.'.length, -'.packets'.length), series.points.map((point) => point.v));
+  }
+  return history;
+}
 
 /** Firewall rules in evaluation order, with hit counters, reordering and the create/edit form. */
 export function RulesPage() {
@@ -51,12 +78,14 @@ export function RulesPage() {
     const name = rule?.description ?? rule?.label;
     return `#${numberOf(id) ?? '?'}${name ? ` "${name}"` : ''}`;
   };
+  const history = useLoad(() => (can('dashboard:view') ? hitHistory(api, list) : Promise.resolve(new Map<string, number[]>())), `rule-history-${list.map((rule) => rule.id).join()}`);
   const findings = analysis.data ? findingsByRule(analysis.data, numberOf) : new Map<string, never[]>();
   const traceOf = (rule: Rule) => simulation?.rules.find((entry) => entry.rule_id === rule.id);
   const reloadAll = () => {
     rules.reload();
     counters.reload();
     analysis.reload();
+    history.reload();
   };
 
   const run = async (action: () => Promise<void>) => {
@@ -150,8 +179,14 @@ export function RulesPage() {
               key: 'hits',
               label: 'Hits',
               render: (rule) => {
-                const counter = counterOf(rule);
-                return counter ? `${formatCount(counter.packets)} packets, ${formatBytes(counter.bytes)}` : '—';
+                const counter = rule.hits ?? counterOf(rule);
+                const points = history.data?.get(rule.id);
+                return (
+                  <>
+                    {counter ? `${formatCount(counter.packets)} packets, ${formatBytes(counter.bytes)}` : '—'}
+                    {points && points.length > 0 && <Sparkline values={points} label={`Rule ${list.indexOf(rule) + 1}'s hits over the last hour (packets per counter sample, by minute)`} />}
+                  </>
+                );
               },
             },
             {
