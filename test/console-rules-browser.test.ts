@@ -134,6 +134,10 @@ test('test a packet: the verdict, the deciding rule highlighted in the list, the
   await tabTo(page, 'Test');
   await page.keyboard.press('Enter');
   assert.match((await form.getByRole('alert').textContent()) ?? '', /src_port is required for protocol tcp/, 'the API names the field');
+  // shown at the field it names: the input is invalid and described by the message
+  const sourcePort = form.getByLabel('Source port');
+  assert.equal(await sourcePort.getAttribute('aria-invalid'), 'true');
+  assert.ok(((await sourcePort.getAttribute('aria-describedby')) ?? '').split(' ').includes((await form.getByRole('alert').getAttribute('id')) ?? '-'), 'the message describes the field');
   forgetExpectedProblems(watched.problems);
 
   await form.getByLabel('Source port').fill('40000');
@@ -262,9 +266,9 @@ test('change set: an operator stages several edits, previews them (nothing writt
   await page.getByRole('button', { name: /^Unstage 3/ }).focus();
   await tabTo(page, 'Preview');
   await page.keyboard.press('Enter');
-  const preview = page.getByRole('table', { name: 'Preview of the change set' });
-  await preview.waitFor();
-  const previewText = (await preview.textContent()) ?? '';
+  const previewTable = page.getByRole('table', { name: 'Preview of the change set' });
+  await previewTable.waitFor();
+  const previewText = (await previewTable.textContent()) ?? '';
   assert.match(previewText, /web server again.*status: active → disabled/s);
   assert.match(previewText, /block everything else.*description: block the rest → block everything else/s);
   assert.match(previewText, /ssh to the firewall.*new rule/s);
@@ -289,6 +293,12 @@ test('change set: an operator stages several edits, previews them (nothing writt
   await page.getByRole('button', { name: 'Preview' }).click();
   assert.match((await page.getByRole('alert').textContent()) ?? '', /operations\.0 \(update \/api\/v1\/rules\/.*\).*nothing was changed/);
   forgetExpectedProblems(watched.problems);
+  // at a phone's width the screen stays usable: no sideways scrolling of the page, Preview within reach
+  await page.setViewportSize({ width: 390, height: 844 });
+  const width = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  assert.ok(width.scroll <= width.client, `no sideways scrolling at 390 px (${width.scroll} > ${width.client})`);
+  const preview = await page.getByRole('button', { name: 'Preview' }).boundingBox();
+  assert.ok(preview && preview.x >= 0 && preview.x + preview.width <= 390, 'Preview is on screen');
   assertNoProblems(watched, 'change set');
 });
 

@@ -54,6 +54,9 @@ function bodyOf(draft: PacketDraft): Record<string, unknown> {
   };
 }
 
+/** The fields a 400 may name, each shown under its input. */
+const FIELDS = ['interface', 'src', 'src_port', 'dst', 'dst_port', 'at'];
+
 const endpoint = (address: string, port: number | null) => (port === null ? address : address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`);
 
 /** What decided, in words; `ruleName` names a rule as the table does (#3 "web server"). */
@@ -79,6 +82,9 @@ export function PacketTest({ api, ruleName, onResult }: { api: ApiClient; ruleNa
     setResult(answer.data);
     onResult(answer.data);
   });
+  // A 400 naming a field (`body.src_port is required…`) is shown at that field; anything else above the button.
+  const fieldOf = error?.match(/^body\.(\w+)/)?.[1];
+  const at = (field: string) => (fieldOf === field ? error : null);
   const deciding = result?.decided_by.type === 'rule' ? result.rules.find((entry) => entry.outcome === 'decides') : undefined;
 
   return (
@@ -86,17 +92,17 @@ export function PacketTest({ api, ruleName, onResult }: { api: ApiClient; ruleNa
       <h2 id="packet-test-title">Test a packet</h2>
       <form onSubmit={submit} aria-label="Test a packet">
         <div class="form-grid">
-          <TextField label="Interface" name="interface" value={draft.interface} onInput={set('interface')} required hint="the interface the packet crosses, e.g. eth0" />
+          <TextField label="Interface" name="interface" value={draft.interface} onInput={set('interface')} error={at('interface')} required hint="the interface the packet crosses, e.g. eth0" />
           <SelectField label="Direction" name="direction" value={draft.direction} options={[{ value: 'in', label: 'in (entering)' }, { value: 'out', label: 'out (leaving)' }]} onChange={set('direction')} />
           <SelectField label="Protocol" name="protocol" value={draft.protocol} options={PROTOCOLS} onChange={set('protocol')} />
-          <TextField label="Source address" name="src" value={draft.src} onInput={set('src')} required />
-          <TextField label="Source port" name="src_port" value={draft.src_port} onInput={set('src_port')} inputMode="numeric" hint="tcp and udp only" />
-          <TextField label="Destination address" name="dst" value={draft.dst} onInput={set('dst')} required />
-          <TextField label="Destination port" name="dst_port" value={draft.dst_port} onInput={set('dst_port')} inputMode="numeric" hint="tcp and udp only" />
+          <TextField label="Source address" name="src" value={draft.src} onInput={set('src')} error={at('src')} required />
+          <TextField label="Source port" name="src_port" value={draft.src_port} onInput={set('src_port')} error={at('src_port')} inputMode="numeric" hint="tcp and udp only" />
+          <TextField label="Destination address" name="dst" value={draft.dst} onInput={set('dst')} error={at('dst')} required />
+          <TextField label="Destination port" name="dst_port" value={draft.dst_port} onInput={set('dst_port')} error={at('dst_port')} inputMode="numeric" hint="tcp and udp only" />
           <SelectField label="Ruleset" name="ruleset" value={draft.ruleset} options={RULESETS} onChange={set('ruleset')} />
-          <TextField label="At" name="at" value={draft.at} onInput={set('at')} hint="RFC 3339 time for schedules; empty: now" />
+          <TextField label="At" name="at" value={draft.at} onInput={set('at')} error={at('at')} hint="RFC 3339 time for schedules; empty: now" />
         </div>
-        <ErrorAlert message={error} />
+        <ErrorAlert message={fieldOf && FIELDS.includes(fieldOf) ? null : error} />
         <FormActions>
           <button type="submit" disabled={busy}>
             Test
