@@ -29,18 +29,21 @@ const endpoint = (address: string, port: Rule['rule_match']['src_port'], inverte
 
 /** Names per /metrics/series request: the query's `name` holds at most 2,000 characters (49 per rule series). */
 const SERIES_PER_REQUEST = 35;
+/** Sparklines for the first rules only: 10 requests at most per load, however long the list. */
+const SPARKLINE_RULES = 350;
 
 /**
  * Each rule's hits over the last hour, a point a minute, from the series the hit counters record
  * (`rule.<id>.packets`, src/areas/packet-filter/hit-counters.ts: the packets counted since the previous sample);
- * a minute's point is the mean of the samples taken in it. A rule not sampled yet has none.
+ * a minute's point is the mean of the samples taken in it. A rule not sampled yet has none, nor do rules past
+ * the first SPARKLINE_RULES.
  */
 async function hitHistory(api: ApiClient, rules: readonly Rule[]): Promise<Map<string, number[]>> {
   const history = new Map<string, number[]>();
   if (rules.length === 0) return history;
   const { names } = await api.get<{ names: string[] }>('/metrics/list');
   const recorded = new Set(names);
-  const wanted = rules.map((rule) => `rule.${rule.id}.packets`).filter((name) => recorded.has(name));
+  const wanted = rules.slice(0, SPARKLINE_RULES).map((rule) => `rule.${rule.id}.packets`).filter((name) => recorded.has(name));
   for (let start = 0; start < wanted.length; start += SERIES_PER_REQUEST) {
     const answer = await api.get<{ series: { name: string; points: { v: number }[] }[] }>('/metrics/series', {
       name: wanted.slice(start, start + SERIES_PER_REQUEST).join(','),
@@ -78,7 +81,7 @@ export function RulesPage() {
     const name = rule?.description ?? rule?.label;
     return `#${numberOf(id) ?? '?'}${name ? ` "${name}"` : ''}`;
   };
-  const history = useLoad(() => (can('dashboard:view') ? hitHistory(api, list) : Promise.resolve(new Map<string, number[]>())), `rule-history-${list.map((rule) => rule.id).join()}`);
+  const history = useLoad(() => (can('dashboard:view') ? hitHistory(api, list) : Promise.resolve(new Map<string, number[]>())), `rule-history-${list.length}-${list[0]?.id}-${list[list.length - 1]?.id}`);
   const findings = analysis.data ? findingsByRule(analysis.data, numberOf) : new Map<string, never[]>();
   const traceOf = (rule: Rule) => simulation?.rules.find((entry) => entry.rule_id === rule.id);
   const reloadAll = () => {
