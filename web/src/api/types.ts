@@ -84,6 +84,8 @@ export interface Rule {
   description: string | null;
   status: string;
   schedule_id: string | null;
+  /** Totals of the hit counters (fresh within a few seconds), when the API answers them. */
+  hits?: { packets: number; bytes: number };
 }
 
 /** A record of any collection: the console shows these generically. */
