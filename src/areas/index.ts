@@ -25,6 +25,7 @@ import { createSettingsArea } from './settings/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
+import { createTlsArea } from './tls/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -44,6 +45,8 @@ export function createAreas(context: AppContext): Area[] {
   const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service, metrics: dashboard.service.engine });
   const ca = createCaArea(context);
   const reverseProxy = createReverseProxyArea(context);
+  // The API's HTTPS: its certificate comes from the local CA, files, or an ACME certificate's local-tls-store target.
+  const tls = createTlsArea(context, { ca: ca.service });
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -57,7 +60,10 @@ export function createAreas(context: AppContext): Area[] {
     createMultiwanArea(context),
     createAiArea(context, { ids: ids.service }),
     // A certificate published by hand reloads the running proxy that serves it.
-    createAcmeArea(context, { certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }] }),
+    createAcmeArea(context, {
+      certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }],
+      localTlsStore: (id, material) => tls.service.publishAcme(id, material),
+    }),
     dashboard,
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
@@ -65,6 +71,7 @@ export function createAreas(context: AppContext): Area[] {
     createNetworkingArea(context),
     createSystemArea(context),
     createSettingsArea(context),
+    tls,
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.

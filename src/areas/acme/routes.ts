@@ -8,7 +8,7 @@ import { IdParams } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { AcmeService } from './service.js';
 import { Account, AccountBody, ActionResult, CertCreate, CertSummary, CertUpdate, TargetBody, TargetRecord } from './schema.js';
-import type { CertificateConsumer } from './certificate-consumers.js';
+import type { CertificateConsumer, LocalTlsStore } from './certificate-consumers.js';
 
 const tags = ['acme'];
 const read = 'settings:read' as const;
@@ -19,8 +19,8 @@ const pem = (reply: FastifyReply, filename: string, body: string) =>
 /** How often certificates are checked for renewal (each renews within its renew_days_before_expiry). */
 const RENEWAL_CHECK_MS = 60 * 60 * 1000;
 
-export function createAcmeArea(context: AppContext, needs: { certificateConsumers?: CertificateConsumer[] } = {}): Area & { service: AcmeService } {
-  const acme = new AcmeService(context, needs.certificateConsumers);
+export function createAcmeArea(context: AppContext, needs: { certificateConsumers?: CertificateConsumer[]; localTlsStore?: LocalTlsStore } = {}): Area & { service: AcmeService } {
+  const acme = new AcmeService(context, needs.certificateConsumers, needs.localTlsStore);
   let timer: NodeJS.Timeout | null = null;
   const check = () => {
     acme.renewDue().then((renewed) => {

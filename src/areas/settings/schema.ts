@@ -20,14 +20,6 @@ export const OutboundAllowList = Type.Object({
   }),
 });
 
-export const Tls = Type.Object({
-  min_version: StringEnum(['tls12', 'tls13'], { default: 'tls12' }),
-  block_expired: Type.Boolean({ default: true }),
-  block_weak_keys: Type.Boolean({ default: true }),
-  cert_path: Type.String({ default: '', maxLength: 1024, description: 'PEM certificate of the API, inside the data directory; applied at the next restart' }),
-  key_path: Type.String({ default: '', maxLength: 1024, description: 'PEM private key of the API, inside the data directory; applied at the next restart' }),
-});
-
 export const PfTuningBody = Type.Object({ max_states: Type.Integer({ minimum: 1000, maximum: 4_000_000 }) });
 export const PfTuningView = Type.Object({
   configured_max_states: Type.Integer(),
