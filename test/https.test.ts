@@ -18,6 +18,7 @@ import { WebSocket } from 'ws';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { systemSkip } from './helpers/system-skip.js';
+import { freePort } from './helpers/free-port.js';
 
 const skip = systemSkip('the HTTPS client checks', { programs: ['curl', 'openssl'] });
 
@@ -31,7 +32,7 @@ const consoleDir = mkdtempSync(join(tmpdir(), 'bulwark-https-console-'));
 writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Bulwark console</title>');
 
 before(async () => {
-  t = await startTestApp({ config: { tlsListen: { host: '127.0.0.1', port: 0 } }, consoleDir });
+  t = await startTestApp({ config: { tlsListen: { host: '127.0.0.1', port: await freePort() } }, consoleDir });
   httpsPort = (t.app.secureServer!.address() as { port: number }).port;
   httpPort = Number(new URL(await t.app.listen({ host: '127.0.0.1', port: 0 })).port);
   admin = await adminHeaders(t.app);
@@ -274,7 +275,7 @@ test('a certificate that does not match its key, is expired or is weaker than th
   assert.equal(weak.status, 400);
   assert.match(weak.body.error, /weaker than the policy \(block_weak_keys\): RSA key of 1024 bits/);
 
-  const missing = await put({ acme_cert_id: 'no-such-certificate' });
+  const missing = await put({ cert_path: '', key_path: '', acme_cert_id: 'no-such-certificate' });
   assert.equal(missing.status, 400);
   assert.match(missing.body.error, /^body\.acme_cert_id: .*local-tls-store/);
 
@@ -338,4 +339,12 @@ test('an ACME certificate published through a local-tls-store target is served w
   // Back to the local CA's own certificate.
   await putOk({ acme_cert_id: '' });
   assert.equal((await status()).serving.source, 'local-ca');
+});
+
+test('the packet filter\'s anti-lockout keeps the HTTPS port reachable too (nftables and pf)', async () => {
+  const lines = (await t.app.inject({ url: '/api/v1/rules/system', headers: admin })).json() as string[];
+  assert.ok(lines.includes(`ip daddr 127.0.0.1 tcp dport ${httpsPort} accept comment "system: anti-lockout (HTTPS)"`), lines.join('\n'));
+  assert.ok(lines.some((line) => line.endsWith(`tcp dport ${t.app.context.config.port} accept comment "system: anti-lockout"`)), 'and the plain port');
+  const service = (t.app.areas.find((area) => area.name === 'packet-filter') as unknown as { service: { compile(snapshot: unknown, dialect: 'pf'): { text: string }; storedSnapshot(): unknown } }).service;
+  assert.match(service.compile(service.storedSnapshot(), 'pf').text, new RegExp(`pass in quick proto tcp from any to 127\\.0\\.0\\.1 port ${httpsPort} keep state label "bulwark:anti-lockout"`));
 });
