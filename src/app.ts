@@ -32,6 +32,8 @@ import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
 import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
+import { RequestMetrics } from './metrics/request-metrics.js';
+import { ApiLogStream, LocalLogs } from './areas/settings/local-logs.js';
 import { ConfigVersions } from './store/config-versions.js';
 import { CONSOLE_ROUTES, registerConsole } from './http/console-static.js';
 
@@ -44,6 +46,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** The built web console to serve at `/` (default: dist/console). */
   consoleDir?: string;
+  /** The default logger also writes to standard output (default true); the local API log is written either way. */
+  logToStdout?: boolean;
 }
 
 /** One row of the route catalogue: what the route-table test compares with endpoints.tsv. */
@@ -75,12 +79,15 @@ const DOCUMENTATION_PREFIXES = ['/api/docs', '/api/v1/openapi.json'];
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
+  // The logger exists before the database; its stream is connected to logs/api.log once the store is open.
+  const apiLog = new ApiLogStream(options.logToStdout === false ? null : process.stdout);
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
       // Belt and braces: request logging below never includes headers or bodies, but nothing that could
       // carry a credential may ever be serialised by accident.
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
+      stream: apiLog,
     },
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
@@ -98,7 +105,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const db = openDatabase(config.dataDir);
   const sealer = new Sealer(loadOrCreateKeyFile(join(config.dataDir, 'secrets.key')));
   const store = new ConfigStore(db, clock);
-  const platform = options.platform ?? createPlatform(config.platform);
+  const platform = options.platform ?? createPlatform(config.platform, { aptRoot: config.aptRoot });
   const context = {
     config, clock, db, store, sealer, platform,
     models: new ModelRegistry(store, sealer, (error) => app.log.error({ err: error }, 'a change hook failed')),
@@ -106,7 +113,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
     events: new EventHub(clock),
+    requests: new RequestMetrics(),
+    localLogs: new LocalLogs(config.dataDir, store),
   } as AppContext;
+  apiLog.attach((line) => context.localLogs.write('bulwark-api', line));
   const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);
   app.decorate('context', context);
@@ -145,6 +155,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   // One line per request; the path only (query strings may carry tickets), never headers or bodies.
   app.addHook('onResponse', (request, reply, done) => {
+    // The route's template, not the URL: ids in paths do not multiply the metric's label values.
+    context.requests.record(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
       'request',
@@ -192,6 +204,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const area of [...areas].reverse()) await area.stop?.();
     await platform.close();
     stopHashing();
+    apiLog.attach(null);
+    context.localLogs.close();
     db.close();
   });
   return app;

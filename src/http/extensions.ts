@@ -15,6 +15,14 @@ const EDIT_WITH_IF_MATCH =
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
+    method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
+    why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',
+  },
+  {
+    method: 'POST', path: '/api/v1/updates/schedule/run', access: 'updates:install',
+    why: "Issue 38: the maintenance window is run by Bulwark's own scheduler; this runs its steps now (and lets a test prove the executor).",
+  },
+  {
     method: 'GET', path: '/api/v1/auth/register', access: 'public',
     why: 'Tells a sign-in page whether first-boot registration is open, without attempting a registration.',
   },
@@ -25,6 +33,14 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'GET', path: '/api/v1/vpn/ipsec/status', access: 'vpn:read',
     why: 'Live IKE and CHILD SA state from charon (swanctl --list-sas) for every SA; kept out of the list so its ETag still describes configuration only.',
+  },
+  {
+    method: 'GET', path: '/api/v1/rules/wan-default-block', access: 'rules:read',
+    why: 'Whether new connections entering a WAN-role interface are blocked unless a rule passes them (a fresh linux/freebsd appliance is not open, as pfSense and OPNsense ship); the specification has no default-policy setting.',
+  },
+  {
+    method: 'PUT', path: '/api/v1/rules/wan-default-block', access: 'rules:write',
+    why: 'Turns the WAN default block on or off (compiled into nftables and pf, shown in /rules/system, honoured by /rules/simulate; takes effect at the next apply).',
   },
   { method: 'GET', path: '/api/v1/schedules/{id}', access: 'rules:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/dns/resolver/hosts/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },
@@ -59,6 +75,18 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'PUT', path: '/api/v1/settings/outbound', access: 'settings:write',
     why: 'Changes the outbound allow-list; only settings:write may, so an operator cannot allow-list the destinations it writes (issue 31 item 3).',
+  },
+  {
+    method: 'GET', path: '/api/v1/metrics/prometheus', access: 'dashboard:view',
+    why: 'The appliance\'s figures in the Prometheus text exposition format for a monitoring server to scrape (issue 40 item 4); an API key holding dashboard:view suffices.',
+  },
+  {
+    method: 'GET', path: '/api/v1/settings/flow-export', access: 'settings:read',
+    why: 'Flow export (NetFlow v9 / IPFIX, issue 40 item 3): collectors, protocol, timeouts, sampling and interfaces, with the exporters\' live state.',
+  },
+  {
+    method: 'PUT', path: '/api/v1/settings/flow-export', access: 'settings:write',
+    why: 'Changes flow export and applies it at once; collectors pass the outbound guard (special addresses only via /settings/outbound).',
   },
   {
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',

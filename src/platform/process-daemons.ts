@@ -110,6 +110,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
   const findProgram = options.findProgram ?? findInstalledProgram;
   const supervised = new Map<DaemonName, Supervised>();
   const dnsListeners = new Set<(event: UnboundEvent) => void>();
+  const lineListeners = new Set<(name: DaemonName, line: string) => void>();
   const blockHits = new Map<string, number>();
   const eventBudget = new PerSecondBudget(MAX_EVENTS_PER_SECOND);
   let zoneCache: { file: string; zones: { label: string; names: number }[] } | null = null;
@@ -139,6 +140,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       item.log.push(line);
       if (name === 'unbound') dnsLine(line);
     }
+    for (const line of text.split('\n')) if (line.trim()) for (const listener of lineListeners) listener(name, line);
     if (item.log.length > MAX_LOG) {
       const drop = item.log.length - MAX_LOG;
       item.log.splice(0, drop);
@@ -277,6 +279,10 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       return runChecker(name, file, { runAs: user, required: true, env, findProgram });
     },
     logs: async (name) => [...entry(name).log],
+    logLines(listener) {
+      lineListeners.add(listener);
+      return () => lineListeners.delete(listener);
+    },
     dnsEvents(listener) {
       dnsListeners.add(listener);
       return () => dnsListeners.delete(listener);

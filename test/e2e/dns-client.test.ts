@@ -47,7 +47,8 @@ const SERVER = '10.236.1.2';
 const CORP_ZONE = { 'app.corp.example': '10.9.9.9', 'one.corp.example': '10.9.9.1', 'two.corp.example': '10.9.9.2', 'ok.corp.example': '10.9.9.10', 'bad.corp.example': '10.9.9.11' };
 
 test('Unbound under Bulwark, asked with dig from a client namespace: records, forwarding, ACLs, blocks, lists, allow-list, refresh, stats, events, rollback', { skip: skipReason(), timeout: 400_000 }, async () => {
-  const lab = new NetnsLab();
+  // The data directory inside a private (0700) folder: the daemons still reach their files (runtime tree).
+  const lab = new NetnsLab('bw', { privateParent: true });
   try {
     const fw = lab.namespace('fw');
     const client = lab.namespace('cl');

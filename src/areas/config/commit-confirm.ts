@@ -31,6 +31,8 @@ export interface CommitConfirmOutcome {
   /** The state the rollback discarded, kept as a version so it can be restored. */
   discarded_version?: number;
   error?: string;
+  /** The appliers the rollback's apply ran (networking, packet filter, daemons, …). */
+  appliers?: { name: string; ok: boolean; ms: number }[];
 }
 
 const WINDOW_KEY = 'commit_confirm';
@@ -167,8 +169,11 @@ export class CommitConfirm {
       if (versions.currentHash() !== versions.get(window.rollback_version)!.hash) {
         result.discarded_version = versions.record({ actor: ROLLBACK_ACTOR, comment: `state discarded by the commit-confirm rollback to version ${window.rollback_version}`, source: 'pre-rollback', applied: false }).version;
       }
-      const record = await this.service.replaceAndApply(target, { actor: ROLLBACK_ACTOR, comment: `automatic rollback to version ${window.rollback_version}: ${reason}`, source: 'rollback' }, { keepOnFailure: true });
+      // The rollback is exempt from the management-cut rule: it returns to what ran when the window opened, and
+      // no one is there to confirm (restoring the administrator's access is often its very purpose).
+      const { record, appliers } = await this.service.replaceAndApply(target, { actor: ROLLBACK_ACTOR, comment: `automatic rollback to version ${window.rollback_version}: ${reason}`, source: 'rollback' }, { keepOnFailure: true });
       result.new_version = record.version;
+      result.appliers = appliers;
       if (rolledAway !== null && rolledAway !== window.rollback_version) versions.markRolledBack(rolledAway);
     } catch (error) {
       result.outcome = 'rollback_failed';

@@ -296,8 +296,8 @@ export class ObjectStorageBackups {
       throw badRequest(`backup ${key} is not JSON`);
     }
     const secret = passphrase ?? this.settings.secret('backup_passphrase');
-    const { record, objects } = await this.service.importDocument({ ...document, ...(secret ? { passphrase: secret } : {}) }, actor, 'objstore-import', 'objstore.import');
-    return { message: `Restored ${key} as version ${record.version}`, key, objects, ...this.service.withActive(record) };
+    const { record, objects, appliers } = await this.service.importDocument({ ...document, ...(secret ? { passphrase: secret } : {}) }, actor, 'objstore-import', 'objstore.import');
+    return { message: `Restored ${key} as version ${record.version}`, key, objects, appliers, ...this.service.withActive(record) };
   }
 }
 

@@ -176,7 +176,7 @@ export class DhcpService {
 
   /** The runtime directory Kea reads its files from (outside the private data directory). */
   private runtime() {
-    return daemonRuntime(this.context.config.dataDir, 'kea-dhcp4', this.context.platform.simulated);
+    return daemonRuntime(this.context.config, 'kea-dhcp4', this.context.platform.simulated);
   }
 
   /** Kea's input, from the stored configuration. */

@@ -367,7 +367,7 @@ export class DnsService {
 
   /** The runtime directory Unbound reads its files from (outside the private data directory). */
   private runtime() {
-    return daemonRuntime(this.dataDir, 'unbound', this.context.platform.simulated);
+    return daemonRuntime(this.context.config, 'unbound', this.context.platform.simulated);
   }
 
   /**

@@ -335,7 +335,7 @@ export class IdsService {
       const status = await engine.status();
       if (!status.installed) throw unavailable(status.engine);
       // Suricata reads its files from its runtime directory (the data directory is private).
-      const runtime = programRuntime(this.context.config.dataDir, 'suricata', 'suricata');
+      const runtime = programRuntime(this.context.config, 'suricata', 'suricata');
       prepareDaemonRuntime(runtime);
       let install: IdsInstall | undefined;
       if (mode !== 'disabled') {

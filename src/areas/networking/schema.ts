@@ -109,8 +109,10 @@ export const DdnsStatusFields = {
   last_error: NullableString(),
 };
 
+/** How often dynamic DNS records are polled unless /ddns/config says otherwise. */
+export const DDNS_POLL_DEFAULT_SECS = 300;
 export const DdnsConfig = Type.Object({
-  poll_interval_secs: Type.Integer({ minimum: 60, maximum: 86400, default: 300 }),
+  poll_interval_secs: Type.Integer({ minimum: 60, maximum: 86400, default: DDNS_POLL_DEFAULT_SECS }),
   ip_echo_url_v4: Type.String({ default: 'https://api.ipify.org', maxLength: 2048 }),
   ip_echo_url_v6: Type.String({ default: 'https://api6.ipify.org', maxLength: 2048 }),
   allow_private_echo: Type.Array(Type.String(), { default: [], maxItems: 16, description: 'admin allow-list of private IPs/CIDRs the echo service may live on' }),

@@ -15,7 +15,8 @@ import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, WAN_POLICY_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import type { LoadCounting } from './hit-counters.js';
 import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
 import { auditPacketFilter } from './audit.js';
 import { LastCompile } from '../../compile/last-compile.js';
@@ -68,6 +69,8 @@ export class PacketFilterService {
   constructor(
     private readonly context: AppContext,
     private readonly blockLogging: SingletonModel,
+    /** The WAN default block (on: inbound traffic on WAN-role interfaces is blocked unless a rule passes it). */
+    private readonly wanPolicy: SingletonModel,
     /** The geo-IP area's compiled country sets (none when the area is not part of this app). */
     private readonly geoip: () => CompiledGeoIp = () => NO_GEOIP,
   ) {
@@ -79,6 +82,11 @@ export class PacketFilterService {
       this.context.events.emit(DRIFT_TOPIC, { drift: true, differences });
       auditPacketFilter(this.context, { action: 'drift', actor: null, ip: null, outcome: 'failure', details: `the kernel ruleset differs from the applied one: ${summary}` });
     });
+  }
+
+  /** The rule hit counters: told around every load, so a reload never loses what the kernel counted. */
+  countWith(counting: LoadCounting): void {
+    this.kernel.counting = counting;
   }
 
   /** Whether the kernel still holds what was applied (GET /status). */
@@ -130,15 +138,24 @@ export class PacketFilterService {
   }
 
   settings(): Record<string, unknown> {
-    return { block_logging: this.blockLogging.read().enabled as boolean, anti_lockout_interfaces: this.lanInterfaces() };
+    return {
+      block_logging: this.blockLogging.read().enabled as boolean,
+      anti_lockout_interfaces: this.lanInterfaces(),
+      wan_default_block_interfaces: this.wanPolicy.read().enabled === true ? this.interfacesWithRole('wan') : [],
+    };
+  }
+
+  /** Interfaces whose role is `role` (any case), sorted. */
+  interfacesWithRole(role: string): string[] {
+    return this.context.store.list(INTERFACE_ROLE_KIND)
+      .filter((o) => String(o.data.role).toLowerCase() === role)
+      .map((o) => String(o.data.name))
+      .sort();
   }
 
   /** Interfaces whose role is LAN (any case), sorted; empty while none is set, meaning every interface. */
   lanInterfaces(): string[] {
-    return this.context.store.list(INTERFACE_ROLE_KIND)
-      .filter((o) => String(o.data.role).toLowerCase() === 'lan')
-      .map((o) => String(o.data.name))
-      .sort();
+    return this.interfacesWithRole('lan');
   }
 
   storedSnapshot(): FilterSnapshot {
@@ -159,6 +176,7 @@ export class PacketFilterService {
         api: { host: this.context.config.host, port: this.context.config.port },
         apiTls: this.context.config.tlsListen,
         antiLockoutInterfaces: (snapshot.settings.anti_lockout_interfaces as string[] | undefined) ?? [],
+        wanDefaultBlock: (snapshot.settings.wan_default_block_interfaces as string[] | undefined) ?? [],
         nflogGroup: BLOCKED_NFLOG_GROUP,
         wireguard: this.wireguardTunnels(),
       },
@@ -334,7 +352,7 @@ export class PacketFilterService {
       this.context.log.error({ err: error }, 'could not write the boot fallback ruleset');
     }
     this.unsubscribe = this.context.store.onChange((change) => {
-      if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
+      if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === WAN_POLICY_KIND || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
     });
     // The compile is remembered (LastCompile): the reload that follows an edit finds it done.
     this.compilingAhead = whenQuiet(this.context.store, COMPILE_WHEN_QUIET_MS, () => this.compile(this.storedSnapshot()));

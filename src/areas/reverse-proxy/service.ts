@@ -1,3 +1,4 @@
+import { proxiedResponder } from '../acme/http01-responder.js';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
@@ -300,10 +301,19 @@ export class ReverseProxyService {
     return true;
   }
 
-  /** The ACME account's HTTP-01 responder when it listens on loopback (then reached through the proxy), else null. */
+  /**
+   * Where plain-HTTP servers pass `/.well-known/acme-challenge/*`, ahead of every route, once an ACME account
+   * exists: the responder's loopback address (acme/http01-responder.ts), so a proxy holding port 80 answers
+   * HTTP-01 for Bulwark's own certificates.
+   */
   private acmeChallenge(): string | null {
-    const listen = String(this.context.store.getSingleton('acme_account')?.http01_listen ?? '');
-    return /^(127\.0\.0\.1|\[::1\]):[0-9]{1,5}$/.test(listen) ? listen : null;
+    return proxiedResponder(this.context.store.getSingleton('acme_account'));
+  }
+
+  /** The loopback address a running Caddy passes HTTP-01 challenges to (null when it runs not, or passes none). */
+  async challengesThroughProxy(): Promise<string | null> {
+    if (this.dialect !== 'caddy-json' || !(await this.context.platform.reverseProxy.status()).running) return null;
+    return this.acmeChallenge();
   }
 
   /** The configuration format of this platform's proxy. */
@@ -312,7 +322,7 @@ export class ReverseProxyService {
   }
 
   private runtime(): DaemonRuntime {
-    return programRuntime(this.context.config.dataDir, 'caddy', 'caddy');
+    return programRuntime(this.context.config, 'caddy', 'caddy');
   }
 
   private install(configFile: string): ProxyInstall {

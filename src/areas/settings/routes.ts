@@ -16,7 +16,8 @@ import {
   PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow,
 } from './schema.js';
 import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues } from './service.js';
-import { logSizes, rotate, writeRotationConfig, type RotationConfig } from './log-rotation.js';
+import { logSizes, writeRotationConfig, type RotationConfig } from './log-rotation.js';
+import { LogMaintenance } from './log-maintenance.js';
 import { mergeSmtp, normaliseTls, SMTP_DEFAULTS, sendTestMail, validateSmtp } from './smtp.js';
 
 const TAGS = ['settings'];
@@ -25,7 +26,7 @@ const WRITE = 'settings:write' as const;
 const MIN_STATES = 1000;
 const MAX_STATES = 4_000_000;
 
-function routes(context: AppContext): RouteSpec[] {
+function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
   const { store, sealer, config, models } = context;
   const singleton = (kind: string, path: string, schema: typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig | typeof OutboundAllowList, noun: string, validate?: (data: ConfigData) => void) => {
     const model = models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
@@ -134,7 +135,7 @@ function routes(context: AppContext): RouteSpec[] {
       handler: async (request) => {
         const stored = rotation.model.write(request.body) as unknown as RotationConfig;
         writeRotationConfig(config.dataDir, stored);
-        await rotate(config.dataDir, stored);
+        await maintenance.rotate();
         return rotationView();
       },
     }),
@@ -143,7 +144,7 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { body: Type.Optional(Type.Object({ path: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: false })), response: { 200: Type.Object({ ok: Type.Boolean(), message: Type.String(), logs: Type.Array(Type.Object({ service: Type.String(), path: Type.String(), size_bytes: Type.Union([Type.Integer(), Type.Null()]), rotated: Type.Integer(), total_bytes: Type.Integer() })) }) } },
       handler: async (request) => {
         const path = request.body?.path;
-        const rotated = await rotate(config.dataDir, rotation.model.read() as unknown as RotationConfig, path || undefined);
+        const rotated = await maintenance.rotate(path || undefined);
         return { ok: true, message: rotated.length ? `rotated ${rotated.join(', ')}` : 'nothing to rotate', logs: logSizes(config.dataDir) };
       },
     }),
@@ -195,6 +196,14 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export function createSettingsArea(context: AppContext): Area {
-  return { name: 'settings', routes: routes(context) };
+export function createSettingsArea(context: AppContext): Area & { maintenance: LogMaintenance } {
+  // Local log files, their rotation and IDS alert retention run on Bulwark's own scheduler (log-maintenance.ts).
+  const maintenance = new LogMaintenance(context, context.localLogs);
+  return {
+    name: 'settings',
+    routes: routes(context, maintenance),
+    maintenance,
+    start: () => maintenance.start(),
+    stop: () => maintenance.stop(),
+  };
 }

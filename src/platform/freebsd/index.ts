@@ -48,6 +48,7 @@ export function createFreebsdPlatform(): Platform {
     daemons,
     network: createFreebsdNetwork(),
     maintenance: createFreebsdMaintenance(),
+    flowExport: notDriven('freebsd', 'flow export'),
     close: async () => {
       await traffic.close();
       await daemons.closeAll();
