@@ -80,12 +80,12 @@ export class NetnsLab {
   /** Bulwark on the linux platform inside `ns`, listening on loopback there. */
   private bulwark: ChildProcess | null = null;
 
-  /** Stops the running Bulwark as an administrator's SIGTERM would, and waits for it to exit. */
-  async stopBulwark(): Promise<number | null> {
+  /** Stops the running Bulwark as an administrator's SIGTERM would (or a crash: SIGKILL), and waits for it to exit. */
+  async stopBulwark(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     const child = this.bulwark;
     if (!child || child.exitCode !== null) return child?.exitCode ?? null;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
+    child.kill(signal);
     return exited;
   }
 

@@ -313,6 +313,14 @@ export function createPacketFilterArea(
       },
     },
   ];
+  // The applied ruleset is loaded again by start() (restoreApplied), before the API answers.
+  context.restore.register({
+    name: 'packet-filter',
+    daemon: context.platform.name === 'freebsd' ? 'pf' : 'nftables',
+    enabled: () => !context.platform.simulated && pf.hasApplied(),
+    running: async () => (await context.platform.packetFilter.status()).running,
+    appliedVersion: () => context.apply.versions.activeVersion(),
+  });
   return {
     name: 'packet-filter',
     service: pf,

@@ -373,6 +373,11 @@ export class PacketFilterService {
    * After a restart (a reboot, or a kernel flushed behind Bulwark's back) the kernel may hold nothing: the last
    * applied configuration is loaded in full, and read back, before the API serves.
    */
+  /** Whether a ruleset was ever applied (then it is loaded again at start). */
+  hasApplied(): boolean {
+    return this.applied.read().ruleset !== null;
+  }
+
   async restoreApplied(): Promise<void> {
     const { snapshot, ruleset } = this.applied.read();
     if (ruleset === null) return;

@@ -51,7 +51,8 @@ export function createFreebsdPlatform(): Platform {
     flowExport: notDriven('freebsd', 'flow export'),
     close: async () => {
       await traffic.close();
-      await daemons.closeAll();
+      daemons.release();
     },
+    stopServices: () => daemons.closeAll(),
   };
 }

@@ -66,13 +66,20 @@ export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platfor
     flowExport,
     close: async () => {
       await flowExport.close();
-      await wireguard.closeAll();
-      await ipsec.stop();
-      await traffic.close();
-      await daemons.closeAll();
+      // The daemons, tunnels, charon and Caddy keep running, adopted by the next start; only this process's readers end.
+      wireguard.release();
+      ipsec.release();
+      daemons.release();
       await reverseProxy.close();
+      await traffic.close();
       await idsEngine.close();
       await packetFilter.close();
+    },
+    stopServices: async () => {
+      await wireguard.closeAll();
+      await ipsec.stop();
+      await daemons.closeAll();
+      await reverseProxy.stopAll();
     },
   };
 }
