@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect, type PeerCertificate } from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -274,6 +274,20 @@ test('a certificate that does not match its key, is expired or is weaker than th
   const weak = await put({ cert_path: 'api-certs/weak.crt', key_path: 'api-certs/weak.key' });
   assert.equal(weak.status, 400);
   assert.match(weak.body.error, /weaker than the policy \(block_weak_keys\): RSA key of 1024 bits/);
+
+  // A link inside the data directory to a file outside it is refused before the file is read.
+  const outside = mkdtempSync(join(tmpdir(), 'bulwark-https-outside-'));
+  try {
+    writeFileSync(join(outside, 'out.crt'), readFileSync(join(t.dataDir, a.cert_path)));
+    writeFileSync(join(outside, 'out.key'), readFileSync(join(t.dataDir, a.key_path)));
+    symlinkSync(join(outside, 'out.crt'), join(t.dataDir, 'api-certs', 'link.crt'));
+    symlinkSync(join(outside, 'out.key'), join(t.dataDir, 'api-certs', 'link.key'));
+    const linked = await put({ cert_path: 'api-certs/link.crt', key_path: 'api-certs/link.key' });
+    assert.equal(linked.status, 400);
+    assert.match(linked.body.error, /^body\.cert_path must be a path inside the data directory .*symbolic links out of it are not followed/);
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
+  }
 
   const missing = await put({ cert_path: '', key_path: '', acme_cert_id: 'no-such-certificate' });
   assert.equal(missing.status, 400);

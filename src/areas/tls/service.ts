@@ -83,10 +83,18 @@ export class ApiTlsService {
   /** A PEM file inside the data directory (as before), read where it really is: a link out of it is refused. */
   private readConfined(path: string, field: string, label: RegExp): string {
     const root = this.context.config.dataDir;
+    // Where the path really leads is checked before anything is read from it.
+    let real: string | null = null;
+    try {
+      real = realpathSync(resolve(root, path));
+    } catch {
+      // missing: validatePemPath says so
+    }
+    if (real !== null && !real.startsWith(`${realpathSync(root)}${sep}`)) {
+      throw badRequest(`body.${field} must be a path inside the data directory (${root}); symbolic links out of it are not followed`);
+    }
     validatePemPath(root, path, field, label);
-    const real = realpathSync(resolve(root, path));
-    if (!real.startsWith(`${realpathSync(root)}${sep}`)) throw badRequest(`body.${field} must be a path inside the data directory (${root}); symbolic links out of it are not followed`);
-    return readFileSync(real, 'utf8');
+    return readFileSync(real ?? resolve(root, path), 'utf8');
   }
 
   /** Installs the selected certificate on every HTTPS server (serialised with other installs). */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { hostname, networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
@@ -51,10 +51,6 @@ export class TlsStore {
   storeAcme(certId: string, material: CertificateMaterial): void {
     if (!/^[A-Za-z0-9-]{1,64}$/.test(certId)) throw new Error(`not a certificate id: ${certId}`);
     this.write(join(this.dir, 'acme'), certId, material);
-  }
-
-  hasAcme(certId: string): boolean {
-    return existsSync(join(this.dir, 'acme', `${certId}.crt`));
   }
 
   /**
