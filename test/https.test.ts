@@ -350,6 +350,19 @@ test('an ACME certificate published through a local-tls-store target is served w
   assert.equal((await peer()).cert.serialNumber, second, 'the renewal is served at once');
   const targets = (await t.app.inject({ url: `/api/v1/acme/certs/${certId}/targets`, headers: admin })).json();
   assert.equal(targets[0].last_run_ok, true);
+  // A renewal the policy refuses (an RSA 1024 key) is not served: the target says why, and so does the status.
+  t.clock.set(Date.now());
+  const weakKey = join(t.dataDir, 'acme-weak.key');
+  const weakCert = join(t.dataDir, 'acme-weak.crt');
+  assert.equal(spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:1024', '-nodes', '-keyout', weakKey, '-out', weakCert, '-days', '5', '-subj', '/CN=localhost'], { encoding: 'utf8' }).status, 0);
+  acme.service.storeIssued(certId, { cert_pem: readFileSync(weakCert, 'utf8'), chain_pem: '', key_pem: readFileSync(weakKey, 'utf8') });
+  const refusedPublish = (await t.app.inject({ method: 'POST', url: `/api/v1/acme/certs/${certId}/publish`, headers: admin })).json();
+  assert.equal(refusedPublish.ok, false);
+  const [weakTarget] = (await t.app.inject({ url: `/api/v1/acme/certs/${certId}/targets`, headers: admin })).json();
+  assert.equal(weakTarget.last_run_ok, false);
+  assert.match(weakTarget.last_run_error, /refused for the API's HTTPS: .*RSA key of 1024 bits/);
+  assert.equal((await peer()).cert.serialNumber, second, 'the previous certificate is still served');
+  assert.match((await status()).last_error, /is not served: .*RSA key of 1024 bits/);
   // Back to the local CA's own certificate.
   await putOk({ acme_cert_id: '' });
   assert.equal((await status()).serving.source, 'local-ca');
@@ -361,4 +374,27 @@ test('the packet filter\'s anti-lockout keeps the HTTPS port reachable too (nfta
   assert.ok(lines.some((line) => line.endsWith(`tcp dport ${t.app.context.config.port} accept comment "system: anti-lockout"`)), 'and the plain port');
   const service = (t.app.areas.find((area) => area.name === 'packet-filter') as unknown as { service: { compile(snapshot: unknown, dialect: 'pf'): { text: string }; storedSnapshot(): unknown } }).service;
   assert.match(service.compile(service.storedSnapshot(), 'pf').text, new RegExp(`pass in quick proto tcp from any to 127\\.0\\.0\\.1 port ${httpsPort} keep state label "bulwark:anti-lockout"`));
+});
+
+test('at start a selected certificate that no longer holds leaves HTTPS on the local CA\'s, and the status says why', { skip }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-https-restart-'));
+  const start = () => startTestApp({ dataDir, config: { tlsListen: { host: '127.0.0.1', port: 0 } } });
+  let app = await start();
+  try {
+    const headers = await adminHeaders(app.app);
+    const issued = (await app.app.inject({ method: 'POST', url: '/api/v1/ca/certs', headers, payload: { cert_type: 'server', common_name: 'localhost', sans: ['127.0.0.1'] } })).json();
+    writeFileSync(join(dataDir, 'api.crt'), issued.certificate_pem);
+    writeFileSync(join(dataDir, 'api.key'), issued.private_key_pem);
+    const selected = await app.app.inject({ method: 'PUT', url: '/api/v1/settings/tls', headers, payload: { cert_path: 'api.crt', key_path: 'api.key' } });
+    assert.equal(selected.statusCode, 200, selected.body);
+    await app.close();
+    rmSync(join(dataDir, 'api.key'));
+    app = await start();
+    const status = (await app.app.inject({ url: '/api/v1/settings/tls/status', headers: await adminHeaders(app.app) })).json();
+    assert.equal(status.serving.source, 'local-ca');
+    assert.match(status.last_error, /^the files certificate is not served: .*api\.key does not exist; serving the local CA's$/);
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });

@@ -173,7 +173,11 @@ export class ApiTlsService {
   async publishAcme(certId: string, material: CertificateMaterial): Promise<void> {
     const settings = this.settings.read();
     const problem = certificateProblem(material, settings, this.context.clock.now());
-    if (problem) throw new Error(`refused for the API's HTTPS: ${problem}`);
+    if (problem) {
+      // The certificate served so far stays; the status says why the renewal is not.
+      if (settings.acme_cert_id === certId) this.lastError = `the new material of ACME certificate ${certId} is not served: ${problem}`;
+      throw new Error(`refused for the API's HTTPS: ${problem}`);
+    }
     this.store.storeAcme(certId, material);
     if (settings.acme_cert_id === certId) await this.apply();
   }
