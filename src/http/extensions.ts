@@ -65,6 +65,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: 'Rule analysis by set arithmetic: rules that never match (shadowed), redundant and conflicting rules, empty aliases in use, schedules that never fire, rules unused for N days.',
   },
   {
+    method: 'GET', path: '/api/v1/settings/tls/status', access: 'settings:read',
+    why: 'The HTTPS listener and the certificate new connections get now (source, serial, names, expiry), and why a selected one is not served; kept out of /settings/tls so its ETag describes the settings only (issue 37).',
+  },
+  {
     method: 'GET', path: '/api/v1/settings/outbound', access: 'settings:read',
     why: 'The administrator\'s outbound allow-list: the loopback, private or special addresses that destinations an operator writes (reverse-proxy upstreams, blocklist sources, object storage, gateway probes) may reach (docs/security.md).',
   },
