@@ -27,6 +27,7 @@ import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
 import { createPrometheusArea } from './prometheus/routes.js';
 import { createFlowExportArea } from './flow-export/routes.js';
+import { createDiagnosticsArea } from './diagnostics/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -76,6 +77,7 @@ export function createAreas(context: AppContext): Area[] {
     createSystemArea(context),
     createSettingsArea(context),
     createFlowExportArea(context),
+    createDiagnosticsArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.
