@@ -828,8 +828,8 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 }
 
 test('logs: the packet-filter log is live (pause stops it), filters, "Why was this blocked?" highlights the deciding rule, "Create a rule from this" prefills the form; audit trail and daemon logs', { skip }, async () => {
-  // A block rule in force that the simulated log's packets (tcp to 10.10.0.1 on wan0) meet.
-  const blocking = await adminApi('POST', '/rules', { action: 'block', direction: 'in', protocol: 'tcp', interface: 'wan0', src_addr: 'any', dst_addr: '10.10.0.1', description: 'logs page block' });
+  // A block rule in force that every packet of the simulated log (tcp or udp to 10.10.0.1 on wan0) meets.
+  const blocking = await adminApi('POST', '/rules', { action: 'block', direction: 'in', protocol: 'tcp/udp', interface: 'wan0', src_addr: 'any', dst_addr: '10.10.0.1', description: 'logs page block' });
   assert.equal(blocking.status, 201);
   assert.equal((await adminApi('POST', '/reload')).status, 200);
   const watched = await signedInAsAdmin();
