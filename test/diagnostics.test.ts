@@ -3,7 +3,7 @@
  * platform; the simulated platform refuses to pretend; on linux, ping, traceroute, a DNS lookup, a TCP test and
  * a packet capture really run against loopback, as nobody, and the per-account run limit answers 429.
  */
-import { test, after, before } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
@@ -11,6 +11,7 @@ import { createSocket } from 'node:dgram';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { headersWithPermissions } from './helpers/auth.js';
 import { systemSkip } from './helpers/system-skip.js';
+import { RunLimiter } from '../src/areas/diagnostics/run-limiter.js';
 
 const SSE = { accept: 'text/event-stream' };
 
@@ -150,4 +151,41 @@ test('on linux: ping, traceroute, DNS, TCP and a capture really run against loop
   assert.equal(captured.headers.get('x-capture-packets'), '4');
   assert.equal(pcap.length, 24 + 4 * (16 + 98));
   assert.equal(captured.headers.get('x-capture-ended-by'), 'duration');
+
+  // The size cap: 1 KiB holds the header and two 562-byte ICMP packets at most, never a cut one.
+  const capped = fetch(`${base}/api/v1/diagnostics/capture`, {
+    method: 'POST', headers: { ...operator, 'content-type': 'application/json' },
+    body: JSON.stringify({ interface: 'lo', protocol: 'icmp', host: captureMarker, duration_s: 10, max_bytes: 1024 }),
+  });
+  await uidOf('tcpdump', captureMarker);
+  const { execFileSync } = await import('node:child_process');
+  execFileSync('ping', ['-n', '-c', '4', '-i', '0.2', '-s', '520', captureMarker]);
+  const cappedAnswer = await capped;
+  assert.equal(cappedAnswer.headers.get('x-capture-ended-by'), 'size');
+  const cappedPcap = Buffer.from(await cappedAnswer.arrayBuffer());
+  assert.equal(cappedPcap.length, 24 + Number(cappedAnswer.headers.get('x-capture-packets')) * (16 + 562));
+  assert.ok(cappedPcap.length <= 1024);
+});
+
+test('the run limit: 2 at a time and 20 starts a minute per account; a slot given back is free again; other accounts are not affected', () => {
+  let now = 0;
+  const limiter = new RunLimiter({ concurrent: 2, perWindow: 20, windowMs: 60_000 }, () => now);
+  const status = (fn: () => unknown) => {
+    try {
+      fn();
+      return 200;
+    } catch (error) {
+      return (error as { statusCode: number }).statusCode;
+    }
+  };
+  const first = limiter.take('alice');
+  limiter.take('alice');
+  assert.equal(status(() => limiter.take('alice')), 429, 'a third at a time');
+  assert.equal(status(() => limiter.take('bob')()), 200, 'another account');
+  first();
+  first(); // a second release of the same slot frees nothing more
+  for (let started = 2; started < 20; started++) limiter.take('alice')();
+  assert.equal(status(() => limiter.take('alice')), 429, 'the 21st start within the minute');
+  now = 60_001;
+  assert.equal(status(() => limiter.take('alice')), 200, 'a minute later');
 });
