@@ -165,6 +165,13 @@ test('on linux: ping, traceroute, DNS, TCP and a capture really run against loop
   const cappedPcap = Buffer.from(await cappedAnswer.arrayBuffer());
   assert.equal(cappedPcap.length, 24 + Number(cappedAnswer.headers.get('x-capture-packets')) * (16 + 562));
   assert.ok(cappedPcap.length <= 1024);
+
+  // Every admitted run is in the audit trail, with who ran it and the arguments.
+  const audit = JSON.parse((await t.request('GET', '/api/v1/logs?source=audit&limit=50')).body) as { action: string; actor: string; details: string }[];
+  const runs = audit.filter((entry) => entry.action.startsWith('diagnostics.'));
+  assert.ok(runs.some((entry) => entry.action === 'diagnostics.ping' && entry.details.includes(`-- ${marker}`)), JSON.stringify(runs));
+  assert.ok(runs.some((entry) => entry.action === 'diagnostics.tcpdump' && entry.details.includes(`icmp and host ${captureMarker}`)));
+  assert.equal(runs.length, 7, 'ping, traceroute, dns, tcp, capture, ping, capture: the refused third run is not one');
 });
 
 test('the run limit: 2 at a time and 20 starts a minute per account; a slot given back is free again; other accounts are not affected', () => {

@@ -35,13 +35,20 @@ const STREAM_ANSWERS = {
 export function createDiagnosticsArea(context: AppContext, options: { limits?: RunLimits } = {}): Area & { limiter: RunLimiter } {
   const limiter = new RunLimiter(options.limits ?? DEFAULT_RUN_LIMITS);
 
-  /** The checks every run passes before it starts, in order: real platform, then a slot of the caller's account. */
-  function admit(request: FastifyRequest): () => void {
+  /**
+   * The checks every run passes before it starts, in order: real platform, then a slot of the caller's account;
+   * an admitted run is written to the audit trail (who probed or captured what, from where).
+   */
+  function admit(request: FastifyRequest, command: readonly string[]): () => void {
     if (context.platform.name !== 'linux') {
       throw unavailable(`diagnostics run the box's own tools (ping, traceroute, dig, tcpdump) and need the linux platform; this is the ${context.platform.name} platform${context.platform.simulated ? ', which sends no packets' : ''}`);
     }
     if (!request.identity) throw unauthorized();
-    return limiter.take(request.identity.userId);
+    const release = limiter.take(request.identity.userId);
+    context.db
+      .prepare('INSERT INTO audit_log (at, category, action, actor, client_ip, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(new Date(context.clock.now()).toISOString(), 'diagnostics', command[0], request.identity.username, request.ip, 'success', command.join(' '));
+    return release;
   }
 
   function requireInterface(name: string): void {
@@ -51,7 +58,7 @@ export function createDiagnosticsArea(context: AppContext, options: { limits?: R
 
   /** Streams one run: `start`, its lines, then `exit`; the slot is given back when it ends or the client leaves. */
   function stream(request: FastifyRequest, reply: FastifyReply, command: string[], run: (send: (line: string) => void, cancelled: (cancel: () => void) => void) => Promise<object>): void {
-    const release = admit(request);
+    const release = admit(request, command);
     let events: EventStream;
     try {
       events = new EventStream(request, reply, { registry: { streams: context.identity.streams, permission: DIAGNOSTICS_PERMISSION } });
@@ -122,7 +129,7 @@ export function createDiagnosticsArea(context: AppContext, options: { limits?: R
           const body = request.body;
           const filter = captureFilter(body);
           requireInterface(body.interface);
-          const release = admit(request);
+          const release = admit(request, ['tcpdump', '-i', body.interface, '--', ...filter]);
           try {
             const result = await capturePackets(
               { interface: body.interface, filter, durationMs: body.duration_s * 1000, maxBytes: body.max_bytes, maxPackets: body.max_packets },

@@ -63,6 +63,7 @@ const endpoint = (address: string, port: number) => (port ? `${address}:${port}`
 /** The daemon logs a role may read, each behind its own area's read permission. */
 const DAEMON_LOGS = [
   { value: 'system', label: 'System log', path: '/logs', permission: 'logs:view' },
+  { value: 'audit', label: 'Change audit (packet filter, diagnostics, …)', path: '/logs', permission: 'logs:view' },
   { value: 'dns', label: 'DNS resolver', path: '/dns/resolver/logs', permission: 'dns:read' },
   { value: 'dhcp', label: 'DHCP server', path: '/dhcp/logs', permission: 'dhcp:read' },
   { value: 'proxy', label: 'Reverse proxy', path: '/reverse-proxy/logs', permission: 'proxy:read' },
@@ -249,8 +250,8 @@ function SystemLogs() {
   const chosen = readable.find((log) => log.value === which) ?? readable[0];
   const lines = useLoad(async () => {
     if (!chosen) return [];
-    if (chosen.value === 'system') {
-      const entries = await api.get<LogEntry[]>('/logs', { source: 'system', limit: 200 });
+    if (chosen.value === 'system' || chosen.value === 'audit') {
+      const entries = await api.get<LogEntry[]>('/logs', { source: chosen.value, limit: 200 });
       return entries.map((entry) => `${entry.timestamp} ${entry.level} ${entry.action}: ${entry.details}`).filter((line) => line.toLowerCase().includes(search.toLowerCase()));
     }
     return api.get<string[]>(chosen.path, { lines: 200, search: search || undefined });
