@@ -862,10 +862,13 @@ test('logs: the packet-filter log is live (pause stops it), filters, "Why was th
   await page.getByLabel('Port', { exact: true }).fill('');
   await page.getByLabel('Address', { exact: true }).fill('10.10.0.1');
   await page.getByLabel('Action', { exact: true }).selectOption('block');
-  const first = log.locator('tbody tr').first();
-  await first.getByRole('cell', { name: 'wan0' }).waitFor();
-  const [source, destination] = [(await first.locator('td').nth(5).textContent())!, (await first.locator('td').nth(6).textContent())!];
   await page.getByRole('button', { name: 'Pause' }).click();
+  const newest = log.locator('tbody tr').first();
+  await newest.getByRole('cell', { name: 'wan0' }).waitFor();
+  // both cells read at once, so a refresh cannot fall between them
+  const [source, destination] = await newest.evaluate((row) => [5, 6].map((n) => (row as unknown as { cells: { textContent: string }[] }).cells[n].textContent));
+  // that entry, wherever a refresh still in flight may move it
+  const first = log.locator('tbody tr').filter({ hasText: source }).first();
 
   await first.getByRole('button', { name: 'Why was this blocked?' }).click();
   const why = page.getByRole('region', { name: 'Why was this blocked?' });
@@ -906,9 +909,19 @@ test('diagnostics: an operator runs them (the simulated platform says it runs no
   await signIn(page, 'otto', 'Otto-operator-pass1');
   await main(page).getByRole('link', { name: 'Diagnostics', exact: true }).click();
   await heading(page).filter({ hasText: 'Diagnostics' }).waitFor();
-  await page.getByLabel('Host').fill('-f');
-  await page.getByRole('button', { name: 'Run' }).click();
+  // By keyboard: Tab from the tool to the host, type, Enter submits; the next Tab's focus is visible.
+  await page.getByLabel('Tool').focus();
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('-f');
+  await page.keyboard.press('Enter');
   await page.getByRole('alert').filter({ hasText: 'body.host: must be a host name or an IP address' }).waitFor();
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate(() => {
+    const doc = (globalThis as unknown as { document: { activeElement: { getAttribute(name: string): string | null } | null } }).document;
+    const style = (globalThis as unknown as { getComputedStyle(element: unknown): { outlineStyle: string } }).getComputedStyle(doc.activeElement);
+    return { name: doc.activeElement?.getAttribute('name'), outline: style.outlineStyle };
+  });
+  assert.deepEqual(focused, { name: 'count', outline: 'solid' }, 'keyboard focus moves in order and is visible');
   await page.getByLabel('Host').fill('127.0.0.1');
   await page.getByRole('button', { name: 'Run' }).click();
   await page.getByRole('alert').filter({ hasText: /503: diagnostics run the box's own tools .* simulated platform/ }).waitFor();
