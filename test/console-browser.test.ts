@@ -902,7 +902,7 @@ test('logs: the packet-filter log is live (pause stops it), filters, "Why was th
   assert.equal((await adminApi('POST', '/reload')).status, 200);
 });
 
-test('diagnostics: an operator runs them (the simulated platform says it runs no tools); on linux a ping streams its output and a capture downloads as pcap', { skip }, async () => {
+test('diagnostics: an operator runs them by keyboard (the simulated platform says it runs no tools), every field labelled, at 1280×800 and phone width', { skip }, async () => {
   assert.equal((await adminApi('POST', '/auth/users', { username: 'otto', password: 'Otto-operator-pass1', role: 'operator' })).status, 201);
   const watched = await open();
   const { page } = watched;
@@ -936,10 +936,11 @@ test('diagnostics: an operator runs them (the simulated platform says it runs no
   assert.deepEqual(watched.problems.failedResponses.map((r) => r.status), [400, 503], 'only the refusals the test provoked');
   // Chromium reports a refused fetch as a console error; nothing else may be there.
   assert.deepEqual(watched.problems.console.filter((line) => !/status of (400|503)/.test(line)), []);
+});
 
-  // The same page against a server on the linux platform: the tools really run.
-  const linux = systemSkip('the diagnostics page on linux', { root: true, programs: ['ping', 'tcpdump'], users: ['nobody'] });
-  if (linux) return;
+// The same page against a server of its own on the linux platform: the tools really run.
+const linuxSkip = skip || systemSkip('the diagnostics page on linux', { root: true, programs: ['ping', 'tcpdump'], users: ['nobody'] });
+test("diagnostics on linux: a ping's lines stream into the page; a capture downloads as a pcap file", { skip: linuxSkip }, async () => {
   const real = await startConsoleServer(consoleDir, { platform: 'linux' });
   try {
     const register = await fetch(`${real.baseUrl}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
