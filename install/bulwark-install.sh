@@ -3,6 +3,7 @@
 #
 #   sudo ./install/bulwark-install.sh [install] [--root DIR] [--from DIR] [--no-build] [--node PATH]
 #   sudo ./install/bulwark-install.sh uninstall [--root DIR] [--purge]
+#   ./install/bulwark-install.sh assemble --to DIR [--from DIR] [--no-build]
 #
 # install lays out (docs/appliance.md, "Install layout"):
 #   /opt/bulwark/releases/<version>/   dist/ (server and console), production node_modules, package.json, the boot
@@ -16,6 +17,8 @@
 # only the units it masked. Without --purge it keeps the data directory, the logs and bulwark.env (and the
 # manifest lines naming them, so a later `uninstall --purge` removes them too).
 #
+# assemble writes only the release tree (what releases/<version>/ holds) into an empty DIR: `npm run release`
+# packs and signs it (docs/updates.md).
 # --root DIR installs into another root (tests): every path is prefixed with DIR and systemctl is never run.
 # --from DIR takes the release from another source tree (default: this script's repository); --no-build uses its
 # dist/ as it is instead of running `npm run build` first.
@@ -56,6 +59,7 @@ build=yes
 node_path=
 node=
 purge=no
+assemble_to=
 if [ "$#" -gt 0 ] && [ "${1#-}" = "$1" ]; then
   action=$1
   shift
@@ -67,15 +71,19 @@ while [ "$#" -gt 0 ]; do
     --no-build) build=no; shift ;;
     --node) node_path=${2:?--node needs a path}; shift 2 ;;
     --purge) purge=yes; shift ;;
+    --to) assemble_to=${2:?--to needs a directory}; shift 2 ;;
     -h|--help) usage ;;
     *) echo "bulwark-install: unknown option $1" >&2; usage ;;
   esac
 done
 case $action in
   install|uninstall) ;;
-  *) echo "bulwark-install: unknown action $action (install or uninstall)" >&2; usage ;;
+  assemble) [ -n "$assemble_to" ] || { echo "bulwark-install: assemble needs --to DIR" >&2; usage; } ;;
+  *) echo "bulwark-install: unknown action $action (install, uninstall or assemble)" >&2; usage ;;
 esac
-if [ -n "$root" ]; then
+if [ "$action" = assemble ]; then
+  :
+elif [ -n "$root" ]; then
   [ -d "$root" ] || { echo "bulwark-install: --root $root is not a directory" >&2; exit 2; }
   root=$(cd "$root" && pwd)
   [ "$root" != / ] || root=
@@ -141,10 +149,12 @@ ENV
   record file "$env_file"
 }
 
-install_release() {
-  local version release
+# The release tree (dist/, production node_modules, package.json, the install scripts and units, the appliance
+# docs) into the empty directory $1; prints the version. Used by install and by `npm run release` (assemble).
+assemble_release() {
+  local dest=$1 version
   if [ "$build" = yes ]; then
-    (cd "$source_dir" && npm run build)
+    (cd "$source_dir" && npm run build) >&2
   fi
   for needed in dist/main.js package.json node_modules; do
     [ -e "$source_dir/$needed" ] || { echo "bulwark-install: $source_dir/$needed is missing (run npm ci and npm run build there)" >&2; exit 1; }
@@ -153,26 +163,45 @@ install_release() {
   case $version in
     ''|.*|*[!A-Za-z0-9._+-]*) echo "bulwark-install: unusable version '$version' in package.json" >&2; exit 1 ;;
   esac
+  cp -a "$source_dir/dist" "$dest/dist"
+  cp -a "$source_dir/package.json" "$dest/"
+  [ ! -f "$source_dir/package-lock.json" ] || cp -a "$source_dir/package-lock.json" "$dest/"
+  # The contents of node_modules (a symlink in a development worktree), then only the production dependencies.
+  mkdir "$dest/node_modules"
+  cp -a "$source_dir/node_modules/." "$dest/node_modules/"
+  (cd "$dest" && npm prune --omit=dev --offline --ignore-scripts --no-audit --no-fund --loglevel=error) >&2
+  mkdir -p "$dest/install/systemd" "$dest/docs"
+  cp -a "$source_dir/install/bulwark-boot.sh" "$source_dir/install/bulwark-install.sh" "$source_dir/install/bulwark-supervise.sh" "$dest/install/"
+  cp -a "$source_dir/install/systemd/." "$dest/install/systemd/"
+  [ ! -f "$source_dir/docs/appliance.md" ] || cp -a "$source_dir/docs/appliance.md" "$dest/docs/"
+  [ ! -f "$source_dir/docs/updates.md" ] || cp -a "$source_dir/docs/updates.md" "$dest/docs/"
+  chmod 0755 "$dest/install/bulwark-boot.sh" "$dest/install/bulwark-install.sh" "$dest/install/bulwark-supervise.sh"
+  echo "$version"
+}
+
+install_release() {
+  local version release staging
   make_dir "$PREFIX/releases" 0755
+  staging="$root$PREFIX/releases/.assembling-$$"
+  rm -rf "$staging"
+  mkdir -m 0755 "$staging"
+  version=$(assemble_release "$staging") || { rm -rf "$staging"; exit 1; }
   release="$PREFIX/releases/$version"
   rm -rf "$root$release"
-  mkdir -m 0755 "$root$release"
+  mv "$staging" "$root$release"
   record tree "$release"
-  cp -a "$source_dir/dist" "$root$release/dist"
-  cp -a "$source_dir/package.json" "$root$release/"
-  [ ! -f "$source_dir/package-lock.json" ] || cp -a "$source_dir/package-lock.json" "$root$release/"
-  # The contents of node_modules (a symlink in a development worktree), then only the production dependencies.
-  mkdir "$root$release/node_modules"
-  cp -a "$source_dir/node_modules/." "$root$release/node_modules/"
-  (cd "$root$release" && npm prune --omit=dev --offline --ignore-scripts --no-audit --no-fund --loglevel=error)
-  mkdir -p "$root$release/install/systemd" "$root$release/docs"
-  cp -a "$source_dir/install/bulwark-boot.sh" "$source_dir/install/bulwark-install.sh" "$root$release/install/"
-  cp -a "$source_dir/install/systemd/." "$root$release/install/systemd/"
-  [ ! -f "$source_dir/docs/appliance.md" ] || cp -a "$source_dir/docs/appliance.md" "$root$release/docs/"
-  chmod 0755 "$root$release/install/bulwark-boot.sh" "$root$release/install/bulwark-install.sh"
   ln -sfn "releases/$version" "$root$PREFIX/current"
   record link "$PREFIX/current"
+  # Self-updates are verified against the public keys here (docs/updates.md); it starts empty.
+  make_dir "$ETC/trusted-keys" 0755
   echo "installed release $version in $PREFIX/releases/$version ($PREFIX/current)"
+}
+
+do_assemble() {
+  [ -d "$assemble_to" ] || mkdir -p "$assemble_to"
+  [ -z "$(ls -A "$assemble_to")" ] || { echo "bulwark-install: $assemble_to is not empty" >&2; exit 1; }
+  assemble_release "$(cd "$assemble_to" && pwd)" > /dev/null
+  echo "assembled the release tree in $assemble_to"
 }
 
 # Every unit in install/systemd/ is installed with its paths filled in and enabled through its WantedBy=
@@ -281,4 +310,5 @@ do_uninstall() {
 case $action in
   install) do_install ;;
   uninstall) do_uninstall ;;
+  assemble) do_assemble ;;
 esac

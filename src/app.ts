@@ -34,6 +34,7 @@ import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
 import { RequestMetrics } from './metrics/request-metrics.js';
 import { ApiLogStream, LocalLogs } from './areas/settings/local-logs.js';
+import { ServiceRestore } from './core/service-restore.js';
 import { ConfigVersions } from './store/config-versions.js';
 import { CONSOLE_ROUTES, registerConsole } from './http/console-static.js';
 
@@ -105,7 +106,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const db = openDatabase(config.dataDir);
   const sealer = new Sealer(loadOrCreateKeyFile(join(config.dataDir, 'secrets.key')));
   const store = new ConfigStore(db, clock);
-  const platform = options.platform ?? createPlatform(config.platform);
+  const platform = options.platform ?? createPlatform(config.platform, { aptRoot: config.aptRoot, hostRoot: config.hostRoot });
   const context = {
     config, clock, db, store, sealer, platform,
     models: new ModelRegistry(store, sealer, (error) => app.log.error({ err: error }, 'a change hook failed')),
@@ -115,6 +116,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     events: new EventHub(clock),
     requests: new RequestMetrics(),
     localLogs: new LocalLogs(config.dataDir, store),
+    restore: new ServiceRestore(app.log),
   } as AppContext;
   apiLog.attach((line) => context.localLogs.write('bulwark-api', line));
   const stopHashing = context.apply.versions.hashWhenQuiet();
@@ -197,8 +199,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await registerConsole(app, options.consoleDir);
   app.addHook('onReady', async () => {
     for (const area of areas) await area.start?.(app);
+    // The daemons come back from their applied state in the background: the API answers (and /status says what
+    // each waits for) meanwhile.
+    context.restore.start();
   });
   app.addHook('onClose', async () => {
+    await context.restore.stop();
     for (const area of [...areas].reverse()) await area.stop?.();
     await platform.close();
     stopHashing();

@@ -28,6 +28,20 @@ export interface StartupConfig {
   wireguardPrefix: string;
   /** Seconds between checks that the kernel still holds the applied ruleset (0: no periodic check). */
   driftCheckSeconds: number;
+  /**
+   * The root under which the host's own files are written by the host settings (`/` on an appliance; another
+   * directory for an image being prepared, where only files are written and the running system is left alone).
+   */
+  hostRoot: string;
+  /**
+   * The root the appliance is installed under (`/`: /opt/bulwark/releases, /opt/bulwark/current,
+   * /etc/bulwark/trusted-keys): where self-updates unpack, switch and look for trusted signing keys (docs/updates.md).
+   */
+  installRoot: string;
+  /** The root apt works in for OS updates (`/`: the machine's own packages; tests give a throw-away root). */
+  aptRoot: string;
+  /** Seconds a new release has to answer ready after the switch before it is rolled back automatically. */
+  updateReadySeconds: number;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
 }
@@ -70,6 +84,10 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       'log-level': { type: 'string' },
       'wireguard-prefix': { type: 'string' },
       'drift-check-interval': { type: 'string' },
+      'host-root': { type: 'string' },
+      'install-root': { type: 'string' },
+      'apt-root': { type: 'string' },
+      'update-ready-timeout': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -91,11 +109,21 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!/^\d{1,6}$/.test(driftText.trim())) {
     throw new StartupError(`--drift-check-interval must be a whole number of seconds (0 turns the periodic check off), got "${driftText}"`);
   }
+  const hostRoot = values['host-root'] ?? env.BULWARK_HOST_ROOT ?? '/';
+  if (!hostRoot.startsWith('/')) throw new StartupError(`--host-root must be an absolute directory, got "${hostRoot}"`);
+  const readyText = values['update-ready-timeout'] ?? env.BULWARK_UPDATE_READY_TIMEOUT ?? '180';
+  if (!/^\d{1,4}$/.test(readyText.trim()) || Number(readyText) < 5) {
+    throw new StartupError(`--update-ready-timeout must be a whole number of seconds, at least 5, got "${readyText}"`);
+  }
   const runtimeDir = values['runtime-dir'] ?? (env.BULWARK_RUNTIME_DIR || undefined);
   if (runtimeDir !== undefined && !runtimeDir.startsWith('/')) throw new StartupError(`--runtime-dir must be an absolute path, got "${runtimeDir}"`);
   return {
     host,
     port,
+    hostRoot: resolve(hostRoot),
+    installRoot: resolve(values['install-root'] ?? env.BULWARK_INSTALL_ROOT ?? '/'),
+    aptRoot: resolve(values['apt-root'] ?? env.BULWARK_APT_ROOT ?? '/'),
+    updateReadySeconds: Number(readyText.trim()),
     driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
     runtimeDir: runtimeDir === undefined ? null : resolve(runtimeDir),

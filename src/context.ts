@@ -11,6 +11,7 @@ import type { ApplyCoordinator } from './core/apply.js';
 import type { EventHub } from './core/event-hub.js';
 import type { RequestMetrics } from './metrics/request-metrics.js';
 import type { LocalLogs } from './areas/settings/local-logs.js';
+import type { ServiceRestore } from './core/service-restore.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -32,6 +33,8 @@ export interface AppContext {
   requests: RequestMetrics;
   /** The local log files under logs/ (API, audit, daemons), off while syslog's disable_local is set. */
   localLogs: LocalLogs;
+  /** The services brought back from their applied state at start (adopted, re-applied or started), and their readiness. */
+  restore: ServiceRestore;
   log: FastifyBaseLogger;
   startedAt: number;
 }

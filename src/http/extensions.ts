@@ -17,6 +17,14 @@ const DIAGNOSTIC_WHY = { ping: 'ping', traceroute: 'traceroute', dns: 'a DNS loo
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
+    method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
+    why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',
+  },
+  {
+    method: 'POST', path: '/api/v1/updates/schedule/run', access: 'updates:install',
+    why: "Issue 38: the maintenance window is run by Bulwark's own scheduler; this runs its steps now (and lets a test prove the executor).",
+  },
+  {
     method: 'GET', path: '/api/v1/auth/register', access: 'public',
     why: 'Tells a sign-in page whether first-boot registration is open, without attempting a registration.',
   },
@@ -97,6 +105,18 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'POST', path: '/api/v1/diagnostics/capture', access: 'interfaces:write',
     why: 'Diagnostics (issue 34 item 2): a packet capture on an interface with a filter built from fields (protocol, host, port), a duration and a size cap, answered as a pcap file; tcpdump drops to nobody. interfaces:write, as its holder can already redirect that traffic (docs/diagnostics.md).',
+  },
+  {
+    method: 'GET', path: '/api/v1/assertions', access: 'rules:read',
+    why: 'Assertions (issue 33): what must stay true of the network, each with its last result, when, and what decided it.',
+  },
+  { method: 'POST', path: '/api/v1/assertions', access: 'rules:write', why: 'Creates an assertion: transit (judged by the packet simulator before every apply) or probe (run by the box after an apply and on a schedule).' },
+  { method: 'GET', path: '/api/v1/assertions/{id}', access: 'rules:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'PUT', path: '/api/v1/assertions/{id}', access: 'rules:write', why: 'Changes an assertion (fields not sent are kept).' },
+  { method: 'DELETE', path: '/api/v1/assertions/{id}', access: 'rules:write', why: 'Deletes an assertion.' },
+  {
+    method: 'POST', path: '/api/v1/assertions/run', access: 'rules:write',
+    why: 'Judges every enabled assertion now (transit against the stored configuration, probes run by the box) and answers each result; probes send traffic, so it needs the write permission.',
   },
 ];
 

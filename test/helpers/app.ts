@@ -27,6 +27,8 @@ export async function startTestApp(options: Omit<Partial<BuildOptions>, 'config'
     dataDir,
     clock,
     async close() {
+      // The API's own stop leaves the daemons running (they outlive it); a test's teardown stops them.
+      await app.context.platform.stopServices?.();
       await app.close();
       // A caller that brought its data directory (a restart test) cleans up both itself.
       if (options.dataDir) return;

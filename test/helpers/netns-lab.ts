@@ -80,21 +80,24 @@ export class NetnsLab {
   /** Bulwark on the linux platform inside `ns`, listening on loopback there. */
   private bulwark: ChildProcess | null = null;
 
-  /** Stops the running Bulwark as an administrator's SIGTERM would, and waits for it to exit. */
-  async stopBulwark(): Promise<number | null> {
+  /** Stops the running Bulwark as an administrator's SIGTERM would (or a crash: SIGKILL), and waits for it to exit. */
+  async stopBulwark(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     const child = this.bulwark;
     if (!child || child.exitCode !== null) return child?.exitCode ?? null;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
+    child.kill(signal);
     return exited;
   }
 
-  startBulwark(ns: string, port: number, extraArgs: string[] = []): void {
-    const child = this.bulwark = this.spawnIn(ns, process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs]);
+  /** `launcher`: a program and its arguments that exec Bulwark's command line given after them (e.g. `unshare --mount --uts …`). */
+  startBulwark(ns: string, port: number, extraArgs: string[] = [], launcher: string[] = []): ChildProcess {
+    const [file, ...args] = [...launcher, process.execPath, '--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs];
+    const child = this.bulwark = this.spawnIn(ns, file, args);
     child.stderr!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     this.base = `http://127.0.0.1:${port}`;
     this.bulwarkNs = ns;
+    return child;
   }
 
   /** The daemons' runtime tree of the Bulwark this lab starts (no --runtime-dir: the default for its data directory). */

@@ -23,7 +23,6 @@ import {
 import { IdsConfig, RulesetCreate, RuleUpdate, SuppressionStored } from '../../src/areas/ids/schema.js';
 import { Banner, Console, General, Ssh } from '../../src/areas/system/schema.js';
 import { LogRotationConfig } from '../../src/areas/settings/schema.js';
-import { Schedule } from '../../src/areas/updates/schema.js';
 import { SystemDns } from '../../src/areas/dns/schema.js';
 import { Gateway, Group, GroupMember, Instance, InstanceMember, Leak, Policy } from '../../src/areas/multiwan/schema.js';
 import { CertStored, DnsProviderStored, TargetStored } from '../../src/areas/acme/schema.js';
@@ -40,7 +39,7 @@ const SCHEMAS: Record<string, object> = {
   rp_cert_resolver: CertResolver, rp_config: ProxyConfig,
   ids_config: IdsConfig, ids_ruleset: RulesetCreate, ids_rule: RuleUpdate, ids_suppression: SuppressionStored,
   system_general: General, system_banner: Banner, system_ssh: Ssh, system_console: Console,
-  settings_log_rotation: LogRotationConfig, updates_schedule: Schedule, dns_system: SystemDns,
+  settings_log_rotation: LogRotationConfig, dns_system: SystemDns,
   mw_instance: Instance, mw_instance_member: InstanceMember, mw_gateway: Gateway, mw_group: Group, mw_group_member: GroupMember,
   mw_policy: Policy, mw_leak: Leak,
   acme_cert: CertStored, acme_dns_provider: DnsProviderStored, acme_export_target: TargetStored,
@@ -377,10 +376,6 @@ async function setUp(): Promise<void> {
   }
   targets.set('system_console.kind', { field: 'body.kind', write: (value) => t.request('PUT', '/api/v1/system/console', { kind: value }), render: async () => read('system', 'kernel-console.args'), shape: lineShape, variants: simple('serial') });
   targets.set('settings_log_rotation.compression', { field: 'body.compression', write: (value) => t.request('PUT', '/api/v1/settings/log-rotation', { compression: value }), render: async () => read('logrotate.conf'), shape: lineShape, variants: simple('gzip') });
-  await ok(t.request('PUT', '/api/v1/updates/schedule', { enabled: true, auto_check: true }));
-  for (const [field, benign] of [['time', '04:30'], ['day_of_week', 'wed']] as const) {
-    targets.set(`updates_schedule.${field}`, { field: `body.${field}`, write: (value) => t.request('PUT', '/api/v1/updates/schedule', { [field]: value }), render: async () => read('updates', 'maintenance.cron'), shape: lineShape, variants: simple(benign) });
-  }
   targets.set('dns_system.servers', { field: 'body.servers', write: (value) => t.request('PUT', '/api/v1/dns', { servers: [value] }), render: async () => read('dns', 'resolv.conf'), shape: lineShape, variants: simple('9.9.9.9') });
 
   // Multi-WAN: a gateway, a policy steering to it and a leak; rendered into the platform's anchors (pf) and

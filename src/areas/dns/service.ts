@@ -212,7 +212,7 @@ export class DnsService {
     private readonly outlets: { flags: PendingFlags; events: DnsFeed },
   ) {
     this.state = new ServiceState(context.db, context.clock);
-    this.record = new DaemonRecord(context, 'unbound');
+    this.record = new DaemonRecord(context, 'unbound', (running) => { this.active = running; });
     this.statusRead = context.db.prepare('SELECT * FROM dns_blocklist_status WHERE source_id = ?');
     this.statusWrite = context.db.prepare(
       `INSERT INTO dns_blocklist_status (source_id, last_updated, last_sha256, rule_count, bytes, last_error) VALUES (@source_id, @last_updated, @last_sha256, @rule_count, @bytes, @last_error)

@@ -20,6 +20,7 @@ import { ProxyRefusal } from '../../compile/caddy-values.js';
 import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
 import type { ProxyInstall } from '../../platform/reverse-proxy.js';
 import { Semaphore } from '../../core/semaphore.js';
+import { ServiceState } from '../common/service-state.js';
 import { certSource, installCertificates, pruneCertificates } from './certificates.js';
 import { destinationApplyProblem, destinationWriteProblem, OUTBOUND_KINDS } from './destinations.js';
 import { allowListEntryProblem, KEY_FILES_KIND, keyFileRefusal, ProxyKeyFiles } from './key-files.js';
@@ -162,7 +163,24 @@ export class ReverseProxyService {
   /** One render-check-install at a time (an API apply and a certificate renewal may meet). */
   private readonly applying = new Semaphore(1);
 
+  /** What the last apply or control action left running: what a start of Bulwark brings back (never pending edits). */
+  private readonly appliedState: ServiceState;
+
   constructor(private readonly context: AppContext) {
+    this.appliedState = new ServiceState(context.db, context.clock);
+    context.restore.register({
+      name: 'reverse-proxy',
+      daemon: 'caddy',
+      enabled: () => !context.platform.simulated && this.applied().should_run,
+      running: async () => (await context.platform.reverseProxy.status()).running,
+      appliedVersion: () => this.applied().config_version,
+      restore: async () => {
+        const { install } = this.applied();
+        if (!install || !existsSync(install.configFile)) throw conflict('the applied reverse-proxy configuration is missing: apply again');
+        // Adopts a Caddy an earlier API process left running (and loads the applied file into it in place), or starts one.
+        await this.applying.run(() => context.platform.reverseProxy.start(install));
+      },
+    });
     for (const declaration of DECLARATIONS) {
       this.collections[declaration.kind] = context.models.collection({
         kind: declaration.kind,
@@ -432,6 +450,14 @@ export class ReverseProxyService {
     return this.applying.run(() => this.applyNow());
   }
 
+  private applied(): { should_run: boolean; install: ProxyInstall | null; config_version: number | null } {
+    return this.appliedState.get('reverse-proxy.applied', { should_run: false, install: null as ProxyInstall | null, config_version: null as number | null });
+  }
+
+  private recordApplied(install: ProxyInstall, running: boolean): void {
+    this.appliedState.set('reverse-proxy.applied', { should_run: running, install, config_version: this.context.apply.versions.activeIfCurrent()?.version ?? null });
+  }
+
   private async applyNow(): Promise<{ message: string; path: string }> {
     const enabled = this.config.read().enabled === true;
     const proxy = this.context.platform.reverseProxy;
@@ -455,6 +481,7 @@ export class ReverseProxyService {
     writeDaemonFile(runtime, ['caddy.json'], text);
     try {
       const message = await proxy.apply(this.install(path), enabled);
+      this.recordApplied(this.install(path), enabled);
       pruneCertificates(runtime, certificates);
       return { message, path };
     } catch (error) {
@@ -470,10 +497,16 @@ export class ReverseProxyService {
   /** start/stop/restart of the installed configuration (409 before the first apply on a real proxy). */
   async control(action: 'start' | 'stop' | 'restart'): Promise<string> {
     const proxy = this.context.platform.reverseProxy;
-    if (action === 'stop') return proxy.stop();
     const path = this.dialect === 'caddy-json' ? join(this.runtime().dir, 'caddy.json') : this.modelFile();
+    if (action === 'stop') {
+      const message = await proxy.stop();
+      this.recordApplied(this.applied().install ?? this.install(path), false);
+      return message;
+    }
     if (this.dialect === 'caddy-json' && !existsSync(path)) throw conflict('nothing to run yet: POST /api/v1/reverse-proxy/apply first');
-    return action === 'start' ? proxy.start(this.install(path)) : proxy.restart(this.install(path));
+    const message = action === 'start' ? await proxy.start(this.install(path)) : await proxy.restart(this.install(path));
+    this.recordApplied(this.install(path), true);
+    return message;
   }
 
   /** Newest first, filtered by a case-insensitive fixed string (characters outside [A-Za-z0-9 ._-] dropped). */

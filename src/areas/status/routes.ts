@@ -4,6 +4,7 @@ import type { RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { BUILD } from '../../core/build-info.js';
 import type { DriftReport } from '../packet-filter/kernel-sync.js';
+import { servicesStatus, ServicesStatusProperties } from './services-status.js';
 import { BootStatus, readBootStatus } from './boot.js';
 import { runtimeAccessProblems, runtimeRoot } from '../../platform/daemon-runtime.js';
 
@@ -52,6 +53,7 @@ const Status = Type.Object({
     simulated: Type.Boolean(),
     blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
   }),
+  ...ServicesStatusProperties,
   boot: BootStatus,
   runtime_access: Type.Object({
     root: Type.Union([Type.String(), Type.Null()], { description: "the daemons' runtime tree (--runtime-dir); null on the simulated platform" }),
@@ -140,6 +142,7 @@ function routes(context: AppContext, needs: StatusNeeds): RouteSpec[] {
           simulated: context.platform.traffic.simulated,
           blocked_log: context.platform.traffic.blockedLogStatus(),
         },
+        ...(await servicesStatus(context)),
         boot: readBootStatus(context),
         runtime_access: {
           root: context.platform.simulated ? null : runtimeRoot(context.config),

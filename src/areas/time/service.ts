@@ -82,7 +82,7 @@ export class TimeService {
     private readonly parts: { config: SingletonModel; sources: CollectionModel },
   ) {
     this.state = new ServiceState(context.db, context.clock);
-    this.record = new DaemonRecord(context, 'chronyd');
+    this.record = new DaemonRecord(context, 'chronyd', (running) => { this.active = running; });
   }
 
   seed(): void {

@@ -41,6 +41,14 @@ export class IpsecRuntime {
     private readonly vpn: VpnService,
     private readonly ca?: CaService,
   ) {
+    // SAs are applied as they are written: boot() loads them into charon (adopted when an earlier API left it running).
+    context.restore.register({
+      name: 'ipsec',
+      daemon: context.platform.ipsec.daemon,
+      enabled: () => !context.platform.simulated && vpn.ipsec.objects().some((sa) => missingCredentials(sa.data) === null),
+      running: async () => (await context.platform.ipsec.status()).running,
+      appliedVersion: () => context.apply.versions.activeIfCurrent()?.version ?? null,
+    });
     context.models.onChanged([vpn.ipsec], (change) => this.one(async () => {
       try {
         await this.apply();
@@ -174,7 +182,8 @@ export class IpsecRuntime {
     });
   }
 
+  /** Server stop: charon keeps running with its SAs (the API is not the appliance); the next start adopts it. */
   shutdown(): Promise<void> {
-    return this.one(() => this.context.platform.ipsec.stop());
+    return this.one(async () => this.context.platform.ipsec.release());
   }
 }

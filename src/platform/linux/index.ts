@@ -14,6 +14,7 @@ import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
 import { createSuricataEngine } from './suricata.js';
+import { createLinuxHostSettings } from './host-settings.js';
 import { createSoftflowdExporter } from './softflowd.js';
 
 export const NFT_TABLE = 'bulwark';
@@ -39,7 +40,7 @@ function trafficCounted(items: Record<string, unknown>[]): Pick<PacketFilterStat
 }
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
-export function createLinuxPlatform(): Platform {
+export function createLinuxPlatform(options: { aptRoot?: string; hostRoot?: string } = {}): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
   const wireguard = createLinuxWireguard();
@@ -62,17 +63,25 @@ export function createLinuxPlatform(): Platform {
     traffic,
     daemons,
     network: createLinuxNetwork(),
-    maintenance: createLinuxMaintenance(),
+    maintenance: createLinuxMaintenance(options.aptRoot),
     flowExport,
+    hostSettings: (site) => createLinuxHostSettings(options.hostRoot ?? '/', site.log),
     close: async () => {
       await flowExport.close();
-      await wireguard.closeAll();
-      await ipsec.stop();
-      await traffic.close();
-      await daemons.closeAll();
+      // The daemons, tunnels, charon and Caddy keep running, adopted by the next start; only this process's readers end.
+      wireguard.release();
+      ipsec.release();
+      daemons.release();
       await reverseProxy.close();
+      await traffic.close();
       await idsEngine.close();
       await packetFilter.close();
+    },
+    stopServices: async () => {
+      await wireguard.closeAll();
+      await ipsec.stop();
+      await daemons.closeAll();
+      await reverseProxy.stopAll();
     },
   };
 }
