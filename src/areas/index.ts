@@ -28,6 +28,7 @@ import { createChangesArea } from './changes/routes.js';
 import { createTlsArea } from './tls/routes.js';
 import { createPrometheusArea } from './prometheus/routes.js';
 import { createFlowExportArea } from './flow-export/routes.js';
+import { createDiagnosticsArea } from './diagnostics/routes.js';
 import { createAssertionsArea } from './assertions/routes.js';
 
 /**
@@ -94,6 +95,7 @@ export function createAreas(context: AppContext): Area[] {
     createSettingsArea(context),
     tls,
     createFlowExportArea(context),
+    createDiagnosticsArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.
