@@ -141,7 +141,7 @@ const firstPass = (probe: Probe, since: number) => probe.passes.find((p) => p.po
 
 before(async () => {
   if (skip) return;
-  lab = new NetnsLab('cb');
+  lab = new NetnsLab('cb', { privateParent: true });
   fw = lab.namespace('fw');
   client = lab.namespace('cl');
   server = lab.namespace('sv');
@@ -159,7 +159,7 @@ before(async () => {
   }
   apiPort = await freePort();
   // The environment file as /etc/bulwark/bulwark.env has it, with this test's (non-default) data directory.
-  writeFileSync(envFile, `BULWARK_DATA_DIR=${lab.dataDir}\nBULWARK_RUNTIME_DIR=${lab.dataDir}-daemons\nBULWARK_PLATFORM=linux\nBULWARK_LISTEN=127.0.0.1:${apiPort}\n`);
+  writeFileSync(envFile, `BULWARK_DATA_DIR=${lab.dataDir}\nBULWARK_PLATFORM=linux\nBULWARK_LISTEN=127.0.0.1:${apiPort}\n`);
   lab.startBulwark(fw, apiPort);
 });
 

@@ -110,7 +110,7 @@ function startLoad(ns: string): { child: ChildProcess; started: Promise<void>; s
 }
 
 test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started again drops no DNS query, fetch or lease, at most one ping, and keeps every daemon\'s pid', { skip: skipReason(), timeout: 420_000 }, async (t) => {
-  const lab = new NetnsLab('b36');
+  const lab = new NetnsLab('b36', { privateParent: true });
   const short = lab.tag.slice(0, 6);
   const clientWg = `b36${short}c`;
   try {
