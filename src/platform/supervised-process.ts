@@ -18,6 +18,13 @@ export interface SupervisedProcessOptions {
   onLine?: (line: string) => void;
   /** When set, standard output goes here as it arrives (Caddy's access log) and is not kept as the process's own lines. */
   onStdout?: (chunk: Buffer) => void;
+  /** The account the process runs as (a plugin runs as `nobody`); undefined keeps Bulwark's own. */
+  as?: { uid: number; gid: number };
+  cwd?: string;
+  /** False: the process gets only `env`, not Bulwark's environment (a plugin must not see Bulwark's secrets). */
+  inheritEnv?: boolean;
+  /** Gives the process a standard input (see `write`); called after every spawn, e.g. to hand it its credentials. */
+  onSpawn?: () => void;
 }
 
 export interface SupervisedState {
@@ -71,6 +78,13 @@ export class SupervisedProcess {
     return this.alive && this.child!.kill(signal);
   }
 
+  /** Writes one line to the process's standard input (only with `onSpawn`); false when none runs. */
+  write(line: string): boolean {
+    if (!this.alive || !this.child!.stdin || this.child!.stdin.destroyed) return false;
+    this.child!.stdin.write(`${line}\n`);
+    return true;
+  }
+
   /** The process's own recent output. */
   log(): string[] {
     return [...this.lines];
@@ -86,8 +100,15 @@ export class SupervisedProcess {
   }
 
   private async launch(): Promise<void> {
-    const { command, args, env, label } = this.options;
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const { command, args, env, label, as, cwd, onSpawn } = this.options;
+    const child = spawn(command, args, {
+      stdio: [onSpawn ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      env: this.options.inheritEnv === false ? { ...env } : { ...process.env, ...env },
+      cwd,
+      ...(as ?? {}),
+    });
+    // A process that ends before reading its input must not make the write an unhandled error.
+    child.stdin?.on('error', () => undefined);
     this.child = child;
     this.startedAt = Date.now();
     const runStart = this.lines.length;
@@ -104,6 +125,7 @@ export class SupervisedProcess {
     child.on('error', (error) => {
       this.lastError = `${label} could not be started: ${error.message}`;
     });
+    if (child.pid !== undefined) onSpawn?.();
     child.on('exit', (code, signal) => {
       if (this.child !== child || this.stopping) return;
       const reason = failureReason(this.lines.slice(Math.max(0, runStart)));

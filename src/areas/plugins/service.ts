@@ -1,64 +1,58 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseToml } from 'smol-toml';
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { badRequest, notFound } from '../../core/errors.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
+import type { Permission } from '../../core/permissions.js';
+import type { Identity } from '../../http/access.js';
 import { dataPath } from '../common/data-files.js';
-import { BUILT_IN_PLUGINS, HOOK_POINTS, checkSettings, findBuiltIn } from './catalogue.js';
+import { BUILT_IN_PLUGINS, checkSettings, findBuiltIn } from './catalogue.js';
+import { readManifest, settingsProblem, type Manifest } from './manifest.js';
+import { PluginHost } from './host.js';
+
+export { readManifest, type Manifest } from './manifest.js';
 
 const KIND = 'plugin_config';
 const MAX_LOG = 500;
 
-export interface Manifest {
-  name: string;
-  version: string;
-  description: string;
-  author: string;
-  plugin_type: 'native' | 'wasm';
-  wasm_file: string | null;
-  hooks: string[];
-  default_settings: Record<string, unknown>;
-}
-
-/** Reads one plugin.toml; null (with the reason) when it is not a valid manifest. */
-export function readManifest(text: string): { manifest: Manifest | null; error: string | null } {
-  let raw: Record<string, unknown>;
-  try {
-    raw = parseToml(text) as Record<string, unknown>;
-  } catch (error) {
-    return { manifest: null, error: `not TOML: ${(error as Error).message.split('\n')[0]}` };
-  }
-  const section = (raw.plugin as Record<string, unknown> | undefined) ?? raw;
-  const name = section.name;
-  if (typeof name !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) return { manifest: null, error: 'name is missing or not lower-case letters, digits, - and _' };
-  const hooks = Array.isArray(section.hooks) ? section.hooks.map(String) : [];
-  const unknown = hooks.find((h) => !(HOOK_POINTS as readonly string[]).includes(h));
-  if (unknown) return { manifest: null, error: `unknown hook ${unknown}` };
-  const type = section.plugin_type === 'wasm' ? 'wasm' : 'native';
-  return {
-    manifest: {
-      name,
-      version: String(section.version ?? '0.0.0'),
-      description: String(section.description ?? ''),
-      author: String(section.author ?? ''),
-      plugin_type: type,
-      wasm_file: typeof section.wasm_file === 'string' ? section.wasm_file : null,
-      hooks,
-      default_settings: (raw.settings as Record<string, unknown> | undefined) ?? (section.default_settings as Record<string, unknown> | undefined) ?? {},
-    },
-    error: null,
-  };
-}
-
 /**
  * Plugins: the built-in catalogue with persisted enabled flags and settings, discovery of third-party
- * manifests in the data directory's plugins/ folder (listed, never loaded), and a lifecycle log per plugin.
+ * manifests in the data directory's plugins/ folder, and a log per plugin (lifecycle and the plugin's own output).
+ * An enabled third-party plugin runs as its own process (PluginHost); it is started again when Bulwark starts.
  */
 export class PluginsService {
   private readonly lifecycle = new Map<string, string[]>();
+  readonly host: PluginHost;
 
-  constructor(private readonly context: AppContext) {}
+  constructor(private readonly context: AppContext) {
+    this.host = new PluginHost(context, (name, line) => this.log(name, line));
+  }
+
+  /** Attaches the host to the server and starts every enabled third-party plugin (a failure is logged, not fatal). */
+  async start(app: FastifyInstance): Promise<void> {
+    this.host.attach(app);
+    for (const found of this.discover().plugins) {
+      const stored = this.stored(found.manifest.name)?.data;
+      if (findBuiltIn(found.manifest.name) || !stored?.enabled) continue;
+      try {
+        await this.host.start(this.launchOf(found.manifest, found.path, stored));
+        this.log(found.manifest.name, 'started with Bulwark');
+      } catch (error) {
+        this.log(found.manifest.name, `could not be started: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  private launchOf(manifest: Manifest, dir: string, stored: Record<string, unknown>) {
+    return {
+      manifest,
+      dir,
+      settings: { ...manifest.default_settings, ...((stored.settings as Record<string, unknown> | undefined) ?? {}) },
+      permissions: (stored.granted as Permission[] | undefined) ?? [],
+      ownerId: String(stored.enabled_by ?? ''),
+    };
+  }
 
   get pluginDir(): string {
     return dataPath(this.context.config.dataDir, 'plugins');
@@ -108,8 +102,10 @@ export class PluginsService {
     });
     for (const { manifest } of this.discover().plugins) {
       if (plugins.some((p) => p.name === manifest.name)) continue;
-      // Discovered third-party plugins are listed but never loaded into this process.
-      plugins.push({ name: manifest.name, version: manifest.version, description: manifest.description, author: manifest.author, state: 'loaded', hooks: manifest.hooks, built_in: false });
+      const enabled = Boolean(this.stored(manifest.name)?.data.enabled);
+      // Enabled but not alive: it died and waits for its restart (or could not be started; its log says why).
+      const state = this.host.isRunning(manifest.name) ? 'running' : enabled ? 'restarting' : 'stopped';
+      plugins.push({ name: manifest.name, version: manifest.version, description: manifest.description, author: manifest.author, state, hooks: manifest.hooks, built_in: false });
     }
     return { plugins, total: plugins.length, running: plugins.filter((p) => p.state === 'running').length };
   }
@@ -121,12 +117,41 @@ export class PluginsService {
     throw notFound(`plugin ${name} not found`);
   }
 
-  toggle(name: string, enabled: boolean): { message: string } {
+  async toggle(name: string, enabled: boolean, enabler: Identity): Promise<{ message: string }> {
     const plugin = this.resolve(name);
-    if (!plugin.builtIn && enabled) throw badRequest(`plugin ${name} was discovered but third-party plugins are not loaded by this appliance`);
+    if (!plugin.builtIn) return this.toggleThirdParty(plugin.name, enabled, enabler);
     this.save(plugin.name, { enabled });
     this.log(plugin.name, enabled ? 'enabled and running' : 'disabled');
     return { message: enabled ? `Plugin '${plugin.name}' enabled and running.` : `Plugin '${plugin.name}' disabled.` };
+  }
+
+  /**
+   * Enabling runs the plugin with a key holding what its manifest asks for and the enabler holds (never more than
+   * the person who turned it on could do); a plugin that cannot start is left disabled (409 with the reason).
+   */
+  private async toggleThirdParty(name: string, enabled: boolean, enabler: Identity): Promise<{ message: string }> {
+    const found = this.discover().plugins.find((p) => p.manifest.name === name)!;
+    if (!enabled) {
+      await this.host.stop(name);
+      this.save(name, { enabled: false });
+      this.log(name, 'disabled and stopped');
+      return { message: `Plugin '${name}' disabled.` };
+    }
+    if (found.manifest.plugin_type === 'wasm' || !found.manifest.entry) throw badRequest(`plugin ${name} has no entry program (plugin.entry); only Node programs are run (WebAssembly plugins are not supported)`);
+    if (!existsSync(join(found.path, found.manifest.entry))) throw badRequest(`plugin ${name}: its entry ${found.manifest.entry} does not exist`);
+    const granted = found.manifest.permissions.filter((p) => enabler.permissions.has(p));
+    const withheld = found.manifest.permissions.filter((p) => !enabler.permissions.has(p));
+    const stored = { ...(this.stored(name)?.data ?? {}), granted, enabled_by: enabler.userId };
+    try {
+      await this.host.start(this.launchOf(found.manifest, found.path, stored));
+    } catch (error) {
+      await this.host.stop(name);
+      this.log(name, `could not be started: ${(error as Error).message}`);
+      throw conflict(`plugin ${name} could not be started: ${(error as Error).message}`);
+    }
+    this.save(name, { enabled: true, granted, enabled_by: enabler.userId });
+    this.log(name, `enabled and running with ${granted.join(', ') || 'no permissions'}${withheld.length ? ` (withheld, the enabler lacks them: ${withheld.join(', ')})` : ''}`);
+    return { message: `Plugin '${name}' enabled and running.` };
   }
 
   config(name: string) {
@@ -141,14 +166,20 @@ export class PluginsService {
   setConfig(name: string, settings: Record<string, unknown>) {
     const plugin = this.resolve(name);
     const builtIn = findBuiltIn(plugin.name);
+    const current = (this.stored(plugin.name)?.data.settings as Record<string, unknown> | undefined) ?? {};
     if (builtIn) {
       const problem = checkSettings(builtIn, settings);
       if (problem) throw badRequest(problem);
+    } else {
+      const manifest = this.discover().plugins.find((p) => p.manifest.name === plugin.name)!.manifest;
+      const problem = settingsProblem(manifest, { ...manifest.default_settings, ...current, ...settings });
+      if (problem) throw badRequest(problem);
     }
-    const current = (this.stored(plugin.name)?.data.settings as Record<string, unknown> | undefined) ?? {};
     this.save(plugin.name, { settings: { ...current, ...settings } });
     this.log(plugin.name, `settings changed: ${Object.keys(settings).join(', ') || '(none)'}`);
-    return this.config(plugin.name);
+    const config = this.config(plugin.name);
+    this.host.pushSettings(plugin.name, config.settings);
+    return config;
   }
 
   logs(name: string, lines: number): { name: string; entries: string[] } {

@@ -1,0 +1,92 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+import { headersWithPermissions } from './helpers/auth.js';
+import { systemSkip } from './helpers/system-skip.js';
+import { systemAccount } from '../src/platform/daemon-runtime.js';
+
+const FIXTURE = join(import.meta.dirname, 'fixtures', 'plugins', 'probe-plugin');
+let t: AreaApp;
+before(async () => {
+  t = await startAreaApp();
+  cpSync(FIXTURE, join(t.dataDir, 'plugins', 'probe-plugin'), { recursive: true });
+});
+after(() => t.close());
+
+const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
+  const response = await t.request(method, url, payload);
+  return { status: response.statusCode, body: response.body ? json(response) : undefined };
+};
+
+/** The plugin's log, oldest first. */
+const output = async (): Promise<string[]> => ((await call('GET', '/api/v1/plugins/probe-plugin/logs?lines=500')).body.entries as string[]).reverse();
+
+/** Polls the plugin's log until a line matches (deadline 15 s); returns the matching line. */
+async function waitForLine(pattern: RegExp, after = 0): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const lines = await output();
+    const found = lines.slice(after).find((line) => pattern.test(line));
+    if (found) return found;
+    if (Date.now() > deadline) assert.fail(`no plugin log line matched ${pattern}; log:\n${lines.join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('a discovered plugin runs when enabled: unprivileged, its key limited to its manifest (403 beyond), hooks and settings reach it', { skip: systemSkip('running a plugin as nobody', { root: true, users: ['nobody'] }) }, async () => {
+  const found = (await call('GET', '/api/v1/plugins/discover')).body.plugins.find((p: { manifest: { name: string } }) => p.manifest.name === 'probe-plugin');
+  assert.deepEqual(found.manifest.permissions, ['aliases:read', 'aliases:write', 'plugins:read']);
+  assert.equal((await call('GET', '/api/v1/plugins')).body.plugins.find((p: { name: string }) => p.name === 'probe-plugin').state, 'stopped');
+
+  assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'probe-plugin' })).status, 200);
+  assert.equal((await call('GET', '/api/v1/plugins')).body.plugins.find((p: { name: string }) => p.name === 'probe-plugin').state, 'running');
+  const hello = await waitForLine(/output: hello pid=\d+ uid=\d+ settings=\{"block":\[\]\}/);
+  assert.equal(Number(/uid=(\d+)/.exec(hello)![1]), systemAccount('nobody')!.uid, 'the plugin runs as nobody, not root');
+  await waitForLine(/output: allowed 200$/);
+  await waitForLine(/output: beyond 403$/);
+  const pluginKey = (await call('GET', '/api/v1/auth/api-keys')).body.find((k: { name: string }) => k.name === 'plugin:probe-plugin');
+  assert.deepEqual(pluginKey.permissions, ['aliases:read', 'aliases:write', 'plugins:read'], 'the key holds what the manifest asks for');
+
+  // Settings: checked against the manifest's JSON schema, then handed to the running plugin.
+  const refused = await call('PUT', '/api/v1/plugins/probe-plugin/config', { settings: { block: [42] } });
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.error, /body\.settings\.block\.0 must be string/);
+  assert.equal((await call('PUT', '/api/v1/plugins/probe-plugin/config', { settings: { colour: 'red' } })).status, 400);
+  assert.equal((await call('PUT', '/api/v1/plugins/probe-plugin/config', { settings: { block: ['198.51.100.9'] } })).status, 200);
+  await waitForLine(/output: config \{"block":\["198\.51\.100\.9"\]\}/);
+
+  // Hooks: a configuration apply is announced on the event hub and reaches the plugin's log_event hook; the timer fires.
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  await waitForLine(/output: event log_event config\.applied/);
+  await waitForLine(/output: timer fired/);
+});
+
+test('a plugin that crashes is restarted while the API keeps answering; disabling stops it and revokes its key', { skip: systemSkip('running a plugin as nobody', { root: true, users: ['nobody'] }) }, async () => {
+  if ((await call('GET', '/api/v1/plugins')).body.plugins.find((p: { name: string }) => p.name === 'probe-plugin').state !== 'running') {
+    assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'probe-plugin' })).status, 200);
+  }
+  const first = Number(/pid=(\d+)/.exec(await waitForLine(/output: hello pid=/))![1]);
+  const seen = (await output()).length;
+  process.kill(first, 'SIGKILL');
+  assert.equal((await call('GET', '/api/v1/plugins')).status, 200, 'the API answers while the plugin is down');
+  const again = Number(/pid=(\d+)/.exec(await waitForLine(/output: hello pid=/, seen))![1]);
+  assert.notEqual(again, first, 'a new process took over');
+  await waitForLine(/output: beyond 403$/, seen);
+
+  assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'probe-plugin', enabled: false })).status, 200);
+  assert.equal((await call('GET', '/api/v1/plugins')).body.plugins.find((p: { name: string }) => p.name === 'probe-plugin').state, 'stopped');
+  assert.throws(() => process.kill(again, 0), 'the plugin process is gone');
+  assert.ok(!(await call('GET', '/api/v1/auth/api-keys')).body.some((k: { name: string }) => k.name === 'plugin:probe-plugin'), 'its key is revoked');
+});
+
+test("a plugin's key holds only what the enabler holds too", { skip: systemSkip('running a plugin as nobody', { root: true, users: ['nobody'] }) }, async () => {
+  const limited = await headersWithPermissions(t.app, ['plugins:read', 'plugins:write', 'aliases:read']);
+  assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/plugins/toggle', headers: limited, payload: { name: 'probe-plugin' } })).statusCode, 200);
+  const pluginKey = (await call('GET', '/api/v1/auth/api-keys')).body.find((k: { name: string }) => k.name === 'plugin:probe-plugin');
+  assert.deepEqual(pluginKey.permissions, ['aliases:read', 'plugins:read'], 'aliases:write is withheld: the enabler lacks it');
+  await waitForLine(/withheld, the enabler lacks them: aliases:write/);
+  assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'probe-plugin', enabled: false })).status, 200);
+});
