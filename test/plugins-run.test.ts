@@ -47,6 +47,9 @@ test('a discovered plugin runs when enabled: unprivileged, its key limited to it
   assert.equal(Number(/uid=(\d+)/.exec(hello)![1]), systemAccount('nobody')!.uid, 'the plugin runs as nobody, not root');
   await waitForLine(/output: allowed 200$/);
   await waitForLine(/output: beyond 403$/);
+  await waitForLine(/output: fed 200 $/);
+  const feedByAdmin = await call('PUT', '/api/v1/plugins/probe-plugin/provided/entries', { entries: ['192.0.2.1'] });
+  assert.equal(feedByAdmin.status, 403, 'only the plugin itself feeds its aliases');
   const pluginKey = (await call('GET', '/api/v1/auth/api-keys')).body.find((k: { name: string }) => k.name === 'plugin:probe-plugin');
   assert.deepEqual(pluginKey.permissions, ['aliases:read', 'aliases:write', 'plugins:read'], 'the key holds what the manifest asks for');
 

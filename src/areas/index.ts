@@ -77,7 +77,7 @@ export function createAreas(context: AppContext): Area[] {
     createSettingsArea(context),
     createFlowExportArea(context),
     createUpdatesArea(context),
-    createPluginsArea(context),
+    createPluginsArea(context, { aliases: packetFilter.service }),
     // Change sets make the writes of every other area's generated routes.
     createChangesArea(context, { routes: () => areas.flatMap((area) => area.routes) }),
     createConfigArea(context),

@@ -2,6 +2,7 @@
  * Reload (compile the stored configuration and apply it atomically), pending (stored vs last applied), and
  * schedule re-application: the logic between the routes and the platform.
  */
+import { ALIAS_KIND } from './aliases.js';
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
 import { compileNftables } from '../../compile/nftables.js';
@@ -337,6 +338,19 @@ export class PacketFilterService {
       this.applied.write(current.snapshot, appliedAt, compiled.dialect, loaded);
       return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount, apply_mode: result.mode };
     });
+  }
+
+  /**
+   * A plugin's addresses for the `plugin` aliases naming it: kept like url_table contents (in memory; the plugin
+   * feeds them again when it is started) and loaded at once into the applied ruleset's sets (reapplySystemRules).
+   */
+  async feedPluginAliases(plugin: string, entries: string[]): Promise<{ aliases: string[]; outcome: ReloadOutcome | null }> {
+    const aliases = this.context.store
+      .list(ALIAS_KIND)
+      .filter((alias) => alias.data.alias_type === 'plugin' && (alias.data.entries as string[])[0] === plugin)
+      .map((alias) => alias.data.name as string);
+    for (const name of aliases) this.urlTables.set(name, entries);
+    return { aliases, outcome: aliases.length ? await this.reapplySystemRules() : null };
   }
 
   /** Resolves once the stored configuration's compile ahead is done (at once when none is pending). */

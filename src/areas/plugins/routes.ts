@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
 import { Message } from '../common/schemas.js';
-import { PluginsService } from './service.js';
+import { PluginsService, type AliasFeeder } from './service.js';
 
 const TAGS = ['plugins'];
 const NameParams = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }) });
@@ -61,6 +61,20 @@ function routes(plugins: PluginsService): RouteSpec[] {
       handler: (request) => plugins.logs(request.params.name, request.query.lines ?? 200),
     }),
     route({
+      method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write', tags: TAGS,
+      summary: "A running plugin feeds the addresses of the `plugin` aliases naming it (its own key only); the kernel sets follow",
+      schema: {
+        params: NameParams,
+        body: Type.Object({ entries: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100_000 }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ name: Type.String(), entries: Type.Integer(), aliases: Type.Array(Type.String()), applied: Type.Boolean() }),
+          403: ErrorAnswer("The caller is not this plugin's own key"),
+          409: ErrorAnswer('The packet filter refused the new sets; the previous ones stay in force'),
+        },
+      },
+      handler: (request) => plugins.feedAliases(request.params.name, request.body.entries, request.identity!),
+    }),
+    route({
       method: 'GET', conditional: 'read', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
       schema: { params: NameParams, response: { 200: PluginConfig } },
       handler: (request) => plugins.config(request.params.name),
@@ -73,7 +87,7 @@ function routes(plugins: PluginsService): RouteSpec[] {
   ];
 }
 
-export function createPluginsArea(context: AppContext): Area {
-  const plugins = new PluginsService(context);
+export function createPluginsArea(context: AppContext, needs: { aliases?: AliasFeeder } = {}): Area {
+  const plugins = new PluginsService(context, needs.aliases);
   return { name: 'plugins', routes: routes(plugins), start: (app) => plugins.start(app), stop: () => plugins.host.stopAll() };
 }

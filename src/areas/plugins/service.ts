@@ -2,16 +2,22 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { badRequest, conflict, forbidden, HttpError, notFound, unavailable } from '../../core/errors.js';
+import { parseAddress } from '../../compile/firewall-model.js';
 import { isoTime } from '../../core/clock.js';
 import type { Permission } from '../../core/permissions.js';
 import type { Identity } from '../../http/access.js';
 import { dataPath } from '../common/data-files.js';
 import { BUILT_IN_PLUGINS, checkSettings, findBuiltIn } from './catalogue.js';
 import { readManifest, settingsProblem, type Manifest } from './manifest.js';
-import { PluginHost } from './host.js';
+import { PluginHost, pluginKeyName } from './host.js';
 
 export { readManifest, type Manifest } from './manifest.js';
+
+/** What feeds `plugin` aliases into the packet filter (the packet-filter area's service). */
+export interface AliasFeeder {
+  feedPluginAliases(plugin: string, entries: string[]): Promise<{ aliases: string[]; outcome: { ok: true } | { ok: false; status: 409 | 503; error: string } | null }>;
+}
 
 const KIND = 'plugin_config';
 const MAX_LOG = 500;
@@ -25,7 +31,10 @@ export class PluginsService {
   private readonly lifecycle = new Map<string, string[]>();
   readonly host: PluginHost;
 
-  constructor(private readonly context: AppContext) {
+  constructor(
+    private readonly context: AppContext,
+    private readonly aliases?: AliasFeeder,
+  ) {
     this.host = new PluginHost(context, (name, line) => this.log(name, line));
   }
 
@@ -180,6 +189,22 @@ export class PluginsService {
     const config = this.config(plugin.name);
     this.host.pushSettings(plugin.name, config.settings);
     return config;
+  }
+
+  /** A plugin's provider feed: only the plugin's own key may feed the aliases that name it; each entry an address. */
+  async feedAliases(name: string, entries: string[], caller: Identity) {
+    const plugin = this.resolve(name);
+    const key = caller.credential === 'api_key' ? this.context.identity.apiKeys.liveById(caller.credentialId) : undefined;
+    if (key?.name !== pluginKeyName(plugin.name)) throw forbidden(`only plugin ${plugin.name} itself feeds its aliases`);
+    entries.forEach((entry, index) => {
+      const address = parseAddress(entry.trim());
+      if (address?.kind !== 'block' && address?.kind !== 'range') throw badRequest(`body.entries.${index}: "${entry}" is not an address, CIDR or range`);
+    });
+    if (!this.aliases) throw unavailable('the packet filter is not part of this appliance');
+    const { aliases, outcome } = await this.aliases.feedPluginAliases(plugin.name, entries.map((e) => e.trim()));
+    if (outcome && !outcome.ok) throw new HttpError(outcome.status, outcome.error);
+    this.log(plugin.name, `fed ${entries.length} address(es) to ${aliases.join(', ') || 'no alias yet'}`);
+    return { name: plugin.name, entries: entries.length, aliases, applied: outcome !== null };
   }
 
   logs(name: string, lines: number): { name: string; entries: string[] } {
