@@ -38,6 +38,7 @@ export interface SupervisedState {
 }
 
 const MAX_LINES = 500;
+const MAX_PENDING_INPUT = 1 << 20;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 /**
@@ -78,9 +79,11 @@ export class SupervisedProcess {
     return this.alive && this.child!.kill(signal);
   }
 
-  /** Writes one line to the process's standard input (only with `onSpawn`); false when none runs. */
+  /** Writes one line to the process's standard input (only with `onSpawn`); false when none runs or it stopped reading. */
   write(line: string): boolean {
     if (!this.alive || !this.child!.stdin || this.child!.stdin.destroyed) return false;
+    // A process that stops reading must not make Bulwark buffer without bound: past 1 MiB, lines are dropped.
+    if (this.child!.stdin.writableLength > MAX_PENDING_INPUT) return false;
     this.child!.stdin.write(`${line}\n`);
     return true;
   }
