@@ -63,4 +63,9 @@ export interface SystemInput {
   nflogGroup: number;
   /** Enabled WireGuard tunnels: their UDP listen port is let in (on `listenInterface` only, when set). */
   wireguard?: { interface: string; port: number; listenInterface: string | null }[];
+  /**
+   * Blocklists plugins keep by themselves (ip-reputation): what enters from an address of `alias` (a system alias of
+   * type plugin, fed by the plugin) is dropped before any user rule, after the anti-lockout.
+   */
+  pluginBlocks?: { plugin: string; alias: string }[];
 }

@@ -71,3 +71,20 @@ test('a plugin feeds a plugin alias: the fed address is dropped by the kernel an
   lab.call('PUT', '/api/v1/plugins/probe-plugin/config', { settings: { block: ['10.38.2.0/24'] } });
   await expectReach(true, false);
 });
+
+test('ip-reputation, once enabled, blocks its list by itself: a system rule in /rules/system, simulate says block, packets drop; disabling lifts it', { skip, timeout: 120_000 }, async () => {
+  lab.call('POST', '/api/v1/plugins/toggle', { name: 'probe-plugin', enabled: false }, 200);
+  await expectReach(true, true);
+  lab.call('PUT', '/api/v1/plugins/ip-reputation/config', { settings: { blocklist: ['10.38.1.2'] } });
+  lab.call('POST', '/api/v1/plugins/toggle', { name: 'ip-reputation' }, 200);
+  await expectReach(false, true);
+  const system = lab.call('GET', '/api/v1/rules/system') as string[];
+  assert.ok(system.some((line) => line.includes('saddr @alias_sysplugin_ip_reputation_v4') && line.includes('drop comment "system: plugin ip-reputation blocklist"')), system.join('\n'));
+  const simulated = lab.call('POST', '/api/v1/rules/simulate', { interface: linkOne, direction: 'in', protocol: 'tcp', src: '10.38.1.2', dst: '10.38.1.1', src_port: 40000, dst_port: Number(SERVICE_PORT) }, 200);
+  assert.deepEqual([simulated.verdict, simulated.decided_by], ['block', { type: 'system', rule: 'plugin-blocklist' }], JSON.stringify(simulated));
+  assert.equal(lab.call('GET', '/api/v1/plugins').plugins.find((p: { name: string }) => p.name === 'ip-reputation').state, 'running');
+
+  lab.call('POST', '/api/v1/plugins/toggle', { name: 'ip-reputation', enabled: false }, 200);
+  await expectReach(true, true);
+  assert.ok(!(lab.call('GET', '/api/v1/rules/system') as string[]).some((line) => line.includes('ip-reputation')), 'the system rule is gone');
+});

@@ -12,6 +12,8 @@ import { ALIAS_NAME, AliasSchema, MAX_ALIAS_ENTRIES, OptionalNullable } from '..
 import { aliasNameOf, normaliseDescription } from './values.js';
 
 export const ALIAS_KIND = 'alias';
+/** Names of the system aliases blocklist plugins feed (never a user's alias). */
+export const SYSTEM_PLUGIN_ALIAS_PREFIX = 'sysplugin_';
 const RESERVED = new Set(['bruteforce', 'ai_blocked']);
 const TYPE_INPUTS: Record<string, AliasType> = { host: 'host', network: 'network', port: 'port', url_table: 'url_table', urltable: 'url_table', url: 'url_table', plugin: 'plugin' };
 
@@ -93,7 +95,7 @@ export function toStoredAlias(body: Record<string, unknown>, existing?: ConfigOb
     : { name: '', alias_type: 'host', entries: [], description: null, enabled: true };
   if (body.name !== undefined) alias.name = body.name as string;
   if (!ALIAS_NAME.test(alias.name)) throw badRequest('body.name must be 1-31 characters of A-Z, a-z, 0-9, _ and -');
-  if (RESERVED.has(alias.name.toLowerCase())) throw badRequest(`body.name "${alias.name}" is reserved`);
+  if (RESERVED.has(alias.name.toLowerCase()) || alias.name.toLowerCase().startsWith(SYSTEM_PLUGIN_ALIAS_PREFIX)) throw badRequest(`body.name "${alias.name}" is reserved`);
   // Refused on every platform, so a configuration moves between Linux and FreeBSD unchanged.
   const pfProblem = pfWordProblem(alias.name);
   if (pfProblem) throw badRequest(`body.name: ${pfProblem} and cannot name a pf table; choose another name`);

@@ -2,7 +2,7 @@
  * Reload (compile the stored configuration and apply it atomically), pending (stored vs last applied), and
  * schedule re-application: the logic between the routes and the platform.
  */
-import { ALIAS_KIND } from './aliases.js';
+import { ALIAS_KIND, SYSTEM_PLUGIN_ALIAS_PREFIX } from './aliases.js';
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
 import { compileNftables } from '../../compile/nftables.js';
@@ -64,6 +64,8 @@ export class PacketFilterService {
   private readonly boot: BootRuleset;
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
+  /** Plugins whose blocklist is a system rule (ip-reputation while enabled): plugin name → its system alias. */
+  private readonly pluginBlocks = new Map<string, string>();
   /** Live inputs of the system rules that other areas own (the VPN area's enabled tunnels). */
   private wireguardTunnels: () => NonNullable<SystemInput['wireguard']> = () => [];
 
@@ -167,9 +169,10 @@ export class PacketFilterService {
     // A snapshot object is `{ id, data }` as the compilers take it: its list is handed over as it is (the same
     // array while the kind is unchanged, which the compile's memo tells by identity).
     const cast = <T>(kind: keyof FilterSnapshot['objects']) => snapshot.objects[kind] as unknown as readonly WithId<T>[];
+    const systemAliases = [...this.pluginBlocks].map(([plugin, name]) => ({ id: `system-${name}`, data: { name, alias_type: 'plugin' as const, entries: [plugin], description: null, enabled: true } }));
     return {
       rules: cast<RuleData>('rule'),
-      aliases: cast<AliasData>('alias'),
+      aliases: systemAliases.length ? [...cast<AliasData>('alias'), ...systemAliases] : cast<AliasData>('alias'),
       schedules: cast<ScheduleData>('schedule'),
       nat: cast<NatData>('nat'),
       settings: { block_logging: snapshot.settings.block_logging !== false },
@@ -179,6 +182,7 @@ export class PacketFilterService {
         wanDefaultBlock: (snapshot.settings.wan_default_block_interfaces as string[] | undefined) ?? [],
         nflogGroup: BLOCKED_NFLOG_GROUP,
         wireguard: this.wireguardTunnels(),
+        pluginBlocks: [...this.pluginBlocks].map(([plugin, alias]) => ({ plugin, alias })),
       },
       time: localTime(now),
       urlTables: Object.fromEntries(this.urlTables),
@@ -349,8 +353,24 @@ export class PacketFilterService {
       .list(ALIAS_KIND)
       .filter((alias) => alias.data.alias_type === 'plugin' && (alias.data.entries as string[])[0] === plugin)
       .map((alias) => alias.data.name as string);
+    const system = this.pluginBlocks.get(plugin);
+    if (system) aliases.push(system);
     for (const name of aliases) this.urlTables.set(name, entries);
     return { aliases, outcome: aliases.length ? await this.reapplySystemRules() : null };
+  }
+
+  /**
+   * Turns a plugin's system blocklist on or off: a system alias `sysplugin_<name>` the plugin feeds, and a system
+   * rule dropping what enters from it (GET /rules/system). The applied ruleset follows at once.
+   */
+  async usePluginBlocklist(plugin: string, on: boolean): Promise<ReloadOutcome | null> {
+    const alias = `${SYSTEM_PLUGIN_ALIAS_PREFIX}${plugin.replace(/-/g, '_')}`.slice(0, 31);
+    if (on) this.pluginBlocks.set(plugin, alias);
+    else {
+      this.pluginBlocks.delete(plugin);
+      this.urlTables.delete(alias);
+    }
+    return this.reapplySystemRules();
   }
 
   /** Resolves once the stored configuration's compile ahead is done (at once when none is pending). */

@@ -21,6 +21,8 @@ export interface Manifest {
   settings_schema: Record<string, unknown> | null;
   /** How often the `timer` hook fires. */
   timer_seconds: number;
+  /** A built-in's blocklist kept by itself: Bulwark adds a system alias the plugin feeds and a system rule dropping it. Ignored for third-party plugins. */
+  system_blocklist: boolean;
 }
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -71,6 +73,7 @@ export function readManifest(text: string): { manifest: Manifest | null; error: 
       permissions: permissions as Permission[],
       settings_schema: (schema as Record<string, unknown> | undefined) ?? null,
       timer_seconds: timer as number,
+      system_blocklist: section.system_blocklist === true,
     },
     error: null,
   };

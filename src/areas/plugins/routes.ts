@@ -13,7 +13,7 @@ const Manifest = Type.Object({
   name: Type.String(), version: Type.String(), description: Type.String(), author: Type.String(), plugin_type: Type.String(),
   wasm_file: Type.Union([Type.String(), Type.Null()]), hooks: Type.Array(Type.String()), default_settings: Type.Record(Type.String(), Type.Unknown()),
   entry: Type.Union([Type.String(), Type.Null()]), permissions: Type.Array(Type.String()),
-  settings_schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]), timer_seconds: Type.Integer(),
+  settings_schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]), timer_seconds: Type.Integer(), system_blocklist: Type.Boolean(),
 });
 
 function routes(plugins: PluginsService): RouteSpec[] {

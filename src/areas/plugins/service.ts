@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { badRequest, conflict, forbidden, HttpError, notFound, unavailable } from '../../core/errors.js';
@@ -16,8 +17,14 @@ export { readManifest, type Manifest } from './manifest.js';
 
 /** What feeds `plugin` aliases into the packet filter (the packet-filter area's service). */
 export interface AliasFeeder {
-  feedPluginAliases(plugin: string, entries: string[]): Promise<{ aliases: string[]; outcome: { ok: true } | { ok: false; status: 409 | 503; error: string } | null }>;
+  feedPluginAliases(plugin: string, entries: string[]): Promise<{ aliases: string[]; outcome: FeedOutcome }>;
+  usePluginBlocklist(plugin: string, on: boolean): Promise<FeedOutcome>;
 }
+type FeedOutcome = { ok: true } | { ok: false; status: 409 | 503; error: string } | null;
+
+/** The built-in plugins' programs (ip-reputation): `plugins/<name>/` of the release (and of the repository). */
+const BUILT_IN_PROGRAMS = fileURLToPath(new URL('../../../plugins/', import.meta.url));
+
 
 const KIND = 'plugin_config';
 const MAX_LOG = 500;
@@ -41,11 +48,12 @@ export class PluginsService {
   /** Attaches the host to the server and starts every enabled third-party plugin (a failure is logged, not fatal). */
   async start(app: FastifyInstance): Promise<void> {
     this.host.attach(app);
-    for (const found of this.discover().plugins) {
+    const builtIns = BUILT_IN_PLUGINS.map((p) => this.builtInProgram(p.name)).filter((p) => p !== null);
+    for (const found of [...builtIns, ...this.discover().plugins.filter((p) => !findBuiltIn(p.manifest.name))]) {
       const stored = this.stored(found.manifest.name)?.data;
-      if (findBuiltIn(found.manifest.name) || !stored?.enabled) continue;
+      if (!stored?.enabled) continue;
       try {
-        await this.host.start(this.launchOf(found.manifest, found.path, stored));
+        await this.launch(found, stored);
         this.log(found.manifest.name, 'started with Bulwark');
       } catch (error) {
         this.log(found.manifest.name, `could not be started: ${(error as Error).message}`);
@@ -53,11 +61,37 @@ export class PluginsService {
     }
   }
 
-  private launchOf(manifest: Manifest, dir: string, stored: Record<string, unknown>) {
+  /** The program of a built-in plugin, when it has one (custom-logger and webhook-notifier have none yet). */
+  private builtInProgram(name: string): { manifest: Manifest; path: string } | null {
+    const path = join(BUILT_IN_PROGRAMS, name);
+    if (!existsSync(join(path, 'plugin.toml'))) return null;
+    const { manifest } = readManifest(readFileSync(join(path, 'plugin.toml'), 'utf8'));
+    return manifest && { manifest, path };
+  }
+
+  /** Starts a plugin's process; a built-in's system blocklist is put in force first (its process feeds it). */
+  private async launch(found: { manifest: Manifest; path: string }, stored: Record<string, unknown>): Promise<void> {
+    const builtIn = findBuiltIn(found.manifest.name);
+    if (builtIn && found.manifest.system_blocklist) {
+      if (!this.aliases) throw new Error('the packet filter is not part of this appliance');
+      const outcome = await this.aliases.usePluginBlocklist(found.manifest.name, true);
+      if (outcome && !outcome.ok) throw new Error(outcome.error);
+    }
+    await this.host.start(this.launchOf(found.manifest, found.path, stored, builtIn?.defaults));
+  }
+
+  /** Stops a plugin's process; what it fed is no longer in force (its aliases empty, its system blocklist gone). */
+  private async halt(name: string): Promise<void> {
+    await this.host.stop(name);
+    if (findBuiltIn(name) && this.builtInProgram(name)?.manifest.system_blocklist) await this.aliases?.usePluginBlocklist(name, false);
+    await this.aliases?.feedPluginAliases(name, []);
+  }
+
+  private launchOf(manifest: Manifest, dir: string, stored: Record<string, unknown>, defaults = manifest.default_settings) {
     return {
       manifest,
       dir,
-      settings: { ...manifest.default_settings, ...((stored.settings as Record<string, unknown> | undefined) ?? {}) },
+      settings: { ...defaults, ...((stored.settings as Record<string, unknown> | undefined) ?? {}) },
       permissions: (stored.granted as Permission[] | undefined) ?? [],
       ownerId: String(stored.enabled_by ?? ''),
     };
@@ -107,7 +141,11 @@ export class PluginsService {
   list() {
     const plugins = BUILT_IN_PLUGINS.map((plugin) => {
       const enabled = Boolean(this.stored(plugin.name)?.data.enabled);
-      return { name: plugin.name, version: plugin.version, description: plugin.description, author: plugin.author, state: enabled ? 'running' : 'stopped', hooks: plugin.hooks, built_in: true };
+      const program = this.builtInProgram(plugin.name);
+      // A built-in without a program yet (custom-logger, webhook-notifier) still shows its stored flag.
+      const state = !program ? (enabled ? 'running' : 'stopped') : this.host.isRunning(plugin.name) ? 'running' : enabled ? 'restarting' : 'stopped';
+      const about = program?.manifest ?? plugin;
+      return { name: plugin.name, version: about.version, description: about.description, author: about.author, state, hooks: about.hooks, built_in: true };
     });
     for (const { manifest } of this.discover().plugins) {
       if (plugins.some((p) => p.name === manifest.name)) continue;
@@ -128,7 +166,8 @@ export class PluginsService {
 
   async toggle(name: string, enabled: boolean, enabler: Identity): Promise<{ message: string }> {
     const plugin = this.resolve(name);
-    if (!plugin.builtIn) return this.toggleThirdParty(plugin.name, enabled, enabler);
+    const program = plugin.builtIn ? this.builtInProgram(plugin.name) : this.discover().plugins.find((p) => p.manifest.name === plugin.name)!;
+    if (program) return this.toggleProgram(plugin.name, program, enabled, enabler);
     this.save(plugin.name, { enabled });
     this.log(plugin.name, enabled ? 'enabled and running' : 'disabled');
     return { message: enabled ? `Plugin '${plugin.name}' enabled and running.` : `Plugin '${plugin.name}' disabled.` };
@@ -138,10 +177,9 @@ export class PluginsService {
    * Enabling runs the plugin with a key holding what its manifest asks for and the enabler holds (never more than
    * the person who turned it on could do); a plugin that cannot start is left disabled (409 with the reason).
    */
-  private async toggleThirdParty(name: string, enabled: boolean, enabler: Identity): Promise<{ message: string }> {
-    const found = this.discover().plugins.find((p) => p.manifest.name === name)!;
+  private async toggleProgram(name: string, found: { manifest: Manifest; path: string }, enabled: boolean, enabler: Identity): Promise<{ message: string }> {
     if (!enabled) {
-      await this.host.stop(name);
+      await this.halt(name);
       this.save(name, { enabled: false });
       this.log(name, 'disabled and stopped');
       return { message: `Plugin '${name}' disabled.` };
@@ -152,9 +190,9 @@ export class PluginsService {
     const withheld = found.manifest.permissions.filter((p) => !enabler.permissions.has(p));
     const stored = { ...(this.stored(name)?.data ?? {}), granted, enabled_by: enabler.userId };
     try {
-      await this.host.start(this.launchOf(found.manifest, found.path, stored));
+      await this.launch(found, stored);
     } catch (error) {
-      await this.host.stop(name);
+      await this.halt(name);
       this.log(name, `could not be started: ${(error as Error).message}`);
       throw conflict(`plugin ${name} could not be started: ${(error as Error).message}`);
     }
