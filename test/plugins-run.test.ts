@@ -1,12 +1,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json } from './helpers/app.js';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { headersWithPermissions } from './helpers/auth.js';
 import { systemSkip } from './helpers/system-skip.js';
-import { systemAccount } from '../src/platform/daemon-runtime.js';
+import { runtimeRoot, systemAccount } from '../src/platform/daemon-runtime.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'plugins', 'probe-plugin');
 let t: AreaApp;
@@ -92,4 +93,24 @@ test("a plugin's key holds only what the enabler holds too", { skip: systemSkip(
   assert.deepEqual(pluginKey.permissions, ['aliases:read', 'plugins:read'], 'aliases:write is withheld: the enabler lacks it');
   await waitForLine(/withheld, the enabler lacks them: aliases:write/);
   assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'probe-plugin', enabled: false })).status, 200);
+});
+
+test('an enabled plugin is started again when Bulwark starts', { skip: systemSkip('running a plugin as nobody', { root: true, users: ['nobody'] }) }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-plugins-restart-'));
+  cpSync(FIXTURE, join(dataDir, 'plugins', 'probe-plugin'), { recursive: true });
+  const apps: AreaApp[] = [];
+  try {
+    apps.push(await startAreaApp({ dataDir }));
+    assert.equal((await apps[0].request('POST', '/api/v1/plugins/toggle', { name: 'probe-plugin' })).statusCode, 200);
+    await apps[0].close();
+    apps.push(await startAreaApp({ dataDir }));
+    const listed = json((await apps[1].request('GET', '/api/v1/plugins'))).plugins.find((p: { name: string }) => p.name === 'probe-plugin');
+    assert.equal(listed.state, 'running', 'started again with Bulwark');
+    const entries = json(await apps[1].request('GET', '/api/v1/plugins/probe-plugin/logs')).entries as string[];
+    assert.ok(entries.some((line) => line.endsWith('probe-plugin: started with Bulwark')), entries.join('\n'));
+  } finally {
+    await apps[1]?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(runtimeRoot({ dataDir }), { recursive: true, force: true });
+  }
 });
