@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json } from './helpers/app.js';
@@ -113,4 +113,20 @@ test('an enabled plugin is started again when Bulwark starts', { skip: systemSki
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(runtimeRoot({ dataDir }), { recursive: true, force: true });
   }
+});
+
+test('custom-logger runs: the events it is sent are kept in its entries file and shown in its log', { skip: systemSkip('running a plugin as nobody', { root: true, users: ['nobody'] }) }, async () => {
+  assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'logging' })).status, 200);
+  assert.equal((await call('GET', '/api/v1/plugins')).body.plugins.find((p: { name: string }) => p.name === 'custom-logger').state, 'running');
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  const deadline = Date.now() + 15_000;
+  let entries: string[] = [];
+  while (!entries.some((line) => /custom-logger: output: \{.*"topic":"config\.applied"/.test(line))) {
+    if (Date.now() > deadline) assert.fail(`custom-logger logged no config.applied entry:\n${entries.join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    entries = (await call('GET', '/api/v1/plugins/custom-logger/logs')).body.entries;
+  }
+  const kept = readFileSync(join(runtimeRoot({ dataDir: t.dataDir }), 'plugin-custom-logger', 'state', 'entries.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  assert.ok(kept.some((entry) => entry.topic === 'config.applied' && entry.hook === 'log_event'), JSON.stringify(kept));
+  assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'custom-logger', enabled: false })).status, 200);
 });

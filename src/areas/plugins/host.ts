@@ -96,7 +96,7 @@ export class PluginHost {
       ready: async () => true,
       restartDelayMs: 500,
       // The credentials go over standard input, never the environment or the command line (ps shows those).
-      onSpawn: () => entry.process.write(JSON.stringify({ type: 'hello', name: manifest.name, socket, api_key: key, permissions: launch.permissions, hooks: manifest.hooks, settings: entry.launch.settings })),
+      onSpawn: () => entry.process.write(JSON.stringify({ type: 'hello', name: manifest.name, socket, state_dir: socketDir, api_key: key, permissions: launch.permissions, hooks: manifest.hooks, settings: entry.launch.settings })),
       onLine: (line) => this.log(manifest.name, `output: ${line}`),
     });
     this.running.set(manifest.name, entry);
