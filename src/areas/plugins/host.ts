@@ -79,11 +79,18 @@ export class PluginHost {
       server.once('error', reject);
       server.listen(socket, () => resolve());
     });
-    chmodSync(socket, 0o600);
-    if (account) chownSync(socket, account.uid, account.gid);
     const keys = this.context.identity.apiKeys;
-    for (const old of keys.list().filter((k) => k.name === pluginKeyName(manifest.name))) keys.remove(old.id);
-    const { key } = keys.create({ name: pluginKeyName(manifest.name), permissions: launch.permissions, ownerId: launch.ownerId, createdBy: `plugin host`, expiresAt: null });
+    let key: string;
+    try {
+      chmodSync(socket, 0o600);
+      if (account) chownSync(socket, account.uid, account.gid);
+      for (const old of keys.list().filter((k) => k.name === pluginKeyName(manifest.name))) keys.remove(old.id);
+      ({ key } = keys.create({ name: pluginKeyName(manifest.name), permissions: launch.permissions, ownerId: launch.ownerId, createdBy: 'plugin host', expiresAt: null }));
+    } catch (error) {
+      // Nothing half-started is left behind: the socket closes with the failure.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw error;
+    }
     const entry: Running = { launch, server, socket, key, timer: null, process: null as unknown as SupervisedProcess };
     entry.process = new SupervisedProcess({
       label: `plugin ${manifest.name}`,
