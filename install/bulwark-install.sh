@@ -166,6 +166,8 @@ assemble_release() {
   esac
   cp -a "$source_dir/dist" "$dest/dist"
   cp -a "$source_dir/package.json" "$dest/"
+  # The built-in plugins' programs (docs/plugins.md), run from the release.
+  [ ! -d "$source_dir/plugins" ] || cp -a "$source_dir/plugins" "$dest/plugins"
   [ ! -f "$source_dir/package-lock.json" ] || cp -a "$source_dir/package-lock.json" "$dest/"
   # The contents of node_modules (a symlink in a development worktree), then only the production dependencies.
   mkdir "$dest/node_modules"

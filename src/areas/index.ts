@@ -97,7 +97,7 @@ export function createAreas(context: AppContext): Area[] {
     createFlowExportArea(context),
     createDiagnosticsArea(context),
     createUpdatesArea(context),
-    createPluginsArea(context),
+    createPluginsArea(context, { aliases: packetFilter.service }),
     // Change sets make the writes of every other area's generated routes.
     createChangesArea(context, { routes: () => areas.flatMap((area) => area.routes) }),
     config,

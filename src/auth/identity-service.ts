@@ -26,7 +26,7 @@ import { SYSTEM_PROVIDER, Users, type UserRow } from './users.js';
 
 export const SERVICE_ACCOUNT = 'bulwark-daemon';
 export const DAEMON_KEY_NAME = 'daemon-loopback';
-const RESERVED_KEY_NAMES = [DAEMON_KEY_NAME, 'cluster-peer'];
+const RESERVED_KEY_NAMES = [DAEMON_KEY_NAME, 'cluster-peer', 'plugin:'];
 
 export interface TokenPair {
   access_token: string;

@@ -33,7 +33,7 @@ export interface Decision {
   /** The user rule that decided; undefined when a system rule or the default did. */
   rule?: string;
   /** The system rule that decided, when one did (the WAN default block only when no user rule matched). */
-  system?: 'loopback' | 'anti-lockout' | 'wan-default-block';
+  system?: 'loopback' | 'anti-lockout' | 'plugin-blocklist' | 'wan-default-block';
 }
 
 const PROTOCOL_NAMES: Record<string, readonly string[]> = { 'tcp/udp': ['tcp', 'udp'], icmp6: ['icmpv6', 'ipv6-icmp', 'icmp6'] };
@@ -139,6 +139,12 @@ export function antiLockout(model: FirewallModel, crossing: Crossing, host: Host
   });
 }
 
+/** The plugin blocklists of nftSystemLines / pfSystemLines: inbound from an address a blocklist plugin fed. */
+export function pluginBlocked(model: FirewallModel, crossing: Crossing, host: HostAddresses): boolean {
+  if (crossing.direction !== 'in') return false;
+  return (model.config.system.pluginBlocks ?? []).some(({ alias }) => model.aliases.has(alias) && addressContains({ kind: 'alias', name: alias } as AddressMatch, crossing.src, crossing.iface, model, host));
+}
+
 /** The WAN default block of pfSystemLines / nftDefaultLines: inbound on a WAN interface, when no user rule decides. */
 export function wanDefaultBlock(model: FirewallModel, crossing: Crossing): boolean {
   const wan = model.config.system.wanDefaultBlock ?? [];
@@ -149,6 +155,7 @@ export function wanDefaultBlock(model: FirewallModel, crossing: Crossing): boole
 export function decide(model: FirewallModel, rules: readonly FilterRule[], crossing: Crossing, host: HostAddresses): Decision {
   if (crossing.iface !== null && crossing.iface === host.loopback) return { verdict: 'pass', system: 'loopback' };
   if (antiLockout(model, crossing, host)) return { verdict: 'pass', system: 'anti-lockout' };
+  if (pluginBlocked(model, crossing, host)) return { verdict: 'block', system: 'plugin-blocklist' };
   let decision: Decision = wanDefaultBlock(model, crossing) ? { verdict: 'block', system: 'wan-default-block' } : { verdict: 'pass' };
   for (const compiled of rules) {
     if (!ruleMatches(compiled, model, crossing, host)) continue;

@@ -114,6 +114,9 @@ export function scheduleActive(schedule: ScheduleData, day: Weekday, minute: num
 }
 
 /** Flattens nested aliases and url tables into merged address blocks per family. */
+/** Aliases whose addresses come from outside the configuration (a fetched url table, a plugin's feed): their entries name the source. */
+const fedFromOutside = (type: AliasData['alias_type']): boolean => type === 'url_table' || type === 'plugin';
+
 export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables: Record<string, string[]> = {}): Map<string, ResolvedAlias> {
   const byName = new Map(aliases.map((a) => [a.data.name, a.data]));
   const resolved = new Map<string, ResolvedAlias>();
@@ -123,7 +126,7 @@ export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables:
     if (!alias) throw new CompileError(`alias "${name}" does not exist`);
     if (path.includes(name)) throw new CompileError(`alias nesting cycle: ${[...path, name].join(' -> ')}`);
     if (!alias.enabled || alias.alias_type === 'port') return [];
-    const entries = only ?? (alias.alias_type === 'url_table' ? (urlTables[name] ?? []) : alias.entries);
+    const entries = only ?? (fedFromOutside(alias.alias_type) ? (urlTables[name] ?? []) : alias.entries);
     const blocks: Cidr[] = [];
     for (const entry of entries) {
       const nested = ALIAS_REF.exec(entry);
@@ -133,17 +136,17 @@ export function resolveAliases(aliases: readonly WithId<AliasData>[], urlTables:
       }
       // Entries of a typed alias repeat across edits (one added to 10,000): parsed once each. A url table's lines
       // could be millions and would only churn the cache.
-      const address = alias.alias_type === 'url_table' ? parseAddress(entry) : parseAddressCached(entry);
+      const address = fedFromOutside(alias.alias_type) ? parseAddress(entry) : parseAddressCached(entry);
       if (address?.kind === 'block') blocks.push(address.cidr);
       else if (address?.kind === 'range') blocks.push(...rangeToCidrs(address.family, address.first, address.last));
-      else if (alias.alias_type !== 'url_table') throw new CompileError(`alias "${name}": entry "${entry}" is not an address`);
+      else if (!fedFromOutside(alias.alias_type)) throw new CompileError(`alias "${name}": entry "${entry}" is not an address`);
       // Unparseable lines of a fetched url table are skipped, as the table's source is outside our control.
     }
     return blocks;
   };
   for (const alias of aliases) {
     if (alias.data.alias_type === 'port') continue;
-    const plain = alias.data.alias_type !== 'url_table' && alias.data.entries.every((entry) => !entry.startsWith('<'));
+    const plain = !fedFromOutside(alias.data.alias_type) && alias.data.entries.every((entry) => !entry.startsWith('<'));
     resolved.set(alias.data.name, plain ? resolvePlain(alias.data, (entries) => blocksOf(alias.data.name, [], entries)) : splitFamilies(alias.data.name, mergeCidrs(blocksOf(alias.data.name, []))));
   }
   return resolved;

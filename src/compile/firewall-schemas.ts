@@ -66,7 +66,7 @@ export const MAX_ALIAS_ENTRIES = 100_000;
 /** A stored alias (wire-format.md §3.4). */
 export const AliasSchema = Type.Object({
   name: Type.String({ pattern: ALIAS_NAME.source }),
-  alias_type: StringEnum(['host', 'network', 'port', 'url_table']),
+  alias_type: StringEnum(['host', 'network', 'port', 'url_table', 'plugin']),
   entries: Type.Array(Type.String(), { maxItems: MAX_ALIAS_ENTRIES }),
   description: Nullable(Type.String()),
   enabled: Type.Boolean(),

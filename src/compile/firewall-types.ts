@@ -43,7 +43,7 @@ export interface FirewallConfig {
   system: SystemInput;
   /** The local time the ruleset is compiled for: scheduled rules outside their time are left out. */
   time: { day: Weekday; minute: number };
-  /** Fetched contents of url_table aliases, by alias name (addresses and CIDRs, one per entry). */
+  /** Fetched contents of url_table aliases and what plugins fed their `plugin` aliases, by alias name (addresses and CIDRs, one per entry). */
   urlTables?: Record<string, string[]>;
   /** Geo-IP rules compiled into address sets (compile/geoip-sets.ts), evaluated before user rules. */
   geoip?: CompiledGeoIp;
@@ -65,4 +65,9 @@ export interface SystemInput {
   nflogGroup: number;
   /** Enabled WireGuard tunnels: their UDP listen port is let in (on `listenInterface` only, when set). */
   wireguard?: { interface: string; port: number; listenInterface: string | null }[];
+  /**
+   * Blocklists plugins keep by themselves (ip-reputation): what enters from an address of `alias` (a system alias of
+   * type plugin, fed by the plugin) is dropped before any user rule, after the anti-lockout.
+   */
+  pluginBlocks?: { plugin: string; alias: string }[];
 }

@@ -301,6 +301,9 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
       const on = tunnel.listenInterface ? [`iifname ${quote(tunnel.listenInterface)}`] : [];
       lines.push([...on, `udp dport ${tunnel.port}`, 'accept', `comment "system: wireguard ${tunnel.interface}"`].join(' '));
     }
+    for (const { plugin, alias } of config.system.pluginBlocks ?? []) {
+      for (const family of [4, 6] as const) lines.push(`${family === 4 ? 'ip' : 'ip6'} saddr @${aliasSetName(alias, family)} counter drop comment "system: plugin ${plugin} blocklist"`);
+    }
   }
   return lines;
 }

@@ -51,7 +51,7 @@ export interface SimulationResult {
   action: RuleData['action'];
   decided_by:
     | { type: 'rule'; rule_id: string; quick: boolean }
-    | { type: 'system'; rule: 'loopback' | 'anti-lockout' }
+    | { type: 'system'; rule: 'loopback' | 'anti-lockout' | 'plugin-blocklist' }
     /** `block`: the packet enters a WAN interface and the WAN default block is on. */
     | { type: 'default'; policy: 'pass' | 'block' };
   /** The appliance's local time the schedules were judged at, e.g. `wed 18:30`. */
@@ -188,6 +188,7 @@ export function simulatePacket(config: FirewallConfig, packet: SimulatedPacket, 
       return { ...base, outcome: 'not_loaded', reason };
     }
     if (decision.system === 'loopback' || decision.system === 'anti-lockout') return { ...base, outcome: 'not_reached', reason: `the system rule "${decision.system}" passes the packet before any user rule` };
+    if (decision.system === 'plugin-blocklist') return { ...base, outcome: 'not_reached', reason: 'a blocklist plugin\'s system rule drops the packet before any user rule' };
     if (stoppedAt) return { ...base, outcome: 'not_reached', reason: `evaluation stopped at the quick rule ${stoppedAt}` };
     const compiled = compiledById.get(id)!;
     const step = ruleMismatch(compiled, model, crossing, host);
@@ -209,7 +210,7 @@ export function simulatePacket(config: FirewallConfig, packet: SimulatedPacket, 
     action: decider?.rule.action ?? (decision.verdict === 'block' ? 'block' : 'pass'),
     decided_by: decider
       ? { type: 'rule', rule_id: decider.id, quick: decider.rule.quick }
-      : decision.system === 'loopback' || decision.system === 'anti-lockout' ? { type: 'system', rule: decision.system } : { type: 'default', policy: decision.verdict },
+      : decision.system === 'loopback' || decision.system === 'anti-lockout' || decision.system === 'plugin-blocklist' ? { type: 'system', rule: decision.system } : { type: 'default', policy: decision.verdict },
     local_time: localTime,
     nat: translation
       ? { rule_id: translation.nat.id, nat_type: translation.nat.data.nat_type, before: endpoints(arriving, ported), after: endpoints(crossing, ported), changed: translation.changed }

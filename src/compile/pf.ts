@@ -166,6 +166,10 @@ export function pfSystemLines(config: FirewallConfig): string[] {
       `# system: WireGuard ${tunnel.interface}: its UDP port ${tunnel.port} is let in ${tunnel.listenInterface ? `on ${tunnel.listenInterface}` : 'on every interface'}`,
       `pass in quick${tunnel.listenInterface ? ` on ${tunnel.listenInterface}` : ''} proto udp from any to (self) port ${tunnel.port} keep state label "bulwark:wireguard-${tunnel.interface}"`,
     ]),
+    ...(config.system.pluginBlocks ?? []).flatMap(({ plugin, alias }) => [
+      `# system: plugin ${plugin}: what enters from an address on its blocklist is blocked before any user rule`,
+      `block in quick from <${alias}> label "bulwark:plugin-${plugin}"`,
+    ]),
   ];
 }
 

@@ -17,6 +17,10 @@ const DIAGNOSTIC_WHY = { ping: 'ping', traceroute: 'traceroute', dns: 'a DNS loo
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
+    method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write',
+    why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",
+  },
+  {
     method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
     why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',
   },

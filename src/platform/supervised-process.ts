@@ -43,6 +43,13 @@ export interface SupervisedProcessOptions {
    * one adopts it at `start` instead of starting another. Without it the process is a child that ends with the API.
    */
   detached?: DetachedFiles;
+  /** The account the process runs as (a plugin runs as `nobody`); undefined keeps Bulwark's own. */
+  as?: { uid: number; gid: number };
+  cwd?: string;
+  /** False: the process gets only `env`, not Bulwark's environment (a plugin must not see Bulwark's secrets). */
+  inheritEnv?: boolean;
+  /** Gives the process a standard input (see `write`); called after every spawn, e.g. to hand it its credentials. */
+  onSpawn?: () => void;
 }
 
 export interface SupervisedState {
@@ -61,6 +68,7 @@ export interface SupervisedState {
 export type StartOutcome = 'started' | 'adopted' | 'running';
 
 const MAX_LINES = 500;
+const MAX_PENDING_INPUT = 1 << 20;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** How often the liveness of an adopted process (not a child: no exit event) is checked. */
 const ADOPTED_POLL_MS = 500;
@@ -132,6 +140,15 @@ export class SupervisedProcess {
     } catch {
       return false;
     }
+  }
+
+  /** Writes one line to the process's standard input (only with `onSpawn`); false when none runs or it stopped reading. */
+  write(line: string): boolean {
+    if (!this.alive || !this.child!.stdin || this.child!.stdin.destroyed) return false;
+    // A process that stops reading must not make Bulwark buffer without bound: past 1 MiB, lines are dropped.
+    if (this.child!.stdin.writableLength > MAX_PENDING_INPUT) return false;
+    this.child!.stdin.write(`${line}\n`);
+    return true;
   }
 
   /** The process's own recent output. */
@@ -238,10 +255,13 @@ export class SupervisedProcess {
   }
 
   private spawnProcess(): ChildProcess {
-    const { command, args, env, detached } = this.options;
-    const environment = { ...process.env, ...env };
+    const { command, args, env, detached, as, cwd, onSpawn } = this.options;
+    // A plugin gets only its own environment: Bulwark's may hold secrets.
+    const environment = this.options.inheritEnv === false ? { ...env } : { ...process.env, ...env };
     if (!detached) {
-      const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: environment });
+      const child = spawn(command, args, { stdio: [onSpawn ? 'pipe' : 'ignore', 'pipe', 'pipe'], env: environment, cwd, ...(as ?? {}) });
+      // A process that ends before reading its input must not make the write an unhandled error.
+      child.stdin?.on('error', () => undefined);
       child.stdout?.on('data', this.options.onStdout ?? ((chunk: Buffer) => this.take(chunk.toString())));
       child.stderr?.on('data', (chunk: Buffer) => this.take(chunk.toString()));
       return child;
@@ -252,7 +272,7 @@ export class SupervisedProcess {
     const out = stdout ? SupervisedProcess.openOutput(stdout) : err;
     try {
       // Its own session and process group, no pipe to this process: a stop, a crash or a SIGKILL of the API leaves it running.
-      const child = spawn(command, args, { stdio: ['ignore', out, err], env: environment, detached: true });
+      const child = spawn(command, args, { stdio: ['ignore', out, err], env: environment, cwd, ...(as ?? {}), detached: true });
       child.unref();
       return child;
     } finally {
@@ -262,7 +282,7 @@ export class SupervisedProcess {
   }
 
   private async launch(): Promise<void> {
-    const { label, detached } = this.options;
+    const { label, detached, onSpawn } = this.options;
     this.adopted = null;
     if (detached) this.follow(true);
     const child = this.spawnProcess();
@@ -275,6 +295,7 @@ export class SupervisedProcess {
     child.on('error', (error) => {
       this.lastError = `${label} could not be started: ${error.message}`;
     });
+    if (child.pid !== undefined) onSpawn?.();
     child.on('exit', (code, signal) => {
       ended = signal ?? `status ${code}`;
       // A run that never became ready is the start's failure (reported by launch), not one to restart from here.

@@ -46,7 +46,7 @@ test('plugin config: defaults, typed settings of built-ins, unknown plugin 404',
   assert.equal((await call('GET', '/api/v1/plugins/Bad%20Name/config')).statusCode, 400);
 });
 
-test('discovery reads plugin.toml manifests from the plugin directory; discovered plugins are listed, never loaded', async () => {
+test('discovery reads plugin.toml manifests from the plugin directory; discovered plugins are listed; a WebAssembly one cannot be enabled', async () => {
   const dir = join(t.dataDir, 'plugins');
   mkdirSync(join(dir, 'geo-tagger'), { recursive: true });
   writeFileSync(join(dir, 'geo-tagger', 'plugin.toml'), '[plugin]\nname = "geo-tagger"\nversion = "0.3.1"\ndescription = "Tags flows"\nauthor = "Someone"\nplugin_type = "wasm"\nwasm_file = "geo.wasm"\nhooks = ["connection_new"]\n\n[settings]\nprecision = 2\n');
@@ -57,7 +57,7 @@ test('discovery reads plugin.toml manifests from the plugin directory; discovere
   assert.deepEqual(found.plugins.map((p: { manifest: { name: string; plugin_type: string; default_settings: object } }) => [p.manifest.name, p.manifest.plugin_type, p.manifest.default_settings]), [['geo-tagger', 'wasm', { precision: 2 }]]);
   assert.match(found.invalid[0].error, /unknown hook no_such_hook/);
   const listed = json(await call('GET', '/api/v1/plugins'));
-  assert.equal(listed.plugins.find((p: { name: string }) => p.name === 'geo-tagger').state, 'loaded');
+  assert.equal(listed.plugins.find((p: { name: string }) => p.name === 'geo-tagger').state, 'stopped', 'discovered, not enabled');
   assert.equal((await call('POST', '/api/v1/plugins/toggle', { name: 'geo-tagger' })).statusCode, 400);
   assert.deepEqual(json(await call('GET', '/api/v1/plugins/geo-tagger/config')).settings, { precision: 2 });
   assert.deepEqual(json(await call('PUT', '/api/v1/plugins/geo-tagger/config', { settings: { precision: 4 } })).settings, { precision: 4 });

@@ -12,13 +12,15 @@ import { ALIAS_NAME, AliasSchema, MAX_ALIAS_ENTRIES, OptionalNullable } from '..
 import { aliasNameOf, normaliseDescription } from './values.js';
 
 export const ALIAS_KIND = 'alias';
+/** Names of the system aliases blocklist plugins feed (never a user's alias). */
+export const SYSTEM_PLUGIN_ALIAS_PREFIX = 'sysplugin_';
 const RESERVED = new Set(['bruteforce', 'ai_blocked']);
-const TYPE_INPUTS: Record<string, AliasType> = { host: 'host', network: 'network', port: 'port', url_table: 'url_table', urltable: 'url_table', url: 'url_table' };
+const TYPE_INPUTS: Record<string, AliasType> = { host: 'host', network: 'network', port: 'port', url_table: 'url_table', urltable: 'url_table', url: 'url_table', plugin: 'plugin' };
 
 function requestSchema(create: boolean) {
   return Type.Object({
     name: Type.String(),
-    alias_type: Type.String({ description: 'host, network, port or url_table (also urltable, url)' }),
+    alias_type: Type.String({ description: 'host, network, port, url_table (also urltable, url) or plugin (its one entry names the plugin that feeds it)' }),
     entries: Type.Array(Type.String(), { maxItems: MAX_ALIAS_ENTRIES }),
     description: OptionalNullable(Type.String()),
     enabled: Type.Optional(Type.Boolean()),
@@ -33,7 +35,7 @@ export const AliasCreateBody = requestSchema(true);
 export const AliasUpdateBody = requestSchema(false);
 
 /** Which alias types may be nested inside which. */
-const NESTABLE: Record<AliasType, AliasType[]> = { host: ['host'], network: ['host', 'network', 'url_table'], port: ['port'], url_table: [] };
+const NESTABLE: Record<AliasType, AliasType[]> = { host: ['host'], network: ['host', 'network', 'url_table', 'plugin'], port: ['port'], url_table: [], plugin: [] };
 
 function normaliseEntry(type: AliasType, raw: string, index: number): string {
   const entry = raw.trim();
@@ -41,6 +43,7 @@ function normaliseEntry(type: AliasType, raw: string, index: number): string {
   if (entry.startsWith('<')) {
     if (!aliasNameOf(entry)) throw badRequest(`${field}: "${entry}" is not an alias reference <name>`);
     if (type === 'url_table') throw badRequest(`${field}: a url_table alias holds URLs, not other aliases`);
+    if (type === 'plugin') throw badRequest(`${field}: a plugin alias names the plugin that feeds it, not other aliases`);
     return entry;
   }
   switch (type) {
@@ -79,6 +82,10 @@ function normaliseEntry(type: AliasType, raw: string, index: number): string {
       if (url.protocol !== 'https:') throw badRequest(`${field}: url_table sources must be https URLs`);
       return url.toString();
     }
+    case 'plugin': {
+      if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(entry)) throw badRequest(`${field}: "${entry}" is not a plugin name (lower-case letters, digits, - and _)`);
+      return entry;
+    }
   }
 }
 
@@ -88,18 +95,19 @@ export function toStoredAlias(body: Record<string, unknown>, existing?: ConfigOb
     : { name: '', alias_type: 'host', entries: [], description: null, enabled: true };
   if (body.name !== undefined) alias.name = body.name as string;
   if (!ALIAS_NAME.test(alias.name)) throw badRequest('body.name must be 1-31 characters of A-Z, a-z, 0-9, _ and -');
-  if (RESERVED.has(alias.name.toLowerCase())) throw badRequest(`body.name "${alias.name}" is reserved`);
+  if (RESERVED.has(alias.name.toLowerCase()) || alias.name.toLowerCase().startsWith(SYSTEM_PLUGIN_ALIAS_PREFIX)) throw badRequest(`body.name "${alias.name}" is reserved`);
   // Refused on every platform, so a configuration moves between Linux and FreeBSD unchanged.
   const pfProblem = pfWordProblem(alias.name);
   if (pfProblem) throw badRequest(`body.name: ${pfProblem} and cannot name a pf table; choose another name`);
   if (body.alias_type !== undefined) {
     const type = TYPE_INPUTS[(body.alias_type as string).toLowerCase()];
-    if (!type) throw badRequest('body.alias_type must be one of: host, network, port, url_table');
+    if (!type) throw badRequest('body.alias_type must be one of: host, network, port, url_table, plugin');
     alias.alias_type = type;
   }
   if (body.entries !== undefined || body.alias_type !== undefined) {
     const entries = (body.entries as string[] | undefined) ?? alias.entries;
     alias.entries = entries.map((entry, index) => normaliseEntry(alias.alias_type, entry, index));
+    if (alias.alias_type === 'plugin' && alias.entries.length !== 1) throw badRequest('body.entries: a plugin alias has exactly one entry, the name of the plugin that feeds it');
   }
   alias.entries.forEach((entry, index) => {
     if (aliasNameOf(entry) === alias.name) throw badRequest(`body.entries.${index}: an alias cannot contain itself`);

@@ -2,6 +2,7 @@
  * Reload (compile the stored configuration and apply it atomically), pending (stored vs last applied), and
  * schedule re-application: the logic between the routes and the platform.
  */
+import { ALIAS_KIND, SYSTEM_PLUGIN_ALIAS_PREFIX } from './aliases.js';
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
 import { compileNftables } from '../../compile/nftables.js';
@@ -64,6 +65,8 @@ export class PacketFilterService {
   private readonly boot: BootRuleset;
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
+  /** Plugins whose blocklist is a system rule (ip-reputation while enabled): plugin name → its system alias. */
+  private readonly pluginBlocks = new Map<string, string>();
   /** Live inputs of the system rules that other areas own (the VPN area's enabled tunnels). */
   private wireguardTunnels: () => NonNullable<SystemInput['wireguard']> = () => [];
 
@@ -173,9 +176,10 @@ export class PacketFilterService {
     // A snapshot object is `{ id, data }` as the compilers take it: its list is handed over as it is (the same
     // array while the kind is unchanged, which the compile's memo tells by identity).
     const cast = <T>(kind: keyof FilterSnapshot['objects']) => snapshot.objects[kind] as unknown as readonly WithId<T>[];
+    const systemAliases = [...this.pluginBlocks].map(([plugin, name]) => ({ id: `system-${name}`, data: { name, alias_type: 'plugin' as const, entries: [plugin], description: null, enabled: true } }));
     return {
       rules: cast<RuleData>('rule'),
-      aliases: cast<AliasData>('alias'),
+      aliases: systemAliases.length ? [...cast<AliasData>('alias'), ...systemAliases] : cast<AliasData>('alias'),
       schedules: cast<ScheduleData>('schedule'),
       nat: cast<NatData>('nat'),
       settings: { block_logging: snapshot.settings.block_logging !== false },
@@ -186,6 +190,7 @@ export class PacketFilterService {
         wanDefaultBlock: (snapshot.settings.wan_default_block_interfaces as string[] | undefined) ?? [],
         nflogGroup: BLOCKED_NFLOG_GROUP,
         wireguard: this.wireguardTunnels(),
+        pluginBlocks: [...this.pluginBlocks].map(([plugin, alias]) => ({ plugin, alias })),
       },
       time: localTime(now),
       urlTables: Object.fromEntries(this.urlTables),
@@ -345,6 +350,35 @@ export class PacketFilterService {
       this.applied.write(current.snapshot, appliedAt, compiled.dialect, loaded);
       return { ok: true, applied_at: appliedAt, dialect: compiled.dialect, rules: compiled.ruleCount, nat_rules: compiled.natCount, apply_mode: result.mode };
     });
+  }
+
+  /**
+   * A plugin's addresses for the `plugin` aliases naming it: kept like url_table contents (in memory; the plugin
+   * feeds them again when it is started) and loaded at once into the applied ruleset's sets (reapplySystemRules).
+   */
+  async feedPluginAliases(plugin: string, entries: string[]): Promise<{ aliases: string[]; outcome: ReloadOutcome | null }> {
+    const aliases = this.context.store
+      .list(ALIAS_KIND)
+      .filter((alias) => alias.data.alias_type === 'plugin' && (alias.data.entries as string[])[0] === plugin)
+      .map((alias) => alias.data.name as string);
+    const system = this.pluginBlocks.get(plugin);
+    if (system) aliases.push(system);
+    for (const name of aliases) this.urlTables.set(name, entries);
+    return { aliases, outcome: aliases.length ? await this.reapplySystemRules() : null };
+  }
+
+  /**
+   * Turns a plugin's system blocklist on or off: a system alias `sysplugin_<name>` the plugin feeds, and a system
+   * rule dropping what enters from it (GET /rules/system). The applied ruleset follows at once.
+   */
+  async usePluginBlocklist(plugin: string, on: boolean): Promise<ReloadOutcome | null> {
+    const alias = `${SYSTEM_PLUGIN_ALIAS_PREFIX}${plugin.replace(/-/g, '_')}`.slice(0, 31);
+    if (on) this.pluginBlocks.set(plugin, alias);
+    else {
+      this.pluginBlocks.delete(plugin);
+      this.urlTables.delete(alias);
+    }
+    return this.reapplySystemRules();
   }
 
   /** Resolves once the stored configuration's compile ahead is done (at once when none is pending). */

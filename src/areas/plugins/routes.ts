@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
 import { Message } from '../common/schemas.js';
-import { PluginsService } from './service.js';
+import { PluginsService, type AliasFeeder } from './service.js';
 
 const TAGS = ['plugins'];
 const NameParams = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }) });
@@ -12,10 +12,11 @@ const PluginConfig = Type.Object({ name: Type.String(), enabled: Type.Boolean(),
 const Manifest = Type.Object({
   name: Type.String(), version: Type.String(), description: Type.String(), author: Type.String(), plugin_type: Type.String(),
   wasm_file: Type.Union([Type.String(), Type.Null()]), hooks: Type.Array(Type.String()), default_settings: Type.Record(Type.String(), Type.Unknown()),
+  entry: Type.Union([Type.String(), Type.Null()]), permissions: Type.Array(Type.String()),
+  settings_schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]), timer_seconds: Type.Integer(), system_blocklist: Type.Boolean(),
 });
 
-function routes(context: AppContext): RouteSpec[] {
-  const plugins = new PluginsService(context);
+function routes(plugins: PluginsService): RouteSpec[] {
   return [
     {
       method: 'GET', path: '/api/v1/plugins', access: 'plugins:read', tags: TAGS, summary: 'Installed plugins and their state',
@@ -44,17 +45,34 @@ function routes(context: AppContext): RouteSpec[] {
       handler: () => plugins.discover(),
     },
     route({
-      method: 'POST', path: '/api/v1/plugins/toggle', access: 'plugins:write', tags: TAGS, summary: 'Enable or disable a plugin (listed name or toggle key)',
-      schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), enabled: Type.Boolean({ default: true }) }), response: { 200: Message, 404: ErrorAnswer('No plugin has that name or toggle key') } },
+      method: 'POST', path: '/api/v1/plugins/toggle', access: 'plugins:write', tags: TAGS, summary: 'Enable or disable a plugin (listed name or toggle key); enabling a third-party plugin runs it',
+      schema: {
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), enabled: Type.Boolean({ default: true }) }),
+        response: { 200: Message, 404: ErrorAnswer('No plugin has that name or toggle key'), 409: ErrorAnswer('The plugin could not be started (the reason); it stays disabled') },
+      },
       handler: (request) => {
         const { name, enabled } = request.body;
-        return plugins.toggle(name, enabled);
+        return plugins.toggle(name, enabled, request.identity!);
       },
     }),
     route({
-      method: 'GET', path: '/api/v1/plugins/{name}/logs', access: 'plugins:read', tags: TAGS, summary: "A plugin's lifecycle log, newest first",
+      method: 'GET', path: '/api/v1/plugins/{name}/logs', access: 'plugins:read', tags: TAGS, summary: "A plugin's log (lifecycle and its own output), newest first",
       schema: { params: NameParams, querystring: Type.Object({ lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 200 })) }), response: { 200: Type.Object({ name: Type.String(), entries: Type.Array(Type.String()) }) } },
       handler: (request) => plugins.logs(request.params.name, request.query.lines ?? 200),
+    }),
+    route({
+      method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write', tags: TAGS,
+      summary: "A running plugin feeds the addresses of the `plugin` aliases naming it (its own key only); the kernel sets follow",
+      schema: {
+        params: NameParams,
+        body: Type.Object({ entries: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100_000 }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ name: Type.String(), entries: Type.Integer(), aliases: Type.Array(Type.String()), applied: Type.Boolean() }),
+          403: ErrorAnswer("The caller is not this plugin's own key"),
+          409: ErrorAnswer('The packet filter refused the new sets; the previous ones stay in force'),
+        },
+      },
+      handler: (request) => plugins.feedAliases(request.params.name, request.body.entries, request.identity!),
     }),
     route({
       method: 'GET', conditional: 'read', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
@@ -69,6 +87,7 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export function createPluginsArea(context: AppContext): Area {
-  return { name: 'plugins', routes: routes(context) };
+export function createPluginsArea(context: AppContext, needs: { aliases?: AliasFeeder } = {}): Area {
+  const plugins = new PluginsService(context, needs.aliases);
+  return { name: 'plugins', routes: routes(plugins), start: (app) => plugins.start(app), stop: () => plugins.host.stopAll() };
 }

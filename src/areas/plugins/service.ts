@@ -1,64 +1,101 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseToml } from 'smol-toml';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { badRequest, notFound } from '../../core/errors.js';
+import { badRequest, conflict, forbidden, HttpError, notFound, unavailable } from '../../core/errors.js';
+import { parseAddress } from '../../compile/firewall-model.js';
 import { isoTime } from '../../core/clock.js';
+import type { Permission } from '../../core/permissions.js';
+import type { Identity } from '../../http/access.js';
 import { dataPath } from '../common/data-files.js';
-import { BUILT_IN_PLUGINS, HOOK_POINTS, checkSettings, findBuiltIn } from './catalogue.js';
+import { BUILT_IN_PLUGINS, checkSettings, findBuiltIn } from './catalogue.js';
+import { readManifest, settingsProblem, type Manifest } from './manifest.js';
+import { PluginHost, pluginKeyName } from './host.js';
+
+export { readManifest, type Manifest } from './manifest.js';
+
+/** What feeds `plugin` aliases into the packet filter (the packet-filter area's service). */
+export interface AliasFeeder {
+  feedPluginAliases(plugin: string, entries: string[]): Promise<{ aliases: string[]; outcome: FeedOutcome }>;
+  usePluginBlocklist(plugin: string, on: boolean): Promise<FeedOutcome>;
+}
+type FeedOutcome = { ok: true } | { ok: false; status: 409 | 503; error: string } | null;
+
+/** The built-in plugins' programs (ip-reputation): `plugins/<name>/` of the release (and of the repository). */
+const BUILT_IN_PROGRAMS = fileURLToPath(new URL('../../../plugins/', import.meta.url));
+
 
 const KIND = 'plugin_config';
 const MAX_LOG = 500;
 
-export interface Manifest {
-  name: string;
-  version: string;
-  description: string;
-  author: string;
-  plugin_type: 'native' | 'wasm';
-  wasm_file: string | null;
-  hooks: string[];
-  default_settings: Record<string, unknown>;
-}
-
-/** Reads one plugin.toml; null (with the reason) when it is not a valid manifest. */
-export function readManifest(text: string): { manifest: Manifest | null; error: string | null } {
-  let raw: Record<string, unknown>;
-  try {
-    raw = parseToml(text) as Record<string, unknown>;
-  } catch (error) {
-    return { manifest: null, error: `not TOML: ${(error as Error).message.split('\n')[0]}` };
-  }
-  const section = (raw.plugin as Record<string, unknown> | undefined) ?? raw;
-  const name = section.name;
-  if (typeof name !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) return { manifest: null, error: 'name is missing or not lower-case letters, digits, - and _' };
-  const hooks = Array.isArray(section.hooks) ? section.hooks.map(String) : [];
-  const unknown = hooks.find((h) => !(HOOK_POINTS as readonly string[]).includes(h));
-  if (unknown) return { manifest: null, error: `unknown hook ${unknown}` };
-  const type = section.plugin_type === 'wasm' ? 'wasm' : 'native';
-  return {
-    manifest: {
-      name,
-      version: String(section.version ?? '0.0.0'),
-      description: String(section.description ?? ''),
-      author: String(section.author ?? ''),
-      plugin_type: type,
-      wasm_file: typeof section.wasm_file === 'string' ? section.wasm_file : null,
-      hooks,
-      default_settings: (raw.settings as Record<string, unknown> | undefined) ?? (section.default_settings as Record<string, unknown> | undefined) ?? {},
-    },
-    error: null,
-  };
-}
-
 /**
  * Plugins: the built-in catalogue with persisted enabled flags and settings, discovery of third-party
- * manifests in the data directory's plugins/ folder (listed, never loaded), and a lifecycle log per plugin.
+ * manifests in the data directory's plugins/ folder, and a log per plugin (lifecycle and the plugin's own output).
+ * An enabled third-party plugin runs as its own process (PluginHost); it is started again when Bulwark starts.
  */
 export class PluginsService {
   private readonly lifecycle = new Map<string, string[]>();
+  readonly host: PluginHost;
 
-  constructor(private readonly context: AppContext) {}
+  constructor(
+    private readonly context: AppContext,
+    private readonly aliases?: AliasFeeder,
+  ) {
+    this.host = new PluginHost(context, (name, line) => this.log(name, line));
+  }
+
+  /** Attaches the host to the server and starts every enabled third-party plugin (a failure is logged, not fatal). */
+  async start(app: FastifyInstance): Promise<void> {
+    this.host.attach(app);
+    const builtIns = BUILT_IN_PLUGINS.map((p) => this.builtInProgram(p.name)).filter((p) => p !== null);
+    for (const found of [...builtIns, ...this.discover().plugins.filter((p) => !findBuiltIn(p.manifest.name))]) {
+      const stored = this.stored(found.manifest.name)?.data;
+      if (!stored?.enabled) continue;
+      try {
+        await this.launch(found, stored);
+        this.log(found.manifest.name, 'started with Bulwark');
+      } catch (error) {
+        this.log(found.manifest.name, `could not be started: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  /** The program of a built-in plugin, when it has one (custom-logger and webhook-notifier have none yet). */
+  private builtInProgram(name: string): { manifest: Manifest; path: string } | null {
+    const path = join(BUILT_IN_PROGRAMS, name);
+    if (!existsSync(join(path, 'plugin.toml'))) return null;
+    const { manifest } = readManifest(readFileSync(join(path, 'plugin.toml'), 'utf8'));
+    return manifest && { manifest, path };
+  }
+
+  /** Starts a plugin's process; a built-in's system blocklist is put in force first (its process feeds it). */
+  private async launch(found: { manifest: Manifest; path: string }, stored: Record<string, unknown>): Promise<void> {
+    const builtIn = findBuiltIn(found.manifest.name);
+    if (builtIn && found.manifest.system_blocklist) {
+      if (!this.aliases) throw new Error('the packet filter is not part of this appliance');
+      const outcome = await this.aliases.usePluginBlocklist(found.manifest.name, true);
+      if (outcome && !outcome.ok) throw new Error(outcome.error);
+    }
+    await this.host.start(this.launchOf(found.manifest, found.path, stored, builtIn?.defaults));
+  }
+
+  /** Stops a plugin's process; what it fed is no longer in force (its aliases empty, its system blocklist gone). */
+  private async halt(name: string): Promise<void> {
+    await this.host.stop(name);
+    if (findBuiltIn(name) && this.builtInProgram(name)?.manifest.system_blocklist) await this.aliases?.usePluginBlocklist(name, false);
+    await this.aliases?.feedPluginAliases(name, []);
+  }
+
+  private launchOf(manifest: Manifest, dir: string, stored: Record<string, unknown>, defaults = manifest.default_settings) {
+    return {
+      manifest,
+      dir,
+      settings: { ...defaults, ...((stored.settings as Record<string, unknown> | undefined) ?? {}) },
+      permissions: (stored.granted as Permission[] | undefined) ?? [],
+      ownerId: String(stored.enabled_by ?? ''),
+    };
+  }
 
   get pluginDir(): string {
     return dataPath(this.context.config.dataDir, 'plugins');
@@ -104,12 +141,18 @@ export class PluginsService {
   list() {
     const plugins = BUILT_IN_PLUGINS.map((plugin) => {
       const enabled = Boolean(this.stored(plugin.name)?.data.enabled);
-      return { name: plugin.name, version: plugin.version, description: plugin.description, author: plugin.author, state: enabled ? 'running' : 'stopped', hooks: plugin.hooks, built_in: true };
+      const program = this.builtInProgram(plugin.name);
+      // A built-in without a program yet (custom-logger, webhook-notifier) still shows its stored flag.
+      const state = !program ? (enabled ? 'running' : 'stopped') : this.host.isRunning(plugin.name) ? 'running' : enabled ? 'restarting' : 'stopped';
+      const about = program?.manifest ?? plugin;
+      return { name: plugin.name, version: about.version, description: about.description, author: about.author, state, hooks: about.hooks, built_in: true };
     });
     for (const { manifest } of this.discover().plugins) {
       if (plugins.some((p) => p.name === manifest.name)) continue;
-      // Discovered third-party plugins are listed but never loaded into this process.
-      plugins.push({ name: manifest.name, version: manifest.version, description: manifest.description, author: manifest.author, state: 'loaded', hooks: manifest.hooks, built_in: false });
+      const enabled = Boolean(this.stored(manifest.name)?.data.enabled);
+      // Enabled but not alive: it died and waits for its restart (or could not be started; its log says why).
+      const state = this.host.isRunning(manifest.name) ? 'running' : enabled ? 'restarting' : 'stopped';
+      plugins.push({ name: manifest.name, version: manifest.version, description: manifest.description, author: manifest.author, state, hooks: manifest.hooks, built_in: false });
     }
     return { plugins, total: plugins.length, running: plugins.filter((p) => p.state === 'running').length };
   }
@@ -121,12 +164,41 @@ export class PluginsService {
     throw notFound(`plugin ${name} not found`);
   }
 
-  toggle(name: string, enabled: boolean): { message: string } {
+  async toggle(name: string, enabled: boolean, enabler: Identity): Promise<{ message: string }> {
     const plugin = this.resolve(name);
-    if (!plugin.builtIn && enabled) throw badRequest(`plugin ${name} was discovered but third-party plugins are not loaded by this appliance`);
+    const program = plugin.builtIn ? this.builtInProgram(plugin.name) : this.discover().plugins.find((p) => p.manifest.name === plugin.name)!;
+    if (program) return this.toggleProgram(plugin.name, program, enabled, enabler);
     this.save(plugin.name, { enabled });
     this.log(plugin.name, enabled ? 'enabled and running' : 'disabled');
     return { message: enabled ? `Plugin '${plugin.name}' enabled and running.` : `Plugin '${plugin.name}' disabled.` };
+  }
+
+  /**
+   * Enabling runs the plugin with a key holding what its manifest asks for and the enabler holds (never more than
+   * the person who turned it on could do); a plugin that cannot start is left disabled (409 with the reason).
+   */
+  private async toggleProgram(name: string, found: { manifest: Manifest; path: string }, enabled: boolean, enabler: Identity): Promise<{ message: string }> {
+    if (!enabled) {
+      await this.halt(name);
+      this.save(name, { enabled: false });
+      this.log(name, 'disabled and stopped');
+      return { message: `Plugin '${name}' disabled.` };
+    }
+    if (found.manifest.plugin_type === 'wasm' || !found.manifest.entry) throw badRequest(`plugin ${name} has no entry program (plugin.entry); only Node programs are run (WebAssembly plugins are not supported)`);
+    if (!existsSync(join(found.path, found.manifest.entry))) throw badRequest(`plugin ${name}: its entry ${found.manifest.entry} does not exist`);
+    const granted = found.manifest.permissions.filter((p) => enabler.permissions.has(p));
+    const withheld = found.manifest.permissions.filter((p) => !enabler.permissions.has(p));
+    const stored = { ...(this.stored(name)?.data ?? {}), granted, enabled_by: enabler.userId };
+    try {
+      await this.launch(found, stored);
+    } catch (error) {
+      await this.halt(name);
+      this.log(name, `could not be started: ${(error as Error).message}`);
+      throw conflict(`plugin ${name} could not be started: ${(error as Error).message}`);
+    }
+    this.save(name, { enabled: true, granted, enabled_by: enabler.userId });
+    this.log(name, `enabled and running with ${granted.join(', ') || 'no permissions'}${withheld.length ? ` (withheld, the enabler lacks them: ${withheld.join(', ')})` : ''}`);
+    return { message: `Plugin '${name}' enabled and running.` };
   }
 
   config(name: string) {
@@ -141,14 +213,36 @@ export class PluginsService {
   setConfig(name: string, settings: Record<string, unknown>) {
     const plugin = this.resolve(name);
     const builtIn = findBuiltIn(plugin.name);
+    const current = (this.stored(plugin.name)?.data.settings as Record<string, unknown> | undefined) ?? {};
     if (builtIn) {
       const problem = checkSettings(builtIn, settings);
       if (problem) throw badRequest(problem);
+    } else {
+      const manifest = this.discover().plugins.find((p) => p.manifest.name === plugin.name)!.manifest;
+      const problem = settingsProblem(manifest, { ...manifest.default_settings, ...current, ...settings });
+      if (problem) throw badRequest(problem);
     }
-    const current = (this.stored(plugin.name)?.data.settings as Record<string, unknown> | undefined) ?? {};
     this.save(plugin.name, { settings: { ...current, ...settings } });
     this.log(plugin.name, `settings changed: ${Object.keys(settings).join(', ') || '(none)'}`);
-    return this.config(plugin.name);
+    const config = this.config(plugin.name);
+    this.host.pushSettings(plugin.name, config.settings);
+    return config;
+  }
+
+  /** A plugin's provider feed: only the plugin's own key may feed the aliases that name it; each entry an address. */
+  async feedAliases(name: string, entries: string[], caller: Identity) {
+    const plugin = this.resolve(name);
+    const key = caller.credential === 'api_key' ? this.context.identity.apiKeys.liveById(caller.credentialId) : undefined;
+    if (key?.name !== pluginKeyName(plugin.name)) throw forbidden(`only plugin ${plugin.name} itself feeds its aliases`);
+    entries.forEach((entry, index) => {
+      const address = parseAddress(entry.trim());
+      if (address?.kind !== 'block' && address?.kind !== 'range') throw badRequest(`body.entries.${index}: "${entry}" is not an address, CIDR or range`);
+    });
+    if (!this.aliases) throw unavailable('the packet filter is not part of this appliance');
+    const { aliases, outcome } = await this.aliases.feedPluginAliases(plugin.name, entries.map((e) => e.trim()));
+    if (outcome && !outcome.ok) throw new HttpError(outcome.status, outcome.error);
+    this.log(plugin.name, `fed ${entries.length} address(es) to ${aliases.join(', ') || 'no alias yet'}`);
+    return { name: plugin.name, entries: entries.length, aliases, applied: outcome !== null };
   }
 
   logs(name: string, lines: number): { name: string; entries: string[] } {

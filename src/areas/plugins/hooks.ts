@@ -1,0 +1,22 @@
+import type { EventHub, HubEvent } from '../../core/event-hub.js';
+import { CONFIG_TOPICS } from '../config/service.js';
+import { DRIFT_TOPIC } from '../packet-filter/kernel-sync.js';
+import { APPLIANCE_ACTIVATION_TOPIC } from '../updates/appliance.js';
+
+/**
+ * Which event-hub topic reaches which plugin hook: the ONE place plugins subscribe to the hub. A topic added to
+ * the hub (rule hits from the packet-filter log, IDS alerts, gateway changes, DNS blocks, DHCP leases) is
+ * delivered to plugins by adding its line here.
+ */
+export const HOOK_TOPICS: Readonly<Record<string, string>> = {
+  [CONFIG_TOPICS.applied]: 'log_event',
+  [CONFIG_TOPICS.commitConfirm]: 'log_event',
+  [DRIFT_TOPIC]: 'log_event',
+  [APPLIANCE_ACTIVATION_TOPIC]: 'log_event',
+};
+
+/** Subscribes to every mapped topic; `deliver` gets the hook name and the event. Returns the unsubscribe. */
+export function subscribeHooks(events: EventHub, deliver: (hook: string, event: HubEvent) => void): () => void {
+  const offs = Object.entries(HOOK_TOPICS).map(([topic, hook]) => events.on(topic, (event) => deliver(hook, event)));
+  return () => offs.forEach((off) => off());
+}
