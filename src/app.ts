@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { requestActor } from './http/request-actor.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
@@ -32,6 +33,7 @@ import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
 import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
+import { tappedLogger } from './core/app-log-tap.js';
 import { ConfigVersions } from './store/config-versions.js';
 import { CONSOLE_ROUTES, registerConsole } from './http/console-static.js';
 
@@ -75,13 +77,16 @@ const DOCUMENTATION_PREFIXES = ['/api/docs', '/api/v1/openapi.json'];
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
+  const events = new EventHub(clock);
+  // The default logger also announces its lines on the hub (syslog's application category).
+  const tapped = options.logger === undefined ? tappedLogger({
+    level: config.logLevel,
+    // Belt and braces: request logging below never includes headers or bodies, but nothing that could
+    // carry a credential may ever be serialised by accident.
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
+  }, events) : undefined;
   const app = Fastify({
-    logger: options.logger ?? {
-      level: config.logLevel,
-      // Belt and braces: request logging below never includes headers or bodies, but nothing that could
-      // carry a credential may ever be serialised by accident.
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
-    },
+    ...(tapped ? { loggerInstance: tapped.logger as unknown as FastifyBaseLogger } : { logger: options.logger }),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
       const supplied = request.headers['x-request-id'];
@@ -105,8 +110,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     log: app.log,
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
-    events: new EventHub(clock),
-  } as AppContext;
+    events,
+    logFloor: (level: string | null) => tapped?.floor(level),
+  } as unknown as AppContext;
   const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);
   app.decorate('context', context);
@@ -195,6 +201,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   return app;
 }
 
+/** A write's handler runs with its actor known (http/request-actor.ts), for the audit of what it changes. */
+function auditedWrite(handler: (request: FastifyRequest, reply: FastifyReply) => unknown) {
+  return (request: FastifyRequest, reply: FastifyReply) =>
+    requestActor.run({ actor: request.identity?.username ?? null, clientIp: request.ip }, () => handler(request, reply));
+}
+
 function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppContext): void {
   const extension = extensionOf(route.method, route.path);
   const permissionNote = route.access === 'public' ? 'No credential needed.' : route.access === 'authenticated' ? 'Any valid credential.' : `Requires \`${route.access}\`.`;
@@ -214,6 +226,6 @@ function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppConte
     },
     handler: route.method === 'GET'
       ? async (request, reply) => route.handler(request, reply)
-      : settledWrite(context.models, route.handler),
+      : auditedWrite(settledWrite(context.models, route.handler)),
   });
 }

@@ -27,5 +27,7 @@ export interface AppContext {
   /** In-process announcements (configuration applied, commit-confirm events) for live streams. */
   events: EventHub;
   log: FastifyBaseLogger;
+  /** Lowers the logger's level to `level` for the hub's app.log (null: back to --log-level); standard output keeps --log-level. */
+  logFloor(level: string | null): void;
   startedAt: number;
 }

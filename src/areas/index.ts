@@ -22,6 +22,7 @@ import { createTimeArea } from './time/routes.js';
 import { createNetworkingArea } from './networking/routes.js';
 import { createSystemArea } from './system/routes.js';
 import { createSettingsArea } from './settings/routes.js';
+import { createEventsArea } from './events/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
@@ -65,6 +66,7 @@ export function createAreas(context: AppContext): Area[] {
     createNetworkingArea(context),
     createSystemArea(context),
     createSettingsArea(context),
+    createEventsArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { EVENT_TOPICS } from '../core/events.js';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -90,7 +91,7 @@ export class IdentityService implements Authenticator {
     this.users = new Users(db, clock);
     this.sessions = new Sessions(db, clock);
     this.apiKeys = new ApiKeys(db, clock);
-    this.audit = new AuthAudit(db, clock);
+    this.audit = new AuthAudit(db, clock, 'auth', context.events);
     this.settingsSection = context.models.singleton({ kind: AUTH_SETTINGS_KIND, noun: 'auth settings', writeAccess: 'settings:write', schema: AuthSettingsSchema });
     this.tickets = new OneShotStore(clock, 30_000);
     this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
@@ -337,6 +338,7 @@ export class IdentityService implements Authenticator {
     this.audit.record({ ...event, outcome: 'failure' });
     for (const key of this.limiter.fail(keys)) {
       this.audit.record({ action: 'lockout', outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: key });
+      this.context.events.emit(EVENT_TOPICS.accountLockedOut, { key, actor: event.actor, client_ip: event.clientIp });
     }
   }
 

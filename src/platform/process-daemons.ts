@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { reportDaemonEvent } from './daemon-events.js';
 import { readFile } from 'node:fs/promises';
 import type { CheckResult, DaemonName, DaemonStatus, Daemons, DhcpStatistics, DnsStats, StartOptions, TimeTracking } from './daemons.js';
 import { daemonVersion, findProgram as findInstalledProgram, runChecker } from './daemon-tools.js';
@@ -137,6 +138,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
       item.log.push(line);
+      reportDaemonEvent({ kind: 'log', daemon: name, line });
       if (name === 'unbound') dnsLine(line);
     }
     if (item.log.length > MAX_LOG) {
@@ -235,6 +237,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       if (item.child === child && !item.stopping) {
         const reason = failureReason(item.log.slice(item.runStart));
         item.lastError = `${name} exited with ${signal ?? `status ${code}`}${reason ? `: ${reason}` : ''}`;
+        reportDaemonEvent({ kind: 'crashed', daemon: name, reason: item.lastError });
       }
     });
     if (await waitReady(name, item, child, configFile, text)) return status(name);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { reportDaemonEvent } from './daemon-events.js';
 import { failureReason } from './process-daemons.js';
 
 export interface SupervisedProcessOptions {
@@ -96,6 +97,7 @@ export class SupervisedProcess {
         if (!line.trim()) continue;
         this.lines.push(line);
         this.options.onLine?.(line);
+        reportDaemonEvent({ kind: 'log', daemon: label, line });
       }
       if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
     };
@@ -108,6 +110,7 @@ export class SupervisedProcess {
       if (this.child !== child || this.stopping) return;
       const reason = failureReason(this.lines.slice(Math.max(0, runStart)));
       this.lastError = `${label} exited with ${signal ?? `status ${code}`}${reason ? `: ${reason}` : ''}; restarting`;
+      reportDaemonEvent({ kind: 'crashed', daemon: label, reason: this.lastError });
       this.scheduleRestart();
     });
     const deadline = Date.now() + (this.options.readyTimeoutMs ?? 10_000);
@@ -134,7 +137,10 @@ export class SupervisedProcess {
       if (this.stopping || this.alive) return;
       this.restarts++;
       this.launch()
-        .then(() => this.options.afterRestart?.())
+        .then(() => {
+          reportDaemonEvent({ kind: 'restarted', daemon: this.options.label, restarts: this.restarts });
+          return this.options.afterRestart?.();
+        })
         .catch((error: Error) => {
           this.lastError = `${this.options.label} restart failed: ${error.message}`;
           this.delay = Math.min(this.delay * 2, MAX_RESTART_DELAY_MS);

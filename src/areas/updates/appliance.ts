@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { EVENT_TOPICS } from '../../core/events.js';
 import { existsSync } from 'node:fs';
 import type { AppContext } from '../../context.js';
 import { badRequest, conflict, HttpError } from '../../core/errors.js';
@@ -116,6 +117,9 @@ export class ApplianceUpdates {
       };
       this.save(state);
       this.history('appliance_check', `latest ${state.latest.version}`, 'ok');
+      if (compareVersions(state.latest.version, state.current_version) > 0) {
+        this.context.events.emit(EVENT_TOPICS.updateAvailable, { current: state.current_version, latest: state.latest.version, published_at: state.latest.published_at });
+      }
       return this.info();
     } catch (error) {
       this.history('appliance_check', (error as Error).message, 'error');
