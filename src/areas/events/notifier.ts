@@ -85,6 +85,11 @@ export class Notifier {
     return postWebhook(this.target(webhook), body, { 'x-bulwark-event': 'test', 'x-bulwark-delivery': randomUUID() });
   }
 
+  /** Event keys inside a rate-limit window now. */
+  openWindows(): number {
+    return this.windows.size;
+  }
+
   /** Deliveries still running (tests and shutdown wait on them). */
   async settled(): Promise<void> {
     while (this.deliveries.size > 0) await Promise.allSettled([...this.deliveries]);

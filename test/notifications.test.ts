@@ -1,0 +1,147 @@
+/**
+ * Notifications (issue 40 item 2) through the API: a gateway taken down (its probe samples injected through
+ * POST /multiwan/gateways/{id}/probe-now) sends one e-mail to a loopback SMTP server and one webhook whose
+ * X-Bulwark-Signature verifies with the secret; a webhook that answers 503 once gets the notification on the
+ * retry; flapping the gateway five times sends one summary per rate-limit window, not a storm.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { SMTPServer } from 'smtp-server';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+import type { Notifier } from '../src/areas/events/notifier.js';
+
+let t: AreaApp;
+before(async () => {
+  t = await startAreaApp();
+});
+after(() => t.close());
+
+async function until(what: string, done: () => boolean, deadlineMs = 30_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('gateway down: one e-mail and one signed webhook; a 503 is retried; flapping five times sends one summary per window', async () => {
+  const mails: string[] = [];
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, _session, callback) {
+      let data = '';
+      stream.on('data', (chunk: Buffer) => (data += chunk.toString()));
+      stream.on('end', () => {
+        mails.push(data);
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const hooks: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  let flakyAnswered = 0;
+  const receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      hooks.push({ path: request.url ?? '', headers: request.headers, body });
+      if (request.url === '/flaky' && flakyAnswered++ === 0) response.writeHead(503).end('busy');
+      else response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookPort = (receiver.address() as { port: number }).port;
+  try {
+    const smtpPort = (smtp.server.address() as { port: number }).port;
+    assert.equal((await t.request('PUT', '/api/v1/notify/smtp/config', { enabled: true, host: '127.0.0.1', port: smtpPort, tls: 'none', allowed_addresses: ['127.0.0.1'], recipients: 'noc@example.org' })).statusCode, 200);
+
+    // Webhooks: the secret is write-only; a URL with credentials is refused.
+    assert.equal((await t.request('POST', '/api/v1/notify/webhooks', { name: 'bad', url: 'http://user:pw@127.0.0.1/x' })).statusCode, 400);
+    const created = await t.request('POST', '/api/v1/notify/webhooks', { name: 'noc', url: `http://127.0.0.1:${hookPort}/hook`, secret: 'hook-secret-7', allowed_addresses: ['127.0.0.1'] });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.ok(!created.body.includes('hook-secret-7'));
+    const hook = json(created);
+    assert.equal(hook.has_secret, true);
+    const flaky = json(await t.request('POST', '/api/v1/notify/webhooks', { name: 'flaky', url: `http://127.0.0.1:${hookPort}/flaky`, secret: 'other-secret', allowed_addresses: ['127.0.0.1'] }));
+    // Loopback is refused without an allow-list entry (the outbound guard).
+    const unguarded = json(await t.request('POST', '/api/v1/notify/webhooks', { name: 'unguarded', url: `http://127.0.0.1:${hookPort}/nope`, secret: 'x' }));
+    const refused = await t.request('POST', `/api/v1/notify/webhooks/${unguarded.id}/test`);
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.match(json(refused).error, /refused/);
+
+    const tested = await t.request('POST', `/api/v1/notify/webhooks/${hook.id}/test`);
+    assert.equal(tested.statusCode, 200, tested.body);
+    assert.equal(hooks.length, 1);
+    assert.equal(hooks[0].headers['x-bulwark-signature'], `sha256=${createHmac('sha256', 'hook-secret-7').update(hooks[0].body).digest('hex')}`);
+    hooks.length = 0;
+
+    // Routing: unknown webhooks are refused, a webhook in use cannot be deleted.
+    assert.equal((await t.request('PUT', '/api/v1/notify/events', [{ event: 'gateway_down', email: true, webhooks: ['00000000-0000-4000-8000-000000000000'] }])).statusCode, 400);
+    assert.equal((await t.request('PUT', '/api/v1/notify/events', [{ event: 'no_such_event', email: true, webhooks: [] }])).statusCode, 400);
+    const window = 3;
+    const rules = [
+      { event: 'gateway_down', email: true, webhooks: [hook.id, flaky.id], rate_limit_secs: window },
+      { event: 'gateway_up', email: true, webhooks: [hook.id], rate_limit_secs: window },
+    ];
+    const put = await t.request('PUT', '/api/v1/notify/events', rules);
+    assert.equal(put.statusCode, 200, put.body);
+    assert.deepEqual(json(await t.request('GET', '/api/v1/notify/events')), rules);
+    assert.equal((await t.request('DELETE', `/api/v1/notify/webhooks/${hook.id}`)).statusCode, 409);
+
+    // A gateway probed only when told to (a one-hour interval), down after one failure, up after one success.
+    const instance = json(await t.request('POST', '/api/v1/multiwan/instances', { name: 'isp', fib_number: 3 }));
+    const gateway = json(await t.request('POST', '/api/v1/multiwan/gateways', { name: 'wan-a', instance_id: instance.id, interface: 'eth1', next_hop: '192.0.2.1', interval_ms: 3_600_000, consec_fail_down: 1, consec_ok_up: 1 }));
+    const sample = async (success: boolean) => {
+      const answer = await t.request('POST', `/api/v1/multiwan/gateways/${gateway.id}/probe-now`, { success, rtt_ms: success ? 5 : null, error: success ? null : 'no reply from 192.0.2.1' });
+      assert.equal(answer.statusCode, 200, answer.body);
+      return json(answer).state;
+    };
+    assert.equal(await sample(true), 'up');
+    assert.equal(await sample(false), 'down');
+    await until('the e-mail and both webhooks', () => mails.length >= 1 && hooks.filter((h) => h.path === '/hook').length >= 1 && hooks.filter((h) => h.path === '/flaky').length >= 2);
+    assert.equal(mails.length, 1);
+    assert.match(mails[0], /Subject: \[Bulwark\] gateway wan-a is down: no reply from 192\.0\.2\.1/);
+    const [delivered] = hooks.filter((h) => h.path === '/hook');
+    assert.equal(delivered.headers['content-type'], 'application/json');
+    assert.equal(delivered.headers['x-bulwark-event'], 'gateway_down');
+    const expected = `sha256=${createHmac('sha256', 'hook-secret-7').update(delivered.body).digest('hex')}`;
+    assert.equal(delivered.headers['x-bulwark-signature'], expected, 'the signature verifies with the secret');
+    const body = JSON.parse(delivered.body);
+    assert.equal(body.event, 'gateway_down');
+    assert.equal(body.payload.gateway_id, gateway.id);
+    assert.equal(body.payload.name, 'wan-a');
+    // The flaky webhook answered 503 first and got the same notification on the retry, signed with its own secret.
+    const flakyCalls = hooks.filter((h) => h.path === '/flaky');
+    assert.equal(flakyCalls.length, 2);
+    assert.equal(flakyCalls[0].body, flakyCalls[1].body);
+    assert.equal(flakyCalls[1].headers['x-bulwark-signature'], `sha256=${createHmac('sha256', 'other-secret').update(flakyCalls[1].body).digest('hex')}`);
+
+    // Flapping: five more times up and down inside the window. Nothing more goes out until it closes...
+    for (let flap = 0; flap < 5; flap++) {
+      assert.equal(await sample(true), 'up');
+      assert.equal(await sample(false), 'down');
+    }
+    assert.equal(mails.length, 1, 'no e-mail per flap');
+    assert.equal(hooks.filter((h) => h.path === '/hook').length, 1, 'no webhook per flap');
+    // ...then one summary per channel, and nothing after it (the next window closes with nothing to tell).
+    await until('the summary', () => mails.length >= 2 && hooks.filter((h) => h.path === '/hook').length >= 2);
+    const notifier = (t.app.areas.find((area) => area.name === 'events') as unknown as { notifier: Notifier }).notifier;
+    await until('every window closed', () => notifier.openWindows() === 0, (window + 2) * 1000 * 3);
+    await notifier.settled();
+    assert.equal(mails.length, 2, 'one e-mail and one summary');
+    const hookCalls = hooks.filter((h) => h.path === '/hook');
+    assert.equal(hookCalls.length, 2, 'one webhook and one summary');
+    const summary = JSON.parse(hookCalls[1].body);
+    assert.equal(summary.summarised.count, 10, 'five ups and five downs summarised');
+    assert.deepEqual(summary.summarised.events.sort(), ['gateway_down', 'gateway_up']);
+    assert.equal(hookCalls[1].headers['x-bulwark-signature'], `sha256=${createHmac('sha256', 'hook-secret-7').update(hookCalls[1].body).digest('hex')}`);
+    assert.match(mails[1], /Subject: \[Bulwark\] 10 more gateway_(up|down)\/gateway_(up|down) notification\(s\)/);
+  } finally {
+    smtp.close();
+    receiver.close();
+  }
+});
