@@ -179,8 +179,9 @@ export class SyslogConnection {
     private readonly events: ConnectionEvents,
   ) {}
 
-  get queued(): number {
-    return this.queue.length;
+  /** Messages waiting for the collector (all, or those sent with `key`). */
+  queued(key?: string): number {
+    return key === undefined ? this.queue.length : this.queue.filter((entry) => entry.key === key).length;
   }
 
   send(key: string, line: string): void {

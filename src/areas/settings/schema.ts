@@ -57,6 +57,7 @@ export const Syslog = Type.Object({
 export const SyslogStatusRow = Type.Object({
   process: Type.String(),
   category: Type.String({ description: 'all (the process total), pf, ids, audit, app, daemon or test' }),
+  queued: Type.Integer({ description: 'tcp/tls: messages waiting for the collector' }),
   sent: Type.Integer(),
   dropped: Type.Integer(),
   errors: Type.Integer(),

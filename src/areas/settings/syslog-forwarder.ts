@@ -50,7 +50,7 @@ export class SyslogForwarder {
     const previous = this.connection;
     this.connection = null;
     if (previous) {
-      for (let i = previous.queued; i > 0; i--) this.count('all', (c) => c.dropped++);
+      for (let i = previous.queued(); i > 0; i--) this.count('all', (c) => c.dropped++);
       previous.close();
     }
     this.settings = this.read();
@@ -104,8 +104,10 @@ export class SyslogForwarder {
   }
 
   /** The status rows: the process total first (the reference's one row), then one row per category. */
-  status(): ({ process: string; category: string } & SyslogCounters)[] {
-    return [...this.counters].map(([category, counters]) => ({ process: 'bulwark-api', category, ...counters }));
+  status(): ({ process: string; category: string; queued: number } & SyslogCounters)[] {
+    return [...this.counters].map(([category, counters]) => ({
+      process: 'bulwark-api', category, ...counters, queued: this.connection?.queued(category === 'all' ? undefined : category) ?? 0,
+    }));
   }
 
   private fresh(): SyslogCounters {
