@@ -86,7 +86,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
   }, events) : undefined;
   const app = Fastify({
-    ...(tapped ? { loggerInstance: tapped.logger as unknown as FastifyBaseLogger } : { logger: options.logger }),
+    ...(tapped ? {
+      loggerInstance: tapped.logger as unknown as FastifyBaseLogger,
+      // Request loggers follow the logger's current level (lowered for syslog's application category), not the
+      // level routes were registered at; no route sets a level of its own.
+      childLoggerFactory: (logger: FastifyBaseLogger, bindings: Record<string, unknown>) => logger.child(bindings),
+    } : { logger: options.logger }),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
       const supplied = request.headers['x-request-id'];
@@ -111,7 +116,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
     events,
-    logFloor: (level: string | null) => tapped?.floor(level),
+    logFloor: (level: string | null) => {
+      if (tapped) app.log.level = tapped.levelFor(level);
+    },
   } as unknown as AppContext;
   const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);

@@ -11,7 +11,7 @@ const RANK: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40,
  * lines that standard output does not print. No hub listener may log through this logger for a line it is
  * handed (syslog counts its failures instead), or a failure would feed itself.
  */
-export function tappedLogger(options: LoggerOptions & { level: string }, events: EventHub): { logger: Logger; floor(level: string | null): void } {
+export function tappedLogger(options: LoggerOptions & { level: string }, events: EventHub): { logger: Logger; levelFor(floor: string | null): string } {
   const stdoutLevel = options.level;
   const tap = {
     write(line: string) {
@@ -29,10 +29,12 @@ export function tappedLogger(options: LoggerOptions & { level: string }, events:
   ]));
   return {
     logger,
-    /** The level the tap needs (null: none beyond standard output's). */
-    floor(level) {
-      const wanted = level && RANK[level] < RANK[stdoutLevel] ? level : stdoutLevel;
-      if (logger.level !== wanted) logger.level = wanted;
+    /**
+     * The level a logger must have for the tap to see lines at `floor` (null: standard output's level). Fastify
+     * logs through a child of this instance, so the caller sets it there (children created later inherit it).
+     */
+    levelFor(floor) {
+      return floor && RANK[floor] < RANK[stdoutLevel] ? floor : stdoutLevel;
     },
   };
 }

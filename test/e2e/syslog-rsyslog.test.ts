@@ -201,9 +201,25 @@ test('remote syslog: rsyslog receives blocked packets, IDS alerts, failed logins
       assert.equal(messages.rule.params.actor, 'admin');
       t.diagnostic(`${transport}: ${received(collectorDir, transport).length} messages received, e.g. ${messages.pf.raw}`);
     }
+    // The application log (Bulwark runs at --log-level warn; app_min_level info lowers what the tap sees, not what
+    // standard output prints) and the daemons' own output: a rule change reaches the IDS engine, which logs it.
+    syslog('tls', { app_enabled: true, app_min_level: 'info', daemon_enabled: true });
+    const idsRule = lab.call('GET', '/api/v1/ids/rules?limit=1')[0];
+    lab.call('PUT', `/api/v1/ids/rules/${idsRule.id}`, { enabled: false });
+    lab.call('POST', '/api/v1/ids/reload');
+    const appAndDaemon = await until('an application log line and a daemon line over TLS', () => {
+      const lines = received(collectorDir, 'tls');
+      const app = lines.find((m) => m.parsed.msgid === 'APP' && m.parsed.msg === 'request' && m.params.path === '/api/v1/ids/reload' && m.params.level === 'info');
+      const daemon = lines.find((m) => m.parsed.msgid === 'DAEMON' && /rule reload starting/.test(m.parsed.msg));
+      return app && daemon ? { app, daemon } : undefined;
+    }, 60_000, () => readFileSync(join(collectorDir, 'tls.log'), 'utf8').slice(-3000));
+    assert.equal(appAndDaemon.app.params.status, '200');
+    assert.equal(appAndDaemon.daemon.parsed.app, 'suricata');
+    assert.ok(!/"msg":"request"/.test(lab.log), 'standard output still at warn');
+
     const status = lab.call('GET', '/api/v1/settings/syslog/status') as { category: string; sent: number; errors: number; dropped: number; connected: boolean }[];
     const row = (category: string) => status.find((r) => r.category === category)!;
-    for (const category of ['pf', 'ids', 'audit']) assert.ok(row(category).sent > 0, `${category} counted: ${JSON.stringify(status)}`);
+    for (const category of ['pf', 'ids', 'audit', 'app', 'daemon']) assert.ok(row(category).sent > 0, `${category} counted: ${JSON.stringify(status)}`);
     assert.equal(row('all').connected, true);
 
     // TLS: a certificate that does not name the host, or signed by another CA, is refused.
