@@ -67,7 +67,7 @@ function sdName(value: string, isId = false): string {
 /** One message in the configured format: RFC 5424 with structured data, or RFC 3164 (BSD) with the MSG only. */
 export function formatSyslog(target: Pick<SyslogTarget, 'format' | 'facility' | 'hostname_override'>, message: SyslogMessage): string {
   const priority = target.facility * 8 + message.severity;
-  const host = syslogToken(target.hostname_override || osHostname(), 255);
+  const host = syslogToken(target.hostname_override || systemHostname(), 255);
   const app = syslogToken(message.app, 48);
   const text = syslogText(message.text);
   if (target.format === 'rfc5424') {
@@ -77,6 +77,14 @@ export function formatSyslog(target: Pick<SyslogTarget, 'format' | 'facility' | 
   const day = String(at.getUTCDate()).padStart(2, ' ');
   const time = at.toISOString().slice(11, 19);
   return `<${priority}>${MONTHS[at.getUTCMonth()]} ${day} ${time} ${host} ${app}[${process.pid}]: ${text}`;
+}
+
+/** The system's host name, read once a second at most (it is asked for every message). */
+let hostnameCache = { name: '', at: 0 };
+function systemHostname(): string {
+  const now = Date.now();
+  if (now - hostnameCache.at > 1000) hostnameCache = { name: osHostname(), at: now };
+  return hostnameCache.name;
 }
 
 /** A header token (HOSTNAME, APP-NAME, MSGID): printable ASCII without spaces, at most `max`; anything else `-`. */
@@ -192,8 +200,19 @@ export class SyslogConnection {
     }
     this.queue.push({ key, frame: octetFrame(line) });
     while (this.queue.length > this.queueLimit) this.events.dropped(this.queue.shift()!.key);
-    if (this.socket) this.flush();
+    if (this.socket) this.scheduleFlush();
     else this.connect();
+  }
+
+  private flushScheduled = false;
+  /** Messages of one turn of the event loop leave in one write (a write per message costs more than formatting it). */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
   }
 
   close(): void {
@@ -280,16 +299,22 @@ export class SyslogConnection {
     this.backoffMs = Math.min(this.backoffMs * 2, 30_000);
   }
 
-  /** Writes the queue in order while the socket takes it; pauses on backpressure until 'drain'. */
+  /** Writes the queue in order, in chunks of up to 256 KiB, while the socket takes it; pauses on backpressure until 'drain'. */
   private flush(): void {
     const socket = this.socket;
     if (!socket || this.flushing) return;
     this.flushing = true;
     try {
       while (this.queue.length > 0 && this.socket === socket) {
-        const { key, frame } = this.queue.shift()!;
-        const more = socket.write(frame);
-        this.events.sent(key);
+        const batch: Buffer[] = [];
+        let bytes = 0;
+        while (this.queue.length > 0 && bytes < 256 * 1024) {
+          const { key, frame } = this.queue.shift()!;
+          batch.push(frame);
+          bytes += frame.length;
+          this.events.sent(key);
+        }
+        const more = socket.write(batch.length === 1 ? batch[0] : Buffer.concat(batch, bytes));
         if (!more) {
           socket.once('drain', () => this.flush());
           return;

@@ -106,7 +106,9 @@ export class SyslogForwarder {
   /** The status rows: the process total first (the reference's one row), then one row per category. */
   status(): ({ process: string; category: string; queued: number } & SyslogCounters)[] {
     return [...this.counters].map(([category, counters]) => ({
-      process: 'bulwark-api', category, ...counters, queued: this.connection?.queued(category === 'all' ? undefined : category) ?? 0,
+      process: 'bulwark-api', category, ...counters,
+      updated_at: this.updatedAt.has(counters) ? isoTime(this.updatedAt.get(counters)!) : counters.updated_at,
+      queued: this.connection?.queued(category === 'all' ? undefined : category) ?? 0,
     }));
   }
 
@@ -115,18 +117,22 @@ export class SyslogForwarder {
   }
 
   private count(key: CounterKey | 'all', change: (counters: SyslogCounters) => void): void {
+    // Called for every message: the time is formatted when the status is read, not here.
+    const now = this.context.clock.now();
     for (const target of key === 'all' ? [this.counters.get('all')] : [this.counters.get(key), this.counters.get('all')]) {
       if (!target) continue;
       change(target);
-      target.updated_at = isoTime(this.context.clock.now());
+      this.updatedAt.set(target, now);
     }
   }
+
+  private readonly updatedAt = new WeakMap<SyslogCounters, number>();
 
   private countAll(change: (counters: SyslogCounters) => void): void {
     for (const [key, counters] of this.counters) {
       if (key === 'test') continue;
       change(counters);
-      counters.updated_at = isoTime(this.context.clock.now());
+      this.updatedAt.set(counters, this.context.clock.now());
     }
   }
 }
