@@ -19,6 +19,24 @@ before(async () => {
 });
 after(() => t.close());
 
+/** A webhook receiver on loopback: every request kept; `/flaky` answers 503 the first time, `/release` is a release feed. */
+async function hookReceiver() {
+  const hooks: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  let flakyAnswered = 0;
+  const receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      hooks.push({ path: request.url ?? '', headers: request.headers, body });
+      if (request.url === '/flaky' && flakyAnswered++ === 0) response.writeHead(503).end('busy');
+      else if (request.url === '/release') response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tag_name: 'v99.0.0', body: 'notes', published_at: '2026-11-01T00:00:00Z', assets: [] }));
+      else response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return { hooks, port: (receiver.address() as { port: number }).port, close: () => receiver.close() };
+}
+
 async function until(what: string, done: () => boolean, deadlineMs = 30_000): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   while (!done()) {
@@ -42,19 +60,8 @@ test('gateway down: one e-mail and one signed webhook; a 503 is retried; flappin
     },
   });
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const hooks: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
-  let flakyAnswered = 0;
-  const receiver = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      hooks.push({ path: request.url ?? '', headers: request.headers, body });
-      if (request.url === '/flaky' && flakyAnswered++ === 0) response.writeHead(503).end('busy');
-      else response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const hookPort = (receiver.address() as { port: number }).port;
+  const receiver = await hookReceiver();
+  const { hooks, port: hookPort } = receiver;
   try {
     const smtpPort = (smtp.server.address() as { port: number }).port;
     assert.equal((await t.request('PUT', '/api/v1/notify/smtp/config', { enabled: true, host: '127.0.0.1', port: smtpPort, tls: 'none', allowed_addresses: ['127.0.0.1'], recipients: 'noc@example.org' })).statusCode, 200);
@@ -142,6 +149,48 @@ test('gateway down: one e-mail and one signed webhook; a 503 is retried; flappin
     assert.match(mails[1], /Subject: \[Bulwark\] 10 more gateway_(up|down)\/gateway_(up|down) notification\(s\)/);
   } finally {
     smtp.close();
+    receiver.close();
+  }
+});
+
+test('the other notification events come from their producers: IDS alerts at or above min_severity, lockout, configuration applied and restored, update available', async () => {
+  const receiver = await hookReceiver();
+  try {
+    const hook = json(await t.request('POST', '/api/v1/notify/webhooks', { name: 'producers', url: `http://127.0.0.1:${receiver.port}/events`, secret: 's', allowed_addresses: ['127.0.0.1'] }));
+    const events = ['ids_alert', 'account_locked_out', 'config_applied', 'config_restored', 'update_available'];
+    const put = await t.request('PUT', '/api/v1/notify/events', events.map((event) => ({ event, email: false, webhooks: [hook.id], ...(event === 'ids_alert' ? { min_severity: 'error' } : {}) })));
+    assert.equal(put.statusCode, 200, put.body);
+    const received = (event: string) => receiver.hooks.filter((h) => h.path === '/events' && h.headers['x-bulwark-event'] === event).map((h) => JSON.parse(h.body));
+
+    // IDS: severity 1 (critical) passes min_severity error, severity 3 (warning) does not.
+    const ids = (t.app.areas.find((area) => area.name === 'ids') as unknown as { service: { ingestEve(text: string): unknown } }).service;
+    const alert = (sid: number, severity: number) => JSON.stringify({ timestamp: new Date().toISOString(), event_type: 'alert', src_ip: '198.51.100.7', src_port: 4444, dest_ip: '10.0.0.5', dest_port: 22, proto: 'TCP', alert: { signature_id: sid, signature: `test signature ${sid}`, severity, action: 'allowed' } });
+    ids.ingestEve(`${alert(9100001, 1)}\n${alert(9100003, 3)}\n`);
+    // Lockout: five failed logins of one user name.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'mallory', password: `guess-${attempt}` } });
+      assert.equal(login.statusCode, 401);
+    }
+    // A reload applies the configuration (version 1); a restore of it is a restore.
+    const reload = await t.request('POST', '/api/v1/reload', {});
+    assert.equal(reload.statusCode, 200, reload.body);
+    const restore = await t.request('POST', '/api/v1/config/restore', { version: json(reload).version ?? 1 });
+    assert.equal(restore.statusCode, 200, restore.body);
+    // The release feed (a loopback server the settings allow) names a newer version.
+    assert.equal((await t.request('PUT', '/api/v1/settings/appliance_updates', { release_url: `http://127.0.0.1:${receiver.port}/release`, allow_private: '127.0.0.1', allow_http: 'true' })).statusCode, 200);
+    const check = await t.request('POST', '/api/v1/updates/appliance/check');
+    assert.equal(check.statusCode, 200, check.body);
+
+    await until('a webhook for each event', () => events.every((event) => received(event).length > 0), 30_000).catch((error) => { throw new Error(`${error.message}: got ${JSON.stringify(receiver.hooks.map((h) => [h.path, h.headers['x-bulwark-event']]))}`); });
+    const notifier = (t.app.areas.find((area) => area.name === 'events') as unknown as { notifier: Notifier }).notifier;
+    await notifier.settled();
+    assert.deepEqual(received('ids_alert').map((body) => body.payload.signature_id), [9100001], 'only the alert at or above the minimum severity');
+    assert.equal(received('ids_alert')[0].severity, 'critical');
+    assert.match(received('account_locked_out')[0].summary, /mallory/);
+    assert.equal(received('config_applied')[0].payload.source !== 'restore', true);
+    assert.equal(received('config_restored')[0].payload.source, 'restore');
+    assert.equal(received('update_available')[0].payload.latest, '99.0.0');
+  } finally {
     receiver.close();
   }
 });

@@ -43,8 +43,8 @@ export function notificationOf(event: HubEvent): Notification | undefined {
       return make('commit_confirm_rolled_back', 'commit_confirm', p.event === 'rollback_failed' ? 'critical' : 'warning', `commit-confirm ${p.event === 'rollback_failed' ? 'rollback FAILED' : 'rolled back'} to version ${text(p.rollback_version)}: ${text(p.reason)}`);
     case 'config.applied':
       if (p.source === 'rollback') return undefined;
-      if (p.source === 'restore') return make('config_restored', 'config', 'notice', `configuration restored as version ${text(p.version)} by ${text(p.actor)}${p.comment ? ` (${text(p.comment)})` : ''}`);
-      return make('config_applied', 'config', 'info', `configuration version ${text(p.version)} applied by ${text(p.actor)}${p.comment ? ` (${text(p.comment)})` : ''}`);
+      if (p.source === 'restore') return make('config_restored', 'config:restored', 'notice', `configuration restored as version ${text(p.version)} by ${text(p.actor)}${p.comment ? ` (${text(p.comment)})` : ''}`);
+      return make('config_applied', 'config:applied', 'info', `configuration version ${text(p.version)} applied by ${text(p.actor)}${p.comment ? ` (${text(p.comment)})` : ''}`);
     case EVENT_TOPICS.accountLockedOut:
       return make('account_locked_out', `lockout:${text(p.key)}`, 'warning', `locked out after too many failed logins: ${text(p.key)}${p.client_ip ? ` (from ${text(p.client_ip)})` : ''}`);
     case EVENT_TOPICS.daemonCrashed:
