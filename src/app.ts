@@ -55,6 +55,8 @@ export interface CatalogueEntry {
   access: RouteAccess | undefined;
   /** The route validates a request body against a schema. */
   hasBody: boolean;
+  /** The body is a JSON array (PUT /notify/events): `[]` is then a well-formed body. */
+  arrayBody: boolean;
 }
 
 declare module 'fastify' {
@@ -135,7 +137,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
       if (!CONSOLE_ROUTES.includes(url)) methods.remember(method, url);
-      app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access, hasBody: Boolean(route.schema?.body) });
+      app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access, hasBody: Boolean(route.schema?.body), arrayBody: (route.schema?.body as { type?: unknown } | undefined)?.type === 'array' });
     }
   });
 
