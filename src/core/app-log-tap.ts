@@ -13,8 +13,11 @@ const RANK: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40,
  */
 export function tappedLogger(options: LoggerOptions & { level: string }, events: EventHub): { logger: Logger; levelFor(floor: string | null): string } {
   const stdoutLevel = options.level;
+  // Lines are parsed and announced only while someone asked for them (levelFor with a floor).
+  let active = false;
   const tap = {
     write(line: string) {
+      if (!active) return;
       try {
         const record = JSON.parse(line) as Record<string, unknown>;
         events.emit(EVENT_TOPICS.appLog, record);
@@ -34,6 +37,7 @@ export function tappedLogger(options: LoggerOptions & { level: string }, events:
      * logs through a child of this instance, so the caller sets it there (children created later inherit it).
      */
     levelFor(floor) {
+      active = floor !== null;
       return floor && RANK[floor] < RANK[stdoutLevel] ? floor : stdoutLevel;
     },
   };
