@@ -8,8 +8,14 @@
  * agreeing on the MSGID). Then rsyslog is stopped for 10 s while rules change, and started again: nothing is lost
  * within the queue bound; beyond the bound the oldest messages are dropped and counted. TLS refuses a collector
  * whose certificate does not name the host, and one signed by another CA.
+ *
+ * The second test is notifications from the other side: a multi-WAN gateway (another address of a collector
+ * namespace, probed with ping) is taken down; an SMTP server and a webhook receiver in that namespace
+ * (fixtures/notify-sink.mjs) get one e-mail and one webhook whose signature verifies, and five more flaps within
+ * a minute send nothing more (held for the summary at the end of the rate-limit window).
  */
 import { test } from 'node:test';
+import { createHmac } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -274,5 +280,63 @@ test('remote syslog: rsyslog receives blocked packets, IDS alerts, failed logins
     delete process.env.FAKE_SURICATA_EVE;
     await lab.cleanup();
     rmSync(collectorDir, { recursive: true, force: true });
+  }
+});
+
+test('notifications in namespaces: a gateway taken down sends one e-mail and one signed webhook to a collector namespace; five flaps in a minute send no more', { skip: systemSkip('the notification namespace lab', { root: true, programs: ['ping'] }), timeout: 300_000 }, async () => {
+  const lab = new NetnsLab('b40n');
+  try {
+    const fw = lab.namespace('fw');
+    const collector = lab.namespace('co');
+    const link = `b40n${lab.tag}`;
+    lab.link({ ns: fw, name: link, address: '10.241.2.1/24' }, { ns: collector, name: `b40m${lab.tag}`, address: '10.241.2.2/24' });
+    // The gateway is another address of the collector namespace: removing it takes the gateway down.
+    const gatewayUp = () => run('ip', ['-n', collector, 'addr', 'add', '10.241.2.4/24', 'dev', `b40m${lab.tag}`]);
+    const gatewayDown = () => run('ip', ['-n', collector, 'addr', 'del', '10.241.2.4/24', 'dev', `b40m${lab.tag}`]);
+    gatewayUp();
+    const out = join(lab.dataDir, 'notify-sink.jsonl');
+    lab.spawnIn(collector, process.execPath, [join(ROOT, 'test/e2e/fixtures/notify-sink.mjs'), '10.241.2.2', '2525', '8088', out]);
+    const sunk = () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : []) as { kind: string; data?: string; path?: string; headers?: Record<string, string>; body?: string }[];
+    await until('the SMTP and webhook receivers', () => {
+      const sockets = inNamespace(collector, 'ss', ['-Hlnt']);
+      return sockets.includes(':2525 ') && sockets.includes(':8088 ');
+    }, 30_000);
+    lab.startBulwark(fw, await freePort());
+
+    lab.call('PUT', '/api/v1/notify/smtp/config', { enabled: true, host: '10.241.2.2', port: 2525, tls: 'none', allowed_addresses: ['10.241.2.2'], recipients: 'noc@example.org' }, 200);
+    const hook = lab.call('POST', '/api/v1/notify/webhooks', { name: 'noc', url: 'http://10.241.2.2:8088/bulwark', secret: 'namespace-secret', allowed_addresses: ['10.241.2.2'] });
+    lab.call('PUT', '/api/v1/notify/events', [
+      { event: 'gateway_down', email: true, webhooks: [hook.id], rate_limit_secs: 600 },
+      { event: 'gateway_up', email: true, webhooks: [hook.id], rate_limit_secs: 600 },
+    ], 200);
+    const instance = lab.call('POST', '/api/v1/multiwan/instances', { name: 'isp', fib_number: 4 });
+    const gateway = lab.call('POST', '/api/v1/multiwan/gateways', { name: 'wan-lab', instance_id: instance.id, interface: link, next_hop: '10.241.2.4', monitor_kind: 'icmp', interval_ms: 300, timeout_ms: 300, consec_fail_down: 3, consec_ok_up: 3 });
+    const state = () => lab.call('GET', `/api/v1/multiwan/gateways/${gateway.id}`).state as string;
+    await until('the gateway up', () => state() === 'up', 30_000);
+
+    gatewayDown();
+    await until('the gateway down', () => state() === 'down', 30_000);
+    await until('one e-mail and one webhook', () => sunk().some((e) => e.kind === 'mail') && sunk().some((e) => e.kind === 'hook'), 30_000, () => JSON.stringify(sunk()));
+    const [mail] = sunk().filter((e) => e.kind === 'mail');
+    assert.match(mail.data!, /Subject: \[Bulwark\] gateway wan-lab is down/);
+    const [delivered] = sunk().filter((e) => e.kind === 'hook');
+    assert.equal(delivered.headers!['x-bulwark-signature'], `sha256=${createHmac('sha256', 'namespace-secret').update(delivered.body!).digest('hex')}`, 'the signature verifies');
+    assert.equal(JSON.parse(delivered.body!).event, 'gateway_down');
+
+    // Five flaps within a minute: each one a real state change, none a new notification (held for the summary).
+    const flapsStarted = Date.now();
+    for (let flap = 0; flap < 5; flap++) {
+      gatewayUp();
+      await until('the gateway up again', () => state() === 'up', 30_000);
+      gatewayDown();
+      await until('the gateway down again', () => state() === 'down', 30_000);
+    }
+    const transitions = lab.call('GET', `/api/v1/multiwan/gateways/${gateway.id}/events`).filter((e: { to_state: string }) => e.to_state === 'down').length;
+    assert.ok(transitions >= 6, `six times down: ${transitions}`);
+    assert.ok(Date.now() - flapsStarted < 60_000, 'five flaps within a minute');
+    assert.equal(sunk().filter((e) => e.kind === 'mail').length, 1, 'one e-mail for six downs');
+    assert.equal(sunk().filter((e) => e.kind === 'hook').length, 1, 'one webhook for six downs');
+  } finally {
+    await lab.cleanup();
   }
 });
