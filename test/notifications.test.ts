@@ -12,6 +12,9 @@ import { SMTPServer } from 'smtp-server';
 import { json } from './helpers/app.js';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import type { Notifier } from '../src/areas/events/notifier.js';
+import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
+import type { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
+import { configOf, packetFilterOf } from './helpers/areas.js';
 
 let t: AreaApp;
 before(async () => {
@@ -192,5 +195,55 @@ test('the other notification events come from their producers: IDS alerts at or 
     assert.equal(received('update_available')[0].payload.latest, '99.0.0');
   } finally {
     receiver.close();
+  }
+});
+
+test('drift detected and repaired, a commit-confirm rollback, a failed certificate renewal and an expiring certificate reach a webhook from their producers', async () => {
+  const platform = createSimulatedPlatform();
+  const filter = platform.packetFilter as SimulatedPacketFilter;
+  const app = await startAreaApp({ platform });
+  const receiver = await hookReceiver();
+  try {
+    const hook = json(await app.request('POST', '/api/v1/notify/webhooks', { name: 'ops', url: `http://127.0.0.1:${receiver.port}/ops`, secret: 'ops-secret', allowed_addresses: ['127.0.0.1'] }));
+    const events = ['drift_detected', 'drift_repaired', 'commit_confirm_rolled_back', 'certificate_renewal_failed', 'certificate_expiring'];
+    // Drift and its repair share one event key (like a gateway's down and up): the repair comes as the summary of
+    // the window the detection opened, here one second long.
+    assert.equal((await app.request('PUT', '/api/v1/notify/events', events.map((event) => ({ event, email: false, webhooks: [hook.id], ...(event.startsWith('drift') ? { rate_limit_secs: 1 } : {}) })))).statusCode, 200);
+    const received = (event: string) => receiver.hooks.filter((h) => h.headers['x-bulwark-event'] === event).map((h) => JSON.parse(h.body));
+
+    // Drift: the kernel's ruleset changed by hand is seen by the check; a reload repairs it.
+    assert.equal((await app.request('POST', '/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22 })).statusCode, 201);
+    assert.equal((await app.request('POST', '/api/v1/reload', {})).statusCode, 200);
+    await packetFilterOf(app.app).checkDrift();
+    assert.match(filter.appliedText!, /tcp dport 22\b/);
+    filter.appliedText = filter.appliedText!.replace(/tcp dport 22\b/, 'tcp dport 23');
+    await packetFilterOf(app.app).checkDriftAside();
+    assert.equal((await app.request('POST', '/api/v1/reload', {})).statusCode, 200);
+
+    // Commit-confirm: a window that is not confirmed rolls back.
+    assert.equal((await app.request('POST', '/api/v1/config/commit-confirm', { timeout_seconds: 60 })).statusCode, 200);
+    app.clock.advance(61_000);
+    assert.equal(await configOf(app.app).commitConfirm.expireIfDue(), true);
+
+    // ACME: an order that cannot be placed (no account) fails; a certificate 3 days from expiry is announced.
+    const createdCert = await app.request('POST', '/api/v1/acme/certs', { common_name: 'fw.example.org', challenge_type: 'http-01' });
+    assert.equal(createdCert.statusCode, 201, createdCert.body);
+    const cert = json(createdCert);
+    const renewed = await app.request('POST', `/api/v1/acme/certs/${cert.id}/renew`);
+    assert.match(renewed.body, /no ACME account/);
+    const acme = (app.app.areas.find((area) => area.name === 'acme') as unknown as { service: { certs: { update(id: string, patch: object): unknown }; announceExpiring(): number } }).service;
+    acme.certs.update(cert.id, { expires_at: new Date(app.clock.now() + 3.5 * 86_400_000).toISOString() });
+    assert.equal(acme.announceExpiring(), 1);
+
+    await until('a webhook for each event', () => events.every((event) => received(event).length > 0), 30_000)
+      .catch((error) => { throw new Error(`${error.message}: got ${JSON.stringify(receiver.hooks.map((h) => h.headers['x-bulwark-event']))}`); });
+    assert.match(received('drift_detected')[0].summary, /differs from the applied one/);
+    assert.match(received('drift_repaired')[0].summary, /1 more drift_repaired notification\(s\) for drift in 1 s; latest: the kernel ruleset matches the applied one again/);
+    assert.match(received('commit_confirm_rolled_back')[0].summary, /rolled back to version \d+/);
+    assert.match(received('certificate_renewal_failed')[0].summary, /fw\.example\.org failed: no ACME account/);
+    assert.equal(received('certificate_expiring')[0].payload.days_left, 3);
+  } finally {
+    receiver.close();
+    await app.close();
   }
 });
