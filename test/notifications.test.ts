@@ -15,6 +15,7 @@ import type { Notifier } from '../src/areas/events/notifier.js';
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 import type { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
 import { configOf, packetFilterOf } from './helpers/areas.js';
+import { SupervisedProcess } from '../src/platform/supervised-process.js';
 
 let t: AreaApp;
 before(async () => {
@@ -245,5 +246,29 @@ test('drift detected and repaired, a commit-confirm rollback, a failed certifica
   } finally {
     receiver.close();
     await app.close();
+  }
+});
+
+test('a supervised daemon that dies on its own and is restarted sends daemon_crashed and daemon_restarted', async () => {
+  const receiver = await hookReceiver();
+  // A process that writes a line and exits with status 3 after a moment, under the supervisor the daemons run under.
+  let daemon: SupervisedProcess | undefined;
+  try {
+    const hook = json(await t.request('POST', '/api/v1/notify/webhooks', { name: 'daemons', url: `http://127.0.0.1:${receiver.port}/daemons`, secret: 'd', allowed_addresses: ['127.0.0.1'] }));
+    assert.equal((await t.request('PUT', '/api/v1/notify/events', ['daemon_crashed', 'daemon_restarted'].map((event) => ({ event, email: false, webhooks: [hook.id] })))).statusCode, 200);
+    let runs = 0;
+    daemon = new SupervisedProcess({
+      label: 'crashy', command: process.execPath, args: ['-e', 'console.log("crashy starting"); setTimeout(() => process.exit(3), 300)'],
+      ready: async () => true, restartDelayMs: 100, afterRestart: async () => void runs++,
+    });
+    await daemon.start();
+    const received = (event: string) => receiver.hooks.filter((h) => h.headers['x-bulwark-event'] === event).map((h) => JSON.parse(h.body));
+    await until('daemon_crashed and daemon_restarted', () => received('daemon_crashed').length > 0 && received('daemon_restarted').length > 0);
+    assert.match(received('daemon_crashed')[0].summary, /^crashy crashed: crashy exited with status 3/);
+    assert.equal(received('daemon_restarted')[0].payload.daemon, 'crashy');
+    assert.ok(runs >= 1);
+  } finally {
+    await daemon?.stop();
+    receiver.close();
   }
 });
