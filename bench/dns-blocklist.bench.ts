@@ -85,6 +85,7 @@ try {
 
   // Download and parse one million names while the resolver is stopped (so the refresh only stores them).
   await call('POST', '/api/v1/dns/resolver/stop');
+  await call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] });
   await call('PUT', '/api/v1/dns/blocklists/schedule', { allow_http: true, allow_private_sources: ['127.0.0.1/32'] });
   await call('PUT', '/api/v1/dns/blocklists/enabled', { enabled: true });
   const source = await call('POST', '/api/v1/dns/blocklists', { name: 'bench', category: 'custom', url: `http://127.0.0.1:${listPort}/hosts`, format: 'hosts' });

@@ -33,7 +33,10 @@ import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
 import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
-import { tappedLogger } from './core/app-log-tap.js';
+import { AppLogTap } from './core/app-log-tap.js';
+import { RequestMetrics } from './metrics/request-metrics.js';
+import { ApiLogStream, LocalLogs } from './areas/settings/local-logs.js';
+import { ServiceRestore } from './core/service-restore.js';
 import { ConfigVersions } from './store/config-versions.js';
 import { CONSOLE_ROUTES, registerConsole } from './http/console-static.js';
 
@@ -46,6 +49,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** The built web console to serve at `/` (default: dist/console). */
   consoleDir?: string;
+  /** The default logger also writes to standard output (default true); the local API log is written either way. */
+  logToStdout?: boolean;
 }
 
 /** One row of the route catalogue: what the route-table test compares with endpoints.tsv. */
@@ -80,20 +85,21 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const events = new EventHub(clock);
-  // The default logger also announces its lines on the hub (syslog's application category).
-  const tapped = options.logger === undefined ? tappedLogger({
-    level: config.logLevel,
-    // Belt and braces: request logging below never includes headers or bodies, but nothing that could
-    // carry a credential may ever be serialised by accident.
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
-  }, events) : undefined;
+  // The logger exists before the database; its stream is connected to logs/api.log once the store is open. In
+  // front of it, the tap announces lines on the hub for syslog's application category.
+  const apiLog = new ApiLogStream(options.logToStdout === false ? null : process.stdout);
+  const tap = new AppLogTap(apiLog, config.logLevel, events);
   const app = Fastify({
-    ...(tapped ? {
-      loggerInstance: tapped.logger as unknown as FastifyBaseLogger,
-      // Request loggers follow the logger's current level (lowered for syslog's application category), not the
-      // level routes were registered at; no route sets a level of its own.
-      childLoggerFactory: (logger: FastifyBaseLogger, bindings: Record<string, unknown>) => logger.child(bindings),
-    } : { logger: options.logger }),
+    logger: options.logger ?? {
+      level: config.logLevel,
+      // Belt and braces: request logging below never includes headers or bodies, but nothing that could
+      // carry a credential may ever be serialised by accident.
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
+      stream: tap,
+    },
+    // Request loggers follow the logger's current level (lowered for syslog's application category), not the level
+    // their route was registered at; no route sets a level of its own.
+    ...(options.logger === undefined ? { childLoggerFactory: (logger: FastifyBaseLogger, bindings: Record<string, unknown>) => logger.child(bindings) } : {}),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
       const supplied = request.headers['x-request-id'];
@@ -110,7 +116,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const db = openDatabase(config.dataDir);
   const sealer = new Sealer(loadOrCreateKeyFile(join(config.dataDir, 'secrets.key')));
   const store = new ConfigStore(db, clock);
-  const platform = options.platform ?? createPlatform(config.platform);
+  const platform = options.platform ?? createPlatform(config.platform, { aptRoot: config.aptRoot });
   const context = {
     config, clock, db, store, sealer, platform,
     models: new ModelRegistry(store, sealer, (error) => app.log.error({ err: error }, 'a change hook failed')),
@@ -119,9 +125,13 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
     events,
     logFloor: (level: string | null) => {
-      if (tapped) app.log.level = tapped.levelFor(level);
+      if (options.logger === undefined) app.log.level = tap.levelFor(level);
     },
+    requests: new RequestMetrics(),
+    localLogs: new LocalLogs(config.dataDir, store),
+    restore: new ServiceRestore(app.log),
   } as unknown as AppContext;
+  apiLog.attach((line) => context.localLogs.write('bulwark-api', line));
   const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);
   app.decorate('context', context);
@@ -156,6 +166,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   // One line per request; the path only (query strings may carry tickets), never headers or bodies.
   app.addHook('onResponse', (request, reply, done) => {
+    // The route's template, not the URL: ids in paths do not multiply the metric's label values.
+    context.requests.record(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
       'request',
@@ -200,11 +212,17 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await registerConsole(app, options.consoleDir);
   app.addHook('onReady', async () => {
     for (const area of areas) await area.start?.(app);
+    // The daemons come back from their applied state in the background: the API answers (and /status says what
+    // each waits for) meanwhile.
+    context.restore.start();
   });
   app.addHook('onClose', async () => {
+    await context.restore.stop();
     for (const area of [...areas].reverse()) await area.stop?.();
     await platform.close();
     stopHashing();
+    apiLog.attach(null);
+    context.localLogs.close();
     db.close();
   });
   return app;

@@ -12,6 +12,11 @@ export interface StartupConfig {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * The daemons' runtime tree (`--runtime-dir`): unset, `/var/lib/bulwark-daemons/<12 hex of sha256 of the data
+   * directory>` (src/platform/daemon-runtime.ts runtimeRoot() decides; nothing else builds the path).
+   */
+  runtimeDir?: string | null;
   platform: PlatformName;
   trustedProxies: string[];
   logLevel: LogLevel;
@@ -23,6 +28,15 @@ export interface StartupConfig {
   wireguardPrefix: string;
   /** Seconds between checks that the kernel still holds the applied ruleset (0: no periodic check). */
   driftCheckSeconds: number;
+  /**
+   * The root the appliance is installed under (`/`: /opt/bulwark/releases, /opt/bulwark/current,
+   * /etc/bulwark/trusted-keys): where self-updates unpack, switch and look for trusted signing keys (docs/updates.md).
+   */
+  installRoot: string;
+  /** The root apt works in for OS updates (`/`: the machine's own packages; tests give a throw-away root). */
+  aptRoot: string;
+  /** Seconds a new release has to answer ready after the switch before it is rolled back automatically. */
+  updateReadySeconds: number;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
 }
@@ -59,11 +73,15 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     options: {
       listen: { type: 'string' },
       'data-dir': { type: 'string' },
+      'runtime-dir': { type: 'string' },
       platform: { type: 'string' },
       'trusted-proxies': { type: 'string' },
       'log-level': { type: 'string' },
       'wireguard-prefix': { type: 'string' },
       'drift-check-interval': { type: 'string' },
+      'install-root': { type: 'string' },
+      'apt-root': { type: 'string' },
+      'update-ready-timeout': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -85,11 +103,21 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!/^\d{1,6}$/.test(driftText.trim())) {
     throw new StartupError(`--drift-check-interval must be a whole number of seconds (0 turns the periodic check off), got "${driftText}"`);
   }
+  const readyText = values['update-ready-timeout'] ?? env.BULWARK_UPDATE_READY_TIMEOUT ?? '180';
+  if (!/^\d{1,4}$/.test(readyText.trim()) || Number(readyText) < 5) {
+    throw new StartupError(`--update-ready-timeout must be a whole number of seconds, at least 5, got "${readyText}"`);
+  }
+  const runtimeDir = values['runtime-dir'] ?? (env.BULWARK_RUNTIME_DIR || undefined);
+  if (runtimeDir !== undefined && !runtimeDir.startsWith('/')) throw new StartupError(`--runtime-dir must be an absolute path, got "${runtimeDir}"`);
   return {
     host,
     port,
+    installRoot: resolve(values['install-root'] ?? env.BULWARK_INSTALL_ROOT ?? '/'),
+    aptRoot: resolve(values['apt-root'] ?? env.BULWARK_APT_ROOT ?? '/'),
+    updateReadySeconds: Number(readyText.trim()),
     driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
+    runtimeDir: runtimeDir === undefined ? null : resolve(runtimeDir),
     platform: platform as PlatformName,
     trustedProxies: parseTrustedProxies(values['trusted-proxies'] ?? env.BULWARK_TRUSTED_PROXIES ?? ''),
     logLevel: logLevel as LogLevel,

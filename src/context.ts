@@ -9,6 +9,9 @@ import type { ModelRegistry } from './model/registry.js';
 import type { IdentityService } from './auth/identity-service.js';
 import type { ApplyCoordinator } from './core/apply.js';
 import type { EventHub } from './core/event-hub.js';
+import type { RequestMetrics } from './metrics/request-metrics.js';
+import type { LocalLogs } from './areas/settings/local-logs.js';
+import type { ServiceRestore } from './core/service-restore.js';
 
 /** What every area's routes and services are built from. Created once in app.ts. */
 export interface AppContext {
@@ -26,6 +29,12 @@ export interface AppContext {
   apply: ApplyCoordinator;
   /** In-process announcements (configuration applied, commit-confirm events) for live streams. */
   events: EventHub;
+  /** API request counts and latencies (GET /metrics/prometheus). */
+  requests: RequestMetrics;
+  /** The local log files under logs/ (API, audit, daemons), off while syslog's disable_local is set. */
+  localLogs: LocalLogs;
+  /** The services brought back from their applied state at start (adopted, re-applied or started), and their readiness. */
+  restore: ServiceRestore;
   log: FastifyBaseLogger;
   /** Lowers the logger's level to `level` for the hub's app.log (null: back to --log-level); standard output keeps --log-level. */
   logFloor(level: string | null): void;

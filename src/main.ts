@@ -1,6 +1,10 @@
 import { buildApp } from './app.js';
 import { loadStartupConfig, StartupError } from './config.js';
 import { trustedProxiesFromSettings } from './areas/settings/startup.js';
+import { restorePendingDatabase, writeReadyMarker } from './areas/updates/activation-files.js';
+import { BUILD } from './core/build-info.js';
+import { runtimeAccessProblems, runtimeRoot } from './platform/daemon-runtime.js';
+import { prepareRuntimeRoot } from './platform/runtime-access.js';
 
 /** Flags and environment → configuration → store → app → listen; graceful shutdown on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -14,11 +18,29 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // The daemons' runtime tree: created (root-owned, traversable) before anything renders into it; an unsafe
+  // folder on the way is a start-up error, not a 409 at the first apply.
+  if (config.platform !== 'simulated' && process.getuid?.() === 0) {
+    try {
+      prepareRuntimeRoot(runtimeRoot(config));
+    } catch (error) {
+      process.stderr.write(`bulwark: ${(error as Error).message}\n`);
+      process.exit(2);
+    }
+  }
   // Trusted proxies saved in the api_server settings apply from this (re)start unless a flag or variable sets them.
   if (config.trustedProxies.length === 0) config = { ...config, trustedProxies: trustedProxiesFromSettings(config.dataDir) };
+  // An automatic rollback of a self-update asks for the database as it was before the switch (docs/updates.md).
+  const restored = restorePendingDatabase(config.dataDir, BUILD.version);
   const app = await buildApp({ config });
+  if (restored) app.log.warn(restored);
   const address = await app.listen({ host: config.host, port: config.port });
-  app.log.info({ url: address, platform: config.platform, dataDir: config.dataDir }, `Bulwark listening on ${address}`);
+  app.log.info({ url: address, platform: config.platform, dataDir: config.dataDir, version: BUILD.version }, `Bulwark listening on ${address}`);
+  for (const problem of runtimeAccessProblems(config, app.context.platform.simulated)) {
+    app.log.warn(problem, `${problem.daemon} (user ${problem.user}) cannot use ${problem.path}: ${problem.missing} permission missing; its applies will answer 409 (GET /api/v1/status lists this)`);
+  }
+  // What the activation helper of a self-update waits for: this version serves.
+  writeReadyMarker(config.dataDir, BUILD.version);
   if (app.context.identity.awaitingFirstAccount()) {
     app.log.warn(`No account exists yet: the first POST ${address}/api/v1/auth/register claims this appliance as its administrator. Register now, or listen on loopback only until you do.`);
   }

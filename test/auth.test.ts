@@ -6,6 +6,7 @@ import { TOTP, Secret } from 'otpauth';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { ADMIN, adminHeaders, headersWithPermissions, type Headers } from './helpers/auth.js';
 import { BUILTIN_ROLES, PERMISSIONS, toMask } from '../src/core/permissions.js';
+import { TARGETED_LOGIN_DELAY_MS } from '../src/auth/identity-service.js';
 
 let t: TestApp;
 let admin: Headers;
@@ -277,15 +278,38 @@ test('brute force: per address and username, with higher ceilings per address an
   assert.equal((await login('alice', 'Alices-password1', attacker)).statusCode, 429, 'the address is blocked for everyone');
   assert.equal((await login('alice', 'Alices-password1', '198.51.100.8')).statusCode, 200);
 
-  // Guessing one account from many addresses stops at the username ceiling (4 x max_login_attempts).
-  for (let i = 0; i < 20; i++) await login('bob', 'Wrong-pass-1', `192.0.2.${i + 1}`);
-  assert.equal((await login('bob', 'Bobs-password1', '192.0.2.99')).statusCode, 429);
-  assert.equal((await login('alice', 'Alices-password1', '192.0.2.99')).statusCode, 200, 'other accounts are unaffected');
-
   t.clock.advance(301_000);
   assert.equal((await login('bob', 'Bobs-password1', office)).statusCode, 200, 'lockout ends');
   const audit = json(await call('GET', '/api/v1/auth/audit?limit=500', undefined, await adminHeaders(t.app)));
   assert.ok(audit.some((e: { action: string; ip_addr: string }) => e.action === 'lockout' && e.ip_addr === attacker));
+});
+
+test('an outsider cannot lock a named account out: guesses from many addresses slow it, the owner from a clean address gets in', async () => {
+  admin = await adminHeaders(t.app);
+  await call('POST', '/api/v1/auth/users', { username: 'carol', password: 'Carols-password1', role: 'viewer' }, admin);
+  const login = (password: string, ip: string) => call('POST', '/api/v1/auth/login', { username: 'carol', password }, {}, ip);
+  const timed = async (password: string, ip: string) => {
+    const before = t.clock.now();
+    const response = await login(password, ip);
+    return { status: response.statusCode, waited: t.clock.now() - before };
+  };
+  // 20 failures (4 x max_login_attempts) from 4 addresses, 5 each: every address is refused for carol.
+  const attackers = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4'];
+  const statuses: number[] = [];
+  for (const ip of attackers) for (let i = 0; i < 5; i++) statuses.push((await login('Wrong-pass-1', ip)).statusCode);
+  assert.deepEqual(statuses, Array(20).fill(401));
+  for (const ip of attackers) assert.equal((await login('Carols-password1', ip)).statusCode, 429, `${ip} is refused for carol (per address and user)`);
+
+  // A new address guessing is slowed; the owner, from an address with no failures, is slowed too but gets in.
+  const guess = await timed('Wrong-pass-1', '192.0.2.5');
+  assert.deepEqual(guess, { status: 401, waited: TARGETED_LOGIN_DELAY_MS }, 'an attempt on a username under attack waits (on the injectable clock)');
+  const owner = await timed('Carols-password1', '198.51.100.20');
+  assert.deepEqual(owner, { status: 200, waited: TARGETED_LOGIN_DELAY_MS }, 'the right password from a clean address signs in, slowed, not refused');
+  const other = await timed('Alices-password1', '192.0.2.99');
+  assert.equal(other.waited, 0, 'other accounts are not slowed');
+  const audit = json(await call('GET', '/api/v1/auth/audit?limit=500', undefined, admin));
+  assert.ok(audit.some((e: { action: string; details: string }) => e.action === 'login_slowed' && e.details === 'user:carol'));
+  t.clock.advance(301_000);
 });
 
 test('auth settings: defaults, validation, live effect on lockout threshold', async () => {

@@ -87,6 +87,16 @@ const cases: Record<string, FirewallConfig> = {
       nat(fixtureId(74), { nat_type: 'snat', interface: 'em0', src_addr: 'interface address', dst_addr: '198.51.100.0/24', redirect: { address: '203.0.113.5', port: null } }),
     ],
   }),
+  // A fresh appliance: new connections entering a WAN interface are blocked unless a rule passes them (after
+  // the user rules in nftables, before them in pf, whose last match wins); the API stays reachable from LAN.
+  'wan-default-block': config({
+    system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: ['lan0'], nflogGroup: 5, wanDefaultBlock: ['wan0', 'wan1'] },
+    rules: [rule({ id: fixtureId(81), action: 'pass', interface: 'wan0', protocol: 'tcp', dport: 443, description: 'published web server' })],
+  }),
+  'wan-default-block-unlogged': config({
+    system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 5, wanDefaultBlock: ['wan0'] },
+    settings: { block_logging: false },
+  }),
   'anti-lockout': config({
     system: { api: { host: '2001:db8::1', port: 443 }, antiLockoutInterfaces: ['lan0', 'lan1'], nflogGroup: 5 },
     rules: [rule({ id: fixtureId(41), action: 'block', protocol: 'any', direction: 'any', log: true })],
@@ -105,6 +115,9 @@ test('compile errors name the object: unknown alias, nesting cycle', () => {
   assert.throws(() => compileNftables(config({ rules: [rule({ id: fixtureId(51), dst: '<ghost>' })] })), (e: unknown) => e instanceof CompileError && /ghost/.test((e as Error).message));
   const cyclic = config({ aliases: [alias('a', 'network', ['<b>']), alias('b', 'network', ['<a>'])] });
   assert.throws(() => compilePf(cyclic), /alias nesting cycle: a -> b -> a/);
+  // An interface name that could end a quoted word or a list never reaches the WAN default block's line.
+  const hostileWan = config({ system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 1, wanDefaultBlock: ['wan0" accept'] } });
+  for (const compile of [compileNftables, compilePf]) assert.throws(() => compile(hostileWan), (e: unknown) => e instanceof CompileError && /WAN-role interfaces/.test((e as Error).message));
 });
 
 const skip = rootSkipReason('loading nftables golden files into a network namespace');

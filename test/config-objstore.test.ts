@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import S3rver from 's3rver';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
+import { createSettingsArea } from '../src/areas/settings/routes.js';
 import { lifecycleAreas, newProbe } from './helpers/config-area.js';
 import { configOf } from './helpers/areas.js';
 
@@ -25,8 +26,13 @@ before(async () => {
   server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: 'backups', configs: [] }] });
   const { port } = await server.run();
   endpoint = `http://127.0.0.1:${port}`;
-  t = await startTestApp({ areas: lifecycleAreas(newProbe()) });
+  // The settings area serves the administrator's outbound allow-list (/settings/outbound).
+  const probe = newProbe();
+  t = await startTestApp({ areas: (context) => [...lifecycleAreas(probe)(context), createSettingsArea(context)] });
   admin = await adminHeaders(t.app);
+  // The S3 server listens on loopback: the administrator's outbound allow-list names it.
+  const allowed = await call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] });
+  assert.equal(allowed.statusCode, 200, allowed.body);
 });
 after(async () => {
   await t.close();
@@ -100,9 +106,11 @@ test('test checks connectivity and credentials, and reports failures as ok:false
 
   // the outbound guard: loopback refused unless allow-listed, plain http refused unless allowed
   await call('PUT', '/api/v1/backup/objstore/config', { bucket: 'backups', allowed_addresses: [] });
+  assert.equal((await call('PUT', '/api/v1/settings/outbound', { allowed_addresses: [] })).statusCode, 200);
   const guarded = json(await call('POST', '/api/v1/backup/objstore/test'));
   assert.equal(guarded.ok, false);
   assert.match(guarded.message, /blocked address/);
+  assert.equal((await call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).statusCode, 200);
   await call('PUT', '/api/v1/backup/objstore/config', { allowed_addresses: ['127.0.0.1/32'], allow_http: false });
   assert.match(json(await call('POST', '/api/v1/backup/objstore/test')).message, /https only/);
   await call('PUT', '/api/v1/backup/objstore/config', destination());

@@ -93,7 +93,7 @@ async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 function assertNoProblems(watched: WatchedPage, what: string): void {
-  assert.deepEqual(watched.problems.console, [], `${what}: console errors`);
+  assert.deepEqual(watched.problems.console, [], `${what}: console errors (failed responses: ${JSON.stringify(watched.problems.failedResponses)})`);
   assert.deepEqual(watched.problems.failedResponses, [], `${what}: failed responses`);
 }
 

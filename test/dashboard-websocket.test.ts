@@ -9,6 +9,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { flow, replayPlatform, ReplayTraffic } from './helpers/traffic.js';
 import { dashboardAreas, dashboardOf } from './helpers/areas.js';
+import { MAX_STREAMS_PER_ACCOUNT } from '../src/live/stream-registry.js';
 
 const area = dashboardAreas({ manualTicks: true });
 const traffic = new ReplayTraffic();
@@ -157,7 +158,15 @@ test('tickets: missing, unknown, replayed and expired → 401; without dashboard
 test('at most 64 sockets: the 65th is refused with 503 before the upgrade; a freed slot can be used again', async () => {
   await until(() => service().broadcaster.socketCount === 0, 'earlier sockets gone');
   const clients: Client[] = [];
-  for (let i = 0; i < 64; i++) clients.push(await open(`?ticket=${await ticket()}`));
+  // One account holds at most MAX_STREAMS_PER_ACCOUNT streams: the 64 sockets come from several accounts.
+  const accounts: Headers[] = [];
+  for (let i = 0; i < Math.ceil(64 / MAX_STREAMS_PER_ACCOUNT); i++) {
+    const username = `watcher${i}`;
+    await t.app.inject({ method: 'POST', url: '/api/v1/auth/users', headers: admin, payload: { username, password: 'Watcher-pass-12', role: 'viewer' } });
+    const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password: 'Watcher-pass-12' } });
+    accounts.push({ authorization: `Bearer ${login.json().access_token}` });
+  }
+  for (let i = 0; i < 64; i++) clients.push(await open(`?ticket=${await ticket(accounts[Math.floor(i / MAX_STREAMS_PER_ACCOUNT)])}`));
   assert.equal(service().broadcaster.socketCount, 64);
   const refusal = await open(`?ticket=${await ticket()}`).then(() => null, (e: { status?: number; body?: string }) => e);
   assert.equal(refusal?.status, 503);

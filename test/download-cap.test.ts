@@ -149,6 +149,8 @@ test('DNS blocklist refresh: a source streaming past 50 MiB is refused, and the 
   t = await startAreaApp();
   try {
     const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => json(await t.request(method, url, payload));
+    // The administrator's outbound allow-list is what lets a blocklist source sit on loopback (docs/security.md).
+    assert.deepEqual((await call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).allowed_addresses, ['127.0.0.1/32']);
     await call('PUT', '/api/v1/dns/blocklists/schedule', { allow_http: true, allow_private_sources: ['127.0.0.1/32'] });
     const source = await call('POST', '/api/v1/dns/blocklists', { name: 'mirror', category: 'custom', url: `${base}/body`, format: 'domains' });
     const list = 'ads-a.example\nads-b.example\nads-c.example\n';

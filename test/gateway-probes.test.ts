@@ -32,7 +32,8 @@ after(() => {
   dns.close();
 });
 const port = (server: { address(): AddressInfo | string | null }) => (server.address() as AddressInfo).port;
-const base = { target: '127.0.0.1', interface: 'lo', timeout_ms: 1000, expect: null, port: null };
+// Loopback is special: the probes below reach it because their allow-list (the administrator's) names it.
+const base = { target: '127.0.0.1', interface: 'lo', timeout_ms: 1000, expect: null, port: null, allow_list: ['127.0.0.1'] };
 
 test('icmp: one ping through the interface; no reply within the timeout is a failure naming the target', { skip: needs('ping') }, async (t) => {
   const ok = await probeGateway({ ...base, kind: 'icmp' });
@@ -48,6 +49,8 @@ test('icmp: one ping through the interface; no reply within the timeout is a fai
 test('tcp: a connect is success with its time; a closed port is a failure', async () => {
   const ok = await probeGateway({ ...base, kind: 'tcp', port: port(tcp) });
   assert.equal(ok.success, true, ok.error ?? '');
+  const unlisted = await probeGateway({ ...base, kind: 'tcp', port: port(tcp), allow_list: [] });
+  assert.deepEqual([unlisted.success, /blocked address/.test(unlisted.error!)], [false, true], 'loopback is refused unless allow-listed');
   const closed = createTcpServer().listen(0, '127.0.0.1');
   await new Promise((resolve) => closed.once('listening', resolve));
   const unused = port(closed);

@@ -11,6 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLinuxNetwork } from '../src/platform/linux/network.js';
 import { HttpError } from '../src/core/errors.js';
+import type { NetInterface } from '../src/platform/network.js';
+import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
+import { startAreaApp } from './helpers/area-app.js';
+import { json } from './helpers/app.js';
 
 const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-ip-'));
 writeFileSync(join(fakeDir, 'ip'), `#!/bin/sh
@@ -140,4 +144,50 @@ test('static routes: ip route replace on install, ip route del on withdrawal (al
   writeFileSync(join(fakeDir, 'route-gone'), '');
   const outcome = await network.setStaticRoute({ destination: '10.9.0.0/16', gateway: '192.0.2.254', interface: 'eth1', metric: 5, table: 0 }, false);
   assert.equal(outcome.applied, true);
+});
+
+test('restore re-applies VLANs through the networking applier: restoring a version without vlan30 deletes it, restoring one with it creates it; a reload leaves it alone', async () => {
+  // The app's networking area on the linux driver (fake ip); the host shows eth1 only, as `ip -j link` would.
+  const linux = createLinuxNetwork();
+  const eth1: NetInterface = { name: 'eth1', mac: '02:00:00:00:00:01', mtu: 1500, up: true, loopback: false, ipv4: '192.0.2.1', ipv4_prefix: 24, ipv6: null, vlan_id: null, vlan_parent: null, description: null, counters: { bytes_in: 0, bytes_out: 0, packets_in: 0, packets_out: 0, errors_in: 0, errors_out: 0 } };
+  const platform = { ...createSimulatedPlatform(), network: { ...linux, interfaces: async () => [eth1] } };
+  const t = await startAreaApp({ platform });
+  const args = () => calls().map((c) => c.args);
+  const clearCalls = () => {
+    for (const f of readdirSync(fakeDir)) if (f.startsWith('call-')) rmSync(join(fakeDir, f));
+  };
+  try {
+    const without = json((await t.request('POST', '/api/v1/reload'))).version;
+    const created = await t.request('POST', '/api/v1/vlans', { vlan_id: 30, parent: 'eth1', mtu: 1496 });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.ok(args().includes('link add link eth1 name vlan30 mtu 1496 type vlan id 30'), JSON.stringify(args()));
+    writeFileSync(join(fakeDir, 'vlan-exists'), '');
+    clearCalls();
+    const withVlan = json(await t.request('POST', '/api/v1/reload')).version;
+    assert.deepEqual(args().filter((a) => a.startsWith('link')), [], 'a reload does not re-create a VLAN the kernel holds as stored');
+
+    clearCalls();
+    const restored = await t.request('POST', '/api/v1/config/restore', { version: without });
+    assert.equal(restored.statusCode, 200, restored.body);
+    assert.deepEqual(args().filter((a) => a.startsWith('link')), ['link show dev vlan30', 'link del dev vlan30'], 'restoring the version without it deletes vlan30');
+    assert.ok(json(restored).appliers.some((a: { name: string; ok: boolean }) => a.name === 'networking' && a.ok), restored.body);
+    rmSync(join(fakeDir, 'vlan-exists'));
+
+    clearCalls();
+    const back = await t.request('POST', '/api/v1/config/restore', { version: withVlan });
+    assert.equal(back.statusCode, 200, back.body);
+    assert.deepEqual(args().filter((a) => a.startsWith('link')), ['link show dev vlan30', 'link add link eth1 name vlan30 mtu 1496 type vlan id 30', 'link set dev vlan30 up'], 'restoring the version with it creates vlan30');
+
+    // A kernel that refuses the VLAN: the restore answers 409 naming it, and the previous configuration is put back.
+    writeFileSync(join(fakeDir, 'vlan-exists'), '');
+    await t.request('POST', '/api/v1/config/restore', { version: without });
+    rmSync(join(fakeDir, 'vlan-exists'));
+    writeFileSync(join(fakeDir, 'no-vlan'), '');
+    const refused = await t.request('POST', '/api/v1/config/restore', { version: withVlan });
+    assert.equal(refused.statusCode, 409, refused.body);
+    assert.match(json(refused).error, /networking: creating VLAN vlan30: VLAN vlan30 could not be created: Error: Unknown device type\..*the previous configuration was put back/);
+    assert.deepEqual(json(await t.request('GET', '/api/v1/vlans')), [], 'the stored VLANs are those of the previous configuration');
+  } finally {
+    await t.close();
+  }
 });

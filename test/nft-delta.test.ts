@@ -100,3 +100,19 @@ test('the canonical listing ignores object order and element layout, and keeps r
   assert.deepEqual(Object.keys(canonicalNftState(listing(set, chain)).objects), ['chain c', 'set s']);
   assert.equal(canonicalNftState(listing(set, chain)).objects['set s'].size, 2);
 });
+
+test('counter objects: a delta adds those of new rules first and leaves the others (and what they counted)', () => {
+  const before = base({ counters: ['traffic_in', 'rule_a', 'rule_b'] });
+  const after = base({
+    counters: ['traffic_in', 'rule_a', 'rule_c'],
+    chains: [before.chains[0], { name: 'in_a', rules: ['tcp dport 22 counter name "rule_a" accept comment "rule a"', 'tcp dport 25 counter name "rule_c" accept comment "rule c"'] }],
+  });
+  const delta = nftDelta(before, after)!;
+  assert.deepEqual(delta.script.trim().split('\n'), [
+    'add counter inet bulwark rule_c',
+    'flush chain inet bulwark in_a',
+    'add chain inet bulwark in_a { tcp dport 22 counter name "rule_a" accept comment "rule a"; tcp dport 25 counter name "rule_c" accept comment "rule c"; }',
+  ], 'rule_b is not deleted: a rule disabled or out of its schedule may come back, and its count with it');
+  assert.deepEqual(delta.touched, ['counter rule_c', 'chain in_a']);
+  assert.equal(nftDelta(before, base({ counters: before.counters }))!.script, '', 'the same counters: nothing to load');
+});

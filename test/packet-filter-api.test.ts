@@ -4,6 +4,8 @@ import { json, startTestApp } from './helpers/app.js';
 import { adminApi } from './helpers/admin-api.js';
 import { emptySnapshot, pendingReport } from '../src/areas/packet-filter/snapshot.js';
 import { packetFilterOf } from './helpers/areas.js';
+import { adminHeaders } from './helpers/auth.js';
+import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 
 const api = adminApi();
 const { call, created } = api;
@@ -394,4 +396,50 @@ test('an applied snapshot written before anti-lockout interfaces existed means "
   const lan = { ...stored, settings: { block_logging: false, anti_lockout_interfaces: ['eth1'] } };
   assert.deepEqual(pendingReport(lan, old, null).changes.settings.changed, ['block-logging', 'anti-lockout-interfaces']);
   assert.equal(pendingReport(lan, old, null).firewall, true);
+});
+
+test('WAN default block: off on simulated, on where the platform is real; when on, what enters a WAN-role interface is blocked unless a rule passes it (system rules, pending, simulate, the applied text)', async () => {
+  assert.deepEqual((await call('GET', '/api/v1/rules/wan-default-block')).body, { enabled: false }, 'npm start (simulated) keeps the open default');
+  const real = await startTestApp({ platform: { ...createSimulatedPlatform(), simulated: false } });
+  try {
+    const answer = await real.app.inject({ method: 'GET', url: '/api/v1/rules/wan-default-block', headers: await adminHeaders(real.app) });
+    assert.deepEqual(json(answer), { enabled: true }, 'a real platform starts with it on');
+  } finally {
+    await real.close();
+  }
+
+  // No user rule left by earlier tests: the default policy decides.
+  for (const rule of (await call('GET', '/api/v1/rules')).body as { id: string }[]) await call('DELETE', `/api/v1/rules/${rule.id}`);
+  assert.equal((await call('PUT', '/api/v1/interfaces/eth0/role', { role: 'WAN' })).status, 200);
+  assert.equal((await call('PUT', '/api/v1/interfaces/eth1/role', { role: 'lan' })).status, 200);
+  assert.equal((await call('PUT', '/api/v1/interfaces/eth2/role', { role: 'dmz' })).status, 200);
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  const wanBlock = (lines: string[]) => lines.filter((l) => l.includes('WAN default block'));
+  assert.deepEqual(wanBlock((await call('GET', '/api/v1/rules/system')).body), [], 'off: nothing blocked by default');
+
+  assert.deepEqual((await call('PUT', '/api/v1/rules/wan-default-block', { enabled: true })).body, { enabled: true });
+  const lines = wanBlock((await call('GET', '/api/v1/rules/system')).body);
+  assert.ok(lines.some((l) => /^iifname "eth0" counter (log prefix "bulwark block wan-default: " group \d+ )?drop comment "system: WAN default block"$/.test(l)), lines.join('\n'));
+  const pending = (await call('GET', '/api/v1/pending')).body;
+  assert.equal(pending.firewall, true);
+  assert.ok(pending.changes.settings.changed.includes('wan-default-block'), JSON.stringify(pending.changes.settings));
+  const packet = { interface: 'eth0', direction: 'in', protocol: 'tcp', src: '198.51.100.9', dst: '192.0.2.1', src_port: 40000, dst_port: 22, ruleset: 'stored' };
+  const blocked = (await call('POST', '/api/v1/rules/simulate', packet)).body;
+  assert.deepEqual([blocked.verdict, blocked.decided_by], ['block', { type: 'default', policy: 'block' }]);
+  assert.equal((await call('POST', '/api/v1/rules/simulate', { ...packet, interface: 'eth1', src: '192.168.1.9' })).body.verdict, 'pass', 'LAN is not affected');
+
+  const simulated = api.t.app.context.platform.packetFilter as unknown as { appliedText: string };
+  assert.doesNotMatch(simulated.appliedText, /WAN default block/, 'applied only at reload');
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
+  assert.match(simulated.appliedText, /iifname "eth0" counter [^\n]*drop comment "system: WAN default block"/);
+  const service = packetFilterOf(api.t.app);
+  assert.match(service.compile(service.storedSnapshot(), 'pf').text, /^block in (log )?on eth0 all label "bulwark:wan-default-block"$/m);
+
+  // A rule passing the port wins over the default block, in the simulator as in both compilers.
+  const rule = await created('/api/v1/rules', { action: 'pass', direction: 'in', interface: 'eth0', protocol: 'tcp', dst_port_start: 22, dst_port_end: 22 });
+  assert.equal((await call('POST', '/api/v1/rules/simulate', packet)).body.decided_by.type, 'rule');
+  await call('DELETE', `/api/v1/rules/${rule.id}`);
+  assert.deepEqual((await call('PUT', '/api/v1/rules/wan-default-block', { enabled: false })).body, { enabled: false });
+  assert.equal((await call('POST', '/api/v1/rules/simulate', packet)).body.verdict, 'pass');
+  assert.equal((await call('POST', '/api/v1/reload')).status, 200);
 });

@@ -36,7 +36,8 @@ if [ -e "$dir/refuse" ] && [ "$3" = "-f" -o "$4" = "-f" ]; then
   exit 1
 fi
 case "$*" in
-  "-a bulwark -f -") rm -f "$dir/anchor-rules.txt" ;; # a load replaces the anchor, whatever was changed by hand
+  "-a bulwark -f -") rm -f "$dir/anchor-rules.txt" # a load replaces the anchor, whatever was changed by hand
+    [ -e "$dir/loads-reset-counters" ] && rm -f "$dir/rules-v.txt" ;; # and, when the test says so, its counters
   "-s info") cat "$dir/info.txt" ;;
   "-s nat") cat "$dir/main-nat.txt" ;;
   "-s rules") cat "$dir/main-rules.txt" ;;
@@ -132,6 +133,33 @@ test('freebsd: reload loads the anchor with one pfctl -a bulwark -f - (no pfctl 
       { name: fixtureId(1), packets: 9, bytes: 540 },
     ]);
   } finally {
+    await t.close();
+  }
+});
+
+test('freebsd: pf label counters show on GET /rules at once, and a reload (pf loads the whole anchor) loses none', async () => {
+  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const headers = await adminHeaders(t.app);
+  const counted = (id: string, packets: number) => writeFileSync(join(fakeDir, 'rules-v.txt'),
+    `block drop in log quick proto tcp from any to any port = 8081 label "${id}"\n  [ Evaluations: 15        Packets: ${packets}         Bytes: ${packets * 60}         States: 0     ]\n`);
+  try {
+    const created = json(await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers }));
+    writeFileSync(join(fakeDir, 'loads-reset-counters'), '');
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
+    const hits = async () => json(await t.app.inject({ url: '/api/v1/rules', headers })).find((r: any) => r.id === created.id).hits;
+    counted(created.id, 9);
+    t.clock.advance(5000);
+    assert.deepEqual(await hits(), { packets: 9, bytes: 540 }, 'read when asked 5 s on, not a minute later');
+    counted(created.id, 12);
+    // The load starts the labels' counters from zero (the fake removes them): the 3 counted before it stay.
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);
+    assert.deepEqual(await hits(), { packets: 12, bytes: 720 });
+    counted(created.id, 2);
+    t.clock.advance(5000);
+    assert.deepEqual(await hits(), { packets: 14, bytes: 840 }, 'counting on from zero');
+  } finally {
+    rmSync(join(fakeDir, 'loads-reset-counters'), { force: true });
+    writeFileSync(join(fakeDir, 'rules-v.txt'), PF_VERBOSE);
     await t.close();
   }
 });
@@ -450,6 +478,7 @@ test('linux: one nft -f per load (no separate check), applies atomically, leaves
     const tables = (await nftIn(['list', 'tables'])).stdout;
     assert.match(tables, /table ip other/);
     assert.match(tables, /table inet bulwark/);
+    // The rule's counter object (its lines count into it by name).
     assert.deepEqual(await driver.counters(), [{ name: `rule_${fixtureId(1)}`, packets: 0, bytes: 0 }]);
 
     const broken = `${first.text}\nthis is not nftables\n`;

@@ -168,7 +168,7 @@ test('8. a schedule edge names the states to kill: pass rules leaving their wind
   await created('/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 22 });
   // The scheduled pass rule marks what it accepts (nftables); pf's states carry its label (the rule id).
   const { pf, nft } = compiled();
-  assert.match(nft, new RegExp(`tcp dport 22 counter ct mark set 0x[0-9a-f]{8} accept comment "rule ${ssh.id}"`));
+  assert.match(nft, new RegExp(`tcp dport 22 counter name "rule_${ssh.id}" ct mark set 0x[0-9a-f]{8} accept comment "rule ${ssh.id}"`));
   assert.match(pf, new RegExp(`pass in quick proto tcp to any port 22 keep state label "${ssh.id}"`));
   assert.equal((await call('POST', '/api/v1/reload')).status, 200);
   simulated.lastEdge = undefined;

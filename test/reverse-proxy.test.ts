@@ -9,6 +9,9 @@ import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 let t: AreaApp;
 before(async () => {
   t = await startAreaApp();
+  // The samples proxy to a LAN (10.0.0.0/8): a private upstream needs the administrator's outbound allow-list.
+  const allowed = await t.request('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['10.0.0.0/8'] });
+  assert.equal(allowed.statusCode, 200, allowed.body);
 });
 after(() => t.close());
 
@@ -21,7 +24,7 @@ test('every collection: create → list → update → delete, names unique, JSO
     ['http/middlewares', { name: 'strip', middleware_type: 'stripPrefix', config_json: '{"prefixes":["/api"]}' }, { config_json: '{"prefixes":["/v1"]}' }],
     ['tcp/services', { name: 'pg', config_json: '{"servers":[{"address":"10.0.0.9:5432"}]}' }, { service_type: 'weighted' }],
     ['udp/services', { name: 'dns', config_json: '{"servers":[{"address":"10.0.0.53:53"}]}' }, { enabled: false }],
-    ['tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/ssl/site.key' }, { stores_json: '["default"]' }],
+    ['tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/bulwark/site.key' }, { stores_json: '["default"]' }],
     ['tls/options', { name: 'modern', config_json: '{"minVersion":"VersionTLS13"}' }, { config_json: '{"minVersion":"VersionTLS12"}' }],
     ['cert-resolvers', { name: 'le', config_json: '{"acme":{"email":"a@example.org","storage":"/var/lib/bulwark/acme.json","httpChallenge":{"entryPoint":"web"}}}' }, {}],
   ];
@@ -86,7 +89,7 @@ test('routers reference services, entrypoints, middlewares and resolvers by name
   assert.deepEqual(yaml.tcp.services.pg, { weighted: { servers: [{ address: '10.0.0.9:5432' }] } });
   assert.deepEqual(yaml.tcp.routers.t1.entryPoints, ['web']);
   assert.deepEqual(yaml.udp.routers.u1, { service: 'dns', entryPoints: ['web'] });
-  assert.deepEqual(yaml.tls.certificates, [{ certFile: '/etc/ssl/site.pem', keyFile: '/etc/ssl/site.key', stores: ['default'] }]);
+  assert.deepEqual(yaml.tls.certificates, [{ certFile: '/etc/ssl/site.pem', keyFile: '/etc/bulwark/site.key', stores: ['default'] }]);
   assert.equal(yaml.tls.options.modern.minVersion, 'VersionTLS12');
   assert.equal(yaml.certificatesResolvers.le.acme.email, 'a@example.org');
 

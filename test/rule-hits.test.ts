@@ -56,6 +56,36 @@ test('sampled counters become hits and last_hit_at on GET /rules, a series per r
   for (const rule of [busy, idle]) assert.equal((await call('DELETE', `/api/v1/rules/${rule.id}`)).status, 204);
 });
 
+test('loads: a full load takes a sample first and starts the readings from zero; a sample a load overlaps is dropped', async () => {
+  const rule = await created('/api/v1/rules', { action: 'pass', direction: 'any', protocol: 'tcp', dst_port_start: 25 });
+  const counted = (packets: number) => [{ name: `rule_${rule.id}`, packets, bytes: packets * 100 }];
+  const total = async () => (await call('GET', '/api/v1/rules')).body.find((r: any) => r.id === rule.id).hits.packets;
+  kernel = counted(10);
+  await hits().sample();
+  assert.equal(await total(), 10);
+
+  // A sample that overlaps a load counts nothing (it may have read before a reset the totals then learn of).
+  hits().loadStarted();
+  kernel = counted(13);
+  await hits().sample();
+  hits().loadEnded({ ok: true, mode: 'delta' });
+  assert.equal(await total(), 10);
+  api.t.clock.advance(5000);
+  assert.equal(await total(), 13, 'a delta keeps the counter: read on as before');
+
+  // The full load: the sample before it takes the 4 counted since, and after it a counter above its old reading
+  // is still all new (the rule "below the last reading is a reset" alone counted 20 - 17 = 3 here).
+  kernel = counted(17);
+  await hits().beforeFullLoad();
+  hits().loadStarted();
+  hits().loadEnded({ ok: true, mode: 'full' });
+  assert.equal(await total(), 17);
+  kernel = counted(20);
+  api.t.clock.advance(5000);
+  assert.equal(await total(), 37, '17 + the 20 counted since the full load');
+  assert.equal((await call('DELETE', `/api/v1/rules/${rule.id}`)).status, 204);
+});
+
 test('unused_days lists only rules counted for that long without a hit', async () => {
   const old = await created('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22 });
   const used = await created('/api/v1/rules', { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 80 });

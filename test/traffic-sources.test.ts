@@ -53,6 +53,14 @@ test('nftables anonymous rule counters: the lines of one rule comment are summed
   assert.deepEqual(counters, [{ name: 'rule_abc', packets: 15, bytes: 3500 }, { name: 'nat_n1', packets: 1, bytes: 60 }]);
 });
 
+test('nftables counter objects: a rule\'s lines count into rule_<id>, read from the object (the lines name it); traffic counters are no rule', () => {
+  const object = (table: string, name: string, packets: number) => ({ counter: { family: 'inet', table, name, handle: 2, packets, bytes: packets * 10 } });
+  const line = { rule: { family: 'inet', table: 'bulwark', chain: 'in_x', handle: 9, comment: 'rule abc', expr: [{ counter: 'rule_abc' }, { accept: null }] } };
+  assert.deepEqual(parseNftRuleCounters(JSON.stringify({ nftables: [
+    object('bulwark', 'traffic_in', 500), object('bulwark', 'rule_abc', 7), object('other', 'rule_abc', 1000), line,
+  ] })), [{ name: 'rule_abc', packets: 7, bytes: 70 }]);
+});
+
 test('sysfs interface counters are read per interface', async () => {
   const root = mkdtempSync(join(tmpdir(), 'bulwark-sysfs-'));
   try {

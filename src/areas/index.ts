@@ -26,6 +26,8 @@ import { createEventsArea } from './events/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
+import { createPrometheusArea } from './prometheus/routes.js';
+import { createFlowExportArea } from './flow-export/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -37,6 +39,8 @@ export function createAreas(context: AppContext): Area[] {
   // filter); IDS alerts reach the dashboard's frames.
   const pendingFlags = new PendingFlags(context.events);
   const feeds = newLiveFeeds();
+  // Interface addresses, VLANs and static routes apply first: daemons and tunnels bind to what they put in place.
+  const networking = createNetworkingArea(context);
   const ids = createIdsArea(context, { alerts: feeds.alerts });
   // Geo-IP rules are compiled into the packet filter's ruleset (compile/geoip-sets.ts).
   const geoip = createGeoipArea(context);
@@ -45,6 +49,7 @@ export function createAreas(context: AppContext): Area[] {
   const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service, metrics: dashboard.service.engine });
   const ca = createCaArea(context);
   const reverseProxy = createReverseProxyArea(context);
+  const multiwan = createMultiwanArea(context);
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -55,18 +60,24 @@ export function createAreas(context: AppContext): Area[] {
     ids,
     geoip,
     reverseProxy,
-    createMultiwanArea(context),
+    multiwan,
     createAiArea(context, { ids: ids.service }),
-    // A certificate published by hand reloads the running proxy that serves it.
-    createAcmeArea(context, { certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }] }),
+    // A certificate published by hand reloads the running proxy that serves it; HTTP-01 goes through the proxy
+    // when it holds the responder's port.
+    createAcmeArea(context, {
+      certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }],
+      challengesThroughProxy: () => reverseProxy.service.challengesThroughProxy(),
+    }),
     dashboard,
+    createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     createDhcpArea(context),
     createTimeArea(context),
-    createNetworkingArea(context),
+    networking,
     createSystemArea(context),
     createSettingsArea(context),
     createEventsArea(context),
+    createFlowExportArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.

@@ -81,6 +81,15 @@ export class ApiKeys {
     return entry;
   }
 
+  /** A key that still exists and has not expired, by id (open streams are checked against it). */
+  liveById(id: string): ApiKeyRecord | undefined {
+    const now = this.clock.now();
+    for (const entry of this.byHash.values()) {
+      if (entry.id === id) return entry.expires_at && Date.parse(entry.expires_at) <= now ? undefined : entry;
+    }
+    return undefined;
+  }
+
   /** Call after users are deleted (their keys go with them through the foreign key). */
   reload(): void {
     this.byHash.clear();

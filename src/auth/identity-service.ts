@@ -3,7 +3,7 @@ import { EVENT_TOPICS } from '../core/events.js';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { isoTime } from '../core/clock.js';
+import { isoTime, pause } from '../core/clock.js';
 import { loadOrCreateKeyFile } from '../core/crypto.js';
 import { badRequest, conflict, forbidden, notFound, tooManyRequests, unauthorized } from '../core/errors.js';
 import { toMask, type Permission } from '../core/permissions.js';
@@ -21,6 +21,7 @@ import { refreshTokenPrefix, Sessions } from './sessions.js';
 import { SSO_SETTINGS_KIND } from './sso/sso-settings.js';
 import { AUTH_SETTINGS_KIND, AuthSettingsSchema, type AuthSettings } from './settings.js';
 import { AccessTokens } from './tokens.js';
+import { StreamRegistry } from '../live/stream-registry.js';
 import { matchTotp, newRecoveryCodes, newTotpSecret, provisioningUri, qrCodeDataUrl, recoveryCodeHash } from './totp.js';
 import { SYSTEM_PROVIDER, Users, type UserRow } from './users.js';
 
@@ -80,6 +81,8 @@ export class IdentityService implements Authenticator {
   readonly settingsSection: SingletonModel<AuthSettings & ConfigData>;
   /** WebSocket and SSE tickets: 30 s, single use, bound to the issuing identity. */
   readonly tickets: OneShotStore<Identity>;
+  /** Open streams, checked again after every change to accounts, roles, sessions and keys. */
+  readonly streams: StreamRegistry;
   private readonly totpChallenges: OneShotStore<string>;
   private readonly limiter: FailureLimiter;
   private readonly tokens: AccessTokens;
@@ -94,10 +97,11 @@ export class IdentityService implements Authenticator {
     this.audit = new AuthAudit(db, clock, 'auth', context.events);
     this.settingsSection = context.models.singleton({ kind: AUTH_SETTINGS_KIND, noun: 'auth settings', writeAccess: 'settings:write', schema: AuthSettingsSchema });
     this.tickets = new OneShotStore(clock, 30_000);
+    this.streams = new StreamRegistry((identity, permission) => this.stillHolds(identity, permission));
     this.totpChallenges = new OneShotStore(clock, 5 * 60_000);
     this.limiter = new FailureLimiter(clock, (key) => {
       const settings = this.settings();
-      return { maxAttempts: settings.max_login_attempts * ceilingFactor(key), windowSeconds: settings.lockout_duration_secs };
+      return { maxAttempts: settings.max_login_attempts * ceilingFactor(key), windowSeconds: settings.lockout_duration_secs, onLimit: onLimitOf(key) };
     });
     this.tokens = new AccessTokens(loadOrCreateKeyFile(join(config.dataDir, 'jwt.key')), clock);
     this.recoveryKey = loadOrCreateKeyFile(join(config.dataDir, 'recovery.key'));
@@ -182,6 +186,14 @@ export class IdentityService implements Authenticator {
     };
   }
 
+  /** Whether the credential behind an identity (a session, or a key) still holds a permission now. */
+  private stillHolds(identity: Identity, permission: Permission): boolean {
+    const current = this.currentGrant(identity.userId);
+    if (!current || !current.permissions.has(permission)) return false;
+    if (identity.credential === 'api_key') return this.apiKeys.liveById(identity.credentialId)?.permissions.includes(permission) === true;
+    return this.sessions.isLive(identity.credentialId);
+  }
+
   /** An enabled account's current role and permissions; undefined when it is disabled or gone. */
   private currentGrant(userId: string): { user: UserRow; roleName: string; permissions: ReadonlySet<Permission> } | undefined {
     const user = this.users.byId(userId);
@@ -199,7 +211,7 @@ export class IdentityService implements Authenticator {
 
   async register(input: { username: string; password: string; email?: string }, actor: Actor): Promise<UserRecord> {
     const refuse = () => {
-      this.audit.record({ action: 'register', outcome: 'failure', actor: input.username, clientIp: actor.clientIp, details: 'an account already exists' });
+      this.audit.record({ action: 'register', outcome: 'failure', actor: null, clientIp: actor.clientIp, details: 'an account already exists' });
       return forbidden('registration is closed: an account already exists');
     };
     if (this.users.countPeople() > 0) throw refuse();
@@ -219,10 +231,12 @@ export class IdentityService implements Authenticator {
   async login(username: string, password: string, clientIp: string): Promise<LoginResult> {
     const keys = loginLimitKeys(clientIp, username);
     this.assertNotLimited(keys, username, clientIp, 'login');
+    await this.slowIfTargeted(keys);
     const user = this.users.byUsername(username);
     const valid = await verifyPassword(user?.auth_provider === SYSTEM_PROVIDER ? null : user?.password_hash, password);
     if (!user || !valid) {
-      this.recordFailure(keys, { action: 'login_failed', actor: username, clientIp, details: user ? 'wrong password' : 'unknown user' });
+      // A name that is no account is never written down: it is often a password typed in the wrong field.
+      this.recordFailure(keys, { action: 'login_failed', actor: user ? username : null, clientIp, details: user ? 'wrong password' : 'unknown user' });
       throw unauthorized('invalid username or password');
     }
     if (!user.enabled) {
@@ -267,12 +281,14 @@ export class IdentityService implements Authenticator {
     this.assertNotLimited(keys, null, clientIp, 'refresh');
     const outcome = this.sessions.rotate(refreshToken);
     if (!outcome.ok) {
+      if (outcome.reason === 'reused') this.streams.recheck();
       this.recordFailure(keys, { action: outcome.reason === 'reused' ? 'refresh_reuse_revoked_session' : 'refresh_failed', actor: null, clientIp, details: outcome.reason });
       throw unauthorized('refresh token is invalid, expired or already used');
     }
     const user = this.users.byId(outcome.userId);
     if (!user || !user.enabled) {
       this.sessions.revoke(outcome.sessionId);
+      this.streams.recheck();
       throw unauthorized('account is disabled or deleted');
     }
     this.limiter.succeed(keys);
@@ -292,6 +308,7 @@ export class IdentityService implements Authenticator {
       if (sessionId) this.sessions.revoke(sessionId);
     }
     if (identity.credential === 'session') this.sessions.revoke(identity.credentialId);
+    this.streams.recheck();
     this.audit.record({ action: 'logout', outcome: 'success', actor: identity.username, actorId: identity.userId, clientIp: actor.clientIp });
   }
 
@@ -329,16 +346,26 @@ export class IdentityService implements Authenticator {
   private assertNotLimited(keys: string[], username: string | null, clientIp: string, what: string): void {
     const wait = this.limiter.blockedFor(keys);
     if (wait > 0) {
-      this.audit.record({ action: `${what}_rate_limited`, outcome: 'failure', actor: username, clientIp });
+      const known = username !== null && this.users.byUsername(username) !== undefined;
+      this.audit.record({ action: `${what}_rate_limited`, outcome: 'failure', actor: known ? username : null, clientIp });
       throw tooManyRequests(wait, 'too many failed attempts: try again later');
     }
+  }
+
+  /**
+   * A username guessed from many addresses is slowed, never refused: every attempt on it waits before the
+   * password is checked, the right one from a clean address included, so an outsider cannot lock the owner out.
+   */
+  private async slowIfTargeted(keys: string[]): Promise<void> {
+    if (this.limiter.slowed(keys).length > 0) await pause(this.context.clock, TARGETED_LOGIN_DELAY_MS);
   }
 
   private recordFailure(keys: string[], event: { action: string; actor: string | null; actorId?: string; clientIp: string; details?: string }): void {
     this.audit.record({ ...event, outcome: 'failure' });
     for (const key of this.limiter.fail(keys)) {
-      this.audit.record({ action: 'lockout', outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: key });
-      this.context.events.emit(EVENT_TOPICS.accountLockedOut, { key, actor: event.actor, client_ip: event.clientIp });
+      const action = onLimitOf(key) === 'slow' ? 'login_slowed' : 'lockout';
+      this.audit.record({ action, outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: event.actor === null ? withoutName(key) : key });
+      if (action === 'lockout') this.context.events.emit(EVENT_TOPICS.accountLockedOut, { key: event.actor === null ? withoutName(key) : key, actor: event.actor, client_ip: event.clientIp });
     }
   }
 
@@ -460,6 +487,7 @@ export class IdentityService implements Authenticator {
     if (patch.enabled === false) this.sessions.revokeAllOf(id);
     if (patch.password !== undefined) this.revokeOtherSessions(id, actor);
     if (role || patch.username !== undefined) this.sessions.invalidateTokensOf([id]);
+    this.streams.recheck();
     this.recordChange('user_updated', actor, user.id, Object.keys(patch).filter((k) => k !== 'password').concat(patch.password ? ['password'] : []).join(', '));
     return this.toUserRecord(updated);
   }
@@ -489,6 +517,7 @@ export class IdentityService implements Authenticator {
     this.sessions.revokeAllOf(id);
     this.users.remove(id);
     this.apiKeys.reload();
+    this.streams.recheck();
     this.recordChange('user_deleted', actor, id, user.username);
   }
 
@@ -537,6 +566,7 @@ export class IdentityService implements Authenticator {
     expect?.(this.roleVersion(id).version);
     const role = this.roles.update(id, patch);
     this.sessions.invalidateTokensOf(this.users.withRole(id).map((u) => u.id));
+    this.streams.recheck();
     this.recordChange('role_updated', actor, id, `${role.name}: ${role.permissions.join(' ')}`);
     return role;
   }
@@ -573,6 +603,7 @@ export class IdentityService implements Authenticator {
 
   revokeApiKey(id: string, actor: Actor): void {
     const record = this.apiKeys.remove(id);
+    this.streams.recheck();
     this.recordChange('api_key_revoked', actor, id, record.name);
   }
 
@@ -637,14 +668,30 @@ export class IdentityService implements Authenticator {
 
 /**
  * Login failures are counted per (client address, username) with the configured maximum, so one person's typos
- * lock only themselves out; the address as a whole may fail ten times as often (many people behind one NAT) and
- * one username, from anywhere, four times as often (a slow distributed guess still stops).
+ * lock only themselves out; the address as a whole may fail ten times as often (many people behind one NAT).
+ * One username, from anywhere, may fail four times as often before every attempt on it is slowed: that counter
+ * never blocks, because anyone can drive it up and would otherwise lock the owner out from everywhere.
  */
 const LIMIT_CEILINGS: Record<string, number> = { 'ip:': 10, 'user:': 4 };
+const SLOWING_PREFIXES = new Set(['user:']);
+/** The wait of every login attempt on a username past its ceiling (see slowIfTargeted). */
+export const TARGETED_LOGIN_DELAY_MS = 2000;
+
+const prefixOf = (key: string): string => key.slice(0, key.indexOf(':') + 1);
 
 function ceilingFactor(key: string): number {
-  const prefix = key.slice(0, key.indexOf(':') + 1);
-  return LIMIT_CEILINGS[prefix] ?? 1;
+  return LIMIT_CEILINGS[prefixOf(key)] ?? 1;
+}
+
+/** A limiter key without the attempted username it carries (for names that are no account). */
+function withoutName(key: string): string {
+  if (key.startsWith('ipuser:')) return key.slice(0, key.lastIndexOf('|'));
+  if (key.startsWith('user:')) return 'user:';
+  return key;
+}
+
+function onLimitOf(key: string): 'block' | 'slow' {
+  return SLOWING_PREFIXES.has(prefixOf(key)) ? 'slow' : 'block';
 }
 
 function loginLimitKeys(clientIp: string, username: string): string[] {

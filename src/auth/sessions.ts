@@ -63,6 +63,12 @@ export class Sessions {
     return session;
   }
 
+  /** Whether a session is neither revoked nor expired (whatever its token generation). */
+  isLive(sessionId: string): boolean {
+    const session = this.live.get(sessionId);
+    return session !== undefined && session.expiresAt > this.clock.now();
+  }
+
   generationOf(sessionId: string): number {
     return this.live.get(sessionId)?.generation ?? 0;
   }

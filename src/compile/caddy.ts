@@ -38,8 +38,9 @@ export interface ProxyRouting {
 export interface CaddyModel extends ProxyRouting {
   certificates: InstalledCertificate[];
   /**
-   * Where Bulwark's ACME HTTP-01 responder listens on loopback (`127.0.0.1:port`), when it does: plain-HTTP
-   * servers pass `/.well-known/acme-challenge/*` to it, so HTTP-01 works while Caddy holds port 80.
+   * The loopback address (`127.0.0.1:port`) of Bulwark's ACME HTTP-01 responder behind the proxy, once an ACME
+   * account exists: plain-HTTP servers pass `/.well-known/acme-challenge/*` to it ahead of everything else, so
+   * HTTP-01 works while Caddy holds port 80 (acme/http01-responder.ts).
    */
   acmeChallenge?: string | null;
 }

@@ -32,8 +32,8 @@ export interface Decision {
   verdict: 'pass' | 'block';
   /** The user rule that decided; undefined when a system rule or the default did. */
   rule?: string;
-  /** The system rule that decided, when one did. */
-  system?: 'loopback' | 'anti-lockout';
+  /** The system rule that decided, when one did (the WAN default block only when no user rule matched). */
+  system?: 'loopback' | 'anti-lockout' | 'wan-default-block';
 }
 
 const PROTOCOL_NAMES: Record<string, readonly string[]> = { 'tcp/udp': ['tcp', 'udp'], icmp6: ['icmpv6', 'ipv6-icmp', 'icmp6'] };
@@ -107,11 +107,17 @@ export function antiLockout(model: FirewallModel, crossing: Crossing, host: Host
   return target !== undefined && sameAddress(crossing.dst, target.family, target.value);
 }
 
+/** The WAN default block of pfSystemLines / nftDefaultLines: inbound on a WAN interface, when no user rule decides. */
+export function wanDefaultBlock(model: FirewallModel, crossing: Crossing): boolean {
+  const wan = model.config.system.wanDefaultBlock ?? [];
+  return crossing.direction === 'in' && crossing.iface !== null && wan.includes(crossing.iface);
+}
+
 /** The verdict for a new connection crossing the firewall this way, under `rules` (in evaluation order). */
 export function decide(model: FirewallModel, rules: readonly FilterRule[], crossing: Crossing, host: HostAddresses): Decision {
   if (crossing.iface !== null && crossing.iface === host.loopback) return { verdict: 'pass', system: 'loopback' };
   if (antiLockout(model, crossing, host)) return { verdict: 'pass', system: 'anti-lockout' };
-  let decision: Decision = { verdict: 'pass' };
+  let decision: Decision = wanDefaultBlock(model, crossing) ? { verdict: 'block', system: 'wan-default-block' } : { verdict: 'pass' };
   for (const compiled of rules) {
     if (!ruleMatches(compiled, model, crossing, host)) continue;
     decision = { verdict: compiled.isBlock ? 'block' : 'pass', rule: compiled.id };

@@ -230,6 +230,10 @@ function checkRenderedNames(config: FirewallConfig, rulesChecked: boolean): void
     const problem = interfaceNameProblem(name);
     if (problem) throw new CompileError(`the LAN-role interfaces (anti-lockout): interface ${problem}`);
   }
+  for (const name of config.system.wanDefaultBlock ?? []) {
+    const problem = interfaceNameProblem(name);
+    if (problem) throw new CompileError(`the WAN-role interfaces (WAN default block): interface ${problem}`);
+  }
 }
 
 /**

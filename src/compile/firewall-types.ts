@@ -54,6 +54,11 @@ export interface SystemInput {
   api: { host: string; port: number };
   /** Interfaces the anti-lockout rule is limited to; empty = every interface. */
   antiLockoutInterfaces: string[];
+  /**
+   * Interfaces whose inbound traffic is blocked unless a rule passes it (those with the WAN role while the
+   * WAN default block is on); empty or absent: the default policy is pass everywhere.
+   */
+  wanDefaultBlock?: string[];
   /** NFLOG group blocked packets are logged to (nftables). */
   nflogGroup: number;
   /** Enabled WireGuard tunnels: their UDP listen port is let in (on `listenInterface` only, when set). */

@@ -53,6 +53,7 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   const bases = (chains: readonly NftChain[]) => chains.filter((c) => c.base).map((c) => `${c.name}\n${c.base}`).join('\n');
   if (bases(before.chains) !== bases(after.chains)) return undefined;
 
+
   const flushSets: string[] = [];
   const addSets: string[] = [];
   const touched: string[] = [];
@@ -72,7 +73,14 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
     sets++;
     elements += added.length + (lost ? old!.elements.length : 0);
   }
-  const head = [...flushSets, ...addSets];
+  // Counter objects the new rules count into: added first (`add` keeps one that exists, and its count). Those of
+  // rules no longer loaded are left with what they counted (a rule disabled or outside its schedule may come back);
+  // the next full load drops them.
+  const addCounters = newCounters(before.counters ?? [], after.counters ?? []).map((name) => {
+    touched.push(`counter ${name}`);
+    return `add counter ${TABLE} ${name}`;
+  });
+  const head = [...addCounters, ...flushSets, ...addSets];
 
   const flushChains: string[] = [];
   const fill: string[] = [];
@@ -116,6 +124,14 @@ export function nftDelta(before: NftTable, after: NftTable): NftDelta | undefine
   if (ruleLines + elements > Math.max(SMALL_TABLE, MAX_REWRITTEN_SHARE * (ruleLineCount(after) + countElements(after.sets)))) return undefined;
   const lines = [...head, ...declare, ...flushChains, ...fill, ...tail];
   return { script: lines.length ? `${lines.join('\n')}\n` : '', changed: { chains, sets, ruleLines, elements }, touched };
+}
+
+/** Counter names in `after` but not in `before` (both in the compiler's order: only the middle is compared). */
+function newCounters(before: readonly string[], after: readonly string[]): string[] {
+  if (before === after) return [];
+  const { head, tail } = commonEnds(before, after);
+  const known = new Set(before.slice(head, before.length - tail));
+  return after.slice(head, after.length - tail).filter((name) => !known.has(name));
 }
 
 /**

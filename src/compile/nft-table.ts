@@ -25,6 +25,11 @@ export interface NftChain {
 }
 
 export interface NftTable {
+  /**
+   * Named counter objects, declared empty before the chains that count into them: the traffic counters and one
+   * per loaded rule. A delta adds the new ones and leaves the others (what they counted stays).
+   */
+  counters?: string[];
   sets: NftSet[];
   /** Base chains and the regular chains they jump to; a chain must be declared before a rule jumps to it. */
   chains: NftChain[];
@@ -40,7 +45,8 @@ export function renderFullLoad(table: NftTable, trailer: readonly string[] = [])
     '',
     `table inet ${NFT_TABLE} {`,
   ];
-  const body = loadOrder(table).map((object) => rendered(object).text);
+  const counters = (table.counters ?? []).flatMap((name) => [`\tcounter ${name} {`, '\t}']);
+  const body = [...counters, ...loadOrder(table).map((object) => rendered(object).text)];
   return `${[...head, ...body, '}', ...trailer].join('\n')}\n`;
 }
 

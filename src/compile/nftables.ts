@@ -21,10 +21,13 @@ import { dataText } from '../store/data-text.js';
 import { buildModel, CompileError, firstMatchOrder, parseAddress, portText, type AddressMatch, type FilterRule, type FirewallModel, type ResolvedAlias } from './firewall-model.js';
 
 export const NFT_LOOPBACK = 'lo';
-/** Names under which the drivers report a rule's (or NAT rule's) counters, as `CompiledRuleset.counters` maps them. */
+/**
+ * Names under which the drivers report a rule's (or NAT rule's) counters, as `CompiledRuleset.counters` maps them;
+ * a filter rule's is also the name of its counter object in the table.
+ */
 export const counterName = (id: string) => `rule_${id}`;
 export const natCounterName = (id: string) => `nat_${id}`;
-/** The comment each rule line carries: the driver sums the anonymous counters of the lines of one comment. */
+/** The comment each rule line carries: the driver sums the anonymous counters of NAT lines of one comment. */
 export const ruleComment = (id: string) => `rule ${id}`;
 export const natComment = (id: string) => `nat ${id}`;
 export const TCP_UDP_SET = 'l4_tcp_udp';
@@ -126,9 +129,10 @@ function filterLines(compiled: FilterRule, chain: 'in' | 'out', model: FirewallM
   const { rule, id } = compiled;
   const m = rule.rule_match;
   const iface = rule.interface ? [`${chain === 'in' ? 'iifname' : 'oifname'} ${quote(rule.interface)}`] : [];
-  // An anonymous counter: named counter objects made every nft command read all 10,000 of them back. The
-  // comment carries the rule id, so counters, kernel listings and messages point back to the rule.
-  const counter = 'counter';
+  // A named counter object per rule, shared by all of its lines: a delta that replaces the lines' chains keeps it
+  // and what it counted (an anonymous counter starts from zero with its line). The comment carries the rule id,
+  // so kernel listings and messages point back to the rule.
+  const counter = `counter name ${quote(counterName(id))}`;
   const comment = `comment ${quote(ruleComment(id))}`;
   const log = compiled.log ? `log prefix ${quote(`bulwark ${rule.action} ${id}: `)} group ${logGroup}` : undefined;
   // Block return answers TCP with a reset and everything else with an ICMP unreachable (as pf does).
@@ -268,8 +272,17 @@ function natLines(entry: WithId<NatData>, model: FirewallModel): { pre: string[]
   return { pre, post };
 }
 
+/**
+ * The packet filter's own traffic figures (GET /status packets_in/out, bytes_in/out): named counters, so a delta
+ * that replaces a hooked chain keeps them (a full load starts them from zero). Every packet a hooked filter chain
+ * sees is counted before any verdict, loopback aside: `in` everything arriving (for the box or forwarded), `out`
+ * everything leaving.
+ */
+export const NFT_TRAFFIC_COUNTERS = { in: 'traffic_in', out: 'traffic_out' } as const;
+
 export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): string[] {
   const lines = [
+    `${chain === 'in' ? 'iifname' : 'oifname'} != ${quote(NFT_LOOPBACK)} counter name "${NFT_TRAFFIC_COUNTERS[chain]}" comment "system: traffic counter"`,
     'ct state established,related accept comment "system: state handling"',
     `${chain === 'in' ? 'iifname' : 'oifname'} ${quote(NFT_LOOPBACK)} accept comment "system: loopback"`,
   ];
@@ -287,6 +300,37 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
     }
   }
   return lines;
+}
+
+/**
+ * The default policy's exception, after every user rule: a new connection entering a WAN interface that no rule
+ * passed is dropped (logged when block logging is on). Replies are passed earlier by the state handling.
+ */
+export function nftDefaultLines(config: FirewallConfig): string[] {
+  const wan = config.system.wanDefaultBlock ?? [];
+  if (wan.length === 0) return [];
+  const log = config.settings.block_logging ? [`log prefix ${quote('bulwark block wan-default: ')} group ${config.system.nflogGroup}`] : [];
+  const on = `iifname ${set(wan.map(quote))}`;
+  return [
+    // IPv6 needs neighbour and router discovery on the WAN link (untracked, so no state passes them).
+    `${on} icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert, nd-redirect } accept comment "system: IPv6 neighbour discovery on WAN"`,
+    [on, 'counter', ...log, 'drop', 'comment "system: WAN default block"'].join(' '),
+  ];
+}
+
+const filterInHeader = (config: FirewallConfig) =>
+  `# chain filter_in (prerouting, after destination NAT); default policy: accept${config.system.wanDefaultBlock?.length ? `, except new connections entering ${config.system.wanDefaultBlock.join(', ')} (WAN): drop` : ''}`;
+
+/** The read-only rules of both chains, as GET /rules/system shows them (the WAN default block after the user rules). */
+export function nftSystemView(config: FirewallConfig): string[] {
+  const defaults = nftDefaultLines(config);
+  return [
+    filterInHeader(config),
+    ...nftSystemLines(config, 'in'),
+    ...(defaults.length ? ['# (user rules)', ...defaults] : []),
+    '# chain filter_out (postrouting, after source NAT); default policy: accept',
+    ...nftSystemLines(config, 'out'),
+  ];
 }
 
 // Resolved aliases are reused while their content is unchanged (firewall-model.ts), and so are their block lists;
@@ -377,17 +421,26 @@ export function compileNftTable(config: FirewallConfig, model = buildModel(confi
   }
   const { userIn, userOut } = userChains(model, group);
   return {
+    counters: counterObjects(model.rules),
     sets,
     chains: [
       { name: 'nat_prerouting', base: baseChain('nat', 'prerouting', 'dstnat'), rules: pre },
       { name: 'nat_postrouting', base: baseChain('nat', 'postrouting', 'srcnat'), rules: post },
       ...nftGeoIpChains(model.geoip),
-      { name: 'filter_in', base: FILTER_IN_BASE, rules: [...nftSystemLines(config, 'in'), ...nftGeoIpJump(model.geoip), ...userIn.jumps] },
+      { name: 'filter_in', base: FILTER_IN_BASE, rules: [...nftSystemLines(config, 'in'), ...nftGeoIpJump(model.geoip), ...userIn.jumps, ...nftDefaultLines(config)] },
       ...userIn.segments,
       { name: 'filter_out', base: FILTER_OUT_BASE, rules: [...nftSystemLines(config, 'out'), ...userOut.jumps] },
       ...userOut.segments,
     ],
   };
+}
+
+/** The table's counter objects: the traffic counters, then one per loaded rule (the same array while the rules are). */
+const counterObjectsByRules = new WeakMap<FirewallModel['rules'], string[]>();
+function counterObjects(rules: FirewallModel['rules']): string[] {
+  let names = counterObjectsByRules.get(rules);
+  if (!names) counterObjectsByRules.set(rules, (names = [NFT_TRAFFIC_COUNTERS.in, NFT_TRAFFIC_COUNTERS.out, ...rules.map((rule) => counterName(rule.id))]));
+  return names;
 }
 
 const scheduledByRules = new WeakMap<FirewallModel['rules'], string[]>();
@@ -417,12 +470,7 @@ export function compileNftables(config: FirewallConfig): CompiledRuleset {
     },
     nft: table,
     natLines: [`# NAT chains (table inet ${NFT_TABLE})`, ...natSection.map((l) => l.replace(/^\t/, ''))],
-    systemLines: [
-      '# chain filter_in (prerouting, after destination NAT); default policy: accept',
-      ...nftSystemLines(config, 'in'),
-      '# chain filter_out (postrouting, after source NAT); default policy: accept',
-      ...nftSystemLines(config, 'out'),
-    ],
+    systemLines: nftSystemView(config),
     ruleCount: model.rules.length,
     scheduledInForce: scheduledIds(model.rules),
     natCount: model.nat.length,

@@ -52,7 +52,8 @@ export interface SimulationResult {
   decided_by:
     | { type: 'rule'; rule_id: string; quick: boolean }
     | { type: 'system'; rule: 'loopback' | 'anti-lockout' }
-    | { type: 'default'; policy: 'pass' };
+    /** `block`: the packet enters a WAN interface and the WAN default block is on. */
+    | { type: 'default'; policy: 'pass' | 'block' };
   /** The appliance's local time the schedules were judged at, e.g. `wed 18:30`. */
   local_time: string;
   nat: null | { rule_id: string; nat_type: string; before: Endpoints; after: Endpoints; changed: string[] };
@@ -177,7 +178,7 @@ export function simulatePacket(config: FirewallConfig, packet: SimulatedPacket, 
       const reason = skipped.schedule !== undefined ? `outside its schedule "${skipped.schedule}" at ${localTime}` : skipped.reason;
       return { ...base, outcome: 'not_loaded', reason };
     }
-    if (decision.system) return { ...base, outcome: 'not_reached', reason: `the system rule "${decision.system}" passes the packet before any user rule` };
+    if (decision.system === 'loopback' || decision.system === 'anti-lockout') return { ...base, outcome: 'not_reached', reason: `the system rule "${decision.system}" passes the packet before any user rule` };
     if (stoppedAt) return { ...base, outcome: 'not_reached', reason: `evaluation stopped at the quick rule ${stoppedAt}` };
     const compiled = compiledById.get(id)!;
     const step = ruleMismatch(compiled, model, crossing, host);
@@ -196,10 +197,10 @@ export function simulatePacket(config: FirewallConfig, packet: SimulatedPacket, 
   const decider = decision.rule !== undefined ? compiledById.get(decision.rule)! : undefined;
   return {
     verdict: decision.verdict,
-    action: decider?.rule.action ?? 'pass',
+    action: decider?.rule.action ?? (decision.verdict === 'block' ? 'block' : 'pass'),
     decided_by: decider
       ? { type: 'rule', rule_id: decider.id, quick: decider.rule.quick }
-      : decision.system ? { type: 'system', rule: decision.system } : { type: 'default', policy: 'pass' },
+      : decision.system === 'loopback' || decision.system === 'anti-lockout' ? { type: 'system', rule: decision.system } : { type: 'default', policy: decision.verdict },
     local_time: localTime,
     nat: translation
       ? { rule_id: translation.nat.id, nat_type: translation.nat.data.nat_type, before: endpoints(arriving, ported), after: endpoints(crossing, ported), changed: translation.changed }

@@ -140,9 +140,17 @@ export function pfSystemLines(config: FirewallConfig): string[] {
   const af = api.host === '0.0.0.0' ? ' inet' : '';
   const target = everyAddress ? '(self)' : api.host;
   const where = antiLockoutInterfaces.length === 0 ? 'from every interface' : `from ${antiLockoutInterfaces.join(', ')}`;
+  const wan = config.system.wanDefaultBlock ?? [];
+  const onWan = wan.length === 1 ? wan[0] : `{ ${wan.join(' ')} }`;
   return [
     '# system: default policy (pass; first, so any later rule overrides it)',
     'pass all keep state label "bulwark:default-policy"',
+    ...(wan.length ? [
+      `# system: WAN default block: what enters ${wan.join(', ')} is blocked unless a later rule passes it`,
+      `block in${config.settings.block_logging ? ' log' : ''} on ${onWan} all label "bulwark:wan-default-block"`,
+      '# system: IPv6 neighbour and router discovery stay possible on WAN',
+      `pass in on ${onWan} inet6 proto icmp6 icmp6-type { neighbrsol, neighbradv, routeradv, redir } no state label "bulwark:wan-ndp"`,
+    ] : []),
     '# system: state handling: pass rules keep state, packets of known connections skip the ruleset',
     '# system: loopback is never filtered',
     `pass quick on ${PF_LOOPBACK} all no state label "bulwark:loopback"`,

@@ -2,9 +2,17 @@
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /** Waits; a test clock moves its time forward instead of waiting (see pause). */
+  sleep?(milliseconds: number): Promise<void>;
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** Waits `milliseconds` on the given clock: real time, or a test clock's own time when it has a sleep. */
+export function pause(clock: Clock, milliseconds: number): Promise<void> {
+  if (clock.sleep) return clock.sleep(milliseconds);
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
 
 /** A clock that only moves when a test moves it. */
 export class ManualClock implements Clock {
@@ -17,6 +25,10 @@ export class ManualClock implements Clock {
   }
   set(milliseconds: number): void {
     this.current = milliseconds;
+  }
+  /** Time passes at once: a test sees the wait on the clock without spending it. */
+  async sleep(milliseconds: number): Promise<void> {
+    this.current += milliseconds;
   }
 }
 

@@ -15,6 +15,14 @@ const EDIT_WITH_IF_MATCH =
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
+    method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
+    why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',
+  },
+  {
+    method: 'POST', path: '/api/v1/updates/schedule/run', access: 'updates:install',
+    why: "Issue 38: the maintenance window is run by Bulwark's own scheduler; this runs its steps now (and lets a test prove the executor).",
+  },
+  {
     method: 'GET', path: '/api/v1/auth/register', access: 'public',
     why: 'Tells a sign-in page whether first-boot registration is open, without attempting a registration.',
   },
@@ -25,6 +33,14 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'GET', path: '/api/v1/vpn/ipsec/status', access: 'vpn:read',
     why: 'Live IKE and CHILD SA state from charon (swanctl --list-sas) for every SA; kept out of the list so its ETag still describes configuration only.',
+  },
+  {
+    method: 'GET', path: '/api/v1/rules/wan-default-block', access: 'rules:read',
+    why: 'Whether new connections entering a WAN-role interface are blocked unless a rule passes them (a fresh linux/freebsd appliance is not open, as pfSense and OPNsense ship); the specification has no default-policy setting.',
+  },
+  {
+    method: 'PUT', path: '/api/v1/rules/wan-default-block', access: 'rules:write',
+    why: 'Turns the WAN default block on or off (compiled into nftables and pf, shown in /rules/system, honoured by /rules/simulate; takes effect at the next apply).',
   },
   { method: 'GET', path: '/api/v1/schedules/{id}', access: 'rules:read', why: EDIT_WITH_IF_MATCH },
   { method: 'GET', path: '/api/v1/dns/resolver/hosts/{id}', access: 'dns:read', why: EDIT_WITH_IF_MATCH },
@@ -49,6 +65,26 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: 'Rule analysis by set arithmetic: rules that never match (shadowed), redundant and conflicting rules, empty aliases in use, schedules that never fire, rules unused for N days.',
   },
   {
+    method: 'GET', path: '/api/v1/settings/outbound', access: 'settings:read',
+    why: 'The administrator\'s outbound allow-list: the loopback, private or special addresses that destinations an operator writes (reverse-proxy upstreams, blocklist sources, object storage, gateway probes) may reach (docs/security.md).',
+  },
+  {
+    method: 'PUT', path: '/api/v1/settings/outbound', access: 'settings:write',
+    why: 'Changes the outbound allow-list; only settings:write may, so an operator cannot allow-list the destinations it writes (issue 31 item 3).',
+  },
+  {
+    method: 'GET', path: '/api/v1/metrics/prometheus', access: 'dashboard:view',
+    why: 'The appliance\'s figures in the Prometheus text exposition format for a monitoring server to scrape (issue 40 item 4); an API key holding dashboard:view suffices.',
+  },
+  {
+    method: 'GET', path: '/api/v1/settings/flow-export', access: 'settings:read',
+    why: 'Flow export (NetFlow v9 / IPFIX, issue 40 item 3): collectors, protocol, timeouts, sampling and interfaces, with the exporters\' live state.',
+  },
+  {
+    method: 'PUT', path: '/api/v1/settings/flow-export', access: 'settings:write',
+    why: 'Changes flow export and applies it at once; collectors pass the outbound guard (special addresses only via /settings/outbound).',
+  },
+  {
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',
     why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
   },
@@ -68,6 +104,14 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method, path: '/api/v1/notify/events', access: method === 'GET' ? 'settings:read' : 'settings:write',
     why: 'Which events (gateway down/up, IDS alerts, certificates, drift, rollbacks, lockouts, daemons, updates, disk) reach which channel, with a minimum severity and a rate limit per event key.',
   })),
+  {
+    method: 'GET', path: '/api/v1/reverse-proxy/tls/key-files', access: 'proxy:read',
+    why: 'Reads the key files beyond Bulwark\'s own store that reverse-proxy TLS certificates may name (Bulwark copies the key for the proxy\'s user, so other keys need an administrator\'s consent).',
+  },
+  {
+    method: 'PUT', path: '/api/v1/reverse-proxy/tls/key-files', access: 'settings:write',
+    why: 'Names key files under the certificate directories that proxy:write may then use for TLS certificates; only settings:write may hand other daemons\' or the system\'s keys to the proxy.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

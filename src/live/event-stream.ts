@@ -7,7 +7,9 @@
  * route-level: stream routes declare `acceptsTicket: true`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../core/errors.js';
+import { HttpError, unauthorized } from '../core/errors.js';
+import type { Permission } from '../core/permissions.js';
+import type { StreamRegistry } from './stream-registry.js';
 
 export const KEEP_ALIVE_MS = 15_000;
 export const RETRY_MS = 5_000;
@@ -40,6 +42,11 @@ export interface EventStreamOptions {
   keepAliveMs?: number;
   /** Reconnection delay suggested to EventSource. */
   retryMs?: number;
+  /**
+   * The registry that caps the caller's open streams (429 beyond it) and ends this one, with an `end` event,
+   * when the caller's credential loses `permission`.
+   */
+  registry?: { streams: StreamRegistry; permission: Permission };
 }
 
 /** One open Server-Sent Events response. Throws a 406 HttpError (before taking the reply over) when not accepted. */
@@ -57,6 +64,9 @@ export class EventStream {
     if (!acceptsEventStream(request)) {
       throw new HttpError(406, 'this endpoint is a Server-Sent Events stream: send Accept: text/event-stream');
     }
+    if (options.registry && !request.identity) throw unauthorized();
+    // Taken before the reply is hijacked, so a caller at the cap gets a plain 429.
+    const lease = options.registry && request.identity ? options.registry.streams.open(request.identity, options.registry.permission) : undefined;
     reply.hijack();
     reply.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -72,6 +82,13 @@ export class EventStream {
     request.raw.once('close', gone);
     reply.raw.once('close', gone);
     reply.raw.once('error', gone);
+    if (lease) {
+      this.onClose(lease.release);
+      lease.onEnd((reason) => {
+        this.send({ error: reason }, 'end');
+        this.close();
+      });
+    }
   }
 
   get closed(): boolean {

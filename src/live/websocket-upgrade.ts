@@ -7,12 +7,15 @@ import type { Authenticator, Identity } from '../http/access.js';
 import type { Permission } from '../core/permissions.js';
 import { HttpError } from '../core/errors.js';
 import type { DashboardBroadcaster, FrameSocket } from './dashboard-broadcaster.js';
+import type { StreamLease, StreamRegistry } from './stream-registry.js';
 
 export interface UpgradeOptions {
   paths: readonly string[];
   permission: Permission;
   authenticator: Authenticator;
   broadcaster: DashboardBroadcaster;
+  /** Caps each account's open streams and ends a socket whose credential loses the permission. */
+  streams: StreamRegistry;
   log: FastifyBaseLogger;
   /** Extra origins allowed besides the appliance's own (the origin the request was addressed to). */
   extraOrigins?: () => string[];
@@ -58,7 +61,8 @@ export function originAllowed(origin: string | undefined, host: string | undefin
 /**
  * Handles the HTTP upgrade of the dashboard socket on Fastify's server, so refusals are plain HTTP answers
  * given before any upgrade: 403 for a foreign Origin, 401 for a missing/unknown/expired/used ticket, 403
- * without `dashboard:view`, 503 when 64 sockets are open. Only then is the connection upgraded.
+ * without `dashboard:view`, 429 when the account holds its maximum of open streams, 503 when 64 sockets are
+ * open. Only then is the connection upgraded; the socket is closed (1008) when the credential loses access.
  */
 export function attachDashboardUpgrade(server: Server, options: UpgradeOptions): () => void {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 4096, clientTracking: false });
@@ -98,7 +102,15 @@ export function attachDashboardUpgrade(server: Server, options: UpgradeOptions):
     }
     if (!identity) return refuse(socket, 401, 'authentication required: pass ?ticket= from POST /api/v1/auth/ws-ticket');
     if (!identity.permissions.has(options.permission)) return refuse(socket, 403, `permission ${options.permission} required`);
+    let lease: StreamLease;
+    try {
+      lease = options.streams.open(identity, options.permission);
+    } catch (error) {
+      if (error instanceof HttpError) return refuse(socket, error.statusCode, error.message, error.headers);
+      throw error;
+    }
     if (!options.broadcaster.tryReserve()) {
+      lease.release();
       return refuse(socket, 503, `dashboard socket limit reached (${options.broadcaster.maxSockets})`, { 'Retry-After': '5' });
     }
     let attached = false;
@@ -112,13 +124,24 @@ export function attachDashboardUpgrade(server: Server, options: UpgradeOptions):
           terminate: () => ws.terminate(),
         };
         ws.on('error', () => ws.terminate());
-        ws.on('close', () => options.broadcaster.detach(frames));
+        ws.on('close', () => {
+          lease.release();
+          options.broadcaster.detach(frames);
+        });
+        // 1008: policy violation; the reason is short (a close frame carries at most 123 bytes).
+        lease.onEnd(() => ws.close(1008, 'access revoked'));
         // server → client only: client messages are ignored
         void options.broadcaster.attach(frames);
       });
     } finally {
       // a malformed handshake is answered 400 by ws without calling back: give the slot back
-      if (!attached) setImmediate(() => !attached && options.broadcaster.release());
+      if (!attached) {
+        setImmediate(() => {
+          if (attached) return;
+          lease.release();
+          options.broadcaster.release();
+        });
+      }
     }
   };
 

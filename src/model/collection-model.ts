@@ -124,6 +124,7 @@ export class CollectionModel {
         this.requireParent(parentId!);
         data[this.declaration.parent.field] = parentId;
       }
+      this.declaration.prepare?.(data, undefined);
       this.check(data, undefined);
       return store.insert(this.kind, this.seal(data, undefined));
     });
@@ -138,6 +139,7 @@ export class CollectionModel {
     const updated = store.transaction(() => {
       const merged = { ...this.visible(existing.data), ...withoutEchoedFields(body) };
       if (this.declaration.parent) merged[this.declaration.parent.field] = existing.data[this.declaration.parent.field];
+      this.declaration.prepare?.(merged, existing);
       this.check(merged, existing);
       return store.update(this.kind, id, this.seal(merged, existing))!;
     });

@@ -49,6 +49,11 @@ interface KindDeclarationBase {
 }
 
 export interface CollectionDeclaration extends KindDeclarationBase {
+  /**
+   * Rewrites the data of a create or update before it is checked and sealed (e.g. moves secrets written inside
+   * a JSON text field into a write-only field); `existing` is the stored object on update. Throws badRequest.
+   */
+  prepare?: (data: ConfigData, existing: ConfigObject | undefined) => void;
   unique?: readonly UniqueField[];
   references?: readonly Reference[];
   /** Nested collections live under a parent object, e.g. peers under a tunnel: `field` holds the parent's id. */

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { conflict, unavailable } from '../core/errors.js';
 import { findProgram as findInstalled } from './daemon-tools.js';
 import { describeMissing, missingTool, type MissingTool } from './debian-packages.js';
@@ -90,6 +90,8 @@ export function createCharonIpsec(options: CharonOptions): IpsecControl {
           args: [],
           env: { STRONGSWAN_CONF: current.strongswanConf },
           readyTimeoutMs: 15_000,
+          // Detached beside its strongswan.conf (root only): it outlives the API and is adopted, then reloaded, at the next start.
+          detached: { dir: dirname(current.strongswanConf), name: 'charon', configHash: null },
           ready: async () => existsSync(current.viciSocket) && (await swanctl(['--stats'], current)).code === 0,
           afterRestart: async () => {
             writeFileSync(current.pidFile, `${supervised?.state().pid ?? ''}\n`);
@@ -104,6 +106,10 @@ export function createCharonIpsec(options: CharonOptions): IpsecControl {
       await load(next);
     },
     stop,
+    release() {
+      supervised?.release();
+      supervised = null;
+    },
     async status(): Promise<IpsecDaemonStatus> {
       const state = supervised?.state();
       const base = {

@@ -1,21 +1,40 @@
 /**
- * Where each daemon's files live. The data directory is private to root (0700), and the daemons run as their
- * own users (Debian's `unbound`, `_kea`, `_chrony`), so every file a daemon reads or writes lives in a runtime
- * directory next to the data directory, never inside it:
+ * Where each daemon's files live. The data directory is private to root (0700) and may sit in a private folder
+ * (`/root/bulwark/data`, a `mktemp -d` folder), and the daemons run as their own users (Debian's `unbound`,
+ * `_kea`, `_chrony`, `caddy`), so every file a daemon reads or writes lives in the runtime tree, a path Bulwark
+ * owns and keeps traversable, never below the data directory:
  *
- *   <data-dir>-daemons/                 root:root 0755
- *   <data-dir>-daemons/<daemon>/        root:<daemon group> 0750   configuration and includes (files 0640)
- *   <data-dir>-daemons/<daemon>/state/  <daemon user>:<group> 0750 what the daemon writes: pid, sockets, leases,
+ *   <runtime root>/                     root:root 0755 (and every folder above it root-owned, not group/world-writable)
+ *   <runtime root>/<daemon>/            root:<daemon group> 0750   configuration and includes (files 0640)
+ *   <runtime root>/<daemon>/state/      <daemon user>:<group> 0750 what the daemon writes: pid, sockets, leases,
  *                                                                     drift, trust anchor
  *
- * One runtime tree per data directory, so several appliances (tests) on one host never share one. On the
- * simulated platform nothing runs and the files stay in the data directory (`<data-dir>/<area>/`).
+ * The root is `--runtime-dir` / BULWARK_RUNTIME_DIR, else `/var/lib/bulwark-daemons/<12 hex of sha256(data dir)>`:
+ * one tree per data directory, so several appliances (tests) on one host never share one. On the simulated
+ * platform nothing runs and the files stay in the data directory (`<data-dir>/<area>/`).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { DaemonName } from './daemons.js';
 import { RenderRefusal } from '../compile/render-refusal.js';
 import { ensureDirectoryNoFollow, replaceFileNoFollow } from './nofollow-files.js';
+import { sha256Hex } from '../core/crypto.js';
+import { prepareRuntimeRoot, runtimeAccessProblem, runtimeAccessReport, RuntimeAccessRefused, type RuntimeAccessReport } from './runtime-access.js';
+
+/** Where the runtime trees live when `--runtime-dir` is not given (one per data directory below it). */
+export const DEFAULT_RUNTIME_BASE = '/var/lib/bulwark-daemons';
+
+/** What the runtime root is derived from: the data directory and the `--runtime-dir` option. */
+export interface RuntimeConfig {
+  dataDir: string;
+  runtimeDir?: string | null;
+}
+
+/** The daemons' runtime tree of this appliance (daemons at `<root>/<daemon>/`). The one place that decides it. */
+export function runtimeRoot(config: RuntimeConfig): string {
+  if (config.runtimeDir) return resolve(config.runtimeDir);
+  return join(DEFAULT_RUNTIME_BASE, sha256Hex(resolve(config.dataDir)).slice(0, 12));
+}
 
 /** The system account each daemon runs as (created by its Debian package). */
 export const DAEMON_USERS: Record<DaemonName, string> = { unbound: 'unbound', 'kea-dhcp4': '_kea', 'kea-dhcp-ddns': '_kea', chronyd: '_chrony' };
@@ -70,20 +89,32 @@ export interface DaemonRuntime {
   account: SystemAccount | null;
 }
 
-/** The runtime directory of a daemon's files for this data directory. */
-export function daemonRuntime(dataDir: string, daemon: DaemonName, simulated: boolean): DaemonRuntime {
-  const dir = simulated ? join(resolve(dataDir), AREA_DIRS[daemon]) : join(`${resolve(dataDir)}-daemons`, daemon);
+/** The runtime directory of a daemon's files for this appliance. */
+export function daemonRuntime(config: RuntimeConfig, daemon: DaemonName, simulated: boolean): DaemonRuntime {
+  const dir = simulated ? join(resolve(config.dataDir), AREA_DIRS[daemon]) : join(runtimeRoot(config), daemon);
   const isRoot = process.getuid?.() === 0;
   return { daemon, dir, stateDir: join(dir, 'state'), account: !simulated && isRoot ? systemAccount(DAEMON_USERS[daemon]) : null };
 }
 
 /**
- * The runtime of a supervised program other than the network-service daemons (the reverse proxy): the same
- * tree, `<data-dir>-daemons/<name>/`, owned by `user`. Never used on the simulated platform.
+ * The runtime of a supervised program other than the network-service daemons (the reverse proxy, Suricata): the
+ * same tree, `<runtime root>/<name>/`, owned by `user`. Never used on the simulated platform.
  */
-export function programRuntime(dataDir: string, name: string, user: string): DaemonRuntime {
-  const dir = join(`${resolve(dataDir)}-daemons`, name);
+export function programRuntime(config: RuntimeConfig, name: string, user: string): DaemonRuntime {
+  const dir = join(runtimeRoot(config), name);
   return { daemon: name, dir, stateDir: join(dir, 'state'), account: process.getuid?.() === 0 ? systemAccount(user) : null };
+}
+
+/** Every program that runs from the runtime tree as its own user: the network-service daemons, Caddy, Suricata. */
+const RUNTIME_USERS: Record<string, string> = { ...DAEMON_USERS, caddy: 'caddy', suricata: 'suricata', softflowd: 'nobody' };
+
+/**
+ * Which daemon users cannot reach the runtime tree (their folder, their state folder): checked at start and on
+ * every GET /status. Empty on the simulated platform and when Bulwark is not root (it then drops to no user).
+ */
+export function runtimeAccessProblems(config: RuntimeConfig, simulated: boolean): RuntimeAccessReport[] {
+  if (simulated || process.getuid?.() !== 0) return [];
+  return runtimeAccessReport(runtimeRoot(config), Object.entries(RUNTIME_USERS).map(([daemon, user]) => ({ daemon, account: systemAccount(user) })));
 }
 
 /** The state directory of the runtime a configuration file was installed in. */
@@ -92,18 +123,22 @@ export function stateDirOf(configFile: string): string {
 }
 
 /**
- * Creates the runtime directories with their owners and modes (idempotent; repairs modes each time). Owners and
- * modes are set through descriptors of the directories (src/platform/nofollow-files.ts): a link in the place of
- * one is refused, never chowned through.
+ * Creates the runtime directories with their owners and modes (idempotent; repairs modes each time), then
+ * checks that the daemon's user can reach them: a folder above the tree it cannot traverse answers 409 naming
+ * the path and the missing permission, before any checker runs into "Permission denied". The tree's root and
+ * the folders above it are root-owned and not writable by others (runtime-access.ts); owners and modes below it
+ * are set through descriptors of the directories (src/platform/nofollow-files.ts): a link in the place of one
+ * is refused, never chowned through.
  */
 export function prepareDaemonRuntime(runtime: DaemonRuntime): void {
-  mkdirSync(runtime.dir, { recursive: true });
   const { account } = runtime;
-  if (account) {
-    ensureDirectoryNoFollow(dirname(runtime.dir), 0o755, { uid: 0, gid: 0 });
-    ensureDirectoryNoFollow(runtime.dir, 0o750, { uid: 0, gid: account.gid });
-  }
+  if (account) prepareRuntimeRoot(dirname(runtime.dir));
+  mkdirSync(runtime.dir, { recursive: true });
+  if (account) ensureDirectoryNoFollow(runtime.dir, 0o750, { uid: 0, gid: account.gid });
   ensureDirectoryNoFollow(runtime.stateDir, 0o750, account && { uid: account.uid, gid: account.gid });
+  if (!account) return;
+  const problem = runtimeAccessProblem(account, runtime.stateDir, 'write');
+  if (problem) throw new RuntimeAccessRefused(runtime.daemon, account.name, problem);
 }
 
 /**

@@ -130,6 +130,8 @@ export interface Daemons {
   check(name: DaemonName, configFile: string): Promise<CheckResult>;
   /** The daemon's log lines, oldest first (at most a few thousand). */
   logs(name: DaemonName): Promise<string[]>;
+  /** Every line a daemon writes, as it is written (the local log files under logs/); returns the unsubscribe. */
+  logLines(listener: (name: DaemonName, line: string) => void): () => void;
   /** Query and block events of the resolver as they happen (none on the simulated platform); returns the unsubscribe. */
   dnsEvents(listener: (event: UnboundEvent) => void): () => void;
   dnsStats(): Promise<DnsStats>;

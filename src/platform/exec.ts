@@ -16,13 +16,14 @@ export interface CommandResult {
 export function runCommand(
   file: string,
   args: readonly string[],
-  options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv; as?: { uid: number; gid: number } } = {},
 ): Promise<CommandResult> {
   return new Promise((resolve) => {
     const child = execFile(
       file,
       args,
-      { timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, env: options.env ?? process.env },
+      // `as`: libuv sets the group, drops the supplementary groups, then sets the user before exec.
+      { timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, env: options.env ?? process.env, ...(options.as ?? {}) },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : NOT_RUNNABLE) : 0;
         resolve({ stdout: String(stdout), stderr: String(stderr || (error && !stderr ? error.message : '')), code });

@@ -1,14 +1,21 @@
 /**
  * Gateway probes (Linux, and FreeBSD where its ping differs), each leaving from the gateway's interface so its source-address rule sends it
  * through that gateway: ICMP with the `ping` binary (iputils: no raw socket in Bulwark), TCP connect, HTTP(S)
- * through the outbound guard (the configured target is the admin's allow-list), DNS with `dig`.
+ * through the outbound guard, DNS with `dig`.
+ * `ping` and `dig` run as the unprivileged probe account (probe-account.ts), every value in their argument
+ * vectors held to probe-arguments.ts, and operands after `--` (ping) or behind their option (`dig -q`, `@`).
+ * TCP, HTTP and DNS probes connect through the outbound guard: a special address is refused unless the target's
+ * allow_list (the administrator's outbound allow-list and the gateway's next hop) names it.
  */
 import { connect } from 'node:net';
 import { isIP } from 'node:net';
 import { unavailable } from '../core/errors.js';
 import { outboundFetch } from '../net/outbound.js';
+import { resolveGuardedHost } from '../net/guarded-host.js';
 import { describeMissing, missingTool } from './debian-packages.js';
 import { NOT_RUNNABLE, runCommand } from './exec.js';
+import { runUnprivileged } from './probe-account.js';
+import { probeFieldProblem } from './probe-arguments.js';
 import type { ProbeResult, ProbeTarget } from './routing.js';
 import { ipJson } from './linux/ip-tool.js';
 
@@ -25,7 +32,7 @@ async function sourceAddress(iface: string, family: 4 | 6): Promise<string | nul
 async function icmp(target: ProbeTarget, os: 'linux' | 'freebsd'): Promise<ProbeResult> {
   // iputils: -W timeout, -I interface; FreeBSD: -t timeout, -S source address.
   const via = os === 'linux' ? ['-W', wholeSeconds(target.timeout_ms), '-I', target.interface] : ['-t', wholeSeconds(target.timeout_ms), ...(await freebsdSource(target))];
-  const result = await runCommand('ping', ['-n', '-q', '-c', '1', ...via, target.target], { timeoutMs: target.timeout_ms + 2000 });
+  const result = await runUnprivileged('ping', ['-n', '-q', '-c', '1', ...via, '--', target.target], { timeoutMs: target.timeout_ms + 2000 });
   if (result.code === NOT_RUNNABLE) throw unavailable(describeMissing(missingTool('ping')));
   // -q: "rtt min/avg/max/mdev = 0.052/0.052/0.052/0.000 ms"
   const rtt = /= [\d.]+\/([\d.]+)\//.exec(result.stdout);
@@ -33,10 +40,10 @@ async function icmp(target: ProbeTarget, os: 'linux' | 'freebsd'): Promise<Probe
   return failed(result.code === 1 ? `no reply from ${target.target} within ${wholeSeconds(target.timeout_ms)} s` : result.stderr || `ping exited ${result.code}`);
 }
 
-function tcp(target: ProbeTarget, localAddress: string | undefined): Promise<ProbeResult> {
+function tcp(target: ProbeTarget, address: string, localAddress: string | undefined): Promise<ProbeResult> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const socket = connect({ host: target.target, port: target.port ?? 443, localAddress, timeout: target.timeout_ms });
+    const socket = connect({ host: address, port: target.port ?? 443, localAddress, timeout: target.timeout_ms });
     const done = (result: ProbeResult) => {
       socket.destroy();
       resolve(result);
@@ -49,12 +56,11 @@ function tcp(target: ProbeTarget, localAddress: string | undefined): Promise<Pro
 
 async function http(target: ProbeTarget, localAddress: string | undefined): Promise<ProbeResult> {
   const url = /^https?:\/\//.test(target.target) ? target.target : `http://${isIP(target.target) === 6 ? `[${target.target}]` : target.target}${target.port ? `:${target.port}` : ''}/`;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   // monitor_expect: the status wanted (default 200; 0 = any 200-399).
   const expected = Number(target.expect ?? 200);
   const started = performance.now();
   try {
-    const response = await outboundFetch(url, { method: 'GET' }, { allowList: isIP(host) ? [host] : [], allowHttp: true, timeoutMs: target.timeout_ms, localAddress, maxRedirects: 0 });
+    const response = await outboundFetch(url, { method: 'GET' }, { allowList: target.allow_list ?? [], allowHttp: true, timeoutMs: target.timeout_ms, localAddress, maxRedirects: 0 });
     await response.body?.cancel();
     const ok = expected === 0 ? response.status >= 200 && response.status < 400 : response.status === expected;
     const rtt = Math.round((performance.now() - started) * 1000) / 1000;
@@ -64,10 +70,11 @@ async function http(target: ProbeTarget, localAddress: string | undefined): Prom
   }
 }
 
-async function dns(target: ProbeTarget, localAddress: string | undefined): Promise<ProbeResult> {
+async function dns(target: ProbeTarget, address: string, localAddress: string | undefined): Promise<ProbeResult> {
   const name = target.expect ?? 'example.com';
-  const args = [`@${target.target}`, ...(target.port ? ['-p', String(target.port)] : []), ...(localAddress ? ['-b', localAddress] : []), `+time=${wholeSeconds(target.timeout_ms)}`, '+tries=1', name, 'A'];
-  const result = await runCommand('dig', args, { timeoutMs: target.timeout_ms + 2000 });
+  // -r: no ~/.digrc; the name after -q and the type after -t are never read as options.
+  const args = ['-r', `@${address}`, ...(target.port ? ['-p', String(target.port)] : []), ...(localAddress ? ['-b', localAddress] : []), `+time=${wholeSeconds(target.timeout_ms)}`, '+tries=1', '-q', name, '-t', 'A'];
+  const result = await runUnprivileged('dig', args, { timeoutMs: target.timeout_ms + 2000 });
   if (result.code === NOT_RUNNABLE) throw unavailable(describeMissing(missingTool('dig')));
   const status = /status: ([A-Z]+)/.exec(result.stdout)?.[1];
   const time = /Query time: (\d+) msec/.exec(result.stdout)?.[1];
@@ -84,10 +91,18 @@ async function freebsdSource(target: ProbeTarget): Promise<string[]> {
 
 export async function probeGateway(target: ProbeTarget, os: 'linux' | 'freebsd' = 'linux'): Promise<ProbeResult> {
   if (!target.target) return failed('no probe target');
+  const problem = probeFieldProblem({ kind: target.kind, target: target.target, expect: target.expect, interface: target.interface });
+  if (problem) return failed(`probe refused: ${problem.field} ${problem.message}`);
   if (target.kind === 'icmp' || !['tcp', 'http', 'dns'].includes(target.kind)) return icmp(target, os);
   const family = isIP(target.target) === 6 ? 6 : 4;
   const localAddress = os === 'linux' ? ((await sourceAddress(target.interface, family)) ?? undefined) : (await freebsdSource(target))[1];
-  if (target.kind === 'tcp') return tcp(target, localAddress);
   if (target.kind === 'http') return http(target, localAddress);
-  return dns(target, localAddress);
+  // TCP and DNS: the host resolved once and checked, then connected to the checked address (no second lookup).
+  let address: string;
+  try {
+    ({ address } = await resolveGuardedHost(target.target, target.allow_list ?? []));
+  } catch (error) {
+    return failed((error as Error).message);
+  }
+  return target.kind === 'tcp' ? tcp(target, address, localAddress) : dns(target, address, localAddress);
 }

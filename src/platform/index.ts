@@ -4,12 +4,13 @@ import { createSimulatedPlatform } from './simulated/index.js';
 import { createLinuxPlatform } from './linux/index.js';
 import { createFreebsdPlatform } from './freebsd/index.js';
 
-export function createPlatform(name: PlatformName): Platform {
+/** `aptRoot`: where OS updates run (BULWARK_APT_ROOT; `/` is the machine's own apt). */
+export function createPlatform(name: PlatformName, options: { aptRoot?: string } = {}): Platform {
   switch (name) {
     case 'simulated':
       return createSimulatedPlatform();
     case 'linux':
-      return createLinuxPlatform();
+      return createLinuxPlatform(options);
     case 'freebsd':
       return createFreebsdPlatform();
   }

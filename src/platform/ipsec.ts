@@ -65,5 +65,7 @@ export interface IpsecControl {
   /** Starts charon when it does not run and loads every connection and secret (`swanctl --load-all`). */
   apply(files: IpsecFiles): Promise<void>;
   stop(): Promise<void>;
+  /** The API process stops: charon keeps running with its SAs and is adopted at the next start. */
+  release(): void;
   status(): Promise<IpsecDaemonStatus>;
 }

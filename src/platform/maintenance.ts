@@ -6,6 +6,14 @@ export interface OsUpdateStatus {
   needs_reboot: boolean;
 }
 
+/** One change an upgrade would make (apt: `Inst name [old] (new …)`, `Remv name [old]`). */
+export interface PackageChange {
+  action: 'upgrade' | 'install' | 'remove';
+  name: string;
+  from: string | null;
+  to: string | null;
+}
+
 export interface PowerRequest {
   action: 'reboot' | 'shutdown';
   at: string;
@@ -17,6 +25,8 @@ export interface Maintenance {
   osStatus(): Promise<OsUpdateStatus>;
   /** Refreshes the package index and reports what is pending. */
   checkUpdates(): Promise<{ status: OsUpdateStatus; message: string }>;
+  /** What installing would change, computed without changing anything (apt-get -s). */
+  previewUpdates(): Promise<{ changes: PackageChange[]; message: string }>;
   /** Installs every pending update. */
   installUpdates(): Promise<{ status: OsUpdateStatus; installed: string[]; message: string }>;
   /** Schedules a reboot or shutdown after a delay; the simulation only records it. */

@@ -18,7 +18,7 @@ export type ApplyResult =
    *  not be run. */
   | { ok: false; stage: 'check' | 'apply' | 'setup' | 'unavailable'; message: string; /** The tool's whole output, for the server log only. */ detail?: string };
 
-/** One rule's counter (`rule_<id>`, `nat_<id>`): nftables rule lines of one comment summed, or a pf rule label. */
+/** One rule's counter (`rule_<id>`, `nat_<id>`): an nftables counter object (NAT: its lines' counters summed), or a pf rule label. */
 export interface RuleCounter {
   name: string;
   packets: number;
@@ -60,6 +60,7 @@ export interface PacketFilter {
    * state holds those the kernel has, and leaves out those it has not.
    */
   readBackObjects?(names: readonly string[]): Promise<ReadBackResult>;
+  /** Per-rule counters; none without a table or anchor; throws when they could not be read. */
   counters(): Promise<RuleCounter[]>;
   /** At a schedule edge: kills the states the edge affects (see compile/schedule-edges.ts). */
   killStates(edge: ScheduleEdge): Promise<void>;

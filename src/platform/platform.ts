@@ -9,6 +9,7 @@ import type { TrafficSource } from './connections.js';
 import type { Daemons } from './daemons.js';
 import type { Network } from './network.js';
 import type { Maintenance } from './maintenance.js';
+import type { FlowExporter } from './flow-export.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -67,5 +68,14 @@ export interface Platform {
   readonly network: Network;
   /** OS updates and power control (src/platform/maintenance.ts). */
   readonly maintenance: Maintenance;
+  /** NetFlow v9 / IPFIX export of the flows through the box (src/platform/flow-export.ts). */
+  readonly flowExport: FlowExporter;
+  /**
+   * The API process stops. What the platform runs for the appliance — daemons, tunnels, the reverse proxy, the
+   * kernel's rules and routes — keeps running (ARCHITECTURE decision 9): the next start adopts it. Only this
+   * process's own readers and sessions end.
+   */
   close(): Promise<void>;
+  /** Stops every daemon and tunnel the platform started or adopted (a test's teardown; uninstall). */
+  stopServices?(): Promise<void>;
 }

@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { reportDaemonEvent } from './daemon-events.js';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { CheckResult, DaemonName, DaemonStatus, Daemons, DhcpStatistics, DnsStats, StartOptions, TimeTracking } from './daemons.js';
 import { daemonVersion, findProgram as findInstalledProgram, runChecker } from './daemon-tools.js';
 import { runCommand } from './exec.js';
@@ -13,9 +13,12 @@ import { blocklistDataFile, blocklistZones, dnsStatsOf, EMPTY_DNS_STATS, parseUn
 import { unboundEnvironment } from './unbound-python.js';
 import { parseUnboundEvent, type UnboundEvent } from './unbound-events.js';
 import { PerSecondBudget } from './per-second-budget.js';
+import { SupervisedProcess } from './supervised-process.js';
+import { failureReason } from './failure-reason.js';
 
 export { parseUnboundStats } from './unbound-state.js';
 export { parseChronySources } from './chrony-state.js';
+export { failureReason } from './failure-reason.js';
 
 interface Launch {
   command: string;
@@ -64,18 +67,15 @@ const MAX_LOG = 5000;
 const MAX_EVENTS_PER_SECOND = 200;
 
 interface Supervised {
-  child: ChildProcess | null;
-  startedAt: number | null;
+  /** The supervised run (a detached process: it outlives the API process and is adopted at the next start). */
+  process: SupervisedProcess | null;
+  /** Hash of the launch (program, arguments, environment) and the configuration text the process runs. */
+  launchHash: string | null;
   configFile: string | null;
-  options: StartOptions;
   starts: number;
   lastError: string | null;
   missing: MissingTool | null;
   log: string[];
-  /** Index in `log` where the current run's lines begin (for the reason of a failed start). */
-  runStart: number;
-  /** Bulwark itself is stopping the daemon: its exit is not a failure. */
-  stopping: boolean;
 }
 
 export interface ProcessDaemonOptions {
@@ -85,32 +85,18 @@ export interface ProcessDaemonOptions {
   dropPrivileges?: boolean;
 }
 
-/** The printable part of a daemon's log line, without Unbound's `[time] unbound[pid:thread]` prefix. */
-function cleanLine(line: string): string {
-  return line.replace(/^\[\d+\]\s+\S+\[\d+:\d+\]\s+/, '').replace(/[^\x20-\x7e]/g, '').trim().slice(0, 300);
-}
-
 /**
- * Why a run failed: the last two lines of its own output that read like errors (a daemon often names the cause
- * on one line and gives up on the next: "can't bind socket …", "fatal error: could not open ports"), else its
- * last line.
+ * Runs the daemons as supervised foreground processes (the appliance has no init system that Bulwark can rely
+ * on) and reads their live state through their own control tools. A start returns once the daemon answers on its
+ * control channel, or reports why it did not. Each daemon runs detached, with its pid record and log in its
+ * runtime directory: `release` (the API stops) leaves it running, and the next start adopts it when it still runs
+ * the same configuration (closeAll stops them all: tests, uninstall).
  */
-export function failureReason(lines: string[]): string | null {
-  const meaningful = lines.map(cleanLine).filter((line) => line && !/ exited \(/.test(line));
-  const errors = meaningful.filter((line) => /fatal|error|unable|cannot|can't|could not|failed|denied|in use/i.test(line));
-  const reason = errors.length ? [...new Set(errors.slice(-2))].join('; ') : meaningful.at(-1);
-  return reason ?? null;
-}
-
-/**
- * Runs the daemons as supervised foreground child processes (the appliance has no init system that Bulwark
- * can rely on) and reads their live state through their own control tools. A start returns once the daemon
- * answers on its control channel, or reports why it did not.
- */
-export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemons & { closeAll(): Promise<void> } {
+export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemons & { closeAll(): Promise<void>; release(): void } {
   const findProgram = options.findProgram ?? findInstalledProgram;
   const supervised = new Map<DaemonName, Supervised>();
   const dnsListeners = new Set<(event: UnboundEvent) => void>();
+  const lineListeners = new Set<(name: DaemonName, line: string) => void>();
   const blockHits = new Map<string, number>();
   const eventBudget = new PerSecondBudget(MAX_EVENTS_PER_SECOND);
   let zoneCache: { file: string; zones: { label: string; names: number }[] } | null = null;
@@ -118,12 +104,12 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
   const entry = (name: DaemonName) => {
     let item = supervised.get(name);
     if (!item) {
-      item = { child: null, startedAt: null, configFile: null, options: {}, starts: 0, lastError: null, missing: null, log: [], runStart: 0, stopping: false };
+      item = { process: null, launchHash: null, configFile: null, starts: 0, lastError: null, missing: null, log: [] };
       supervised.set(name, item);
     }
     return item;
   };
-  const isAlive = (item: Supervised) => item.child !== null && item.child.exitCode === null && item.child.signalCode === null;
+  const isAlive = (item: Supervised) => item.process?.alive === true;
 
   /** Turns a resolver log line into an event: every block is counted, at most MAX_EVENTS_PER_SECOND are passed on. */
   const dnsLine = (line: string) => {
@@ -134,50 +120,35 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     for (const listener of dnsListeners) listener(event);
   };
 
-  const append = (name: DaemonName, item: Supervised, text: string) => {
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      item.log.push(line);
-      reportDaemonEvent({ kind: 'log', daemon: name, line });
-      if (name === 'unbound') dnsLine(line);
-    }
-    if (item.log.length > MAX_LOG) {
-      const drop = item.log.length - MAX_LOG;
-      item.log.splice(0, drop);
-      item.runStart = Math.max(0, item.runStart - drop);
-    }
+  const append = (name: DaemonName, item: Supervised, line: string) => {
+    item.log.push(line);
+    if (name === 'unbound') dnsLine(line);
+    for (const listener of lineListeners) listener(name, line);
+    if (item.log.length > MAX_LOG) item.log.splice(0, item.log.length - MAX_LOG);
   };
 
   const status = async (name: DaemonName): Promise<DaemonStatus> => {
     const item = entry(name);
-    const running = isAlive(item);
+    const state = item.process?.state();
     return {
       name,
-      running,
-      pid: running ? item.child?.pid ?? null : null,
-      started_at: item.startedAt === null ? null : new Date(item.startedAt).toISOString(),
+      running: state?.running ?? false,
+      pid: state?.pid ?? null,
+      started_at: state?.started_at ?? null,
       version: await daemonVersion(name),
       config_file: item.configFile,
       starts: item.starts,
       simulated: false,
-      last_error: item.lastError,
+      last_error: item.lastError ?? state?.last_error ?? null,
       missing: item.missing,
     };
   };
 
   const stop = async (name: DaemonName) => {
     const item = entry(name);
-    const child = item.child;
-    if (child && isAlive(item)) {
-      item.stopping = true;
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    item.child = null;
-    item.stopping = false;
+    await item.process?.stop();
+    item.process = null;
+    item.launchHash = null;
     return status(name);
   };
 
@@ -190,64 +161,58 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     return { user, error: null, missing: null };
   };
 
-  /** Waits until the daemon answers, exits, or runs out of time; false unless it answers. */
-  const waitReady = async (name: DaemonName, item: Supervised, child: ChildProcess, file: string, text: string): Promise<boolean> => {
-    const deadline = Date.now() + READY_TIMEOUT_MS[name];
-    while (Date.now() < deadline) {
-      if (item.child !== child || !isAlive(item)) return false;
-      if (await answers(name, file, text, findProgram)) return isAlive(item);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return false;
-  };
-
-  const start = async (name: DaemonName, configFile: string, options: StartOptions = {}): Promise<DaemonStatus> => {
+  /**
+   * Runs the daemon with this file: keeps one that already runs the same launch and configuration text (also one
+   * an earlier API process left running: adopted by its pid record once it answers), replaces one that runs
+   * anything else, and starts one where none runs.
+   */
+  const start = async (name: DaemonName, configFile: string, startOptions: StartOptions = {}): Promise<DaemonStatus> => {
     const item = entry(name);
-    const sameOptions = JSON.stringify(item.options) === JSON.stringify(options);
-    if (isAlive(item) && item.configFile === configFile && sameOptions) return status(name);
-    if (isAlive(item)) await stop(name);
-    item.configFile = configFile;
-    item.options = options;
-    item.missing = null;
     const text = await readFile(configFile, 'utf8').catch(() => '');
     const environment = name === 'unbound' ? unboundEnvironment(text) : { env: {}, missing: null };
     const absent = [name, ...CONTROL_TOOLS[name]].find((program) => !findProgram(program));
     const { user, error, missing } = daemonUser(name);
     const unavailable = absent ? missingTool(absent) : environment.missing ?? missing;
     if (unavailable || error) {
+      if (isAlive(item)) await stop(name);
+      item.configFile = configFile;
       item.missing = unavailable;
       item.lastError = unavailable ? describeMissing(unavailable) : error;
       return status(name);
     }
-    const launch = FOREGROUND[name](findProgram(name)!, configFile, user ? findProgram('setpriv') : null, options);
-    const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...environment.env, ...launch.env } });
-    item.child = child;
-    item.startedAt = Date.now();
-    item.starts++;
+    const launch = FOREGROUND[name](findProgram(name)!, configFile, user ? findProgram('setpriv') : null, startOptions);
+    const env = { ...environment.env, ...launch.env };
+    const launchHash = createHash('sha256').update(JSON.stringify({ command: launch.command, args: launch.args, env, text })).digest('hex');
+    if (isAlive(item) && item.launchHash === launchHash) return status(name);
+    if (item.process) await stop(name);
+    item.configFile = configFile;
+    item.missing = null;
     item.lastError = null;
-    item.runStart = item.log.length;
-    if (name === 'unbound') blockHits.clear();
-    child.stdout?.on('data', (chunk: Buffer) => append(name, item, chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => append(name, item, chunk.toString()));
-    child.on('error', (spawnError) => {
-      item.lastError = spawnError.message;
+    item.launchHash = launchHash;
+    const runStart = item.log.length;
+    const run = new SupervisedProcess({
+      label: name, command: launch.command, args: launch.args, env,
+      ready: () => answers(name, configFile, text, findProgram),
+      readyTimeoutMs: READY_TIMEOUT_MS[name],
+      readyDescription: 'answer on its control channel',
+      onLine: (line) => append(name, item, line),
+      // The pid record and the log go into the root-owned runtime directory, not the state directory the daemon writes.
+      detached: { dir: dirname(configFile), name: `${name}.supervised`, configHash: launchHash },
     });
-    child.on('exit', (code, signal) => {
-      append(name, item, `${name} exited (${signal ?? `status ${code}`})`);
-      if (item.child === child && !item.stopping) {
-        const reason = failureReason(item.log.slice(item.runStart));
-        item.lastError = `${name} exited with ${signal ?? `status ${code}`}${reason ? `: ${reason}` : ''}`;
-        reportDaemonEvent({ kind: 'crashed', daemon: name, reason: item.lastError });
+    item.process = run;
+    try {
+      const outcome = await run.start();
+      if (outcome === 'started') {
+        item.starts++;
+        if (name === 'unbound') blockHits.clear();
       }
-    });
-    if (await waitReady(name, item, child, configFile, text)) return status(name);
-    if (isAlive(item) && item.child === child) {
-      // Alive but silent: it never finished starting. Stop it rather than leave a half-started daemon.
-      await stop(name);
-      const reason = failureReason(item.log.slice(item.runStart));
-      item.lastError = `${name} did not answer on its control channel within ${READY_TIMEOUT_MS[name] / 1000} s${reason ? `: ${reason}` : ''}`;
-    } else if (!item.lastError) {
-      item.lastError = `${name} exited at start`;
+    } catch (startError) {
+      if (item.process === run) {
+        item.process = null;
+        item.launchHash = null;
+      }
+      const reason = (startError as Error).message;
+      item.lastError = reason || failureReason(item.log.slice(runStart)) || `${name} exited at start`;
     }
     return status(name);
   };
@@ -280,6 +245,10 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       return runChecker(name, file, { runAs: user, required: true, env, findProgram });
     },
     logs: async (name) => [...entry(name).log],
+    logLines(listener) {
+      lineListeners.add(listener);
+      return () => lineListeners.delete(listener);
+    },
     dnsEvents(listener) {
       dnsListeners.add(listener);
       return () => dnsListeners.delete(listener);
@@ -330,6 +299,9 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     },
     async closeAll() {
       for (const name of supervised.keys()) await stop(name);
+    },
+    release() {
+      for (const item of supervised.values()) item.process?.release();
     },
   };
 }

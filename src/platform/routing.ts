@@ -28,6 +28,11 @@ export interface ProbeTarget {
   expect: string | null;
   timeout_ms: number;
   interface: string;
+  /**
+   * Special addresses (loopback, private, …) a tcp, http or dns probe may connect to: the administrator's
+   * outbound allow-list and the gateway's own next hop (src/areas/multiwan/service.ts). ICMP is not guarded.
+   */
+  allow_list?: readonly string[];
 }
 
 /* ---- the Linux multi-WAN layout: a table of its own, marks, rules and gateway tables (compile-nftables.ts) ---- */

@@ -76,6 +76,15 @@ export async function setconf(spec: WireguardInterfaceSpec): Promise<void> {
   await mustRun(`configuring ${spec.interface}`, 'wg', ['setconf', spec.interface, spec.setconfFile]);
 }
 
+/**
+ * Like setconf, but changes only what differs from what the interface runs (`wg syncconf`): an interface adopted
+ * from an earlier API process keeps its peers' sessions, so no packet waits for a new handshake.
+ */
+export async function syncconf(spec: WireguardInterfaceSpec): Promise<void> {
+  writePrivate(spec.setconfFile, spec.setconf);
+  await mustRun(`configuring ${spec.interface}`, 'wg', ['syncconf', spec.interface, spec.setconfFile]);
+}
+
 function writePrivate(file: string, content: string): void {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, content, { mode: 0o600 });

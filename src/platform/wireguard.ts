@@ -69,6 +69,11 @@ export interface WireguardControl {
   syncPeers(spec: WireguardInterfaceSpec): Promise<void>;
   down(interfaceName: string): Promise<void>;
   status(interfaceName: string): Promise<WireguardInterfaceStatus>;
-  /** Takes every interface this driver brought up down (server stop). */
+  /** Takes every interface this driver brought up down (tests, uninstall). */
   closeAll(): Promise<void>;
+  /**
+   * The API process stops: every interface stays up and its userspace process (wireguard-go) keeps running, to be
+   * adopted by the next start (ARCHITECTURE decision 9). No watching or restarting from here on.
+   */
+  release(): void;
 }

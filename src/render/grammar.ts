@@ -27,8 +27,11 @@ export const isHostName = (value: string): boolean => new RegExp(HOST_NAME_PATTE
 /** A single label (a host name without domain). */
 export const HOST_LABEL_PATTERN = `^${LABEL}$`;
 
-/** Network interface names as the kernels accept them (no spaces, no shell or config metacharacters). */
-export const INTERFACE_NAME_PATTERN = '^[A-Za-z0-9_.:-]{1,32}$';
+/**
+ * Network interface names as the kernels accept them (no spaces, no shell or config metacharacters), never
+ * starting with `-` (the name reaches argument vectors: `ip … dev NAME`, `ping -I NAME`, FreeBSD's `ifconfig NAME`).
+ */
+export const INTERFACE_NAME_PATTERN = '^[A-Za-z0-9_.:][A-Za-z0-9_.:-]{0,31}$';
 export const isInterfaceName = (value: string): boolean => new RegExp(INTERFACE_NAME_PATTERN).test(value);
 
 /** An IP address, exactly (no surrounding whitespace). */

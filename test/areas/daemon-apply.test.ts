@@ -17,6 +17,7 @@ import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { createProcessDaemons } from '../../src/platform/process-daemons.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
 import type { Platform } from '../../src/platform/platform.js';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 const FAKE_CHRONYD = `#!/bin/sh
 # A stand-in for chronyd: -p accepts any file; it refuses to run a file with "maxpoll 17" as chronyd refuses a
@@ -74,7 +75,7 @@ before(async () => {
 
 after(async () => {
   await t.close();
-  rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
+  rmSync(runtimeRoot({ dataDir: t.dataDir }), { recursive: true, force: true });
   rmSync(bin, { recursive: true, force: true });
 });
 
@@ -88,7 +89,7 @@ test('chrony: a daemon that does not come up answers 409 with its reason; the pr
   const applied = await t.request('POST', '/api/v1/time/apply');
   assert.equal(applied.statusCode, 200, applied.body);
   assert.equal(json(applied).running, true);
-  const installed = join(`${t.dataDir}-daemons`, 'chronyd', 'chrony.conf');
+  const installed = join(runtimeRoot({ dataDir: t.dataDir }), 'chronyd', 'chrony.conf');
   const first = readFileSync(installed, 'utf8');
   const before = json(await t.request('GET', '/api/v1/time/status'));
   assert.equal(before.running, true);
@@ -134,7 +135,7 @@ test('a missing checker or daemon answers 503 naming the Debian package, and ins
     const applied = await t.request('POST', '/api/v1/dns/resolver/apply');
     assert.equal(applied.statusCode, 503, applied.body);
     assert.equal(json(applied).error, 'Unbound cannot run here: unbound-checkconf is not installed on this system: install the Debian package unbound');
-    assert.equal(existsSync(join(`${t.dataDir}-daemons`, 'unbound', 'unbound.conf')), false, 'an unchecked file is never installed');
+    assert.equal(existsSync(join(runtimeRoot({ dataDir: t.dataDir }), 'unbound', 'unbound.conf')), false, 'an unchecked file is never installed');
     const check = json(await t.request('GET', '/api/v1/config/check'));
     assert.equal(check.valid, false);
     assert.ok(check.errors.some((e: string) => /dns: the rendered Unbound configuration was not checked: unbound-checkconf is not installed/.test(e)), JSON.stringify(check.errors));

@@ -159,7 +159,7 @@ test('blocklist sources: 14 built-ins seeded disabled, CRUD, built-in delete is 
   assert.equal(json(await call('GET', `/api/v1/dns/blocklists/${source.id}`)).name, 'Mine');
   assert.equal((await call('POST', '/api/v1/dns/blocklists', { name: 'Mine', category: 'custom', url: 'https://a.example/x', format: 'domains' })).statusCode, 409);
   assert.match(json(await call('POST', '/api/v1/dns/blocklists', { name: 'L', category: 'c', url: 'ftp://x.example/l', format: 'domains' })).error, /body\.url must start/);
-  assert.match(json(await call('POST', '/api/v1/dns/blocklists', { name: 'L', category: 'c', url: 'https://10.1.2.3/l', format: 'domains' })).error, /allow_private_sources/);
+  assert.match(json(await call('POST', '/api/v1/dns/blocklists', { name: 'L', category: 'c', url: 'https://10.1.2.3/l', format: 'domains' })).error, /body\.url: 10\.1\.2\.3 .*\/api\/v1\/settings\/outbound/);
   assert.match(json(await call('POST', '/api/v1/dns/blocklists', { name: 'L', category: 'c', url: 'https://x.example/l', format: 'domains', action: 'redirect' })).error, /redirect_ip/);
   assert.match(json(await call('POST', '/api/v1/dns/blocklists', { name: 'L', category: 'c', url: 'https://x.example/l', format: 'domains', built_in: true })).error, /built_in/);
   assert.equal(json(await call('PUT', `/api/v1/dns/blocklists/${source.id}`, { category: 'ads' })).category, 'ads');
@@ -189,7 +189,10 @@ test('blocklist refresh downloads through the outbound guard: loopback refused u
     assert.match(refused.error, /resolves to .*blocked address/);
     assert.match(json(await call('GET', `/api/v1/dns/blocklists/${sneaky.id}`)).last_error, /blocked address/);
     // The admin allow-list admits the LAN mirror.
-    await call('PUT', '/api/v1/dns/blocklists/schedule', { allow_private_sources: ['127.0.0.1/32'] });
+    // The schedule's own list may only repeat the administrator's (settings:write) outbound allow-list.
+    assert.match(json(await call('PUT', '/api/v1/dns/blocklists/schedule', { allow_private_sources: ['127.0.0.1/32'] })).error, /body\.allow_private_sources: "127\.0\.0\.1\/32" is not on the administrator's outbound allow-list/);
+    assert.equal((await call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).statusCode, 200);
+    assert.equal((await call('PUT', '/api/v1/dns/blocklists/schedule', { allow_private_sources: ['127.0.0.1/32'] })).statusCode, 200);
     const mirror = json(await call('POST', '/api/v1/dns/blocklists', { name: 'mirror', category: 'custom', url: `http://127.0.0.1:${port}/hosts.txt`, format: 'hosts' }));
     const outcome = json(await call('POST', `/api/v1/dns/blocklists/${mirror.id}/refresh`));
     assert.equal(outcome.ok, true, outcome.error);

@@ -125,6 +125,8 @@ test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by 
     const rp = '/api/v1/reverse-proxy';
     lab.call('POST', `${rp}/tls/certs`, { name: 'three', source: `acme:${cert.id}` });
     lab.call('POST', `${rp}/entrypoints`, { name: 'websecure', address: `${FW}:443` });
+    // The back end sits on a private LAN: an administrator allow-lists it for the proxy (docs/security.md).
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: [BACKEND] });
     lab.call('POST', `${rp}/http/services`, { name: 'three', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://${BACKEND}:8083` }] }) });
     lab.call('POST', `${rp}/http/routers`, { name: 'r-three', rule: `Host(\`${NAME}\`)`, service: 'three', entry_points: '["websecure"]', tls_json: '{}' });
     lab.call('PUT', `${rp}/config`, { enabled: true, access_log_enabled: false });
@@ -192,19 +194,41 @@ test('pebble issues through HTTP-01 answered by Bulwark and DNS-01 published by 
     assert.match(sans, /DNS:\*\.b16\.test/);
     assert.equal(digCa('_acme-challenge.b16.test', 'TXT'), '', 'the challenge record was removed again');
 
-    // HTTP-01 through the proxy: Caddy holds port 80 on the CA side, the responder listens on loopback only,
-    // and plain-HTTP servers pass /.well-known/acme-challenge/ to it.
-    lab.call('POST', `${rp}/entrypoints`, { name: 'web', address: `${FW_CA}:80` });
+    // HTTP-01 through the proxy: Caddy holds port 80 — on every address, then on the CA side's address only —
+    // serving a route of its own there; the account keeps the default responder address (:80), which Caddy holds,
+    // so the responder listens on loopback and plain-HTTP servers pass /.well-known/acme-challenge/ to it ahead of
+    // the user's routes. pebble really fetches the token (no PEBBLE_VA_ALWAYS_VALID).
+    lab.call('POST', `${rp}/entrypoints`, { name: 'web', address: ':80' });
+    lab.call('POST', `${rp}/http/routers`, { name: 'r-web', rule: 'Host(`www.b16.test`)', service: 'three', entry_points: '["web"]' });
     lab.call('PUT', `${rp}/config`, { access_log_enabled: true, access_log_path: join(lab.dataDir, 'logs', 'access.log') });
     lab.call('POST', `${rp}/apply`);
-    lab.call('POST', '/api/v1/acme/account', { contact_email: 'admin@b16.test', directory_url: `https://${CA}:14000/dir`, http01_listen: '127.0.0.1:8402', allowed_networks: [`${CA}/32`] }, 200);
-    const viaProxy = lab.call('POST', '/api/v1/acme/certs', { common_name: 'four.b16.test', challenge_type: 'http-01' });
-    const proxied = lab.call('POST', `/api/v1/acme/certs/${viaProxy.id}/renew`, undefined, 200);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(proxied.ok, true, `${JSON.stringify(proxied)}\n${(lab.call('GET', `${rp}/logs?log_type=server&lines=20`) as string[]).join('\n')}`);
-    assert.match(pebbleLog, /Attempting to validate w\/ HTTP: http:\/\/four\.b16\.test:80\/\.well-known\/acme-challenge\//);
-    const access = lab.call('GET', `${rp}/logs?log_type=access&search=acme-challenge`) as string[];
-    assert.ok(access.some((line) => /^10\.216\.22\.2 - - \[.+\] "GET \/\.well-known\/acme-challenge\/[A-Za-z0-9_-]+ HTTP\/1\.1" 200 /.test(line)), `pebble's fetch went through Caddy:\n${access.join('\n')}`);
+    lab.call('POST', '/api/v1/acme/account', { contact_email: 'admin@b16.test', directory_url: `https://${CA}:14000/dir`, http01_listen: ':80', allowed_networks: [`${CA}/32`] }, 200);
+    const plainRoute = () => spawnSync('ip', ['netns', 'exec', ca, 'curl', '-sS', '--max-time', '10', '--resolve', `www.b16.test:80:${FW_CA}`, 'http://www.b16.test/'], { encoding: 'utf8', timeout: 20_000 }).stdout;
+    assert.equal(plainRoute(), 'backend three host=www.b16.test', 'the proxy serves its own route on port 80');
+    const fetchedThroughCaddy = () => {
+      const access = lab.call('GET', `${rp}/logs?log_type=access&search=acme-challenge`) as string[];
+      return access.filter((line) => /^10\.216\.22\.2 - - \[.+\] "GET \/\.well-known\/acme-challenge\/[A-Za-z0-9_-]+ HTTP\/1\.1" 200 /.test(line)).length;
+    };
+    const throughProxy = async (name: string) => {
+      const before = fetchedThroughCaddy();
+      const order = lab.call('POST', '/api/v1/acme/certs', { common_name: name, challenge_type: 'http-01' });
+      const answer = lab.call('POST', `/api/v1/acme/certs/${order.id}/renew`, undefined, 200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(answer.ok, true, `${name}: ${JSON.stringify(answer)}\n${(lab.call('GET', `${rp}/logs?log_type=server&lines=20`) as string[]).join('\n')}`);
+      assert.match(pebbleLog, new RegExp(`Attempting to validate w/ HTTP: http://${name.replace(/\./g, '\\.')}:80/\\.well-known/acme-challenge/`));
+      assert.ok(fetchedThroughCaddy() > before, `${name}: pebble's fetch went through Caddy`);
+    };
+    await throughProxy('four.b16.test');
+    assert.equal(plainRoute(), 'backend three host=www.b16.test', 'the route still serves');
+    // Caddy on the CA side's address only: the responder's :80 still collides with it.
+    const web = (lab.call('GET', `${rp}/entrypoints`) as { id: string; name: string }[]).find((item) => item.name === 'web')!;
+    lab.call('PUT', `${rp}/entrypoints/${web.id}`, { address: `${FW_CA}:80` });
+    lab.call('POST', `${rp}/apply`);
+    await throughProxy('five.b16.test');
+    // A loopback responder address named by the account is used as it is.
+    lab.call('POST', '/api/v1/acme/account', { contact_email: 'admin@b16.test', directory_url: `https://${CA}:14000/dir`, http01_listen: '127.0.0.1:8403', allowed_networks: [`${CA}/32`] }, 200);
+    await throughProxy('six.b16.test');
+    assert.equal(plainRoute(), 'backend three host=www.b16.test');
     assert.equal(caddyPid(fw), pid, 'the proxy took the challenge route without a restart');
   } finally {
     if (extraCa === undefined) delete process.env.NODE_EXTRA_CA_CERTS;

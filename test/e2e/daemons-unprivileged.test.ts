@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { json } from '../helpers/app.js';
 import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
-import { systemAccount } from '../../src/platform/daemon-runtime.js';
+import { runtimeRoot, systemAccount } from '../../src/platform/daemon-runtime.js';
 import type { AppContext } from '../../src/context.js';
 import type { DaemonName } from '../../src/platform/daemons.js';
 import { systemSkip } from '../helpers/system-skip.js';
@@ -27,15 +27,28 @@ const skipReason = (programs: string[], user: string) =>
   systemSkip('running daemons as their own users', { root: true, programs: [...programs, 'setpriv'], users: [user] });
 
 
+/**
+ * A data directory inside a private (0700) folder, as `--data-dir /root/bulwark/data` or a `mktemp -d` folder
+ * gives: no daemon user can traverse it, so the daemons' files must live elsewhere (the runtime tree).
+ */
+function privateDataDir(): { parent: string; dataDir: string } {
+  const parent = mkdtempSync(join(tmpdir(), 'bulwark-private-'));
+  assert.equal(mode(parent), 0o700, 'mkdtemp makes a private folder');
+  const dataDir = join(parent, 'data');
+  mkdirSync(dataDir, { mode: 0o700 });
+  return { parent, dataDir };
+}
+
 async function linuxApp(): Promise<AreaApp & { runtimeRoot: string }> {
-  const t = await startAreaApp({ config: { platform: 'linux' } });
-  const runtimeRoot = `${t.dataDir}-daemons`;
+  const { parent, dataDir } = privateDataDir();
+  const t = await startAreaApp({ config: { platform: 'linux' }, dataDir });
   return {
     ...t,
-    runtimeRoot,
+    runtimeRoot: runtimeRoot({ dataDir }),
     close: async () => {
       await t.close();
-      rmSync(runtimeRoot, { recursive: true, force: true });
+      rmSync(parent, { recursive: true, force: true });
+      rmSync(runtimeRoot({ dataDir }), { recursive: true, force: true });
     },
   };
 }
@@ -180,7 +193,7 @@ test('Kea as _kea hands a lease to a DHCP client across a veth between two names
   const client = `bwk-cl-${id}`;
   const serverLink = `bkf${id}`;
   const clientLink = `bkc${id}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-kea-netns-'));
+  const { parent, dataDir } = privateDataDir();
   const children: ChildProcess[] = [];
   const run = (file: string, args: string[]) => {
     const result = spawnSync(file, args, { encoding: 'utf8', timeout: 60_000 });
@@ -227,7 +240,7 @@ test('Kea as _kea hands a lease to a DHCP client across a veth between two names
       for (const pid of pids) spawnSync('kill', ['-9', pid]);
       spawnSync('ip', ['netns', 'del', ns]);
     }
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(`${dataDir}-daemons`, { recursive: true, force: true });
+    rmSync(parent, { recursive: true, force: true });
+    rmSync(runtimeRoot({ dataDir }), { recursive: true, force: true });
   }
 });

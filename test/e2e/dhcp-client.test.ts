@@ -30,7 +30,8 @@ function udhcpc(ns: string, link: string, requested?: string): { address: string
 }
 
 test('a client obtains a lease from Kea; Bulwark lists it with the MAC, counts it, pins it by reservation on renewal and releases it', { skip: skipReason(), timeout: 240_000 }, async () => {
-  const lab = new NetnsLab();
+  // The data directory inside a private (0700) folder: the daemons still reach their files (runtime tree).
+  const lab = new NetnsLab('bw', { privateParent: true });
   try {
     const fw = lab.namespace('fw');
     const client = lab.namespace('cl');

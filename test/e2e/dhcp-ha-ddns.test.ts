@@ -15,7 +15,7 @@ import { startAreaApp } from '../helpers/area-app.js';
 import { freePort } from '../helpers/free-port.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
-import { systemAccount } from '../../src/platform/daemon-runtime.js';
+import { runtimeRoot, systemAccount } from '../../src/platform/daemon-runtime.js';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { renderKea } from '../../src/compile/kea.js';
 import { keaCommand } from '../../src/platform/kea-control.js';
@@ -76,7 +76,7 @@ test('HA: Bulwark\'s Kea and a partner reach hot-standby together; /dhcp/ha/stat
   } finally {
     partner?.kill('SIGTERM');
     await t.close();
-    rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
+    rmSync(runtimeRoot({ dataDir: t.dataDir }), { recursive: true, force: true });
     rmSync(partnerDir, { recursive: true, force: true });
   }
 });
@@ -95,7 +95,7 @@ test('DDNS: Bulwark runs kea-dhcp-ddns beside Kea (as _kea), and stops it when d
     assert.equal(d2.running, true, 'kea-dhcp-ddns answers on its control socket');
     const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${d2.pid}/status`, 'utf8'))![1]);
     assert.equal(uid, systemAccount('_kea')!.uid);
-    const config = readFileSync(join(`${t.dataDir}-daemons`, 'kea-dhcp-ddns', 'kea-dhcp-ddns.conf'), 'utf8');
+    const config = readFileSync(join(runtimeRoot({ dataDir: t.dataDir }), 'kea-dhcp-ddns', 'kea-dhcp-ddns.conf'), 'utf8');
     assert.match(config, /"secret": "c2VjcmV0LXRzaWctc2VjcmV0LXRzaWc="/, 'the secret is in the daemon file (root:_kea 0640) only');
     assert.ok(!(await t.request('GET', '/api/v1/dhcp/ddns')).body.includes('c2VjcmV0'), 'and never in an answer');
 
@@ -103,6 +103,6 @@ test('DDNS: Bulwark runs kea-dhcp-ddns beside Kea (as _kea), and stops it when d
     assert.equal((await daemons.status('kea-dhcp-ddns')).running, false, 'turning DDNS off stops it (DHCP is re-applied at once)');
   } finally {
     await t.close();
-    rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
+    rmSync(runtimeRoot({ dataDir: t.dataDir }), { recursive: true, force: true });
   }
 });

@@ -1,7 +1,7 @@
 /**
  * DNS proven from a client's side, in three namespaces the test creates: Bulwark (`--platform linux`) runs
  * Unbound in a firewall namespace; a client namespace asks it with dig; a server namespace serves blocklists
- * over HTTP (downloaded through Bulwark's outbound guard, admitted by the schedule's allow-list) and answers for
+ * over HTTP (downloaded through Bulwark's outbound guard, admitted by the administrator's allow-list) and answers for
  * `corp.example` (a conditional forwarding domain). Proven: host records, ACLs, forwarding, custom blocks, every
  * blocklist format, the allow-list over the lists, refresh changing the answer, the last good copy kept when a
  * download fails, statistics and per-source counts, query and block events on /dns/stream, and a failed start
@@ -47,7 +47,8 @@ const SERVER = '10.236.1.2';
 const CORP_ZONE = { 'app.corp.example': '10.9.9.9', 'one.corp.example': '10.9.9.1', 'two.corp.example': '10.9.9.2', 'ok.corp.example': '10.9.9.10', 'bad.corp.example': '10.9.9.11' };
 
 test('Unbound under Bulwark, asked with dig from a client namespace: records, forwarding, ACLs, blocks, lists, allow-list, refresh, stats, events, rollback', { skip: skipReason(), timeout: 400_000 }, async () => {
-  const lab = new NetnsLab();
+  // The data directory inside a private (0700) folder: the daemons still reach their files (runtime tree).
+  const lab = new NetnsLab('bw', { privateParent: true });
   try {
     const fw = lab.namespace('fw');
     const client = lab.namespace('cl');
@@ -90,6 +91,8 @@ test('Unbound under Bulwark, asked with dig from a client namespace: records, fo
     lab.call('POST', '/api/v1/dns/customblocks', { pattern: 'app.corp.example' });
     lab.call('POST', '/api/v1/dns/whitelist', { pattern: 'ok.corp.example' });
     // on_boot off: no refresh 15 s after start running into the steps below.
+    // The mirror sits on a private LAN: an administrator allow-lists it (docs/security.md); the schedule may repeat it.
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: [`${SERVER}/32`] });
     lab.call('PUT', '/api/v1/dns/blocklists/schedule', { allow_http: true, allow_private_sources: [`${SERVER}/32`], on_boot: false });
     const sources: Record<string, { id: string }> = {};
     for (const format of [...Object.keys(FIXTURES), 'changing']) {

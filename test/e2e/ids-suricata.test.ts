@@ -80,7 +80,7 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     const running = lab.call('GET', '/api/v1/ids/stats');
     assert.equal(running.running, true);
     assert.match(running.engine, /7\.0\.0-fake/);
-    const runtime = `${lab.dataDir}-daemons/suricata`;
+    const runtime = join(lab.runtimeRoot, 'suricata');
     const yaml = readFileSync(join(runtime, 'suricata.yaml'), 'utf8');
     assert.match(yaml, /^%YAML 1\.1\n---\n/);
     assert.match(yaml, new RegExp(`interface: ${capture}`));

@@ -200,7 +200,7 @@ test('an IPsec SA driven by Bulwark establishes with a charon the test runs and 
     assert.equal(tcp(lanA, '10.113.2.2'), 'pong 10.113.1.2');
     // charon killed: status reports it, the supervisor restarts it, loads the SA again and (start_action start) it is back up.
     assert.equal(typeof certUp.pid, 'number');
-    assert.ok(existsSync(`${lab.dataDir}-daemons/charon/state/charon.pid`));
+    assert.ok(existsSync(join(lab.runtimeRoot, 'charon', 'state', 'charon.pid')));
     process.kill(certUp.pid, 'SIGKILL');
     const back = await until('charon restarted with its SA up', () => {
       const status = lab.call('GET', '/api/v1/vpn/ipsec/status');

@@ -69,6 +69,8 @@ test('Caddy under Bulwark, reached from a client namespace: routing by host over
     const tlsOne = lab.call('POST', `${rp}/tls/certs`, { name: 'one', source: `ca:${one.id}` });
     lab.call('POST', `${rp}/tls/certs`, { name: 'two', source: `ca:${two.id}` });
     lab.call('POST', `${rp}/entrypoints`, { name: 'websecure', address: `${FW}:443` });
+    // The backends sit on a private LAN: an administrator allow-lists it for the proxy (docs/security.md).
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['10.216.1.0/24'] });
     lab.call('POST', `${rp}/http/services`, { name: 'one', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://${BACKEND}:8081` }] }) });
     lab.call('POST', `${rp}/http/services`, { name: 'two', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://${BACKEND}:8082` }] }) });
     lab.call('POST', `${rp}/http/middlewares`, { name: 'hdr', middleware_type: 'headers', config_json: JSON.stringify({ customRequestHeaders: { 'X-B16-From': 'proxy' }, customResponseHeaders: { 'X-B16-Proxy': 'caddy' } }) });

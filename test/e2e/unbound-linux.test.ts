@@ -1,11 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Resolver } from 'node:dns/promises';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestApp, json } from '../helpers/app.js';
 import { adminHeaders } from '../helpers/auth.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 const skipReason = () => systemSkip('the Unbound loopback test', { programs: ['unbound', 'unbound-control'] });
 
@@ -27,6 +29,12 @@ test('linux platform: the real Unbound runs the rendered configuration on loopba
     const status = json(await call('GET', '/api/v1/dns/resolver/status'));
     assert.equal(status.running, true);
     assert.match(status.version, /unbound|Version/i);
+    // What Unbound writes goes to the local log under the data directory too (docs/local-logs.md).
+    const localLog = join(t.dataDir, 'logs', 'unbound.log');
+    const logged = () => (existsSync(localLog) ? readFileSync(localLog, 'utf8') : '');
+    for (const until = Date.now() + 10_000; !/unbound/.test(logged()) && Date.now() < until;) await new Promise((resolve) => setTimeout(resolve, 100));
+    const daemonLines = json(await call('GET', '/api/v1/dns/resolver/logs?lines=50')) as unknown;
+    assert.match(logged(), /unbound/, `the daemon's own lines: ${JSON.stringify(daemonLines)}`);
 
     const resolver = new Resolver({ timeout: 2000, tries: 3 });
     resolver.setServers([`127.0.0.1:${port}`]);
@@ -51,7 +59,7 @@ test('linux platform: the real Unbound runs the rendered configuration on loopba
     await assert.rejects(resolver.resolve4('nas.home.lan'));
   } finally {
     await t.close();
-    // Unbound's runtime files live next to the data directory (src/platform/daemon-runtime.ts).
-    rmSync(`${t.dataDir}-daemons`, { recursive: true, force: true });
+    // Unbound's runtime files live in the runtime tree, outside the data directory (src/platform/daemon-runtime.ts).
+    rmSync(runtimeRoot({ dataDir: t.dataDir }), { recursive: true, force: true });
   }
 });

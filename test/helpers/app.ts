@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadStartupConfig, type StartupConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -26,11 +27,15 @@ export async function startTestApp(options: Omit<Partial<BuildOptions>, 'config'
     dataDir,
     clock,
     async close() {
+      // The API's own stop leaves the daemons running (they outlive it); a test's teardown stops them.
+      await app.context.platform.stopServices?.();
       await app.close();
+      // A caller that brought its data directory (a restart test) cleans up both itself.
       if (options.dataDir) return;
       rmSync(dataDir, { recursive: true, force: true });
-      // On linux the daemons' tree sits beside the data directory (src/platform/daemon-runtime.ts).
-      rmSync(`${dataDir}-daemons`, { recursive: true, force: true });
+      // On linux the daemons' tree is outside the data directory (src/platform/daemon-runtime.ts), in
+      // /var/lib/bulwark-daemons unless --runtime-dir says otherwise: never left behind there.
+      rmSync(runtimeRoot(config), { recursive: true, force: true });
     },
   };
 }

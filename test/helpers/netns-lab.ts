@@ -6,10 +6,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -32,14 +33,23 @@ export class NetnsLab {
   /** A short tag unique to this process and lab: namespace and link names are built from it. */
   readonly tag = `${process.pid.toString(36)}${randomBytes(2).toString('hex')}`;
   readonly namespaces: string[] = [];
-  readonly dataDir = mkdtempSync(join(tmpdir(), 'bulwark-lab-'));
+  /** The folder the lab's files live in (mode 0700, as mkdtemp makes it). */
+  private readonly folder = mkdtempSync(join(tmpdir(), 'bulwark-lab-'));
+  /**
+   * Bulwark's data directory: the lab folder itself, or (privateParent) a directory inside it, as
+   * `--data-dir /root/bulwark/data` gives — a parent no daemon user can traverse.
+   */
+  readonly dataDir: string;
   private readonly children: ChildProcess[] = [];
   private bulwarkLog = '';
   base = '';
   private bulwarkNs = '';
 
   /** `prefix` starts every namespace name (a suite that must not collide with others picks its own, e.g. `b16`). */
-  constructor(readonly prefix = 'bw') {}
+  constructor(readonly prefix = 'bw', options: { privateParent?: boolean } = {}) {
+    this.dataDir = options.privateParent ? join(this.folder, 'data') : this.folder;
+    if (options.privateParent) mkdirSync(this.dataDir, { mode: 0o700 });
+  }
 
   /** Creates a namespace `<prefix><role>-<tag>` with loopback up. */
   namespace(role: string): string {
@@ -70,12 +80,12 @@ export class NetnsLab {
   /** Bulwark on the linux platform inside `ns`, listening on loopback there. */
   private bulwark: ChildProcess | null = null;
 
-  /** Stops the running Bulwark as an administrator's SIGTERM would, and waits for it to exit. */
-  async stopBulwark(): Promise<number | null> {
+  /** Stops the running Bulwark as an administrator's SIGTERM would (or a crash: SIGKILL), and waits for it to exit. */
+  async stopBulwark(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     const child = this.bulwark;
     if (!child || child.exitCode !== null) return child?.exitCode ?? null;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
+    child.kill(signal);
     return exited;
   }
 
@@ -85,6 +95,11 @@ export class NetnsLab {
     child.stdout!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     this.base = `http://127.0.0.1:${port}`;
     this.bulwarkNs = ns;
+  }
+
+  /** The daemons' runtime tree of the Bulwark this lab starts (no --runtime-dir: the default for its data directory). */
+  get runtimeRoot(): string {
+    return runtimeRoot({ dataDir: this.dataDir });
   }
 
   /** Bulwark's own output so far (for assertion messages). */
@@ -113,7 +128,7 @@ export class NetnsLab {
       for (const pid of pids) spawnSync('kill', ['-9', pid]);
       spawnSync('ip', ['netns', 'del', ns]);
     }
-    rmSync(this.dataDir, { recursive: true, force: true });
-    rmSync(`${this.dataDir}-daemons`, { recursive: true, force: true });
+    rmSync(this.folder, { recursive: true, force: true });
+    rmSync(this.runtimeRoot, { recursive: true, force: true });
   }
 }

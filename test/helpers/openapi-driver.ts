@@ -49,7 +49,7 @@ const FIELD_EXAMPLES: Record<string, unknown> = {
   prefix: '192.0.2.0/24', next_hop: '192.0.2.1', gateway: '192.0.2.1', server: '192.0.2.53', servers: ['192.0.2.53'],
   value: '192.0.2.10', mac_address: '02:00:00:00:00:01', pattern: 'ads.example.com', country_code: 'NL', config_json: '{}',
   time_ranges: ['08:00-17:00'], contact_email: 'admin@example.com', password: 'Probe-password-1', permissions: ['rules:read'],
-  cert_file: '/etc/ssl/probe.pem', key_file: '/etc/ssl/probe.key', rule: 'Host(`probe.example.com`)', service: 'probe-svc',
+  cert_file: '/etc/ssl/probe.pem', key_file: '/etc/bulwark/probe.key', rule: 'Host(`probe.example.com`)', service: 'probe-svc',
   allowed_ips: '10.9.0.2/32', endpoint: '192.0.2.7:51820', address: '10.9.0.1/24', url: 'https://lists.example.com/hosts.txt',
 };
 

@@ -311,7 +311,7 @@ function matchNftLine(tokens: string[], p: Packet, sets: Map<string, Cidr[]>, pr
         break;
       }
       case 'counter':
-        if (tokens[i + 1] === 'name') { next(); next(); } // a named counter object (older rulesets)
+        if (tokens[i + 1] === 'name') { next(); next(); } // a rule counting into its named counter object
         break;
       case 'jump':
         return { jump: next() };

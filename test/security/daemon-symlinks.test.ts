@@ -9,14 +9,14 @@ import assert from 'node:assert/strict';
 import { lchownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile, writeDaemonStateFile, type DaemonRuntime } from '../../src/platform/daemon-runtime.js';
+import { daemonRuntime, prepareDaemonRuntime, runtimeRoot, writeDaemonFile, writeDaemonStateFile, type DaemonRuntime } from '../../src/platform/daemon-runtime.js';
 import { EveTail } from '../../src/platform/linux/eve-tail.js';
 import { startTestApp, json } from '../helpers/app.js';
 import { adminHeaders } from '../helpers/auth.js';
 import { REQUIRE_SYSTEM_TESTS } from '../helpers/shared.js';
 
 function skipReason(): string | false {
-  const missing = process.getuid?.() !== 0 ? 'root' : daemonRuntime(tmpdir(), 'unbound', false).account === null ? 'the unbound system account (Debian package unbound)' : null;
+  const missing = process.getuid?.() !== 0 ? 'root' : daemonRuntime({ dataDir: tmpdir() }, 'unbound', false).account === null ? 'the unbound system account (Debian package unbound)' : null;
   if (missing === null) return false;
   if (REQUIRE_SYSTEM_TESTS) throw new Error(`REQUIRE_SYSTEM_TESTS=1 but this test needs ${missing}`);
   return `needs ${missing}`;
@@ -30,7 +30,12 @@ before(() => {
   outside = join(scratch, 'outside');
   mkdirSync(outside, { mode: 0o700 });
 });
-after(() => rmSync(scratch, { recursive: true, force: true }));
+/** Data directories whose runtime trees (in /var/lib/bulwark-daemons) this file made. */
+const dataDirs: string[] = [];
+after(() => {
+  rmSync(scratch, { recursive: true, force: true });
+  for (const dataDir of dataDirs) rmSync(runtimeRoot({ dataDir }), { recursive: true, force: true });
+});
 
 /** What the attacker aims at: a root-owned file (or directory) outside the runtime tree. */
 function victimFile(name: string): { path: string; untouched(): void } {
@@ -50,7 +55,8 @@ function victimFile(name: string): { path: string; untouched(): void } {
 /** A fresh data directory's Unbound runtime with its tree prepared, as the DNS area does before rendering. */
 function unboundRuntime(): DaemonRuntime {
   const dataDir = mkdtempSync(join(scratch, 'data-'));
-  const runtime = daemonRuntime(dataDir, 'unbound', false);
+  dataDirs.push(dataDir);
+  const runtime = daemonRuntime({ dataDir }, 'unbound', false);
   prepareDaemonRuntime(runtime);
   return runtime;
 }
@@ -86,7 +92,8 @@ test('writeDaemonStateFile through a dangling link creates nothing outside the s
 
 test('prepareDaemonRuntime refuses a state directory that is a link, and chowns nothing through it', { skip }, () => {
   const dataDir = mkdtempSync(join(scratch, 'data-'));
-  const runtime = daemonRuntime(dataDir, 'unbound', false);
+  dataDirs.push(dataDir);
+  const runtime = daemonRuntime({ dataDir }, 'unbound', false);
   const target = join(outside, 'some-root-dir');
   mkdirSync(target, { mode: 0o700 });
   mkdirSync(runtime.dir, { recursive: true });
@@ -134,7 +141,7 @@ test('DNS: rendering for an apply check replaces a planted root.key link; nothin
   const t = await startTestApp({ config: { platform: 'linux' } });
   try {
     const headers = await adminHeaders(t.app);
-    const runtime = daemonRuntime(t.dataDir, 'unbound', false);
+    const runtime = daemonRuntime({ dataDir: t.dataDir }, 'unbound', false);
     prepareDaemonRuntime(runtime);
     const aimed = join(outside, 'dns-created-by-root');
     plant(runtime, join(runtime.stateDir, 'root.key'), aimed);

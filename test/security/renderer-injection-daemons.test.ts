@@ -18,6 +18,7 @@ import { DhcpConfig, DhcpDdns, DhcpHaConfig, Reservation, Subnet } from '../../s
 import { TimeConfig, TimeSource } from '../../src/areas/time/schema.js';
 import { renderBlocklistData, renderBlocklistFilter } from '../../src/compile/unbound-blocklist.js';
 import { RenderRefusal } from '../../src/compile/render-refusal.js';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 const HOSTILE = [
   '"', "'", '\n', '\r', '\u0000', '{', '}', ';', '#', '\\',
@@ -392,5 +393,5 @@ test('the blocklist renderer refuses a hostile name, redirect address, allow ent
 });
 
 test('the simulated platform keeps the runtime files inside the data directory', () => {
-  assert.equal(existsSync(`${t.dataDir}-daemons`), false);
+  assert.equal(existsSync(runtimeRoot({ dataDir: t.dataDir })), false);
 });

@@ -23,7 +23,6 @@ import {
 import { IdsConfig, RulesetCreate, RuleUpdate, SuppressionStored } from '../../src/areas/ids/schema.js';
 import { Banner, Console, General, Ssh } from '../../src/areas/system/schema.js';
 import { LogRotationConfig } from '../../src/areas/settings/schema.js';
-import { Schedule } from '../../src/areas/updates/schema.js';
 import { SystemDns } from '../../src/areas/dns/schema.js';
 import { Gateway, Group, GroupMember, Instance, InstanceMember, Leak, Policy } from '../../src/areas/multiwan/schema.js';
 import { CertStored, DnsProviderStored, TargetStored } from '../../src/areas/acme/schema.js';
@@ -40,7 +39,7 @@ const SCHEMAS: Record<string, object> = {
   rp_cert_resolver: CertResolver, rp_config: ProxyConfig,
   ids_config: IdsConfig, ids_ruleset: RulesetCreate, ids_rule: RuleUpdate, ids_suppression: SuppressionStored,
   system_general: General, system_banner: Banner, system_ssh: Ssh, system_console: Console,
-  settings_log_rotation: LogRotationConfig, updates_schedule: Schedule, dns_system: SystemDns,
+  settings_log_rotation: LogRotationConfig, dns_system: SystemDns,
   mw_instance: Instance, mw_instance_member: InstanceMember, mw_gateway: Gateway, mw_group: Group, mw_group_member: GroupMember,
   mw_policy: Policy, mw_leak: Leak,
   acme_cert: CertStored, acme_dns_provider: DnsProviderStored, acme_export_target: TargetStored,
@@ -78,6 +77,7 @@ const NOT_RENDERED: Record<string, string> = {
   'ipsec_sa.enc_algo': 'derived by the appliance from esp_proposals (display only); never taken from a request',
   'ipsec_sa.auth_algo': 'derived by the appliance from the proposals (display only); never taken from a request',
   'rp_udp_router.rule': 'UDP routers match on the entry point only; the renderer never writes their rule',
+  'rp_http_middleware.config_secrets': 'kept by the server, never taken from a request (400): the secrets split out of config_json, rendered back where config_json holds their placeholders (every config_json leaf, header values included, is exercised by renderer-injection-caddy.test.ts)',
   'ids_config.home_net': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
   'ids_config.external_net': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
   'ids_config.interfaces': 'rendered into suricata.yaml only on linux: exercised by renderer-injection-suricata.test.ts',
@@ -276,8 +276,10 @@ async function setUp(): Promise<void> {
     ['rp_tcp_router', 'tcp/routers', { name: 'tr', rule: 'HostSNI(`*`)', service: 'tsvc', entry_points: 'web', tls_json: '{"passthrough":true}' }],
     ['rp_udp_service', 'udp/services', { name: 'usvc', config_json: '{"servers":[{"address":"10.0.0.5:53"}]}' }],
     ['rp_udp_router', 'udp/routers', { name: 'ur', service: 'usvc', entry_points: 'web' }],
-    ['rp_tls_cert', 'tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/ssl/site.key', stores_json: '["default"]' }],
+    ['rp_tls_cert', 'tls/certs', { name: 'site', cert_file: '/etc/ssl/site.pem', key_file: '/etc/bulwark/site.key', stores_json: '["default"]' }],
   ];
+  // The proxy's sample back ends sit on a private LAN, which only the administrator's outbound allow-list opens.
+  await ok(t.request('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['10.0.0.0/8'] }));
   await ok(t.request('PUT', `${rp}/config`, { metrics_enabled: true, access_log_enabled: true }));
   const renderProxy = async () => {
     const res = await t.request('POST', `${rp}/apply`);
@@ -374,10 +376,6 @@ async function setUp(): Promise<void> {
   }
   targets.set('system_console.kind', { field: 'body.kind', write: (value) => t.request('PUT', '/api/v1/system/console', { kind: value }), render: async () => read('system', 'kernel-console.args'), shape: lineShape, variants: simple('serial') });
   targets.set('settings_log_rotation.compression', { field: 'body.compression', write: (value) => t.request('PUT', '/api/v1/settings/log-rotation', { compression: value }), render: async () => read('logrotate.conf'), shape: lineShape, variants: simple('gzip') });
-  await ok(t.request('PUT', '/api/v1/updates/schedule', { enabled: true, auto_check: true }));
-  for (const [field, benign] of [['time', '04:30'], ['day_of_week', 'wed']] as const) {
-    targets.set(`updates_schedule.${field}`, { field: `body.${field}`, write: (value) => t.request('PUT', '/api/v1/updates/schedule', { [field]: value }), render: async () => read('updates', 'maintenance.cron'), shape: lineShape, variants: simple(benign) });
-  }
   targets.set('dns_system.servers', { field: 'body.servers', write: (value) => t.request('PUT', '/api/v1/dns', { servers: [value] }), render: async () => read('dns', 'resolv.conf'), shape: lineShape, variants: simple('9.9.9.9') });
 
   // Multi-WAN: a gateway, a policy steering to it and a leak; rendered into the platform's anchors (pf) and

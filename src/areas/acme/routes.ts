@@ -19,8 +19,11 @@ const pem = (reply: FastifyReply, filename: string, body: string) =>
 /** How often certificates are checked for renewal (each renews within its renew_days_before_expiry). */
 const RENEWAL_CHECK_MS = 60 * 60 * 1000;
 
-export function createAcmeArea(context: AppContext, needs: { certificateConsumers?: CertificateConsumer[] } = {}): Area & { service: AcmeService } {
-  const acme = new AcmeService(context, needs.certificateConsumers);
+export function createAcmeArea(
+  context: AppContext,
+  needs: { certificateConsumers?: CertificateConsumer[]; challengesThroughProxy?: () => Promise<string | null> } = {},
+): Area & { service: AcmeService } {
+  const acme = new AcmeService(context, needs.certificateConsumers, needs.challengesThroughProxy);
   let timer: NodeJS.Timeout | null = null;
   const check = () => {
     acme.renewDue().then((renewed) => {

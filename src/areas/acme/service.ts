@@ -15,7 +15,7 @@ import { fileModeProblem, symlinkProblem, writeConfinedFile } from '../../render
 import { isCidr, isSingleLineText, isUnder } from '../../render/grammar.js';
 import { systemAccount, systemGroup } from '../../platform/daemon-runtime.js';
 import { placeOrder } from './acme-order.js';
-import { Http01Responder, parseListen } from './http01-responder.js';
+import { Http01Responder, parseListen, PortInUse } from './http01-responder.js';
 import { rfc2136Settings, txtPublisher, type DnsProviderAccess } from './dns01.js';
 import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
 import type { CertificateConsumer } from './certificate-consumers.js';
@@ -69,7 +69,12 @@ export class AcmeService {
   /** Certificates with an order in progress (a second renew waits for none: it is refused). */
   private readonly inFlight = new Set<string>();
 
-  constructor(private readonly context: AppContext, private readonly consumers: CertificateConsumer[] = []) {
+  constructor(
+    private readonly context: AppContext,
+    private readonly consumers: CertificateConsumer[] = [],
+    /** The loopback address a running reverse proxy passes HTTP-01 challenges to, or null (reverse-proxy area). */
+    private readonly challengesThroughProxy: () => Promise<string | null> = async () => null,
+  ) {
     const { models } = context;
     this.account = models.singleton({
       kind: 'acme_account', noun: 'ACME account', writeAccess: 'settings:write',
@@ -254,8 +259,7 @@ export class AcmeService {
       let dns01;
       if (challenge === 'http-01') {
         if (names.some((name) => name.startsWith('*.'))) return fail('wildcard names need dns-01');
-        responder = new Http01Responder(parseListen(String(account.http01_listen ?? ':80')) ?? { host: '', port: 80 });
-        await responder.open();
+        responder = await this.openResponder(String(account.http01_listen ?? ':80'));
       } else {
         const provider = this.providers.find(String(cert.data.dns_provider_id));
         dns01 = txtPublisher(this.providerAccess(provider));
@@ -276,6 +280,26 @@ export class AcmeService {
     } finally {
       this.inFlight.delete(id);
       await responder?.close();
+    }
+  }
+
+  /**
+   * The responder on the account's address; when that port is taken and the reverse proxy runs, on the loopback
+   * address the proxy's plain-HTTP servers pass challenges to (the proxy holds port 80: the CA's fetch reaches
+   * Caddy, which hands it on). Another program on the port fails the order saying so.
+   */
+  private async openResponder(listen: string): Promise<Http01Responder> {
+    const direct = new Http01Responder(parseListen(listen) ?? { host: '', port: 80 });
+    try {
+      await direct.open();
+      return direct;
+    } catch (error) {
+      const upstream = error instanceof PortInUse ? await this.challengesThroughProxy() : null;
+      if (!upstream || upstream === listen) throw error;
+      const proxied = new Http01Responder(parseListen(upstream)!);
+      await proxied.open();
+      this.context.log.info({ listen, upstream }, 'HTTP-01: the port is the reverse proxy\'s; answering through it');
+      return proxied;
     }
   }
 

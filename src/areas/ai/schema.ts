@@ -51,7 +51,7 @@ export const Detection = Type.Object({
 
 export const AnalyzeResult = Type.Object({
   message: Type.String(),
-  classified: Type.Integer({ description: 'alerts classified by the provider' }),
+  classified: Type.Integer({ description: 'alerts given the provider\'s verdict as a suggestion in their notes (never classified or acknowledged by it)' }),
   provider_calls: Type.Integer(),
   failed_calls: Type.Integer(),
   detections: Type.Array(Detection),

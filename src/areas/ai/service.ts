@@ -130,8 +130,9 @@ export class AiService {
 
   /**
    * Runs the local detectors over the connection table and recent IDS alerts (always), then, when AI is
-   * enabled with an active provider, asks it to classify up to 20 newest unreviewed high-severity alerts
-   * (one call per SID). Every detection and every call is written to the audit log.
+   * enabled with an active provider, asks it about up to 20 newest unreviewed high-severity alerts without a
+   * suggestion yet (one call per SID) and notes its verdict on that one alert as a suggestion. Every detection
+   * and every call is written to the audit log.
    */
   async analyze(actor: string | null) {
     const { ids } = this;
@@ -160,7 +161,9 @@ export class AiService {
     const active = settings.active_provider as ProviderName;
     const target = settings.enabled && PROVIDERS.includes(active) ? this.target(active) : null;
     if (target) {
-      const candidates = ids.alerts({ classification: 'unreviewed', limit: 200, offset: 0 }).alerts.filter((a) => a.severity <= 2);
+      // An alert that already has a suggestion is not asked about again (it stays unreviewed until the operator decides).
+      const suggested = new Set((this.context.db.prepare("SELECT alert_id FROM ai_audit_log WHERE kind = 'classification' AND classification IS NOT NULL AND alert_id IS NOT NULL").all() as { alert_id: string }[]).map((row) => row.alert_id));
+      const candidates = ids.alerts({ classification: 'unreviewed', limit: 200, offset: 0 }).alerts.filter((a) => a.severity <= 2 && !suggested.has(a.id));
       const seen = new Set<number>();
       for (const alert of candidates) {
         if (calls >= 20) break;
@@ -174,7 +177,7 @@ export class AiService {
         try {
           const text = await complete(target, SYSTEM_PROMPT, prompt);
           const verdict = parseVerdict(text);
-          classified += ids.classifyBySignature(alert.id, alert.signature_id, verdict.classification, `AI (${target.provider}): ${verdict.reason}`.slice(0, 320));
+          if (ids.suggest(alert.id, `AI suggestion (${target.provider}): ${verdict.classification}: ${verdict.reason}`.slice(0, 320))) classified++;
           this.audit({ kind: 'classification', alert_id: alert.id, signature_id: alert.signature_id, signature_msg: alert.signature_msg, provider: target.provider, model: target.model, prompt, response: text, classification: verdict.classification, duration_ms: Math.round(performance.now() - started), actor });
         } catch (error) {
           failures++;
@@ -185,7 +188,7 @@ export class AiService {
     }
     if (calls > 0 && failures === calls) throw new HttpError(502, `AI analysis failed: ${lastError}`);
     return {
-      message: `${classified} alerts classified by AI, ${detections.length} local detections${connectionsUnavailable ? ' (connection table unavailable)' : ''}`,
+      message: `${classified} alerts given an AI suggestion (none closed: classify them to decide), ${detections.length} local detections${connectionsUnavailable ? ' (connection table unavailable)' : ''}`,
       classified,
       provider_calls: calls,
       failed_calls: failures,

@@ -52,7 +52,7 @@ export async function installAndRun(context: AppContext, record: DaemonRecord, p
   writeDaemonFile(plan.runtime, [plan.fileName], plan.text);
   const status = plan.mode === 'start' ? await daemons.start(daemon, target, plan.options) : await daemons.restart(daemon, target, plan.options);
   if (status.running) {
-    record.installed(plan.text);
+    record.installed(plan.text, target, plan.options);
     record.result('ok');
     return status;
   }
@@ -71,7 +71,7 @@ export async function installAndRun(context: AppContext, record: DaemonRecord, p
   } else {
     const restored = await daemons.restart(daemon, target, plan.options);
     if (restored.running) {
-      record.installed(previous);
+      record.installed(previous, target, plan.options);
       outcome = `the previous configuration was restored and ${daemon} runs with it again`;
     } else {
       record.stopped();

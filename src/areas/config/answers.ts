@@ -23,11 +23,16 @@ export const NoSuchVersion = ErrorAnswer('The configuration version named is not
 /** A version record plus a message: what save, restore and import answer. */
 export const VersionOutcome = Open({ message: Type.String(), ...VersionFields });
 
-export const RestoreOutcome = Open({ message: Type.String(), restored_from: Type.Integer(), ...VersionFields });
+/** Bulwark extension: which appliers the apply ran, in order (a failed one makes the whole answer an error). */
+const Appliers = Type.Array(Type.Object({ name: Type.String(), ok: Type.Boolean(), ms: Type.Integer() }), {
+  description: 'the appliers this apply ran, in order: networking (interface addresses, VLANs, static routes), the packet filter, daemons, tunnels, multi-WAN, …',
+});
 
-export const ImportOutcome = Open({ message: Type.String(), objects: Type.Integer(), ...VersionFields });
+export const RestoreOutcome = Open({ message: Type.String(), restored_from: Type.Integer(), appliers: Appliers, ...VersionFields });
 
-export const ObjstoreImportOutcome = Open({ message: Type.String(), key: Type.String(), objects: Type.Integer(), ...VersionFields });
+export const ImportOutcome = Open({ message: Type.String(), objects: Type.Integer(), appliers: Appliers, ...VersionFields });
+
+export const ObjstoreImportOutcome = Open({ message: Type.String(), key: Type.String(), objects: Type.Integer(), appliers: Appliers, ...VersionFields });
 
 const CommitConfirmLast = Open({
   outcome: Type.String({ enum: ['confirmed', 'rolled_back', 'rollback_failed', 'apply_failed'] }),
@@ -36,6 +41,7 @@ const CommitConfirmLast = Open({
   new_version: Type.Optional(Type.Integer()),
   discarded_version: Type.Optional(Type.Integer()),
   error: Type.Optional(Type.String()),
+  appliers: Type.Optional(Appliers),
 });
 
 const CommitConfirmFields = {

@@ -1,6 +1,9 @@
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
 import { conflict, HttpError } from '../../core/errors.js';
+import type { Permission } from '../../core/permissions.js';
+import type { ConfigObject } from '../../store/config-store.js';
+import { holds } from './section-access.js';
 import { CONFIG_TOPICS, type Actor, type ConfigService } from './service.js';
 
 /** An open commit-confirm window, as persisted in config_meta (it survives a restart). */
@@ -11,6 +14,11 @@ export interface CommitConfirmWindow {
   timeout_seconds: number;
   description: string;
   rollback_version: number;
+  /**
+   * What the opener held: the rollback restores only the sections (kinds) these permissions write. Absent for
+   * the appliance's own windows and for windows persisted before this field existed (they restore everything).
+   */
+  opener_permissions?: Permission[];
 }
 
 /** How the last window ended. */
@@ -23,6 +31,8 @@ export interface CommitConfirmOutcome {
   /** The state the rollback discarded, kept as a version so it can be restored. */
   discarded_version?: number;
   error?: string;
+  /** The appliers the rollback's apply ran (networking, packet filter, daemons, …). */
+  appliers?: { name: string; ok: boolean; ms: number }[];
 }
 
 const WINDOW_KEY = 'commit_confirm';
@@ -67,6 +77,7 @@ export class CommitConfirm {
       timeout_seconds: options.timeout_seconds,
       description: options.description ?? 'configuration change',
       rollback_version: target,
+      ...(actor.permissions ? { opener_permissions: [...actor.permissions].sort() } : {}),
     });
     this.service.audit.record({ action: 'config.commit_confirm.start', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `rollback target version ${target}, ${options.timeout_seconds} s` });
     this.announce('started', { rollback_version: target, expires_at: isoTime(now + options.timeout_seconds * 1000), started_by: actor.name });
@@ -149,7 +160,7 @@ export class CommitConfirm {
     const rolledAway = versions.activeVersion();
     const result: CommitConfirmOutcome = { outcome, at: '', rollback_version: window.rollback_version };
     try {
-      const target = this.service.contentOf(window.rollback_version);
+      const target = this.withinOpenersReach(this.service.contentOf(window.rollback_version), window);
       // The target was running when the window opened: a validator that refuses it today (a host interface gone,
       // a rule tightened) must not keep the appliance on the change being reverted. It is said in the log.
       const { errors } = this.service.checkCandidate(target);
@@ -158,8 +169,11 @@ export class CommitConfirm {
       if (versions.currentHash() !== versions.get(window.rollback_version)!.hash) {
         result.discarded_version = versions.record({ actor: ROLLBACK_ACTOR, comment: `state discarded by the commit-confirm rollback to version ${window.rollback_version}`, source: 'pre-rollback', applied: false }).version;
       }
-      const record = await this.service.replaceAndApply(target, { actor: ROLLBACK_ACTOR, comment: `automatic rollback to version ${window.rollback_version}: ${reason}`, source: 'rollback' }, { keepOnFailure: true });
+      // The rollback is exempt from the management-cut rule: it returns to what ran when the window opened, and
+      // no one is there to confirm (restoring the administrator's access is often its very purpose).
+      const { record, appliers } = await this.service.replaceAndApply(target, { actor: ROLLBACK_ACTOR, comment: `automatic rollback to version ${window.rollback_version}: ${reason}`, source: 'rollback' }, { keepOnFailure: true });
       result.new_version = record.version;
+      result.appliers = appliers;
       if (rolledAway !== null && rolledAway !== window.rollback_version) versions.markRolledBack(rolledAway);
     } catch (error) {
       result.outcome = 'rollback_failed';
@@ -175,6 +189,19 @@ export class CommitConfirm {
     this.context.log.warn({ ...result, reason }, 'commit-confirm rollback');
     this.announce(result.outcome, { ...result, reason });
     return result;
+  }
+
+  /**
+   * The rollback's configuration: the target version's objects of the sections the opener could write, and the
+   * current objects of every other section. A window cannot revert what its opener could not have changed, such
+   * as an administrator's later change to users' settings or notification secrets made while it was open.
+   */
+  private withinOpenersReach(target: readonly ConfigObject[], window: CommitConfirmWindow): ConfigObject[] {
+    if (window.opener_permissions === undefined) return [...target];
+    const permissions = new Set(window.opener_permissions);
+    const { kinds } = this.context.store;
+    const reachable = (object: ConfigObject) => holds(kinds.writeAccessOf(object.kind), permissions);
+    return [...target.filter(reachable), ...this.context.store.snapshot().filter((object) => !reachable(object))];
   }
 
   private last(): CommitConfirmOutcome | undefined {

@@ -10,6 +10,7 @@ import type { SingletonModel } from '../../model/singleton-model.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { VersionRecord } from '../../store/config-versions.js';
 import { OutboundAwsHandler } from '../../net/aws-http-handler.js';
+import { adminAllowList, adminDestinationProblem, entryNotCoveredByAdmin, notCoveredMessage } from '../../net/admin-allow-list.js';
 import type { Actor, ConfigService } from './service.js';
 
 const ObjstoreSchema = Type.Object({
@@ -83,6 +84,12 @@ export class ObjectStorageBackups {
         for (const entry of (data.allowed_addresses as string[]) ?? []) {
           if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) throw badRequest(`body.allowed_addresses: "${entry}" is not an IP address or CIDR`);
         }
+        // The administrator's list (settings:write) decides; this one, kept for compatibility, may only repeat it.
+        const uncovered = entryNotCoveredByAdmin((data.allowed_addresses as string[]) ?? [], context.store);
+        if (uncovered !== null) throw badRequest(notCoveredMessage('body.allowed_addresses', uncovered));
+        const host = data.endpoint ? new URL(String(data.endpoint)).hostname : undefined;
+        const refused = host ? adminDestinationProblem(host, context.store) : null;
+        if (refused) throw badRequest(`body.endpoint: ${refused}`);
       },
     });
     service.onSaved((record) => {
@@ -139,7 +146,7 @@ export class ObjectStorageBackups {
       ...(settings.endpoint ? { endpoint: settings.endpoint.replace(/\/$/, '') } : {}),
       forcePathStyle: settings.path_style,
       credentials: { accessKeyId: settings.access_key_id, secretAccessKey: secret },
-      requestHandler: new OutboundAwsHandler({ allowHttp: settings.allow_http, allowList: settings.allowed_addresses, timeoutMs: 30_000 }) as never,
+      requestHandler: new OutboundAwsHandler({ allowHttp: settings.allow_http, allowList: adminAllowList(this.context.store), timeoutMs: 30_000 }) as never,
       maxAttempts: 2,
     });
   }
@@ -289,8 +296,8 @@ export class ObjectStorageBackups {
       throw badRequest(`backup ${key} is not JSON`);
     }
     const secret = passphrase ?? this.settings.secret('backup_passphrase');
-    const { record, objects } = await this.service.importDocument({ ...document, ...(secret ? { passphrase: secret } : {}) }, actor, 'objstore-import', 'objstore.import');
-    return { message: `Restored ${key} as version ${record.version}`, key, objects, ...this.service.withActive(record) };
+    const { record, objects, appliers } = await this.service.importDocument({ ...document, ...(secret ? { passphrase: secret } : {}) }, actor, 'objstore-import', 'objstore.import');
+    return { message: `Restored ${key} as version ${record.version}`, key, objects, appliers, ...this.service.withActive(record) };
   }
 }
 

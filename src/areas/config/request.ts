@@ -9,4 +9,6 @@ export const actorOfRequest = (request: FastifyRequest): Actor => ({
   name: request.identity?.username ?? 'unknown',
   clientIp: request.ip,
   permissions: request.identity?.permissions ?? new Set(),
+  localAddress: request.socket?.localAddress,
+  confirmManagementCut: (request.query as { confirm_management_cut?: boolean } | undefined)?.confirm_management_cut === true,
 });

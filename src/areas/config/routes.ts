@@ -9,6 +9,8 @@ import { ObjectStorageBackups } from './objstore.js';
 import { thirdPartyRoutes } from './thirdparty/routes.js';
 import * as A from './answers.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
+// The management-cut confirmation of PUT /interfaces/config/{name}: a restore or import is held to the same rule.
+import { InterfaceConfigQuery } from '../networking/schema.js';
 import {
   CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
   VersionQuery, VersionRecordSchema, ObjstoreConfigBody, ObjstoreImportBody,
@@ -99,11 +101,11 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
     }),
     route({
       method: 'POST', path: '/api/v1/config/restore', access: 'backup:write', tags, summary: 'Makes a stored version the configuration and applies it',
-      schema: { body: VersionBody, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
+      schema: { body: VersionBody, querystring: InterfaceConfigQuery, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
       handler: async (request) => {
         const { version } = request.body;
-        const record = await service.restore(version, actorOfRequest(request));
-        return { message: `Restored to version ${version}`, restored_from: version, ...service.withActive(record) };
+        const { record, appliers } = await service.restore(version, actorOfRequest(request));
+        return { message: `Restored to version ${version}`, restored_from: version, appliers, ...service.withActive(record) };
       },
     }),
     route({
@@ -166,10 +168,10 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
     route({
       method: 'POST', path: '/api/v1/config/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Imports an export document (passphrase for portable exports): all or nothing, then applied',
-      schema: { body: ImportBody, response: { 200: A.ImportOutcome } },
+      schema: { body: ImportBody, querystring: InterfaceConfigQuery, response: { 200: A.ImportOutcome } },
       handler: async (request) => {
-        const { record, objects } = await service.importDocument(request.body, actorOfRequest(request));
-        return { message: `Imported ${objects} objects as version ${record.version}`, objects, ...service.withActive(record) };
+        const { record, objects, appliers } = await service.importDocument(request.body, actorOfRequest(request));
+        return { message: `Imported ${objects} objects as version ${record.version}`, objects, appliers, ...service.withActive(record) };
       },
     }),
   ];
@@ -207,7 +209,7 @@ function objstoreRoutes(objstore: ObjectStorageBackups): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/backup/objstore/import', access: 'backup:write', tags: backupTags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Downloads one backup and restores it (validated and applied like POST /config/import)',
-      schema: { body: ObjstoreImportBody, response: { 200: A.ObjstoreImportOutcome, 404: ErrorAnswer('No backup is stored under the key'), 502: ErrorAnswer('The object storage refused or failed the download') } },
+      schema: { body: ObjstoreImportBody, querystring: InterfaceConfigQuery, response: { 200: A.ObjstoreImportOutcome, 404: ErrorAnswer('No backup is stored under the key'), 502: ErrorAnswer('The object storage refused or failed the download') } },
       handler: (request) => {
         const { key, passphrase } = request.body;
         return objstore.importBackup(key, passphrase, actorOfRequest(request));

@@ -2,7 +2,8 @@ import type { AppContext } from '../../context.js';
 import { AuthAudit } from '../../auth/audit.js';
 import { isoTime } from '../../core/clock.js';
 import { Sealer } from '../../core/crypto.js';
-import { badRequest, HttpError, notFound } from '../../core/errors.js';
+import { badRequest, conflict, HttpError, notFound } from '../../core/errors.js';
+import { replacementCut } from '../networking/management-cut.js';
 import { ApplyFailed } from '../../core/apply.js';
 import { BUILD } from '../../core/build-info.js';
 import type { ConfigObject } from '../../store/config-store.js';
@@ -33,6 +34,25 @@ export interface Actor {
    * Undefined for the appliance's own actions (the commit-confirm rollback), which restore whatever was running.
    */
   permissions?: ReadonlySet<Permission>;
+  /**
+   * The local address the request reached (the management address), and whether the caller confirmed cutting it
+   * (`?confirm_management_cut=true`); undefined for the appliance's own actions (the commit-confirm rollback).
+   */
+  localAddress?: string;
+  confirmManagementCut?: boolean;
+}
+
+/** One applier of a whole-configuration apply, as restore, import and the commit-confirm rollback report it. */
+export interface ApplierRun {
+  name: string;
+  ok: boolean;
+  ms: number;
+}
+
+/** What a replace-then-apply recorded, and which appliers ran. */
+export interface ReplaceOutcome {
+  record: VersionRecord;
+  appliers: ApplierRun[];
 }
 
 export interface PreparedImport {
@@ -186,14 +206,14 @@ export class ConfigService {
    * under the apply lock. When applying fails, the previous configuration is put back and re-applied (unless
    * keepOnFailure: the commit-confirm rollback keeps its target).
    */
-  async replaceAndApply(objects: readonly ConfigObject[], meta: { actor: string; comment: string; source: VersionSource }, options: { keepOnFailure?: boolean } = {}): Promise<VersionRecord> {
+  async replaceAndApply(objects: readonly ConfigObject[], meta: { actor: string; comment: string; source: VersionSource }, options: { keepOnFailure?: boolean } = {}): Promise<ReplaceOutcome> {
     const { store } = this.context;
     return this.context.apply.exclusive(async (tx) => {
       const previous = store.snapshot();
       await this.replace(objects);
       try {
         const outcome = await tx.apply(meta.actor, meta.comment, { source: meta.source });
-        return outcome.version!;
+        return { record: outcome.version!, appliers: outcome.results.map(({ name, ok, ms }) => ({ name, ok, ms })) };
       } catch (error) {
         if (options.keepOnFailure || !(error instanceof ApplyFailed)) throw error;
         await this.replace(previous);
@@ -206,6 +226,16 @@ export class ConfigService {
   /** The replacement is done once the store holds it; a change hook failing after it is logged, and the apply still runs. */
   private async replace(objects: readonly ConfigObject[]): Promise<void> {
     await this.context.models.replaceAll(objects).catch((error) => this.context.log.error({ err: error }, 'a change hook failed after the configuration was replaced'));
+  }
+
+  /**
+   * 409 when the interface settings of `target` would take away the address the request reached, unless the
+   * caller confirmed it: the rule of PUT /interfaces/config/{name}, held for restore and import alike.
+   */
+  private async assertNoManagementCut(target: readonly ConfigObject[], actor: Actor, what: string): Promise<void> {
+    if (!actor.localAddress || actor.confirmManagementCut) return;
+    const cut = replacementCut(await this.context.platform.network.interfaces(), target, actor.localAddress);
+    if (cut) throw conflict(`${what} ${cut} (the address this request reached); send ?confirm_management_cut=true to apply it anyway`);
   }
 
   /** 403 when replacing the configuration with `target` would change a section the actor cannot write. */
@@ -229,7 +259,7 @@ export class ConfigService {
     };
   }
 
-  async restore(version: number, actor: Actor): Promise<VersionRecord> {
+  async restore(version: number, actor: Actor): Promise<ReplaceOutcome> {
     this.requireVersion(version);
     const target = this.contentOf(version);
     try {
@@ -237,9 +267,10 @@ export class ConfigService {
       // The version is held to what a direct write would accept today, as an import is.
       const { errors } = this.checkCandidate(target);
       if (errors.length > 0) throw badRequest(`restore refused: version ${version} has ${errors.length} problem(s): ${errors.slice(0, 5).join('; ')}`);
-      const record = await this.replaceAndApply(target, { actor: actor.name, comment: `restore of version ${version}`, source: 'restore' });
-      this.audit.record({ action: 'config.restore', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${version} restored as version ${record.version}` });
-      return record;
+      await this.assertNoManagementCut(target, actor, `restoring version ${version}`);
+      const outcome = await this.replaceAndApply(target, { actor: actor.name, comment: `restore of version ${version}`, source: 'restore' });
+      this.audit.record({ action: 'config.restore', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${version} restored as version ${outcome.record.version}` });
+      return outcome;
     } catch (error) {
       this.audit.record({ action: 'config.restore', outcome: 'failure', actor: actor.name, clientIp: actor.clientIp, details: `version ${version}: ${(error as Error).message}` });
       throw error;
@@ -378,7 +409,7 @@ export class ConfigService {
   }
 
   /** Import: all or nothing. Any problem is a 400 before the store is touched; then replace and apply. */
-  async importDocument(body: Record<string, unknown>, actor: Actor, source: VersionSource = 'import', label = 'import'): Promise<{ record: VersionRecord; objects: number }> {
+  async importDocument(body: Record<string, unknown>, actor: Actor, source: VersionSource = 'import', label = 'import'): Promise<ReplaceOutcome & { objects: number }> {
     let prepared: PreparedImport;
     try {
       prepared = await this.prepareImport(body);
@@ -389,16 +420,17 @@ export class ConfigService {
         throw badRequest(`import refused: ${prepared.errors.length} problem(s): ${prepared.errors.slice(0, 5).join('; ')}`);
       }
       this.assertMayReplaceWith(prepared.objects, actor, 'this import');
+      await this.assertNoManagementCut(prepared.objects, actor, 'this import');
     } catch (error) {
       this.audit.record({ action: `config.${label}`, outcome: 'failure', actor: actor.name, clientIp: actor.clientIp, details: (error as Error).message });
       throw error;
     }
-    const record = await this.replaceAndApply(prepared.objects, {
+    const { record, appliers } = await this.replaceAndApply(prepared.objects, {
       actor: actor.name,
       comment: `${label} of an export from ${prepared.document.exported_at}${prepared.document.source_version !== null ? ` (version ${prepared.document.source_version} there)` : ''}`,
       source,
     });
     this.audit.record({ action: `config.${label}`, outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `${prepared.objects.length} objects; version ${record.version}` });
-    return { record, objects: prepared.objects.length };
+    return { record, appliers, objects: prepared.objects.length };
   }
 }

@@ -14,11 +14,16 @@ export interface LogEntry {
   details: string;
 }
 
+/** The audit category of the auth trail, which GET /auth/audit serves behind users:read. */
+const AUTH_AUDIT_CATEGORY = 'auth';
+
 /**
  * GET /logs: the packet filter's blocked-packet log, the audit log and the system log, merged newest first.
- * Each source contributes at most `limit` entries, so the merge never reads more than it can return.
+ * Each source contributes at most `limit` entries, so the merge never reads more than it can return. The auth
+ * trail (logins, lockouts, account changes) is left out unless the caller may read it where it is kept
+ * (`withAuthTrail`: users:read), so logs:view never reveals what users:read guards.
  */
-export async function combinedLogs(context: AppContext, limit: number, only?: LogSource): Promise<LogEntry[]> {
+export async function combinedLogs(context: AppContext, limit: number, only: LogSource | undefined, withAuthTrail: boolean): Promise<LogEntry[]> {
   const wanted = (source: LogSource) => only === undefined || only === source;
   const entries: LogEntry[] = [];
   if (wanted('packet_filter')) {
@@ -37,7 +42,9 @@ export async function combinedLogs(context: AppContext, limit: number, only?: Lo
     });
   }
   if (wanted('audit')) {
-    const rows = context.db.prepare('SELECT id, at, category, action, actor, outcome, details FROM audit_log ORDER BY id DESC LIMIT ?').all(limit) as {
+    const rows = context.db
+      .prepare('SELECT id, at, category, action, actor, outcome, details FROM audit_log WHERE category <> ? OR ? ORDER BY id DESC LIMIT ?')
+      .all(AUTH_AUDIT_CATEGORY, withAuthTrail ? 1 : 0, limit) as {
       id: number; at: string; category: string; action: string; actor: string | null; outcome: string; details: string | null;
     }[];
     for (const row of rows) {

@@ -121,6 +121,7 @@ export function createDashboardArea(context: AppContext, needs: { feeds: LiveFee
         permission: 'dashboard:view',
         authenticator: context.identity,
         broadcaster: service.broadcaster,
+        streams: context.identity.streams,
         log: context.log,
       });
       await service.start();
@@ -152,21 +153,20 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       schema: { response: { 200: Metrics } },
       summary: 'Current metrics: packet-filter counters, rule counts, per-rule counters and runtime figures',
       handler: async () => {
-        const [pf, table, counters, interfaces] = await Promise.all([
-          context.platform.packetFilter.status(), service.tables.get(1000), traffic.ruleCounters().catch(() => []), traffic.interfaces().catch(() => []),
+        const [pf, table, counters] = await Promise.all([
+          context.platform.packetFilter.status(), service.tables.get(1000), traffic.ruleCounters().catch(() => []),
         ]);
-        const external = interfaces.filter((i) => i.name !== 'lo');
-        const sum = (field: 'bytes_in' | 'bytes_out' | 'packets_in' | 'packets_out') => external.reduce((n, i) => n + i[field], 0);
         const rules = context.store.list('rule');
         return {
           simulated: context.platform.simulated,
           pf_running: pf.running,
           pf_states_count: table.total,
           pf_rules_count: pf.rules,
-          pf_packets_in: sum('packets_in'),
-          pf_packets_out: sum('packets_out'),
-          pf_bytes_in: sum('bytes_in'),
-          pf_bytes_out: sum('bytes_out'),
+          // The packet filter's own counters (as GET /status), not the interfaces' (the dashboard's traffic).
+          pf_packets_in: pf.packets_in,
+          pf_packets_out: pf.packets_out,
+          pf_bytes_in: pf.bytes_in,
+          pf_bytes_out: pf.bytes_out,
           aifw_rules_total: rules.length,
           aifw_rules_active: rules.filter((r) => (r.data as { status?: string }).status !== 'disabled').length,
           aifw_nat_rules_total: context.store.list('nat').length,
@@ -252,7 +252,7 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       },
       handler: async (request) => {
         const query = request.query;
-        return combinedLogs(context, query.limit, query.source);
+        return combinedLogs(context, query.limit, query.source, request.identity?.permissions.has('users:read') === true);
       },
     }),
     {
@@ -260,7 +260,7 @@ function routes(context: AppContext, service: DashboardService): RouteSpec[] {
       schema: { response: EventStreamAnswers('Events as JSON `data:` lines, one `id:` each, counting from 1') },
       summary: 'Server-Sent Events: DNS metrics once a second (`stats`), resolver `block`/`query` events; EventSource may pass ?ticket=',
       handler: async (request, reply) => {
-        const stream = new EventStream(request, reply);
+        const stream = new EventStream(request, reply, { registry: { streams: context.identity.streams, permission: 'dns:read' } });
         service.dnsStreams.add(stream);
         stream.onClose(service.feeds.dns.subscribe((event) => stream.send(event)));
         stream.send({ type: 'stats', data: await service.dnsStats() });

@@ -326,7 +326,7 @@ export class DashboardService {
     const memoryUsed = memoryTotal - freemem();
     const status = {
       pf_running: pf.running, pf_states: table.total, pf_rules: pf.rules, ...counts,
-      packets_in: totals.packets_in, packets_out: totals.packets_out, bytes_in: totals.bytes_in, bytes_out: totals.bytes_out,
+      packets_in: pf.packets_in, packets_out: pf.packets_out, bytes_in: pf.bytes_in, bytes_out: pf.bytes_out,
     };
     const system = {
       cpu_usage: Math.round(cpuUsage * 10) / 10, cpu_cores: cpus().length, memory_total: memoryTotal, memory_used: memoryUsed,
@@ -335,7 +335,7 @@ export class DashboardService {
     const heap = process.memoryUsage();
     this.engine.record(nowMs / 1000, {
       'pf.states': table.total, 'pf.running': pf.running ? 1 : 0, 'pf.rules_count': pf.rules,
-      'pf.packets_in': totals.packets_in, 'pf.packets_out': totals.packets_out, 'pf.bytes_in': totals.bytes_in, 'pf.bytes_out': totals.bytes_out,
+      'pf.packets_in': pf.packets_in, 'pf.packets_out': pf.packets_out, 'pf.bytes_in': pf.bytes_in, 'pf.bytes_out': pf.bytes_out,
       'conn.total': table.total, 'conn.tcp': summary.tcp, 'conn.udp': summary.udp, 'conn.icmp': summary.icmp, 'conn.new_rate': fresh / intervalSeconds,
       'traffic.bps_in': traffic.bps_in, 'traffic.bps_out': traffic.bps_out, 'traffic.pps_in': traffic.pps_in, 'traffic.pps_out': traffic.pps_out,
       'system.rules_active': counts.rules_active, 'system.nat_rules': counts.nat_rules, 'system.cpu_usage': system.cpu_usage, 'system.memory_used': memoryUsed,

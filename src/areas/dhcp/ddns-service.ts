@@ -32,7 +32,7 @@ export class DdnsService {
   }
 
   private runtime() {
-    return daemonRuntime(this.context.config.dataDir, 'kea-dhcp-ddns', this.context.platform.simulated);
+    return daemonRuntime(this.context.config, 'kea-dhcp-ddns', this.context.platform.simulated);
   }
 
   private render(name: string): { file: string; text: string } {

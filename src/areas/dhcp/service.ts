@@ -160,7 +160,7 @@ export class DhcpService {
     private readonly context: AppContext,
     private readonly parts: { config: SingletonModel; subnets: CollectionModel; reservations: CollectionModel; ddns: SingletonModel; ha: SingletonModel },
   ) {
-    this.record = new DaemonRecord(context, 'kea-dhcp4');
+    this.record = new DaemonRecord(context, 'kea-dhcp4', (running) => { this.active = running; });
     this.ddns = new DdnsService(context, parts.ddns, () => String(parts.config.read().log_level));
   }
 
@@ -176,7 +176,7 @@ export class DhcpService {
 
   /** The runtime directory Kea reads its files from (outside the private data directory). */
   private runtime() {
-    return daemonRuntime(this.context.config.dataDir, 'kea-dhcp4', this.context.platform.simulated);
+    return daemonRuntime(this.context.config, 'kea-dhcp4', this.context.platform.simulated);
   }
 
   /** Kea's input, from the stored configuration. */

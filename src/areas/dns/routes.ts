@@ -9,6 +9,7 @@ import { collectionRoutes } from '../../http/collection-routes.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import { IdParams } from '../../model/schema-helpers.js';
+import { entryNotCoveredByAdmin, notCoveredMessage } from '../../net/admin-allow-list.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { PendingFlags } from '../../live/pending-flags.js';
 import type { DnsFeed } from '../../live/feeds.js';
@@ -41,13 +42,16 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
         const [address, prefix] = entry.split('/');
         if (!isIP(address) || (prefix !== undefined && !/^\d{1,3}$/.test(prefix))) throw badRequest(`body.allow_private_sources.${index} must be an IP address or CIDR`);
       });
+      // Kept for compatibility, it may only repeat the administrator's list (settings:write), never widen it.
+      const uncovered = entryNotCoveredByAdmin(data.allow_private_sources as string[], context.store);
+      if (uncovered !== null) throw badRequest(notCoveredMessage('body.allow_private_sources', uncovered));
     },
   });
   // Names and domain patterns are compared regardless of case: DNS names are, and a person reads the names.
   const blocklists = models.collection({
     kind: DNS_KINDS.blocklist, noun: 'blocklist source', writeAccess: WRITE, schema: BlocklistSource,
     unique: [{ field: 'name', caseInsensitive: true }],
-    validate: (data, ctx) => validateBlocklistSource(data, (schedule.read().allow_private_sources as string[]) ?? [], ctx.existing),
+    validate: (data, ctx) => validateBlocklistSource(data, context.store, ctx.existing),
     beforeRemove: (source) => {
       if (source.data.built_in) throw conflict(`blocklist source "${String(source.data.name)}" is built in: disable it instead of deleting it`);
     },

@@ -12,7 +12,7 @@ import { Semaphore } from '../../core/semaphore.js';
 import { isDomainName, isIpOrCidr } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
-import { isSpecialAddress, allowListOf, isAllowed } from '../../net/special-addresses.js';
+import { adminAllowList, adminDestinationProblem, type SingletonReader } from '../../net/admin-allow-list.js';
 import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver } from '../../compile/unbound.js';
 import { renderBlocklistData, renderBlocklistFilter, type BlockAction, type BlockZone } from '../../compile/unbound-blocklist.js';
 import { CustomOptionError, parseCustomOptions } from '../../compile/unbound-custom-options.js';
@@ -160,7 +160,7 @@ export function validateResolver(data: ConfigData): void {
 }
 
 /** Create-time checks of a blocklist source URL: a web URL, and no literal blocked address unless allow-listed. */
-export function validateBlocklistSource(data: ConfigData, allowList: readonly string[], existing?: ConfigObject): void {
+export function validateBlocklistSource(data: ConfigData, store: SingletonReader, existing?: ConfigObject): void {
   let url: URL;
   try {
     url = new URL(String(data.url));
@@ -170,9 +170,8 @@ export function validateBlocklistSource(data: ConfigData, allowList: readonly st
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('body.url must start with http:// or https://');
   if (/[\x00-\x1f\x7f]/.test(String(data.name))) throw badRequest('body.name must not contain control characters');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && isSpecialAddress(host) && !isAllowed(host, allowListOf(allowList))) {
-    throw badRequest(`body.url points at ${host}, a loopback, private or otherwise special address; add it to the blocklist schedule's allow_private_sources first`);
-  }
+  const refused = adminDestinationProblem(host, store);
+  if (refused) throw badRequest(`body.url: ${refused}`);
   if (data.action === 'redirect' && !(typeof data.redirect_ip === 'string' && isIP(data.redirect_ip))) {
     throw badRequest('body.redirect_ip must be an IP address when action is redirect');
   }
@@ -213,7 +212,7 @@ export class DnsService {
     private readonly outlets: { flags: PendingFlags; events: DnsFeed },
   ) {
     this.state = new ServiceState(context.db, context.clock);
-    this.record = new DaemonRecord(context, 'unbound');
+    this.record = new DaemonRecord(context, 'unbound', (running) => { this.active = running; });
     this.statusRead = context.db.prepare('SELECT * FROM dns_blocklist_status WHERE source_id = ?');
     this.statusWrite = context.db.prepare(
       `INSERT INTO dns_blocklist_status (source_id, last_updated, last_sha256, rule_count, bytes, last_error) VALUES (@source_id, @last_updated, @last_sha256, @rule_count, @bytes, @last_error)
@@ -355,7 +354,8 @@ export class DnsService {
   }
 
   private async download(url: string, schedule: ReturnType<DnsService['schedule']>): Promise<Buffer> {
-    const response = await outboundFetch(url, {}, { allowList: schedule.allow_private_sources, allowHttp: schedule.allow_http, timeoutMs: DOWNLOAD_TIMEOUT_MS, maxBytes: MAX_DOWNLOAD_BYTES });
+    // The administrator's list decides (settings:write); the schedule's own list may only repeat it.
+    const response = await outboundFetch(url, {}, { allowList: adminAllowList(this.context.store), allowHttp: schedule.allow_http, timeoutMs: DOWNLOAD_TIMEOUT_MS, maxBytes: MAX_DOWNLOAD_BYTES });
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
       throw new Error(`download failed: HTTP ${response.status}`);
@@ -367,7 +367,7 @@ export class DnsService {
 
   /** The runtime directory Unbound reads its files from (outside the private data directory). */
   private runtime() {
-    return daemonRuntime(this.dataDir, 'unbound', this.context.platform.simulated);
+    return daemonRuntime(this.context.config, 'unbound', this.context.platform.simulated);
   }
 
   /**

@@ -336,7 +336,7 @@ export class IdsService {
       const status = await engine.status();
       if (!status.installed) throw unavailable(status.engine);
       // Suricata reads its files from its runtime directory (the data directory is private).
-      const runtime = programRuntime(this.context.config.dataDir, 'suricata', 'suricata');
+      const runtime = programRuntime(this.context.config, 'suricata', 'suricata');
       prepareDaemonRuntime(runtime);
       let install: IdsInstall | undefined;
       if (mode !== 'disabled') {
@@ -443,13 +443,13 @@ export class IdsService {
     this.db.prepare('UPDATE ids_alerts SET classification = ?, analyst_notes = ?, acknowledged = 1 WHERE id = ?').run(classification, notes ?? null, id);
   }
 
-  /** Applies one verdict to an alert and every unreviewed alert of the same SID (AI analysis). */
-  classifyBySignature(alertId: string, signatureId: number | null, classification: string, notes: string): number {
-    if (!signatureId) {
-      return this.db.prepare('UPDATE ids_alerts SET classification = ?, analyst_notes = ?, acknowledged = 1 WHERE id = ?').run(classification, notes, alertId).changes;
-    }
-    return this.db.prepare("UPDATE ids_alerts SET classification = ?, analyst_notes = ?, acknowledged = 1 WHERE signature_id = ? AND (classification = 'unreviewed' OR id = ?)")
-      .run(classification, notes, signatureId, alertId).changes;
+  /**
+   * Records a model's verdict on one alert as a suggestion in its notes. The verdict comes from text an
+   * attacker can write (the payload is in the prompt), so it never classifies, acknowledges or closes anything,
+   * and never reaches other alerts: the operator classifies (PUT /ids/alerts/{id}/classify). True when noted.
+   */
+  suggest(alertId: string, note: string): boolean {
+    return this.db.prepare("UPDATE ids_alerts SET analyst_notes = ? WHERE id = ? AND classification = 'unreviewed'").run(note, alertId).changes === 1;
   }
 
   purgeAlerts(): number {

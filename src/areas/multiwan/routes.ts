@@ -26,13 +26,14 @@ const InstanceMemberRecord = Type.Object({ instance_id: Type.String(), interface
 const Active = Type.Object({ selection: StringEnum(['single', 'weighted', 'none']), gateways: Type.Array(Type.String()) });
 
 /** Multi-WAN: instances, gateways and their health monitor, groups, policies, leaks and flows. */
-export function createMultiwanArea(context: AppContext): Area {
+export function createMultiwanArea(context: AppContext): Area & { service: MultiWanService } {
   const mw = new MultiWanService(context);
   let monitor: NodeJS.Timeout | undefined;
   // Once routing is applied, a change to what it is compiled from is applied at once (spec: writes recompile).
   context.models.onChanged([mw.policies, mw.leaks, mw.groups, mw.groupMembers, mw.gateways, mw.instanceMembers, mw.instances], () => mw.reapplyAfterWrite());
   return {
     name: 'multiwan',
+    service: mw,
     routes: routes(mw),
     async start() {
       await mw.applyAtStart();

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { StringEnum, Uuid } from '../../model/schema-helpers.js';
 import { PortInput } from '../../model/port-input.js';
+import { INTERFACE_NAME_PATTERN } from '../../render/grammar.js';
 
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()], { default: null });
 const NullableInt = (min: number, max: number) => Type.Union([Type.Integer({ minimum: min, maximum: max }), Type.Null()], { default: null });
-const IfName = Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_.:-]+$' });
+const IfName = Type.String({ minLength: 1, maxLength: 32, pattern: INTERFACE_NAME_PATTERN, description: 'an interface name (not starting with -)' });
 /** Fields compiled into pf anchors: one token each (docs/multiwan.md); the validate hooks check addresses fully. */
 const AddressToken = (options: Record<string, unknown>) => Type.String({ maxLength: 64, pattern: '^(any|[0-9A-Fa-f.:/]+)$', ...options });
 const PortToken = Type.String({ maxLength: 11, pattern: '^[0-9]{1,5}(:[0-9]{1,5})?$', description: 'a port or a range a:b' });

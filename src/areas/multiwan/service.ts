@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parse } from 'yaml';
 import { EVENT_TOPICS } from '../../core/events.js';
 import { yamlDocument } from '../../render/yaml-document.js';
@@ -14,10 +15,24 @@ import { normalisePortField } from './port-fields.js';
 import { compileLeaks, compilePolicies, selectGateways, withoutLabel, type GatewayView, type MemberView } from './compile.js';
 import { compileLinuxRouting, withoutNftLabel, type LinuxCompileInput } from './compile-nftables.js';
 import { MWAN_TABLE, type RoutingCommand } from '../../platform/routing.js';
+import { probeFieldProblem, type ProbeKind } from '../../platform/probe-arguments.js';
+import { adminAllowList, adminDestinationProblem } from '../../net/admin-allow-list.js';
+import { allowListOf } from '../../net/special-addresses.js';
 
 interface HealthRow {
   gateway_id: string; state: HealthState['state']; consec_ok: number; consec_fail: number; rtts: string;
   last_rtt_ms: number | null; last_jitter_ms: number | null; last_loss_pct: number | null; last_mos: number | null; last_probe_ts: string | null;
+}
+
+/** Next hops a probe is never let reach without the administrator's list: loopback and IPv4 link-local (metadata). */
+const NEVER_A_GATEWAY = allowListOf(['127.0.0.0/8', '::1', '169.254.0.0/16', '0.0.0.0/8', '::']);
+
+/** The literal address a tcp, http or dns probe connects to (null for icmp, or a host name: checked when probed). */
+function probeHost(data: ConfigData): string | null {
+  if (!['tcp', 'http', 'dns'].includes(String(data.monitor_kind))) return null;
+  const target = String(data.monitor_target ?? data.next_hop);
+  const host = /^https?:\/\//.test(target) ? (URL.canParse(target) ? new URL(target).hostname.replace(/^\[|\]$/g, '') : '') : target;
+  return isIP(host) ? host : null;
 }
 
 const WINDOWS: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
@@ -80,6 +95,18 @@ export class MultiWanService {
         const hop = isCidr(String(data.next_hop)) ? parseCidr(String(data.next_hop)) : null;
         if (!hop || hop.prefix !== undefined) throw badRequest(`body.next_hop: "${String(data.next_hop)}" is not an IP address`);
         if ((hop.family === 6) !== (data.ip_version === 'v6')) throw badRequest('body.next_hop does not match ip_version');
+        // Values that reach ping's and dig's argument vectors (and the probe's connections): one grammar each.
+        const problem = probeFieldProblem({
+          kind: (data.monitor_kind ?? 'icmp') as ProbeKind, target: (data.monitor_target as string | null) ?? null,
+          expect: (data.monitor_expect as string | null) ?? null, interface: String(data.interface),
+        });
+        if (problem) throw badRequest(`body.${problem.field} ${problem.message}`);
+        // tcp, http and dns probes connect: a literal special address needs the administrator's allow-list.
+        const host = probeHost(data);
+        if (host !== null && !allowListOf(this.probeAllowList(data)).check(host, isIP(host) === 6 ? 'ipv6' : 'ipv4')) {
+          const refused = adminDestinationProblem(host, this.context.store);
+          if (refused) throw badRequest(`body.monitor_target: ${refused}`);
+        }
       },
     });
     this.groups = models.collection({ kind: 'mw_group', noun: 'gateway group', writeAccess, schema: Group, unique: [name] });
@@ -199,6 +226,16 @@ export class MultiWanService {
     });
   }
 
+  /**
+   * What a tcp, http or dns probe may reach although special: the administrator's outbound allow-list, and the
+   * gateway's own next hop (probing the router itself is the normal case) unless it is loopback or IPv4
+   * link-local (the cloud metadata range), which no gateway is.
+   */
+  private probeAllowList(data: ConfigData): string[] {
+    const hop = String(data.next_hop);
+    return [...adminAllowList(this.context.store), ...(isIP(hop) && !NEVER_A_GATEWAY.check(hop, isIP(hop) === 6 ? 'ipv6' : 'ipv4') ? [hop] : [])];
+  }
+
   /** Runs one probe: the given sample, or a real one through the platform when none is given. */
   async probe(id: string, injected?: { success?: boolean; rtt_ms?: number | null; error?: string | null }): Promise<ConfigObject> {
     const gateway = this.gateways.find(id);
@@ -212,6 +249,7 @@ export class MultiWanService {
         kind, target: String(data.monitor_target ?? data.next_hop), interface: String(data.interface),
         port: (data.monitor_port as number | null) ?? (kind === 'tcp' ? 443 : null), expect: (data.monitor_expect as string | null) ?? null,
         timeout_ms: Number(data.timeout_ms),
+        allow_list: this.probeAllowList(data),
       });
     }
     const before = this.appliedOnce ? this.groupSelections() : undefined;

@@ -1,4 +1,6 @@
 import type { NetInterface } from '../../platform/network.js';
+import type { ConfigObject } from '../../store/config-store.js';
+import { interfaceChangeOf } from './service.js';
 
 interface Change {
   ipv4_mode?: 'dhcp' | 'static' | 'none';
@@ -26,5 +28,19 @@ export function managementCut(iface: NetInterface, change: Change, localAddress:
   if (v4 && change.ipv4_mode !== undefined && change.ipv4_mode !== 'static') return `leaves ${iface.name} without the management address ${management} (ipv4_mode ${change.ipv4_mode})`;
   if (v4 && change.ipv4_mode === 'static' && hostOf(change.ipv4_address) !== management) return `replaces the management address ${management} on ${iface.name}`;
   if (!v4 && change.ipv6_address !== undefined && hostOf(change.ipv6_address) !== management) return `replaces the management address ${management} on ${iface.name}`;
+  return null;
+}
+
+/**
+ * What replacing the whole configuration with `target` (restore, import) would do to the management address:
+ * the first interface setting of `target` that would cut it, in the words of managementCut, or null.
+ */
+export function replacementCut(interfaces: readonly NetInterface[], target: readonly ConfigObject[], localAddress: string): string | null {
+  for (const object of target) {
+    if (object.kind !== 'interface_config') continue;
+    const iface = interfaces.find((i) => i.name === object.data.name);
+    const cut = iface && managementCut(iface, interfaceChangeOf(object.data), localAddress);
+    if (cut) return cut;
+  }
   return null;
 }

@@ -11,11 +11,12 @@ import { IdParams } from '../../model/schema-helpers.js';
 import { parseIpv4Cidr } from '../../core/ip.js';
 import { isSpecialAddress } from '../../net/special-addresses.js';
 import {
-  DdnsConfig, DdnsRecord, DdnsStatusFields, DdnsUpdateResult, InterfaceConfigBody, InterfaceConfigQuery, InterfaceConfigResult, InterfaceDetail, InterfaceStats,
+  DDNS_POLL_DEFAULT_SECS, DdnsConfig, DdnsRecord, DdnsStatusFields, DdnsUpdateResult, InterfaceConfigBody, InterfaceConfigQuery, InterfaceConfigResult, InterfaceDetail, InterfaceStats,
   InterfaceSummary, NameParams, RoleBody, RoleView, StaticRoute, SystemRouteView, Vlan,
 } from './schema.js';
 import { managementCut } from './management-cut.js';
 import { ipBatchWord } from '../../render/ip-batch.js';
+import { DdnsPoller } from './ddns-poller.js';
 import { DNS_PROVIDER_KIND, NET_KINDS, NetworkingService, validateDdnsRecord, validateRouteFields, validateVlanFields, vlanDevice } from './service.js';
 
 const TAGS = ['networking'];
@@ -89,12 +90,17 @@ function routes(context: AppContext): { list: RouteSpec[]; net: NetworkingServic
   const refresh = () => net.refreshKnown();
   // The kernel follows each static-route and VLAN write: the old one leaves, the new one (when enabled)
   // arrives. A refusal puts the kernel and the stored object back as they were, then answers 409.
+  // A whole-configuration replacement (restore, import, rollback) carries no objects: the applier below follows it.
   models.onChanged([staticRoutes], async ({ objects }) => {
     for (const change of objects) await net.followWrite(NET_KINDS.route, change, (data, present) => net.syncRoute(data, present));
+    if (objects.length > 0) net.recordApplied();
   });
   models.onChanged([vlans], async ({ objects }) => {
     for (const change of objects) await net.followWrite(NET_KINDS.vlan, change, (data, present) => net.syncVlan(data, present));
+    if (objects.length > 0) net.recordApplied();
   });
+  // Every apply (reload, restore, import, the commit-confirm rollback) puts addresses, VLANs and routes back as stored.
+  context.apply.register('networking', () => net.applyAll());
   const access = { read: READ, write: WRITE };
   const ddnsAccess = { read: 'settings:read', write: 'settings:write' } as const;
 
@@ -216,12 +222,22 @@ function routes(context: AppContext): { list: RouteSpec[]; net: NetworkingServic
   return { list, net };
 }
 
-export function createNetworkingArea(context: AppContext): Area {
+export function createNetworkingArea(context: AppContext): Area & { ddnsPoller: DdnsPoller } {
   const { list, net } = routes(context);
+  const ddnsPoller = new DdnsPoller(context.clock, {
+    records: () => context.store.list(NET_KINDS.ddnsRecord),
+    pollIntervalSecs: () => Number(context.store.getSingleton(NET_KINDS.ddnsConfig)?.poll_interval_secs ?? DDNS_POLL_DEFAULT_SECS),
+    updateRecord: (id) => net.updateRecord(id),
+  });
   return {
     name: 'networking',
     routes: list,
+    ddnsPoller,
     // Enabled VLANs and static routes are put into the kernel at start (a reboot forgets them).
-    start: () => net.applyStored().catch((error: Error) => context.log.warn({ err: error.message }, 'networking: stored VLANs and routes not applied at start')),
+    start: () => {
+      ddnsPoller.start();
+      return net.applyStored().catch((error: Error) => context.log.warn({ err: error.message }, 'networking: stored VLANs and routes not applied at start'));
+    },
+    stop: () => ddnsPoller.stop(),
   };
 }

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { StringEnum } from '../../model/schema-helpers.js';
 import { NullableString, NullableInteger } from '../common/schemas.js';
 
-export const INTERFACE_NAME = '^[A-Za-z0-9_.:-]{1,15}$';
+/** An interface name as Linux accepts it (15 characters at most), never starting with `-` (it reaches `ip` argument vectors). */
+export const INTERFACE_NAME = '^[A-Za-z0-9_.:][A-Za-z0-9_.:-]{0,14}$';
 export const NameParams = Type.Object({ name: Type.String({ pattern: INTERFACE_NAME }) });
 
 export const InterfaceSummary = Type.Object({
@@ -108,8 +109,10 @@ export const DdnsStatusFields = {
   last_error: NullableString(),
 };
 
+/** How often dynamic DNS records are polled unless /ddns/config says otherwise. */
+export const DDNS_POLL_DEFAULT_SECS = 300;
 export const DdnsConfig = Type.Object({
-  poll_interval_secs: Type.Integer({ minimum: 60, maximum: 86400, default: 300 }),
+  poll_interval_secs: Type.Integer({ minimum: 60, maximum: 86400, default: DDNS_POLL_DEFAULT_SECS }),
   ip_echo_url_v4: Type.String({ default: 'https://api.ipify.org', maxLength: 2048 }),
   ip_echo_url_v6: Type.String({ default: 'https://api6.ipify.org', maxLength: 2048 }),
   allow_private_echo: Type.Array(Type.String(), { default: [], maxItems: 16, description: 'admin allow-list of private IPs/CIDRs the echo service may live on' }),

@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName, isIpOrCidr, parseIpv4Cidr, prefixToNetmask } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
-import type { NetInterface } from '../../platform/network.js';
+import type { InterfaceChange, NetInterface, Network, VlanDevice } from '../../platform/network.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { allowListOf, isAllowed, isSpecialAddress } from '../../net/special-addresses.js';
 import { ServiceState } from '../common/service-state.js';
@@ -27,6 +27,38 @@ export const DNS_PROVIDER_KIND = 'acme_dns_provider';
 const HIDDEN = /^(pflog|pfsync|enc)\d*$/;
 
 export const vlanDevice = (vlanId: unknown) => `vlan${String(vlanId)}`;
+
+type StaticRouteSpec = Parameters<Network['setStaticRoute']>[0];
+
+/** What the networking applier last put into the kernel, so a later apply knows what to withdraw. */
+interface AppliedNetwork {
+  /** false until an apply or a followed write recorded it: the stored configuration is then what the kernel holds. */
+  recorded: boolean;
+  routes: StaticRouteSpec[];
+  vlans: VlanDevice[];
+}
+const APPLIED_KEY = 'networking.applied';
+const NOTHING_APPLIED: AppliedNetwork = { recorded: false, routes: [], vlans: [] };
+
+/** A route is the same kernel route when its table, destination and metric are (`ip route replace` keys). */
+const routeKey = (route: StaticRouteSpec) => `${route.table}|${route.destination}|${route.metric}`;
+const sameVlan = (a: VlanDevice, b: VlanDevice) => a.device === b.device && a.parent === b.parent && a.vlan_id === b.vlan_id && a.mtu === b.mtu;
+
+/**
+ * What a stored interface setting asks of the host: the fields stored, an address stored alone meaning a static
+ * one (as PUT /interfaces/config/{name} reads it).
+ */
+export function interfaceChangeOf(data: ConfigData): InterfaceChange {
+  const change: InterfaceChange = {};
+  if (data.ipv4_mode !== undefined) change.ipv4_mode = data.ipv4_mode as InterfaceChange['ipv4_mode'];
+  if (data.ipv4_address !== undefined) change.ipv4_address = data.ipv4_address as string | null;
+  if (data.ipv4_address !== undefined && data.ipv4_mode === undefined) change.ipv4_mode = 'static';
+  if (data.ipv6_address !== undefined) change.ipv6_address = data.ipv6_address as string | null;
+  if (data.mtu !== undefined) change.mtu = Number(data.mtu);
+  if (data.enabled !== undefined) change.enabled = Boolean(data.enabled);
+  if (data.description !== undefined) change.description = data.description as string | null;
+  return change;
+}
 
 export function validateVlanFields(data: ConfigData): void {
   if (data.ipv4_mode === 'static') {
@@ -60,6 +92,14 @@ export function validateDdnsRecord(data: ConfigData, existing: ConfigObject | un
   }
   const clash = records.find((o) => o.id !== existing?.id && o.data.provider_id === data.provider_id && o.data.hostname === data.hostname && o.data.record_type === data.record_type);
   if (clash) throw conflict(`a ${String(data.record_type)} record for ${String(data.hostname)} at that provider already exists`);
+}
+
+function routeSpec(route: ConfigData): StaticRouteSpec {
+  return { destination: String(route.destination), gateway: String(route.gateway), interface: (route.interface as string | null | undefined) ?? null, metric: Number(route.metric ?? 0), table: Number(route.fib ?? 0) };
+}
+
+function vlanSpec(vlan: ConfigData): VlanDevice {
+  return { device: vlanDevice(vlan.vlan_id), parent: String(vlan.parent), vlan_id: Number(vlan.vlan_id), mtu: Number(vlan.mtu ?? 1500) };
 }
 
 interface DdnsState {
@@ -180,8 +220,7 @@ export class NetworkingService {
   }
 
   async syncVlan(vlan: ConfigData, present: boolean): Promise<{ applied: boolean; message: string }> {
-    const device = { device: vlanDevice(vlan.vlan_id), parent: String(vlan.parent), vlan_id: Number(vlan.vlan_id), mtu: Number(vlan.mtu ?? 1500) };
-    return this.context.platform.network.setVlan(device, present && Boolean(vlan.enabled));
+    return this.context.platform.network.setVlan(vlanSpec(vlan), present && Boolean(vlan.enabled));
   }
 
   /**
@@ -222,10 +261,82 @@ export class NetworkingService {
   }
 
   async syncRoute(route: ConfigData, present: boolean): Promise<{ applied: boolean; message: string }> {
-    return this.context.platform.network.setStaticRoute(
-      { destination: String(route.destination), gateway: String(route.gateway), interface: (route.interface as string | null | undefined) ?? null, metric: Number(route.metric ?? 0), table: Number(route.fib ?? 0) },
-      present && Boolean(route.enabled),
-    );
+    return this.context.platform.network.setStaticRoute(routeSpec(route), present && Boolean(route.enabled));
+  }
+
+  // ---- the applier: interface addresses, VLANs and static routes as one area of the apply coordinator ----
+
+  private desiredRoutes(): StaticRouteSpec[] {
+    return this.parts.routes.objects().filter((o) => o.data.enabled).map((o) => routeSpec(o.data));
+  }
+
+  private desiredVlans(): VlanDevice[] {
+    return this.parts.vlans.objects().filter((o) => o.data.enabled).map((o) => vlanSpec(o.data));
+  }
+
+  /** What the kernel holds from Bulwark: as recorded, or (never recorded, an older install) the stored configuration. */
+  private applied(): AppliedNetwork {
+    const applied = this.state.get(APPLIED_KEY, NOTHING_APPLIED);
+    return applied.recorded ? applied : { recorded: true, routes: this.desiredRoutes(), vlans: this.desiredVlans() };
+  }
+
+  /** After a write the kernel followed: the kernel holds the stored routes and VLANs. */
+  recordApplied(): void {
+    this.state.set(APPLIED_KEY, { recorded: true, routes: this.desiredRoutes(), vlans: this.desiredVlans() });
+  }
+
+  /**
+   * Makes the kernel hold the stored network configuration, whatever replaced it (restore, import, the
+   * commit-confirm rollback, a reload): routes and VLANs applied before but no longer stored are withdrawn,
+   * VLANs created, each stored interface setting (addresses, MTU, state, description, gateway) applied, and
+   * every enabled static route installed (`ip route replace`, idempotent). Every step runs even after one
+   * fails; any failure answers 409 listing them, and what may still be in the kernel is remembered so the next
+   * apply withdraws it.
+   */
+  async applyAll(): Promise<void> {
+    const { network } = this.context.platform;
+    const previous = this.applied();
+    const routes = this.desiredRoutes();
+    const vlans = this.desiredVlans();
+    const failures: string[] = [];
+    const attempt = async (what: string, work: () => Promise<{ applied: boolean; message: string } | void>) => {
+      try {
+        const outcome = await work();
+        if (outcome && !outcome.applied) failures.push(`${what}: ${outcome.message}`);
+      } catch (error) {
+        failures.push(`${what}: ${(error as Error).message}`);
+      }
+    };
+    for (const route of previous.routes) {
+      if (!routes.some((wanted) => routeKey(wanted) === routeKey(route))) await attempt(`withdrawing the route to ${route.destination}`, () => network.setStaticRoute(route, false));
+    }
+    for (const vlan of previous.vlans) {
+      if (!vlans.some((wanted) => wanted.device === vlan.device)) await attempt(`removing VLAN ${vlan.device}`, () => network.setVlan(vlan, false));
+    }
+    // A VLAN the kernel already holds as stored is left alone: re-creating it would drop its traffic.
+    for (const vlan of vlans) if (!previous.vlans.some((held) => sameVlan(held, vlan))) await attempt(`creating VLAN ${vlan.device}`, () => network.setVlan(vlan, true));
+    const present = new Set((await this.refreshKnown()).map((i) => i.name));
+    for (const config of this.context.store.list(NET_KINDS.interfaceConfig)) {
+      const name = String(config.data.name);
+      // Settings kept for an interface this host does not have (an imported configuration) wait for it.
+      if (!present.has(name)) continue;
+      await attempt(`interface ${name}`, () => network.configureInterface(name, interfaceChangeOf(config.data)));
+      if (config.data.gateway) await attempt(`the default gateway of ${name}`, () => this.applyGateway(name, String(config.data.gateway)));
+    }
+    for (const route of routes) await attempt(`route to ${route.destination}`, () => network.setStaticRoute(route, true));
+    if (failures.length > 0) {
+      const union = <T>(held: T[], wanted: T[], same: (a: T, b: T) => boolean) => [...wanted, ...held.filter((item) => !wanted.some((w) => same(w, item)))];
+      this.state.set(APPLIED_KEY, { recorded: true, routes: union(previous.routes, routes, (a, b) => routeKey(a) === routeKey(b)), vlans: union(previous.vlans, vlans, (a, b) => a.device === b.device) });
+      throw conflict(`networking: ${failures.join('; ')}`);
+    }
+    this.state.set(APPLIED_KEY, { recorded: true, routes, vlans });
+  }
+
+  /** The interface's gateway moves the default route only if this interface owns it or none exists (as the PUT does). */
+  private async applyGateway(name: string, gateway: string): Promise<void> {
+    const { network } = this.context.platform;
+    const defaultRoute = (await network.routes(0)).find((r) => r.destination === 'default');
+    if (!defaultRoute || defaultRoute.interface === name) await network.setStaticRoute({ destination: 'default', gateway, interface: name, metric: 0, table: 0 }, true);
   }
 
   // ---- dynamic DNS ----

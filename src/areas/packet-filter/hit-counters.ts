@@ -1,8 +1,9 @@
 /**
- * Hit counters over time: the packet filter's per-rule counters (nftables counters, pf labels), read only
- * through the driver's counters(), sampled into totals per rule that survive reloads (a reload starts the
- * kernel's counters from zero) and restarts (kept in service_state), into a series per rule in the metrics
- * store (`rule.<id>.packets` and `rule.<id>.bytes`, per sampling interval), and into the time of the last hit.
+ * Hit counters over time: the packet filter's per-rule counters (nftables counter objects, pf labels), read only
+ * through the driver's counters(), folded into totals per rule that survive reloads and restarts (kept in
+ * service_state), into a series per rule in the metrics store (`rule.<id>.packets` and `rule.<id>.bytes`, per
+ * sample), and into the time of the last hit. Read when asked (at most HIT_FRESH_MS old) and every minute, and
+ * around every load (LoadCounting): a full load starts every counter from zero, so nothing it held may be lost.
  */
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
@@ -12,7 +13,10 @@ import { RULE_KIND } from './rules.js';
 import type { UnusedRuleEntry } from './analysis.js';
 
 const STATE_NAME = 'rule_hits';
+/** The metric series' interval: a sample at least this often, read or not. */
 export const HIT_SAMPLE_MS = 60_000;
+/** GET /rules (and the unused analysis) answer totals from a sample no older than this. */
+export const HIT_FRESH_MS = 4_000;
 const DAY_MS = 86_400_000;
 
 interface RuleHits {
@@ -48,11 +52,28 @@ export function ruleOfCounter(name: string, ids: ReadonlySet<string>): string | 
   return id !== undefined && ids.has(id) ? id : undefined;
 }
 
-export class RuleHitCounters {
+/**
+ * What a load does to the counters (kernel-sync.ts calls these around every load). A full load (every pf load)
+ * starts every counter from zero: the totals take a sample just before it, and forget the readings after it. A
+ * delta keeps the counter objects (nftables), and what they counted, whatever chains it replaces.
+ */
+export interface LoadCounting {
+  beforeFullLoad(): Promise<void>;
+  /** A load is under way: a sample that overlaps it is dropped (the next one reads the same packets). */
+  loadStarted(): void;
+  loadEnded(outcome: { ok: boolean; mode?: 'full' | 'delta' }): void;
+}
+
+export class RuleHitCounters implements LoadCounting {
   private readonly state: ServiceState;
   private current: HitState;
   private timer: NodeJS.Timeout | undefined;
   private sampling: Promise<void> | undefined;
+  /** When the last sample that counted began (clock ms). */
+  private sampledAt = Number.NEGATIVE_INFINITY;
+  /** Bumped when a load starts and ends: a sample whose read overlapped either is dropped. */
+  private generation = 0;
+  private loading = false;
   /** Changes with every sample that changed a total: list answers with hits are cached per version. */
   version = 0;
 
@@ -69,7 +90,40 @@ export class RuleHitCounters {
     return this.sampling;
   }
 
+  /** Whether the last sample that counted is older than HIT_FRESH_MS. */
+  stale(): boolean {
+    return this.context.clock.now() - this.sampledAt > HIT_FRESH_MS;
+  }
+
+  /** Totals that include every packet counted HIT_FRESH_MS ago: a sample first when the last is older. */
+  async fresh(): Promise<void> {
+    // Twice at most: a sample a load overlapped counts nothing, the one after it does.
+    for (let tries = 0; tries < 2 && this.stale(); tries++) await this.sample();
+  }
+
+  async beforeFullLoad(): Promise<void> {
+    await this.sampling; // one that began earlier leaves the packets counted since it read
+    await this.sample();
+  }
+
+  loadStarted(): void {
+    this.loading = true;
+    this.generation++;
+  }
+
+  loadEnded(outcome: { ok: boolean; mode?: 'full' | 'delta' }): void {
+    this.loading = false;
+    this.generation++;
+    if (!outcome.ok || outcome.mode !== 'full') return;
+    // Every counter starts from zero: the sample before the load took what they held.
+    for (const hits of Object.values(this.current.rules)) Object.assign(hits, { rawPackets: 0, rawBytes: 0 });
+    this.state.set(STATE_NAME, this.current);
+  }
+
   private async sampleNow(): Promise<void> {
+    const generation = this.generation;
+    const startedAt = this.context.clock.now();
+    if (this.loading) return;
     let counters: RuleCounter[];
     try {
       counters = await this.context.platform.packetFilter.counters();
@@ -77,6 +131,9 @@ export class RuleHitCounters {
       this.context.log.warn({ err: error }, 'rule counters could not be read');
       return;
     }
+    // A load began or ended while the kernel was read: what was read may predate a reset the totals know of.
+    if (this.loading || generation !== this.generation) return;
+    this.sampledAt = startedAt;
     const now = this.context.clock.now();
     const ids = new Set(this.context.store.list(RULE_KIND).map((o) => o.id));
     // pf expands one rule into several, each labelled alike; nftables may split one rule over families.
@@ -99,7 +156,7 @@ export class RuleHitCounters {
         rules[id] = { ...before, rawPackets: 0, rawBytes: 0 };
         continue;
       }
-      // A counter below its last reading was reset by a reload: all of it is new.
+      // A counter below its last reading was reset behind Bulwark's back (a table flushed by hand): all of it is new.
       const packets = counted.packets >= before.rawPackets ? counted.packets - before.rawPackets : counted.packets;
       const bytes = counted.bytes >= before.rawBytes ? counted.bytes - before.rawBytes : counted.bytes;
       if (packets > 0 || bytes > 0) changed = true;

@@ -11,6 +11,7 @@ import { nftDelta } from '../../compile/nft-delta.js';
 import type { NftTable } from '../../compile/nft-table.js';
 import type { ApplyResult, KernelState } from '../../platform/packet-filter.js';
 import { stateDifferences, withObjectsRead } from '../../platform/kernel-state.js';
+import type { LoadCounting } from './hit-counters.js';
 
 export type ApplyMode = 'delta' | 'full';
 export type LoadOutcome = { ok: true; mode: ApplyMode } | Extract<ApplyResult, { ok: false }>;
@@ -53,6 +54,8 @@ export class KernelSync {
    */
   private loadsDone = 0;
   private loadsRecorded = 0;
+  /** The rule hit counters, told around every load so none loses what the kernel counted (none in some tests). */
+  counting: LoadCounting | undefined;
 
   constructor(
     private readonly context: AppContext,
@@ -65,13 +68,17 @@ export class KernelSync {
    */
   async load(compiled: CompiledRuleset): Promise<LoadOutcome> {
     const driver = this.context.platform.packetFilter;
+    const counting = this.counting;
     if (driver.loadsDeltas && compiled.nft && this.loaded && this.expected && !this.drifted) {
       const delta = nftDelta(this.loaded, compiled.nft);
       if (delta && delta.script === '') {
         // Nothing to change: proven by reading the kernel back, not assumed.
         if (await this.inStep()) return this.loadedAs('delta');
       } else if (delta) {
+        // The rules' counter objects outlive the chains a delta replaces: nothing counted is lost, nothing to read.
+        counting?.loadStarted();
         const result = await driver.apply({ dialect: compiled.dialect, text: delta.script });
+        counting?.loadEnded({ ok: result.ok, mode: 'delta' });
         if (result.ok) {
           this.loaded = compiled.nft;
           for (const name of delta.touched) this.touched?.add(name);
@@ -80,7 +87,11 @@ export class KernelSync {
         this.context.log.warn({ stage: result.stage, message: result.message, output: result.detail }, 'the kernel refused a delta; loading the whole table');
       }
     }
+    // The whole table starts every counter from zero: what they held is sampled first.
+    await counting?.beforeFullLoad();
+    counting?.loadStarted();
     const result = await driver.apply({ dialect: compiled.dialect, text: compiled.text });
+    counting?.loadEnded({ ok: result.ok, mode: 'full' });
     if (!result.ok) return result;
     this.loaded = compiled.nft;
     this.touched = undefined;

@@ -10,7 +10,7 @@ import { Uuid } from '../../model/schema-helpers.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { EventStreamAnswers } from '../../http/documented-responses.js';
 import { CompileError } from '../../compile/firewall-model.js';
-import { nftSystemLines } from '../../compile/nftables.js';
+import { nftSystemView } from '../../compile/nftables.js';
 import { pfSystemLines } from '../../compile/pf.js';
 import { EventStream, EventStreamSet } from '../../live/event-stream.js';
 import type { PendingFlags } from '../../live/pending-flags.js';
@@ -20,7 +20,7 @@ import { declareSchedules, ScheduleCreateBody, ScheduleUpdateBody, toStoredSched
 import { declareNat, NAT_KIND, NatCreateBody, NatUpdateBody, toStoredNat } from './nat.js';
 import { normalisedWriteRoutes } from './write-routes.js';
 import { applyFailureWho, PacketFilterService } from './service.js';
-import { SETTINGS_KIND } from './snapshot.js';
+import { SETTINGS_KIND, WAN_POLICY_KIND } from './snapshot.js';
 import { auditPacketFilter } from './audit.js';
 import { SimulateAnswer, SimulateBody, simulateRequest } from './simulate.js';
 import { AnalysisAnswer, AnalysisQuery, analyseStored, RuleWarning, warningsFor } from './analysis.js';
@@ -90,7 +90,18 @@ export function createPacketFilterArea(
     kind: SETTINGS_KIND, noun: 'block logging', writeAccess: 'rules:write',
     schema: Type.Object({ enabled: Type.Boolean({ default: true, description: 'log every blocked packet (NFLOG / pflog), not only rules with log set' }) }),
   });
-  const pf = new PacketFilterService(context, blockLogging, needs.geoip ? () => needs.geoip!.compiled() : undefined);
+  // A fresh appliance is not open: on a real platform, what enters a WAN-role interface is blocked unless a rule
+  // passes it (as pfSense and OPNsense ship); the simulated `npm start` keeps the open default it always had.
+  const wanPolicy = models.singleton({
+    kind: WAN_POLICY_KIND, noun: 'WAN default block', writeAccess: 'rules:write',
+    schema: Type.Object({
+      enabled: Type.Boolean({
+        default: !context.platform.simulated,
+        description: 'block new connections entering an interface with the WAN role unless a rule passes them (the anti-lockout rule keeps the API reachable from LAN); default on for linux and freebsd, off on simulated',
+      }),
+    }),
+  });
+  const pf = new PacketFilterService(context, blockLogging, wanPolicy, needs.geoip ? () => needs.geoip!.compiled() : undefined);
   // Geo-IP rules are compiled into the ruleset in force: once a ruleset is loaded, a rule change reloads it
   // (a refusal answers the rule's write with the reload's 409 or 503).
   if (needs.geoip) {
@@ -103,6 +114,7 @@ export function createPacketFilterArea(
     needs.geoip.onRefreshed(reloadIfLoaded);
   }
   const hits = new RuleHitCounters(context, needs.metrics);
+  pf.countWith(hits);
   const hitFields = { hits: Type.Object({ packets: Type.Number(), bytes: Type.Number() }), last_hit_at: Type.Union([Type.String(), Type.Null()]) };
   const ruleRecord = rules.schemas.record as { properties: Record<string, object> };
   const ruleWithHits = { ...ruleRecord, properties: { ...ruleRecord.properties, ...hitFields } };
@@ -179,11 +191,13 @@ export function createPacketFilterArea(
         const params = readListParams(request.query as Record<string, unknown>, rules.filterable);
         const cache = request.server.readCache;
         // Cached per configuration generation and per hit sample that changed a total.
-        return cache.send(reply, RULE_KIND, `hits${hits.version}?${JSON.stringify(request.query)}`, () => {
+        const answer = () => cache.send(reply, RULE_KIND, `hits${hits.version}?${JSON.stringify(request.query)}`, () => {
           const records = rules.objects().map((o) => ({ ...cache.recordOf(o, (object) => rules.toRecord(object)), ...hits.of(o.id) }));
           const { page, total } = pageOf(records, params);
           return { body: page, headers: { 'x-total-count': String(total) }, itemSchema: ruleWithHits };
         });
+        // Hits at most HIT_FRESH_MS old: a sample first when the last is older (no promise on the common path).
+        return hits.stale() ? hits.fresh().then(answer) : answer();
       },
     },
     ...collectionRoutes(rules, { ...ruleParts, operations: ['read', 'delete'] }),
@@ -219,13 +233,16 @@ export function createPacketFilterArea(
       method: 'GET', path: '/api/v1/rules/analysis', access: 'rules:read', tags: ['rules'],
       summary: 'Rule analysis of the stored rules: never matching (shadowed), redundant, conflicting, empty aliases in use, schedules that never fire, unused rules (extension)',
       schema: { querystring: AnalysisQuery, response: { 200: AnalysisAnswer } },
-      handler: (request) => {
+      handler: async (request) => {
         const analysis = analyseStored(pf);
         const days = request.query.unused_days;
-        return days === undefined ? analysis : { ...analysis, unused: hits.unused(days) };
+        if (days === undefined) return analysis;
+        await hits.fresh();
+        return { ...analysis, unused: hits.unused(days) };
       },
     }),
     ...singletonRoutes(blockLogging, { path: '/api/v1/rules/block-logging', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
+    ...singletonRoutes(wanPolicy, { path: '/api/v1/rules/wan-default-block', access: { read: 'rules:read', write: 'rules:write' }, tags: ['rules'] }),
     {
       method: 'GET', conditional: 'read', path: '/api/v1/rules/system', access: 'rules:read', tags: ['rules'],
       summary: 'The read-only rules the appliance always adds (state handling, loopback, anti-lockout, default policy)',
@@ -233,12 +250,7 @@ export function createPacketFilterArea(
       handler: () => {
         const config = pf.configFor(pf.storedSnapshot());
         if (context.platform.packetFilter.dialect === 'pf') return pfSystemLines(config);
-        return [
-          '# chain filter_in (prerouting, after destination NAT); default policy: accept',
-          ...nftSystemLines(config, 'in'),
-          '# chain filter_out (postrouting, after source NAT); default policy: accept',
-          ...nftSystemLines(config, 'out'),
-        ];
+        return nftSystemView(config);
       },
     },
     ...collectionRoutes(schedules, { ...scheduleParts, operations: ['list', 'read', 'delete'] }),
@@ -295,12 +307,20 @@ export function createPacketFilterArea(
         // Computed first, so a change noticed by this very call is not also broadcast to the new stream.
         const report = pendingReport();
         lastSent = JSON.stringify(report);
-        const stream = new EventStream(request, reply);
+        const stream = new EventStream(request, reply, { registry: { streams: context.identity.streams, permission: 'dashboard:view' } });
         streams.add(stream);
         stream.send(report);
       },
     },
   ];
+  // The applied ruleset is loaded again by start() (restoreApplied), before the API answers.
+  context.restore.register({
+    name: 'packet-filter',
+    daemon: context.platform.name === 'freebsd' ? 'pf' : 'nftables',
+    enabled: () => !context.platform.simulated && pf.hasApplied(),
+    running: async () => (await context.platform.packetFilter.status()).running,
+    appliedVersion: () => context.apply.versions.activeVersion(),
+  });
   return {
     name: 'packet-filter',
     service: pf,
@@ -312,9 +332,10 @@ export function createPacketFilterArea(
       await pf.restoreApplied();
     },
     beforeClose: () => streams.closeAll(),
-    stop: () => {
+    stop: async () => {
       hits.stop();
       pf.stop();
+      await pf.bootRulesetSettled();
     },
   };
 }

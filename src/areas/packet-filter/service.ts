@@ -15,11 +15,13 @@ import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, WAN_POLICY_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import type { LoadCounting } from './hit-counters.js';
 import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
 import { auditPacketFilter } from './audit.js';
 import { LastCompile } from '../../compile/last-compile.js';
 import { whenQuiet, type QuietWork } from '../../store/when-quiet.js';
+import { BootRuleset } from './boot-ruleset.js';
 
 
 const SCHEDULE_CHECK_MS = 60_000;
@@ -57,6 +59,8 @@ export class PacketFilterService {
   private unsubscribe: (() => void) | undefined;
   private compilingAhead: QuietWork | undefined;
   private readonly lastCompile = new LastCompile();
+  /** The loaded ruleset and the fallback, kept on disk for the boot step. */
+  private readonly boot: BootRuleset;
   /** Last successfully fetched url_table contents, used when a source cannot be reached. */
   private readonly urlTables = new Map<string, string[]>();
   /** Live inputs of the system rules that other areas own (the VPN area's enabled tunnels). */
@@ -65,16 +69,24 @@ export class PacketFilterService {
   constructor(
     private readonly context: AppContext,
     private readonly blockLogging: SingletonModel,
+    /** The WAN default block (on: inbound traffic on WAN-role interfaces is blocked unless a rule passes it). */
+    private readonly wanPolicy: SingletonModel,
     /** The geo-IP area's compiled country sets (none when the area is not part of this app). */
     private readonly geoip: () => CompiledGeoIp = () => NO_GEOIP,
   ) {
     this.applied = new AppliedStore(context.db);
+    this.boot = new BootRuleset(context, () => ({ apiPort: context.config.port, lanInterfaces: this.lanInterfaces() }));
     this.kernel = new KernelSync(context, (differences) => {
       const summary = differences.join('; ');
       this.context.log.warn({ differences }, 'the kernel ruleset no longer matches the applied one (drift); POST /reload repairs it');
       this.context.events.emit(DRIFT_TOPIC, { drift: true, differences });
       auditPacketFilter(this.context, { action: 'drift', actor: null, ip: null, outcome: 'failure', details: `the kernel ruleset differs from the applied one: ${summary}` });
     });
+  }
+
+  /** The rule hit counters: told around every load, so a reload never loses what the kernel counted. */
+  countWith(counting: LoadCounting): void {
+    this.kernel.counting = counting;
   }
 
   /** Whether the kernel still holds what was applied (GET /status). */
@@ -116,20 +128,34 @@ export class PacketFilterService {
   /** Loads a compiled ruleset; after a success the kernel is read back (off the caller's path). */
   private async load(compiled: CompiledRuleset): Promise<LoadOutcome> {
     const outcome = await this.kernel.load(compiled);
-    if (outcome.ok) this.followUps.push(() => this.kernel.recordLoaded());
+    if (outcome.ok) {
+      // The full text even after a delta: the compile the delta led to is the table the kernel now holds. Written
+      // off the caller's path, before the next serialised work, so the file follows the loads in their order.
+      this.followUps.push(async () => this.boot.keep(compiled.text));
+      this.followUps.push(() => this.kernel.recordLoaded());
+    }
     return outcome;
   }
 
   settings(): Record<string, unknown> {
-    return { block_logging: this.blockLogging.read().enabled as boolean, anti_lockout_interfaces: this.lanInterfaces() };
+    return {
+      block_logging: this.blockLogging.read().enabled as boolean,
+      anti_lockout_interfaces: this.lanInterfaces(),
+      wan_default_block_interfaces: this.wanPolicy.read().enabled === true ? this.interfacesWithRole('wan') : [],
+    };
+  }
+
+  /** Interfaces whose role is `role` (any case), sorted. */
+  interfacesWithRole(role: string): string[] {
+    return this.context.store.list(INTERFACE_ROLE_KIND)
+      .filter((o) => String(o.data.role).toLowerCase() === role)
+      .map((o) => String(o.data.name))
+      .sort();
   }
 
   /** Interfaces whose role is LAN (any case), sorted; empty while none is set, meaning every interface. */
   lanInterfaces(): string[] {
-    return this.context.store.list(INTERFACE_ROLE_KIND)
-      .filter((o) => String(o.data.role).toLowerCase() === 'lan')
-      .map((o) => String(o.data.name))
-      .sort();
+    return this.interfacesWithRole('lan');
   }
 
   storedSnapshot(): FilterSnapshot {
@@ -149,6 +175,7 @@ export class PacketFilterService {
       system: {
         api: { host: this.context.config.host, port: this.context.config.port },
         antiLockoutInterfaces: (snapshot.settings.anti_lockout_interfaces as string[] | undefined) ?? [],
+        wanDefaultBlock: (snapshot.settings.wan_default_block_interfaces as string[] | undefined) ?? [],
         nflogGroup: BLOCKED_NFLOG_GROUP,
         wireguard: this.wireguardTunnels(),
       },
@@ -318,8 +345,13 @@ export class PacketFilterService {
   }
 
   start(): void {
+    try {
+      this.boot.writeFallback();
+    } catch (error) {
+      this.context.log.error({ err: error }, 'could not write the boot fallback ruleset');
+    }
     this.unsubscribe = this.context.store.onChange((change) => {
-      if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
+      if (change.kind === '*' || change.kind === 'pf_settings' || change.kind === WAN_POLICY_KIND || change.kind === INTERFACE_ROLE_KIND || change.kind in { rule: 1, alias: 1, schedule: 1, nat: 1 }) this.queueRecompute();
     });
     // The compile is remembered (LastCompile): the reload that follows an edit finds it done.
     this.compilingAhead = whenQuiet(this.context.store, COMPILE_WHEN_QUIET_MS, () => this.compile(this.storedSnapshot()));
@@ -340,6 +372,11 @@ export class PacketFilterService {
    * After a restart (a reboot, or a kernel flushed behind Bulwark's back) the kernel may hold nothing: the last
    * applied configuration is loaded in full, and read back, before the API serves.
    */
+  /** Whether a ruleset was ever applied (then it is loaded again at start). */
+  hasApplied(): boolean {
+    return this.applied.read().ruleset !== null;
+  }
+
   async restoreApplied(): Promise<void> {
     const { snapshot, ruleset } = this.applied.read();
     if (ruleset === null) return;
@@ -351,6 +388,11 @@ export class PacketFilterService {
     });
     await run.catch((error: unknown) => this.context.log.error({ err: error }, 'could not load the last applied ruleset at start'));
     await this.serial;
+  }
+
+  /** Resolves when the ruleset last loaded is on disk for the boot step. */
+  bootRulesetSettled(): Promise<void> {
+    return this.boot.settled();
   }
 
   stop(): void {

@@ -38,7 +38,7 @@ export const SimulateAnswer = Type.Object({
   decided_by: Type.Union([
     Type.Object({ type: Type.Literal('rule'), rule_id: Type.String(), quick: Type.Boolean() }),
     Type.Object({ type: Type.Literal('system'), rule: StringEnum(['loopback', 'anti-lockout']) }),
-    Type.Object({ type: Type.Literal('default'), policy: Type.Literal('pass') }),
+    Type.Object({ type: Type.Literal('default'), policy: StringEnum(['pass', 'block'], { description: 'block: the packet enters a WAN interface and the WAN default block is on (GET /rules/wan-default-block)' }) }),
   ]),
   ruleset: StringEnum(['applied', 'stored']),
   at: Type.String(),

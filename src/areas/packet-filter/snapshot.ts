@@ -11,6 +11,8 @@ import type { ConfigStore } from '../../store/config-store.js';
 export const PENDING_KINDS = { rule: 'rules', alias: 'aliases', schedule: 'schedules', nat: 'nat' } as const;
 export type FilterKind = keyof typeof PENDING_KINDS;
 export const SETTINGS_KIND = 'pf_settings';
+/** The WAN default block setting (GET/PUT /rules/wan-default-block). */
+export const WAN_POLICY_KIND = 'pf_wan_default_block';
 /** Interface roles (the networking area's kind): LAN-role interfaces restrict anti-lockout. */
 export const INTERFACE_ROLE_KIND = 'interface_role';
 
@@ -21,6 +23,8 @@ export const INTERFACE_ROLE_KIND = 'interface_role';
 export const SETTING_DEFAULTS: Record<string, { name: string; default: unknown }> = {
   block_logging: { name: 'block-logging', default: true },
   anti_lockout_interfaces: { name: 'anti-lockout-interfaces', default: [] },
+  // An applied snapshot from before the setting existed blocked nothing by default.
+  wan_default_block_interfaces: { name: 'wan-default-block', default: [] },
 };
 
 export interface SnapshotObject {

@@ -17,6 +17,7 @@ import { writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runti
 import { certPathProblem, certRoots } from '../../render/cert-paths.js';
 import { symlinkProblem } from '../../render/confined-file.js';
 import { isUnder } from '../../render/grammar.js';
+import { keyFileRefusal } from './key-files.js';
 
 const CERT_DIR = 'certs';
 
@@ -81,6 +82,9 @@ function materialOf(context: AppContext, item: ConfigData): { cert: string; key:
     return { cert: String(object.data.certificate_pem), key };
   }
   const dataDir = context.config.dataDir;
+  // Checked again where the key is read as root: a stored path from before the rule (an old version restored).
+  const refusal = typeof item.key_file === 'string' ? keyFileRefusal(item.key_file, context.store, dataDir) : null;
+  if (refusal) throw new ProxyRefusal(`${where} key_file ${refusal}`);
   return { cert: readConfined(item.cert_file, `${where} cert_file`, dataDir), key: readConfined(item.key_file, `${where} key_file`, dataDir) };
 }
 

@@ -44,6 +44,7 @@ export function createReverseProxyArea(context: AppContext): Area & { service: R
     routes: routes(context, proxy),
     // A proxy that was enabled runs again after a restart of Bulwark (with the configuration last applied).
     start() {
+      proxy.sealStoredSecrets();
       if (proxy.config.read().enabled !== true) return;
       // In the background: Caddy may take seconds to answer, and nothing else waits for it.
       void proxy.control('start').catch((error: Error) => context.log.warn({ err: error }, 'the reverse proxy did not start'));
@@ -82,6 +83,7 @@ function routes(context: AppContext, proxy: ReverseProxyService): RouteSpec[] {
       handler: () => proxy.apply(),
     },
     ...singletonRoutes(proxy.config, { path: '/api/v1/reverse-proxy/config', access, tags }),
+    ...singletonRoutes(proxy.keyFiles, { path: '/api/v1/reverse-proxy/tls/key-files', access: { read: 'proxy:read', write: 'settings:write' }, tags }),
     ...Object.values(proxy.collections).flatMap((model) =>
       collectionRoutes(model, { path: `/api/v1/reverse-proxy/${COLLECTION_PATHS[model.kind]}`, access, tags, operations: ['list', 'create', 'update', 'delete'] })),
   ];

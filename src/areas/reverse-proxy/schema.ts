@@ -47,7 +47,8 @@ export const MiddlewareTypes = [
 export const HttpMiddleware = Type.Object({
   name,
   middleware_type: StringEnum(MiddlewareTypes),
-  config_json: jsonObject('the middleware body'),
+  config_json: jsonObject('the middleware body; basicAuth/digestAuth password hashes and customRequestHeaders values are write-only: they read back as "name:**REDACTED**" / "**REDACTED**", and a placeholder sent back keeps the stored secret'),
+  config_secrets: Type.Optional(Type.String({ maxLength: 131072, description: 'write-only, kept by the server: the secrets taken out of config_json (sealed; never returned). Do not send it: 400' })),
   enabled,
 });
 

@@ -1,3 +1,4 @@
+import { proxiedResponder } from '../acme/http01-responder.js';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
@@ -19,7 +20,13 @@ import { ProxyRefusal } from '../../compile/caddy-values.js';
 import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
 import type { ProxyInstall } from '../../platform/reverse-proxy.js';
 import { Semaphore } from '../../core/semaphore.js';
+import { ServiceState } from '../common/service-state.js';
 import { certSource, installCertificates, pruneCertificates } from './certificates.js';
+import { destinationApplyProblem, destinationWriteProblem, OUTBOUND_KINDS } from './destinations.js';
+import { allowListEntryProblem, KEY_FILES_KIND, keyFileRefusal, ProxyKeyFiles } from './key-files.js';
+import type { ConfigObject, ConfigStore } from '../../store/config-store.js';
+import { Sealer } from '../../core/crypto.js';
+import { joinSecrets, rawSecretIn, SECRETS_FIELD, splitSecrets, type SecretMap } from './json-secrets.js';
 
 /** Names with a provider suffix (`api@internal`, `x@file`) point outside this configuration and are not checked. */
 const local = (names: unknown[]) => names.map(String).filter((name) => name !== '' && !name.includes('@'));
@@ -62,8 +69,11 @@ function checkJson(data: ConfigData, fields: Record<string, 'object' | 'array' |
   }
 }
 
-/** Certificate and key files are read from the certificate directories only (the ACME export roots). */
-function checkCertFiles(data: ConfigData, dataDir: string): void {
+/**
+ * Certificate and key files are read from the certificate directories only (the ACME export roots), and the key
+ * only where the caller's role may hand it to the proxy (key-files.ts).
+ */
+function checkCertFiles(data: ConfigData, dataDir: string, store: ConfigStore): void {
   if (data.source !== null && data.source !== undefined) {
     if (data.cert_file !== undefined || data.key_file !== undefined) throw badRequest('body.source: give either source or cert_file and key_file');
     return;
@@ -72,6 +82,8 @@ function checkCertFiles(data: ConfigData, dataDir: string): void {
     const problem = certPathProblem(data[field], dataDir);
     if (problem) throw badRequest(`body.${field} ${problem}`);
   }
+  const refusal = keyFileRefusal(String(data.key_file), store, dataDir);
+  if (refusal) throw badRequest(`body.key_file ${refusal}`);
 }
 
 interface Declaration {
@@ -80,12 +92,14 @@ interface Declaration {
   schema: JsonObjectSchema;
   references?: Reference[];
   json: Record<string, 'object' | 'array' | 'list'>;
+  /** Secrets live inside config_json (json-secrets.ts). */
+  jsonSecrets?: true;
 }
 
 const DECLARATIONS: Declaration[] = [
   { kind: 'rp_entrypoint', noun: 'entrypoint', schema: Entrypoint, json: { config_json: 'object' } },
   { kind: 'rp_http_service', noun: 'HTTP service', schema: HttpService, json: { config_json: 'object' } },
-  { kind: 'rp_http_middleware', noun: 'HTTP middleware', schema: HttpMiddleware, json: { config_json: 'object' } },
+  { kind: 'rp_http_middleware', noun: 'HTTP middleware', schema: HttpMiddleware, json: { config_json: 'object' }, jsonSecrets: true },
   { kind: 'rp_tcp_service', noun: 'TCP service', schema: L4Service, json: { config_json: 'object' } },
   { kind: 'rp_udp_service', noun: 'UDP service', schema: L4Service, json: { config_json: 'object' } },
   { kind: 'rp_tls_cert', noun: 'TLS certificate', schema: TlsCert, references: [sourceRef('acme', 'acme_cert'), sourceRef('ca', 'ca_cert')], json: { stores_json: 'array' } },
@@ -144,10 +158,29 @@ export const accessLogRoots = (dataDir: string): string[] => [...ACCESS_LOG_ROOT
 export class ReverseProxyService {
   readonly collections: Record<string, CollectionModel> = {};
   readonly config: SingletonModel;
+  /** The key files beyond Bulwark's own that TLS certificates may name (settings:write). */
+  readonly keyFiles: SingletonModel;
   /** One render-check-install at a time (an API apply and a certificate renewal may meet). */
   private readonly applying = new Semaphore(1);
 
+  /** What the last apply or control action left running: what a start of Bulwark brings back (never pending edits). */
+  private readonly appliedState: ServiceState;
+
   constructor(private readonly context: AppContext) {
+    this.appliedState = new ServiceState(context.db, context.clock);
+    context.restore.register({
+      name: 'reverse-proxy',
+      daemon: 'caddy',
+      enabled: () => !context.platform.simulated && this.applied().should_run,
+      running: async () => (await context.platform.reverseProxy.status()).running,
+      appliedVersion: () => this.applied().config_version,
+      restore: async () => {
+        const { install } = this.applied();
+        if (!install || !existsSync(install.configFile)) throw conflict('the applied reverse-proxy configuration is missing: apply again');
+        // Adopts a Caddy an earlier API process left running (and loads the applied file into it in place), or starts one.
+        await this.applying.run(() => context.platform.reverseProxy.start(install));
+      },
+    });
     for (const declaration of DECLARATIONS) {
       this.collections[declaration.kind] = context.models.collection({
         kind: declaration.kind,
@@ -156,9 +189,18 @@ export class ReverseProxyService {
         schema: declaration.schema,
         unique: [{ field: 'name', caseInsensitive: true }],
         references: declaration.references,
-        validate: (data) => {
+        ...(declaration.jsonSecrets ? { writeOnly: [SECRETS_FIELD], prepare: (data: ConfigData, existing: ConfigObject | undefined) => this.takeSecrets(data, existing) } : {}),
+        validate: (stored, { store }) => {
+          // Checked as the proxy will get it: secrets put back where config_json holds placeholders.
+          const data = declaration.jsonSecrets ? this.withSecrets(stored) : stored;
           checkJson(data, declaration.json, context.config.dataDir);
-          if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir);
+          if (declaration.jsonSecrets) {
+            const raw = rawSecretIn(String(stored.middleware_type), jsonField<Record<string, unknown>>(stored.config_json, {}));
+            if (raw !== null) throw badRequest(`body.config_json ${raw}: a secret kept in config_json itself; write the middleware through its route so the secret is sealed`);
+          }
+          if (declaration.kind === 'rp_tls_cert') checkCertFiles(data, context.config.dataDir, store);
+          const destination = destinationWriteProblem(declaration.kind, data, context.store);
+          if (destination) throw badRequest(destination);
           if (this.dialect === 'caddy-json') asBadRequest(() => caddyExpressible(declaration.kind, data));
         },
       });
@@ -170,6 +212,15 @@ export class ReverseProxyService {
         const path = String(data.access_log_path);
         if (!isCleanAbsolutePath(path) || !roots.some((root) => isUnder(path, root))) throw badRequest(`body.access_log_path must be a clean path under ${roots.join(', ')}`);
         if (this.dialect === 'caddy-json' && data.api_dashboard === true) throw badRequest('body.api_dashboard: the reverse proxy (Caddy) has no dashboard');
+      },
+    });
+    this.keyFiles = context.models.singleton({
+      kind: KEY_FILES_KIND, noun: 'reverse-proxy key-file allow-list', writeAccess: 'settings:write', schema: ProxyKeyFiles,
+      validate: (data) => {
+        for (const [index, path] of (data.paths as unknown[]).entries()) {
+          const problem = allowListEntryProblem(path, context.config.dataDir);
+          if (problem) throw badRequest(`body.paths[${index}] ${problem}`);
+        }
       },
     });
     // A renewed or re-issued certificate that the proxy serves by reference reaches a running proxy at once.
@@ -191,6 +242,66 @@ export class ReverseProxyService {
     });
   }
 
+  /** A middleware's secrets: the sealed field as stored, or the plain JSON a write just produced. */
+  private secretsOf(data: ConfigData): SecretMap {
+    const value = data[SECRETS_FIELD];
+    if (typeof value !== 'string' || value === '') return {};
+    try {
+      const parsed = JSON.parse(Sealer.isSealed(value) ? this.context.sealer.open(value) : value) as unknown;
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+      return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    } catch {
+      return {};
+    }
+  }
+
+  /** The middleware as the proxy needs it: config_json with its secrets put back (and without the sealed field). */
+  private withSecrets(data: ConfigData): ConfigData {
+    const { [SECRETS_FIELD]: _sealed, ...rest } = data;
+    const config = jsonField<unknown>(data.config_json, null);
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) return rest;
+    return { ...rest, config_json: JSON.stringify(joinSecrets(String(data.middleware_type), config as Record<string, unknown>, this.secretsOf(data))) };
+  }
+
+  /** The model's prepare hook: secrets written in config_json move to the sealed field, placeholders stay. */
+  private takeSecrets(data: ConfigData, existing: ConfigObject | undefined): void {
+    if (data[SECRETS_FIELD] !== undefined) throw badRequest(`body.${SECRETS_FIELD} is kept by the server: send secrets inside config_json`);
+    let config: unknown;
+    try {
+      config = JSON.parse(String(data.config_json));
+    } catch {
+      return; // the validator names the field
+    }
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) return;
+    const { shown, secrets } = splitSecrets(String(data.middleware_type), config as Record<string, unknown>, existing ? this.secretsOf(existing.data) : {});
+    if (JSON.stringify(shown) !== JSON.stringify(config)) data.config_json = JSON.stringify(shown);
+    data[SECRETS_FIELD] = JSON.stringify(secrets);
+  }
+
+  /**
+   * Seals secrets that an older release stored inside config_json (start-up): each such middleware is written
+   * again through its model. One that no longer validates is left as it was and named in the log.
+   */
+  sealStoredSecrets(): void {
+    const model = this.collections.rp_http_middleware;
+    for (const object of model.objects()) {
+      const config = jsonField<unknown>(object.data.config_json, null);
+      if (config === null || typeof config !== 'object' || Array.isArray(config)) continue;
+      let raw: string | null;
+      try {
+        raw = rawSecretIn(String(object.data.middleware_type), config as Record<string, unknown>);
+      } catch {
+        continue;
+      }
+      if (raw === null) continue;
+      try {
+        model.update(object.id, { config_json: object.data.config_json });
+      } catch (error) {
+        this.context.log.warn({ middleware: object.data.name, err: (error as Error).message }, 'a secret stored in a middleware\'s config_json could not be sealed');
+      }
+    }
+  }
+
   /**
    * After an ACME certificate was published by hand: a running proxy that serves it, by reference or from a file
    * the publish wrote, applies again (a running Caddy reloads in place). True when it did.
@@ -208,10 +319,19 @@ export class ReverseProxyService {
     return true;
   }
 
-  /** The ACME account's HTTP-01 responder when it listens on loopback (then reached through the proxy), else null. */
+  /**
+   * Where plain-HTTP servers pass `/.well-known/acme-challenge/*`, ahead of every route, once an ACME account
+   * exists: the responder's loopback address (acme/http01-responder.ts), so a proxy holding port 80 answers
+   * HTTP-01 for Bulwark's own certificates.
+   */
   private acmeChallenge(): string | null {
-    const listen = String(this.context.store.getSingleton('acme_account')?.http01_listen ?? '');
-    return /^(127\.0\.0\.1|\[::1\]):[0-9]{1,5}$/.test(listen) ? listen : null;
+    return proxiedResponder(this.context.store.getSingleton('acme_account'));
+  }
+
+  /** The loopback address a running Caddy passes HTTP-01 challenges to (null when it runs not, or passes none). */
+  async challengesThroughProxy(): Promise<string | null> {
+    if (this.dialect !== 'caddy-json' || !(await this.context.platform.reverseProxy.status()).running) return null;
+    return this.acmeChallenge();
   }
 
   /** The configuration format of this platform's proxy. */
@@ -220,7 +340,7 @@ export class ReverseProxyService {
   }
 
   private runtime(): DaemonRuntime {
-    return programRuntime(this.context.config.dataDir, 'caddy', 'caddy');
+    return programRuntime(this.context.config, 'caddy', 'caddy');
   }
 
   private install(configFile: string): ProxyInstall {
@@ -242,7 +362,7 @@ export class ReverseProxyService {
       entrypoints: this.data('rp_entrypoint'),
       httpRouters: this.data('rp_http_router'),
       httpServices: this.data('rp_http_service'),
-      httpMiddlewares: this.data('rp_http_middleware'),
+      httpMiddlewares: this.data('rp_http_middleware').map((data) => this.withSecrets(data)),
       tcpRouters: this.data('rp_tcp_router'),
       tcpServices: this.data('rp_tcp_service'),
       udpRouters: this.data('rp_udp_router'),
@@ -330,9 +450,21 @@ export class ReverseProxyService {
     return this.applying.run(() => this.applyNow());
   }
 
+  private applied(): { should_run: boolean; install: ProxyInstall | null; config_version: number | null } {
+    return this.appliedState.get('reverse-proxy.applied', { should_run: false, install: null as ProxyInstall | null, config_version: null as number | null });
+  }
+
+  private recordApplied(install: ProxyInstall, running: boolean): void {
+    this.appliedState.set('reverse-proxy.applied', { should_run: running, install, config_version: this.context.apply.versions.activeIfCurrent()?.version ?? null });
+  }
+
   private async applyNow(): Promise<{ message: string; path: string }> {
     const enabled = this.config.read().enabled === true;
     const proxy = this.context.platform.reverseProxy;
+    // Where the proxy connects, names resolved now: a special address needs the administrator's allow-list.
+    const destinations = [...OUTBOUND_KINDS].flatMap((kind) => this.data(kind).map((data) => ({ kind, data })));
+    const refused = await destinationApplyProblem(destinations, this.context.store);
+    if (refused) throw conflict(`the reverse proxy would connect to ${refused}`);
     if (this.dialect !== 'caddy-json') {
       const path = this.writeModelFile(this.render());
       await proxy.apply(this.install(path), enabled);
@@ -349,6 +481,7 @@ export class ReverseProxyService {
     writeDaemonFile(runtime, ['caddy.json'], text);
     try {
       const message = await proxy.apply(this.install(path), enabled);
+      this.recordApplied(this.install(path), enabled);
       pruneCertificates(runtime, certificates);
       return { message, path };
     } catch (error) {
@@ -364,10 +497,16 @@ export class ReverseProxyService {
   /** start/stop/restart of the installed configuration (409 before the first apply on a real proxy). */
   async control(action: 'start' | 'stop' | 'restart'): Promise<string> {
     const proxy = this.context.platform.reverseProxy;
-    if (action === 'stop') return proxy.stop();
     const path = this.dialect === 'caddy-json' ? join(this.runtime().dir, 'caddy.json') : this.modelFile();
+    if (action === 'stop') {
+      const message = await proxy.stop();
+      this.recordApplied(this.applied().install ?? this.install(path), false);
+      return message;
+    }
     if (this.dialect === 'caddy-json' && !existsSync(path)) throw conflict('nothing to run yet: POST /api/v1/reverse-proxy/apply first');
-    return action === 'start' ? proxy.start(this.install(path)) : proxy.restart(this.install(path));
+    const message = action === 'start' ? await proxy.start(this.install(path)) : await proxy.restart(this.install(path));
+    this.recordApplied(this.install(path), true);
+    return message;
   }
 
   /** Newest first, filtered by a case-insensitive fixed string (characters outside [A-Za-z0-9 ._-] dropped). */

@@ -11,6 +11,7 @@ export const MANAGED_LOGS: { service: string; file: string }[] = [
   { service: 'bulwark-api', file: 'api.log' },
   { service: 'unbound', file: 'unbound.log' },
   { service: 'kea-dhcp4', file: 'kea-dhcp4.log' },
+  { service: 'kea-dhcp-ddns', file: 'kea-dhcp-ddns.log' },
   { service: 'chronyd', file: 'chronyd.log' },
   { service: 'audit', file: 'audit.log' },
 ];
@@ -54,9 +55,12 @@ export function renderLogrotate(dataDir: string, config: RotationConfig): string
   return `# Rendered by Bulwark\n${paths} {\n${directives.map((d) => `    ${d}`).join('\n')}\n}\n`;
 }
 
-/** Rotates one file: shifts generations, copies and truncates the live file (writers keep their descriptor). */
+/**
+ * Rotates one file: shifts generations, copies and truncates the live file (writers keep their descriptor). The
+ * copy and the truncation are synchronous, so no line Bulwark writes (local-logs.ts, same event loop) falls
+ * between them; compression then works on the copy.
+ */
 async function rotateFile(path: string, config: RotationConfig): Promise<void> {
-  const suffix = config.compression === 'gzip' ? '.gz' : '';
   for (const old of generations(path)) {
     const n = Number(/\.(\d+)(\.gz)?$/.exec(old)![1]);
     if (n >= config.keep) rmSync(old, { force: true });
@@ -64,11 +68,17 @@ async function rotateFile(path: string, config: RotationConfig): Promise<void> {
   for (let n = config.keep - 1; n >= 1; n--) {
     for (const ext of ['', '.gz']) if (existsSync(`${path}.${n}${ext}`)) renameSync(`${path}.${n}${ext}`, `${path}.${n + 1}${ext}`);
   }
-  if (config.keep > 0) {
-    if (config.compression === 'gzip') await pipeline(createReadStream(path), createGzip(), createWriteStream(`${path}.1${suffix}`));
-    else copyFileSync(path, `${path}.1`);
+  if (config.keep === 0) {
+    truncateSync(path, 0);
+    return;
   }
+  const copy = config.compression === 'gzip' ? `${path}.1.tmp` : `${path}.1`;
+  copyFileSync(path, copy);
   truncateSync(path, 0);
+  if (config.compression === 'gzip') {
+    await pipeline(createReadStream(copy), createGzip(), createWriteStream(`${path}.1.gz`));
+    rmSync(copy, { force: true });
+  }
 }
 
 /**

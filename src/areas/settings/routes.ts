@@ -11,12 +11,15 @@ import { formatSyslog, sendSyslog, type SyslogTarget } from '../../net/syslog.js
 import { SyslogForwarder } from './syslog-forwarder.js';
 import { X509Certificate } from 'node:crypto';
 import { resolveGuardedHost } from '../../net/guarded-host.js';
+import { ADMIN_ALLOW_LIST_KIND, ADMIN_ALLOW_LIST_PATH } from '../../net/admin-allow-list.js';
+import { parseCidr } from '../../net/address.js';
 import {
-  IdsAlerts, LogRotationConfig, LogRotationView, OkMessage, PfTuningBody,
+  IdsAlerts, LogRotationConfig, OutboundAllowList, LogRotationView, OkMessage, PfTuningBody,
   PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow, Tls,
 } from './schema.js';
 import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
-import { logSizes, rotate, writeRotationConfig, type RotationConfig } from './log-rotation.js';
+import { logSizes, writeRotationConfig, type RotationConfig } from './log-rotation.js';
+import { LogMaintenance } from './log-maintenance.js';
 import { mergeSmtp, normaliseTls, SMTP_DEFAULTS, sendTestMail, validateSmtp } from './smtp.js';
 
 const TAGS = ['settings'];
@@ -25,9 +28,9 @@ const WRITE = 'settings:write' as const;
 const MIN_STATES = 1000;
 const MAX_STATES = 4_000_000;
 
-function routes(context: AppContext, expose: (forwarder: SyslogForwarder) => void): RouteSpec[] {
+function routes(context: AppContext, maintenance: LogMaintenance, expose: (forwarder: SyslogForwarder) => void): RouteSpec[] {
   const { store, sealer, config, models } = context;
-  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig, noun: string, validate?: (data: ConfigData) => void) => {
+  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig | typeof OutboundAllowList, noun: string, validate?: (data: ConfigData) => void) => {
     const model = models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
     return { model, routes: singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS }) };
   };
@@ -41,6 +44,11 @@ function routes(context: AppContext, expose: (forwarder: SyslogForwarder) => voi
   const syslog = singleton('settings_syslog', '/api/v1/settings/syslog', Syslog, 'remote syslog', (data) => {
     if (data.enabled && !String(data.host).trim()) throw badRequest('body.host is required when syslog is enabled');
     validateCaPem(String(data.ca_pem ?? ''));
+  });
+  const outbound = singleton(ADMIN_ALLOW_LIST_KIND, ADMIN_ALLOW_LIST_PATH, OutboundAllowList, 'outbound allow-list', (data) => {
+    (data.allowed_addresses as string[]).forEach((entry, index) => {
+      if (!parseCidr(entry)) throw badRequest(`body.allowed_addresses.${index} must be an IP address or CIDR`);
+    });
   });
   const rotation = singleton('settings_log_rotation', '/api/v1/settings/log-rotation', LogRotationConfig, 'log rotation');
   const forwarder = new SyslogForwarder(context, () => syslog.model.read());
@@ -99,6 +107,7 @@ function routes(context: AppContext, expose: (forwarder: SyslogForwarder) => voi
       handler: (request) => idsAlerts.model.write(clampIdsAlerts(request.body)),
     }),
     ...syslog.routes,
+    ...outbound.routes,
     {
       method: 'POST', path: '/api/v1/settings/syslog/test', access: WRITE, tags: TAGS, summary: 'Send one test message (to a draft configuration when its host is set)',
       schema: { body: SyslogDraft, response: { 200: OkMessage, 502: ErrorAnswer('The test message could not be delivered') } },
@@ -135,7 +144,7 @@ function routes(context: AppContext, expose: (forwarder: SyslogForwarder) => voi
       handler: async (request) => {
         const stored = rotation.model.write(request.body) as unknown as RotationConfig;
         writeRotationConfig(config.dataDir, stored);
-        await rotate(config.dataDir, stored);
+        await maintenance.rotate();
         return rotationView();
       },
     }),
@@ -144,7 +153,7 @@ function routes(context: AppContext, expose: (forwarder: SyslogForwarder) => voi
       schema: { body: Type.Optional(Type.Object({ path: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: false })), response: { 200: Type.Object({ ok: Type.Boolean(), message: Type.String(), logs: Type.Array(Type.Object({ service: Type.String(), path: Type.String(), size_bytes: Type.Union([Type.Integer(), Type.Null()]), rotated: Type.Integer(), total_bytes: Type.Integer() })) }) } },
       handler: async (request) => {
         const path = request.body?.path;
-        const rotated = await rotate(config.dataDir, rotation.model.read() as unknown as RotationConfig, path || undefined);
+        const rotated = await maintenance.rotate(path || undefined);
         return { ok: true, message: rotated.length ? `rotated ${rotated.join(', ')}` : 'nothing to rotate', logs: logSizes(config.dataDir) };
       },
     }),
@@ -206,12 +215,21 @@ function validateCaPem(pem: string): void {
   }
 }
 
-export function createSettingsArea(context: AppContext): Area {
+export function createSettingsArea(context: AppContext): Area & { maintenance: LogMaintenance } {
+  // Local log files, their rotation and IDS alert retention run on Bulwark's own scheduler (log-maintenance.ts).
+  const maintenance = new LogMaintenance(context, context.localLogs);
   let forwarder: SyslogForwarder | undefined;
   return {
     name: 'settings',
-    routes: routes(context, (created) => (forwarder = created)),
-    start: () => forwarder?.start(),
-    stop: () => forwarder?.stop(),
+    routes: routes(context, maintenance, (created) => (forwarder = created)),
+    maintenance,
+    start: async () => {
+      await maintenance.start();
+      forwarder?.start();
+    },
+    stop: async () => {
+      forwarder?.stop();
+      await maintenance.stop();
+    },
   };
 }

@@ -12,6 +12,14 @@ const AllowedAddresses = Type.Array(AllowedAddress, { ...ALLOWED_ADDRESSES, defa
 /** In a partial body: absent keeps (or, in a test draft, inherits) the stored list. */
 const AllowedAddressesPatch = Type.Array(AllowedAddress, ALLOWED_ADDRESSES);
 
+/** The administrator's outbound allow-list (src/net/admin-allow-list.ts): settings:write only. */
+export const OutboundAllowList = Type.Object({
+  allowed_addresses: Type.Array(AllowedAddress, {
+    maxItems: 256, default: [],
+    description: 'loopback, private or otherwise special IPs/CIDRs that operator-written destinations (reverse-proxy upstreams, blocklist sources, object storage, gateway probes) may reach',
+  }),
+});
+
 export const Tls = Type.Object({
   min_version: StringEnum(['tls12', 'tls13'], { default: 'tls12' }),
   block_expired: Type.Boolean({ default: true }),

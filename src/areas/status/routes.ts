@@ -4,6 +4,9 @@ import type { RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
 import { BUILD } from '../../core/build-info.js';
 import type { DriftReport } from '../packet-filter/kernel-sync.js';
+import { servicesStatus, ServicesStatusProperties } from './services-status.js';
+import { BootStatus, readBootStatus } from './boot.js';
+import { runtimeAccessProblems, runtimeRoot } from '../../platform/daemon-runtime.js';
 
 const PlatformInfo = Type.Object({
   name: Type.String(),
@@ -50,6 +53,17 @@ const Status = Type.Object({
     simulated: Type.Boolean(),
     blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
   }),
+  ...ServicesStatusProperties,
+  boot: BootStatus,
+  runtime_access: Type.Object({
+    root: Type.Union([Type.String(), Type.Null()], { description: "the daemons' runtime tree (--runtime-dir); null on the simulated platform" }),
+    problems: Type.Array(Type.Object({
+      daemon: Type.String(),
+      user: Type.String(),
+      path: Type.String({ description: 'the folder the daemon user cannot use' }),
+      missing: Type.String({ description: '`execute (traverse)`, `read` or `write`' }),
+    }), { description: 'what a daemon user cannot reach in its runtime tree (its applies answer 409 until fixed); empty when all is well' }),
+  }, { description: 'Bulwark extension: whether each daemon user can reach its files' }),
 });
 
 const TRAFFIC_SOURCES = { simulated: 'simulated: deterministic synthetic traffic model', linux: 'conntrack, /sys/class/net, nftables counters', freebsd: 'pfctl states and labels, netstat' } as const;
@@ -105,8 +119,9 @@ function routes(context: AppContext, needs: StatusNeeds): RouteSpec[] {
       const pf = await context.platform.packetFilter.status();
       const store = storeHealth(context);
       const drift = needs.drift();
+      const access = runtimeAccessProblems(context.config, context.platform.simulated);
       return {
-        status: store.ok && pf.running && !pf.problems?.length && !drift.drift ? 'ok' : 'degraded',
+        status: store.ok && pf.running && !pf.problems?.length && !drift.drift && access.length === 0 ? 'ok' : 'degraded',
         simulated: context.platform.simulated,
         platform: platformInfo(context),
         uptime_seconds: Math.floor((context.clock.now() - context.startedAt) / 1000),
@@ -126,6 +141,12 @@ function routes(context: AppContext, needs: StatusNeeds): RouteSpec[] {
           source: TRAFFIC_SOURCES[context.platform.name],
           simulated: context.platform.traffic.simulated,
           blocked_log: context.platform.traffic.blockedLogStatus(),
+        },
+        ...(await servicesStatus(context)),
+        boot: readBootStatus(context),
+        runtime_access: {
+          root: context.platform.simulated ? null : runtimeRoot(context.config),
+          problems: access,
         },
       };
     },

@@ -82,7 +82,7 @@ export class TimeService {
     private readonly parts: { config: SingletonModel; sources: CollectionModel },
   ) {
     this.state = new ServiceState(context.db, context.clock);
-    this.record = new DaemonRecord(context, 'chronyd');
+    this.record = new DaemonRecord(context, 'chronyd', (running) => { this.active = running; });
   }
 
   seed(): void {
@@ -107,7 +107,7 @@ export class TimeService {
 
   /** The runtime directory chronyd reads its files from (outside the private data directory). */
   private runtime() {
-    return daemonRuntime(this.context.config.dataDir, 'chronyd', this.context.platform.simulated);
+    return daemonRuntime(this.context.config, 'chronyd', this.context.platform.simulated);
   }
 
   private get configFile(): string {

@@ -5,15 +5,16 @@ import { route, type RouteSpec } from '../../http/route.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { HistoryEntry, InstallLocalBody, InstallResult, Schedule, UpdateInfo, UpdateStatus } from './schema.js';
+import { HistoryEntry, InstallLocalBody, InstallResult, RollbackBody, Schedule, UpdateInfo, UpdatePreview, UpdateStatus } from './schema.js';
 import { UpdatesService } from './service.js';
 
 const TAGS = ['updates'];
 const ReleaseFeedFailed = ErrorAnswer('The release feed or the download failed, or the release lacks a verifiable tarball');
+const Refused = ErrorAnswer('Missing signature, bad signature (tampered or corrupt archive) or an unusable archive: nothing changed');
+const NotSwitchable = ErrorAnswer('Unknown key (not in trusted-keys), not installed, nothing to restart Bulwark, or a switch in progress: nothing changed');
 const PowerResult = Type.Object({ message: Type.String(), executed: Type.Boolean({ description: 'false on the simulated platform: the request is recorded only' }) });
 
-function routes(context: AppContext): RouteSpec[] {
-  const updates = new UpdatesService(context);
+function routes(context: AppContext, updates: UpdatesService): RouteSpec[] {
   const schedule = context.models.singleton({ kind: 'updates_schedule', noun: 'maintenance window', writeAccess: 'updates:install', schema: Schedule });
   const [getSchedule, putSchedule] = singletonRoutes(schedule, { path: '/api/v1/updates/schedule', access: { read: 'updates:read', write: 'updates:install' }, tags: TAGS });
   return [
@@ -36,6 +37,16 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/updates/install', access: 'updates:install', tags: TAGS, summary: 'Install every pending OS/package update',
       schema: { response: { 200: Type.Object({ message: Type.String(), installed: Type.Array(Type.String()), needs_reboot: Type.Boolean() }) } },
       handler: () => updates.install(),
+    },
+    {
+      method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read', tags: TAGS, summary: 'What installing the pending updates would change (apt-get -s upgrade: nothing is changed)',
+      schema: { response: { 200: UpdatePreview } },
+      handler: () => updates.preview(),
+    },
+    {
+      method: 'POST', path: '/api/v1/updates/schedule/run', access: 'updates:install', tags: TAGS, summary: "Run the maintenance window's steps now, as the scheduler does at the window",
+      schema: { response: { 200: Type.Object({ message: Type.String(), steps: Type.Array(Type.String()) }), 409: ErrorAnswer('A maintenance window is already running') } },
+      handler: () => updates.runMaintenance('manual'),
     },
     getSchedule,
     {
@@ -67,24 +78,24 @@ function routes(context: AppContext): RouteSpec[] {
       handler: () => updates.appliance.check(),
     },
     {
-      method: 'POST', path: '/api/v1/updates/appliance/install', access: 'updates:install', tags: TAGS, summary: 'Download, verify (SHA-256) and stage the latest release',
-      schema: { response: { 200: InstallResult, 502: ReleaseFeedFailed } },
+      method: 'POST', path: '/api/v1/updates/appliance/install', access: 'updates:install', tags: TAGS, summary: 'Download the latest release and its signature, verify (Ed25519, trusted keys), unpack, switch and restart with automatic rollback',
+      schema: { response: { 200: InstallResult, 400: Refused, 409: NotSwitchable, 502: ReleaseFeedFailed } },
       handler: () => updates.appliance.install(),
     },
     route({
       method: 'POST', path: '/api/v1/updates/appliance/install-local', access: 'updates:install', tags: TAGS, bodyLimit: 700 * 1024 * 1024,
-      summary: 'Stage an uploaded release tarball (JSON with base64 content; optional checksum verified)',
-      schema: { body: InstallLocalBody, response: { 200: Type.Object({ message: Type.String() }) } },
+      summary: 'Install an uploaded signed release (JSON: base64 archive and its signature file): verify, unpack, switch, restart with automatic rollback',
+      schema: { body: InstallLocalBody, response: { 200: Type.Object({ message: Type.String(), signer_key_id: Type.String() }), 400: Refused, 409: NotSwitchable } },
       handler: (request) => updates.appliance.installLocal(request.body),
     }),
+    route({
+      method: 'POST', path: '/api/v1/updates/appliance/rollback', access: 'updates:install', tags: TAGS, summary: 'Return to a kept release (default: the one before the last switch) and restart, with automatic return if it does not answer ready',
+      schema: { body: RollbackBody, response: { 200: InstallResult, 404: ErrorAnswer('No such kept release'), 409: NotSwitchable } },
+      handler: (request) => updates.appliance.rollback(request.body ?? {}),
+    }),
     {
-      method: 'POST', path: '/api/v1/updates/appliance/rollback', access: 'updates:install', tags: TAGS, summary: 'Return to the previous version',
-      schema: { response: { 200: InstallResult } },
-      handler: () => updates.appliance.rollback(),
-    },
-    {
-      method: 'POST', path: '/api/v1/updates/appliance/restart', access: 'updates:install', tags: TAGS, summary: 'Restart the services to activate a staged version',
-      schema: { response: { 200: Type.Object({ message: Type.String() }) } },
+      method: 'POST', path: '/api/v1/updates/appliance/restart', access: 'updates:install', tags: TAGS, summary: 'Restart Bulwark through its service manager (systemd or bulwark-supervise.sh)',
+      schema: { response: { 200: Type.Object({ message: Type.String() }), 409: NotSwitchable } },
       handler: () => updates.appliance.restart(),
     },
     {
@@ -96,5 +107,6 @@ function routes(context: AppContext): RouteSpec[] {
 }
 
 export function createUpdatesArea(context: AppContext): Area {
-  return { name: 'updates', routes: routes(context) };
+  const updates = new UpdatesService(context);
+  return { name: 'updates', routes: routes(context, updates), stop: () => updates.stop() };
 }

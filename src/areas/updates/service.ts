@@ -1,31 +1,36 @@
 import type { AppContext } from '../../context.js';
+import { conflict } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData } from '../../store/config-store.js';
 import type { PowerRequest } from '../../platform/maintenance.js';
-import { writeDataFile } from '../common/data-files.js';
+import { Cron } from 'croner';
 import { ServiceState } from '../common/service-state.js';
 import { ApplianceUpdates } from './appliance.js';
-import { cronLine } from '../../render/cron.js';
 
 const DAYS: Record<string, number> = { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 };
+const SCHEDULE_DEFAULTS = { enabled: false, day_of_week: 'sun', time: '03:00', auto_install: false, auto_reboot: false, auto_check: true, auto_update_appliance: false };
 
-/** The maintenance window as a crontab line for the host's cron. */
-export function renderMaintenanceCron(schedule: ConfigData): string {
-  const steps = [schedule.auto_check === true && 'check', schedule.auto_install === true && 'install', schedule.auto_reboot === true && 'reboot', schedule.auto_update_appliance === true && 'appliance']
+/** The maintenance window as a croner pattern (`minute hour * * weekday`), or null when it runs nothing. */
+export function maintenancePattern(schedule: ConfigData): string | null {
+  const steps = maintenanceSteps(schedule);
+  if (schedule.enabled !== true || steps.length === 0) return null;
+  const time = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(String(schedule.time));
+  const day = Object.hasOwn(DAYS, String(schedule.day_of_week)) ? DAYS[String(schedule.day_of_week)] : null;
+  if (!time || day === null) return null;
+  return `${Number(time[2])} ${Number(time[1])} * * ${day}`;
+}
+
+export function maintenanceSteps(schedule: ConfigData): string[] {
+  return [schedule.auto_check === true && 'check', schedule.auto_install === true && 'install', schedule.auto_update_appliance === true && 'appliance', schedule.auto_reboot === true && 'reboot']
     .filter((step): step is string => typeof step === 'string');
-  if (schedule.enabled !== true || steps.length === 0) return '# Rendered by Bulwark: maintenance window disabled\n';
-  // Only a whole HH:MM is read; anything else becomes NaN and cronLine refuses it.
-  const time = /^(\d{2}):(\d{2})$/.exec(String(schedule.time));
-  const day = Object.hasOwn(DAYS, String(schedule.day_of_week)) ? DAYS[String(schedule.day_of_week)] : NaN;
-  const line = cronLine({ minute: Number(time?.[2] ?? NaN), hour: Number(time?.[1] ?? NaN), dayOfWeek: day, user: 'root', command: 'bulwark-maintenance', args: steps }, 'updates.schedule');
-  return `# Rendered by Bulwark: maintenance window\n${line}\n`;
 }
 
 /** OS/package updates through the platform, the maintenance window, power, and the history of it all. */
 export class UpdatesService {
   readonly state: ServiceState;
   readonly appliance: ApplianceUpdates;
-  private busy = { checking: false, installing: false };
+  private busy = { checking: false, installing: false, maintaining: false };
+  private window: Cron | null = null;
   private readonly insertHistory;
   private readonly selectHistory;
 
@@ -34,6 +39,70 @@ export class UpdatesService {
     this.insertHistory = context.db.prepare('INSERT INTO update_history (action, details, status, created_at) VALUES (?, ?, ?, ?)');
     this.selectHistory = context.db.prepare('SELECT id, action, details, status, created_at FROM update_history ORDER BY id DESC LIMIT 50');
     this.appliance = new ApplianceUpdates(context, this.state, (action, details, status) => this.record(action, details, status));
+    this.armWindow(this.schedule());
+  }
+
+  stop(): void {
+    this.appliance.stop();
+    this.window?.stop();
+  }
+
+  private schedule(): ConfigData {
+    return { ...SCHEDULE_DEFAULTS, ...(this.context.store.getSingleton('updates_schedule') ?? {}) };
+  }
+
+  /** Bulwark's own scheduler runs the maintenance window (no cron file, no outside command). */
+  private armWindow(schedule: ConfigData): void {
+    this.window?.stop();
+    this.window = null;
+    const pattern = maintenancePattern(schedule);
+    if (!pattern) return;
+    this.window = new Cron(pattern, { protect: true }, () => {
+      void this.runMaintenance('schedule').catch(() => undefined);
+    });
+  }
+
+  nextMaintenance(): string | null {
+    const next = this.window?.nextRun();
+    return next ? next.toISOString() : null;
+  }
+
+  /**
+   * One maintenance window, as the schedule says (re-read now): check, install, the appliance's own update, and a
+   * reboot only when one is required. Each step is recorded; a failing step ends the window.
+   */
+  async runMaintenance(trigger: 'schedule' | 'manual') {
+    if (this.busy.maintaining) throw conflict('a maintenance window is already running');
+    this.busy.maintaining = true;
+    const schedule = this.schedule();
+    const steps = maintenanceSteps(schedule);
+    const done: string[] = [];
+    try {
+      for (const step of steps) {
+        if (step === 'check') done.push(`check: ${(await this.check()).message}`);
+        if (step === 'install') done.push(`install: ${(await this.install()).message}`);
+        if (step === 'appliance') {
+          const info = await this.appliance.check();
+          done.push(info.update_available ? `appliance: ${(await this.appliance.install()).message}` : 'appliance: already the latest release');
+        }
+        if (step === 'reboot') {
+          const needed = (await this.context.platform.maintenance.osStatus()).needs_reboot;
+          done.push(needed ? `reboot: ${(await this.power('reboot', 60, 'maintenance window: a reboot is required', 'maintenance_reboot')).message}` : 'reboot: not required');
+        }
+      }
+      this.record('maintenance', `${trigger}: ${done.join('; ') || 'nothing to do'}`, 'completed');
+      return { message: done.join('; ') || 'nothing to do', steps };
+    } catch (error) {
+      this.record('maintenance', `${trigger}: ${[...done, (error as Error).message].join('; ')}`, 'failed');
+      throw error;
+    } finally {
+      this.busy.maintaining = false;
+    }
+  }
+
+  async preview() {
+    const result = await this.context.platform.maintenance.previewUpdates();
+    return { message: result.message, changes: result.changes };
   }
 
   record(action: string, details: string, status: string): void {
@@ -56,6 +125,7 @@ export class UpdatesService {
       checking: this.busy.checking,
       installing: this.busy.installing,
       simulated: this.context.platform.simulated,
+      maintenance_next_run: this.nextMaintenance(),
     };
   }
 
@@ -83,7 +153,7 @@ export class UpdatesService {
   }
 
   applySchedule(schedule: ConfigData): void {
-    writeDataFile(this.context.config.dataDir, ['updates', 'maintenance.cron'], renderMaintenanceCron(schedule), 0o644);
+    this.armWindow(schedule);
     this.record('schedule', schedule.enabled ? `${String(schedule.day_of_week)} ${String(schedule.time)}` : 'disabled', 'configured');
   }
 

@@ -9,6 +9,8 @@ import { DEFAULT_AH_PROPOSALS, DEFAULT_ESP_PROPOSALS, DEFAULT_IKE_PROPOSALS } fr
 import type { VpnService } from './service.js';
 import { missingCredentials } from './ipsec-model.js';
 import { notKept, revertWrites } from './revert-writes.js';
+import { runtimeRoot } from '../../platform/daemon-runtime.js';
+import { prepareRuntimeRoot } from '../../platform/runtime-access.js';
 
 /** Plugins of the appliance's charon: crypto (openssl for the local CA's ECDSA keys), credentials, VICI; the platform adds its kernel interface. */
 const PLUGINS = ['random', 'nonce', 'openssl', 'aes', 'sha1', 'sha2', 'hmac', 'gmp', 'pem', 'pkcs1', 'pkcs8', 'x509', 'revocation', 'constraints', 'pubkey', 'kdf', 'socket-default', 'vici'];
@@ -39,6 +41,14 @@ export class IpsecRuntime {
     private readonly vpn: VpnService,
     private readonly ca?: CaService,
   ) {
+    // SAs are applied as they are written: boot() loads them into charon (adopted when an earlier API left it running).
+    context.restore.register({
+      name: 'ipsec',
+      daemon: context.platform.ipsec.daemon,
+      enabled: () => !context.platform.simulated && vpn.ipsec.objects().some((sa) => missingCredentials(sa.data) === null),
+      running: async () => (await context.platform.ipsec.status()).running,
+      appliedVersion: () => context.apply.versions.activeIfCurrent()?.version ?? null,
+    });
     context.models.onChanged([vpn.ipsec], (change) => this.one(async () => {
       try {
         await this.apply();
@@ -58,10 +68,10 @@ export class IpsecRuntime {
     return run;
   }
 
-  /** `<data-dir>-daemons/charon` (root only: it holds keys and pre-shared keys); the data directory when simulated. */
+  /** `<runtime root>/charon` (root only: it holds keys and pre-shared keys); the data directory when simulated. */
   private files(): IpsecFiles & { dir: string } {
-    const { dataDir } = this.context.config;
-    const dir = this.context.platform.simulated ? join(resolve(dataDir), 'ipsec') : join(`${resolve(dataDir)}-daemons`, 'charon');
+    const { config } = this.context;
+    const dir = this.context.platform.simulated ? join(resolve(config.dataDir), 'ipsec') : join(runtimeRoot(config), 'charon');
     return {
       dir,
       strongswanConf: join(dir, 'strongswan.conf'),
@@ -126,6 +136,7 @@ export class IpsecRuntime {
     const credentials: CredentialFile[] = [];
     const swanctlConf = renderSwanctl(sas.map((sa) => this.connection(sa, dataPath === 'libipsec', credentials)));
     const strongswanConf = renderStrongswanConf({ daemon: ipsec.daemon, plugins: [...PLUGINS, ...ipsec.kernelPlugins[dataPath]], viciSocket: files.viciSocket });
+    if (!this.context.platform.simulated && process.getuid?.() === 0) prepareRuntimeRoot(runtimeRoot(this.context.config));
     mkdirSync(join(files.dir, 'state'), { recursive: true, mode: 0o700 });
     chmodSync(files.dir, 0o700);
     // Certificates of SAs no longer using them go with the old directory.
@@ -171,7 +182,8 @@ export class IpsecRuntime {
     });
   }
 
+  /** Server stop: charon keeps running with its SAs (the API is not the appliance); the next start adopts it. */
   shutdown(): Promise<void> {
-    return this.one(() => this.context.platform.ipsec.stop());
+    return this.one(async () => this.context.platform.ipsec.release());
   }
 }

@@ -29,6 +29,17 @@ export class WireguardRuntime {
       port: Number(tunnel.data.listen_port),
       listenInterface: typeof tunnel.data.listen_interface === 'string' ? tunnel.data.listen_interface : null,
     })));
+    // Tunnels are applied as they are written (no pending state): the enabled ones are brought back (adopted) by boot().
+    context.restore.register({
+      name: 'wireguard',
+      daemon: 'wireguard-go',
+      enabled: () => this.enabled().length > 0,
+      running: async () => {
+        for (const tunnel of this.enabled()) if (!(await context.platform.wireguard.status(String(tunnel.data.interface))).running) return false;
+        return true;
+      },
+      appliedVersion: () => context.apply.versions.activeIfCurrent()?.version ?? null,
+    });
     context.models.onChanged([vpn.tunnels, vpn.peers], (change) => this.one(async () => {
       if (change.cause === 'replace') return this.reconcileAll();
       try {
@@ -167,8 +178,11 @@ export class WireguardRuntime {
     return this.one(() => this.reconcileAll());
   }
 
-  /** Server stop: every tunnel goes down (they stay enabled, and come up again at the next start). */
+  /**
+   * Server stop: every tunnel stays up (the API is not the appliance); the next start adopts the interfaces and
+   * brings them to the stored configuration in place.
+   */
   shutdown(): Promise<void> {
-    return this.one(() => this.context.platform.wireguard.closeAll());
+    return this.one(async () => this.context.platform.wireguard.release());
   }
 }

@@ -48,9 +48,11 @@ export function createFreebsdPlatform(): Platform {
     daemons,
     network: createFreebsdNetwork(),
     maintenance: createFreebsdMaintenance(),
+    flowExport: notDriven('freebsd', 'flow export'),
     close: async () => {
       await traffic.close();
-      await daemons.closeAll();
+      daemons.release();
     },
+    stopServices: () => daemons.closeAll(),
   };
 }

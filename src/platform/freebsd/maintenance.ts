@@ -21,6 +21,11 @@ export function createFreebsdMaintenance(): Maintenance {
       const current = await status();
       return { status: current, message: update.code === 0 ? `${current.pending_packages.length} updates available` : `pkg update failed: ${update.stderr.trim()}` };
     },
+    async previewUpdates() {
+      const dry = await runCommand('pkg', ['upgrade', '-n'], { timeoutMs: 120_000 });
+      const changes = [...dry.stdout.matchAll(/^\s+(\S+): (\S+) -> (\S+)/gm)].map((m) => ({ action: 'upgrade' as const, name: m[1], from: m[2], to: m[3] }));
+      return { changes, message: `${changes.length} changes would be made` };
+    },
     async installUpdates() {
       const before = (await status()).pending_packages;
       const upgrade = await runCommand('pkg', ['upgrade', '-y'], { timeoutMs: 3_600_000 });

@@ -64,6 +64,8 @@ export function createFreebsdWireguard(): WireguardControl {
     async closeAll() {
       for (const name of [...specs.keys()]) await down(name).catch(() => undefined);
     },
+    // The kernel's wg(4) interfaces outlive the API process: nothing to let go of.
+    release() {},
   };
 }
 

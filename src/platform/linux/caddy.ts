@@ -66,7 +66,7 @@ function adminReason(text: string): string {
   }
 }
 
-export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyControl & { close(): Promise<void> } {
+export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyControl & { close(): Promise<void>; stopAll(): Promise<void> } {
   const findProgram = options.findProgram ?? findInstalledProgram;
   /** The supervised Caddy of the installed configuration file; replaced when the file's path changes. */
   let supervisor: SupervisedProcess | null = null;
@@ -149,6 +149,13 @@ export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyContro
     return 'Caddy stopped';
   };
 
+  /** Loads the installed file into the running Caddy in place: no restart, no dropped connection. */
+  const load = async (next: ProxyInstall) => {
+    const text = await readFile(next.configFile, 'utf8');
+    const answer = await admin(caddyAdminSocket(next.configFile), 'POST', '/load', text).catch((error: Error) => ({ status: 0, text: JSON.stringify({ error: error.message }) }));
+    if (answer.status !== 200) throw conflict(`Caddy refused the configuration: ${adminReason(answer.text)}`);
+  };
+
   const start = async (next: ProxyInstall): Promise<string> => {
     const program = caddy();
     if (alive() && install?.configFile === next.configFile) {
@@ -165,11 +172,18 @@ export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyContro
       ready: async () => (await admin(socket, 'GET', '/config/').catch(() => null))?.status === 200,
       onLine: (line) => keep(serverLog, line),
       onStdout: accessReader(),
+      // Detached (pid record and output beside its configuration, root only): it outlives the API process; the next
+      // start adopts it and loads the applied configuration into it in place.
+      detached: { dir: dirname(next.configFile), name: 'caddy', configHash: null },
     });
     const runStart = serverLog.length;
     try {
-      await supervisor.start();
-    } catch {
+      if ((await supervisor.start()) === 'adopted') {
+        await load(next);
+        return 'Caddy was running: adopted, and the configuration loaded in place';
+      }
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 409) throw error;
       const reason = serverLog.slice(runStart).map(caddyLogReason).filter(Boolean).at(-1);
       throw conflict(`Caddy did not start${reason ? `: ${reason}` : ''}`);
     }
@@ -206,16 +220,16 @@ export function createCaddyProxy(options: CaddyOptions = {}): ReverseProxyContro
       }
       // A running Caddy loads the new configuration in place: no restart, no dropped connection.
       install = next;
-      const text = await readFile(next.configFile, 'utf8');
-      const answer = await admin(caddyAdminSocket(next.configFile), 'POST', '/load', text).catch((error: Error) => ({ status: 0, text: JSON.stringify({ error: error.message }) }));
-      if (answer.status !== 200) throw conflict(`Caddy refused the configuration: ${adminReason(answer.text)}`);
+      await load(next);
       return 'Reverse proxy configuration applied, Caddy reloaded without a restart';
     },
     async logs(kind, lines) {
       return (kind === 'access' ? accessLog : serverLog).slice(-lines);
     },
+    /** The API stops: Caddy keeps serving (the next start adopts it). */
     close: async () => {
-      await stop();
+      supervisor?.release();
     },
+    stopAll: () => stop().then(() => undefined),
   };
 }

@@ -6,6 +6,7 @@ import { LinuxTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 import { NftablesPacketFilter } from './packet-filter.js';
 import { notDriven } from '../not-driven.js';
+import { NFT_TRAFFIC_COUNTERS } from '../../compile/nftables.js';
 import { createLinuxWireguard } from './wireguard.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createLinuxNetwork } from './network.js';
@@ -13,6 +14,7 @@ import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
 import { createSuricataEngine } from './suricata.js';
+import { createSoftflowdExporter } from './softflowd.js';
 
 export const NFT_TABLE = 'bulwark';
 
@@ -23,11 +25,21 @@ async function nftablesStatus(): Promise<PacketFilterStatus> {
   const listed = await runCommand('nft', ['-j', 'list', 'table', 'inet', NFT_TABLE]);
   if (listed.code !== 0) return { ...base, states, error: listed.stderr.trim() || `nft exited ${listed.code}` };
   const items = (JSON.parse(listed.stdout) as { nftables: Record<string, unknown>[] }).nftables;
-  return { ...base, running: true, states, rules: items.filter((item) => 'rule' in item).length };
+  return { ...base, running: true, states, rules: items.filter((item) => 'rule' in item).length, ...trafficCounted(items) };
+}
+
+/** packets_in/out and bytes_in/out: the table's own traffic counters (NFT_TRAFFIC_COUNTERS), 0 before they exist. */
+function trafficCounted(items: Record<string, unknown>[]): Pick<PacketFilterStatus, 'packets_in' | 'packets_out' | 'bytes_in' | 'bytes_out'> {
+  const read = (name: string) => {
+    const found = items.map((item) => item.counter as { name?: string; packets?: number; bytes?: number } | undefined).find((counter) => counter?.name === name);
+    return { packets: Number(found?.packets ?? 0), bytes: Number(found?.bytes ?? 0) };
+  };
+  const [inbound, outbound] = [read(NFT_TRAFFIC_COUNTERS.in), read(NFT_TRAFFIC_COUNTERS.out)];
+  return { packets_in: inbound.packets, packets_out: outbound.packets, bytes_in: inbound.bytes, bytes_out: outbound.bytes };
 }
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
-export function createLinuxPlatform(): Platform {
+export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
   const wireguard = createLinuxWireguard();
@@ -35,6 +47,7 @@ export function createLinuxPlatform(): Platform {
   const reverseProxy = createCaddyProxy();
   const idsEngine = createSuricataEngine();
   const packetFilter = new NftablesPacketFilter(nftablesStatus);
+  const flowExport = createSoftflowdExporter();
   return {
     name: 'linux',
     simulated: false,
@@ -49,15 +62,24 @@ export function createLinuxPlatform(): Platform {
     traffic,
     daemons,
     network: createLinuxNetwork(),
-    maintenance: createLinuxMaintenance(),
+    maintenance: createLinuxMaintenance(options.aptRoot),
+    flowExport,
     close: async () => {
-      await wireguard.closeAll();
-      await ipsec.stop();
-      await traffic.close();
-      await daemons.closeAll();
+      await flowExport.close();
+      // The daemons, tunnels, charon and Caddy keep running, adopted by the next start; only this process's readers end.
+      wireguard.release();
+      ipsec.release();
+      daemons.release();
       await reverseProxy.close();
+      await traffic.close();
       await idsEngine.close();
       await packetFilter.close();
+    },
+    stopServices: async () => {
+      await wireguard.closeAll();
+      await ipsec.stop();
+      await daemons.closeAll();
+      await reverseProxy.stopAll();
     },
   };
 }

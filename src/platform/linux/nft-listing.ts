@@ -48,27 +48,35 @@ export function canonicalNftState(listing: string): KernelState {
   return kernelState(objects);
 }
 
-interface JsonRule {
-  rule?: { table?: string; family?: string; comment?: string; expr?: { counter?: { packets?: number; bytes?: number } }[] };
+interface JsonItem {
+  rule?: { table?: string; family?: string; comment?: string; expr?: { counter?: { packets?: number; bytes?: number } | string }[] };
+  counter?: { table?: string; family?: string; name?: string; packets?: number; bytes?: number };
 }
 
 /**
- * `nft -j list table inet bulwark` → one counter per rule id: the anonymous counters of every line whose comment
- * is `rule <id>` (or `nat <id>`) summed, named `rule_<id>` / `nat_<id>` as `CompiledRuleset.counters` maps them.
+ * `nft -j list table inet bulwark` → one counter per rule id: a filter rule's counter object `rule_<id>` (its lines
+ * count into it by name), and for NAT the anonymous counters of the lines whose comment is `nat <id>` summed, named
+ * `nat_<id>` — as `CompiledRuleset.counters` maps them. A table loaded before rules had counter objects: the
+ * anonymous counters of the lines commented `rule <id>`, summed the same way.
  */
 export function parseNftRuleCounters(json: string, table = 'bulwark'): RuleCounter[] {
-  const items = (JSON.parse(json) as { nftables?: JsonRule[] }).nftables ?? [];
+  const items = (JSON.parse(json) as { nftables?: JsonItem[] }).nftables ?? [];
   const counters = new Map<string, RuleCounter>();
-  for (const { rule } of items) {
+  const add = (name: string, packets: unknown, bytes: unknown) => {
+    const sum = counters.get(name) ?? { name, packets: 0, bytes: 0 };
+    sum.packets += Number(packets ?? 0);
+    sum.bytes += Number(bytes ?? 0);
+    counters.set(name, sum);
+  };
+  for (const { rule, counter } of items) {
+    if (counter && counter.table === table && counter.family === 'inet' && /^rule_[A-Za-z0-9_-]{1,64}$/.test(counter.name ?? '')) {
+      add(counter.name!, counter.packets, counter.bytes);
+    }
     if (!rule || rule.table !== table || rule.family !== 'inet') continue;
     const owner = /^(rule|nat) ([A-Za-z0-9_-]{1,64})$/.exec(rule.comment ?? '');
-    const counter = rule.expr?.find((e) => e.counter)?.counter;
-    if (!owner || !counter) continue;
-    const name = `${owner[1]}_${owner[2]}`;
-    const sum = counters.get(name) ?? { name, packets: 0, bytes: 0 };
-    sum.packets += Number(counter.packets ?? 0);
-    sum.bytes += Number(counter.bytes ?? 0);
-    counters.set(name, sum);
+    // A line counting into an object names it (a string), already read from the object itself.
+    const anonymous = rule.expr?.map((e) => e.counter).find((c): c is { packets?: number; bytes?: number } => typeof c === 'object' && c !== null);
+    if (owner && anonymous) add(`${owner[1]}_${owner[2]}`, anonymous.packets, anonymous.bytes);
   }
   return [...counters.values()];
 }

@@ -20,7 +20,7 @@ const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: Rules
  * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates (checks and previews only),
  * `nft -f -` loads a script in one kernel transaction — the full load replacing `table inet bulwark`, or a delta
  * changing parts of it — and is its own check: a refused script changes nothing. `nft -s list table` reads the
- * table back for drift, `nft -j list table` reads the rules' counters. Loads go through a long-lived libnftables
+ * table back for drift, `nft -j list counters` reads the rules' counters. Loads go through a long-lived libnftables
  * session when one is given and available (nft-session.ts: the same scripts, without a process and a netlink
  * socket per load), through the CLI otherwise. Listings stay with the CLI: they fill a context's cache with every
  * rule, and the load after one in the same context paid 30 ms to drop that cache again.
@@ -106,9 +106,16 @@ export class NftablesPacketFilter implements PacketFilter {
     return /No such file or directory/.test(result.stderr) ? { ok: true, text: '' } : { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
   }
 
+  /**
+   * The rules' counter objects, through the CLI (a listing in the session would fill its cache with every rule):
+   * `list counters` answers a fifth of the whole table's JSON, in about half the time.
+   */
   async counters(): Promise<RuleCounter[]> {
-    const result = await runCommand(this.nft, ['-j', 'list', 'table', 'inet', NFT_TABLE]);
-    if (result.code !== 0) return [];
-    return parseNftRuleCounters(result.stdout);
+    const result = await runCommand(this.nft, ['-j', 'list', 'counters', 'table', 'inet', NFT_TABLE]);
+    if (result.code === 0) return parseNftRuleCounters(result.stdout);
+    // No table: no counters. A listing that failed otherwise tells nothing (read as none, every rule's next
+    // reading would be counted again).
+    if (/No such file or directory/.test(result.stderr)) return [];
+    throw new Error(message(result).split('\n')[0].slice(0, 200));
   }
 }

@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { conflict, unavailable } from '../../core/errors.js';
 import { findProgram } from '../daemon-tools.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
 import { SupervisedProcess } from '../supervised-process.js';
+import { readProcessRecord, recordedProcessRuns, recordFile } from '../process-record.js';
 import type { WireguardControl, WireguardInterfaceSpec, WireguardInterfaceStatus } from '../wireguard.js';
-import { mustRun, peerRoutes, readDump, runTool, setconf, syncPeersWithWg } from '../wireguard-tool.js';
+import { mustRun, peerRoutes, readDump, runTool, setconf, syncconf, syncPeersWithWg } from '../wireguard-tool.js';
 
 export { parseWgDump } from '../wireguard-tool.js';
 
@@ -18,9 +20,17 @@ interface Running {
   process: SupervisedProcess | null;
   /** Routes installed for the peers' networks, removed when they are no longer needed. */
   routes: string[];
+  /** Found running at start (left by an earlier API process): configured in place, never recreated. */
+  adopted: boolean;
 }
 
 const linkExists = async (name: string) => (await runTool('ip', ['link', 'show', 'dev', name])).code === 0;
+const isKernelWireguard = async (name: string) => / wireguard /.test((await runTool('ip', ['-d', 'link', 'show', 'dev', name])).stdout);
+/** The addresses an interface holds now (`10.8.0.1/24`). */
+const addressesOf = async (name: string) => [...(await runTool('ip', ['-o', 'address', 'show', 'dev', name])).stdout.matchAll(/\sinet6?\s+(\S+)/g)].map((m) => m[1]);
+
+/** Where wireguard-go's pid record and output live: beside the interface's setconf file (root only, 0700). */
+const processFiles = (spec: WireguardInterfaceSpec) => ({ dir: dirname(spec.setconfFile), name: `${spec.interface}.wireguard-go`, configHash: null });
 
 /**
  * WireGuard on Linux: the kernel module when the kernel has it (`ip link add … type wireguard`), otherwise
@@ -34,8 +44,12 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
   const configureLink = async (entry: Running) => {
     const { spec } = entry;
     const name = spec.interface;
-    await mustRun(`addressing ${name}`, 'ip', ['address', 'flush', 'dev', name]);
-    await mustRun(`addressing ${name}`, 'ip', ['address', 'add', spec.address, 'dev', name]);
+    // An interface that already holds exactly its address keeps it: no moment without it (an adopted tunnel).
+    const current = await addressesOf(name);
+    if (current.length !== 1 || current[0] !== spec.address) {
+      await mustRun(`addressing ${name}`, 'ip', ['address', 'flush', 'dev', name]);
+      await mustRun(`addressing ${name}`, 'ip', ['address', 'add', spec.address, 'dev', name]);
+    }
     await mustRun(`setting the MTU of ${name}`, 'ip', ['link', 'set', 'dev', name, 'mtu', String(spec.mtu ?? 1420)]);
     await mustRun(`bringing ${name} up`, 'ip', ['link', 'set', 'dev', name, 'up']);
     await syncRoutes(entry);
@@ -49,18 +63,28 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
     entry.routes = wanted;
   };
 
-  /** Creates the link: the kernel's when it can, otherwise a supervised wireguard-go. */
+  /**
+   * Creates the link: the kernel's when it can, otherwise a supervised wireguard-go (detached: it outlives the API
+   * process). A link left running by an earlier API process — a kernel interface, or a wireguard-go whose pid
+   * record still matches — is adopted as it is.
+   */
   const createLink = async (spec: WireguardInterfaceSpec): Promise<Running> => {
     const name = spec.interface;
     if (!findProgram('ip')) throw unavailable(describeMissing(missingTool('ip')));
     if (!findProgram('wg')) throw unavailable(describeMissing(missingTool('wg')));
-    const kernel = await runTool('ip', ['link', 'add', 'dev', name, 'type', 'wireguard']);
-    if (kernel.code === 0) return { spec, backend: 'kernel', process: null, routes: [] };
+    const files = processFiles(spec);
+    const recorded = readProcessRecord(recordFile(files.dir, files.name));
+    const goRuns = recorded !== null && recordedProcessRuns(recorded);
+    if (!goRuns) {
+      if ((await linkExists(name)) && (await isKernelWireguard(name))) return { spec, backend: 'kernel', process: null, routes: [], adopted: true };
+      const kernel = await runTool('ip', ['link', 'add', 'dev', name, 'type', 'wireguard']);
+      if (kernel.code === 0) return { spec, backend: 'kernel', process: null, routes: [], adopted: false };
+    }
     const program = findProgram('wireguard-go');
     if (!program) throw unavailable(`this kernel has no WireGuard module and ${describeMissing(missingTool('wireguard-go'))}`);
     // A link or socket left by a run that ended without cleaning up would make wireguard-go refuse the name.
-    if (await linkExists(name)) await runTool('ip', ['link', 'del', 'dev', name]);
-    const entry: Running = { spec, backend: 'wireguard-go', process: null, routes: [] };
+    if (!goRuns && (await linkExists(name))) await runTool('ip', ['link', 'del', 'dev', name]);
+    const entry: Running = { spec, backend: 'wireguard-go', process: null, routes: [], adopted: false };
     entry.process = new SupervisedProcess({
       label: `wireguard-go ${name}`,
       command: program,
@@ -76,10 +100,12 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
         await configureLink(entry);
         log?.warn({ interface: name }, 'wireguard-go was restarted and its tunnel configured again');
       },
+      detached: files,
     });
-    await entry.process.start().catch((error: Error) => {
+    const outcome = await entry.process.start().catch((error: Error) => {
       throw conflict(error.message);
     });
+    entry.adopted = outcome === 'adopted';
     return entry;
   };
 
@@ -101,7 +127,9 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
       }
       entry!.spec = spec;
       try {
-        await setconf(spec);
+        // An adopted interface is brought to the spec in place, keeping its sessions; a new one gets it whole.
+        if (entry!.adopted) await syncconf(spec);
+        else await setconf(spec);
         await configureLink(entry!);
       } catch (error) {
         // A tunnel that could not be configured is not left half up.
@@ -134,6 +162,10 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
     },
     async closeAll() {
       for (const name of [...running.keys()]) await down(name).catch(() => undefined);
+    },
+    release() {
+      for (const entry of running.values()) entry.process?.release();
+      running.clear();
     },
   };
 }

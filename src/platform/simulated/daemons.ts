@@ -85,6 +85,7 @@ export function simulatedLeases(keaConfig: string, nowSeconds: number): DhcpLeas
 export function createSimulatedDaemons(): Daemons {
   const daemons = new Map<DaemonName, SimulatedDaemon>();
   const released = new Set<string>();
+  const lineListeners = new Set<(name: DaemonName, line: string) => void>();
   let dnsQueries = 0;
   const state = (name: DaemonName): SimulatedDaemon => {
     let daemon = daemons.get(name);
@@ -96,7 +97,9 @@ export function createSimulatedDaemons(): Daemons {
   };
   const log = (name: DaemonName, message: string) => {
     const daemon = state(name);
-    daemon.log.push(`${new Date().toISOString()} ${name}[simulated]: ${message}`);
+    const line = `${new Date().toISOString()} ${name}[simulated]: ${message}`;
+    daemon.log.push(line);
+    for (const listener of lineListeners) listener(name, line);
     if (daemon.log.length > MAX_LOG) daemon.log.splice(0, daemon.log.length - MAX_LOG);
   };
   const status = async (name: DaemonName): Promise<DaemonStatus> => {
@@ -174,6 +177,10 @@ export function createSimulatedDaemons(): Daemons {
       }
     },
     logs: async (name) => [...state(name).log],
+    logLines(listener) {
+      lineListeners.add(listener);
+      return () => lineListeners.delete(listener);
+    },
     dnsEvents: () => () => undefined,
     async dnsStats(): Promise<DnsStats> {
       const daemon = state('unbound');

@@ -10,6 +10,7 @@ import { SimulatedTraffic } from './traffic.js';
 import { createSimulatedDaemons } from './daemons.js';
 import { createSimulatedNetwork } from './network.js';
 import { createSimulatedMaintenance } from './maintenance.js';
+import { createSimulatedFlowExport } from './flow-export.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
@@ -18,7 +19,7 @@ export function createSimulatedPlatform(): Platform {
     name: 'simulated',
     simulated: true,
     description: 'simulated platform: no packet filter or daemon is touched; state is kept in memory and the data directory',
-    packetFilter: new SimulatedPacketFilter(() => traffic.slots),
+    packetFilter: new SimulatedPacketFilter(() => traffic.slots, () => traffic.interfaces()),
     system: { info: async () => readSystemInfo() },
     wireguard: createSimulatedWireguard(),
     ipsec: createSimulatedIpsec(),
@@ -29,6 +30,7 @@ export function createSimulatedPlatform(): Platform {
     daemons: createSimulatedDaemons(),
     network: createSimulatedNetwork(),
     maintenance: createSimulatedMaintenance(),
+    flowExport: createSimulatedFlowExport(),
     close: () => traffic.close(),
   };
 }

@@ -11,6 +11,7 @@ export function createSimulatedIpsec(): IpsecControl {
     async apply(files) {
       loaded = files;
     },
+    release() {},
     async stop() {
       loaded = null;
     },

@@ -20,6 +20,10 @@ export function createSimulatedMaintenance(): Maintenance {
       pending = [...SIMULATED_UPDATES];
       return { status: status(), message: `${pending.length} updates available (simulated package index)` };
     },
+    async previewUpdates() {
+      const changes = pending.map((line) => ({ action: 'upgrade' as const, name: line.split(' ')[0], from: null, to: line.split(' ')[1] }));
+      return { changes, message: `${changes.length} changes would be made (simulated package index)` };
+    },
     async installUpdates() {
       const installed = pending;
       pending = [];

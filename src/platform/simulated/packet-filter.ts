@@ -1,4 +1,5 @@
 import type { PacketFilterStatus } from '../platform.js';
+import type { InterfaceCounters } from '../connections.js';
 import type { ScheduleEdge } from '../../compile/schedule-edges.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
 import { canonicalNftState } from '../linux/nft-listing.js';
@@ -17,13 +18,22 @@ export class SimulatedPacketFilter implements PacketFilter {
   appliedAt: number | undefined;
   private counterNames: string[] = [];
 
-  /** stateCount: the size of the simulated connection table, so status agrees with the dashboard. */
-  constructor(private readonly stateCount: () => number = () => 0) {}
+  /**
+   * stateCount: the size of the simulated connection table, so status agrees with the dashboard; interfaces: the
+   * simulated interfaces, whose traffic (loopback aside) the simulated filter sees, as a real one counts what
+   * crosses its hooks.
+   */
+  constructor(
+    private readonly stateCount: () => number = () => 0,
+    private readonly interfaces: () => Promise<readonly InterfaceCounters[]> = async () => [],
+  ) {}
 
   async status(): Promise<PacketFilterStatus> {
+    const seen = (await this.interfaces()).filter((i) => i.name !== 'lo');
+    const sum = (field: 'packets_in' | 'packets_out' | 'bytes_in' | 'bytes_out') => seen.reduce((n, i) => n + i[field], 0);
     return {
       running: true, backend: 'simulated', rules: this.counterNames.filter((n) => n.startsWith('rule_')).length,
-      states: this.stateCount(), packets_in: 0, packets_out: 0, bytes_in: 0, bytes_out: 0,
+      states: this.stateCount(), packets_in: sum('packets_in'), packets_out: sum('packets_out'), bytes_in: sum('bytes_in'), bytes_out: sum('bytes_out'),
     };
   }
 

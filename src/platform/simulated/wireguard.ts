@@ -37,5 +37,7 @@ export function createSimulatedWireguard(): WireguardControl {
     async closeAll() {
       interfaces.clear();
     },
+    // Nothing runs outside this process: what it simulates ends with it.
+    release() {},
   };
 }

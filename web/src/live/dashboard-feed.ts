@@ -99,9 +99,14 @@ export class DashboardFeed {
       this.attempts = 0;
       this.listener.state('live');
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       if (this.socket !== socket || this.stopped) return;
       this.socket = null;
+      // 1008: the server closed the socket because its credential lost the permission; a retry would be refused.
+      if (event.code === 1008) {
+        this.listener.state('refused', event.reason || 'signed out or no longer permitted');
+        return;
+      }
       this.reconnectLater();
     };
   }

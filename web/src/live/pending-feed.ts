@@ -76,6 +76,12 @@ export class PendingFeed {
       this.listener.error(null);
     };
     for (const name of CONFIG_EVENTS) source.addEventListener(name, () => this.listener.configMayHaveChanged());
+    // The server ends the stream when its credential lost the permission (signed out, disabled, demoted):
+    // polling or reconnecting with that credential would only be refused.
+    source.addEventListener('end', () => {
+      if (this.source !== source) return;
+      this.stop();
+    });
     source.onerror = () => {
       if (this.source !== source) return;
       source.close();

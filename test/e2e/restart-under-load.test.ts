@@ -1,0 +1,242 @@
+/**
+ * Restart under load: DNS (Unbound), DHCP (Kea), time (chronyd), a WireGuard tunnel (wireguard-go) and the
+ * reverse proxy (Caddy) configured and applied by Bulwark (`--platform linux`) in a firewall namespace. A client
+ * namespace asks DNS every 50 ms, pings through the tunnel and fetches through the proxy while Bulwark is stopped
+ * (SIGTERM), left down for 5 s and started again; a DHCP client renews its lease during the gap. Proven: no DNS
+ * query and no fetch fails, at most one ping is lost, the renewal succeeds, every daemon keeps its pid (adopted,
+ * not restarted), and /status answers ready with every service running its applied version. Then the same after
+ * a crash of the API (SIGKILL).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
+import { unboundPythonDir } from '../../src/platform/unbound-python.js';
+import { systemSkip } from '../helpers/system-skip.js';
+import { freePort } from '../helpers/free-port.js';
+import { inNamespace, NetnsLab, ROOT } from '../helpers/netns-lab.js';
+
+const skipReason = () => systemSkip('the restart-under-load namespace lab', {
+  root: true,
+  programs: ['unbound', 'unbound-control', 'kea-dhcp4', 'chronyd', 'chronyc', 'caddy', 'wireguard-go', 'wg', 'busybox', 'dig', 'ip', 'setpriv'],
+  users: ['unbound', '_kea', '_chrony', 'caddy'],
+  also: [['python3-unbound', unboundPythonDir()], ['libdhcp_lease_cmds.so (kea-common)', keaHookLibrary('libdhcp_lease_cmds.so')]],
+});
+
+const FW = '10.238.0.1';
+const CLIENT = '10.238.0.2';
+const DHCP_SERVER = '10.239.0.1';
+const CLIENT_MAC = '02:42:0a:ef:00:42';
+const TUNNEL_PORT = 51871;
+const PROXY_PORT = 8088;
+const BACKEND_PORT = 18089;
+
+const until = async <T>(what: string, probe: () => T | undefined | false, timeoutMs = 30_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+/** One DHCP exchange by busybox udhcpc; `requested` asks for that address (a renewal). */
+function udhcpc(ns: string, link: string, requested?: string): { address: string | null; output: string } {
+  const args = ['netns', 'exec', ns, 'busybox', 'udhcpc', '-i', link, '-f', '-q', '-n', '-t', '5', '-T', '1', '-s', '/bin/true', ...(requested ? ['-r', requested] : [])];
+  const result = spawnSync('ip', args, { encoding: 'utf8', timeout: 30_000 });
+  const output = `${result.stdout}${result.stderr}`;
+  return { address: /lease of (\S+) obtained/.exec(output)?.[1] ?? null, output };
+}
+
+/** wg-quick's `[Interface]`/`[Peer]` sections as key → value maps. */
+function wgSections(conf: string): Record<string, string>[] {
+  return conf.split(/^\[(?:Interface|Peer)\]$/m).slice(1).map((section) => Object.fromEntries(
+    section.split('\n').map((line) => /^(\w+)\s*=\s*(.+)$/.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null).map((m) => [m[1], m[2]]),
+  ));
+}
+
+/** A continuous ping through the tunnel (busybox, 5 a second); its summary says how many were lost. */
+function startPing(ns: string, host: string): ChildProcess {
+  return spawn('ip', ['netns', 'exec', ns, 'busybox', 'ping', '-i', '0.2', '-W', '1', host], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function stopPing(ping: ChildProcess): Promise<{ sent: number; received: number }> {
+  let output = '';
+  ping.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise((resolve) => ping.once('exit', resolve));
+  ping.kill('SIGINT');
+  await exited;
+  const summary = /(\d+) packets transmitted, (\d+) packets received/.exec(output);
+  if (!summary) throw new Error(`no ping summary: ${output.slice(-300)}`);
+  return { sent: Number(summary[1]), received: Number(summary[2]) };
+}
+
+interface LoadSummary {
+  duration_ms: number;
+  dns: { ok: number; failed: number; failures: { at_ms: number; reason: string }[] };
+  http: { ok: number; failed: number; failures: { at_ms: number; reason: string }[] };
+}
+
+function startLoad(ns: string): { child: ChildProcess; started: Promise<void>; stop: () => Promise<LoadSummary> } {
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, join(ROOT, 'test/e2e/fixtures/restart-load.mjs'), FW, 'nas.home.lan', '192.168.1.10', `http://${FW}:${PROXY_PORT}/`, 'app.lab.test'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const started = until('the load generator to start', () => output.includes('started'), 10_000).then(() => undefined);
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    return JSON.parse(output.trim().split('\n').pop()!) as LoadSummary;
+  };
+  return { child, started, stop };
+}
+
+test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started again drops no DNS query, fetch or lease, at most one ping, and keeps every daemon\'s pid', { skip: skipReason(), timeout: 420_000 }, async (t) => {
+  const lab = new NetnsLab('b36');
+  const short = lab.tag.slice(0, 6);
+  const clientWg = `b36${short}c`;
+  try {
+    const fw = lab.namespace('fw');
+    const client = lab.namespace('cl');
+    const dhcpClient = lab.namespace('dh');
+    lab.link({ ns: fw, name: `f${lab.tag}`, address: `${FW}/24` }, { ns: client, name: `c${lab.tag}`, address: `${CLIENT}/24` });
+    const dhcpLink = `d${lab.tag}`;
+    const dhcpClientLink = `e${lab.tag}`;
+    lab.link({ ns: fw, name: dhcpLink, address: `${DHCP_SERVER}/24` }, { ns: dhcpClient, name: dhcpClientLink, mac: CLIENT_MAC });
+    // The proxy's backend, in the firewall namespace on loopback.
+    lab.spawnIn(fw, process.execPath, ['-e', `require('http').createServer((q, r) => r.end('backend ' + q.headers.host)).listen(${BACKEND_PORT}, '127.0.0.1')`]);
+    const startBulwark = async () => lab.startBulwark(fw, await freePort(), ['--wireguard-prefix', `b36${short}w`]);
+    await startBulwark();
+
+    // DNS
+    lab.call('PUT', '/api/v1/dns/resolver/config', { enabled: true, listen_interfaces: [FW, '127.0.0.1'], port: 53, forwarding_enabled: false, dnssec: false, rebind_protection: false });
+    lab.call('POST', '/api/v1/dns/resolver/acls', { network: '10.238.0.0/24', action: 'allow' });
+    lab.call('POST', '/api/v1/dns/resolver/hosts', { hostname: 'nas', domain: 'home.lan', value: '192.168.1.10' });
+    assert.equal(lab.call('POST', '/api/v1/dns/resolver/apply').running, true);
+    // DHCP
+    lab.call('PUT', '/api/v1/dhcp/v4/config', { enabled: true, interfaces: [dhcpLink] });
+    lab.call('POST', '/api/v1/dhcp/v4/subnets', { network: '10.239.0.0/24', pool_start: '10.239.0.100', pool_end: '10.239.0.150', gateway: DHCP_SERVER });
+    assert.equal(lab.call('POST', '/api/v1/dhcp/v4/apply').running, true);
+    // Time (its source never answers here: chronyd runs and serves its state regardless)
+    for (const source of lab.call('GET', '/api/v1/time/sources')) lab.call('DELETE', `/api/v1/time/sources/${source.id}`, undefined, 204);
+    lab.call('POST', '/api/v1/time/sources', { address: CLIENT, min_poll: -2, max_poll: 0 });
+    lab.call('PUT', '/api/v1/time/config', { enabled: true, clock_discipline: false, ntp_enabled: false });
+    assert.equal(lab.call('POST', '/api/v1/time/apply').running, true);
+    // Reverse proxy: plain HTTP on the LAN address to the backend on loopback (named in the outbound allow-list)
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] });
+    const rp = '/api/v1/reverse-proxy';
+    lab.call('POST', `${rp}/entrypoints`, { name: 'web', address: `${FW}:${PROXY_PORT}` });
+    lab.call('POST', `${rp}/http/services`, { name: 'app', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://127.0.0.1:${BACKEND_PORT}` }] }) });
+    lab.call('POST', `${rp}/http/routers`, { name: 'r-app', rule: 'Host(`app.lab.test`)', service: 'app', entry_points: '["web"]' });
+    lab.call('PUT', `${rp}/config`, { enabled: true });
+    lab.call('POST', `${rp}/apply`);
+    // WireGuard: the appliance's tunnel, and the client's wireguard-go configured from its peer file
+    const tunnel = lab.call('POST', '/api/v1/vpn/wg', { name: 'office', listen_port: TUNNEL_PORT, address: '10.240.0.1/24', endpoint_host: FW });
+    const peer = lab.call('POST', `/api/v1/vpn/wg/${tunnel.id}/peers`, { name: 'laptop', allowed_ips: 'auto', auto_generate_key: true });
+    lab.call('POST', `/api/v1/vpn/wg/${tunnel.id}/start`);
+    const peerConf = lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?include_keys=true`).split_tunnel as string;
+    const [iface, server] = wgSections(peerConf);
+    lab.spawnIn(client, 'wireguard-go', ['-f', clientWg]);
+    await until(`${clientWg} created`, () => existsSync(`/var/run/wireguard/${clientWg}.sock`));
+    const wgFile = join(lab.dataDir, `${clientWg}.conf`);
+    writeFileSync(wgFile, `[Interface]\nPrivateKey = ${iface.PrivateKey}\n\n[Peer]\nPublicKey = ${server.PublicKey}\nEndpoint = ${server.Endpoint}\nAllowedIPs = ${server.AllowedIPs}\nPersistentKeepalive = 5\n`, { mode: 0o600 });
+    inNamespace(client, 'wg', ['setconf', clientWg, wgFile]);
+    inNamespace(client, 'ip', ['address', 'add', iface.Address, 'dev', clientWg]);
+    inNamespace(client, 'ip', ['link', 'set', clientWg, 'up']);
+    for (const route of server.AllowedIPs.split(',').map((r) => r.trim())) inNamespace(client, 'ip', ['route', 'replace', route, 'dev', clientWg]);
+    await until('a ping through the tunnel', () => spawnSync('ip', ['netns', 'exec', client, 'busybox', 'ping', '-c', '1', '-W', '1', '10.240.0.1']).status === 0);
+    // A coordinated apply records the version every service runs.
+    lab.call('POST', '/api/v1/reload');
+
+    const lease = udhcpc(dhcpClient, dhcpClientLink);
+    assert.ok(lease.address, lease.output);
+
+    const pids = () => {
+      const [dns, dhcp, time, proxy, wg] = lab.api(['GET', '/api/v1/dns/resolver/status'], ['GET', '/api/v1/dhcp/status'], ['GET', '/api/v1/time/status'], ['GET', `${rp}/status`], ['GET', `/api/v1/vpn/wg/${tunnel.id}/status`]);
+      return { unbound: dns.body.pid, kea: dhcp.body.pid, chronyd: time.body.pid, caddy: proxy.body.pid, wireguard_go: wg.body.pid };
+    };
+    const before = pids();
+    for (const [daemon, pid] of Object.entries(before)) assert.equal(typeof pid, 'number', `${daemon} runs before the restart: ${JSON.stringify(before)}`);
+
+    /** Waits (up to 60 s) for /status to say ready: the last answer, and how long it took from the start. */
+    const untilReady = async (startedAt: number) => {
+      let last: any = null;
+      const ready = await until('/status ready', () => {
+        const [answer] = lab.api(['GET', '/api/v1/status']);
+        last = answer.body;
+        return answer.status === 200 && answer.body.ready === true;
+      }, 60_000).catch(() => false);
+      return { ready, status: last, ms: Date.now() - startedAt };
+    };
+
+    // An edit not applied: a start must bring back the applied version, never this (Unbound would restart for it).
+    lab.call('POST', '/api/v1/dns/resolver/hosts', { hostname: 'pending', domain: 'home.lan', value: '192.168.1.99' });
+    const digPending = () => spawnSync('ip', ['netns', 'exec', client, 'dig', '+time=2', '+tries=1', '+short', `@${FW}`, 'pending.home.lan', 'A'], { encoding: 'utf8' }).stdout.trim();
+    assert.equal(digPending(), '', 'the pending host is not served before the restart');
+
+    const figures: Record<string, unknown> = {};
+    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+      const load = startLoad(client);
+      await load.started;
+      const ping = startPing(client, '10.240.0.1');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+
+      const stoppedAt = Date.now();
+      const code = await lab.stopBulwark(signal);
+      if (signal === 'SIGTERM') assert.equal(code, 0, lab.log);
+      // The gap: a DHCP client renews its lease while Bulwark is down.
+      const renewal = udhcpc(dhcpClient, dhcpClientLink, lease.address!);
+      assert.equal(renewal.address, lease.address, `the renewal during the gap succeeds: ${renewal.output}`);
+      const rest = 5000 - (Date.now() - stoppedAt);
+      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+
+      const startedAt = Date.now();
+      await startBulwark();
+      const { ready, status, ms } = await untilReady(startedAt);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const [summary, pinged] = [await load.stop(), await stopPing(ping)];
+
+      // What the LAN saw comes first; then whether the appliance says it is back.
+      assert.equal(summary.dns.failed, 0, `DNS queries failed (${signal}): ${summary.dns.failed} of ${summary.dns.ok + summary.dns.failed}, first ${JSON.stringify(summary.dns.failures.slice(0, 3))}`);
+      assert.ok(summary.dns.ok > 100, `the load ran: ${summary.dns.ok} answers`);
+      assert.equal(summary.http.failed, 0, `fetches through the proxy failed: ${JSON.stringify(summary.http.failures)}`);
+      assert.ok(pinged.sent - pinged.received <= 1, `pings lost through the tunnel: ${pinged.sent - pinged.received} of ${pinged.sent}`);
+      assert.deepEqual(pids(), before, `the daemons are adopted, not restarted (${signal})`);
+      assert.equal(ready, true, `/status ready after the ${signal} restart: ${JSON.stringify(status?.services)}`);
+      const byName = Object.fromEntries(status.services.map((s: { name: string }) => [s.name, s]));
+      for (const name of ['dns', 'dhcp', 'time', 'reverse-proxy', 'wireguard', 'packet-filter']) {
+        assert.equal(byName[name]?.running, true, `${name} runs after the restart: ${JSON.stringify(status.services)}`);
+        assert.equal(byName[name].waiting_for, null);
+      }
+      for (const name of ['dns', 'dhcp', 'time']) assert.equal(typeof byName[name].applied_version, 'number', JSON.stringify(byName[name]));
+      assert.equal(digPending(), '', `the pending edit stays pending across the ${signal} restart`);
+      figures[signal] = {
+        dns_queries: summary.dns.ok + summary.dns.failed, dns_failed: summary.dns.failed,
+        fetches: summary.http.ok + summary.http.failed, fetches_failed: summary.http.failed,
+        pings: pinged.sent, pings_lost: pinged.sent - pinged.received,
+        start_to_ready_ms: ms, down_ms: startedAt - stoppedAt,
+      };
+    }
+    t.diagnostic(`figures ${JSON.stringify(figures)}`);
+
+    // An explicit disable still stops the adopted daemons.
+    lab.call('PUT', '/api/v1/dns/resolver/config', { enabled: false });
+    lab.call('POST', '/api/v1/dns/resolver/apply');
+    lab.call('PUT', '/api/v1/dhcp/v4/config', { enabled: false });
+    lab.call('POST', '/api/v1/dhcp/v4/apply');
+    const [dnsAfter, dhcpAfter] = lab.api(['GET', '/api/v1/dns/resolver/status'], ['GET', '/api/v1/dhcp/status']);
+    assert.equal(dnsAfter.body.running, false);
+    assert.equal(dhcpAfter.body.running, false);
+    for (const pid of [before.unbound, before.kea]) await until(`pid ${pid} to end`, () => !existsSync(`/proc/${pid}/cmdline`) || spawnSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' }).stdout.split(') ')[1]?.startsWith('Z'), 10_000);
+    const [status] = lab.api(['GET', '/api/v1/status']);
+    assert.equal(status.body.ready, true, 'disabled services are not waited for');
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nBulwark's output:\n${lab.log}`);
+  } finally {
+    await lab.cleanup();
+    spawnSync('rm', ['-f', `/var/run/wireguard/${clientWg}.sock`, `/var/run/wireguard/b36${short}w0.sock`]);
+  }
+});
