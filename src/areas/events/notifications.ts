@@ -46,7 +46,7 @@ export function notificationOf(event: HubEvent): Notification | undefined {
       if (p.source === 'restore') return make('config_restored', 'config:restored', 'notice', `configuration restored as version ${text(p.version)} by ${text(p.actor)}${p.comment ? ` (${text(p.comment)})` : ''}`);
       return make('config_applied', 'config:applied', 'info', `configuration version ${text(p.version)} applied by ${text(p.actor)}${p.comment ? ` (${text(p.comment)})` : ''}`);
     case EVENT_TOPICS.accountLockedOut:
-      return make('account_locked_out', `lockout:${text(p.key)}`, 'warning', `locked out after too many failed logins: ${text(p.key)}${p.client_ip ? ` (from ${text(p.client_ip)})` : ''}`);
+      return make('account_locked_out', `lockout:${text(p.key)}`, 'warning', `${p.actor ? `${text(p.actor)} ` : ''}locked out after too many failed logins (${text(p.key)}${p.client_ip ? ` from ${text(p.client_ip)}` : ''})`);
     case EVENT_TOPICS.daemonCrashed:
       return make('daemon_crashed', `daemon:${text(p.daemon)}`, 'error', `${text(p.daemon)} crashed: ${text(p.reason)}`);
     case EVENT_TOPICS.daemonRestarted:
