@@ -116,7 +116,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const db = openDatabase(config.dataDir);
   const sealer = new Sealer(loadOrCreateKeyFile(join(config.dataDir, 'secrets.key')));
   const store = new ConfigStore(db, clock);
-  const platform = options.platform ?? createPlatform(config.platform, { aptRoot: config.aptRoot });
+  const platform = options.platform ?? createPlatform(config.platform, { aptRoot: config.aptRoot, hostRoot: config.hostRoot });
   const context = {
     config, clock, db, store, sealer, platform,
     models: new ModelRegistry(store, sealer, (error) => app.log.error({ err: error }, 'a change hook failed')),

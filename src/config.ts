@@ -29,6 +29,11 @@ export interface StartupConfig {
   /** Seconds between checks that the kernel still holds the applied ruleset (0: no periodic check). */
   driftCheckSeconds: number;
   /**
+   * The root under which the host's own files are written by the host settings (`/` on an appliance; another
+   * directory for an image being prepared, where only files are written and the running system is left alone).
+   */
+  hostRoot: string;
+  /**
    * The root the appliance is installed under (`/`: /opt/bulwark/releases, /opt/bulwark/current,
    * /etc/bulwark/trusted-keys): where self-updates unpack, switch and look for trusted signing keys (docs/updates.md).
    */
@@ -79,6 +84,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       'log-level': { type: 'string' },
       'wireguard-prefix': { type: 'string' },
       'drift-check-interval': { type: 'string' },
+      'host-root': { type: 'string' },
       'install-root': { type: 'string' },
       'apt-root': { type: 'string' },
       'update-ready-timeout': { type: 'string' },
@@ -103,6 +109,8 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!/^\d{1,6}$/.test(driftText.trim())) {
     throw new StartupError(`--drift-check-interval must be a whole number of seconds (0 turns the periodic check off), got "${driftText}"`);
   }
+  const hostRoot = values['host-root'] ?? env.BULWARK_HOST_ROOT ?? '/';
+  if (!hostRoot.startsWith('/')) throw new StartupError(`--host-root must be an absolute directory, got "${hostRoot}"`);
   const readyText = values['update-ready-timeout'] ?? env.BULWARK_UPDATE_READY_TIMEOUT ?? '180';
   if (!/^\d{1,4}$/.test(readyText.trim()) || Number(readyText) < 5) {
     throw new StartupError(`--update-ready-timeout must be a whole number of seconds, at least 5, got "${readyText}"`);
@@ -112,6 +120,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   return {
     host,
     port,
+    hostRoot: resolve(hostRoot),
     installRoot: resolve(values['install-root'] ?? env.BULWARK_INSTALL_ROOT ?? '/'),
     aptRoot: resolve(values['apt-root'] ?? env.BULWARK_APT_ROOT ?? '/'),
     updateReadySeconds: Number(readyText.trim()),

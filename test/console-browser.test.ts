@@ -294,6 +294,36 @@ test('rules: create through the form (API validation shown), reorder, pending ba
   assertNoProblems(watched, 'rules');
 });
 
+test('assertions: the pending banner names the assertion a change would break and its deciding rule; Apply is refused, Apply anyway applies', { skip }, async () => {
+  const assertion = await adminApi('POST', '/assertions', { name: 'client reaches web tcp/80', kind: 'transit', interface: 'eth1', protocol: 'tcp', source: '192.168.1.50', destination: '203.0.113.80', port: 80 });
+  assert.equal(assertion.status, 201, JSON.stringify(assertion.json));
+  const rule = await adminApi('POST', '/rules', { action: 'block', direction: 'in', interface: 'eth1', protocol: 'tcp', dst_port_start: 80, quick: true, description: 'no web' });
+  assert.equal(rule.status, 201, JSON.stringify(rule.json));
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  await main(page).getByRole('link', { name: 'Rules' }).click();
+  const banner = page.getByRole('region', { name: 'Pending changes' });
+  const broken = banner.getByRole('alert', { name: 'Assertions the pending changes break' });
+  await broken.waitFor();
+  const text = (await broken.textContent()) ?? '';
+  assert.match(text, /client reaches web tcp\/80: expects pass, block by rule/);
+  assert.ok(text.includes(rule.json.id), `the deciding rule is named: ${text}`);
+  await screenshot(page, 'pending-broken-assertion');
+
+  await banner.getByRole('button', { name: 'Apply', exact: true }).click();
+  assert.match((await page.getByRole('alert').filter({ hasText: 'reload refused' }).textContent()) ?? '', /reload refused: it would break 1 assertion/);
+  watched.problems.failedResponses.length = 0;
+  watched.problems.console.length = 0; // the 409 above is expected
+  assert.equal((await adminApi('GET', '/pending')).json.firewall, true, 'nothing was applied');
+  await banner.getByRole('button', { name: 'Apply anyway (audited)' }).click();
+  await page.getByRole('status').filter({ hasText: 'Changes applied successfully' }).waitFor();
+  assert.equal((await adminApi('GET', '/pending')).json.firewall, false);
+  assert.equal((await adminApi('DELETE', `/rules/${rule.json.id}`)).status, 204);
+  assert.equal((await adminApi('DELETE', `/assertions/${assertion.json.id}`)).status, 204);
+  assert.equal((await adminApi('POST', '/reload')).status, 200);
+  assertNoProblems(watched, 'assertions');
+});
+
 test('declared forms: an alias created and deleted on its page; an API key shows its secret once', { skip }, async () => {
   const watched = await signedInAsAdmin();
   const { page } = watched;
@@ -741,7 +771,7 @@ test('a viewer is offered no write action anywhere, and a 403 reads as a message
   await main(page).waitFor();
   await page.getByRole('region', { name: 'Pending changes' }).waitFor();
   // reading, and what every account may do for itself (its own second factor)
-  const readOnlyButtons = new Set(['Sign out', 'Search', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication']);
+  const readOnlyButtons = new Set(['Sign out', 'Search', 'Test', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication']);
   for (const name of NAV_LINKS) {
     await main(page).getByRole('link', { name, exact: true }).click();
     await heading(page).filter({ hasText: name }).waitFor();

@@ -28,6 +28,7 @@ import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
 import { createPrometheusArea } from './prometheus/routes.js';
 import { createFlowExportArea } from './flow-export/routes.js';
+import { createAssertionsArea } from './assertions/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -50,10 +51,22 @@ export function createAreas(context: AppContext): Area[] {
   const ca = createCaArea(context);
   const reverseProxy = createReverseProxyArea(context);
   const multiwan = createMultiwanArea(context);
+  const assertions = createAssertionsArea(context, { packetFilter: packetFilter.service });
+  // GET /pending lists the transit assertions the pending change would break; a new result re-sends the report.
+  packetFilter.usePendingAssertions(() => assertions.service.pendingBroken().map(({ id, name, result }) => ({
+    id, name, expect: result.expect, outcome: result.outcome, decided_by: result.decided_by, rule_id: result.rule_id, detail: result.detail,
+  })));
+  assertions.service.onChange(() => packetFilter.publishPending());
+  feeds.assertions = () => assertions.service.failing().map(({ id, name, result }) => ({ id, name, outcome: result.outcome, expect: result.expect, decided_by: result.decided_by, detail: result.detail, checked_at: result.checked_at }));
+  const config = createConfigArea(context);
+  // After an apply inside a commit-confirm window, the assertions are checked (and may confirm or roll back).
+  config.commitConfirm.verifyWith((onResult) => assertions.service.verifyApplied(onResult));
+  context.identity.onAuthenticated((identity, ip) => config.commitConfirm.sawClient(identity.username, ip));
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
     packetFilter,
+    assertions,
     createSsoArea(context),
     createVpnArea(context, { packetFilter: packetFilter.service, ca: ca.service }),
     ca,
@@ -82,7 +95,7 @@ export function createAreas(context: AppContext): Area[] {
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.
     createChangesArea(context, { routes: () => areas.flatMap((area) => area.routes) }),
-    createConfigArea(context),
+    config,
   ];
   return areas;
 }

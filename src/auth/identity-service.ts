@@ -125,7 +125,27 @@ export class IdentityService implements Authenticator {
 
   // ---------------------------------------------------------------- credentials on every request
 
+  private readonly witnesses = new Set<(identity: Identity, ip: string | undefined) => Promise<void> | void>();
+
+  /** Hears every request that authenticated (with its client address): commit-confirm's auto-confirm waits for its client. */
+  onAuthenticated(listener: (identity: Identity, ip: string | undefined) => Promise<void> | void): () => void {
+    this.witnesses.add(listener);
+    return () => this.witnesses.delete(listener);
+  }
+
   async authenticate(request: FastifyRequest): Promise<Identity | null> {
+    const identity = await this.identify(request);
+    for (const witness of identity ? this.witnesses : []) {
+      try {
+        await witness(identity!, request.ip);
+      } catch {
+        // a listener's failure never fails the request
+      }
+    }
+    return identity;
+  }
+
+  private async identify(request: FastifyRequest): Promise<Identity | null> {
     const header = request.headers.authorization;
     if (header !== undefined) {
       const [scheme, value, extra] = header.trim().split(/\s+/);

@@ -150,19 +150,28 @@ function matchedOn(compiled: FilterRule, model: FirewallModel, crossing: Crossin
 }
 
 /**
- * Simulates one packet. `config.time` is the local time schedules are judged at; `host` gives the firewall's
- * own addresses (the anti-lockout rule, `interface address`, masquerade).
+ * The steps of a simulation that decide the verdict (NAT, then the rules), without the rule-by-rule trace:
+ * simulatePacket and the assertions (areas/assertions) judge packets with this one function.
  */
-export function simulatePacket(config: FirewallConfig, packet: SimulatedPacket, host: HostAddresses): SimulationResult {
-  const model = buildModel(config);
-  const ported = hasPorts(packet.protocol);
+export function judgeCrossing(model: FirewallModel, packet: SimulatedPacket, host: HostAddresses, rulesFor: (crossing: Crossing) => readonly FilterRule[] = () => model.rules) {
   const arriving: Crossing = {
     direction: packet.direction, iface: packet.interface, protocol: CROSSING_PROTOCOL[packet.protocol],
     src: packet.src, dst: packet.dst, sport: packet.src_port ?? 0, dport: packet.dst_port ?? 0,
   };
   const translation = translate(model, arriving, host);
   const crossing = translation?.translated ?? arriving;
-  const decision = decide(model, model.rules, crossing, host);
+  const decision = decide(model, rulesFor(crossing), crossing, host);
+  return { arriving, translation, crossing, decision, filtered: endpoints(crossing, hasPorts(packet.protocol)) };
+}
+
+/**
+ * Simulates one packet. `config.time` is the local time schedules are judged at; `host` gives the firewall's
+ * own addresses (the anti-lockout rule, `interface address`, masquerade).
+ */
+export function simulatePacket(config: FirewallConfig, packet: SimulatedPacket, host: HostAddresses): SimulationResult {
+  const model = buildModel(config);
+  const ported = hasPorts(packet.protocol);
+  const { arriving, translation, crossing, decision } = judgeCrossing(model, packet, host);
   const localTime = `${config.time.day} ${hhmm(config.time.minute)}`;
 
   const compiledById = new Map(model.rules.map((r) => [r.id, r]));

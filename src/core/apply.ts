@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from './errors.js';
 import { Semaphore } from './semaphore.js';
 import type { ConfigVersions, VersionRecord, VersionSource } from '../store/config-versions.js';
+import type { ConfigObject } from '../store/config-store.js';
 
 /** Pushes one area's stored configuration to the system (render, check, load, restart a daemon). */
 export type Applier = () => Promise<void>;
@@ -61,6 +62,30 @@ export class ApplyFailed extends HttpError {
   }
 }
 
+/** Who asks for an apply, and whether they override what the pre-apply checks find (`force`, audited by the check). */
+export interface GateRequest {
+  actor: string;
+  clientIp?: string | null;
+  force?: boolean;
+  /** What is being applied, for the refusal and the audit trail: `reload`, `restore of version 4`, `import`. */
+  what: string;
+  /** Findings present before the change (a change set is judged on what it breaks, not on what was broken already). */
+  ignore?: ReadonlySet<string>;
+}
+
+/**
+ * A check a candidate configuration must pass before it is applied (the transit assertions). `prepare` reads what
+ * the check needs from the system (asynchronous); `check` then judges the candidate — the stored configuration,
+ * or the objects a restore or import would put in its place — and throws the refusal (409) unless forced.
+ * Synchronous, so a change set can run it inside its store transaction.
+ */
+export interface ApplyGate {
+  prepare(): Promise<void>;
+  check(candidate: 'stored' | readonly ConfigObject[], request: GateRequest): void;
+  /** The keys of what the check finds against a candidate (for GateRequest.ignore). */
+  findings(candidate: 'stored' | readonly ConfigObject[]): string[];
+}
+
 /** Runs a function while holding the apply lock; `apply` inside it runs the appliers without re-taking the lock. */
 export interface ApplyTransaction {
   apply(actor: string, comment?: string | null, options?: ApplyOptions): Promise<ApplyOutcome>;
@@ -76,6 +101,7 @@ export class ApplyCoordinator {
   private readonly appliers = new Map<string, { apply: Applier; hooks: ApplierHooks }>();
   private readonly listeners = new Set<(event: AppliedEvent) => void>();
   private readonly lock = new Semaphore(1);
+  private readonly gates: ApplyGate[] = [];
 
   constructor(
     readonly versions: ConfigVersions,
@@ -85,6 +111,29 @@ export class ApplyCoordinator {
   register(name: string, apply: Applier, hooks: ApplierHooks = {}): void {
     if (this.appliers.has(name)) throw new Error(`applier ${name} registered twice`);
     this.appliers.set(name, { apply, hooks });
+  }
+
+  addGate(gate: ApplyGate): void {
+    this.gates.push(gate);
+  }
+
+  /** Every pre-apply check against a candidate: throws the first refusal. The commit-confirm rollback never calls it. */
+  async gate(candidate: 'stored' | readonly ConfigObject[], request: GateRequest): Promise<void> {
+    for (const gate of this.gates) await gate.prepare();
+    this.gateSync(candidate, request);
+  }
+
+  /** The checks alone, after `prepareGates` (inside a store transaction). */
+  gateSync(candidate: 'stored' | readonly ConfigObject[], request: GateRequest): void {
+    for (const gate of this.gates) gate.check(candidate, request);
+  }
+
+  async prepareGates(): Promise<void> {
+    for (const gate of this.gates) await gate.prepare();
+  }
+
+  gateFindings(candidate: 'stored' | readonly ConfigObject[]): Set<string> {
+    return new Set(this.gates.flatMap((gate) => gate.findings(candidate)));
   }
 
   names(): string[] {

@@ -112,6 +112,18 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'PUT', path: '/api/v1/reverse-proxy/tls/key-files', access: 'settings:write',
     why: 'Names key files under the certificate directories that proxy:write may then use for TLS certificates; only settings:write may hand other daemons\' or the system\'s keys to the proxy.',
   },
+  {
+    method: 'GET', path: '/api/v1/assertions', access: 'rules:read',
+    why: 'Assertions (issue 33): what must stay true of the network, each with its last result, when, and what decided it.',
+  },
+  { method: 'POST', path: '/api/v1/assertions', access: 'rules:write', why: 'Creates an assertion: transit (judged by the packet simulator before every apply) or probe (run by the box after an apply and on a schedule).' },
+  { method: 'GET', path: '/api/v1/assertions/{id}', access: 'rules:read', why: EDIT_WITH_IF_MATCH },
+  { method: 'PUT', path: '/api/v1/assertions/{id}', access: 'rules:write', why: 'Changes an assertion (fields not sent are kept).' },
+  { method: 'DELETE', path: '/api/v1/assertions/{id}', access: 'rules:write', why: 'Deletes an assertion.' },
+  {
+    method: 'POST', path: '/api/v1/assertions/run', access: 'rules:write',
+    why: 'Judges every enabled assertion now (transit against the stored configuration, probes run by the box) and answers each result; probes send traffic, so it needs the write permission.',
+  },
 ];
 
 /** Paths the server serves that are not API operations: the API documentation and the web console. */

@@ -58,10 +58,23 @@ export class AlertFeed {
   }
 }
 
+/** An assertion whose last result says it does not hold (areas/assertions), as the dashboard shows it. */
+export interface FailingAssertion {
+  id: string;
+  name: string;
+  outcome: string;
+  expect: string;
+  decided_by: string;
+  detail: string;
+  checked_at: string;
+}
+
 export interface LiveFeeds {
   dns: DnsFeed;
   alerts: AlertFeed;
+  /** The assertions failing now (the assertions area sets the source where areas are wired). */
+  assertions: () => FailingAssertion[];
 }
 
 /** The feeds of one app: the producing areas and the dashboard are handed the same ones where areas are wired. */
-export const newLiveFeeds = (): LiveFeeds => ({ dns: new DnsFeed(), alerts: new AlertFeed() });
+export const newLiveFeeds = (): LiveFeeds => ({ dns: new DnsFeed(), alerts: new AlertFeed(), assertions: () => [] });

@@ -93,6 +93,7 @@ export function attachDashboardUpgrade(server: Server, options: UpgradeOptions):
       const ticket = url.searchParams.get('ticket');
       identity = await options.authenticator.authenticate({
         headers: request.headers,
+        ip: request.socket.remoteAddress,
         query: ticket === null ? {} : { ticket },
         routeOptions: { config: { acceptsTicket: true } },
       } as unknown as FastifyRequest);

@@ -61,12 +61,21 @@ export class SingletonModel<D extends ConfigData = ConfigData> {
     return typeof value === 'string' && value !== '' ? this.site.sealer.open(value) : undefined;
   }
 
+  /**
+   * The section as `write(patch)` would store it, validated (400 as a write would answer), without storing it:
+   * for a write that must be put in force on the host before it is stored. Write-only fields are as sent.
+   */
+  preview(patch: ConfigData): D {
+    const merged: ConfigData = { ...this.read(), ...patch };
+    assertValid(this.validateVisible, this.visible(merged));
+    this.declaration.validate?.(merged);
+    return merged as D;
+  }
+
   /** Changes the fields `patch` sends; a write-only field sent as "" is cleared, one not sent keeps its sealed value. */
   write(patch: ConfigData): D {
     const current = this.read();
-    const merged: ConfigData = { ...current, ...patch };
-    assertValid(this.validateVisible, this.visible(merged));
-    this.declaration.validate?.(merged);
+    const merged: ConfigData = this.preview(patch);
     for (const field of this.writeOnly) {
       const value = patch[field];
       if (typeof value === 'string') merged[field] = value === '' ? '' : this.site.sealer.seal(value);

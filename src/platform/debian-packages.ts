@@ -35,6 +35,8 @@ const PACKAGES: Record<string, string> = {
   nsupdate: 'bind9-dnsutils',
   suricata: 'suricata (not packaged in Debian 12: install it from upstream or backports)',
   'suricata-update': 'suricata-update',
+  sshd: 'openssh-server',
+  'update-grub': 'grub2-common',
 };
 
 /** The package of a program Bulwark drives (the program's own name when it is not in the table). */

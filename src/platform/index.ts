@@ -4,14 +4,14 @@ import { createSimulatedPlatform } from './simulated/index.js';
 import { createLinuxPlatform } from './linux/index.js';
 import { createFreebsdPlatform } from './freebsd/index.js';
 
-/** `aptRoot`: where OS updates run (BULWARK_APT_ROOT; `/` is the machine's own apt). */
-export function createPlatform(name: PlatformName, options: { aptRoot?: string } = {}): Platform {
+/** `aptRoot`: where OS updates run (BULWARK_APT_ROOT; `/` is the machine's own apt). `hostRoot`: where host settings write the host's files (BULWARK_HOST_ROOT). */
+export function createPlatform(name: PlatformName, options: { aptRoot?: string; hostRoot?: string } = {}): Platform {
   switch (name) {
     case 'simulated':
       return createSimulatedPlatform();
     case 'linux':
       return createLinuxPlatform(options);
     case 'freebsd':
-      return createFreebsdPlatform();
+      return createFreebsdPlatform(options);
   }
 }

@@ -9,6 +9,7 @@ import type { TrafficSource } from './connections.js';
 import type { Daemons } from './daemons.js';
 import type { Network } from './network.js';
 import type { Maintenance } from './maintenance.js';
+import type { HostSettings, HostSite } from './host-settings.js';
 import type { FlowExporter } from './flow-export.js';
 
 export interface PacketFilterStatus {
@@ -68,6 +69,8 @@ export interface Platform {
   readonly network: Network;
   /** OS updates and power control (src/platform/maintenance.ts). */
   readonly maintenance: Maintenance;
+  /** Hostname, timezone, login texts, sshd, resolvers, state-table sysctls, kernel console (src/platform/host-settings.ts). */
+  hostSettings(site: HostSite): HostSettings;
   /** NetFlow v9 / IPFIX export of the flows through the box (src/platform/flow-export.ts). */
   readonly flowExport: FlowExporter;
   /**

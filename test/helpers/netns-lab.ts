@@ -89,12 +89,15 @@ export class NetnsLab {
     return exited;
   }
 
-  startBulwark(ns: string, port: number, extraArgs: string[] = []): void {
-    const child = this.bulwark = this.spawnIn(ns, process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs]);
+  /** `launcher`: a program and its arguments that exec Bulwark's command line given after them (e.g. `unshare --mount --uts …`). */
+  startBulwark(ns: string, port: number, extraArgs: string[] = [], launcher: string[] = []): ChildProcess {
+    const [file, ...args] = [...launcher, process.execPath, '--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs];
+    const child = this.bulwark = this.spawnIn(ns, file, args);
     child.stderr!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     this.base = `http://127.0.0.1:${port}`;
     this.bulwarkNs = ns;
+    return child;
   }
 
   /** The daemons' runtime tree of the Bulwark this lab starts (no --runtime-dir: the default for its data directory). */

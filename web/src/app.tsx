@@ -16,6 +16,7 @@ import { MultiWanPage } from './pages/multiwan-page';
 import { NatPage } from './pages/nat-page';
 import { NetworkingPage } from './pages/networking-page';
 import { NotFoundPage } from './pages/not-found-page';
+import { ChangeSetPage } from './pages/change-set-page';
 import { RulesPage } from './pages/rules-page';
 import { SchedulesPage } from './pages/schedules-page';
 import { SystemPage } from './pages/system-page';
@@ -27,6 +28,7 @@ function Pages() {
     <Router>
       <Route path="/" component={DashboardPage} />
       <Route path="/rules" component={RulesPage} />
+      <Route path="/rules/changes" component={ChangeSetPage} />
       <Route path="/nat" component={NatPage} />
       <Route path="/aliases" component={AliasesPage} />
       <Route path="/schedules" component={SchedulesPage} />

@@ -14,6 +14,7 @@ import type { ChangeResult, ChangeTarget } from '../../http/change-target.js';
 import type { RouteSpec } from '../../http/route.js';
 import { compileBodyValidator, describeValidationErrors } from '../../model/validation.js';
 import type { ConfigData } from '../../store/config-store.js';
+import type { GateRequest } from '../../core/apply.js';
 
 export const MAX_OPERATIONS = 1000;
 const KEY = '^[A-Za-z0-9_-]{1,64}$';
@@ -33,6 +34,7 @@ export const ChangeSetBody = Type.Object({
 
 export const ChangeSetQuery = Type.Object({
   dry_run: Type.Boolean({ default: false, description: 'validate every operation and answer the resulting diff without writing' }),
+  force: Type.Boolean({ default: false, description: 'keep the change even when enabled transit assertions would break once applied (audited)' }),
 }, { additionalProperties: false });
 
 export const ChangeSetAnswer = Type.Object({
@@ -148,7 +150,7 @@ export async function prepareChangeSet(targets: ChangeTargets, permissions: Read
  * Checks every operation's permission first (403 before anything is written), then applies them in order in
  * one transaction; any refusal rolls all of them back and answers with the operation that failed.
  */
-export function applyChangeSet(context: AppContext, targets: ChangeTargets, permissions: ReadonlySet<Permission>, operations: readonly ChangeOperation[], dryRun: boolean) {
+export function applyChangeSet(context: AppContext, targets: ChangeTargets, permissions: ReadonlySet<Permission>, operations: readonly ChangeOperation[], dryRun: boolean, gate?: GateRequest) {
   const keys = new Set<string>();
   operations.forEach((operation, index) => {
     const field = `body.operations.${index}`;
@@ -192,6 +194,9 @@ export function applyChangeSet(context: AppContext, targets: ChangeTargets, perm
     });
     const answer = { dry_run: dryRun, applied: !dryRun, created: Object.fromEntries(created), changes };
     if (dryRun) throw new DryRunRollback(answer);
+    // The configuration the set leaves, judged against the transit assertions inside the transaction: a refusal
+    // (409) rolls every operation back (after prepareGates, in the handler).
+    if (gate) context.apply.gateSync('stored', gate);
     return answer;
   };
   try {

@@ -18,7 +18,10 @@ export function createChangesArea(context: AppContext, needs: { routes: () => re
         targets ??= new ChangeTargets(needs.routes());
         const identity = requireIdentity(request);
         await prepareChangeSet(targets, identity.permissions, request.body.operations);
-        return applyChangeSet(context, targets, identity.permissions, request.body.operations, request.query.dry_run);
+        await context.apply.prepareGates();
+        // Judged on what the set breaks: assertions the stored configuration already breaks are /pending's and /reload's business.
+        const gate = { actor: identity.username, clientIp: request.ip, force: request.query.force, what: 'this change set', ignore: context.apply.gateFindings('stored') };
+        return applyChangeSet(context, targets, identity.permissions, request.body.operations, request.query.dry_run, gate);
       },
     }),
   ];

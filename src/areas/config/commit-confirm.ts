@@ -5,6 +5,7 @@ import type { Permission } from '../../core/permissions.js';
 import type { ConfigObject } from '../../store/config-store.js';
 import { holds } from './section-access.js';
 import { CONFIG_TOPICS, type Actor, type ConfigService } from './service.js';
+import type { JudgedAssertion } from '../assertions/service.js';
 
 /** An open commit-confirm window, as persisted in config_meta (it survives a restart). */
 export interface CommitConfirmWindow {
@@ -19,7 +20,26 @@ export interface CommitConfirmWindow {
    * the appliance's own windows and for windows persisted before this field existed (they restore everything).
    */
   opener_permissions?: Permission[];
+  /** Confirm by itself once every assertion holds after the apply and the client that opened the window is back. */
+  auto_confirm?: boolean;
+  /** The address the window was opened from (with started_by, the client auto-confirm waits for). */
+  started_from?: string | null;
+  /** When the last apply inside the window finished; requests from the client count from then. */
+  applied_at_ms?: number | null;
+  client_seen?: boolean;
+  /** The assertions checked after that apply. */
+  checks?: WindowChecks;
 }
+
+export interface WindowChecks {
+  state: 'running' | 'held' | 'failed';
+  started_at: string;
+  finished_at: string | null;
+  results: JudgedAssertion[];
+}
+
+/** Runs every enabled assertion after an apply (areas/assertions); `onResult` hears each as it finishes. */
+export type AppliedVerifier = (onResult: (judged: JudgedAssertion) => void) => Promise<JudgedAssertion[]>;
 
 /** How the last window ended. */
 export interface CommitConfirmOutcome {
@@ -33,11 +53,18 @@ export interface CommitConfirmOutcome {
   error?: string;
   /** The appliers the rollback's apply ran (networking, packet filter, daemons, …). */
   appliers?: { name: string; ok: boolean; ms: number }[];
+  confirmed_by?: string;
+  /** Why the rollback happened (the deadline, a failed apply, an assertion that does not hold). */
+  reason?: string;
+  /** The assertions checked after the window's apply. */
+  checks?: WindowChecks;
 }
 
 const WINDOW_KEY = 'commit_confirm';
 const LAST_KEY = 'commit_confirm_last';
 export const ROLLBACK_ACTOR = 'commit-confirm';
+/** Who confirms a window with auto_confirm. */
+export const AUTO_CONFIRM_ACTOR = 'auto-confirm';
 
 /**
  * Commit-confirm (Junos `commit confirmed`): opening a window records the running version as the rollback
@@ -55,17 +82,103 @@ export class CommitConfirm {
   ) {
     this.window = service.versions.getMeta<CommitConfirmWindow>(WINDOW_KEY);
     service.rollbackTarget = () => this.window?.rollback_version ?? null;
+    // Any apply inside an open window (the window's own, a reload, a restore) is checked against the assertions.
+    context.apply.onApplied((event) => {
+      if (!this.window || event.actor === ROLLBACK_ACTOR) return;
+      this.persist({ ...this.window, applied_at_ms: this.context.clock.now(), client_seen: false, checks: undefined });
+      this.verifying = this.verifyApplied(this.window.started_at).catch((error: unknown) => this.context.log.error({ err: error }, 'the post-apply assertion check failed'));
+    });
+  }
+
+  private verifier: AppliedVerifier | undefined;
+  private verifying: Promise<void> | undefined;
+
+  verifyWith(verifier: AppliedVerifier): void {
+    this.verifier = verifier;
+  }
+
+  /** Resolves once the assertion check of the last apply (and what it decided) is done. */
+  settled(): Promise<void> {
+    return (this.verifying ?? Promise.resolve()).then(() => this.expiring?.then(() => undefined));
+  }
+
+  /**
+   * After the apply: every assertion is checked; with auto_confirm, the first failure rolls back at once, and when
+   * all hold the window is confirmed as soon as its client has reached the API again (sawClient).
+   */
+  private async verifyApplied(windowStartedAt: string): Promise<void> {
+    const current = () => (this.window?.started_at === windowStartedAt ? this.window : undefined);
+    const checks: WindowChecks = { state: 'running', started_at: isoTime(this.context.clock.now()), finished_at: null, results: [] };
+    const opened = current();
+    if (!opened) return;
+    this.persist({ ...opened, checks });
+    if (!this.verifier) {
+      checks.state = 'held';
+      checks.finished_at = checks.started_at;
+    } else {
+      let failedEarly: Promise<unknown> | undefined;
+      const results = await this.verifier((judged) => {
+        const window = current();
+        if (!window) return;
+        checks.results = [...checks.results, judged];
+        if (!judged.result.holds && window.auto_confirm) {
+          // The rest no longer decides anything: the window's outcome keeps what was known when it was rolled back.
+          checks.state = 'failed';
+          checks.finished_at = isoTime(this.context.clock.now());
+        }
+        this.persist({ ...window, checks });
+        if (!judged.result.holds && window.auto_confirm && !failedEarly) {
+          // Rolled back at once, without waiting for the other checks or the timer.
+          failedEarly = this.rollbackNow(`assertion "${judged.name}" does not hold after the apply: ${judged.result.detail}`);
+        }
+      });
+      await failedEarly;
+      if (!current()) return;
+      checks.results = results;
+      checks.state = results.every((r) => r.result.holds) ? 'held' : 'failed';
+      checks.finished_at = isoTime(this.context.clock.now());
+    }
+    const window = current();
+    if (!window) return;
+    this.persist({ ...window, checks });
+    this.announce('checked', { state: checks.state, failed: checks.results.filter((r) => !r.result.holds).map((r) => r.name) });
+    if (window.auto_confirm && checks.state === 'failed') await this.rollbackNow(`assertions do not hold after the apply: ${checks.results.filter((r) => !r.result.holds).map((r) => `"${r.name}"`).join(', ')}`);
+    else await this.autoConfirmIfReady();
+  }
+
+  /** Every authenticated request: the window's own client reaching the API after the apply may complete an auto-confirm. */
+  async sawClient(username: string, ip: string | undefined): Promise<void> {
+    const window = this.window;
+    if (!window?.auto_confirm || window.applied_at_ms == null || window.client_seen) return;
+    if (username !== window.started_by || (ip ?? null) !== (window.started_from ?? null)) return;
+    this.persist({ ...window, client_seen: true });
+    await this.autoConfirmIfReady();
+  }
+
+  private async autoConfirmIfReady(): Promise<void> {
+    const window = this.window;
+    if (!window?.auto_confirm || !window.client_seen || window.checks?.state !== 'held') return;
+    await this.confirm({ name: AUTO_CONFIRM_ACTOR }, `every assertion held after the apply and ${window.started_by} reached the API again from ${window.started_from ?? 'its address'}`);
+  }
+
+  private rollbackNow(reason: string): Promise<unknown> {
+    if (!this.window) return Promise.resolve();
+    this.expiring ??= this.rollback(reason, 'rolled_back').then(() => true).finally(() => {
+      this.expiring = undefined;
+    });
+    return this.expiring;
   }
 
   current(): CommitConfirmWindow | undefined {
     return this.window;
   }
 
-  async start(actor: Actor, options: { timeout_seconds: number; description?: string; apply?: boolean }) {
+  async start(actor: Actor, options: { timeout_seconds: number; description?: string; apply?: boolean; auto_confirm?: boolean; force?: boolean }) {
     await this.expireIfDue();
     if (this.window) {
       throw conflict(`a commit-confirm window is already open (started by ${this.window.started_by}, expires ${isoTime(this.window.expires_at_ms)})`);
     }
+    if (options.apply) await this.context.apply.gate('stored', { actor: actor.name, clientIp: actor.clientIp, force: options.force, what: 'the commit-confirm apply' });
     const { versions } = this.service;
     // The target is what the system runs now; before any apply, the stored configuration as it is.
     const target = versions.activeVersion() ?? versions.record({ actor: actor.name, comment: 'commit-confirm rollback target (nothing applied yet)', source: 'commit-confirm', applied: false }).version;
@@ -78,6 +191,10 @@ export class CommitConfirm {
       description: options.description ?? 'configuration change',
       rollback_version: target,
       ...(actor.permissions ? { opener_permissions: [...actor.permissions].sort() } : {}),
+      auto_confirm: options.auto_confirm ?? false,
+      started_from: actor.clientIp ?? null,
+      applied_at_ms: null,
+      client_seen: false,
     });
     this.service.audit.record({ action: 'config.commit_confirm.start', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `rollback target version ${target}, ${options.timeout_seconds} s` });
     this.announce('started', { rollback_version: target, expires_at: isoTime(now + options.timeout_seconds * 1000), started_by: actor.name });
@@ -94,7 +211,7 @@ export class CommitConfirm {
     return this.status();
   }
 
-  async confirm(actor: Actor) {
+  async confirm(actor: Actor, why?: string) {
     await this.expireIfDue();
     const window = this.window;
     if (!window) {
@@ -103,9 +220,9 @@ export class CommitConfirm {
       throw conflict(`no commit-confirm window is open${detail}`);
     }
     this.persist(undefined);
-    const last: CommitConfirmOutcome = { outcome: 'confirmed', at: isoTime(this.context.clock.now()), rollback_version: window.rollback_version };
+    const last: CommitConfirmOutcome = { outcome: 'confirmed', at: isoTime(this.context.clock.now()), rollback_version: window.rollback_version, confirmed_by: actor.name, ...(window.checks ? { checks: window.checks } : {}) };
     this.service.versions.setMeta(LAST_KEY, last);
-    this.service.audit.record({ action: 'config.commit_confirm.confirm', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `window opened by ${window.started_by} confirmed` });
+    this.service.audit.record({ action: 'config.commit_confirm.confirm', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `window opened by ${window.started_by} confirmed${why ? `: ${why}` : ''}` });
     this.announce('confirmed', { confirmed_by: actor.name, rollback_version: window.rollback_version });
     return { message: 'Configuration confirmed: the automatic rollback is cancelled', confirmed: true, active_version: this.service.versions.activeVersion() };
   }
@@ -124,6 +241,10 @@ export class CommitConfirm {
       timeout_seconds: window?.timeout_seconds ?? null,
       description: window?.description ?? '',
       rollback_version: window?.rollback_version ?? null,
+      auto_confirm: window?.auto_confirm ?? false,
+      applied_at: window?.applied_at_ms ? isoTime(window.applied_at_ms) : null,
+      client_seen_after_apply: window?.client_seen ?? false,
+      assertions: window?.checks ?? null,
       last: this.last() ?? null,
     };
   }
@@ -158,7 +279,7 @@ export class CommitConfirm {
     const window = this.window!;
     const { versions } = this.service;
     const rolledAway = versions.activeVersion();
-    const result: CommitConfirmOutcome = { outcome, at: '', rollback_version: window.rollback_version };
+    const result: CommitConfirmOutcome = { outcome, at: '', rollback_version: window.rollback_version, reason, ...(window.checks ? { checks: window.checks } : {}) };
     try {
       const target = this.withinOpenersReach(this.service.contentOf(window.rollback_version), window);
       // The target was running when the window opened: a validator that refuses it today (a host interface gone,

@@ -9,10 +9,10 @@ import { ObjectStorageBackups } from './objstore.js';
 import { thirdPartyRoutes } from './thirdparty/routes.js';
 import * as A from './answers.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
-// The management-cut confirmation of PUT /interfaces/config/{name}: a restore or import is held to the same rule.
+// The management-cut confirmation of PUT /interfaces/config/{name}: an object-storage import is held to the same rule.
 import { InterfaceConfigQuery } from '../networking/schema.js';
 import {
-  CommitConfirmBody, DiffQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
+  CommitConfirmBody, DiffQuery, ForceQuery, ReplaceQuery, HistoryQuery, ImportBody, PassphraseBody, RetentionBody, RetentionSchema, SaveBody, VersionBody,
   VersionQuery, VersionRecordSchema, ObjstoreConfigBody, ObjstoreImportBody,
 } from './schema.js';
 
@@ -101,10 +101,10 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
     }),
     route({
       method: 'POST', path: '/api/v1/config/restore', access: 'backup:write', tags, summary: 'Makes a stored version the configuration and applies it',
-      schema: { body: VersionBody, querystring: InterfaceConfigQuery, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
+      schema: { body: VersionBody, querystring: ReplaceQuery, response: { 200: A.RestoreOutcome, 404: A.NoSuchVersion } },
       handler: async (request) => {
         const { version } = request.body;
-        const { record, appliers } = await service.restore(version, actorOfRequest(request));
+        const { record, appliers } = await service.restore(version, actorOfRequest(request), request.query.force);
         return { message: `Restored to version ${version}`, restored_from: version, appliers, ...service.withActive(record) };
       },
     }),
@@ -131,7 +131,7 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
       handler: async (request) => {
         const body: Static<typeof CommitConfirmBody> = request.body ?? {}; // the body may be left out
         const timeout = body.timeout_seconds ?? body.timeout_secs ?? 300;
-        const status = await commitConfirm.start(actorOfRequest(request), { timeout_seconds: timeout, description: body.description, apply: body.apply });
+        const status = await commitConfirm.start(actorOfRequest(request), { timeout_seconds: timeout, description: body.description, apply: body.apply, auto_confirm: body.auto_confirm, force: body.force });
         return {
           message: `Commit-confirm window open: confirm within ${timeout} seconds (before ${status.expires_at}) or version ${status.rollback_version} is restored and re-applied automatically`,
           ...status,
@@ -168,9 +168,9 @@ function lifecycleRoutes(service: ConfigService, commitConfirm: CommitConfirm): 
     route({
       method: 'POST', path: '/api/v1/config/import', access: 'backup:write', tags, bodyLimit: IMPORT_BODY_LIMIT,
       summary: 'Imports an export document (passphrase for portable exports): all or nothing, then applied',
-      schema: { body: ImportBody, querystring: InterfaceConfigQuery, response: { 200: A.ImportOutcome } },
+      schema: { body: ImportBody, querystring: ReplaceQuery, response: { 200: A.ImportOutcome } },
       handler: async (request) => {
-        const { record, objects, appliers } = await service.importDocument(request.body, actorOfRequest(request));
+        const { record, objects, appliers } = await service.importDocument(request.body, actorOfRequest(request), 'import', 'import', request.query.force);
         return { message: `Imported ${objects} objects as version ${record.version}`, objects, appliers, ...service.withActive(record) };
       },
     }),

@@ -55,6 +55,15 @@ export const CommitConfirmBody = Type.Object({
   timeout_secs: Type.Optional(Type.Integer({ minimum: 10, maximum: 86400, description: 'alias of timeout_seconds' })),
   description: Type.Optional(Type.String({ maxLength: 200 })),
   apply: Type.Optional(Type.Boolean({ description: 'apply the stored configuration once the window is open (default false)' })),
+  auto_confirm: Type.Optional(Type.Boolean({ description: 'confirm by itself once every enabled assertion holds after the apply and this client has reached the API again; roll back at once when one fails (default false)' })),
+  force: Type.Optional(Type.Boolean({ description: 'apply even when enabled transit assertions would break (audited)' })),
+}, { additionalProperties: false });
+const force = Type.Boolean({ default: false, description: 'apply even when enabled transit assertions would break (recorded in the audit trail)' });
+export const ForceQuery = Type.Object({ force }, { additionalProperties: false });
+/** Restore and import: assertions may be overridden, and a change cutting the request's own address confirmed. */
+export const ReplaceQuery = Type.Object({
+  force,
+  confirm_management_cut: Type.Boolean({ default: false, description: 'apply a change that removes or downs the address this request reached' }),
 }, { additionalProperties: false });
 
 export const PassphraseBody = Type.Object({

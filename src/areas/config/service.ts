@@ -259,7 +259,7 @@ export class ConfigService {
     };
   }
 
-  async restore(version: number, actor: Actor): Promise<ReplaceOutcome> {
+  async restore(version: number, actor: Actor, force = false): Promise<ReplaceOutcome> {
     this.requireVersion(version);
     const target = this.contentOf(version);
     try {
@@ -268,6 +268,7 @@ export class ConfigService {
       const { errors } = this.checkCandidate(target);
       if (errors.length > 0) throw badRequest(`restore refused: version ${version} has ${errors.length} problem(s): ${errors.slice(0, 5).join('; ')}`);
       await this.assertNoManagementCut(target, actor, `restoring version ${version}`);
+      await this.context.apply.gate(target, { actor: actor.name, clientIp: actor.clientIp, force, what: `restore of version ${version}` });
       const outcome = await this.replaceAndApply(target, { actor: actor.name, comment: `restore of version ${version}`, source: 'restore' });
       this.audit.record({ action: 'config.restore', outcome: 'success', actor: actor.name, clientIp: actor.clientIp, details: `version ${version} restored as version ${outcome.record.version}` });
       return outcome;
@@ -409,7 +410,7 @@ export class ConfigService {
   }
 
   /** Import: all or nothing. Any problem is a 400 before the store is touched; then replace and apply. */
-  async importDocument(body: Record<string, unknown>, actor: Actor, source: VersionSource = 'import', label = 'import'): Promise<ReplaceOutcome & { objects: number }> {
+  async importDocument(body: Record<string, unknown>, actor: Actor, source: VersionSource = 'import', label = 'import', force = false): Promise<ReplaceOutcome & { objects: number }> {
     let prepared: PreparedImport;
     try {
       prepared = await this.prepareImport(body);
@@ -421,6 +422,7 @@ export class ConfigService {
       }
       this.assertMayReplaceWith(prepared.objects, actor, 'this import');
       await this.assertNoManagementCut(prepared.objects, actor, 'this import');
+      await this.context.apply.gate(prepared.objects, { actor: actor.name, clientIp: actor.clientIp, force, what: label });
     } catch (error) {
       this.audit.record({ action: `config.${label}`, outcome: 'failure', actor: actor.name, clientIp: actor.clientIp, details: (error as Error).message });
       throw error;

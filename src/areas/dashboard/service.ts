@@ -353,6 +353,7 @@ export class DashboardService {
         traffic,
         top_talkers: topTalkers,
         ids_alerts: this.feeds.alerts.takeDelta(),
+        failing_assertions: this.feeds.assertions(),
         connection_summary: summary,
         blocked,
         ...(table.error ? { connections_error: table.error } : {}),

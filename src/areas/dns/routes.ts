@@ -15,8 +15,8 @@ import type { PendingFlags } from '../../live/pending-flags.js';
 import type { DnsFeed } from '../../live/feeds.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
-import { writeDataFile } from '../common/data-files.js';
-import { resolvConfLine } from '../../render/resolv-conf.js';
+import { hostSettingsOf } from '../common/host-settings.js';
+import { hostPath } from '../../platform/host-files.js';
 import {
   ApplyReport, BlocklistSchedule, BlocklistSource, BlocklistStatusFields, DnsStats, DomainOverride, Enabled, HostOverride,
   PatternEntry, RefreshOutcome, ResolverAcl, ResolverConfig, ResolverStatus, SystemDns,
@@ -33,6 +33,7 @@ const WRITE = 'dns:write' as const;
 /** The DNS area: the resolver (Unbound), blocklists and the appliance's own nameservers; it owns GET /pending's `dns` flag. */
 export function createDnsArea(context: AppContext, needs: { pendingFlags: PendingFlags; dnsEvents: DnsFeed }): Area {
   const { models } = context;
+  const host = hostSettingsOf(context);
   let dns: DnsService;
   const schedule = models.singleton({
     kind: DNS_KINDS.schedule, noun: 'blocklist schedule', writeAccess: WRITE, schema: BlocklistSchedule,
@@ -126,20 +127,27 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
       handler: () => {
         const stored = systemDns.read();
         return stored.configured
-          ? { servers: stored.servers, source: 'configured', file: `${context.config.dataDir}/dns/resolv.conf` }
+          ? { servers: stored.servers, source: 'configured', file: context.platform.simulated ? `${context.config.dataDir}/dns/resolv.conf` : hostPath(context.config.hostRoot, '/etc/resolv.conf') }
           : { servers: readHostNameservers(), source: 'host', file: '/etc/resolv.conf' };
       },
     },
     route({
-      method: 'PUT', path: '/api/v1/dns', access: WRITE, tags: TAGS, summary: "Set the appliance's own nameservers",
+      method: 'PUT', path: '/api/v1/dns', access: WRITE, tags: TAGS,
+      summary: "Set the appliance's own nameservers: /etc/resolv.conf (or systemd-resolved) on linux/freebsd; 409 with the reason, nothing changed, when the host refuses it",
       schema: { body: SystemDns, response: { 200: Message } },
-      handler: (request) => {
-        const { servers } = request.body;
-        const stored = systemDns.write({ servers, configured: true }).servers as string[];
-        const lines = stored.map((server, index) => resolvConfLine('nameserver', [server], `dns.servers.${index}`));
-        writeDataFile(context.config.dataDir, ['dns', 'resolv.conf'], `# Rendered by Bulwark\n${lines.join('\n')}\n`, 0o644);
-        return { message: 'DNS configuration updated' };
-      },
+      handler: (request) => host.exclusive(async () => {
+        const previous = systemDns.read();
+        const next = systemDns.preview({ servers: request.body.servers, configured: true });
+        const domain = String(context.store.getSingleton('system_general')?.domain ?? '');
+        const search = domain ? [domain] : [];
+        const applied = await host.host.resolvers({ servers: next.servers as string[], search });
+        // (Resolvers Bulwark never managed cannot be put back: that file was the host's own.)
+        await host.keep(systemDns.kind, () => systemDns.write({ servers: next.servers, configured: true }), async () => {
+          if (previous.configured === true) await host.host.resolvers({ servers: previous.servers as string[], search });
+        });
+        // The specification's sentence when the host's resolvers changed; where they did not, the answer says so.
+        return { message: applied.warning ? `DNS configuration updated: rendered into ${applied.files.join(', ')} (${applied.warning})` : 'DNS configuration updated' };
+      }),
     }),
     {
       method: 'GET', path: '/api/v1/dns/stats', access: READ, tags: TAGS, summary: 'Resolver cache and blocklist counters',

@@ -27,6 +27,17 @@ import { AnalysisAnswer, AnalysisQuery, analyseStored, RuleWarning, warningsFor 
 import { RuleHitCounters, type SeriesSink } from './hit-counters.js';
 import { listQueryFor, pageOf, readListParams } from '../../http/paging.js';
 
+/** A broken assertion as GET /pending lists it. */
+export interface BrokenAssertionView {
+  id: string;
+  name: string;
+  expect: string;
+  outcome: string;
+  decided_by: string;
+  rule_id: string | null;
+  detail: string;
+}
+
 const ReorderBody = Type.Object({ rule_ids: Type.Array(Uuid(), { maxItems: 100_000 }) }, { additionalProperties: false });
 const ReorderResult = Type.Object({ message: Type.String(), count: Type.Integer() });
 const Lines = Type.Array(Type.String());
@@ -37,7 +48,15 @@ const Pending = Type.Object({
   dns: Type.Boolean({ description: 'the DNS resolver configuration changed since it was last applied' }),
   changes: Type.Object({ rules: Changes, aliases: Changes, schedules: Changes, nat: Changes, settings: Changes }),
   applied_at: Type.Union([Type.String(), Type.Null()]),
+  broken_assertions: Type.Array(Type.Object({
+    id: Type.String(), name: Type.String(), expect: Type.String(), outcome: Type.String(),
+    decided_by: Type.String({ description: 'the rule (or system rule, default policy) that decides the packet' }),
+    rule_id: Type.Union([Type.String(), Type.Null()]), detail: Type.String(),
+  }), { description: 'enabled transit assertions the stored configuration would break if applied (POST /reload refuses it unless force=true)' }),
 });
+const ReloadQuery = Type.Object({
+  force: Type.Boolean({ default: false, description: 'apply even when enabled assertions would break (recorded in the audit trail)' }),
+}, { additionalProperties: false });
 const ReloadResult = Type.Object({
   message: Type.String(), version: Type.Union([Type.Integer(), Type.Null()]), applied_at: Type.String(), dialect: Type.String(), rules: Type.Integer(), nat_rules: Type.Integer(),
   apply_mode: Type.Union([Type.Literal('delta'), Type.Literal('full')], { description: '`delta`: only the changed sets and chains were replaced, in one transaction; `full`: the whole table or anchor was replaced' }),
@@ -80,7 +99,7 @@ export function reorderRules(context: AppContext, ids: readonly string[]): void 
 export function createPacketFilterArea(
   context: AppContext,
   needs: { pendingFlags: PendingFlags; geoip?: { compiled(): CompiledGeoIp; kind: string; onRefreshed(listener: () => Promise<void>): void }; metrics?: SeriesSink },
-): Area & { service: PacketFilterService; hits: RuleHitCounters } {
+): Area & { service: PacketFilterService; hits: RuleHitCounters; usePendingAssertions(source: () => BrokenAssertionView[]): void; publishPending(): void } {
   const { models } = context;
   const aliases = declareAliases(models);
   const schedules = declareSchedules(models);
@@ -121,9 +140,11 @@ export function createPacketFilterArea(
   const streams = new EventStreamSet();
   // GET /pending: the packet filter's report plus the flags other areas own (`dns`). The stream re-sends
   // it whenever any part changes.
+  // The assertions area judges the pending change against the enabled transit assertions (areas/assertions).
+  let brokenAssertions: () => BrokenAssertionView[] = () => [];
   const pendingReport = () => {
     const { firewall, nat, ...rest } = pf.pending();
-    return { firewall, nat, dns: needs.pendingFlags.read('dns'), ...rest };
+    return { firewall, nat, dns: needs.pendingFlags.read('dns'), ...rest, broken_assertions: brokenAssertions() };
   };
   let lastSent = '';
   const publishPending = () => {
@@ -278,11 +299,12 @@ export function createPacketFilterArea(
     },
     {
       method: 'POST', path: '/api/v1/reload', access: 'rules:write', tags: ['status'],
-      summary: 'Compile the stored configuration and apply it atomically; on failure the previous ruleset stays',
-      schema: { response: { 200: ReloadResult } },
+      summary: 'Compile the stored configuration and apply it atomically; on failure the previous ruleset stays. 409 when enabled assertions would break, unless force=true',
+      schema: { querystring: ReloadQuery, response: { 200: ReloadResult } },
       handler: async (request) => {
         const actor = request.identity?.username ?? 'unknown';
         try {
+          await context.apply.gate('stored', { actor, clientIp: request.ip, force: (request.query as { force?: boolean }).force, what: 'reload' });
           const { version } = await context.apply.applyAll(actor, 'reload');
           const { ok: _ok, ...result } = lastReload!;
           audit(context, actor, request.ip, 'success', `applied ${result.rules} rules, ${result.nat_rules} NAT rules as version ${version?.version}`);
@@ -326,6 +348,10 @@ export function createPacketFilterArea(
     service: pf,
     hits,
     routes,
+    usePendingAssertions(source) {
+      brokenAssertions = source;
+    },
+    publishPending,
     async start() {
       pf.start();
       hits.start();

@@ -15,8 +15,9 @@ import { outboundFetch } from '../../net/outbound.js';
 import { BLOCKED_NFLOG_GROUP } from '../../platform/packet-filter.js';
 import { parseAddress } from '../../compile/firewall-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, WAN_POLICY_KIND, pendingReport, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
+import { AppliedStore, appliedRuleset, INTERFACE_ROLE_KIND, WAN_POLICY_KIND, pendingReport, SETTINGS_KIND, takeSnapshot, type FilterSnapshot, type PendingReport } from './snapshot.js';
 import type { LoadCounting } from './hit-counters.js';
+import type { ConfigStore } from '../../store/config-store.js';
 import { DRIFT_TOPIC, KernelSync, type ApplyMode, type DriftReport, type LoadOutcome } from './kernel-sync.js';
 import { auditPacketFilter } from './audit.js';
 import { LastCompile } from '../../compile/last-compile.js';
@@ -160,6 +161,12 @@ export class PacketFilterService {
 
   storedSnapshot(): FilterSnapshot {
     return takeSnapshot(this.context.store, this.settings());
+  }
+
+  /** The packet-filter part of a candidate configuration (a restore, an import) held in a store of its own. */
+  snapshotOf(store: ConfigStore): FilterSnapshot {
+    const lan = store.list(INTERFACE_ROLE_KIND).filter((o) => String(o.data.role).toLowerCase() === 'lan').map((o) => String(o.data.name)).sort();
+    return takeSnapshot(store, { block_logging: store.getSingleton(SETTINGS_KIND)?.enabled !== false, anti_lockout_interfaces: lan });
   }
 
   configFor(snapshot: FilterSnapshot, now = this.context.clock.now()): FirewallConfig {

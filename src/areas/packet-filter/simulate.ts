@@ -75,7 +75,7 @@ function checkPacket(body: SimulateRequest): void {
 }
 
 /** The firewall's own addresses by interface, as the platform reports them. */
-async function hostAddresses(context: AppContext): Promise<HostAddresses> {
+export async function hostAddresses(context: AppContext): Promise<HostAddresses> {
   const interfaces = await context.platform.network.interfaces().catch(() => []);
   const byInterface = new Map(interfaces.map((i) => [i.name, [i.ipv4, i.ipv6].filter((a): a is string => !!a)]));
   return { loopback: context.platform.packetFilter.dialect === 'pf' ? PF_LOOPBACK : NFT_LOOPBACK, byInterface };

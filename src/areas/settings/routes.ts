@@ -18,6 +18,8 @@ import {
   PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow, Tls,
 } from './schema.js';
 import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
+import { hostSettingsOf } from '../common/host-settings.js';
+import { STATE_TABLE_FIELDS, stateTableTuningOf, type StateTableLive, type StateTableTuning } from '../../platform/host-settings.js';
 import { logSizes, writeRotationConfig, type RotationConfig } from './log-rotation.js';
 import { LogMaintenance } from './log-maintenance.js';
 import { mergeSmtp, normaliseTls, SMTP_DEFAULTS, sendTestMail, validateSmtp } from './smtp.js';
@@ -55,15 +57,22 @@ function routes(context: AppContext, maintenance: LogMaintenance, expose: (forwa
   models.onChanged(['settings_syslog'], () => forwarder.reconfigure());
   expose(forwarder);
 
-  const pfView = async () => {
-    const stored = store.getSingleton('settings_pf_tuning');
+  const hostSite = hostSettingsOf(context);
+  const pfView = async (warning: string | null = null, read?: StateTableLive) => {
+    const stored = (store.getSingleton('settings_pf_tuning') ?? {}) as StateTableTuning;
     const pf = await context.platform.packetFilter.status();
+    // simulated: the values are rendered only, so the configured ones are what a host would hold.
+    const live = context.platform.simulated ? { ...(await hostSite.host.readStateTable()), ...stored } : read ?? await hostSite.host.readStateTable();
+    const timeouts = (source: Partial<StateTableLive>) => Object.fromEntries(STATE_TABLE_FIELDS.filter((f) => f !== 'max_states').map((f) => [f, source[f] ?? null]));
     return {
-      configured_max_states: Number(stored?.max_states ?? 100_000),
-      live_max_states: typeof stored?.applied_max_states === 'number' && !context.platform.simulated ? stored.applied_max_states : context.platform.simulated ? Number(stored?.max_states ?? 100_000) : null,
+      configured_max_states: Number(stored.max_states ?? live.max_states ?? 100_000),
+      live_max_states: live.max_states,
       current_states: pf.states,
       min_states: MIN_STATES,
       max_states: MAX_STATES,
+      configured_timeouts: timeouts(stored),
+      live_timeouts: timeouts(live),
+      warning: warning ?? (context.platform.simulated ? 'simulated platform: rendered into the data directory; the kernel is not changed' : null),
     };
   };
   const rotationView = () => ({
@@ -89,16 +98,19 @@ function routes(context: AppContext, maintenance: LogMaintenance, expose: (forwa
     {
       method: 'GET', conditional: 'read', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
       schema: { response: { 200: PfTuningView } },
-      handler: pfView,
+      handler: () => pfView(),
     },
     route({
-      method: 'PUT', path: '/api/v1/settings/pf-tuning', access: WRITE, tags: TAGS, summary: 'Set the state-table limit (1000..4000000)',
+      method: 'PUT', path: '/api/v1/settings/pf-tuning', access: WRITE, tags: TAGS,
+      summary: 'Set the state-table limit (1000..4000000) and timeouts; put in force as sysctls (linux) or pf options (freebsd) and read back; 409 when the kernel refuses a value',
       schema: { body: PfTuningBody, response: { 200: PfTuningView } },
-      handler: async (request) => {
-        const { max_states } = request.body;
-        store.putSingleton('settings_pf_tuning', { max_states });
-        return pfView();
-      },
+      handler: (request) => hostSite.exclusive(async () => {
+        const previous = stateTableTuningOf(store.getSingleton('settings_pf_tuning') ?? {});
+        const desired = { ...previous, ...request.body } as StateTableTuning;
+        const applied = await hostSite.host.stateTable(desired);
+        await hostSite.keep('settings_pf_tuning', () => store.putSingleton('settings_pf_tuning', desired), () => hostSite.host.stateTable(previous));
+        return pfView(applied.warning, applied.live);
+      }),
     }),
     idsAlerts.routes[0],
     route({

@@ -28,13 +28,30 @@ export const Tls = Type.Object({
   key_path: Type.String({ default: '', maxLength: 1024, description: 'PEM private key of the API, inside the data directory; applied at the next restart' }),
 });
 
-export const PfTuningBody = Type.Object({ max_states: Type.Integer({ minimum: 1000, maximum: 4_000_000 }) });
+const Seconds = (description: string) => Type.Integer({ minimum: 1, maximum: 2_592_000, description: `${description}, seconds (1..2592000)` });
+/** The state-table timeouts (Linux conntrack sysctls; pf timeouts on FreeBSD). */
+export const StateTimeouts = Type.Object({
+  tcp_established: Seconds('established TCP connections (nf_conntrack_tcp_timeout_established; pf tcp.established)'),
+  udp: Seconds('UDP flows seen one way (nf_conntrack_udp_timeout; pf udp.first/udp.single)'),
+  udp_stream: Seconds('UDP flows seen both ways (nf_conntrack_udp_timeout_stream; pf udp.multiple)'),
+  icmp: Seconds('ICMP (nf_conntrack_icmp_timeout; pf icmp.first/icmp.error)'),
+});
+/** Fields not sent are kept; a field never set is left at the kernel's value. */
+export const PfTuningBody = Type.Object({
+  max_states: Type.Optional(Type.Integer({ minimum: 1000, maximum: 4_000_000, description: 'state-table size (net.netfilter.nf_conntrack_max; pf set limit states)' })),
+  ...Type.Partial(StateTimeouts).properties,
+}, { additionalProperties: false, minProperties: 1 });
+const OptionalSeconds = () => Type.Union([Type.Integer(), Type.Null()]);
+const NullableTimeouts = (description: string) => Type.Object({ tcp_established: OptionalSeconds(), udp: OptionalSeconds(), udp_stream: OptionalSeconds(), icmp: OptionalSeconds() }, { description });
 export const PfTuningView = Type.Object({
   configured_max_states: Type.Integer(),
   live_max_states: Type.Union([Type.Integer(), Type.Null()]),
   current_states: Type.Integer(),
   min_states: Type.Integer(),
   max_states: Type.Integer(),
+  configured_timeouts: NullableTimeouts('as set (null: never set, the kernel default applies)'),
+  live_timeouts: NullableTimeouts('as the kernel holds them, read back (null: not readable here)'),
+  warning: Type.Union([Type.String(), Type.Null()], { description: 'set when the values are not in force on the host (simulated platform, another host root)' }),
 });
 
 export const IdsAlerts = Type.Object({

@@ -8,6 +8,9 @@ import { badRequest } from '../../core/errors.js';
 import { ApplyReport, Banner, Console, General, Ssh, SystemInfo } from './schema.js';
 import { SystemService, validateGeneral } from './service.js';
 import { listTimezones } from './timezones.js';
+import { hostSettingsOf } from '../common/host-settings.js';
+import type { SingletonModel } from '../../model/singleton-model.js';
+import { registerHostSettingsApplier, restoreStateTable } from './host-applier.js';
 
 const TAGS = ['system'];
 const READ = 'settings:read' as const;
@@ -18,20 +21,30 @@ const timezones = () => (zones ??= listTimezones());
 
 function routes(context: AppContext): RouteSpec[] {
   const system = new SystemService(context);
-  const section = (kind: string, path: string, schema: typeof General | typeof Banner | typeof Ssh | typeof Console, noun: string, apply: (data: ConfigData) => object, validate?: (data: ConfigData) => void): RouteSpec[] => {
+  const host = hostSettingsOf(context);
+  const sections: Record<string, SingletonModel> = {};
+  const section = (kind: string, path: string, schema: typeof General | typeof Banner | typeof Ssh | typeof Console, noun: string, apply: (data: ConfigData) => Promise<object>, validate?: (data: ConfigData) => void): RouteSpec[] => {
     const model = context.models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
+    sections[kind] = model;
     const [get] = singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS });
     return [
       get,
       route({
-        method: 'PUT', path, access: WRITE, tags: TAGS, summary: `Change ${noun} (fields not sent are kept) and render it for the host`,
+        method: 'PUT', path, access: WRITE, tags: TAGS,
+        summary: `Change ${noun} (fields not sent are kept) and put it in force on the host (409 with the reason, nothing changed, when the host refuses it)`,
         schema: { body: model.schemas.patch, response: { 200: ApplyReport } },
-        handler: (request) => apply(model.write(request.body as ConfigData)),
+        // Applied to the host first, stored only once in force: a refusal leaves host and stored settings as they were.
+        handler: (request) => host.exclusive(async () => {
+          const previous = model.read();
+          const report = await apply(model.preview(request.body as ConfigData));
+          await host.keep(kind, () => model.write(request.body as ConfigData), () => apply(previous));
+          return report;
+        }),
       }),
     ];
   };
   const general = { read: () => ({ domain: '', ...(context.store.getSingleton('system_general') ?? {}) }) };
-  return [
+  const routeList: RouteSpec[] = [
     {
       method: 'GET', path: '/api/v1/system/info', access: READ, tags: TAGS, summary: 'OS, hardware, uptime, load, memory and disk of the appliance',
       schema: { response: { 200: SystemInfo } },
@@ -51,8 +64,10 @@ function routes(context: AppContext): RouteSpec[] {
       handler: () => timezones(),
     },
   ];
+  registerHostSettingsApplier(context, system, sections);
+  return routeList;
 }
 
 export function createSystemArea(context: AppContext): Area {
-  return { name: 'system', routes: routes(context) };
+  return { name: 'system', routes: routes(context), start: () => void restoreStateTable(context) };
 }

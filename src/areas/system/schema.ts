@@ -34,7 +34,7 @@ export const ApplyReport = Type.Object({
   requires_reboot: Type.Boolean(),
   requires_service_restart: NullableString(),
   warning: NullableString(),
-  files: Type.Array(Type.String(), { description: 'rendered files in the data directory' }),
+  files: Type.Array(Type.String(), { description: "the files written: the host's own (linux, freebsd) or in the data directory (simulated)" }),
 });
 
 export const SystemInfo = Type.Object({

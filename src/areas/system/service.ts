@@ -1,20 +1,11 @@
 import os from 'node:os';
 import { readdirSync, readFileSync, statfsSync } from 'node:fs';
 import type { AppContext } from '../../context.js';
-import { badRequest } from '../../core/errors.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { writeDataFile } from '../common/data-files.js';
-import { isHostName } from '../../render/grammar.js';
-import { hostsLine } from '../../render/hosts-file.js';
-import { resolvConfLine } from '../../render/resolv-conf.js';
-import { terminalText } from '../../render/terminal-text.js';
-import { sshdLine } from '../../render/sshd-config.js';
-import { consoleArgument } from '../../render/kernel-args.js';
-import { plainValueFile } from '../../render/plain-value-file.js';
-import { TIMEZONE_PATTERN } from './schema.js';
-
-const isHostLabel = (value: string) => isHostName(value) && !value.includes('.');
-const isTimezone = (value: string) => new RegExp(TIMEZONE_PATTERN).test(value);
+import { badRequest, conflict } from '../../core/errors.js';
+import { hostSettingsOf } from '../common/host-settings.js';
+import type { HostApplied, HostConsole, HostGeneral, HostSsh } from '../../platform/host-settings.js';
+import { sshLockout } from './ssh-lockout.js';
 
 /** CPU busy share over a short window, from the kernel's per-core times. */
 export async function cpuUsagePercent(windowMs = 100): Promise<number> {
@@ -49,58 +40,46 @@ export function validateGeneral(data: ConfigData, timezones: () => string[]): vo
   if (!timezones().includes(String(data.timezone))) throw badRequest(`body.timezone: ${String(data.timezone)} is not a zone of the system zone database (see /api/v1/system/timezones)`);
 }
 
-/** Renders the system settings into files under the data directory (what the platform installs on the host). */
+/**
+ * Puts the system settings in force through the platform's host settings (src/platform/host-settings.ts): the
+ * host's files, checked, reloaded and read back on linux/freebsd; rendered into the data directory on simulated.
+ */
 export class SystemService {
   constructor(private readonly context: AppContext) {}
 
-  private write(name: string, text: string): string {
-    return writeDataFile(this.context.config.dataDir, ['system', name], text, 0o644);
+  private get host() {
+    return hostSettingsOf(this.context).host;
   }
 
-  private warning(): string {
-    return `${this.context.platform.simulated ? 'simulated platform: ' : ''}rendered into the data directory; this release does not change the host's own files`;
+  private report(applied: HostApplied, serviceRestart: string | null = null) {
+    return { ok: true, requires_reboot: applied.requires_reboot, requires_service_restart: serviceRestart, warning: applied.warning, files: applied.files };
   }
 
-  applyGeneral(general: ConfigData) {
-    const hostname = String(general.hostname);
-    const domain = String(general.domain ?? '');
-    const names = hostname === '' ? [] : domain ? [`${hostname}.${domain}`, hostname] : [hostname];
-    const hosts = [
-      hostsLine('127.0.0.1', ['localhost'], 'system.general'),
-      ...(names.length > 0 ? [hostsLine('127.0.1.1', names, 'system.general.hostname')] : []),
-      hostsLine('::1', ['localhost', 'ip6-localhost', 'ip6-loopback'], 'system.general'),
-    ];
-    const files = [
-      this.write('hostname', hostname === '' ? '\n' : plainValueFile(hostname, isHostLabel, 'hostname file', 'system.general.hostname')),
-      this.write('hosts', `${hosts.join('\n')}\n`),
-      this.write('timezone', plainValueFile(String(general.timezone), isTimezone, 'timezone file', 'system.general.timezone')),
-      ...(domain ? [this.write('resolv.search', `${resolvConfLine('search', [domain], 'system.general.domain')}\n`)] : []),
-    ];
-    return { ok: true, requires_reboot: false, requires_service_restart: null, warning: this.warning(), files };
+  async applyGeneral(general: ConfigData) {
+    const desired: HostGeneral = { hostname: String(general.hostname), domain: String(general.domain ?? ''), timezone: String(general.timezone) };
+    const applied = await this.host.general(desired);
+    // The domain is the resolvers' search domain: resolv.conf follows when Bulwark manages it.
+    const dns = this.context.store.getSingleton('dns_system');
+    if (dns?.configured === true) {
+      const resolvers = await this.host.resolvers({ servers: dns.servers as string[], search: desired.domain ? [desired.domain] : [] });
+      applied.files.push(...resolvers.files);
+    }
+    return this.report(applied);
   }
 
-  applyBanner(banner: ConfigData) {
-    const files = [this.write('issue', terminalText(String(banner.login_banner), 'issue')), this.write('motd', terminalText(String(banner.motd), 'motd'))];
-    return { ok: true, requires_reboot: false, requires_service_restart: null, warning: this.warning(), files };
+  async applyBanner(banner: ConfigData) {
+    return this.report(await this.host.banner({ login_banner: String(banner.login_banner), motd: String(banner.motd) }));
   }
 
-  applySsh(ssh: ConfigData) {
-    const lines = [
-      '# Rendered by Bulwark',
-      sshdLine('Port', ssh.port as number, 'system.ssh.port'),
-      sshdLine('PasswordAuthentication', ssh.password_auth === true ? 'yes' : 'no', 'system.ssh.password_auth'),
-      sshdLine('PermitRootLogin', ssh.permit_root_login === true ? 'yes' : 'prohibit-password', 'system.ssh.permit_root_login'),
-    ];
-    const files = [this.write('sshd_config.d-bulwark.conf', `${lines.join('\n')}\n`), this.write('sshd.enabled', `${ssh.enabled === true ? 'yes' : 'no'}\n`)];
-    return { ok: true, requires_reboot: false, requires_service_restart: 'sshd', warning: this.warning(), files };
+  async applySsh(ssh: ConfigData) {
+    const desired: HostSsh = { enabled: ssh.enabled === true, port: Number(ssh.port), password_auth: ssh.password_auth === true, permit_root_login: ssh.permit_root_login === true };
+    const lockout = sshLockout(desired, { apiPort: this.context.config.port, keyHolders: desired.enabled && !desired.password_auth ? await this.host.sshKeyHolders() : [] });
+    if (lockout) throw conflict(`refused: ${lockout}`);
+    return this.report(await this.host.ssh(desired), this.host.target === 'host' ? null : 'sshd');
   }
 
-  applyConsole(consoleConfig: ConfigData) {
-    const serial = consoleConfig.kind !== 'video';
-    const video = consoleConfig.kind !== 'serial';
-    const args = [...(video ? [consoleArgument('video', 0, 'system.console.kind')] : []), ...(serial ? [consoleArgument('serial', consoleConfig.baud as number, 'system.console.baud')] : [])];
-    const files = [this.write('kernel-console.args', `${args.join(' ')}\n`)];
-    return { ok: true, requires_reboot: true, requires_service_restart: null, warning: this.warning(), files };
+  async applyConsole(consoleConfig: ConfigData) {
+    return this.report(await this.host.console({ kind: consoleConfig.kind as HostConsole['kind'], baud: Number(consoleConfig.baud) }));
   }
 
   async info(general: ConfigData) {

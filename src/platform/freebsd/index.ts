@@ -10,6 +10,7 @@ import { createFreebsdNetwork } from './network.js';
 import { createFreebsdRouting } from './routing.js';
 import { createFreebsdMaintenance } from './maintenance.js';
 import { createFreebsdWireguard } from './wireguard.js';
+import { createFreebsdHostSettings } from './host-settings.js';
 
 export const PF_ANCHOR = 'bulwark';
 
@@ -30,7 +31,7 @@ async function pfStatus(): Promise<PacketFilterStatus> {
 }
 
 /** FreeBSD: pfctl and rc.d. Tested with fake tools on PATH, since FreeBSD is not available here. */
-export function createFreebsdPlatform(): Platform {
+export function createFreebsdPlatform(options: { hostRoot?: string } = {}): Platform {
   const daemons = createProcessDaemons();
   const traffic = new FreebsdTraffic();
   return {
@@ -48,6 +49,7 @@ export function createFreebsdPlatform(): Platform {
     daemons,
     network: createFreebsdNetwork(),
     maintenance: createFreebsdMaintenance(),
+    hostSettings: (site) => createFreebsdHostSettings(options.hostRoot ?? '/', site.log),
     flowExport: notDriven('freebsd', 'flow export'),
     close: async () => {
       await traffic.close();

@@ -14,6 +14,7 @@ import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
 import { createSuricataEngine } from './suricata.js';
+import { createLinuxHostSettings } from './host-settings.js';
 import { createSoftflowdExporter } from './softflowd.js';
 
 export const NFT_TABLE = 'bulwark';
@@ -39,7 +40,7 @@ function trafficCounted(items: Record<string, unknown>[]): Pick<PacketFilterStat
 }
 
 /** The real product on Linux: nftables, iproute2, conntrack and Debian's daemons. */
-export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platform {
+export function createLinuxPlatform(options: { aptRoot?: string; hostRoot?: string } = {}): Platform {
   const daemons = createProcessDaemons();
   const traffic = new LinuxTraffic();
   const wireguard = createLinuxWireguard();
@@ -64,6 +65,7 @@ export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platfor
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(options.aptRoot),
     flowExport,
+    hostSettings: (site) => createLinuxHostSettings(options.hostRoot ?? '/', site.log),
     close: async () => {
       await flowExport.close();
       // The daemons, tunnels, charon and Caddy keep running, adopted by the next start; only this process's readers end.

@@ -10,6 +10,7 @@ import { SimulatedTraffic } from './traffic.js';
 import { createSimulatedDaemons } from './daemons.js';
 import { createSimulatedNetwork } from './network.js';
 import { createSimulatedMaintenance } from './maintenance.js';
+import { createSimulatedHostSettings } from './host-settings.js';
 import { createSimulatedFlowExport } from './flow-export.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
@@ -30,6 +31,7 @@ export function createSimulatedPlatform(): Platform {
     daemons: createSimulatedDaemons(),
     network: createSimulatedNetwork(),
     maintenance: createSimulatedMaintenance(),
+    hostSettings: (site) => createSimulatedHostSettings(site.dataDir),
     flowExport: createSimulatedFlowExport(),
     close: () => traffic.close(),
   };

@@ -29,6 +29,25 @@ export interface Pending {
   dns?: boolean;
   changes: Record<string, { added: string[]; changed: string[]; removed: string[] }>;
   applied_at: string | null;
+  /** Enabled transit assertions the stored configuration would break once applied (POST /reload refuses it unless forced). */
+  broken_assertions?: BrokenAssertion[];
+}
+
+export interface BrokenAssertion {
+  id: string;
+  name: string;
+  expect: string;
+  outcome: string;
+  decided_by: string;
+  rule_id: string | null;
+  detail: string;
+}
+
+export interface JudgedAssertion {
+  id: string;
+  name: string;
+  kind: 'transit' | 'probe';
+  result: { holds: boolean; outcome: string; decided_by: string; detail: string };
 }
 
 export interface CommitConfirmStatus {
@@ -38,7 +57,10 @@ export interface CommitConfirmStatus {
   timeout_seconds: number | null;
   rollback_version: number | null;
   started_by: string | null;
-  last: { outcome: string; at: string; error?: string } | null;
+  auto_confirm?: boolean;
+  /** The assertions checked after the window's apply. */
+  assertions?: { state: 'running' | 'held' | 'failed'; results: JudgedAssertion[] } | null;
+  last: { outcome: string; at: string; error?: string; reason?: string } | null;
 }
 
 export interface PortRange {
@@ -62,6 +84,8 @@ export interface Rule {
   description: string | null;
   status: string;
   schedule_id: string | null;
+  /** Totals of the hit counters (fresh within a few seconds), when the API answers them. */
+  hits?: { packets: number; bytes: number };
 }
 
 /** A record of any collection: the console shows these generically. */

@@ -16,10 +16,12 @@ interface DataTableProps<T> {
   actions?: (row: T, index: number) => ComponentChildren;
   empty?: string;
   rowKey?: (row: T, index: number) => string;
+  /** A class for a row (e.g. the rule a packet test highlights). */
+  rowClass?: (row: T) => string | undefined;
 }
 
 /** Every list is a table with headers; values are formatted, never printed raw. */
-export function DataTable<T extends object>({ caption, rows, columns, actions, empty = 'Nothing here yet.', rowKey }: DataTableProps<T>) {
+export function DataTable<T extends object>({ caption, rows, columns, actions, empty = 'Nothing here yet.', rowKey, rowClass }: DataTableProps<T>) {
   return (
     <div class="table-wrap">
       <table>
@@ -43,7 +45,7 @@ export function DataTable<T extends object>({ caption, rows, columns, actions, e
             </tr>
           )}
           {rows.map((row, index) => (
-            <tr key={rowKey?.(row, index) ?? (row as { id?: string }).id ?? index}>
+            <tr key={rowKey?.(row, index) ?? (row as { id?: string }).id ?? index} class={rowClass?.(row)}>
               {columns.map((column) => (
                 <td key={column.key}>{column.render ? column.render(row) : formatValue((row as Record<string, unknown>)[column.key])}</td>
               ))}

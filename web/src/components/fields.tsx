@@ -16,7 +16,18 @@ function Hint({ id, hint }: { id: string; hint?: string }) {
   return hint ? <small id={id}>{hint}</small> : null;
 }
 
-export function TextField({ label, name, value, onInput, type = 'text', required, placeholder, hint, autoComplete, inputMode, pattern }: BaseProps & {
+/** An API error naming this field, shown under it; the input is marked invalid and described by it. */
+function FieldError({ id, error }: { id: string; error?: string | null }) {
+  return error ? (
+    <small id={id} class="field-error" role="alert">
+      {error}
+    </small>
+  ) : null;
+}
+
+const describedBy = (id: string, hint?: string, error?: string | null) => [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ') || undefined;
+
+export function TextField({ label, name, value, onInput, type = 'text', required, placeholder, hint, autoComplete, inputMode, pattern, error }: BaseProps & {
   value: string;
   onInput(value: string): void;
   type?: 'text' | 'password' | 'number' | 'email' | 'url';
@@ -25,6 +36,7 @@ export function TextField({ label, name, value, onInput, type = 'text', required
   autoComplete?: string;
   inputMode?: 'numeric' | 'text';
   pattern?: string;
+  error?: string | null;
 }) {
   const id = useId();
   // Preact's typings tie `role` to each literal input type; a type chosen at run time needs this widening.
@@ -42,10 +54,12 @@ export function TextField({ label, name, value, onInput, type = 'text', required
         autoComplete={autoComplete}
         inputMode={inputMode}
         pattern={pattern}
-        aria-describedby={hint ? `${id}-hint` : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+        aria-invalid={error ? true : undefined}
         onInput={(event) => onInput((event.currentTarget as HTMLInputElement).value)}
       />
       <Hint id={`${id}-hint`} hint={hint} />
+      <FieldError id={`${id}-error`} error={error} />
     </div>
   );
 }

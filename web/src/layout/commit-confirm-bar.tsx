@@ -46,8 +46,18 @@ export function CommitConfirmBar({ status, onDone }: { status: CommitConfirmStat
         <span role="timer" aria-label="Time left to confirm">
           {clock(remaining)}
         </span>{' '}
-        unless confirmed.
+        unless confirmed{status.auto_confirm ? ' (it confirms by itself once every assertion holds and this console is back)' : ''}.
       </p>
+      {status.assertions && (
+        <ul class="assertion-results" aria-label="Assertions after the apply">
+          {status.assertions.state === 'running' && <li>Checking the assertions…</li>}
+          {status.assertions.results.map((r) => (
+            <li key={r.id} class={r.result.holds ? 'holds' : 'fails'}>
+              {r.result.holds ? '✓' : '✗'} {r.name}: {r.result.detail}
+            </li>
+          ))}
+        </ul>
+      )}
       {can('backup:write') && (
         <button type="button" onClick={confirmChanges}>
           Confirm

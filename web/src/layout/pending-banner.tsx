@@ -62,9 +62,10 @@ export function PendingBanner() {
     }
   };
 
-  const apply = () => act(async () => (await api.post<{ message: string }>('/reload', {})).message);
+  const [autoConfirm, setAutoConfirm] = useState(false);
+  const apply = (force = false) => act(async () => (await api.post<{ message: string }>(force ? '/reload?force=true' : '/reload', {})).message);
   const applyWithCommitConfirm = () =>
-    act(async () => (await api.post<{ message: string }>('/config/commit-confirm', { timeout_seconds: Number(timeout), apply: true })).message);
+    act(async () => (await api.post<{ message: string }>('/config/commit-confirm', { timeout_seconds: Number(timeout), apply: true, auto_confirm: autoConfirm })).message);
   const showDiff = async () => {
     setError(null);
     try {
@@ -78,6 +79,7 @@ export function PendingBanner() {
   const status = commitConfirm.data;
   const report = pending.pending;
   const changes = report && (report.firewall || report.nat || report.dns) ? summarise(report) : '';
+  const broken = report?.broken_assertions ?? [];
   return (
     <div class="banners">
       {status?.active && <CommitConfirmBar status={status} onDone={commitConfirm.reload} />}
@@ -86,6 +88,20 @@ export function PendingBanner() {
           <p>
             <strong>Pending changes</strong> (not yet applied): {changes}.
           </p>
+          {broken.length > 0 && (
+            <div class="broken-assertions" role="alert" aria-label="Assertions the pending changes break">
+              <p>
+                Applying would break {broken.length === 1 ? 'an assertion' : `${broken.length} assertions`}; Apply is refused unless forced:
+              </p>
+              <ul>
+                {broken.map((b) => (
+                  <li key={b.id}>
+                    <strong>{b.name}</strong>: expects {b.expect}, {b.outcome === 'error' ? `cannot be judged (${b.decided_by})` : `${b.outcome} by ${b.decided_by}`} — {b.detail}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
           <div class="banner-actions">
             {can('backup:read') && (
               <button type="button" class="secondary" onClick={() => (diff === null ? showDiff() : setDiff(null))}>
@@ -93,8 +109,13 @@ export function PendingBanner() {
               </button>
             )}
             {can('rules:write') && (
-              <button type="button" disabled={busy} onClick={apply}>
+              <button type="button" disabled={busy} onClick={() => apply()}>
                 Apply
+              </button>
+            )}
+            {can('rules:write') && broken.length > 0 && (
+              <button type="button" class="danger" disabled={busy} onClick={() => apply(true)}>
+                Apply anyway (audited)
               </button>
             )}
             {can('rules:write') && can('backup:write') && !status?.active && (
@@ -102,6 +123,10 @@ export function PendingBanner() {
                 <label class="field inline">
                   <span>Roll back after (seconds)</span>
                   <input name="commit_confirm_timeout" type="number" min={10} max={86400} value={timeout} onInput={(event) => setTimeoutSeconds((event.currentTarget as HTMLInputElement).value)} />
+                </label>
+                <label class="field inline">
+                  <input name="auto_confirm" type="checkbox" checked={autoConfirm} onChange={(event) => setAutoConfirm((event.currentTarget as HTMLInputElement).checked)} />
+                  <span>Confirm by itself when every assertion holds</span>
                 </label>
                 <button type="button" disabled={busy} onClick={applyWithCommitConfirm}>
                   Apply with commit-confirm

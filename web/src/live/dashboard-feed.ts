@@ -23,6 +23,8 @@ export interface StatusFrame {
   traffic?: { bps_in?: number; bps_out?: number; pps_in?: number; pps_out?: number };
   top_talkers?: { addr: string; bytes_in: number; bytes_out: number; flows: number; bytes: number }[];
   ids_alerts?: { new_alerts: number; alerts_total: number; recent_alerts: Record<string, unknown>[] };
+  /** Assertions whose last result says they do not hold (continuous checking). */
+  failing_assertions?: { id: string; name: string; outcome: string; expect: string; decided_by: string; detail: string; checked_at: string }[];
   connection_summary?: { total: number; tcp?: number; udp?: number; icmp?: number; other?: number };
   blocked?: Record<string, unknown>[];
   connections_total?: number;

@@ -49,7 +49,8 @@ export class PendingFeed {
 
   /** After a write of this console: the stream reports it by itself; without one, read the report now. */
   writeMade(): void {
-    if (!this.live) void this.refresh();
+    // Stopped (signed out, or the server ended the stream): the credential would only be refused.
+    if (!this.stopped && !this.live) void this.refresh();
   }
 
   private get live(): boolean {

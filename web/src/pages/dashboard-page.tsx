@@ -194,6 +194,24 @@ export function DashboardPage() {
         />
       </section>
 
+      {(frame?.failing_assertions?.length ?? 0) > 0 && (
+        <section class="panel" aria-label="Failing assertions">
+          <h2>Failing assertions</h2>
+          <DataTable
+            caption="Assertions that do not hold"
+            rows={frame!.failing_assertions!}
+            rowKey={(row) => row.id}
+            empty="Every assertion holds."
+            columns={[
+              { key: 'name', label: 'Assertion' },
+              { key: 'checked_at', label: 'Checked', render: (row) => formatTime(row.checked_at) },
+              { key: 'outcome', label: 'Found', render: (row) => `${row.outcome} (expects ${row.expect})` },
+              { key: 'detail', label: 'What decided it', render: (row) => `${row.decided_by}: ${row.detail}` },
+            ]}
+          />
+        </section>
+      )}
+
       <section class="panel" aria-label="IDS alerts">
         <h2>IDS alerts</h2>
         <p>

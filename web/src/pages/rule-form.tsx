@@ -91,10 +91,12 @@ interface RuleFormProps {
   rule: Rule | null;
   onSubmit(body: Record<string, unknown>): Promise<void>;
   onCancel(): void;
+  /** The submit button's text when the form does not save at once (the change-set screen stages the edit). */
+  submitLabel?: string;
 }
 
 /** Create or edit a rule; the API validates and its 400 (naming the field) is shown as it is. */
-export function RuleForm({ rule, onSubmit, onCancel }: RuleFormProps) {
+export function RuleForm({ rule, onSubmit, onCancel, submitLabel }: RuleFormProps) {
   const [draft, setDraft] = useState<RuleDraft>(() => draftOf(rule));
   // a new read of the rule (after a save refused as stale) shows what is stored now (not on mount: that would
   // race the first keystrokes)
@@ -132,7 +134,7 @@ export function RuleForm({ rule, onSubmit, onCancel }: RuleFormProps) {
       <ErrorAlert message={error} />
       <FormActions>
         <button type="submit" disabled={busy}>
-          {rule ? 'Save rule' : 'Create rule'}
+          {submitLabel ?? (rule ? 'Save rule' : 'Create rule')}
         </button>
         <button type="button" class="secondary" onClick={onCancel}>
           Cancel
