@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { requestActor } from './http/request-actor.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
@@ -32,6 +33,7 @@ import type { Area } from './areas/area.js';
 import { BUILD } from './core/build-info.js';
 import { ApplyCoordinator } from './core/apply.js';
 import { EventHub } from './core/event-hub.js';
+import { AppLogTap } from './core/app-log-tap.js';
 import { RequestMetrics } from './metrics/request-metrics.js';
 import { ApiLogStream, LocalLogs } from './areas/settings/local-logs.js';
 import { ServiceRestore } from './core/service-restore.js';
@@ -58,6 +60,8 @@ export interface CatalogueEntry {
   access: RouteAccess | undefined;
   /** The route validates a request body against a schema. */
   hasBody: boolean;
+  /** The body is a JSON array (PUT /notify/events): `[]` is then a well-formed body. */
+  arrayBody: boolean;
 }
 
 declare module 'fastify' {
@@ -80,16 +84,22 @@ const DOCUMENTATION_PREFIXES = ['/api/docs', '/api/v1/openapi.json'];
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
-  // The logger exists before the database; its stream is connected to logs/api.log once the store is open.
+  const events = new EventHub(clock);
+  // The logger exists before the database; its stream is connected to logs/api.log once the store is open. In
+  // front of it, the tap announces lines on the hub for syslog's application category.
   const apiLog = new ApiLogStream(options.logToStdout === false ? null : process.stdout);
+  const tap = new AppLogTap(apiLog, config.logLevel, events);
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
       // Belt and braces: request logging below never includes headers or bodies, but nothing that could
       // carry a credential may ever be serialised by accident.
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token', '*.client_secret', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
-      stream: apiLog,
+      stream: tap,
     },
+    // Request loggers follow the logger's current level (lowered for syslog's application category), not the level
+    // their route was registered at; no route sets a level of its own.
+    ...(options.logger === undefined ? { childLoggerFactory: (logger: FastifyBaseLogger, bindings: Record<string, unknown>) => logger.child(bindings) } : {}),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
       const supplied = request.headers['x-request-id'];
@@ -113,11 +123,14 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     log: app.log,
     startedAt: clock.now(),
     apply: new ApplyCoordinator(new ConfigVersions(db, store, clock), app.log),
-    events: new EventHub(clock),
+    events,
+    logFloor: (level: string | null) => {
+      if (options.logger === undefined) app.log.level = tap.levelFor(level);
+    },
     requests: new RequestMetrics(),
     localLogs: new LocalLogs(config.dataDir, store),
     restore: new ServiceRestore(app.log),
-  } as AppContext;
+  } as unknown as AppContext;
   apiLog.attach((line) => context.localLogs.write('bulwark-api', line));
   const stopHashing = context.apply.versions.hashWhenQuiet();
   context.identity = new IdentityService(context);
@@ -138,7 +151,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
       if (!CONSOLE_ROUTES.includes(url)) methods.remember(method, url);
-      app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access, hasBody: Boolean(route.schema?.body) });
+      app.catalogue.push({ method, path: url, access: (route.config as { access?: RouteAccess } | undefined)?.access, hasBody: Boolean(route.schema?.body), arrayBody: (route.schema?.body as { type?: unknown } | undefined)?.type === 'array' });
     }
   });
 
@@ -217,6 +230,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   return app;
 }
 
+/** A write's handler runs with its actor known (http/request-actor.ts), for the audit of what it changes. */
+function auditedWrite(handler: (request: FastifyRequest, reply: FastifyReply) => unknown) {
+  return (request: FastifyRequest, reply: FastifyReply) =>
+    requestActor.run({ actor: request.identity?.username ?? null, clientIp: request.ip }, () => handler(request, reply));
+}
+
 function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppContext): void {
   const extension = extensionOf(route.method, route.path);
   const permissionNote = route.access === 'public' ? 'No credential needed.' : route.access === 'authenticated' ? 'Any valid credential.' : `Requires \`${route.access}\`.`;
@@ -236,6 +255,6 @@ function registerRoute(app: FastifyInstance, route: RouteSpec, context: AppConte
     },
     handler: route.method === 'GET'
       ? async (request, reply) => route.handler(request, reply)
-      : settledWrite(context.models, route.handler),
+      : auditedWrite(settledWrite(context.models, route.handler)),
   });
 }

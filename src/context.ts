@@ -36,5 +36,7 @@ export interface AppContext {
   /** The services brought back from their applied state at start (adopted, re-applied or started), and their readiness. */
   restore: ServiceRestore;
   log: FastifyBaseLogger;
+  /** Lowers the logger's level to `level` for the hub's app.log (null: back to --log-level); standard output keeps --log-level. */
+  logFloor(level: string | null): void;
   startedAt: number;
 }

@@ -125,7 +125,7 @@ test('OpenAPI documents If-Match and 412 on every PUT and DELETE of a path whose
   for (const example of ['PUT /api/v1/dns', 'PUT /api/v1/system/general', 'PUT /api/v1/config/retention', 'DELETE /api/v1/vpn/wg/{id}', 'PUT /api/v1/vpn/wg/{tid}/peers/{pid}', 'PUT /api/v1/interfaces/{name}/role']) {
     assert.ok(hand.includes(example), `${example} is a conditional twin write`);
   }
-  assert.equal(hand.length, 27, hand.join('\n'));
+  assert.equal(hand.length, 28, hand.join('\n'));
 });
 
 test('every write of a tagged path: a stale If-Match is 412 and changes nothing; the current tag succeeds and a PUT answers the new tag', async () => {

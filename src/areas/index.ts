@@ -22,6 +22,7 @@ import { createTimeArea } from './time/routes.js';
 import { createNetworkingArea } from './networking/routes.js';
 import { createSystemArea } from './system/routes.js';
 import { createSettingsArea } from './settings/routes.js';
+import { createEventsArea } from './events/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
@@ -94,6 +95,7 @@ export function createAreas(context: AppContext): Area[] {
     createSystemArea(context),
     createSettingsArea(context),
     tls,
+    createEventsArea(context),
     createFlowExportArea(context),
     createDiagnosticsArea(context),
     createUpdatesArea(context),

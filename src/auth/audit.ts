@@ -1,6 +1,8 @@
 import type { Db } from '../store/database.js';
 import type { Clock } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
+import type { EventHub } from '../core/event-hub.js';
+import { EVENT_TOPICS } from '../core/events.js';
 
 export interface AuditEvent {
   action: string;
@@ -34,6 +36,8 @@ export class AuthAudit {
     db: Db,
     private readonly clock: Clock,
     private readonly category = 'auth',
+    /** Every entry is also announced on the hub (syslog's audit category). */
+    private readonly events?: EventHub,
   ) {
     this.insert = db.prepare(
       'INSERT INTO audit_log (at, category, action, actor, client_ip, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -49,6 +53,10 @@ export class AuthAudit {
       details: event.details ?? null,
     });
     this.insert.run(isoTime(this.clock.now()), this.category, event.action, event.actor ?? null, event.clientIp ?? null, event.outcome, details);
+    this.events?.emit(EVENT_TOPICS.audit, {
+      category: this.category, action: event.action, outcome: event.outcome, actor: event.actor ?? null, client_ip: event.clientIp ?? null,
+      object_kind: event.targetId ? 'user' : null, object_id: event.targetId ?? null, details: event.details ?? null,
+    });
   }
 
   list(limit: number, offset: number): { records: AuditRecord[]; total: number } {

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { EVENT_TOPICS } from '../core/events.js';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -93,7 +94,7 @@ export class IdentityService implements Authenticator {
     this.users = new Users(db, clock);
     this.sessions = new Sessions(db, clock);
     this.apiKeys = new ApiKeys(db, clock);
-    this.audit = new AuthAudit(db, clock);
+    this.audit = new AuthAudit(db, clock, 'auth', context.events);
     this.settingsSection = context.models.singleton({ kind: AUTH_SETTINGS_KIND, noun: 'auth settings', writeAccess: 'settings:write', schema: AuthSettingsSchema });
     this.tickets = new OneShotStore(clock, 30_000);
     this.streams = new StreamRegistry((identity, permission) => this.stillHolds(identity, permission));
@@ -384,6 +385,7 @@ export class IdentityService implements Authenticator {
     for (const key of this.limiter.fail(keys)) {
       const action = onLimitOf(key) === 'slow' ? 'login_slowed' : 'lockout';
       this.audit.record({ action, outcome: 'failure', actor: event.actor, clientIp: event.clientIp, details: event.actor === null ? withoutName(key) : key });
+      if (action === 'lockout') this.context.events.emit(EVENT_TOPICS.accountLockedOut, { key: event.actor === null ? withoutName(key) : key, actor: event.actor, client_ip: event.clientIp });
     }
   }
 

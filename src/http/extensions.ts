@@ -98,6 +98,22 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     method: 'POST', path: '/api/v1/changes', access: 'authenticated',
     why: 'Atomic change sets: create/update/delete operations on any collections and settings sections applied all or none in one transaction (dry run answers the diff); each operation is held to the write permission of its own route.',
   },
+  ...(['GET', 'POST'] as const).map((method) => ({
+    method, path: '/api/v1/notify/webhooks', access: method === 'GET' ? 'settings:read' : 'settings:write',
+    why: 'Webhook channels for notifications (issue 40): name, url, a write-only sealed secret that signs each body (X-Bulwark-Signature), and the private addresses the outbound guard may reach.',
+  })),
+  ...(['GET', 'PUT', 'DELETE'] as const).map((method) => ({
+    method, path: '/api/v1/notify/webhooks/{id}', access: method === 'GET' ? 'settings:read' : 'settings:write',
+    why: 'One webhook channel of notifications (issue 40).',
+  })),
+  {
+    method: 'POST', path: '/api/v1/notify/webhooks/{id}/test', access: 'settings:write',
+    why: 'Sends a signed test notification to a webhook, as POST /notify/smtp/test does for e-mail.',
+  },
+  ...(['GET', 'PUT'] as const).map((method) => ({
+    method, path: '/api/v1/notify/events', access: method === 'GET' ? 'settings:read' : 'settings:write',
+    why: 'Which events (gateway down/up, IDS alerts, certificates, drift, rollbacks, lockouts, daemons, updates, disk) reach which channel, with a minimum severity and a rate limit per event key.',
+  })),
   {
     method: 'GET', path: '/api/v1/reverse-proxy/tls/key-files', access: 'proxy:read',
     why: 'Reads the key files beyond Bulwark\'s own store that reverse-proxy TLS certificates may name (Bulwark copies the key for the proxy\'s user, so other keys need an administrator\'s consent).',

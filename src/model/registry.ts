@@ -5,7 +5,7 @@ import type { ConfigData, ConfigObject, ConfigStore } from '../store/config-stor
 import { ChangeHooks } from './change-hooks.js';
 import { CollectionModel, type ModelSite } from './collection-model.js';
 import { checkConfiguration, type ConfigurationCheck } from './configuration-check.js';
-import type { ChangeHook, CollectionDeclaration, ObjectWrite, SingletonDeclaration } from './declarations.js';
+import type { ChangeHook, CollectionDeclaration, ModelChange, ObjectWrite, SingletonDeclaration } from './declarations.js';
 import { referencedValues, referenceKeyOf } from './references.js';
 import { SingletonModel } from './singleton-model.js';
 import type { DataOf, JsonObjectSchema } from './schema-helpers.js';
@@ -57,6 +57,14 @@ export class ModelRegistry implements ModelSite {
     return [...this.collectionsByKind.values()];
   }
 
+  private readonly committedListeners = new Set<(change: Pick<ModelChange, 'kinds' | 'objects'>) => void>();
+
+  /** Called synchronously after every committed write, with what it wrote (the audit of configuration changes). */
+  onCommitted(listener: (change: Pick<ModelChange, 'kinds' | 'objects'>) => void): () => void {
+    this.committedListeners.add(listener);
+    return () => this.committedListeners.delete(listener);
+  }
+
   /** Registers a hook for changes of any of `kinds` (see ChangeHooks); returns its removal. */
   onChanged(kinds: readonly (string | { kind: string })[], hook: ChangeHook): () => void {
     return this.hooks.on(kinds.map((kind) => (typeof kind === 'string' ? kind : kind.kind)), hook);
@@ -76,7 +84,9 @@ export class ModelRegistry implements ModelSite {
     if (!first) return;
     this.store.afterTransaction((committed) => {
       this.pending = undefined;
-      if (committed) this.hooks.fire({ ...pending, cause: 'write' });
+      if (!committed) return;
+      for (const listener of this.committedListeners) listener(pending);
+      this.hooks.fire({ ...pending, cause: 'write' });
     });
   }
 

@@ -79,6 +79,11 @@ export interface TrafficSource {
   /** Starts background readers (the blocked-packet log) that need the data directory. Idempotent. */
   open(options: { dataDir: string }): Promise<void>;
   blockedLogStatus(): BlockedLogStatus;
+  /**
+   * Every packet-filter log line as it is read (linux: the ulogd2 NFLOG stream); returns the unsubscribe. The
+   * simulated platform's synthetic drops and FreeBSD's on-demand pflog read announce nothing.
+   */
+  onBlocked?(listener: (packet: BlockedPacket) => void): () => void;
   close(): Promise<void>;
 }
 

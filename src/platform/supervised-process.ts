@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, existsSync, mkdirSync, openSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { failureReason } from './failure-reason.js';
+import { reportDaemonEvent } from './daemon-events.js';
 import { EveTail } from './linux/eve-tail.js';
 import {
   processExe, processStartTime, readProcessRecord, recordedProcessRuns, recordFile, removeProcessRecord, writeProcessRecord, type ProcessRecord,
@@ -210,6 +211,7 @@ export class SupervisedProcess {
       if (!line.trim()) continue;
       this.lines.push(line);
       this.options.onLine?.(line);
+      reportDaemonEvent({ kind: 'log', daemon: this.options.label, line });
     }
     if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
   }
@@ -303,6 +305,7 @@ export class SupervisedProcess {
       void this.catchUp().then(() => {
         const reason = failureReason(this.lines.slice(Math.max(0, runStart)));
         this.lastError = `${label} exited with ${ended}${reason ? `: ${reason}` : ''}; restarting`;
+        reportDaemonEvent({ kind: 'crashed', daemon: label, reason: this.lastError });
         this.scheduleRestart();
       });
     });
@@ -350,6 +353,7 @@ export class SupervisedProcess {
       void this.catchUp().then(() => {
         const reason = failureReason(this.lines.slice(-20));
         this.lastError = `${this.options.label} (pid ${watched?.pid}) exited${reason ? `: ${reason}` : ''}; restarting`;
+        reportDaemonEvent({ kind: 'crashed', daemon: this.options.label, reason: this.lastError });
         this.scheduleRestart();
       });
     }, ADOPTED_POLL_MS);
@@ -363,7 +367,10 @@ export class SupervisedProcess {
       if (this.stopping || this.released || this.alive) return;
       this.restarts++;
       this.launch()
-        .then(() => this.options.afterRestart?.())
+        .then(() => {
+          reportDaemonEvent({ kind: 'restarted', daemon: this.options.label, restarts: this.restarts });
+          return this.options.afterRestart?.();
+        })
         .catch((error: Error) => {
           this.lastError = `${this.options.label} restart failed: ${error.message}`;
           this.delay = Math.min(this.delay * 2, MAX_RESTART_DELAY_MS);

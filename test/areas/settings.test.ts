@@ -62,10 +62,12 @@ test('syslog: validation, a test message reaches a local UDP listener in the con
     assert.equal(saved.transport, 'udp');
     const sent = json(await call('POST', '/api/v1/settings/syslog/test'));
     assert.equal(sent.ok, true);
-    assert.match(await received, /^<134>1 \S+ fw-test bulwark \d+ - - Bulwark syslog test message$/);
+    assert.match(await received, /^<134>1 \S+ fw-test bulwark \d+ TEST - Bulwark syslog test message$/);
     const status = json(await call('GET', '/api/v1/settings/syslog/status'));
     assert.equal(status[0].process, 'bulwark-api');
+    assert.equal(status[0].category, 'all');
     assert.equal(status[0].sent, 1);
+    assert.equal(status.find((row: { category: string }) => row.category === 'test').sent, 1);
     assert.equal(status[0].connected, true);
   } finally {
     listener.close();

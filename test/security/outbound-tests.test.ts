@@ -115,9 +115,11 @@ test('syslog test: no CR/LF reaches the wire, and loopback (where Redis listens)
     const sent = await call('POST', '/api/v1/settings/syslog/test', { host: '127.0.0.1', port: sink.port, transport: 'tcp', allowed_addresses: ['127.0.0.1/32'], hostname_override: 'fw-1' });
     assert.equal(sent.statusCode, 200, sent.body);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const lines = sink.received().split('\n').filter(Boolean);
-    assert.equal(lines.length, 1, 'exactly one framed message');
-    assert.match(lines[0], / fw-1 bulwark\[\d+\]: Bulwark syslog test message$/);
+    // RFC 6587 octet counting: `<length> <message>`, the length in bytes, and nothing after the one frame.
+    const frame = /^(\d+) (.*)$/s.exec(sink.received());
+    assert.ok(frame, `one octet-counted frame: ${JSON.stringify(sink.received())}`);
+    assert.equal(Buffer.byteLength(frame[2]), Number(frame[1]), 'exactly one framed message');
+    assert.match(frame[2], / fw-1 bulwark\[\d+\]: Bulwark syslog test message$/);
   } finally {
     sink.close();
   }

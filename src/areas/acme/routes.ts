@@ -36,8 +36,13 @@ export function createAcmeArea(
     routes: routes(context, acme),
     // Only where certificates can be served: the simulated platform places no orders on its own.
     start() {
-      if (context.platform.simulated) return;
-      timer = setInterval(check, RENEWAL_CHECK_MS);
+      // Expiry is announced on every platform (certificates may be imported); renewals run where they can be served.
+      const hourly = () => {
+        acme.announceExpiring();
+        if (!context.platform.simulated) check();
+      };
+      acme.announceExpiring();
+      timer = setInterval(hourly, RENEWAL_CHECK_MS);
       timer.unref();
     },
     stop() {

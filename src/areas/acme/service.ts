@@ -1,4 +1,7 @@
 import { resolve } from 'node:path';
+import { EVENT_TOPICS } from '../../core/events.js';
+/** How close to expiry a certificate is announced (certificate.expiring). */
+export const EXPIRY_WARNING_DAYS = 14;
 import { X509Certificate } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
@@ -244,6 +247,7 @@ export class AcmeService {
     const fail = (reason: string) => {
       const current = this.certs.find(id);
       this.certs.update(id, { status: current.data.cert_pem ? 'active' : 'failed', last_renew_attempt: attempt, last_renew_error: reason });
+      this.context.events.emit(EVENT_TOPICS.certificateRenewalFailed, { certificate_id: id, certificate: String(current.data.common_name ?? id), error: reason });
       return { ok: false, message: reason, expires_at: (current.data.expires_at as string | null) ?? null };
     };
     if (!account.contact_email) return fail('no ACME account: POST /api/v1/acme/account with a contact_email first');
@@ -309,6 +313,21 @@ export class AcmeService {
       if (!object.data.expires_at) return object.data.status !== 'failed';
       return Date.parse(String(object.data.expires_at)) - now < Number(object.data.renew_days_before_expiry) * 86_400_000;
     }).map((object) => object.id);
+  }
+
+  /** Certificates with material that expire within `days`: announced as `certificate.expiring` (the hourly check). */
+  announceExpiring(days = EXPIRY_WARNING_DAYS): number {
+    const now = this.context.clock.now();
+    let announced = 0;
+    for (const object of this.certs.objects()) {
+      const expires = object.data.expires_at ? Date.parse(String(object.data.expires_at)) : NaN;
+      if (!Number.isFinite(expires) || expires - now > days * 86_400_000) continue;
+      this.context.events.emit(EVENT_TOPICS.certificateExpiring, {
+        certificate_id: object.id, certificate: String(object.data.common_name ?? object.id), expires_at: String(object.data.expires_at), days_left: Math.floor((expires - now) / 86_400_000),
+      });
+      announced++;
+    }
+    return announced;
   }
 
   /** The scheduled renewal: every certificate due, one after another; each records its own outcome. */

@@ -78,7 +78,7 @@ export class ConfigService {
 
   constructor(private readonly context: AppContext) {
     this.versions = context.apply.versions;
-    this.audit = new AuthAudit(context.db, context.clock, 'config');
+    this.audit = new AuthAudit(context.db, context.clock, 'config', context.events);
     context.apply.onApplied(({ version, actor, comment }) => {
       this.prune();
       context.events.emit(CONFIG_TOPICS.applied, { version: version.version, hash: version.hash, actor, comment, source: version.source });

@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { EVENT_TOPICS } from '../../core/events.js';
 import { join } from 'node:path';
 import type { AlertFeed, IdsAlert } from '../../live/feeds.js';
 import type { AppContext } from '../../context.js';
@@ -482,6 +483,7 @@ export class IdsService {
       VALUES (@id, @timestamp, @signature_id, @signature_msg, @severity, @src_ip, @dst_ip, @src_port, @dst_port, @protocol, @action, @rule_source, @flow_id, @payload_excerpt, @metadata)`);
     const hit = this.db.prepare('UPDATE ids_rules SET hit_count = hit_count + 1, last_hit = ? WHERE sid = ?');
     const stored: IdsAlert[] = [];
+    const announced: Record<string, unknown>[] = [];
     this.db.transaction(() => {
       for (const line of text.split('\n')) {
         if (!line.trim()) continue;
@@ -519,12 +521,18 @@ export class IdsService {
           flow_id: event.flow_id !== undefined ? String(event.flow_id) : null, payload_excerpt: payloadExcerpt(event.payload), metadata: JSON.stringify(metadata),
         });
         if (sid !== null) hit.run(timestamp, sid);
+        announced.push({
+          signature_id: sid, signature: String(alert.signature ?? ''), severity: Math.min(4, Math.max(1, Number(alert.severity) || 3)), action,
+          protocol: String(event.proto ?? '').toLowerCase(), src_ip: src, src_port: Number.isInteger(event.src_port) ? event.src_port : null,
+          dst_ip: dst, dst_port: Number.isInteger(event.dest_port) ? event.dest_port : null, interface: metadata.interface ?? null, timestamp,
+        });
         stored.push({ severity: Math.min(4, Math.max(1, Number(alert.severity) || 3)), signature_msg: String(alert.signature ?? ''), src_ip: src, dst_ip: dst, protocol: String(event.proto ?? '').toLowerCase(), timestamp });
         result.ingested++;
       }
     })();
     // Only committed alerts reach the dashboard's alert delta.
     for (const alert of stored) this.alertFeed.publish(alert);
+    for (const alert of announced) this.context.events.emit(EVENT_TOPICS.idsAlert, alert);
     void this.context.platform.idsEngine.countAlerts(result.ingested).catch(() => undefined);
     return result;
   }

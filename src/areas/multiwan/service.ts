@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { parse } from 'yaml';
+import { EVENT_TOPICS } from '../../core/events.js';
 import { yamlDocument } from '../../render/yaml-document.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
@@ -289,6 +290,12 @@ export class MultiWanService {
           up: next.state === 'up' ? 1 : 0, interval: Number(gateway.data.interval_ms),
         });
     })();
+    if (changed) {
+      this.context.events.emit(EVENT_TOPICS.gatewayState, {
+        gateway_id: gateway.id, name: String(gateway.data.name ?? gateway.id), interface: String(gateway.data.interface ?? ''),
+        from: current.state, to: next.state, reason: sample.error,
+      });
+    }
     return changed;
   }
 

@@ -3,6 +3,7 @@
  * takes deltas and the kernel holds what was last loaded, as the full table otherwise; then reads the table back
  * and keeps its canonical state, so a periodic check can tell when the kernel no longer holds it (drift).
  */
+import { EVENT_TOPICS } from '../../core/events.js';
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
 import type { CompiledRuleset } from '../../compile/compiled.js';
@@ -94,7 +95,7 @@ export class KernelSync {
     if (!result.ok) return result;
     this.loaded = compiled.nft;
     this.touched = undefined;
-    this.drifted = false;
+    this.repaired('a full load of the applied ruleset');
     this.differences = [];
     return this.loadedAs('full');
   }
@@ -150,7 +151,7 @@ export class KernelSync {
     this.readError = undefined;
     if (read.state.fingerprint === this.expected.fingerprint) {
       if (this.drifted) this.context.log.info('the kernel ruleset matches the applied one again');
-      this.drifted = false;
+      this.repaired('the kernel ruleset matches the applied one again');
       this.differences = [];
       return;
     }
@@ -172,6 +173,12 @@ export class KernelSync {
   private async inStep(): Promise<boolean> {
     const read = await this.context.platform.packetFilter.readBack();
     return read.ok && read.state.fingerprint === this.expected?.fingerprint;
+  }
+
+  /** Drift is over: announced once when there was drift (`config.drift_repaired`). */
+  private repaired(how: string): void {
+    if (this.drifted) this.context.events.emit(EVENT_TOPICS.driftRepaired, { how });
+    this.drifted = false;
   }
 
   private markDrift(differences: string[]): void {

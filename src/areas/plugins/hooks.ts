@@ -2,6 +2,7 @@ import type { EventHub, HubEvent } from '../../core/event-hub.js';
 import { CONFIG_TOPICS } from '../config/service.js';
 import { DRIFT_TOPIC } from '../packet-filter/kernel-sync.js';
 import { APPLIANCE_ACTIVATION_TOPIC } from '../updates/appliance.js';
+import { EVENT_TOPICS } from '../../core/events.js';
 
 /**
  * Which event-hub topic reaches which plugin hook: the ONE place plugins subscribe to the hub. A topic added to
@@ -13,6 +14,12 @@ export const HOOK_TOPICS: Readonly<Record<string, string>> = {
   [CONFIG_TOPICS.commitConfirm]: 'log_event',
   [DRIFT_TOPIC]: 'log_event',
   [APPLIANCE_ACTIVATION_TOPIC]: 'log_event',
+  // The notification bus (src/core/events.ts): packet-filter log lines carry the deciding rule's id.
+  [EVENT_TOPICS.packetLog]: 'post_rule',
+  [EVENT_TOPICS.idsAlert]: 'ids_alert',
+  [EVENT_TOPICS.gatewayState]: 'log_event',
+  [EVENT_TOPICS.daemonCrashed]: 'log_event',
+  [EVENT_TOPICS.daemonRestarted]: 'log_event',
 };
 
 /** Subscribes to every mapped topic; `deliver` gets the hook name and the event. Returns the unsubscribe. */

@@ -8,6 +8,8 @@ import { badRequest, HttpError, problemOf } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { formatSyslog, sendSyslog, type SyslogTarget } from '../../net/syslog.js';
+import { SyslogForwarder } from './syslog-forwarder.js';
+import { X509Certificate } from 'node:crypto';
 import { resolveGuardedHost } from '../../net/guarded-host.js';
 import { ADMIN_ALLOW_LIST_KIND, ADMIN_ALLOW_LIST_PATH } from '../../net/admin-allow-list.js';
 import { parseCidr } from '../../net/address.js';
@@ -28,7 +30,7 @@ const WRITE = 'settings:write' as const;
 const MIN_STATES = 1000;
 const MAX_STATES = 4_000_000;
 
-function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
+function routes(context: AppContext, maintenance: LogMaintenance, expose: (forwarder: SyslogForwarder) => void): RouteSpec[] {
   const { store, sealer, config, models } = context;
   const singleton = (kind: string, path: string, schema: typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig | typeof OutboundAllowList, noun: string, validate?: (data: ConfigData) => void) => {
     const model = models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
@@ -38,6 +40,7 @@ function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
   const idsAlerts = singleton('settings_ids_alerts', '/api/v1/settings/ids-alerts', IdsAlerts, 'IDS alert retention');
   const syslog = singleton('settings_syslog', '/api/v1/settings/syslog', Syslog, 'remote syslog', (data) => {
     if (data.enabled && !String(data.host).trim()) throw badRequest('body.host is required when syslog is enabled');
+    validateCaPem(String(data.ca_pem ?? ''));
   });
   const outbound = singleton(ADMIN_ALLOW_LIST_KIND, ADMIN_ALLOW_LIST_PATH, OutboundAllowList, 'outbound allow-list', (data) => {
     (data.allowed_addresses as string[]).forEach((entry, index) => {
@@ -45,7 +48,9 @@ function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
     });
   });
   const rotation = singleton('settings_log_rotation', '/api/v1/settings/log-rotation', LogRotationConfig, 'log rotation');
-  const syslogCounters = { sent: 0, dropped: 0, errors: 0, connected: false, last_error: null as string | null, updated_at: isoTime(context.clock.now()) };
+  const forwarder = new SyslogForwarder(context, () => syslog.model.read());
+  models.onChanged(['settings_syslog'], () => forwarder.reconfigure());
+  expose(forwarder);
 
   const hostSite = hostSettingsOf(context);
   const pfView = async (warning: string | null = null, read?: StateTableLive) => {
@@ -116,25 +121,23 @@ function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
         const draft = (request.body ?? {}) as ConfigData;
         const target = { ...syslog.model.read(), ...(draft.host ? draft : {}) } as unknown as SyslogTarget & { allowed_addresses: string[] };
         if (!target.host) throw badRequest('syslog is not configured: set host first (or send a draft with a host)');
-        const line = formatSyslog(target, 'info', 'bulwark', 'Bulwark syslog test message', new Date(context.clock.now()));
+        validateCaPem(String(target.ca_pem ?? ''));
+        const line = formatSyslog(target, { severity: 6, app: 'bulwark', msgid: 'TEST', structured: [], text: 'Bulwark syslog test message', at: new Date(context.clock.now()) });
         const { address } = await resolveGuardedHost(target.host, target.allowed_addresses);
         try {
-          await sendSyslog({ ...target, host: address }, line);
+          await sendSyslog(target, address, line);
         } catch (error) {
-          syslogCounters.errors++;
-          syslogCounters.connected = false;
-          syslogCounters.last_error = (error as Error).message;
-          syslogCounters.updated_at = isoTime(context.clock.now());
+          forwarder.countTest({ ok: false, error: (error as Error).message });
           throw new HttpError(502, `syslog test failed: ${(error as Error).message}`);
         }
-        Object.assign(syslogCounters, { sent: syslogCounters.sent + 1, connected: true, last_error: null, updated_at: isoTime(context.clock.now()) });
+        forwarder.countTest({ ok: true });
         return { ok: true, message: `test message sent to ${target.host}:${target.port} over ${target.transport}` };
       },
     },
     {
       method: 'GET', path: '/api/v1/settings/syslog/status', access: READ, tags: TAGS, summary: 'Delivery counters per process',
       schema: { response: { 200: Type.Array(SyslogStatusRow) } },
-      handler: () => [{ process: 'bulwark-api', ...syslogCounters }],
+      handler: () => forwarder.status(),
     },
     {
       method: 'GET', conditional: 'read', path: '/api/v1/settings/log-rotation', access: READ, tags: TAGS, summary: 'Rotation policy and the managed logs with their sizes',
@@ -208,14 +211,31 @@ function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
   ];
 }
 
+/** A CA certificate for syslog over TLS: empty (the system CAs) or PEM that parses as an X.509 certificate. */
+function validateCaPem(pem: string): void {
+  if (!pem.trim()) return;
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw badRequest('body.ca_pem must be a PEM-encoded CA certificate');
+  }
+}
+
 export function createSettingsArea(context: AppContext): Area & { maintenance: LogMaintenance } {
   // Local log files, their rotation and IDS alert retention run on Bulwark's own scheduler (log-maintenance.ts).
   const maintenance = new LogMaintenance(context, context.localLogs);
+  let forwarder: SyslogForwarder | undefined;
   return {
     name: 'settings',
-    routes: routes(context, maintenance),
+    routes: routes(context, maintenance, (created) => (forwarder = created)),
     maintenance,
-    start: () => maintenance.start(),
-    stop: () => maintenance.stop(),
+    start: async () => {
+      await maintenance.start();
+      forwarder?.start();
+    },
+    stop: async () => {
+      forwarder?.stop();
+      await maintenance.stop();
+    },
   };
 }

@@ -64,6 +64,23 @@ export const recipientsOf = (settings: ConfigData) => String(settings.recipients
 
 /** Sends one test e-mail with nodemailer; 400 when not configured, 502 when the server refuses. */
 export async function sendTestMail(settings: ConfigData, password: string | undefined): Promise<{ ok: true; message: string }> {
+  try {
+    await sendMail(settings, password, {
+      subject: 'Bulwark test notification',
+      text: 'This is a test e-mail from your Bulwark appliance. Notifications are delivered.',
+    });
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw new HttpError(502, `SMTP test failed: ${(error as Error).message}`);
+  }
+  return { ok: true, message: 'test email sent' };
+}
+
+/**
+ * Sends one e-mail to the configured recipients with nodemailer (test mails and notifications): 400 when not
+ * configured or refused by the outbound guard; the server's refusal is thrown as it came.
+ */
+export async function sendMail(settings: ConfigData, password: string | undefined, mail: { subject: string; text: string }): Promise<void> {
   const host = String(settings.host ?? '').trim();
   const recipients = recipientsOf(settings);
   if (!host) throw badRequest('SMTP is not configured: set host (and recipients) first');
@@ -85,16 +102,9 @@ export async function sendTestMail(settings: ConfigData, password: string | unde
     socketTimeout: 15_000,
   });
   try {
-    await transport.sendMail({
-      from: String(settings.from_address),
-      to: recipients,
-      subject: 'Bulwark test notification',
-      text: 'This is a test e-mail from your Bulwark appliance. Notifications are delivered.',
-    });
-  } catch (error) {
-    throw new HttpError(502, `SMTP test failed: ${(error as Error).message}`);
+    // Subjects come from event payloads: no control character may end the header.
+    await transport.sendMail({ from: String(settings.from_address), to: recipients, subject: replaceControls(mail.subject, ' '), text: mail.text });
   } finally {
     transport.close();
   }
-  return { ok: true, message: 'test email sent' };
 }

@@ -4,6 +4,7 @@ import { mkdirSync, openSync, closeSync, readdirSync, rmSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { EVENT_TOPICS } from '../../core/events.js';
 import type { AppContext } from '../../context.js';
 import { badRequest, conflict, HttpError, notFound } from '../../core/errors.js';
 import { BUILD } from '../../core/build-info.js';
@@ -173,7 +174,9 @@ export class ApplianceUpdates {
       };
       this.save(state);
       this.history('appliance_check', `latest ${state.latest.version}`, 'ok');
-      return this.info();
+      const info = this.info();
+      if (info.update_available) this.context.events.emit(EVENT_TOPICS.updateAvailable, { current: info.current_version, latest: info.latest_version, published_at: info.published_at });
+      return info;
     } catch (error) {
       this.history('appliance_check', (error as Error).message, 'error');
       throw error instanceof HttpError ? error : new HttpError(502, `release check failed: ${(error as Error).message}`);

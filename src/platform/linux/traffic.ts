@@ -1,6 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
-import type { ConnectionTable, Flow, InterfaceCounters, RuleCounter, TrafficSource } from '../connections.js';
+import type { BlockedPacket, ConnectionTable, Flow, InterfaceCounters, RuleCounter, TrafficSource } from '../connections.js';
 import { NOT_RUNNABLE, runCommand } from '../exec.js';
 import { parseConntrack } from './conntrack.js';
 import { parseNftRuleCounters } from './nft-listing.js';
@@ -101,6 +101,10 @@ export class LinuxTraffic implements TrafficSource {
 
   blockedLogStatus() {
     return this.blockedReader.status();
+  }
+
+  onBlocked(listener: (packet: BlockedPacket) => void) {
+    return this.blockedReader.onBlocked(listener);
   }
 
   close(): Promise<void> {

@@ -78,6 +78,12 @@ export class UlogdBlockedReader {
   private statusValue: BlockedLogStatus = { running: false, source: 'ulogd2 NFLOG', error: 'not started' };
   private jsonFile = '';
   private reading = false;
+  private readonly listeners = new Set<(packet: BlockedPacket) => void>();
+
+  onBlocked(listener: (packet: BlockedPacket) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   constructor(private readonly group = BLOCKED_NFLOG_GROUP) {}
 
@@ -136,7 +142,9 @@ export class UlogdBlockedReader {
           this.partial = lines.pop() ?? '';
           for (const line of lines) {
             const packet = line.trim() ? parseUlogdJson(line) : null;
-            if (packet) this.recent.push(packet);
+            if (!packet) continue;
+            this.recent.push(packet);
+            for (const listener of this.listeners) listener(packet);
           }
         } finally {
           await handle.close();
