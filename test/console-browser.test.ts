@@ -1,4 +1,4 @@
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
@@ -42,6 +42,11 @@ after(async () => {
   await server?.close();
   rmSync(consoleDir, { recursive: true, force: true });
   rmSync(server.dataDir, { recursive: true, force: true });
+});
+
+// Each test's pages close when it ends: their live streams count against the account's cap of open streams.
+afterEach(async () => {
+  for (const watched of opened.splice(0)) await watched.context.close().catch(() => undefined);
 });
 
 async function open(options: { ignoreHTTPSErrors?: boolean } = {}): Promise<WatchedPage> {

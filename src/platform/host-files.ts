@@ -26,6 +26,17 @@ function syncDirectory(dir: string): void {
   }
 }
 
+/** Renames a fresh temporary name over `path` (a link there is replaced, never followed) and makes it durable. */
+function renameIntoPlace(temporary: string, path: string): void {
+  try {
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  syncDirectory(dirname(path));
+}
+
 /** Writes `text` to `path` atomically with `mode` (temp + fsync + rename + fsync of the directory). */
 export function writeFileAtomic(path: string, text: string | Buffer, mode = 0o644): void {
   mkdirSync(dirname(path), { recursive: true });
@@ -37,13 +48,7 @@ export function writeFileAtomic(path: string, text: string | Buffer, mode = 0o64
   } finally {
     closeSync(fd);
   }
-  try {
-    renameSync(temporary, path);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  syncDirectory(dirname(path));
+  renameIntoPlace(temporary, path);
 }
 
 /** Makes `path` a symbolic link to `target` atomically (a fresh link renamed over the name). */
@@ -51,13 +56,7 @@ export function linkAtomic(path: string, target: string): void {
   mkdirSync(dirname(path), { recursive: true });
   const temporary = join(dirname(path), `.${randomBytes(6).toString('hex')}.bulwark-tmp`);
   symlinkSync(target, temporary);
-  try {
-    renameSync(temporary, path);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  syncDirectory(dirname(path));
+  renameIntoPlace(temporary, path);
 }
 
 /** A file's text, or null when absent. */
