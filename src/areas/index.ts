@@ -27,6 +27,7 @@ import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
 import { createPrometheusArea } from './prometheus/routes.js';
 import { createFlowExportArea } from './flow-export/routes.js';
+import { createClusterArea } from './cluster/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -76,6 +77,8 @@ export function createAreas(context: AppContext): Area[] {
     createSystemArea(context),
     createSettingsArea(context),
     createFlowExportArea(context),
+    // After the packet filter: the VRRP and state-sync system rules are registered with it.
+    createClusterArea(context, { packetFilter: packetFilter.service }),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.

@@ -63,4 +63,6 @@ export interface SystemInput {
   nflogGroup: number;
   /** Enabled WireGuard tunnels: their UDP listen port is let in (on `listenInterface` only, when set). */
   wireguard?: { interface: string; port: number; listenInterface: string | null }[];
+  /** High availability: VRRP adverts are let in on the virtual addresses' interfaces, conntrackd's sync on the sync link. */
+  cluster?: { vrrpInterfaces: string[]; syncInterface: string | null; syncPort: number };
 }

@@ -14,6 +14,24 @@ const EDIT_WITH_IF_MATCH =
   'Reads one object with its ETag, so an editor (the web console) can send it back as If-Match on PUT and get a 412 instead of overwriting a concurrent change.';
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
+  { method: 'GET', path: '/api/v1/cluster/carp', access: 'ha:manage', why: "Issue 39: the virtual addresses (wire-format §10), run as keepalived VRRP instances on linux; the password is write-only." },
+  { method: 'POST', path: '/api/v1/cluster/carp', access: 'ha:manage', why: "Issue 39: adds a virtual address (vhid → VRRP virtual router id); applied at once." },
+  { method: 'GET', path: '/api/v1/cluster/carp/{id}', access: 'ha:manage', why: "Issue 39: one virtual address (password never returned)." },
+  { method: 'PUT', path: '/api/v1/cluster/carp/{id}', access: 'ha:manage', why: "Issue 39: changes a virtual address; applied at once." },
+  { method: 'DELETE', path: '/api/v1/cluster/carp/{id}', access: 'ha:manage', why: "Issue 39: removes a virtual address; applied at once." },
+  { method: 'GET', path: '/api/v1/cluster/pfsync', access: 'ha:manage', why: "Issue 39: connection state sync (conntrackd FTFW to the peer on linux), or null." },
+  { method: 'PUT', path: '/api/v1/cluster/pfsync', access: 'ha:manage', why: "Issue 39: sets connection state sync; applied at once." },
+  { method: 'GET', path: '/api/v1/cluster/health', access: 'ha:manage', why: "Issue 39: health checks that lower this node's VRRP priority while they fail." },
+  { method: 'POST', path: '/api/v1/cluster/health', access: 'ha:manage', why: "Issue 39: adds a health check (ping, tcp_port, pf_status)." },
+  { method: 'GET', path: '/api/v1/cluster/health/{id}', access: 'ha:manage', why: "Issue 39: one health check." },
+  { method: 'PUT', path: '/api/v1/cluster/health/{id}', access: 'ha:manage', why: "Issue 39: changes a health check." },
+  { method: 'DELETE', path: '/api/v1/cluster/health/{id}', access: 'ha:manage', why: "Issue 39: removes a health check." },
+  { method: 'POST', path: '/api/v1/cluster/health/run', access: 'ha:manage', why: "Issue 39: runs every health check now (202)." },
+  { method: 'GET', path: '/api/v1/cluster/role', access: 'ha:manage', why: "Issue 39: this node's role in the pair (node-local; the reference reads it from rc.conf)." },
+  { method: 'PUT', path: '/api/v1/cluster/role', access: 'ha:manage', why: "Issue 39: sets this node's role (primary, secondary, standalone); the VRRP priority follows it." },
+  { method: 'GET', path: '/api/v1/cluster/status', access: 'ha:manage', why: "Issue 39: live role from the VRRP state, peer reachability, synced state count and sync errors." },
+  { method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', why: "Issue 39: raises this node's VRRP priority above the peer's (takes the virtual addresses)." },
+  { method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', why: "Issue 39: lowers this node's VRRP priority by 240 (gives the virtual addresses away)." },
   {
     method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
     why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',

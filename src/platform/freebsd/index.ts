@@ -49,6 +49,7 @@ export function createFreebsdPlatform(): Platform {
     network: createFreebsdNetwork(),
     maintenance: createFreebsdMaintenance(),
     flowExport: notDriven('freebsd', 'flow export'),
+    ha: notDriven('freebsd', 'high availability (CARP)'),
     close: async () => {
       await traffic.close();
       daemons.release();

@@ -14,6 +14,7 @@ import { createLinuxRouting } from './routing.js';
 import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
 import { createSuricataEngine } from './suricata.js';
+import { createKeepalivedEngine } from './ha.js';
 import { createSoftflowdExporter } from './softflowd.js';
 
 export const NFT_TABLE = 'bulwark';
@@ -48,6 +49,7 @@ export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platfor
   const idsEngine = createSuricataEngine();
   const packetFilter = new NftablesPacketFilter(nftablesStatus);
   const flowExport = createSoftflowdExporter();
+  const ha = createKeepalivedEngine();
   return {
     name: 'linux',
     simulated: false,
@@ -64,8 +66,10 @@ export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platfor
     network: createLinuxNetwork(),
     maintenance: createLinuxMaintenance(options.aptRoot),
     flowExport,
+    ha,
     close: async () => {
       await flowExport.close();
+      await ha.close();
       // The daemons, tunnels, charon and Caddy keep running, adopted by the next start; only this process's readers end.
       wireguard.release();
       ipsec.release();
@@ -80,6 +84,7 @@ export function createLinuxPlatform(options: { aptRoot?: string } = {}): Platfor
       await ipsec.stop();
       await daemons.closeAll();
       await reverseProxy.stopAll();
+      await ha.apply(null);
     },
   };
 }

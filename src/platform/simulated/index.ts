@@ -11,6 +11,7 @@ import { createSimulatedDaemons } from './daemons.js';
 import { createSimulatedNetwork } from './network.js';
 import { createSimulatedMaintenance } from './maintenance.js';
 import { createSimulatedFlowExport } from './flow-export.js';
+import { createSimulatedHa } from './ha.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
@@ -31,6 +32,7 @@ export function createSimulatedPlatform(): Platform {
     network: createSimulatedNetwork(),
     maintenance: createSimulatedMaintenance(),
     flowExport: createSimulatedFlowExport(),
+    ha: createSimulatedHa(),
     close: () => traffic.close(),
   };
 }
