@@ -3,7 +3,8 @@
  * its own namespace, share a LAN (client) and a WAN (server) segment, each a bridge in a switch namespace, and a
  * direct sync link. The virtual addresses of /cluster/carp (the client's and the server's gateway) are run by
  * keepalived, conntrackd syncs the connection table over the sync link. A long TCP stream from the client to the
- * server through A keeps going when A is demoted (B takes both addresses, the stream is in B's conntrack table)
+ * server through A keeps going when A is demoted and its LAN and WAN links are then cut (B takes both addresses, the stream is in B's
+ * conntrack table and can only pass through B)
  * and when A is promoted back. Both firewalls drop packets conntrack finds invalid and do not pick up TCP
  * mid-stream (nf_conntrack_tcp_loose=0), so B forwards the stream only because conntrackd committed A's entries.
  */
@@ -141,7 +142,10 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   await until('B to hold both virtual addresses', () => holds(ns.b, ifs.bLan, LAN_VIP) && holds(ns.b, ifs.bWan, WAN_VIP), 30_000);
   const takeoverMs = Date.now() - demotedAt;
   await until('A to give the addresses away', () => !holds(ns.a, ifs.aLan, LAN_VIP) && !holds(ns.a, ifs.aWan, WAN_VIP), 30_000);
-  await until('the stream to flow through B', () => streamState().echoed > before.echoed + 100, 30_000);
+  // A's LAN and WAN links cut: from here the stream can only pass through B.
+  for (const name of [ifs.aLan, ifs.aWan]) inNamespace(ns.a, 'ip', ['link', 'set', name, 'down']);
+  const cutAt = streamState().echoed;
+  await until('the stream to flow through B', () => streamState().echoed > Math.max(before.echoed, cutAt) + 100, 30_000);
   const failover = streamState();
   assert.equal(failover.ended, null, 'the stream was not reset');
   assert.match(tracked(ns.b), /dport=8039/, 'the stream is in B\'s conntrack table');
@@ -150,7 +154,9 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   assert.equal(labA.call('GET', '/api/v1/cluster/status').role, 'secondary');
   t.diagnostic(`failover (demote): B held both addresses after ${takeoverMs} ms; longest silence in the TCP stream ${failover.maxGapMs} ms`);
 
-  // Promote A back: failback.
+  // A's links back, then A promoted: failback.
+  for (const name of [ifs.aLan, ifs.aWan]) inNamespace(ns.a, 'ip', ['link', 'set', name, 'up']);
+  await until('B to hear A again (A back to backup)', () => labA.call('GET', '/api/v1/cluster/status').vrrp_state === 'backup', 30_000);
   stream.kill('SIGUSR2');
   streamLines = [];
   const promotedAt = Date.now();
