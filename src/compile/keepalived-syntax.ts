@@ -13,8 +13,8 @@ const WORD = /^[A-Za-z0-9._:/%+=-]+$/;
 export function keepalivedWord(value: string | number, field: string): string {
   const text = String(value);
   if (text.length === 0 || text.length > 255 || !WORD.test(text)) throw new RenderRefusal(field, 'is not a single keepalived word');
-  // A word keepalived reads as a keyword wherever a value is expected.
-  if (text === 'include' || text.startsWith('-')) throw new RenderRefusal(field, 'is not a single keepalived word');
+  // A word that could read as an option where a value is expected.
+  if (text.startsWith('-')) throw new RenderRefusal(field, 'is not a single keepalived word');
   return text;
 }
 

@@ -4,8 +4,8 @@ import { INTERFACE_NAME_PATTERN } from '../../render/grammar.js';
 
 export const CLUSTER_KINDS = { carp: 'cluster_carp', pfsync: 'cluster_pfsync', health: 'cluster_health', local: 'cluster_local' } as const;
 
-/** A VRRP password: VRRPv2 carries at most 8 characters; letters, digits and `._+=-` (one keepalived word). */
-const PASSWORD_PATTERN = '^[A-Za-z0-9._+=-]{1,8}$';
+/** A VRRP password: VRRPv2 carries at most 8 characters; letters, digits and `._+=-`, not starting with `-` (one keepalived word). */
+const PASSWORD_PATTERN = '^[A-Za-z0-9._+=][A-Za-z0-9._+=-]{0,7}$';
 
 /** /cluster/carp: one virtual address (wire-format §10; the password is write-only, unlike the reference). */
 export const CarpEntry = Type.Object({
