@@ -67,7 +67,13 @@ function configure(lab: NetnsLab, role: 'primary' | 'secondary', lan: string, wa
   lab.call('POST', '/api/v1/cluster/carp', { vhid: 40, virtual_ip: WAN_VIP, prefix: 24, interface: wan, password: 'wan40pw' });
   lab.call('PUT', '/api/v1/cluster/pfsync', { sync_interface: sync, sync_peer: peer, enabled: true });
   lab.call('PUT', '/api/v1/cluster/role', { role });
+  // WAN is blocked by default (new connections entering it dropped): the VRRP adverts pass by the system rule only.
+  lab.call('PUT', `/api/v1/interfaces/${lan}/role`, { role: 'lan' });
+  lab.call('PUT', `/api/v1/interfaces/${wan}/role`, { role: 'wan' });
   lab.call('POST', '/api/v1/reload');
+  const system = lab.call('GET', '/api/v1/rules/system') as string[];
+  assert.ok(system.some((line) => line.includes(`"${wan}"`) && line.includes('ip protocol vrrp') && line.includes('accept')), system.join('\n'));
+  assert.ok(system.some((line) => line.startsWith(`iifname "${sync}" udp dport 3780 accept`)), system.join('\n'));
 }
 
 before(async () => {
