@@ -10,6 +10,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { systemSkip } from '../helpers/system-skip.js';
@@ -125,7 +126,12 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   // A (primary, priority 150) holds both addresses, B (secondary, 100) none.
   await until('A to hold both virtual addresses', () => holds(ns.a, ifs.aLan, LAN_VIP) && holds(ns.a, ifs.aWan, WAN_VIP), 60_000);
   await until('A to report master', () => labA.call('GET', '/api/v1/cluster/status').vrrp_state === 'master', 30_000);
-  assert.ok(!holds(ns.b, ifs.bLan, LAN_VIP) && !holds(ns.b, ifs.bWan, WAN_VIP), 'B holds neither address');
+  // B hears A's adverts on both segments (on WAN through the system rule only) and stays backup: never a second master.
+  const steadyUntil = Date.now() + 5_000;
+  while (Date.now() < steadyUntil) {
+    assert.ok(!holds(ns.b, ifs.bLan, LAN_VIP) && !holds(ns.b, ifs.bWan, WAN_VIP), 'B holds neither address');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   const statusA = labA.call('GET', '/api/v1/cluster/status');
   assert.equal(statusA.role, 'primary');
   assert.equal(statusA.peer_reachable, true, JSON.stringify(statusA));
@@ -174,4 +180,17 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   const failback = streamState();
   assert.equal(failback.ended, null, 'the stream was not reset by the failback');
   t.diagnostic(`failback (promote): A held both addresses after ${failbackMs} ms; longest silence in the TCP stream ${failback.maxGapMs} ms`);
+
+  // keepalived outlives A's API and is adopted by the next start (the same process, the addresses never given up).
+  const pidFile = join(labA.runtimeRoot, 'keepalived', 'keepalived.pid');
+  const pid = readFileSync(pidFile, 'utf8').trim();
+  await labA.stopBulwark();
+  const stoppedAt = streamState().echoed;
+  await until('the stream to keep flowing through A without its API', () => streamState().echoed > stoppedAt + 100, 30_000);
+  assert.ok(holds(ns.a, ifs.aLan, LAN_VIP) && holds(ns.a, ifs.aWan, WAN_VIP), 'A still holds both addresses');
+  labA.startBulwark(ns.a, await freePort());
+  const adopted = labA.call('GET', '/api/v1/cluster/status');
+  assert.equal(adopted.running, true, JSON.stringify(adopted));
+  assert.equal(readFileSync(pidFile, 'utf8').trim(), pid, 'the same keepalived, adopted');
+  assert.equal(streamState().ended, null);
 });
