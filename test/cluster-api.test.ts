@@ -43,8 +43,12 @@ test('promote and demote move the priority adjustment (demote gives the addresse
   assert.equal(status.role, 'secondary', 'the simulated engine reports the addresses given away');
   assert.equal((await api.call('POST', '/api/v1/cluster/promote')).status, 204);
   status = (await api.call('GET', '/api/v1/cluster/status')).body;
-  assert.equal(status.priority_adjustment, -100);
+  assert.equal(status.priority_adjustment, 0, 'on the primary, promote clears the demotion');
   assert.equal(status.role, 'primary');
+  assert.equal((await api.call('PUT', '/api/v1/cluster/role', { role: 'secondary' })).status, 200);
+  assert.equal((await api.call('POST', '/api/v1/cluster/promote')).status, 204);
+  assert.equal((await api.call('GET', '/api/v1/cluster/status')).body.priority_adjustment, -100, 'on the secondary, promote raises it above the primary');
+  assert.equal((await api.call('PUT', '/api/v1/cluster/role', { role: 'primary' })).status, 200);
 });
 
 test('state sync and health checks: 400 naming the field; check types that do not run are refused', async () => {

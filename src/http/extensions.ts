@@ -30,7 +30,7 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   { method: 'GET', path: '/api/v1/cluster/role', access: 'ha:manage', why: "Issue 39: this node's role in the pair (node-local; the reference reads it from rc.conf)." },
   { method: 'PUT', path: '/api/v1/cluster/role', access: 'ha:manage', why: "Issue 39: sets this node's role (primary, secondary, standalone); the VRRP priority follows it." },
   { method: 'GET', path: '/api/v1/cluster/status', access: 'ha:manage', why: "Issue 39: live role from the VRRP state, peer reachability, synced state count and sync errors." },
-  { method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', why: "Issue 39: raises this node's VRRP priority above the peer's (takes the virtual addresses)." },
+  { method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', why: "Issue 39: clears a demotion on the primary, raises the priority by 100 on the secondary: this node takes the virtual addresses." },
   { method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', why: "Issue 39: lowers this node's VRRP priority by 240 (gives the virtual addresses away)." },
   {
     method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',

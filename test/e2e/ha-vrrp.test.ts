@@ -193,4 +193,14 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   assert.equal(adopted.running, true, JSON.stringify(adopted));
   assert.equal(readFileSync(pidFile, 'utf8').trim(), pid, 'the same keepalived, adopted');
   assert.equal(streamState().ended, null);
+
+  // A failing health check lowers A's priority below B's: B takes over; removing it hands the addresses back.
+  const check = labA.call('POST', '/api/v1/cluster/health', { name: 'closed port', check_type: 'tcp_port', target: '10.39.3.2:9', interval_secs: 1, timeout_secs: 1, failures_before_down: 2 });
+  await until('B to take over from the unhealthy A', () => holds(ns.b, ifs.bLan, LAN_VIP) && holds(ns.b, ifs.bWan, WAN_VIP), 30_000);
+  assert.deepEqual(labA.call('GET', '/api/v1/cluster/status').failing_checks, ['closed port']);
+  labA.call('DELETE', `/api/v1/cluster/health/${check.id}`, undefined, 204);
+  await until('A, healthy again, to take the addresses back', () => holds(ns.a, ifs.aLan, LAN_VIP) && holds(ns.a, ifs.aWan, WAN_VIP), 30_000);
+  const healthy = streamState().echoed;
+  await until('the stream to keep flowing', () => streamState().echoed > healthy + 50, 30_000);
+  assert.equal(streamState().ended, null);
 });

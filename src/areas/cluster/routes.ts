@@ -60,8 +60,8 @@ export function createClusterArea(context: AppContext, deps: { packetFilter?: Pa
       handler: () => service.status(),
     },
     {
-      method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', tags: TAGS, summary: 'Raise this node\'s VRRP priority above its peer (takes the virtual addresses)',
-      handler: noContent(() => service.setDemotion(PROMOTED)),
+      method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', tags: TAGS, summary: 'Clear a demotion (primary) or raise the priority by 100 (secondary): this node takes the virtual addresses',
+      handler: noContent(() => service.setDemotion(service.role() === 'primary' ? 0 : PROMOTED)),
     },
     {
       method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', tags: TAGS, summary: 'Lower this node\'s VRRP priority by 240 (gives the virtual addresses away)',

@@ -189,7 +189,10 @@ export class ClusterService {
   restartChecks(): void {
     for (const state of this.checks.values()) if (state.timer) clearInterval(state.timer);
     this.checks.clear();
-    if (!this.started || this.role() === 'standalone') return;
+    if (!this.started) return;
+    // A removed or changed check no longer lowers the priority (each one starts healthy again).
+    void this.context.platform.ha.adjust(this.demotion(), 0).catch(() => undefined);
+    if (this.role() === 'standalone') return;
     for (const check of this.health.objects()) {
       if (check.data.enabled === false) continue;
       const state: CheckState = { failures: 0, down: false, detail: null, timer: null };
