@@ -97,6 +97,10 @@ const cases: Record<string, FirewallConfig> = {
     system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 5, wanDefaultBlock: ['wan0'] },
     settings: { block_logging: false },
   }),
+  // High availability: VRRP adverts on the virtual addresses' interfaces, state sync on the sync link (issue 39).
+  cluster: config({
+    system: { api: { host: '0.0.0.0', port: 8080 }, antiLockoutInterfaces: [], nflogGroup: 5, cluster: { vrrpInterfaces: ['lan0', 'wan0'], syncInterface: 'sync0', syncPort: 3780 } },
+  }),
   'anti-lockout': config({
     system: { api: { host: '2001:db8::1', port: 443 }, antiLockoutInterfaces: ['lan0', 'lan1'], nflogGroup: 5 },
     rules: [rule({ id: fixtureId(41), action: 'block', protocol: 'any', direction: 'any', log: true })],

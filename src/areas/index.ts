@@ -31,6 +31,7 @@ import { createPrometheusArea } from './prometheus/routes.js';
 import { createFlowExportArea } from './flow-export/routes.js';
 import { createDiagnosticsArea } from './diagnostics/routes.js';
 import { createAssertionsArea } from './assertions/routes.js';
+import { createClusterArea } from './cluster/routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -98,6 +99,8 @@ export function createAreas(context: AppContext): Area[] {
     createEventsArea(context),
     createFlowExportArea(context),
     createDiagnosticsArea(context),
+    // After the packet filter: the VRRP and state-sync system rules are registered with it.
+    createClusterArea(context, { packetFilter: packetFilter.service }),
     createUpdatesArea(context),
     createPluginsArea(context, { aliases: packetFilter.service }),
     // Change sets make the writes of every other area's generated routes.

@@ -70,4 +70,6 @@ export interface SystemInput {
    * type plugin, fed by the plugin) is dropped before any user rule, after the anti-lockout.
    */
   pluginBlocks?: { plugin: string; alias: string }[];
+  /** High availability: VRRP adverts are let in on the virtual addresses' interfaces, conntrackd's sync on the sync link. */
+  cluster?: { vrrpInterfaces: string[]; syncInterface: string | null; syncPort: number };
 }

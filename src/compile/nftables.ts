@@ -301,6 +301,16 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
       const on = tunnel.listenInterface ? [`iifname ${quote(tunnel.listenInterface)}`] : [];
       lines.push([...on, `udp dport ${tunnel.port}`, 'accept', `comment "system: wireguard ${tunnel.interface}"`].join(' '));
     }
+    const cluster = config.system.cluster;
+    if (cluster && cluster.vrrpInterfaces.length) {
+      // VRRP (IP protocol 112) adverts to 224.0.0.18 (IPv6: ff02::12) between the pair.
+      const on = `iifname ${set(cluster.vrrpInterfaces.map(quote))}`;
+      lines.push(`${on} ip protocol vrrp ip daddr 224.0.0.18 accept comment "system: VRRP"`);
+      lines.push(`${on} meta l4proto vrrp ip6 daddr ff02::12 accept comment "system: VRRP (IPv6)"`);
+    }
+    if (cluster?.syncInterface) {
+      lines.push(`iifname ${quote(cluster.syncInterface)} udp dport ${cluster.syncPort} accept comment "system: conntrackd state sync"`);
+    }
     for (const { plugin, alias } of config.system.pluginBlocks ?? []) {
       for (const family of [4, 6] as const) lines.push(`${family === 4 ? 'ip' : 'ip6'} saddr @${aliasSetName(alias, family)} counter drop comment "system: plugin ${plugin} blocklist"`);
     }

@@ -166,6 +166,14 @@ export function pfSystemLines(config: FirewallConfig): string[] {
       `# system: WireGuard ${tunnel.interface}: its UDP port ${tunnel.port} is let in ${tunnel.listenInterface ? `on ${tunnel.listenInterface}` : 'on every interface'}`,
       `pass in quick${tunnel.listenInterface ? ` on ${tunnel.listenInterface}` : ''} proto udp from any to (self) port ${tunnel.port} keep state label "bulwark:wireguard-${tunnel.interface}"`,
     ]),
+    ...(config.system.cluster?.vrrpInterfaces.length ? [
+      '# system: high availability: CARP/VRRP adverts (IP protocol 112) on the virtual addresses\' interfaces',
+      `pass quick on { ${config.system.cluster.vrrpInterfaces.join(' ')} } proto carp no state label "bulwark:carp"`,
+    ] : []),
+    ...(config.system.cluster?.syncInterface ? [
+      '# system: high availability: state sync on the sync interface',
+      `pass quick on ${config.system.cluster.syncInterface} proto pfsync no state label "bulwark:pfsync"`,
+    ] : []),
     ...(config.system.pluginBlocks ?? []).flatMap(({ plugin, alias }) => [
       `# system: plugin ${plugin}: what enters from an address on its blocklist is blocked before any user rule`,
       `block in quick from <${alias}> label "bulwark:plugin-${plugin}"`,

@@ -16,6 +16,24 @@ const EDIT_WITH_IF_MATCH =
 const DIAGNOSTIC_WHY = { ping: 'ping', traceroute: 'traceroute', dns: 'a DNS lookup through the box\'s resolver or a chosen server', tcp: 'a TCP port test' } as const;
 
 export const API_EXTENSIONS: readonly ApiExtension[] = [
+  { method: 'GET', path: '/api/v1/cluster/carp', access: 'ha:manage', why: "Issue 39: the virtual addresses (wire-format §10), run as keepalived VRRP instances on linux; the password is write-only." },
+  { method: 'POST', path: '/api/v1/cluster/carp', access: 'ha:manage', why: "Issue 39: adds a virtual address (vhid → VRRP virtual router id); applied at once." },
+  { method: 'GET', path: '/api/v1/cluster/carp/{id}', access: 'ha:manage', why: "Issue 39: one virtual address (password never returned)." },
+  { method: 'PUT', path: '/api/v1/cluster/carp/{id}', access: 'ha:manage', why: "Issue 39: changes a virtual address; applied at once." },
+  { method: 'DELETE', path: '/api/v1/cluster/carp/{id}', access: 'ha:manage', why: "Issue 39: removes a virtual address; applied at once." },
+  { method: 'GET', path: '/api/v1/cluster/pfsync', access: 'ha:manage', why: "Issue 39: connection state sync (conntrackd FTFW to the peer on linux), or null." },
+  { method: 'PUT', path: '/api/v1/cluster/pfsync', access: 'ha:manage', why: "Issue 39: sets connection state sync; applied at once." },
+  { method: 'GET', path: '/api/v1/cluster/health', access: 'ha:manage', why: "Issue 39: health checks that lower this node's VRRP priority while they fail." },
+  { method: 'POST', path: '/api/v1/cluster/health', access: 'ha:manage', why: "Issue 39: adds a health check (ping, tcp_port, pf_status)." },
+  { method: 'GET', path: '/api/v1/cluster/health/{id}', access: 'ha:manage', why: "Issue 39: one health check." },
+  { method: 'PUT', path: '/api/v1/cluster/health/{id}', access: 'ha:manage', why: "Issue 39: changes a health check." },
+  { method: 'DELETE', path: '/api/v1/cluster/health/{id}', access: 'ha:manage', why: "Issue 39: removes a health check." },
+  { method: 'POST', path: '/api/v1/cluster/health/run', access: 'ha:manage', why: "Issue 39: runs every health check now (202)." },
+  { method: 'GET', path: '/api/v1/cluster/role', access: 'ha:manage', why: "Issue 39: this node's role in the pair (node-local; the reference reads it from rc.conf)." },
+  { method: 'PUT', path: '/api/v1/cluster/role', access: 'ha:manage', why: "Issue 39: sets this node's role (primary, secondary, standalone); the VRRP priority follows it." },
+  { method: 'GET', path: '/api/v1/cluster/status', access: 'ha:manage', why: "Issue 39: live role from the VRRP state, peer reachability, synced state count and sync errors." },
+  { method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', why: "Issue 39: clears a demotion on the primary, raises the priority by 100 on the secondary: this node takes the virtual addresses." },
+  { method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', why: "Issue 39: lowers this node's VRRP priority by 240 (gives the virtual addresses away)." },
   {
     method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write',
     why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",

@@ -11,6 +11,7 @@ import type { Network } from './network.js';
 import type { Maintenance } from './maintenance.js';
 import type { HostSettings, HostSite } from './host-settings.js';
 import type { FlowExporter } from './flow-export.js';
+import type { HaEngine } from './ha.js';
 
 export interface PacketFilterStatus {
   running: boolean;
@@ -73,6 +74,8 @@ export interface Platform {
   hostSettings(site: HostSite): HostSettings;
   /** NetFlow v9 / IPFIX export of the flows through the box (src/platform/flow-export.ts). */
   readonly flowExport: FlowExporter;
+  /** High availability: VRRP virtual addresses and connection state sync (src/platform/ha.ts). */
+  readonly ha: HaEngine;
   /**
    * The API process stops. What the platform runs for the appliance — daemons, tunnels, the reverse proxy, the
    * kernel's rules and routes — keeps running (ARCHITECTURE decision 9): the next start adopts it. Only this

@@ -69,6 +69,7 @@ export class PacketFilterService {
   private readonly pluginBlocks = new Map<string, string>();
   /** Live inputs of the system rules that other areas own (the VPN area's enabled tunnels). */
   private wireguardTunnels: () => NonNullable<SystemInput['wireguard']> = () => [];
+  private clusterInterfaces: () => SystemInput['cluster'] | null = () => null;
 
   constructor(
     private readonly context: AppContext,
@@ -191,6 +192,7 @@ export class PacketFilterService {
         nflogGroup: BLOCKED_NFLOG_GROUP,
         wireguard: this.wireguardTunnels(),
         pluginBlocks: [...this.pluginBlocks].map(([plugin, alias]) => ({ plugin, alias })),
+        cluster: this.clusterInterfaces() ?? undefined,
       },
       time: localTime(now),
       urlTables: Object.fromEntries(this.urlTables),
@@ -327,6 +329,11 @@ export class PacketFilterService {
   /** Where the system rules find the enabled WireGuard tunnels (the VPN area registers it). */
   useWireguardTunnels(source: () => NonNullable<SystemInput['wireguard']>): void {
     this.wireguardTunnels = source;
+  }
+
+  /** Where the system rules find the VRRP and state-sync interfaces (the cluster area registers it). */
+  useClusterInterfaces(source: () => SystemInput['cluster'] | null): void {
+    this.clusterInterfaces = source;
   }
 
   /**

@@ -51,6 +51,7 @@ export function createFreebsdPlatform(options: { hostRoot?: string } = {}): Plat
     maintenance: createFreebsdMaintenance(),
     hostSettings: (site) => createFreebsdHostSettings(options.hostRoot ?? '/', site.log),
     flowExport: notDriven('freebsd', 'flow export'),
+    ha: notDriven('freebsd', 'high availability (CARP)'),
     close: async () => {
       await traffic.close();
       daemons.release();

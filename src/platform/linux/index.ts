@@ -15,6 +15,7 @@ import { createLinuxMaintenance } from './maintenance.js';
 import { createCaddyProxy } from './caddy.js';
 import { createSuricataEngine } from './suricata.js';
 import { createLinuxHostSettings } from './host-settings.js';
+import { createKeepalivedEngine } from './ha.js';
 import { createSoftflowdExporter } from './softflowd.js';
 
 export const NFT_TABLE = 'bulwark';
@@ -49,6 +50,7 @@ export function createLinuxPlatform(options: { aptRoot?: string; hostRoot?: stri
   const idsEngine = createSuricataEngine();
   const packetFilter = new NftablesPacketFilter(nftablesStatus);
   const flowExport = createSoftflowdExporter();
+  const ha = createKeepalivedEngine();
   return {
     name: 'linux',
     simulated: false,
@@ -66,8 +68,10 @@ export function createLinuxPlatform(options: { aptRoot?: string; hostRoot?: stri
     maintenance: createLinuxMaintenance(options.aptRoot),
     flowExport,
     hostSettings: (site) => createLinuxHostSettings(options.hostRoot ?? '/', site.log),
+    ha,
     close: async () => {
       await flowExport.close();
+      await ha.close();
       // The daemons, tunnels, charon and Caddy keep running, adopted by the next start; only this process's readers end.
       wireguard.release();
       ipsec.release();
@@ -82,6 +86,7 @@ export function createLinuxPlatform(options: { aptRoot?: string; hostRoot?: stri
       await ipsec.stop();
       await daemons.closeAll();
       await reverseProxy.stopAll();
+      await ha.apply(null);
     },
   };
 }

@@ -12,6 +12,7 @@ import { createSimulatedNetwork } from './network.js';
 import { createSimulatedMaintenance } from './maintenance.js';
 import { createSimulatedHostSettings } from './host-settings.js';
 import { createSimulatedFlowExport } from './flow-export.js';
+import { createSimulatedHa } from './ha.js';
 
 /** The embedded default: keeps state in memory and the data directory so the whole API works anywhere. */
 export function createSimulatedPlatform(): Platform {
@@ -33,6 +34,7 @@ export function createSimulatedPlatform(): Platform {
     maintenance: createSimulatedMaintenance(),
     hostSettings: (site) => createSimulatedHostSettings(site.dataDir),
     flowExport: createSimulatedFlowExport(),
+    ha: createSimulatedHa(),
     close: () => traffic.close(),
   };
 }

@@ -1,0 +1,66 @@
+/**
+ * The /cluster routes on the simulated platform (issue 39 items 1-2): validation answers 400 naming the field,
+ * the VRRP password is write-only and sealed at rest, promote/demote move the priority adjustment, health check
+ * types that do not run are refused, and the role decides whether VRRP runs at all.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { adminApi } from './helpers/admin-api.js';
+import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
+import type { HaEngine, HaSpec } from '../src/platform/ha.js';
+
+const platform = createSimulatedPlatform();
+const applied: (HaSpec | null)[] = [];
+const ha: HaEngine = { ...platform.ha, apply: async (spec) => (applied.push(spec), platform.ha.apply(spec)) };
+const api = adminApi({ platform: { ...platform, ha } });
+
+test('virtual addresses: validated, the password write-only and sealed, applied as VRRP once the node has a role', async () => {
+  await api.refused('POST', '/api/v1/cluster/carp', { vhid: 1, virtual_ip: 'gateway', prefix: 24, interface: 'eth0', password: 'pw' }, /body\.virtual_ip/);
+  await api.refused('POST', '/api/v1/cluster/carp', { vhid: 1, virtual_ip: '10.0.0.1', prefix: 33, interface: 'eth0', password: 'pw' }, /body\.prefix/);
+  await api.refused('POST', '/api/v1/cluster/carp', { vhid: 1, virtual_ip: '10.0.0.1', prefix: 24, interface: 'eth0', password: 'longer-than-8' }, /password/);
+  await api.refused('POST', '/api/v1/cluster/carp', { vhid: 256, virtual_ip: '10.0.0.1', prefix: 24, interface: 'eth0', password: 'pw' }, /vhid/);
+  const created = await api.created('/api/v1/cluster/carp', { vhid: 7, virtual_ip: '10.0.0.1', prefix: 24, interface: 'eth0', password: 'Secr3t' });
+  assert.equal('password' in created, false, 'never returned');
+  const duplicate = await api.call('POST', '/api/v1/cluster/carp', { vhid: 7, virtual_ip: '10.0.0.2', prefix: 24, interface: 'eth0', password: 'pw' });
+  assert.equal(duplicate.status, 409);
+  const stored = api.t.app.context.store.list('cluster_carp')[0];
+  assert.ok(!JSON.stringify(stored.data).includes('Secr3t'), 'sealed at rest');
+  assert.equal(applied.at(-1), null, 'standalone: no VRRP');
+  assert.equal((await api.call('PUT', '/api/v1/cluster/role', { role: 'primary' })).status, 200);
+  const spec = applied.at(-1);
+  assert.equal(spec?.role, 'primary');
+  assert.deepEqual(spec?.addresses, [{ vhid: 7, virtualIp: '10.0.0.1', prefix: 24, interface: 'eth0', password: 'Secr3t' }], 'the renderer gets the opened password');
+  const status = (await api.call('GET', '/api/v1/cluster/status')).body;
+  assert.equal(status.role, 'primary');
+  assert.equal(status.vrrp_state, 'master');
+});
+
+test('promote and demote move the priority adjustment (demote gives the addresses away)', async () => {
+  assert.equal((await api.call('POST', '/api/v1/cluster/demote')).status, 204);
+  let status = (await api.call('GET', '/api/v1/cluster/status')).body;
+  assert.equal(status.priority_adjustment, 240);
+  assert.equal(applied.at(-1)?.demotion, 240);
+  assert.equal(status.role, 'secondary', 'the simulated engine reports the addresses given away');
+  assert.equal((await api.call('POST', '/api/v1/cluster/promote')).status, 204);
+  status = (await api.call('GET', '/api/v1/cluster/status')).body;
+  assert.equal(status.priority_adjustment, 0, 'on the primary, promote clears the demotion');
+  assert.equal(status.role, 'primary');
+  assert.equal((await api.call('PUT', '/api/v1/cluster/role', { role: 'secondary' })).status, 200);
+  assert.equal((await api.call('POST', '/api/v1/cluster/promote')).status, 204);
+  assert.equal((await api.call('GET', '/api/v1/cluster/status')).body.priority_adjustment, -100, 'on the secondary, promote raises it above the primary');
+  assert.equal((await api.call('PUT', '/api/v1/cluster/role', { role: 'primary' })).status, 200);
+});
+
+test('state sync and health checks: 400 naming the field; check types that do not run are refused', async () => {
+  assert.equal((await api.call('GET', '/api/v1/cluster/pfsync')).body, null, 'null until set');
+  await api.refused('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'sync0', enabled: true }, /body\.sync_peer/);
+  await api.refused('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'sync0', sync_peer: 'peer', enabled: true }, /body\.sync_peer/);
+  const sync = await api.call('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'sync0', sync_peer: '10.255.0.2', enabled: true });
+  assert.equal(sync.status, 200);
+  assert.equal(applied.at(-1)?.stateSync?.syncPeer, '10.255.0.2');
+  await api.refused('POST', '/api/v1/cluster/health', { name: 'web', check_type: 'http_get', target: 'http://10.0.0.5/' }, /check_type http_get is not supported/);
+  await api.refused('POST', '/api/v1/cluster/health', { name: 'gw', check_type: 'ping', target: 'gw.example' }, /body\.target/);
+  await api.refused('POST', '/api/v1/cluster/health', { name: 'db', check_type: 'tcp_port', target: '10.0.0.5' }, /body\.target/);
+  await api.created('/api/v1/cluster/health', { name: 'db', check_type: 'tcp_port', target: '10.0.0.5:5432' });
+  assert.equal((await api.call('POST', '/api/v1/cluster/health/run')).status, 202);
+});
