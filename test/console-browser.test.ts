@@ -16,7 +16,7 @@ import { makeCertificate, startOidcProvider, type OidcTestProvider } from './hel
 
 const skip = chromiumSkipReason();
 const ADMIN = { username: 'admin', password: 'Console-admin-pass1' };
-const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'Configuration', 'System'];
+const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'Configuration', 'System', 'Time service', 'Geo-IP'];
 /** Set to a directory to keep a screenshot of each main page (how docs/console/*.png are made). */
 const SCREENSHOT_DIR = process.env.BULWARK_CONSOLE_SCREENSHOTS;
 

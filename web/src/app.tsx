@@ -20,6 +20,8 @@ import { ChangeSetPage } from './pages/change-set-page';
 import { RulesPage } from './pages/rules-page';
 import { SchedulesPage } from './pages/schedules-page';
 import { SystemPage } from './pages/system-page';
+import { TimePage } from './pages/time-page';
+import { GeoipPage } from './pages/geoip-page';
 import { UsersPage } from './pages/users-page';
 import { VpnPage } from './pages/vpn-page';
 
@@ -42,6 +44,8 @@ function Pages() {
       <Route path="/users" component={UsersPage} />
       <Route path="/configuration" component={ConfigurationPage} />
       <Route path="/system" component={SystemPage} />
+      <Route path="/time" component={TimePage} />
+      <Route path="/geoip" component={GeoipPage} />
       <Route default component={NotFoundPage} />
     </Router>
   );

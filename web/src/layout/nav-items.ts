@@ -20,4 +20,6 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'Users', path: '/users' },
   { label: 'Configuration', path: '/configuration' },
   { label: 'System', path: '/system' },
+  { label: 'Time service', path: '/time' },
+  { label: 'Geo-IP', path: '/geoip' },
 ];
