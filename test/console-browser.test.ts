@@ -771,7 +771,7 @@ test('a viewer is offered no write action anywhere, and a 403 reads as a message
   await main(page).waitFor();
   await page.getByRole('region', { name: 'Pending changes' }).waitFor();
   // reading, and what every account may do for itself (its own second factor)
-  const readOnlyButtons = new Set(['Sign out', 'Search', 'Test', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication']);
+  const readOnlyButtons = new Set(['Sign out', 'Search', 'Test', 'Look up', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication']);
   for (const name of NAV_LINKS) {
     await main(page).getByRole('link', { name, exact: true }).click();
     await heading(page).filter({ hasText: name }).waitFor();
