@@ -102,7 +102,7 @@ export async function timedClient(): Promise<{ request(request: TimedRequest): P
  * Requests per second a client in a child process gets from `origin + path`, and the CPU time this process (the
  * server's) spent per request meanwhile: the second figure does not depend on how busy the machine is.
  */
-export async function throughput(request: { origin: string; path: string; headers?: Record<string, string>; connections?: number; durationMs?: number; status?: number }): Promise<{ perSecond: number; cpuMicrosPerRequest: number }> {
+export async function throughput(request: { origin: string; path: string; headers?: Record<string, string>; connections?: number; durationMs?: number; status?: number; ca?: string; newConnectionEach?: boolean }): Promise<{ perSecond: number; cpuMicrosPerRequest: number }> {
   const { fork } = await import('node:child_process');
   const child = fork(new URL('./load-worker.js', import.meta.url));
   await new Promise((resolve) => child.once('spawn', resolve));

@@ -12,10 +12,14 @@ export interface LoadRequest {
   connections: number;
   durationMs: number;
   status: number;
+  /** PEM of the CA that signed an https origin's certificate. */
+  ca?: string;
+  /** Close each connection after its answer, so every request makes a new connection (a TLS handshake over https). */
+  newConnectionEach?: boolean;
 }
 
 process.once('message', async (job: LoadRequest) => {
-  const pool = new Pool(job.origin, { connections: job.connections, pipelining: 1 });
+  const pool = new Pool(job.origin, { connections: job.connections, pipelining: 1, ...(job.ca ? { connect: { ca: job.ca } } : {}) });
   let completed = 0;
   let failure: string | undefined;
   const start = performance.now();
@@ -24,7 +28,7 @@ process.once('message', async (job: LoadRequest) => {
     Array.from({ length: job.connections }, async () => {
       while (performance.now() < end && failure === undefined) {
         try {
-          const response = await pool.request({ path: job.path, method: 'GET', headers: job.headers });
+          const response = await pool.request({ path: job.path, method: 'GET', headers: job.headers, reset: job.newConnectionEach === true });
           await response.body.arrayBuffer();
           if (response.statusCode !== job.status) failure = `${job.path}: ${response.statusCode}`;
           completed++;

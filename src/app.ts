@@ -124,6 +124,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('context', context);
   app.decorate('catalogue', [] as CatalogueEntry[]);
   app.decorate('readCache', new ReadCache(store));
+  const areas = (options.areas ?? createAreas)(context);
+  app.decorate('areas', areas);
+  // Before every other hook: the plain listener's redirect to HTTPS answers before access control.
+  for (const area of areas) area.http?.(app);
 
   const methods = new MethodIndex();
   app.addHook('onRoute', (route) => {
@@ -192,8 +196,6 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const areas = (options.areas ?? createAreas)(context);
-  app.decorate('areas', areas);
   // Writes of a path whose GET answers an ETag honour If-Match against that tag (http/conditional-twins.ts).
   for (const route of new ConditionalTwins(context.store).apply(areas.flatMap((area) => area.routes))) registerRoute(app, route, context);
   await registerConsole(app, options.consoleDir);

@@ -11,6 +11,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface StartupConfig {
   host: string;
   port: number;
+  /** The HTTPS listener (`--tls-listen`), or null when the API is served over plain HTTP only. */
+  tlsListen: { host: string; port: number } | null;
   dataDir: string;
   /**
    * The daemons' runtime tree (`--runtime-dir`): unset, `/var/lib/bulwark-daemons/<12 hex of sha256 of the data
@@ -49,10 +51,10 @@ export interface StartupConfig {
 export class StartupError extends Error {}
 
 /** Splits HOST:PORT, accepting a bracketed IPv6 host ("[::1]:8080"). */
-export function parseListen(value: string): { host: string; port: number } {
+export function parseListen(value: string, flag = '--listen'): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[3]) : NaN;
-  if (!match || port < 0 || port > 65535) throw new StartupError(`--listen must be HOST:PORT, got "${value}"`);
+  if (!match || port < 0 || port > 65535) throw new StartupError(`${flag} must be HOST:PORT, got "${value}"`);
   return { host: match[1] ?? match[2], port };
 }
 
@@ -77,6 +79,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     args: argv,
     options: {
       listen: { type: 'string' },
+      'tls-listen': { type: 'string' },
       'data-dir': { type: 'string' },
       'runtime-dir': { type: 'string' },
       platform: { type: 'string' },
@@ -93,6 +96,9 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     allowPositionals: false,
   });
   const { host, port } = parseListen(values.listen ?? env.BULWARK_LISTEN ?? '0.0.0.0:8080');
+  // Off unless set; `off` (or empty) in the environment file turns an installed appliance's listener off.
+  const tlsText = (values['tls-listen'] ?? env.BULWARK_TLS_LISTEN ?? '').trim();
+  const tlsListen = tlsText === '' || tlsText === 'off' ? null : parseListen(tlsText, '--tls-listen');
   const platform = values.platform ?? env.BULWARK_PLATFORM ?? 'simulated';
   if (!PLATFORMS.includes(platform as PlatformName)) {
     throw new StartupError(`--platform must be one of ${PLATFORMS.join(', ')}, got "${platform}"`);
@@ -121,6 +127,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     host,
     port,
     hostRoot: resolve(hostRoot),
+    tlsListen,
     installRoot: resolve(values['install-root'] ?? env.BULWARK_INSTALL_ROOT ?? '/'),
     aptRoot: resolve(values['apt-root'] ?? env.BULWARK_APT_ROOT ?? '/'),
     updateReadySeconds: Number(readyText.trim()),

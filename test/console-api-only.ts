@@ -24,14 +24,10 @@ export const API_ONLY: readonly ApiOnlyEntry[] = [
   { operation: '/config/check', reason: 'a drift check for monitoring; the console shows pending and drifted state in its banner' },
 ];
 
-const ISSUE_34_LOGS = 'issue 34 item 1: the Logs page (being built on the console-diag branch)';
 const ISSUE_34_AREA = 'issue 34 item 4: an area page or section still to be built';
 
 export const NOT_YET_IN_CONSOLE: readonly ApiOnlyEntry[] = [
-  ...['/logs', '/blocked', '/auth/audit', '/dhcp/logs', '/dns/stream', '/reverse-proxy/logs', '/time/logs'].map((operation) => ({
-    operation,
-    reason: ISSUE_34_LOGS,
-  })),
+  { operation: '/dns/stream', reason: 'issue 34 item 1: the live DNS query stream is not on the Logs page yet' },
   ...[
     // Reverse proxy: no page at all yet.
     '/reverse-proxy/apply', '/reverse-proxy/cert-resolvers', '/reverse-proxy/config', '/reverse-proxy/entrypoints',

@@ -8,6 +8,8 @@ import {
   buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage,
 } from './helpers/console-browser.js';
 import { makeCertificate, startOidcProvider, type OidcTestProvider } from './helpers/sso.js';
+import { systemSkip } from './helpers/system-skip.js';
+import { runtimeRoot } from '../src/platform/daemon-runtime.js';
 
 // The web console in a real browser (Debian's chromium through playwright-core) against the real server on
 // a socket: sign-in with and without TOTP, first-boot registration, single sign-on, the live dashboard, rules,
@@ -16,7 +18,7 @@ import { makeCertificate, startOidcProvider, type OidcTestProvider } from './hel
 
 const skip = chromiumSkipReason();
 const ADMIN = { username: 'admin', password: 'Console-admin-pass1' };
-const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'Configuration', 'System', 'Time service', 'Geo-IP'];
+const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Logs', 'Diagnostics', 'Users', 'Configuration', 'System', 'Time service', 'Geo-IP'];
 /** Set to a directory to keep a screenshot of each main page (how docs/console/*.png are made). */
 const SCREENSHOT_DIR = process.env.BULWARK_CONSOLE_SCREENSHOTS;
 
@@ -771,7 +773,7 @@ test('a viewer is offered no write action anywhere, and a 403 reads as a message
   await main(page).waitFor();
   await page.getByRole('region', { name: 'Pending changes' }).waitFor();
   // reading, and what every account may do for itself (its own second factor)
-  const readOnlyButtons = new Set(['Sign out', 'Search', 'Test', 'Look up', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication']);
+  const readOnlyButtons = new Set(['Sign out', 'Search', 'Test', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication', 'Pause', 'Why was this blocked?', 'Look up']);
   for (const name of NAV_LINKS) {
     await main(page).getByRole('link', { name, exact: true }).click();
     await heading(page).filter({ hasText: name }).waitFor();
@@ -785,6 +787,8 @@ test('a viewer is offered no write action anywhere, and a 403 reads as a message
       await resolver.getByText('Changing these settings needs the dns:write permission.').waitFor();
       assert.ok((await resolver.getByRole('table').locator('tbody tr').count()) > 5, 'the settings are shown as a table');
     }
+    if (name === 'Diagnostics') await page.getByRole('status').filter({ hasText: 'Running diagnostics needs the permission interfaces:write.' }).waitFor();
+    if (name === 'Logs') await page.getByRole('status').filter({ hasText: 'The audit trail needs the permission users:read.' }).waitFor();
     if (name === 'Users') {
       assert.match((await page.getByRole('alert').first().textContent()) ?? '', /^Not allowed: permission users:read required/);
       await screenshot(page, 'viewer-users');
@@ -831,5 +835,179 @@ test('single sign-on: provider buttons, readable oauth_error messages, and a bro
   } finally {
     await adminApi('PUT', '/auth/oauth/settings', { public_url: '' }).catch(() => undefined);
     await oidc?.close();
+  }
+});
+
+/** Neither a 1280×800 window nor a phone's width scrolls the page sideways (wide tables scroll inside their box). */
+async function assertFits(page: Page, what: string): Promise<void> {
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    await page.setViewportSize(viewport);
+    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    assert.ok(width <= viewport.width, `${what} at ${viewport.width}×${viewport.height}: the page is ${width} px wide`);
+  }
+  await page.setViewportSize({ width: 1400, height: 1000 });
+}
+
+/** Polls (no fixed sleep) until `check` holds, or fails naming `what`. */
+async function eventually(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`never: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('logs: the packet-filter log is live (pause stops it), filters, "Why was this blocked?" highlights the deciding rule, "Create a rule from this" prefills the form; audit trail and daemon logs', { skip }, async () => {
+  // A block rule in force that every packet of the simulated log (tcp or udp to 10.10.0.1 on wan0) meets.
+  const blocking = await adminApi('POST', '/rules', { action: 'block', direction: 'in', protocol: 'tcp/udp', interface: 'wan0', src_addr: 'any', dst_addr: '10.10.0.1', description: 'logs page block' });
+  assert.equal(blocking.status, 201);
+  assert.equal((await adminApi('POST', '/reload')).status, 200);
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  let blockedReads = 0;
+  page.on('request', (request) => {
+    if (new URL(request.url()).pathname === '/api/v1/blocked') blockedReads++;
+  });
+  // The page's timers on a clock the test moves: live refresh and pause are shown without waiting.
+  await page.clock.install();
+  await page.goto('/logs');
+  await heading(page).filter({ hasText: 'Logs' }).waitFor();
+  const log = page.getByRole('table', { name: 'Blocked and logged packets, newest first' });
+  await log.locator('tbody tr').first().getByRole('cell', { name: 'wan0' }).waitFor();
+  const read = blockedReads;
+  await page.clock.runFor(3_500);
+  await eventually(() => blockedReads > read, 'the live log reads /blocked again');
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('status').filter({ hasText: 'Paused.' }).waitFor();
+  const paused = blockedReads;
+  await page.clock.runFor(15_000);
+  assert.equal(blockedReads, paused, 'paused: no read in 15 s of page time');
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await page.clock.runFor(3_500);
+  await eventually(() => blockedReads > paused, 'resumed: the log reads again');
+
+  // Filters: a port no entry has empties the table; the address of every entry keeps them.
+  await page.getByLabel('Port', { exact: true }).fill('1');
+  await log.getByRole('cell', { name: 'No packets logged.' }).waitFor();
+  await page.getByLabel('Port', { exact: true }).fill('');
+  await page.getByLabel('Address', { exact: true }).fill('10.10.0.1');
+  await page.getByLabel('Action', { exact: true }).selectOption('block');
+  await page.getByRole('button', { name: 'Pause' }).click();
+  const newest = log.locator('tbody tr').first();
+  await newest.getByRole('cell', { name: 'wan0' }).waitFor();
+  // both cells read at once, so a refresh cannot fall between them
+  const [source, destination] = await newest.evaluate((row) => [5, 6].map((n) => (row as unknown as { cells: { textContent: string }[] }).cells[n].textContent));
+  // that entry, wherever a refresh still in flight may move it
+  const first = log.locator('tbody tr').filter({ hasText: source }).first();
+
+  await first.getByRole('button', { name: 'Why was this blocked?' }).click();
+  const why = page.getByRole('region', { name: 'Why was this blocked?' });
+  await why.getByText(/: block \(block\), decided by rule /).waitFor();
+  const deciding = why.locator('tr.deciding');
+  assert.equal(await deciding.count(), 1, 'one deciding rule, highlighted');
+  assert.match((await deciding.textContent()) ?? '', new RegExp(`${blocking.json.id}.*\\(deciding rule\\)`));
+  await screenshot(page, 'logs');
+  await why.getByRole('button', { name: 'Close' }).click();
+
+  await first.getByRole('button', { name: 'Create a rule from this' }).click();
+  const form = page.getByRole('form', { name: 'New rule' });
+  assert.equal(await form.getByLabel('Source address').inputValue(), source.split(':')[0]);
+  assert.equal(await form.getByLabel('Destination address').inputValue(), '10.10.0.1');
+  assert.equal(await form.getByLabel('Destination port', { exact: true }).inputValue(), destination.split(':')[1]);
+  assert.equal(await form.getByLabel('Interface').inputValue(), 'wan0');
+  await form.getByRole('button', { name: 'Create rule' }).click();
+  await page.getByRole('status').filter({ hasText: 'Rule created' }).waitFor();
+  const rules = (await adminApi('GET', '/rules')).json as { id: string; action: string; description: string | null; rule_match: { src_addr: string; dst_addr: string } }[];
+  const made = rules.find((rule) => rule.description?.startsWith('From the log:'));
+  assert.deepEqual([made?.action, made?.rule_match.src_addr, made?.rule_match.dst_addr], ['pass', source.split(':')[0], '10.10.0.1']);
+
+  // The audit trail (the admin holds users:read) and the logs' tails.
+  await page.getByRole('table', { name: 'Sign-ins and account changes, newest first' }).getByRole('cell', { name: 'login' }).first().waitFor();
+  await page.getByLabel('Log', { exact: true }).selectOption('dns');
+  await page.getByRole('log', { name: 'DNS resolver, newest first' }).waitFor();
+  await assertFits(page, 'logs');
+  assert.deepEqual(watched.problems.console, [], 'no console errors');
+  assert.deepEqual(watched.problems.failedResponses, [], 'no failed requests');
+  for (const rule of [blocking.json.id, made!.id]) assert.equal((await adminApi('DELETE', `/rules/${rule}`)).status, 204);
+  assert.equal((await adminApi('POST', '/reload')).status, 200);
+});
+
+test('diagnostics: an operator runs them by keyboard (the simulated platform says it runs no tools), every field labelled, at 1280×800 and phone width', { skip }, async () => {
+  assert.equal((await adminApi('POST', '/auth/users', { username: 'otto', password: 'Otto-operator-pass1', role: 'operator' })).status, 201);
+  const watched = await open();
+  const { page } = watched;
+  await signIn(page, 'otto', 'Otto-operator-pass1');
+  await main(page).getByRole('link', { name: 'Diagnostics', exact: true }).click();
+  await heading(page).filter({ hasText: 'Diagnostics' }).waitFor();
+  // By keyboard: Tab from the tool to the host, type, Enter submits; the next Tab's focus is visible.
+  await page.getByLabel('Tool').focus();
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('-f');
+  await page.keyboard.press('Enter');
+  await page.getByRole('alert').filter({ hasText: 'body.host: must be a host name or an IP address' }).waitFor();
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate(() => {
+    const doc = (globalThis as unknown as { document: { activeElement: { getAttribute(name: string): string | null } | null } }).document;
+    const style = (globalThis as unknown as { getComputedStyle(element: unknown): { outlineStyle: string } }).getComputedStyle(doc.activeElement);
+    return { name: doc.activeElement?.getAttribute('name'), outline: style.outlineStyle };
+  });
+  assert.deepEqual(focused, { name: 'count', outline: 'solid' }, 'keyboard focus moves in order and is visible');
+  await page.getByLabel('Host').fill('127.0.0.1');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByRole('alert').filter({ hasText: /503: diagnostics run the box's own tools .* simulated platform/ }).waitFor();
+  for (const tool of ['Traceroute', 'DNS lookup', 'TCP port test', 'Packet capture']) {
+    await page.getByLabel('Tool').selectOption({ label: tool });
+    for (const input of await page.locator('form input, form select').all()) {
+      const id = await input.getAttribute('id');
+      assert.equal(await page.locator(`label[for="${id}"]`).count(), 1, `${tool}: every field has its label`);
+    }
+  }
+  await assertFits(page, 'diagnostics');
+  assert.deepEqual(watched.problems.failedResponses.map((r) => r.status), [400, 503], 'only the refusals the test provoked');
+  // Chromium reports a refused fetch as a console error; nothing else may be there.
+  assert.deepEqual(watched.problems.console.filter((line) => !/status of (400|503)/.test(line)), []);
+});
+
+// The same page against a server of its own on the linux platform: the tools really run.
+const linuxSkip = skip || systemSkip('the diagnostics page on linux', { root: true, programs: ['ping', 'tcpdump'], users: ['nobody'] });
+test("diagnostics on linux: a ping's lines stream into the page; a capture downloads as a pcap file", { skip: linuxSkip }, async () => {
+  const real = await startConsoleServer(consoleDir, { platform: 'linux' });
+  try {
+    const register = await fetch(`${real.baseUrl}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    assert.equal(register.status, 201);
+    const context = await browser.newContext({ baseURL: real.baseUrl, viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    const livePage = await context.newPage();
+    const errors: string[] = [];
+    livePage.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+    await signIn(livePage, ADMIN.username, ADMIN.password);
+    await main(livePage).getByRole('link', { name: 'Diagnostics', exact: true }).click();
+    await livePage.getByLabel('Host').fill('127.0.0.1');
+    await livePage.getByLabel('Count').fill('2');
+    await livePage.getByRole('button', { name: 'Run' }).click();
+    await livePage.getByRole('status').filter({ hasText: 'Finished (exit code 0).' }).waitFor();
+    assert.match((await livePage.getByRole('log', { name: 'Output' }).textContent()) ?? '', /\$ ping -n -c 2 -W 2 -- 127\.0\.0\.1[\s\S]*bytes from 127\.0\.0\.1/);
+    await screenshot(livePage, 'diagnostics');
+    await livePage.getByLabel('Tool').selectOption({ label: 'Packet capture' });
+    await livePage.getByLabel('Interface').fill('lo');
+    await livePage.getByLabel('Protocol').selectOption('icmp');
+    await livePage.getByLabel('Duration (seconds)').fill('3');
+    await livePage.getByRole('button', { name: 'Run' }).click();
+    await livePage.getByRole('status').filter({ hasText: 'Capturing on lo' }).waitFor();
+    // traffic to capture, from this test (loopback only)
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('ping', ['-n', '-c', '2', '-i', '0.2', '127.0.0.1']);
+    const link = livePage.getByRole('link', { name: /^Download capture-lo-.*\.pcap \(\d+ packets\)$/ });
+    await link.waitFor();
+    const [download] = await Promise.all([livePage.waitForEvent('download'), link.click()]);
+    const { readFileSync } = await import('node:fs');
+    const pcap = readFileSync((await download.path())!);
+    assert.equal(pcap.readUInt32LE(0), 0xa1b2c3d4, 'a pcap file');
+    assert.ok(pcap.length > 24, 'with packets in it');
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await real.close();
+    rmSync(real.dataDir, { recursive: true, force: true });
+    rmSync(runtimeRoot({ dataDir: real.dataDir }), { recursive: true, force: true });
   }
 });

@@ -93,7 +93,7 @@ test('install --root lays out the release, the configuration, the data and the r
   assert.equal(modeOf('var/lib/bulwark-daemons'), '755', 'the daemons\' users traverse their runtime tree');
   assert.equal(modeOf('etc/bulwark/bulwark.env'), '640');
   const env = readFileSync(at('etc/bulwark/bulwark.env'), 'utf8');
-  for (const line of ['BULWARK_DATA_DIR=/var/lib/bulwark', 'BULWARK_RUNTIME_DIR=/var/lib/bulwark-daemons', 'BULWARK_PLATFORM=linux', 'BULWARK_LISTEN=0.0.0.0:8080']) {
+  for (const line of ['BULWARK_DATA_DIR=/var/lib/bulwark', 'BULWARK_RUNTIME_DIR=/var/lib/bulwark-daemons', 'BULWARK_PLATFORM=linux', 'BULWARK_LISTEN=0.0.0.0:8080', 'BULWARK_TLS_LISTEN=0.0.0.0:8443']) {
     assert.ok(env.split('\n').includes(line), `bulwark.env has ${line}`);
   }
 });

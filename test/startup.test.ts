@@ -45,6 +45,13 @@ test('the drift check runs every 60 s unless --drift-check-interval or BULWARK_D
   assert.equal(loadStartupConfig(['--drift-check-interval', '15'], { BULWARK_DRIFT_CHECK_INTERVAL: '0' }).driftCheckSeconds, 15);
 });
 
+test('the HTTPS listener is off by default and set by --tls-listen or BULWARK_TLS_LISTEN (off: none)', () => {
+  assert.equal(loadStartupConfig([], {}).tlsListen, null);
+  assert.deepEqual(loadStartupConfig([], { BULWARK_TLS_LISTEN: '0.0.0.0:8443' }).tlsListen, { host: '0.0.0.0', port: 8443 });
+  assert.deepEqual(loadStartupConfig(['--tls-listen', '[::1]:9443'], { BULWARK_TLS_LISTEN: '0.0.0.0:8443' }).tlsListen, { host: '::1', port: 9443 });
+  assert.equal(loadStartupConfig([], { BULWARK_TLS_LISTEN: 'off' }).tlsListen, null);
+  assert.throws(() => loadStartupConfig(['--tls-listen', '8443'], {}), /--tls-listen must be HOST:PORT/);
+});
 
 test('the real binary starts with --listen and --data-dir, logs its URL, and exits 0 on SIGTERM', { timeout: 180_000 }, async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-start-'));

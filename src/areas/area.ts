@@ -10,6 +10,11 @@ import type { RouteSpec } from '../http/route.js';
 export interface Area {
   name: string;
   routes: readonly RouteSpec[];
+  /**
+   * Runs while the app is built, before any other hook or route is added: hooks that must see every request
+   * first (the plain listener's redirect to HTTPS) and servers of the area's own (the HTTPS listener).
+   */
+  http?(app: FastifyInstance): void;
   /** `app` gives access to the HTTP server (e.g. to handle WebSocket upgrades). */
   start?(app: FastifyInstance): Promise<void> | void;
   /** Runs before the server stops accepting: end long-lived streams and sockets so shutdown does not wait on them. */

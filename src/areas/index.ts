@@ -25,8 +25,10 @@ import { createSettingsArea } from './settings/routes.js';
 import { createUpdatesArea } from './updates/routes.js';
 import { createPluginsArea } from './plugins/routes.js';
 import { createChangesArea } from './changes/routes.js';
+import { createTlsArea } from './tls/routes.js';
 import { createPrometheusArea } from './prometheus/routes.js';
 import { createFlowExportArea } from './flow-export/routes.js';
+import { createDiagnosticsArea } from './diagnostics/routes.js';
 import { createAssertionsArea } from './assertions/routes.js';
 
 /**
@@ -49,6 +51,8 @@ export function createAreas(context: AppContext): Area[] {
   const packetFilter = createPacketFilterArea(context, { pendingFlags, geoip: geoip.service, metrics: dashboard.service.engine });
   const ca = createCaArea(context);
   const reverseProxy = createReverseProxyArea(context);
+  // The API's HTTPS: its certificate comes from the local CA, files, or an ACME certificate's local-tls-store target.
+  const tls = createTlsArea(context, { ca: ca.service });
   const multiwan = createMultiwanArea(context);
   const assertions = createAssertionsArea(context, { packetFilter: packetFilter.service });
   // GET /pending lists the transit assertions the pending change would break; a new result re-sends the report.
@@ -75,10 +79,11 @@ export function createAreas(context: AppContext): Area[] {
     multiwan,
     createAiArea(context, { ids: ids.service }),
     // A certificate published by hand reloads the running proxy that serves it; HTTP-01 goes through the proxy
-    // when it holds the responder's port.
+    // when it holds the responder's port; a local-tls-store target publishes to the API's HTTPS listener.
     createAcmeArea(context, {
       certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }],
       challengesThroughProxy: () => reverseProxy.service.challengesThroughProxy(),
+      localTlsStore: (id, material) => tls.service.publishAcme(id, material),
     }),
     dashboard,
     createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),
@@ -88,7 +93,9 @@ export function createAreas(context: AppContext): Area[] {
     networking,
     createSystemArea(context),
     createSettingsArea(context),
+    tls,
     createFlowExportArea(context),
+    createDiagnosticsArea(context),
     createUpdatesArea(context),
     createPluginsArea(context),
     // Change sets make the writes of every other area's generated routes.

@@ -125,15 +125,18 @@ export function ruleMatches(compiled: FilterRule, model: FirewallModel, crossing
   return ruleMismatch(compiled, model, crossing, host) === undefined;
 }
 
-/** The anti-lockout rule of pfSystemLines / nftSystemLines: the API's port on its address, from the LAN side. */
+/** The anti-lockout rules of pfSystemLines / nftSystemLines: the API's ports (plain and HTTPS) on their addresses, from the LAN side. */
 export function antiLockout(model: FirewallModel, crossing: Crossing, host: HostAddresses): boolean {
-  const { api, antiLockoutInterfaces } = model.config.system;
-  if (crossing.direction !== 'in' || crossing.protocol !== 'tcp' || crossing.dport !== api.port) return false;
+  const { api, apiTls, antiLockoutInterfaces } = model.config.system;
+  if (crossing.direction !== 'in' || crossing.protocol !== 'tcp') return false;
   if (antiLockoutInterfaces.length && crossing.iface !== null && !antiLockoutInterfaces.includes(crossing.iface)) return false;
-  if (api.host === '0.0.0.0') return parseIp(crossing.dst)?.family === 4 && isOwnAddress(host, crossing.dst);
-  if (api.host === '::') return isOwnAddress(host, crossing.dst);
-  const target = parseIp(api.host);
-  return target !== undefined && sameAddress(crossing.dst, target.family, target.value);
+  return [api, apiTls].some((listener) => {
+    if (!listener || crossing.dport !== listener.port) return false;
+    if (listener.host === '0.0.0.0') return parseIp(crossing.dst)?.family === 4 && isOwnAddress(host, crossing.dst);
+    if (listener.host === '::') return isOwnAddress(host, crossing.dst);
+    const target = parseIp(listener.host);
+    return target !== undefined && sameAddress(crossing.dst, target.family, target.value);
+  });
 }
 
 /** The WAN default block of pfSystemLines / nftDefaultLines: inbound on a WAN interface, when no user rule decides. */

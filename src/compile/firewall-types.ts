@@ -52,6 +52,8 @@ export interface FirewallConfig {
 export interface SystemInput {
   /** The API's own listening address and port (anti-lockout). `0.0.0.0`/`::` mean every local address. */
   api: { host: string; port: number };
+  /** The API's HTTPS listener (`--tls-listen`), kept reachable the same way; absent when off. */
+  apiTls?: { host: string; port: number } | null;
   /** Interfaces the anti-lockout rule is limited to; empty = every interface. */
   antiLockoutInterfaces: string[];
   /**

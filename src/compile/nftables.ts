@@ -287,13 +287,16 @@ export function nftSystemLines(config: FirewallConfig, chain: 'in' | 'out'): str
     `${chain === 'in' ? 'iifname' : 'oifname'} ${quote(NFT_LOOPBACK)} accept comment "system: loopback"`,
   ];
   if (chain === 'in') {
-    const { api, antiLockoutInterfaces } = config.system;
+    const { api, apiTls, antiLockoutInterfaces } = config.system;
     const iface = antiLockoutInterfaces.length ? [`iifname ${set(antiLockoutInterfaces.map(quote))}`] : [];
-    const ip = parseIp(api.host);
-    const target = api.host === '0.0.0.0' ? ['meta nfproto ipv4', 'fib daddr type local']
-      : api.host === '::' ? ['fib daddr type local']
-        : [`${ip?.family === 6 ? 'ip6' : 'ip'} daddr ${api.host}`];
-    lines.push([...iface, ...target, `tcp dport ${api.port}`, 'accept', 'comment "system: anti-lockout"'].join(' '));
+    for (const [listener, comment] of [[api, 'system: anti-lockout'], [apiTls, 'system: anti-lockout (HTTPS)']] as const) {
+      if (!listener) continue;
+      const ip = parseIp(listener.host);
+      const target = listener.host === '0.0.0.0' ? ['meta nfproto ipv4', 'fib daddr type local']
+        : listener.host === '::' ? ['fib daddr type local']
+          : [`${ip?.family === 6 ? 'ip6' : 'ip'} daddr ${listener.host}`];
+      lines.push([...iface, ...target, `tcp dport ${listener.port}`, 'accept', `comment "${comment}"`].join(' '));
+    }
     for (const tunnel of config.system.wireguard ?? []) {
       const on = tunnel.listenInterface ? [`iifname ${quote(tunnel.listenInterface)}`] : [];
       lines.push([...on, `udp dport ${tunnel.port}`, 'accept', `comment "system: wireguard ${tunnel.interface}"`].join(' '));

@@ -134,12 +134,18 @@ export function pfNatLines(entry: WithId<NatData>): string[] {
 
 /** The read-only rules: default policy first (pf's last match lets every user rule override it). */
 export function pfSystemLines(config: FirewallConfig): string[] {
-  const { api, antiLockoutInterfaces } = config.system;
+  const { api, apiTls, antiLockoutInterfaces } = config.system;
   const on = antiLockoutInterfaces.length === 0 ? '' : antiLockoutInterfaces.length === 1 ? ` on ${antiLockoutInterfaces[0]}` : ` on { ${antiLockoutInterfaces.join(' ')} }`;
-  const everyAddress = api.host === '0.0.0.0' || api.host === '::';
-  const af = api.host === '0.0.0.0' ? ' inet' : '';
-  const target = everyAddress ? '(self)' : api.host;
   const where = antiLockoutInterfaces.length === 0 ? 'from every interface' : `from ${antiLockoutInterfaces.join(', ')}`;
+  const antiLockout = (listener: { host: string; port: number }, what: string) => {
+    const everyAddress = listener.host === '0.0.0.0' || listener.host === '::';
+    const af = listener.host === '0.0.0.0' ? ' inet' : '';
+    const target = everyAddress ? '(self)' : listener.host;
+    return [
+      `# system: anti-lockout: ${what} at ${everyAddress ? `every local address` : listener.host} port ${listener.port} stays reachable ${where}`,
+      `pass in quick${on}${af} proto tcp from any to ${target} port ${listener.port} keep state label "bulwark:anti-lockout"`,
+    ];
+  };
   const wan = config.system.wanDefaultBlock ?? [];
   const onWan = wan.length === 1 ? wan[0] : `{ ${wan.join(' ')} }`;
   return [
@@ -154,8 +160,8 @@ export function pfSystemLines(config: FirewallConfig): string[] {
     '# system: state handling: pass rules keep state, packets of known connections skip the ruleset',
     '# system: loopback is never filtered',
     `pass quick on ${PF_LOOPBACK} all no state label "bulwark:loopback"`,
-    `# system: anti-lockout: the API at ${everyAddress ? `every local address` : api.host} port ${api.port} stays reachable ${where}`,
-    `pass in quick${on}${af} proto tcp from any to ${target} port ${api.port} keep state label "bulwark:anti-lockout"`,
+    ...antiLockout(api, 'the API'),
+    ...(apiTls ? antiLockout(apiTls, 'the API over HTTPS') : []),
     ...(config.system.wireguard ?? []).flatMap((tunnel) => [
       `# system: WireGuard ${tunnel.interface}: its UDP port ${tunnel.port} is let in ${tunnel.listenInterface ? `on ${tunnel.listenInterface}` : 'on every interface'}`,
       `pass in quick${tunnel.listenInterface ? ` on ${tunnel.listenInterface}` : ''} proto udp from any to (self) port ${tunnel.port} keep state label "bulwark:wireguard-${tunnel.interface}"`,

@@ -13,6 +13,8 @@ export interface ApiExtension {
 const EDIT_WITH_IF_MATCH = 
   'Reads one object with its ETag, so an editor (the web console) can send it back as If-Match on PUT and get a 412 instead of overwriting a concurrent change.';
 
+const DIAGNOSTIC_WHY = { ping: 'ping', traceroute: 'traceroute', dns: 'a DNS lookup through the box\'s resolver or a chosen server', tcp: 'a TCP port test' } as const;
+
 export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
@@ -65,6 +67,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: 'Rule analysis by set arithmetic: rules that never match (shadowed), redundant and conflicting rules, empty aliases in use, schedules that never fire, rules unused for N days.',
   },
   {
+    method: 'GET', path: '/api/v1/settings/tls/status', access: 'settings:read',
+    why: 'The HTTPS listener and the certificate new connections get now (source, serial, names, expiry), and why a selected one is not served; kept out of /settings/tls so its ETag describes the settings only (issue 37).',
+  },
+  {
     method: 'GET', path: '/api/v1/settings/outbound', access: 'settings:read',
     why: 'The administrator\'s outbound allow-list: the loopback, private or special addresses that destinations an operator writes (reverse-proxy upstreams, blocklist sources, object storage, gateway probes) may reach (docs/security.md).',
   },
@@ -95,6 +101,14 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   {
     method: 'PUT', path: '/api/v1/reverse-proxy/tls/key-files', access: 'settings:write',
     why: 'Names key files under the certificate directories that proxy:write may then use for TLS certificates; only settings:write may hand other daemons\' or the system\'s keys to the proxy.',
+  },
+  ...(['ping', 'traceroute', 'dns', 'tcp'] as const).map((tool) => ({
+    method: 'POST', path: `/api/v1/diagnostics/${tool}`, access: 'interfaces:write',
+    why: `Diagnostics (issue 34 item 2): ${DIAGNOSTIC_WHY[tool]} from the box, run unprivileged with a validated argument vector and a time limit, output streamed; rate-limited per account. interfaces:write: sending probes from the firewall is network work a viewer does not do (docs/diagnostics.md).`,
+  })),
+  {
+    method: 'POST', path: '/api/v1/diagnostics/capture', access: 'interfaces:write',
+    why: 'Diagnostics (issue 34 item 2): a packet capture on an interface with a filter built from fields (protocol, host, port), a duration and a size cap, answered as a pcap file; tcpdump drops to nobody. interfaces:write, as its holder can already redirect that traffic (docs/diagnostics.md).',
   },
   {
     method: 'GET', path: '/api/v1/assertions', access: 'rules:read',

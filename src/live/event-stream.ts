@@ -79,7 +79,7 @@ export class EventStream {
     this.keepAlive = setInterval(() => this.comment('keep-alive'), options.keepAliveMs ?? KEEP_ALIVE_MS);
     this.keepAlive.unref();
     const gone = () => this.close();
-    request.raw.once('close', gone);
+    // The response's close, not the request's: a POST's request emits 'close' as soon as its body is read.
     reply.raw.once('close', gone);
     reply.raw.once('error', gone);
     if (lease) {

@@ -26,6 +26,8 @@ const PACKAGES: Record<string, string> = {
   conntrack: 'conntrack',
   ping: 'iputils-ping',
   dig: 'bind9-dnsutils',
+  traceroute: 'traceroute',
+  tcpdump: 'tcpdump',
   wg: 'wireguard-tools',
   'wireguard-go': 'wireguard-go',
   'charon-systemd': 'charon-systemd',

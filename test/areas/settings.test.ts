@@ -21,17 +21,23 @@ after(() => t.close());
 
 const call: AreaApp['request'] = (method, url, payload) => t.request(method, url, payload);
 
-test('TLS settings: policy defaults; certificate and key paths must be PEM files inside the data directory', async () => {
-  assert.deepEqual(json(await call('GET', '/api/v1/settings/tls')), { min_version: 'tls12', block_expired: true, block_weak_keys: true, cert_path: '', key_path: '' });
+test('TLS settings: policy defaults; certificate and key paths must be PEM files inside the data directory that could be served', async () => {
+  assert.deepEqual(json(await call('GET', '/api/v1/settings/tls')), {
+    min_version: 'tls12', block_expired: true, block_weak_keys: true, cert_path: '', key_path: '', acme_cert_id: '', http_redirect: false, hsts_max_age: 31536000,
+  });
   assert.match(json(await call('PUT', '/api/v1/settings/tls', { cert_path: '/etc/ssl/certs/ca-certificates.crt', key_path: '/etc/shadow' })).error, /inside the data directory/);
   assert.match(json(await call('PUT', '/api/v1/settings/tls', { cert_path: '../outside.pem', key_path: 'k.pem' })).error, /inside the data directory/);
   mkdirSync(join(t.dataDir, 'tls'), { recursive: true });
   writeFileSync(join(t.dataDir, 'tls', 'api.crt'), '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
   writeFileSync(join(t.dataDir, 'tls', 'api.key'), '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n');
   assert.match(json(await call('PUT', '/api/v1/settings/tls', { cert_path: 'tls/api.key', key_path: 'tls/api.key' })).error, /cert_path.*not a PEM file/);
-  const saved = await call('PUT', '/api/v1/settings/tls', { cert_path: 'tls/api.crt', key_path: join(t.dataDir, 'tls', 'api.key'), min_version: 'tls13' });
-  assert.equal(saved.statusCode, 200, saved.body);
-  assert.equal(json(saved).min_version, 'tls13');
+  // The files are what HTTPS will serve (test/https.test.ts): a PEM that does not parse is refused, not stored.
+  const refused = await call('PUT', '/api/v1/settings/tls', { cert_path: 'tls/api.crt', key_path: join(t.dataDir, 'tls', 'api.key'), min_version: 'tls13' });
+  assert.equal(refused.statusCode, 400, refused.body);
+  assert.match(json(refused).error, /^body\.cert_path: the certificate is not a PEM X\.509 certificate/);
+  const policy = await call('PUT', '/api/v1/settings/tls', { min_version: 'tls13' });
+  assert.equal(json(policy).min_version, 'tls13');
+  assert.match(json(await call('PUT', '/api/v1/settings/tls', { http_redirect: true })).error, /^body\.http_redirect needs the HTTPS listener/);
 });
 
 test('pf tuning and IDS alert retention', async () => {

@@ -44,10 +44,13 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-/** The real server (simulated platform, real clock so the dashboard ticks) on 127.0.0.1, serving `consoleDir`. */
-export async function startConsoleServer(consoleDir: string): Promise<ConsoleServer> {
+/**
+ * The real server (simulated platform unless `platform` says otherwise, real clock so the dashboard ticks) on
+ * 127.0.0.1, serving `consoleDir`.
+ */
+export async function startConsoleServer(consoleDir: string, options: { platform?: 'linux' } = {}): Promise<ConsoleServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-console-data-'));
-  const app = await buildApp({ logger: false, consoleDir, config: { ...loadStartupConfig([], {}), dataDir } });
+  const app = await buildApp({ logger: false, consoleDir, config: { ...loadStartupConfig([], {}), dataDir, ...(options.platform ? { platform: options.platform } : {}) } });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return { app, baseUrl: `http://127.0.0.1:${port}`, dataDir, close: () => app.close() };

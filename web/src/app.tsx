@@ -10,8 +10,10 @@ import { CertificatesPage } from './pages/certificates-page';
 import { ConfigurationPage } from './pages/configuration-page';
 import { DashboardPage } from './pages/dashboard-page';
 import { DhcpPage } from './pages/dhcp-page';
+import { DiagnosticsPage } from './pages/diagnostics-page';
 import { DnsPage } from './pages/dns-page';
 import { IdsPage } from './pages/ids-page';
+import { LogsPage } from './pages/logs-page';
 import { MultiWanPage } from './pages/multiwan-page';
 import { NatPage } from './pages/nat-page';
 import { NetworkingPage } from './pages/networking-page';
@@ -41,6 +43,8 @@ function Pages() {
       <Route path="/multiwan" component={MultiWanPage} />
       <Route path="/certificates" component={CertificatesPage} />
       <Route path="/networking" component={NetworkingPage} />
+      <Route path="/logs" component={LogsPage} />
+      <Route path="/diagnostics" component={DiagnosticsPage} />
       <Route path="/users" component={UsersPage} />
       <Route path="/configuration" component={ConfigurationPage} />
       <Route path="/system" component={SystemPage} />

@@ -9,3 +9,10 @@ export interface CertificateConsumer {
   /** Reloads when running and using the certificate; true when it reloaded. Throws the one-line reason of a failed reload. */
   reloadIfServing(certId: string, writtenPaths: string[]): Promise<boolean>;
 }
+
+/**
+ * The API's own certificate store (src/areas/tls): what a `local-tls-store` export target publishes to. It
+ * refuses material the API's TLS policy would not serve (the target's error), stores it, and installs it at
+ * once when /settings/tls selects that certificate.
+ */
+export type LocalTlsStore = (certId: string, material: { cert_pem: string; key_pem: string }) => Promise<void>;

@@ -8,7 +8,7 @@ import { IdParams } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { AcmeService } from './service.js';
 import { Account, AccountBody, ActionResult, CertCreate, CertSummary, CertUpdate, TargetBody, TargetRecord } from './schema.js';
-import type { CertificateConsumer } from './certificate-consumers.js';
+import type { CertificateConsumer, LocalTlsStore } from './certificate-consumers.js';
 
 const tags = ['acme'];
 const read = 'settings:read' as const;
@@ -21,9 +21,9 @@ const RENEWAL_CHECK_MS = 60 * 60 * 1000;
 
 export function createAcmeArea(
   context: AppContext,
-  needs: { certificateConsumers?: CertificateConsumer[]; challengesThroughProxy?: () => Promise<string | null> } = {},
+  needs: { certificateConsumers?: CertificateConsumer[]; challengesThroughProxy?: () => Promise<string | null>; localTlsStore?: LocalTlsStore } = {},
 ): Area & { service: AcmeService } {
-  const acme = new AcmeService(context, needs.certificateConsumers, needs.challengesThroughProxy);
+  const acme = new AcmeService(context, needs.certificateConsumers, needs.challengesThroughProxy, needs.localTlsStore);
   let timer: NodeJS.Timeout | null = null;
   const check = () => {
     acme.renewDue().then((renewed) => {

@@ -15,7 +15,7 @@ import { placeOrder } from './acme-order.js';
 import { Http01Responder, parseListen, PortInUse } from './http01-responder.js';
 import { rfc2136Settings, txtPublisher, type DnsProviderAccess } from './dns01.js';
 import { CertComputed, CertStored, DnsProviderComputed, DnsProviderStored, LE_PRODUCTION, TargetStored } from './schema.js';
-import type { CertificateConsumer } from './certificate-consumers.js';
+import type { CertificateConsumer, LocalTlsStore } from './certificate-consumers.js';
 import { dnsApiEndpoint } from './dns-api-endpoint.js';
 
 const NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -71,6 +71,8 @@ export class AcmeService {
     private readonly consumers: CertificateConsumer[] = [],
     /** The loopback address a running reverse proxy passes HTTP-01 challenges to, or null (reverse-proxy area). */
     private readonly challengesThroughProxy: () => Promise<string | null> = async () => null,
+    /** The API's HTTPS certificate store, what a local-tls-store target publishes to (tls area). */
+    private readonly localTlsStore?: LocalTlsStore,
   ) {
     const { models } = context;
     this.account = models.singleton({
@@ -334,6 +336,10 @@ export class AcmeService {
         if (problem) throw badRequest(`body.config.${field} ${problem}`);
       }
       if (config.owner !== undefined && !OWNER.test(String(config.owner))) throw badRequest('body.config.owner must be user or user:group');
+    } else if (data.kind === 'local-tls-store') {
+      // The API serves the certificate itself (no service to restart): nothing to configure.
+      const unknown = Object.keys(config)[0];
+      if (unknown !== undefined) throw badRequest(`body.config.${unknown}: a local-tls-store target takes no settings (select the certificate in /api/v1/settings/tls)`);
     } else if (data.kind === 'webhook') {
       try {
         if (new URL(String(config.url)).protocol !== 'https:') throw new Error();
@@ -413,7 +419,9 @@ export class AcmeService {
           }, { timeoutMs: 20_000 });
           if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`);
         } else {
-          throw new Error('local-tls-store publishing arrives with the API TLS settings');
+          // The API's HTTPS certificate store: served at once when /settings/tls selects this certificate.
+          if (!this.localTlsStore) throw new Error('this appliance has no API TLS store');
+          await this.localTlsStore(id, { cert_pem: fullchain, key_pem: material.key_pem });
         }
       } catch (e) {
         error = oneLine((e as Error).message);

@@ -23,6 +23,8 @@ export function normaliseSans(commonName: string, sans: unknown): string[] {
 /** The appliance's own certificate authority: one root, certificates it issued, revocation and a CRL. */
 export class CaService {
   readonly certs: CollectionModel;
+  /** Told after POST /ca replaced the root (the API's own certificate is issued again from it). */
+  private readonly rootListeners: (() => unknown)[] = [];
 
   constructor(private readonly context: AppContext) {
     this.certs = context.models.collection({
@@ -32,7 +34,8 @@ export class CaService {
     });
   }
 
-  private root(): { certificate_pem: string; private_key_pem: string } | undefined {
+  /** The root certificate and its key, or undefined before one is generated (the API's own certificate is issued with it). */
+  root(): { certificate_pem: string; private_key_pem: string } | undefined {
     const data = this.context.store.getSingleton(ROOT_KIND);
     if (!data) return undefined;
     return { certificate_pem: String(data.certificate_pem), private_key_pem: this.context.sealer.open(String(data.private_key_pem)) };
@@ -50,8 +53,18 @@ export class CaService {
     return { initialized: true, ...describeCertificate(String(data.certificate_pem)), algorithm: 'ECDSA P-256' };
   }
 
+  onRootChanged(listener: () => unknown): void {
+    this.rootListeners.push(listener);
+  }
+
   /** Creates (or replaces) the root; certificates issued before stay listed. */
   async generate(options: { common_name: string; organization: string; validity_days: number }) {
+    await this.createRoot(options);
+    for (const listener of this.rootListeners) await listener();
+    return this.info();
+  }
+
+  private async createRoot(options: { common_name: string; organization: string; validity_days: number }) {
     const root = await createRootCa({ commonName: options.common_name, organization: options.organization, validityDays: options.validity_days, now: this.context.clock.now() });
     this.context.store.putSingleton(ROOT_KIND, {
       common_name: options.common_name,
@@ -59,7 +72,15 @@ export class CaService {
       certificate_pem: root.certificate_pem,
       private_key_pem: this.context.sealer.seal(root.private_key_pem),
     });
-    return this.info();
+  }
+
+  /** The root, generated with the defaults of POST /ca when there is none yet (the API's HTTPS certificate needs one). */
+  async ensureRoot(): Promise<{ certificate_pem: string; private_key_pem: string }> {
+    const existing = this.root();
+    if (existing) return existing;
+    await this.createRoot({ common_name: 'Bulwark Root CA', organization: 'Bulwark', validity_days: 3650 });
+    this.context.log.info('local CA created for the API\'s HTTPS certificate (GET /api/v1/ca/cert.pem)');
+    return this.root()!;
   }
 
   caPem(): string {

@@ -110,25 +110,26 @@ function autoTier(service: DashboardService, rangeSeconds: number): TierName {
  */
 export function createDashboardArea(context: AppContext, needs: { feeds: LiveFeeds }, options: DashboardOptions = {}): Area & { service: DashboardService } {
   const service = new DashboardService(context, needs.feeds, options);
-  let detachUpgrade: (() => void) | undefined;
+  let detachUpgrade: (() => void)[] = [];
   return {
     name: 'dashboard',
     service,
     routes: routes(context, service),
     async start(app: FastifyInstance) {
-      detachUpgrade = attachDashboardUpgrade(app.server, {
+      // The plain listener and, with --tls-listen, the HTTPS one (src/areas/tls/routes.ts).
+      detachUpgrade = [app.server, app.secureServer ?? null].filter((server) => server !== null).map((server) => attachDashboardUpgrade(server, {
         paths: WEBSOCKET_PATHS,
         permission: 'dashboard:view',
         authenticator: context.identity,
         broadcaster: service.broadcaster,
         streams: context.identity.streams,
         log: context.log,
-      });
+      }));
       await service.start();
     },
     beforeClose: () => service.beforeClose(),
     async stop() {
-      detachUpgrade?.();
+      for (const detach of detachUpgrade) detach();
       await service.stop();
     },
   };

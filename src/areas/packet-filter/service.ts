@@ -181,6 +181,7 @@ export class PacketFilterService {
       settings: { block_logging: snapshot.settings.block_logging !== false },
       system: {
         api: { host: this.context.config.host, port: this.context.config.port },
+        apiTls: this.context.config.tlsListen,
         antiLockoutInterfaces: (snapshot.settings.anti_lockout_interfaces as string[] | undefined) ?? [],
         wanDefaultBlock: (snapshot.settings.wan_default_block_interfaces as string[] | undefined) ?? [],
         nflogGroup: BLOCKED_NFLOG_GROUP,

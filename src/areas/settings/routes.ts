@@ -13,9 +13,9 @@ import { ADMIN_ALLOW_LIST_KIND, ADMIN_ALLOW_LIST_PATH } from '../../net/admin-al
 import { parseCidr } from '../../net/address.js';
 import {
   IdsAlerts, LogRotationConfig, OutboundAllowList, LogRotationView, OkMessage, PfTuningBody,
-  PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow, Tls,
+  PfTuningView, SmtpBody, SmtpView, Syslog, SyslogStatusRow,
 } from './schema.js';
-import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues, validatePemPath } from './service.js';
+import { clampIdsAlerts, SECTION_NAME, sectionKind, sectionValues } from './service.js';
 import { hostSettingsOf } from '../common/host-settings.js';
 import { STATE_TABLE_FIELDS, stateTableTuningOf, type StateTableLive, type StateTableTuning } from '../../platform/host-settings.js';
 import { logSizes, writeRotationConfig, type RotationConfig } from './log-rotation.js';
@@ -30,16 +30,11 @@ const MAX_STATES = 4_000_000;
 
 function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
   const { store, sealer, config, models } = context;
-  const singleton = (kind: string, path: string, schema: typeof Tls | typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig | typeof OutboundAllowList, noun: string, validate?: (data: ConfigData) => void) => {
+  const singleton = (kind: string, path: string, schema: typeof IdsAlerts | typeof Syslog | typeof LogRotationConfig | typeof OutboundAllowList, noun: string, validate?: (data: ConfigData) => void) => {
     const model = models.singleton({ kind, noun, writeAccess: WRITE, schema, validate });
     return { model, routes: singletonRoutes(model, { path, access: { read: READ, write: WRITE }, tags: TAGS }) };
   };
 
-  const tls = singleton('settings_tls', '/api/v1/settings/tls', Tls, 'API TLS settings (certificate and key applied at the next restart)', (data) => {
-    validatePemPath(config.dataDir, String(data.cert_path), 'cert_path', /-----BEGIN CERTIFICATE-----/);
-    validatePemPath(config.dataDir, String(data.key_path), 'key_path', /-----BEGIN (RSA |EC )?PRIVATE KEY-----/);
-    if (Boolean(data.cert_path) !== Boolean(data.key_path)) throw badRequest('body.cert_path and body.key_path are set together');
-  });
   const idsAlerts = singleton('settings_ids_alerts', '/api/v1/settings/ids-alerts', IdsAlerts, 'IDS alert retention');
   const syslog = singleton('settings_syslog', '/api/v1/settings/syslog', Syslog, 'remote syslog', (data) => {
     if (data.enabled && !String(data.host).trim()) throw badRequest('body.host is required when syslog is enabled');
@@ -89,7 +84,6 @@ function routes(context: AppContext, maintenance: LogMaintenance): RouteSpec[] {
   const SyslogDraft = Type.Optional(Type.Partial(Syslog));
 
   return [
-    ...tls.routes,
     {
       method: 'GET', conditional: 'read', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
       schema: { response: { 200: PfTuningView } },

@@ -20,14 +20,6 @@ export const OutboundAllowList = Type.Object({
   }),
 });
 
-export const Tls = Type.Object({
-  min_version: StringEnum(['tls12', 'tls13'], { default: 'tls12' }),
-  block_expired: Type.Boolean({ default: true }),
-  block_weak_keys: Type.Boolean({ default: true }),
-  cert_path: Type.String({ default: '', maxLength: 1024, description: 'PEM certificate of the API, inside the data directory; applied at the next restart' }),
-  key_path: Type.String({ default: '', maxLength: 1024, description: 'PEM private key of the API, inside the data directory; applied at the next restart' }),
-});
-
 const Seconds = (description: string) => Type.Integer({ minimum: 1, maximum: 2_592_000, description: `${description}, seconds (1..2592000)` });
 /** The state-table timeouts (Linux conntrack sysctls; pf timeouts on FreeBSD). */
 export const StateTimeouts = Type.Object({

@@ -29,6 +29,9 @@ export interface RequestOptions {
   ifMatch?: string | null;
   /** A POST that changes no configuration (a ticket): views of pending changes need not refresh. */
   changesNothing?: boolean;
+  /** The media type asked for (JSON unless said). */
+  accept?: string;
+  signal?: AbortSignal;
 }
 
 export interface TokenPair {
@@ -154,6 +157,37 @@ export class ApiClient {
     return response.blob();
   }
 
+  /**
+   * A POST answered with Server-Sent Events (the diagnostics): each event handed to `onEvent` as it arrives,
+   * resolving when the server ends the stream. EventSource cannot POST, so the stream is read from fetch.
+   */
+  async postStream(path: string, body: unknown, onEvent: (event: string, data: unknown) => void, signal?: AbortSignal): Promise<void> {
+    const response = await this.send('POST', path, { body, accept: 'text/event-stream', changesNothing: true, signal });
+    if (!response.ok || !response.body) throw await errorOf(response);
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+        const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+        if (data) onEvent(name, JSON.parse(data));
+      }
+    }
+  }
+
+  /** A POST answered with a file (a packet capture): the Blob and the answer's headers. */
+  async postBlob(path: string, body: unknown): Promise<{ blob: Blob; headers: Headers }> {
+    const response = await this.send('POST', path, { body, accept: '*/*', changesNothing: true });
+    if (!response.ok) throw await errorOf(response);
+    return { blob: await response.blob(), headers: response.headers };
+  }
+
   private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
     let response = await fetch(apiUrl(path, options.query), this.init(method, options));
     if (response.status === 401 && this.session && !NO_REFRESH.test(path) && (await this.refresh())) {
@@ -163,7 +197,7 @@ export class ApiClient {
   }
 
   private init(method: string, options: RequestOptions): RequestInit {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: options.accept ?? 'application/json' };
     if (method !== 'GET') headers[CSRF_HEADER] = '1';
     if (this.session?.kind === 'bearer') headers.authorization = `Bearer ${this.session.accessToken}`;
     if (options.ifMatch) headers['if-match'] = options.ifMatch;
@@ -172,7 +206,7 @@ export class ApiClient {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
-    return { method, headers, body, credentials: 'same-origin', cache: 'no-store' };
+    return { method, headers, body, credentials: 'same-origin', cache: 'no-store', signal: options.signal };
   }
 
   /** One refresh at a time, shared by every call that met the expired token. */

@@ -17,6 +17,8 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'Multi-WAN', path: '/multiwan' },
   { label: 'Certificates', path: '/certificates' },
   { label: 'Networking', path: '/networking' },
+  { label: 'Logs', path: '/logs' },
+  { label: 'Diagnostics', path: '/diagnostics' },
   { label: 'Users', path: '/users' },
   { label: 'Configuration', path: '/configuration' },
   { label: 'System', path: '/system' },

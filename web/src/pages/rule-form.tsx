@@ -19,7 +19,7 @@ const IP_VERSIONS = [
 ];
 const STATUSES = ['active', 'disabled'];
 
-interface RuleDraft {
+export interface RuleDraft {
   action: string;
   direction: string;
   protocol: string;
@@ -89,6 +89,8 @@ function bodyOf(draft: RuleDraft, editing: boolean): Record<string, unknown> {
 
 interface RuleFormProps {
   rule: Rule | null;
+  /** A new rule's fields filled in beforehand (the logs page's "Create a rule from this"). */
+  initial?: Partial<RuleDraft>;
   onSubmit(body: Record<string, unknown>): Promise<void>;
   onCancel(): void;
   /** The submit button's text when the form does not save at once (the change-set screen stages the edit). */
@@ -96,8 +98,8 @@ interface RuleFormProps {
 }
 
 /** Create or edit a rule; the API validates and its 400 (naming the field) is shown as it is. */
-export function RuleForm({ rule, onSubmit, onCancel, submitLabel }: RuleFormProps) {
-  const [draft, setDraft] = useState<RuleDraft>(() => draftOf(rule));
+export function RuleForm({ rule, initial, onSubmit, onCancel, submitLabel }: RuleFormProps) {
+  const [draft, setDraft] = useState<RuleDraft>(() => ({ ...draftOf(rule), ...initial }));
   // a new read of the rule (after a save refused as stale) shows what is stored now (not on mount: that would
   // race the first keystrokes)
   const shownRule = useRef(rule);

@@ -40,6 +40,9 @@ const TLS_FIELDS: readonly FieldSpec[] = [
   { name: 'block_weak_keys', label: 'Refuse weak keys', kind: 'checkbox' },
   { name: 'cert_path', label: 'Certificate file', kind: 'text', sendEmpty: true },
   { name: 'key_path', label: 'Key file', kind: 'text', sendEmpty: true },
+  { name: 'acme_cert_id', label: 'ACME certificate id (local-tls-store)', kind: 'text', sendEmpty: true },
+  { name: 'http_redirect', label: 'Redirect plain HTTP to HTTPS', kind: 'checkbox' },
+  { name: 'hsts_max_age', label: 'HSTS max-age (seconds)', kind: 'number' },
 ];
 
 const DASHBOARD_HISTORY_FIELDS: readonly FieldSpec[] = [
@@ -199,6 +202,7 @@ export function SystemPage() {
       <SettingsSection title="SSH" path="/system/ssh" writePermission="settings:write" fields={SSH_FIELDS} />
       <SettingsSection title="Sign-in and lockout" path="/auth/settings" writePermission="settings:write" fields={SIGN_IN_FIELDS} />
       <SettingsSection title="HTTPS" path="/settings/tls" writePermission="settings:write" fields={TLS_FIELDS} />
+      <SettingsView title="HTTPS now" path="/settings/tls/status" />
       <SettingsSection title="Dashboard history" path="/settings/dashboard-history" writePermission="settings:write" fields={DASHBOARD_HISTORY_FIELDS} />
       <SettingsSection title="Remote syslog" path="/settings/syslog" writePermission="settings:write" fields={SYSLOG_FIELDS} />
       <SettingsSection title="Email notifications" path="/notify/smtp/config" writePermission="settings:write" fields={SMTP_FIELDS} />
