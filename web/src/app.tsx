@@ -24,6 +24,7 @@ import { SchedulesPage } from './pages/schedules-page';
 import { SystemPage } from './pages/system-page';
 import { TimePage } from './pages/time-page';
 import { GeoipPage } from './pages/geoip-page';
+import { PluginsPage } from './pages/plugins-page';
 import { UsersPage } from './pages/users-page';
 import { VpnPage } from './pages/vpn-page';
 
@@ -50,6 +51,7 @@ function Pages() {
       <Route path="/system" component={SystemPage} />
       <Route path="/time" component={TimePage} />
       <Route path="/geoip" component={GeoipPage} />
+      <Route path="/plugins" component={PluginsPage} />
       <Route default component={NotFoundPage} />
     </Router>
   );

@@ -24,4 +24,5 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'System', path: '/system' },
   { label: 'Time service', path: '/time' },
   { label: 'Geo-IP', path: '/geoip' },
+  { label: 'Plugins', path: '/plugins' },
 ];
