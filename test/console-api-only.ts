@@ -35,8 +35,8 @@ export const NOT_YET_IN_CONSOLE: readonly ApiOnlyEntry[] = [
     '/reverse-proxy/stop', '/reverse-proxy/tcp', '/reverse-proxy/tls', '/reverse-proxy/udp', '/reverse-proxy/validate',
     // ACME: account and certificates are on the Certificates page; providers and export targets are not.
     '/acme/dns-providers', '/acme/export-targets',
-    // Updates.
-    '/updates/appliance', '/updates/check', '/updates/history', '/updates/install', '/updates/reboot', '/updates/shutdown',
+    // Reboot and shutdown (system:reboot).
+    '/updates/reboot', '/updates/shutdown',
     // Service controls and detail pages of areas that have a page.
     '/dhcp/ddns', '/dhcp/ha', '/dhcp/metrics', '/dhcp/pool-stats', '/dhcp/restart', '/dhcp/start', '/dhcp/stop',
     '/dns', '/dns/customblocks', '/dns/stats', '/dns/whitelist',

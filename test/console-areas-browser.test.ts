@@ -228,3 +228,33 @@ test('plugins: an operator enables and disables a built-in plugin from its row; 
   assert.deepEqual(await buttonsOf(viewer.page), [], 'no write control for a viewer');
   assertNoProblems(viewer, 'plugins page as viewer');
 });
+
+test('updates: an administrator checks, previews and only then installs the OS updates; an operator may check and preview but not install', { skip }, async () => {
+  const watched = await signedIn(ADMIN);
+  const { page } = watched;
+  page.on('dialog', (dialog) => void dialog.accept());
+  await openArea(page, 'Updates');
+  const os = page.getByRole('region', { name: 'OS updates' });
+  await os.getByRole('table', { name: 'OS update status' }).locator('tbody tr').first().waitFor();
+  assert.equal(await os.getByRole('button', { name: 'Install updates' }).count(), 0, 'no install before a preview');
+  await os.getByRole('button', { name: 'Check for updates' }).click();
+  await os.getByRole('status').waitFor();
+  await os.getByRole('button', { name: 'Preview install' }).click();
+  await os.getByRole('table', { name: /^Install preview/ }).waitFor();
+  await os.getByRole('button', { name: 'Install updates' }).click();
+  await os.getByRole('button', { name: 'Install updates' }).waitFor({ state: 'detached' });
+  const history = (await admin('GET', '/updates/history')).json as { action: string }[];
+  assert.ok(history.some((entry) => /install/i.test(entry.action)), `the install is in the history: ${JSON.stringify(history)}`);
+  const appliance = page.getByRole('region', { name: 'Appliance updates' });
+  await appliance.getByRole('table', { name: 'Appliance version' }).locator('tbody tr').first().waitFor();
+  for (const name of ['Check for a release', 'Install the latest release', 'Roll back']) await appliance.getByRole('button', { name }).waitFor();
+  await assertLabelled(page, 'updates page');
+  assertNoProblems(watched, 'updates page as administrator');
+
+  const operator = await signedIn(OPERATOR);
+  await openArea(operator.page, 'Updates');
+  await operator.page.getByRole('region', { name: 'OS updates' }).getByRole('button', { name: 'Preview install' }).click();
+  await operator.page.getByRole('table', { name: /^Install preview/ }).waitFor();
+  assert.deepEqual(await buttonsOf(operator.page), ['Check for updates', 'Preview install', 'Check for a release'], 'no install or rollback without updates:install');
+  assertNoProblems(operator, 'updates page as operator');
+});

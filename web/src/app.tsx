@@ -25,6 +25,7 @@ import { SystemPage } from './pages/system-page';
 import { TimePage } from './pages/time-page';
 import { GeoipPage } from './pages/geoip-page';
 import { PluginsPage } from './pages/plugins-page';
+import { UpdatesPage } from './pages/updates-page';
 import { UsersPage } from './pages/users-page';
 import { VpnPage } from './pages/vpn-page';
 
@@ -52,6 +53,7 @@ function Pages() {
       <Route path="/time" component={TimePage} />
       <Route path="/geoip" component={GeoipPage} />
       <Route path="/plugins" component={PluginsPage} />
+      <Route path="/updates" component={UpdatesPage} />
       <Route default component={NotFoundPage} />
     </Router>
   );

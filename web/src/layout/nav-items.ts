@@ -25,4 +25,5 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'Time service', path: '/time' },
   { label: 'Geo-IP', path: '/geoip' },
   { label: 'Plugins', path: '/plugins' },
+  { label: 'Updates', path: '/updates' },
 ];
