@@ -38,9 +38,9 @@ export const NOT_YET_IN_CONSOLE: readonly ApiOnlyEntry[] = [
     // Reboot and shutdown (system:reboot).
     '/updates/reboot', '/updates/shutdown',
     // Service controls and detail pages of areas that have a page.
-    '/dhcp/ddns', '/dhcp/ha', '/dhcp/metrics', '/dhcp/pool-stats', '/dhcp/restart', '/dhcp/start', '/dhcp/stop',
+    '/dhcp/ddns', '/dhcp/ha', '/dhcp/metrics',
     '/dns', '/dns/customblocks', '/dns/stats', '/dns/whitelist',
-    '/ids/reload', '/ids/suppressions',
+    '/ids/suppressions',
     '/interfaces/config', '/interfaces/detailed', '/interfaces/roles', '/routes/system',
     '/multiwan/apply', '/multiwan/preview', '/multiwan/enable-fibs', '/multiwan/fibs', '/multiwan/flows', '/multiwan/leaks',
     '/nat/pf-output', '/rules/block-logging', '/rules/system', '/connections',

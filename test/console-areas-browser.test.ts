@@ -258,3 +258,26 @@ test('updates: an administrator checks, previews and only then installs the OS u
   assert.deepEqual(await buttonsOf(operator.page), ['Check for updates', 'Preview install', 'Check for a release'], 'no install or rollback without updates:install');
   assertNoProblems(operator, 'updates page as operator');
 });
+
+test('service controls: an operator restarts DHCP and reloads the IDS rules from their pages and reads the pool usage; a viewer gets neither control', { skip }, async () => {
+  const watched = await signedIn(OPERATOR);
+  const { page } = watched;
+  await openArea(page, 'DHCP');
+  await page.getByRole('table', { name: 'Pool usage' }).waitFor();
+  const dhcp = page.getByRole('region', { name: 'DHCP service control' });
+  await dhcp.getByRole('button', { name: 'Restart DHCP' }).click();
+  await dhcp.getByRole('status').waitFor();
+  await openArea(page, 'IDS');
+  const ids = page.getByRole('region', { name: 'Engine control' });
+  await ids.getByRole('button', { name: 'Reload rules' }).click();
+  await ids.getByRole('status').waitFor();
+  assertNoProblems(watched, 'DHCP and IDS controls as operator');
+
+  const viewer = await signedIn(VIEWER);
+  await openArea(viewer.page, 'DHCP');
+  await viewer.page.getByRole('table', { name: 'Pool usage' }).waitFor();
+  assert.equal(await viewer.page.getByRole('region', { name: 'DHCP service control' }).count(), 0);
+  await openArea(viewer.page, 'IDS');
+  assert.equal(await viewer.page.getByRole('region', { name: 'Engine control' }).count(), 0);
+  assertNoProblems(viewer, 'DHCP and IDS as viewer');
+});
