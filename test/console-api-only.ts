@@ -29,10 +29,9 @@ const ISSUE_34_AREA = 'issue 34 item 4: an area page or section still to be buil
 export const NOT_YET_IN_CONSOLE: readonly ApiOnlyEntry[] = [
   { operation: '/dns/stream', reason: 'issue 34 item 1: the live DNS query stream is not on the Logs page yet' },
   ...[
-    // Reverse proxy: no page at all yet.
-    '/reverse-proxy/apply', '/reverse-proxy/cert-resolvers', '/reverse-proxy/config', '/reverse-proxy/entrypoints',
-    '/reverse-proxy/http', '/reverse-proxy/restart', '/reverse-proxy/start', '/reverse-proxy/status',
-    '/reverse-proxy/stop', '/reverse-proxy/tcp', '/reverse-proxy/tls', '/reverse-proxy/udp', '/reverse-proxy/validate',
+    // Reverse proxy: the page has status, controls, entrypoints, HTTP routers and services; not these yet.
+    '/reverse-proxy/cert-resolvers', '/reverse-proxy/config', '/reverse-proxy/tcp', '/reverse-proxy/tls', '/reverse-proxy/udp',
+    '/reverse-proxy/validate',
     // ACME: account and certificates are on the Certificates page; providers and export targets are not.
     '/acme/dns-providers', '/acme/export-targets',
     // Reboot and shutdown (system:reboot).

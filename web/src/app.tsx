@@ -26,6 +26,7 @@ import { TimePage } from './pages/time-page';
 import { GeoipPage } from './pages/geoip-page';
 import { PluginsPage } from './pages/plugins-page';
 import { UpdatesPage } from './pages/updates-page';
+import { ReverseProxyPage } from './pages/reverse-proxy-page';
 import { UsersPage } from './pages/users-page';
 import { VpnPage } from './pages/vpn-page';
 
@@ -54,6 +55,7 @@ function Pages() {
       <Route path="/geoip" component={GeoipPage} />
       <Route path="/plugins" component={PluginsPage} />
       <Route path="/updates" component={UpdatesPage} />
+      <Route path="/reverse-proxy" component={ReverseProxyPage} />
       <Route default component={NotFoundPage} />
     </Router>
   );

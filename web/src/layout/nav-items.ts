@@ -26,4 +26,5 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'Geo-IP', path: '/geoip' },
   { label: 'Plugins', path: '/plugins' },
   { label: 'Updates', path: '/updates' },
+  { label: 'Reverse proxy', path: '/reverse-proxy' },
 ];
