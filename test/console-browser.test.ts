@@ -18,7 +18,7 @@ import { runtimeRoot } from '../src/platform/daemon-runtime.js';
 
 const skip = chromiumSkipReason();
 const ADMIN = { username: 'admin', password: 'Console-admin-pass1' };
-const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Logs', 'Diagnostics', 'Users', 'Configuration', 'System'];
+const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Logs', 'Diagnostics', 'Users', 'Configuration', 'System', 'Time service', 'Geo-IP', 'Plugins', 'Updates', 'Reverse proxy'];
 /** Set to a directory to keep a screenshot of each main page (how docs/console/*.png are made). */
 const SCREENSHOT_DIR = process.env.BULWARK_CONSOLE_SCREENSHOTS;
 
@@ -778,7 +778,7 @@ test('a viewer is offered no write action anywhere, and a 403 reads as a message
   await main(page).waitFor();
   await page.getByRole('region', { name: 'Pending changes' }).waitFor();
   // reading, and what every account may do for itself (its own second factor)
-  const readOnlyButtons = new Set(['Sign out', 'Search', 'Test', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication', 'Pause', 'Why was this blocked?']);
+  const readOnlyButtons = new Set(['Sign out', 'Search', 'Test', 'Peers', 'Client config', 'Close', 'Set up two-factor authentication', 'Pause', 'Why was this blocked?', 'Look up', 'Check for updates', 'Preview install', 'Check for a release']);
   for (const name of NAV_LINKS) {
     await main(page).getByRole('link', { name, exact: true }).click();
     await heading(page).filter({ hasText: name }).waitFor();

@@ -22,6 +22,11 @@ import { ChangeSetPage } from './pages/change-set-page';
 import { RulesPage } from './pages/rules-page';
 import { SchedulesPage } from './pages/schedules-page';
 import { SystemPage } from './pages/system-page';
+import { TimePage } from './pages/time-page';
+import { GeoipPage } from './pages/geoip-page';
+import { PluginsPage } from './pages/plugins-page';
+import { UpdatesPage } from './pages/updates-page';
+import { ReverseProxyPage } from './pages/reverse-proxy-page';
 import { UsersPage } from './pages/users-page';
 import { VpnPage } from './pages/vpn-page';
 
@@ -46,6 +51,11 @@ function Pages() {
       <Route path="/users" component={UsersPage} />
       <Route path="/configuration" component={ConfigurationPage} />
       <Route path="/system" component={SystemPage} />
+      <Route path="/time" component={TimePage} />
+      <Route path="/geoip" component={GeoipPage} />
+      <Route path="/plugins" component={PluginsPage} />
+      <Route path="/updates" component={UpdatesPage} />
+      <Route path="/reverse-proxy" component={ReverseProxyPage} />
       <Route default component={NotFoundPage} />
     </Router>
   );

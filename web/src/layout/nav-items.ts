@@ -22,4 +22,9 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'Users', path: '/users' },
   { label: 'Configuration', path: '/configuration' },
   { label: 'System', path: '/system' },
+  { label: 'Time service', path: '/time' },
+  { label: 'Geo-IP', path: '/geoip' },
+  { label: 'Plugins', path: '/plugins' },
+  { label: 'Updates', path: '/updates' },
+  { label: 'Reverse proxy', path: '/reverse-proxy' },
 ];

@@ -4,6 +4,7 @@ import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
+import { ServiceControls } from '../components/service-controls';
 
 const SERVER_FIELDS: readonly FieldSpec[] = [
   { name: 'enabled', label: 'Server enabled', kind: 'checkbox' },
@@ -36,6 +37,27 @@ export function DhcpPage() {
   return (
     <Page title="DHCP" help="The DHCPv4 server (Kea): subnets, reservations and the leases it handed out.">
       <SettingsView title="Server status" path="/dhcp/status" omit={['pool_stats', 'ha']} />
+      <ServiceControls
+        title="DHCP service control"
+        writePermission="dhcp:write"
+        actions={[
+          { path: '/dhcp/restart', label: 'Restart DHCP' },
+          { path: '/dhcp/start', label: 'Start DHCP' },
+          { path: '/dhcp/stop', label: 'Stop DHCP' },
+        ]}
+      />
+      <CollectionSection
+        title="Pool usage"
+        path="/dhcp/pool-stats"
+        empty="No subnet pools."
+        columns={[
+          { key: 'subnet', label: 'Subnet' },
+          { key: 'allocated', label: 'Allocated' },
+          { key: 'available', label: 'Available' },
+          { key: 'total', label: 'Total' },
+          { key: 'utilization', label: 'Used (%)' },
+        ]}
+      />
       <SettingsSection title="Server settings" path="/dhcp/v4/config" writePermission="dhcp:write" fields={SERVER_FIELDS} />
       <CollectionSection
         title="Leases"

@@ -67,6 +67,26 @@ function PeerConfigView({ peer, onClose }: { peer: PeerRef; onClose(): void }) {
   );
 }
 
+/** An IPsec SA (strongSwan): the peers, how they authenticate, what traffic is protected and with which proposals. */
+const IPSEC_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Name', kind: 'text', required: true },
+  { name: 'local_addr', label: 'Local address', kind: 'text', required: true, hint: 'any, an IP address or a CIDR' },
+  { name: 'remote_addr', label: 'Remote address', kind: 'text', required: true, hint: 'any, an IP address or a CIDR (a network only answers)' },
+  { name: 'protocol', label: 'Protocol', kind: 'select', options: ['esp', 'ah', 'esp_ah'], initial: 'esp' },
+  { name: 'mode', label: 'Mode', kind: 'select', options: ['tunnel', 'transport'], initial: 'tunnel' },
+  { name: 'auth_method', label: 'Authentication', kind: 'select', options: ['psk', 'cert'], initial: 'psk', hint: 'psk: pre-shared key; cert: a certificate of the local CA' },
+  { name: 'psk', label: 'Pre-shared key', kind: 'password', setFlag: 'has_psk', hint: '16 to 256 printable characters' },
+  { name: 'certificate_id', label: 'Certificate id', kind: 'text', hint: 'with cert: the id of a local-CA certificate (Certificates page)' },
+  { name: 'local_id', label: 'Local identity', kind: 'text', hint: 'IP address, host name, e-mail or DN; empty: the address' },
+  { name: 'remote_id', label: 'Remote identity', kind: 'text' },
+  { name: 'local_ts', label: 'Local networks', kind: 'lines', hint: 'CIDRs protected on this side, one per line; none: the address itself' },
+  { name: 'remote_ts', label: 'Remote networks', kind: 'lines', hint: 'CIDRs protected on the remote side, one per line' },
+  { name: 'ike_proposals', label: 'IKE proposals', kind: 'text', hint: 'strongSwan names, comma-separated, e.g. aes256-sha256-modp2048' },
+  { name: 'esp_proposals', label: 'ESP proposals', kind: 'text', hint: 'e.g. aes256gcm16' },
+  { name: 'ah_proposals', label: 'AH proposals', kind: 'text', hint: 'e.g. sha256' },
+  { name: 'start_action', label: 'Start', kind: 'select', options: ['trap', 'start', 'none'], initial: 'trap', hint: 'trap: when traffic matches; start: when loaded; none: answer only' },
+];
+
 export function VpnPage() {
   const [tunnel, setTunnel] = useState<Row | null>(null);
   const [peer, setPeer] = useState<PeerRef | null>(null);
@@ -126,9 +146,12 @@ export function VpnPage() {
       {peer && <PeerConfigView peer={peer} onClose={() => setPeer(null)} />}
       <CollectionSection
         title="IPsec connections"
+        itemName="IPsec connection"
         path="/vpn/ipsec"
         writePermission="vpn:write"
         deletable
+        createFields={IPSEC_FIELDS}
+        editFields={IPSEC_FIELDS}
         columns={[
           { key: 'name', label: 'Name' },
           { key: 'local_addr', label: 'Local' },
