@@ -4,6 +4,7 @@
  * the specification and says so; `freebsd` (CARP) is not driven.
  */
 import type { RuntimeConfig } from './daemon-runtime.js';
+import { notDriven } from './not-driven.js';
 
 export type HaRole = 'primary' | 'secondary';
 
@@ -35,7 +36,8 @@ export interface HaSpec {
 }
 
 export interface HaStatus {
-  engine: 'keepalived' | 'simulated';
+  /** none: the platform drives no high availability (a standalone node there runs nothing). */
+  engine: 'keepalived' | 'simulated' | 'none';
   running: boolean;
   /** master: this node holds every virtual address; backup: none of them; null when there is nothing to hold. */
   vrrp_state: 'master' | 'backup' | 'mixed' | null;
@@ -51,4 +53,19 @@ export interface HaEngine {
   status(): Promise<HaStatus>;
   /** Lets go of the daemons without stopping them (they outlive the API and are adopted at the next start). */
   close(): Promise<void>;
+}
+
+/**
+ * High availability on a platform that does not drive it yet (freebsd's CARP): a standalone node runs nothing, so
+ * every reload's "nothing to run" succeeds; asking it to hold virtual addresses answers 503, as any not-driven call.
+ */
+export function haNotDriven(platform: string): HaEngine {
+  const refuse = notDriven<HaEngine>(platform, 'high availability (CARP)');
+  const idle: HaStatus = { engine: 'none', running: false, vrrp_state: null, state_sync: null, last_error: null };
+  return {
+    apply: async (spec) => (spec === null ? idle : refuse.apply(spec)),
+    adjust: (demotion, failing) => refuse.adjust(demotion, failing),
+    status: () => refuse.status(),
+    close: async () => undefined,
+  };
 }
