@@ -110,7 +110,7 @@ function enginePid(ns: string): number | null {
   return null;
 }
 
-test('remote syslog: rsyslog receives blocked packets, IDS alerts, failed logins and rule changes over UDP, TCP and TLS as RFC 5424; a 10 s outage loses nothing within the queue bound', { skip: skipReason(), timeout: 600_000 }, async (t) => {
+test('remote syslog: rsyslog receives blocked packets, IDS alerts, failed logins and rule changes over UDP, TCP and TLS as RFC 5424; a 10 s outage loses nothing within the queue bound', { skip: skipReason(), timeout: 300_000 }, async (t) => {
   const lab = new NetnsLab('b40s');
   const savedPath = process.env.PATH;
   const collectorDir = mkdtempSync(join(tmpdir(), 'bulwark-rsyslog-'));
@@ -285,7 +285,7 @@ test('remote syslog: rsyslog receives blocked packets, IDS alerts, failed logins
   }
 });
 
-test('notifications in namespaces: a gateway taken down sends one e-mail and one signed webhook to a collector namespace; five flaps in a minute send no more', { skip: systemSkip('the notification namespace lab', { root: true, programs: ['ping'] }), timeout: 300_000 }, async () => {
+test('notifications in namespaces: a gateway taken down sends one e-mail and one signed webhook to a collector namespace; five flaps in a minute send no more', { skip: systemSkip('the notification namespace lab', { root: true, programs: ['ping'] }), timeout: 240_000 }, async () => {
   const lab = new NetnsLab('b40n');
   try {
     const fw = lab.namespace('fw');
