@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { API_ONLY, NOT_YET_IN_CONSOLE, type ApiOnlyEntry } from './console-api-only.js';
+import { sharedFile } from './helpers/shared.js';
 
 /**
  * Console coverage (issue 34 item 5): every operation of the API spec belongs to a group that a console page calls,
@@ -12,7 +13,9 @@ import { API_ONLY, NOT_YET_IN_CONSOLE, type ApiOnlyEntry } from './console-api-o
  */
 
 const ROOT = join(import.meta.dirname, '..');
-const SPEC = join(ROOT, '..', 'shared', 'spec', 'endpoints.tsv');
+// Through the shared helper: a clone made elsewhere finds ../shared through BULWARK_SHARED_DIR (.ci/run sets it).
+const SPEC_FILE = sharedFile('spec/endpoints.tsv');
+const SPEC = SPEC_FILE.path;
 const WEB = join(ROOT, 'web', 'src');
 /** Files whose `path` props and fields name console routes, not API paths: the route /rules is not a call to the API. */
 const ROUTE_FILES = new Set(['app.tsx', 'layout/nav-items.ts']);
@@ -97,7 +100,7 @@ function listedAsApiOnly(op: Operation): boolean {
   return LISTED.some((entry) => names(entry, op));
 }
 
-test('every operation of the spec has a console page or is listed as API-only with a reason', () => {
+test('every operation of the spec has a console page or is listed as API-only with a reason', { skip: SPEC_FILE.skip }, () => {
   const covered = coveredGroups();
   const missing = operations()
     .filter((op) => !covered.has(groupOf(op.path)) && !listedAsApiOnly(op))
@@ -105,7 +108,7 @@ test('every operation of the spec has a console page or is listed as API-only wi
   assert.deepEqual(missing, [], `operations with neither a console page nor an API-only entry:\n${missing.join('\n')}`);
 });
 
-test('the API-only and not-yet lists are explained and current: each entry names operations that no page uses', () => {
+test('the API-only and not-yet lists are explained and current: each entry names operations that no page uses', { skip: SPEC_FILE.skip }, () => {
   const covered = coveredGroups();
   const ops = operations();
   for (const entry of LISTED) {
