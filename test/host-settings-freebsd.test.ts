@@ -8,30 +8,20 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFreebsdHostSettings } from '../src/platform/freebsd/host-settings.js';
 import { HttpError } from '../src/core/errors.js';
 import { assertGolden } from './helpers/golden.js';
+import { fakeTools } from './helpers/fake-tools.js';
 
-const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-host-'));
+const tools = fakeTools('host');
+const fakeDir = tools.dir;
+const fake = tools.fake;
 const root = mkdtempSync(join(tmpdir(), 'bulwark-host-root-'));
-after(() => {
-  rmSync(fakeDir, { recursive: true, force: true });
-  rmSync(root, { recursive: true, force: true });
-});
+after(() => rmSync(root, { recursive: true, force: true }));
 
-const fake = (name: string, behaviour: string) => {
-  writeFileSync(join(fakeDir, name), `#!/bin/sh
-dir="${fakeDir}"
-n=$(ls "$dir"/call-* 2>/dev/null | wc -l)
-printf '%s\\n' "${name} $*" > "$dir/call-$(printf '%04d' "$n")"
-${behaviour}
-exit 0
-`);
-  chmodSync(join(fakeDir, name), 0o755);
-};
 // sysrc -f FILE -n NAME: the value of NAME="…" in FILE.
 fake('sysrc', 'sed -n "s/^$4=\\"\\(.*\\)\\"$/\\1/p" "$2"');
 fake('hostname', '');
@@ -47,14 +37,7 @@ case "$1 $2" in
   "-s memory") limit=$(sed -n 's/^set limit states //p' "$dir/pf-loaded" 2>/dev/null | tail -1); echo "states        hard limit    \${limit:-100000}" ;;
   "-s timeouts") for t in tcp.established udp.first udp.single udp.multiple icmp.first icmp.error; do v=$(sed -n "s/^set timeout $t //p" "$dir/pf-loaded" 2>/dev/null | tail -1); echo "$t   \${v:-30}s"; done ;;
 esac`);
-process.env.PATH = `${fakeDir}:${process.env.PATH}`;
-
-function calls(): string[] {
-  const files = readdirSync(fakeDir).filter((f) => f.startsWith('call-')).sort();
-  const lines = files.map((f) => readFileSync(join(fakeDir, f), 'utf8').trim());
-  for (const f of files) rmSync(join(fakeDir, f));
-  return lines.map((line) => line.replaceAll(root, '<root>'));
-}
+const calls = () => tools.calls({ [root]: '<root>' });
 const golden = (name: string, text: string) => assertGolden(name, text.replaceAll(root, '<root>'));
 const file = (path: string) => readFileSync(join(root, path), 'utf8');
 

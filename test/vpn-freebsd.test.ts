@@ -7,7 +7,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFreebsdWireguard } from '../src/platform/freebsd/wireguard.js';
@@ -15,25 +15,14 @@ import { createFreebsdIpsec } from '../src/platform/freebsd/ipsec.js';
 import type { WireguardInterfaceSpec } from '../src/platform/wireguard.js';
 import { HttpError } from '../src/core/errors.js';
 import { assertGolden } from './helpers/golden.js';
+import { fakeTools } from './helpers/fake-tools.js';
 
-const fakeDir = mkdtempSync(join(tmpdir(), 'bulwark-fake-vpn-'));
+const tools = fakeTools('vpn');
+const fakeDir = tools.dir;
+const fake = tools.fake;
 const work = mkdtempSync(join(tmpdir(), 'bulwark-vpn-files-'));
-after(() => {
-  rmSync(fakeDir, { recursive: true, force: true });
-  rmSync(work, { recursive: true, force: true });
-});
+after(() => rmSync(work, { recursive: true, force: true }));
 
-/** A fake tool: records `<name> <args>` in order; per-tool behaviour in the case block. */
-const fake = (name: string, behaviour: string) => {
-  writeFileSync(join(fakeDir, name), `#!/bin/sh
-dir="${fakeDir}"
-n=$(ls "$dir"/call-* 2>/dev/null | wc -l)
-printf '%s\\n' "${name} $*" > "$dir/call-$(printf '%04d' "$n")"
-${behaviour}
-exit 0
-`);
-  chmodSync(join(fakeDir, name), 0o755);
-};
 // ifconfig: `wg create name IF` makes IF exist; `IF destroy` removes it; `ifconfig IF` answers whether it exists.
 fake('ifconfig', `
 case "$*" in
@@ -60,15 +49,8 @@ case "$*" in
   "--load-all"*) [ -e "$dir/swanctl-refuse" ] && echo "loading connection 'bulwark-x' failed: invalid value for: proposals, config discarded"; echo "loaded connection 'bulwark-x'" ;;
   "--list-sas --raw"*) echo 'list-sa event {bulwark-x {uniqueid=1 version=2 state=ESTABLISHED local-host=192.0.2.1 remote-host=192.0.2.2 local-id=CN=fw, O=Example established=12 child-sas {bulwark-x-1 {name=bulwark-x state=INSTALLED mode=TUNNEL protocol=ESP encap=no spi-in=c1 spi-out=c2 bytes-in=100 packets-in=2 bytes-out=200 packets-out=3 local-ts=[10.1.0.0/16] remote-ts=[10.9.0.0/24 10.10.0.0/24]}}}}'; echo 'list-sas reply {}' ;;
 esac`);
-process.env.PATH = `${fakeDir}:${process.env.PATH}`;
-
 /** The calls recorded since the last read, with the test's temporary paths replaced by names. */
-function calls(): string[] {
-  const files = readdirSync(fakeDir).filter((f) => f.startsWith('call-')).sort();
-  const lines = files.map((f) => readFileSync(join(fakeDir, f), 'utf8').trim());
-  for (const f of files) rmSync(join(fakeDir, f));
-  return lines.map((line) => line.replaceAll(work, '<work>'));
-}
+const calls = () => tools.calls({ [work]: '<work>' });
 /** Compares a command sequence with test/golden/<name>, one call a line. */
 const assertGoldenCalls = (recorded: string[], name: string) => assertGolden(name, `${recorded.join('\n')}\n`);
 
