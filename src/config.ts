@@ -44,6 +44,8 @@ export interface StartupConfig {
   aptRoot: string;
   /** Seconds a new release has to answer ready after the switch before it is rolled back automatically. */
   updateReadySeconds: number;
+  /** Releases kept under the install root after a successful switch (the current one and the rollback target at least). */
+  keepReleases: number;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
 }
@@ -91,6 +93,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       'install-root': { type: 'string' },
       'apt-root': { type: 'string' },
       'update-ready-timeout': { type: 'string' },
+      'keep-releases': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -121,6 +124,10 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   if (!/^\d{1,4}$/.test(readyText.trim()) || Number(readyText) < 5) {
     throw new StartupError(`--update-ready-timeout must be a whole number of seconds, at least 5, got "${readyText}"`);
   }
+  const keepText = values['keep-releases'] ?? env.BULWARK_KEEP_RELEASES ?? '2';
+  if (!/^\d{1,2}$/.test(keepText.trim()) || Number(keepText) < 2) {
+    throw new StartupError(`--keep-releases must be a whole number, at least 2 (the current release and the rollback target), got "${keepText}"`);
+  }
   const runtimeDir = values['runtime-dir'] ?? (env.BULWARK_RUNTIME_DIR || undefined);
   if (runtimeDir !== undefined && !runtimeDir.startsWith('/')) throw new StartupError(`--runtime-dir must be an absolute path, got "${runtimeDir}"`);
   return {
@@ -131,6 +138,7 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
     installRoot: resolve(values['install-root'] ?? env.BULWARK_INSTALL_ROOT ?? '/'),
     aptRoot: resolve(values['apt-root'] ?? env.BULWARK_APT_ROOT ?? '/'),
     updateReadySeconds: Number(readyText.trim()),
+    keepReleases: Number(keepText.trim()),
     driftCheckSeconds: Number(driftText.trim()),
     dataDir: resolve(values['data-dir'] ?? env.BULWARK_DATA_DIR ?? './data'),
     runtimeDir: runtimeDir === undefined ? null : resolve(runtimeDir),

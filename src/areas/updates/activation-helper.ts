@@ -21,6 +21,8 @@ export interface ActivationPlan {
   target: string;
   previous: string | null;
   readySeconds: number;
+  /** How many releases stay after a successful switch (at least the current one and the rollback target). */
+  keepReleases: number;
   manager: ServiceManager;
   snapshot: string | null;
   keyId: string | null;
@@ -62,7 +64,10 @@ async function activate(plan: ActivationPlan): Promise<void> {
   const restartAt = Date.now();
   restartService(plan.manager);
   if (await waitReady(plan, plan.target, oldPid)) {
-    const record: ActivationOutcome = { ...base, outcome: 'activated', reason: `${plan.target} answered ready`, timings_ms: { ...plan.timings, restart_to_ready: Date.now() - restartAt } };
+    // Only now is the previous release the one rollback returns to; older ones beyond the kept count go.
+    const removed = plan.mode === 'restart' ? [] : layout.prune(plan.keepReleases, [plan.target, plan.previous]);
+    const pruned = removed.length ? `; older releases removed: ${removed.join(', ')}` : '';
+    const record: ActivationOutcome = { ...base, outcome: 'activated', reason: `${plan.target} answered ready${pruned}`, timings_ms: { ...plan.timings, restart_to_ready: Date.now() - restartAt } };
     writeJsonAtomically(outcomeFile(plan.dataDir), record);
     appendActivation(plan.dataDir, record);
     return;

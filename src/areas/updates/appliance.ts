@@ -247,7 +247,7 @@ export class ApplianceUpdates {
   /** Starts the detached activation helper (it outlives this process, which it restarts). */
   private startHelper(plan: Pick<ActivationPlan, 'mode' | 'target' | 'previous' | 'manager' | 'snapshot' | 'keyId' | 'timings'>, undo: () => void): void {
     const { config } = this.context;
-    const full: ActivationPlan = { ...plan, installRoot: this.layout.root, dataDir: config.dataDir, host: config.host, port: config.port, readySeconds: config.updateReadySeconds, startedAt: isoTime(this.context.clock.now()) };
+    const full: ActivationPlan = { ...plan, installRoot: this.layout.root, dataDir: config.dataDir, host: config.host, port: config.port, readySeconds: config.updateReadySeconds, keepReleases: config.keepReleases, startedAt: isoTime(this.context.clock.now()) };
     const dir = applianceDir(config.dataDir);
     const planPath = join(dir, `plan-${randomBytes(6).toString('hex')}.json`);
     const self = fileURLToPath(import.meta.url);

@@ -48,6 +48,22 @@ export class InstallLayout {
   }
 
   /**
+   * Removes the oldest kept releases so that `keep` remain: the release `current` names and every one in `protect`
+   * (the rollback target) always stay, the rest are kept newest first by install time. Answers what was removed.
+   */
+  prune(keep: number, protect: readonly (string | null)[]): string[] {
+    const kept = new Set<string>([this.currentVersion(), ...protect].filter((name): name is string => name !== null));
+    const removed: string[] = [];
+    for (const name of this.releases().reverse()) {
+      if (kept.has(name)) continue;
+      if (kept.size < keep) kept.add(name);
+      else removed.push(name);
+    }
+    for (const name of removed) rmSync(join(this.releasesDir, name), { recursive: true, force: true });
+    return removed.reverse();
+  }
+
+  /**
    * Unpacks a (verified) archive beside the running release: into a hidden directory first, checked (a
    * package.json with a usable version and dist/main.js), then renamed to releases/<version>. The running
    * release is never touched; a failed unpack leaves nothing behind.
