@@ -39,6 +39,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",
   },
   {
+    method: 'POST', path: '/api/v1/plugins/{name}/deliveries', access: 'plugins:read',
+    why: "Issue 38: a running plugin (webhook-notifier) posts an event to the webhook of its own settings (only with its own key): signed, through the outbound guard, with retries.",
+  },
+  {
     method: 'GET', path: '/api/v1/updates/preview', access: 'updates:read',
     why: 'Issue 38: installing OS updates with a preview: what apt-get -s upgrade would change (upgrades, new packages, removals), without changing anything.',
   },

@@ -6,7 +6,9 @@ import { severityCode, type Severity } from '../../core/events.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { sendMail } from '../settings/smtp.js';
 import { notificationOf, type Notification } from './notifications.js';
-import { postWebhook, retryable } from './webhook.js';
+import { postWebhook, postWithRetries, withRetries } from './webhook.js';
+
+export { RETRY_DELAYS_MS } from './webhook.js';
 
 export interface NotifyRule {
   event: string;
@@ -17,8 +19,6 @@ export interface NotifyRule {
 }
 
 export const DEFAULT_RATE_LIMIT_SECS = 300;
-/** Delays before the 2nd, 3rd and 4th attempt of a delivery. */
-export const RETRY_DELAYS_MS = [1000, 4000, 16000];
 
 /** The channels one notification goes to. */
 interface Channels {
@@ -117,16 +117,13 @@ export class Notifier {
   }
 
   private send(notification: Notification, channels: Channels, summary: { count: number; seconds: number; events: string[] } | null): void {
-    if (channels.email) this.track(this.withRetries(`e-mail for ${notification.event}`, () => this.mail(notification, summary)));
+    if (channels.email) this.track(this.reportFailure(`e-mail for ${notification.event}`, () => withRetries(() => this.mail(notification, summary), () => this.stopped)));
     for (const id of channels.webhooks) {
       const webhook = this.sources.webhook(id);
       if (!webhook || webhook.data.enabled === false) continue;
       const body = JSON.stringify(this.body(notification, summary));
       const headers = { 'x-bulwark-event': notification.event, 'x-bulwark-delivery': randomUUID() };
-      this.track(this.withRetries(`webhook ${String(webhook.data.name)} for ${notification.event}`, async () => {
-        const status = await postWebhook(this.target(webhook), body, headers);
-        if (status < 200 || status >= 300) throw Object.assign(new Error(`answered ${status}`), { status });
-      }));
+      this.track(this.reportFailure(`webhook ${String(webhook.data.name)} for ${notification.event}`, () => postWithRetries(this.target(webhook), body, headers, () => this.stopped)));
     }
   }
 
@@ -153,22 +150,10 @@ export class Notifier {
     await sendMail(settings, password, { subject: `[Bulwark] ${notification.summary}`.slice(0, 200), text: lines.join('\n') });
   }
 
-  /** Up to 1 + RETRY_DELAYS_MS.length attempts; a refusal that retrying cannot change (4xx, the guard) ends it. */
-  private async withRetries(what: string, attempt: () => Promise<void>): Promise<void> {
-    for (let index = 0; ; index++) {
-      try {
-        await attempt();
-        return;
-      } catch (error) {
-        const status = (error as { status?: number; statusCode?: number }).status ?? null;
-        const refusedByGuard = (error as { statusCode?: number }).statusCode === 400;
-        if (this.stopped || refusedByGuard || !retryable(status) || index >= RETRY_DELAYS_MS.length) {
-          this.context.log.warn({ err: (error as Error).message }, `notification not delivered: ${what}`);
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[index]).unref());
-      }
-    }
+  /** The delivery with its retries (webhook.ts); what was not delivered in the end is logged. */
+  private async reportFailure(what: string, attempt: () => Promise<string | null>): Promise<void> {
+    const failure = await attempt();
+    if (failure !== null) this.context.log.warn({ err: failure }, `notification not delivered: ${what}`);
   }
 
   private track(delivery: Promise<void>): void {

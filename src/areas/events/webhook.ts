@@ -42,3 +42,32 @@ export async function postWebhook(target: WebhookTarget, body: string, headers: 
 
 /** Whether a failed attempt is worth repeating: no answer, 408, 429 or a server error. */
 export const retryable = (status: number | null) => status === null || status === 408 || status === 429 || status >= 500;
+
+/** Delays before the 2nd, 3rd and 4th attempt of a delivery. */
+export const RETRY_DELAYS_MS = [1000, 4000, 16000];
+
+/**
+ * Up to 1 + RETRY_DELAYS_MS.length attempts; a refusal that retrying cannot change (4xx, the outbound guard's 400)
+ * ends it. `attempt` throws with `status` for an HTTP answer that is not 2xx. Answers null when delivered, else why not.
+ */
+export async function withRetries(attempt: () => Promise<void>, stopped: () => boolean = () => false): Promise<string | null> {
+  for (let index = 0; ; index++) {
+    try {
+      await attempt();
+      return null;
+    } catch (error) {
+      const status = (error as { status?: number; statusCode?: number }).status ?? null;
+      const refusedByGuard = (error as { statusCode?: number }).statusCode === 400;
+      if (stopped() || refusedByGuard || !retryable(status) || index >= RETRY_DELAYS_MS.length) return (error as Error).message;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[index]).unref());
+    }
+  }
+}
+
+/** One signed POST with retries: throws on an answer other than 2xx so that withRetries sees its status. */
+export function postWithRetries(target: WebhookTarget, body: string, headers: Record<string, string>, stopped?: () => boolean): Promise<string | null> {
+  return withRetries(async () => {
+    const status = await postWebhook(target, body, headers);
+    if (status < 200 || status >= 300) throw Object.assign(new Error(`answered ${status}`), { status });
+  }, stopped);
+}

@@ -18,12 +18,15 @@ export interface BuiltInPlugin {
   hooks: string[];
   defaults: Record<string, unknown>;
   settings: Record<string, SettingCheck>;
+  /** Settings that are secrets: sealed at rest, never shown (GET config) nor handed to the plugin's process. */
+  writeOnly?: string[];
 }
 
 const integer = (min: number, max: number): SettingCheck => (v) => (Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? null : `must be an integer between ${min} and ${max}`);
 const boolean: SettingCheck = (v) => (typeof v === 'boolean' ? null : 'must be true or false');
 const tableName: SettingCheck = (v) => (typeof v === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,31}$/.test(v) ? null : 'must be a table name (letters, digits, _)');
 const ipList: SettingCheck = (v) => (Array.isArray(v) && v.length <= 100_000 && v.every((ip) => typeof ip === 'string' && isIP(ip.split('/')[0]) !== 0) ? null : 'must be a list of IP addresses or CIDRs');
+const secret: SettingCheck = (v) => (typeof v === 'string' && v.length <= 1024 ? null : 'must be a string of at most 1024 characters');
 const webUrl: SettingCheck = (v) => {
   try {
     const url = new URL(String(v));
@@ -46,10 +49,17 @@ export const BUILT_IN_PLUGINS: BuiltInPlugin[] = [
     defaults: { table_name: 'ip_reputation', blocklist: [] }, settings: { table_name: tableName, blocklist: ipList },
   },
   {
-    name: 'webhook-notifier', key: 'webhook', version: '1.0.0', author: 'Bulwark', description: 'Posts block and connection events to a webhook (through the outbound guard)',
-    hooks: ['post_rule', 'connection_new', 'log_event'],
-    defaults: { url: 'https://localhost:9999/webhook', notify_on_block: true, notify_on_connection: false },
-    settings: { url: webUrl, notify_on_block: boolean, notify_on_connection: boolean },
+    name: 'webhook-notifier', key: 'webhook', version: '1.1.0', author: 'Bulwark', description: 'Posts blocked packets, IDS alerts, gateway changes, DNS blocks and DHCP leases to a webhook, signed (through the outbound guard)',
+    hooks: ['post_rule', 'ids_alert', 'log_event', 'dns_query', 'dhcp_lease'],
+    defaults: {
+      url: 'https://localhost:9999/webhook', notify_on_block: true, notify_on_connection: false, notify_on_ids: true, notify_on_gateway: true,
+      notify_on_dns_block: false, notify_on_dhcp_lease: false,
+    },
+    settings: {
+      url: webUrl, secret, notify_on_block: boolean, notify_on_connection: boolean, notify_on_ids: boolean, notify_on_gateway: boolean,
+      notify_on_dns_block: boolean, notify_on_dhcp_lease: boolean,
+    },
+    writeOnly: ['secret'],
   },
 ];
 
@@ -66,4 +76,10 @@ export function checkSettings(plugin: BuiltInPlugin, settings: Record<string, un
     if (problem) return `body.settings.${key} ${problem}`;
   }
   return null;
+}
+
+/** A built-in's settings without its write-only ones (what is shown and what its process gets). */
+export function shownSettings(plugin: BuiltInPlugin | undefined, settings: Record<string, unknown>): Record<string, unknown> {
+  const hidden = new Set(plugin?.writeOnly ?? []);
+  return Object.fromEntries(Object.entries(settings).filter(([key]) => !hidden.has(key)));
 }

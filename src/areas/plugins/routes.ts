@@ -75,6 +75,28 @@ function routes(plugins: PluginsService): RouteSpec[] {
       handler: (request) => plugins.feedAliases(request.params.name, request.body.entries, request.identity!),
     }),
     route({
+      method: 'POST', path: '/api/v1/plugins/{name}/deliveries', access: 'plugins:read', tags: TAGS,
+      summary: "A running plugin posts one event to the webhook of its own settings (its own key only): signed, through the outbound guard, with retries",
+      schema: {
+        params: NameParams,
+        body: Type.Object({
+          hook: Type.String({ minLength: 1, maxLength: 64 }),
+          topic: Type.String({ minLength: 1, maxLength: 128 }),
+          at: Type.String({ maxLength: 64 }),
+          payload: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 64 }),
+        }, { additionalProperties: false }),
+        response: {
+          202: Type.Object({ delivery: Type.String() }),
+          403: ErrorAnswer("The caller is not this plugin's own key"),
+          409: ErrorAnswer('The plugin has no url setting, or its url is not allowed by the outbound guard'),
+        },
+      },
+      handler: async (request, reply) => {
+        reply.code(202);
+        return plugins.deliver(request.params.name, request.body, request.identity!);
+      },
+    }),
+    route({
       method: 'GET', conditional: 'read', path: '/api/v1/plugins/{name}/config', access: 'plugins:read', tags: TAGS, summary: "A plugin's enabled flag and settings",
       schema: { params: NameParams, response: { 200: PluginConfig } },
       handler: (request) => plugins.config(request.params.name),
@@ -89,5 +111,8 @@ function routes(plugins: PluginsService): RouteSpec[] {
 
 export function createPluginsArea(context: AppContext, needs: { aliases?: AliasFeeder } = {}): Area {
   const plugins = new PluginsService(context, needs.aliases);
-  return { name: 'plugins', routes: routes(plugins), start: (app) => plugins.start(app), stop: () => plugins.host.stopAll() };
+  return { name: 'plugins', routes: routes(plugins), start: (app) => plugins.start(app), stop: async () => {
+    await plugins.host.stopAll();
+    await plugins.deliveries.stop();
+  } };
 }

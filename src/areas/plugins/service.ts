@@ -9,7 +9,8 @@ import { isoTime } from '../../core/clock.js';
 import type { Permission } from '../../core/permissions.js';
 import type { Identity } from '../../http/access.js';
 import { dataPath } from '../common/data-files.js';
-import { BUILT_IN_PLUGINS, checkSettings, findBuiltIn } from './catalogue.js';
+import { BUILT_IN_PLUGINS, checkSettings, findBuiltIn, shownSettings } from './catalogue.js';
+import { PluginDeliveries } from './deliveries.js';
 import { readManifest, settingsProblem, type Manifest } from './manifest.js';
 import { PluginHost, pluginKeyName } from './host.js';
 
@@ -37,12 +38,14 @@ const MAX_LOG = 500;
 export class PluginsService {
   private readonly lifecycle = new Map<string, string[]>();
   readonly host: PluginHost;
+  readonly deliveries: PluginDeliveries;
 
   constructor(
     private readonly context: AppContext,
     private readonly aliases?: AliasFeeder,
   ) {
     this.host = new PluginHost(context, (name, line) => this.log(name, line));
+    this.deliveries = new PluginDeliveries(context, (name, line) => this.log(name, line));
   }
 
   /** Attaches the host to the server and starts every enabled third-party plugin (a failure is logged, not fatal). */
@@ -91,7 +94,7 @@ export class PluginsService {
     return {
       manifest,
       dir,
-      settings: { ...defaults, ...((stored.settings as Record<string, unknown> | undefined) ?? {}) },
+      settings: shownSettings(findBuiltIn(manifest.name), { ...defaults, ...((stored.settings as Record<string, unknown> | undefined) ?? {}) }),
       permissions: (stored.granted as Permission[] | undefined) ?? [],
       ownerId: String(stored.enabled_by ?? ''),
     };
@@ -207,7 +210,7 @@ export class PluginsService {
     const discovered = builtIn ? undefined : this.discover().plugins.find((p) => p.manifest.name === plugin.name)?.manifest;
     const defaults = builtIn?.defaults ?? discovered?.default_settings ?? {};
     const stored = this.stored(plugin.name)?.data;
-    return { name: plugin.name, enabled: Boolean(stored?.enabled), settings: { ...defaults, ...((stored?.settings as Record<string, unknown> | undefined) ?? {}) } };
+    return { name: plugin.name, enabled: Boolean(stored?.enabled), settings: shownSettings(builtIn, { ...defaults, ...((stored?.settings as Record<string, unknown> | undefined) ?? {}) }) };
   }
 
   setConfig(name: string, settings: Record<string, unknown>) {
@@ -215,8 +218,12 @@ export class PluginsService {
     const builtIn = findBuiltIn(plugin.name);
     const current = (this.stored(plugin.name)?.data.settings as Record<string, unknown> | undefined) ?? {};
     if (builtIn) {
-      const problem = checkSettings(builtIn, settings);
+      const problem = checkSettings(builtIn, settings) ?? this.deliveries.settingsProblem(settings);
       if (problem) throw badRequest(problem);
+      // Secrets are sealed at rest ('' clears one).
+      for (const key of builtIn.writeOnly ?? []) {
+        if (typeof settings[key] === 'string' && settings[key] !== '') settings = { ...settings, [key]: this.context.sealer.seal(settings[key]) };
+      }
     } else {
       const manifest = this.discover().plugins.find((p) => p.manifest.name === plugin.name)!.manifest;
       const problem = settingsProblem(manifest, { ...manifest.default_settings, ...current, ...settings });
@@ -229,11 +236,27 @@ export class PluginsService {
     return config;
   }
 
-  /** A plugin's provider feed: only the plugin's own key may feed the aliases that name it; each entry an address. */
-  async feedAliases(name: string, entries: string[], caller: Identity) {
+  /** The plugin `name` names, when the caller is that plugin's own key (403 otherwise: `what` only it may do). */
+  private ownPlugin(name: string, caller: Identity, what: string): { name: string; builtIn: boolean } {
     const plugin = this.resolve(name);
     const key = caller.credential === 'api_key' ? this.context.identity.apiKeys.liveById(caller.credentialId) : undefined;
-    if (key?.name !== pluginKeyName(plugin.name)) throw forbidden(`only plugin ${plugin.name} itself feeds its aliases`);
+    if (key?.name !== pluginKeyName(plugin.name)) throw forbidden(`only plugin ${plugin.name} itself ${what}`);
+    return plugin;
+  }
+
+  /**
+   * A plugin's outbound post: the event it sends goes to the `url` of its own settings, signed with its sealed
+   * `secret`, through the outbound guard, with retries (PluginDeliveries). Only the plugin's own key may ask.
+   */
+  deliver(name: string, event: { hook: string; topic: string; at: string; payload: Record<string, unknown> }, caller: Identity) {
+    const plugin = this.ownPlugin(name, caller, 'posts through its webhook');
+    const settings = { ...(findBuiltIn(plugin.name)?.defaults ?? {}), ...((this.stored(plugin.name)?.data.settings as Record<string, unknown> | undefined) ?? {}) };
+    return this.deliveries.post(plugin.name, settings, event);
+  }
+
+  /** A plugin's provider feed: only the plugin's own key may feed the aliases that name it; each entry an address. */
+  async feedAliases(name: string, entries: string[], caller: Identity) {
+    const plugin = this.ownPlugin(name, caller, 'feeds its aliases');
     entries.forEach((entry, index) => {
       const address = parseAddress(entry.trim());
       if (address?.kind !== 'block' && address?.kind !== 'range') throw badRequest(`body.entries.${index}: "${entry}" is not an address, CIDR or range`);
