@@ -64,6 +64,8 @@ export interface KeaHooks {
   leaseCommands?: string | null;
   /** libdhcp_ha.so: high availability with a partner server. */
   highAvailability?: string | null;
+  /** libdhcp_run_script.so and the script it runs at each lease event (src/platform/kea-lease-events.ts). */
+  leaseEvents?: { library: string; script: string } | null;
 }
 
 /** High availability with one partner (the stored /dhcp/ha/config). */
@@ -181,6 +183,12 @@ function hookLibraries(input: KeaInput): { 'hooks-libraries'?: object[] } {
     if (!input.hooks?.leaseCommands) throw new RenderRefusal('hooks.leaseCommands', 'is required for high availability');
     if (!input.hooks.highAvailability) throw new RenderRefusal('hooks.highAvailability', 'is not installed');
     libraries.push({ library: hookPath(input.hooks.highAvailability, 'hooks.highAvailability'), parameters: { 'high-availability': [ha] } });
+  }
+  if (input.hooks?.leaseEvents) {
+    const { library, script } = input.hooks.leaseEvents;
+    if (!/^\/[A-Za-z0-9/._+-]+\.sh$/.test(script)) throw new RenderRefusal('hooks.leaseEvents.script', 'is not the path of a script');
+    // Asynchronous: Kea does not wait for the script, which only reports.
+    libraries.push({ library: hookPath(library, 'hooks.leaseEvents.library'), parameters: { name: script, sync: false } });
   }
   return libraries.length ? { 'hooks-libraries': libraries } : {};
 }

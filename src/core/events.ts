@@ -17,6 +17,10 @@ export const EVENT_TOPICS = {
   /** A supervised daemon died on its own (`crashed`) or came back after a restart (`restarted`): daemon, reason. */
   daemonCrashed: 'daemon.crashed',
   daemonRestarted: 'daemon.restarted',
+  /** Unbound's blocklist filter answered a query with a block: client, qname, qtype, action, zone (the blocklist). */
+  dnsBlock: 'dns.block',
+  /** Kea's run_script hook reported a lease event: event (its hook point), ip_address, mac_address, valid_lifetime, hostname. */
+  dhcpLease: 'dhcp.lease',
   /** A multi-WAN gateway changed state: gateway_id, name, from, to, reason. */
   gatewayState: 'gateway.state',
   /** An account or client address got locked out after too many failed logins: key, actor, client_ip. */

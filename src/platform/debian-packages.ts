@@ -17,6 +17,7 @@ const PACKAGES: Record<string, string> = {
   'kea-dhcp4': 'kea-dhcp4-server',
   'libdhcp_lease_cmds.so': 'kea-common',
   'libdhcp_ha.so': 'kea-common',
+  'libdhcp_run_script.so': 'kea-common',
   'kea-dhcp-ddns': 'kea-dhcp-ddns-server',
   chronyd: 'chrony',
   chronyc: 'chrony',

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-export type KeaHookName = 'libdhcp_lease_cmds.so' | 'libdhcp_ha.so';
+export type KeaHookName = 'libdhcp_lease_cmds.so' | 'libdhcp_ha.so' | 'libdhcp_run_script.so';
 
 function hookDirectories(): string[] {
   const multiarch = (() => {

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { isIP } from 'node:net';
 import type { Area } from '../area.js';
+import { startLeaseEvents } from './lease-events.js';
 import type { AppContext } from '../../context.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { MediaBody } from '../../http/documented-responses.js';
@@ -185,5 +186,13 @@ function routes(context: AppContext): RouteSpec[] {
 }
 
 export function createDhcpArea(context: AppContext): Area {
-  return { name: 'dhcp', routes: routes(context) };
+  let stopLeaseEvents: (() => void) | null = null;
+  return {
+    name: 'dhcp',
+    routes: routes(context),
+    start: () => {
+      stopLeaseEvents = startLeaseEvents(context);
+    },
+    stop: () => stopLeaseEvents?.(),
+  };
 }

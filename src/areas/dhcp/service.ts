@@ -11,6 +11,7 @@ import { networkOf, renderKea, type KeaHa, type KeaInput } from '../../compile/k
 import type { CheckResult, DhcpLease } from '../../platform/daemons.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import { keaHookLibrary, type KeaHookName } from '../../platform/kea-hooks.js';
+import { LEASE_EVENT_SCRIPT, writeLeaseEventScript } from '../../platform/kea-lease-events.js';
 import { missingTool } from '../../platform/debian-packages.js';
 import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
 import { DaemonRecord, type DaemonReport } from '../common/daemon-record.js';
@@ -191,9 +192,18 @@ export class DhcpService {
       reservations: this.parts.reservations.records() as unknown as KeaInput['reservations'],
       ddns: { enabled: Boolean(ddns.enabled), forward_zone: String(ddns.forward_zone), ttl: Number(ddns.ttl) },
       paths: { leaseFile: join(stateDir, 'kea-leases4.csv'), controlSocket: join(stateDir, 'kea4-ctrl.sock') },
-      hooks: { leaseCommands: this.hook('libdhcp_lease_cmds.so'), highAvailability: ha.mode === 'standalone' ? null : this.hook('libdhcp_ha.so') },
+      hooks: { leaseCommands: this.hook('libdhcp_lease_cmds.so'), highAvailability: ha.mode === 'standalone' ? null : this.hook('libdhcp_ha.so'), leaseEvents: this.leaseEvents() },
       ha,
     };
+  }
+
+  /**
+   * Lease events (the DHCP hooks of plugins and the event hub) come from Kea's run_script hook where it is installed
+   * (kea-common ships it); without it Kea serves all the same, only no lease event is announced. Not simulated.
+   */
+  private leaseEvents(): { library: string; script: string } | null {
+    const library = this.context.platform.simulated ? null : keaHookLibrary('libdhcp_run_script.so');
+    return library ? { library, script: join(this.runtime().dir, LEASE_EVENT_SCRIPT) } : null;
   }
 
   /**
@@ -211,7 +221,9 @@ export class DhcpService {
   private renderCandidate(name: string): { file: string; text: string } {
     const runtime = this.runtime();
     prepareDaemonRuntime(runtime);
-    const text = renderOr409('Kea', () => renderKea(this.input()));
+    const input = this.input();
+    if (input.hooks?.leaseEvents) writeLeaseEventScript(runtime);
+    const text = renderOr409('Kea', () => renderKea(input));
     return { file: writeDaemonFile(runtime, [name], text), text };
   }
 

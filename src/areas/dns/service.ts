@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isIP } from 'node:net';
 import { Cron } from 'croner';
+import { EVENT_TOPICS } from '../../core/events.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
@@ -548,7 +549,11 @@ export class DnsService {
 
   start(): void {
     // Query and block events read from the resolver go to /dns/stream (the platform bounds their rate).
-    const unsubscribe = this.context.platform.daemons.dnsEvents((event) => this.outlets.events.publish(event));
+    // Blocks are also announced on the event hub (plugins' dns_query hook; the platform bounds their rate).
+    const unsubscribe = this.context.platform.daemons.dnsEvents((event) => {
+      this.outlets.events.publish(event);
+      if (event.type === 'block') this.context.events.emit(EVENT_TOPICS.dnsBlock, { ...event.data });
+    });
     this.unsubscribers.push(unsubscribe);
     const tick = () => {
       const schedule = this.schedule();

@@ -20,6 +20,9 @@ export const HOOK_TOPICS: Readonly<Record<string, string>> = {
   [EVENT_TOPICS.gatewayState]: 'log_event',
   [EVENT_TOPICS.daemonCrashed]: 'log_event',
   [EVENT_TOPICS.daemonRestarted]: 'log_event',
+  // Unbound's blocklist filter (its log lines) and Kea's run_script hook.
+  [EVENT_TOPICS.dnsBlock]: 'dns_query',
+  [EVENT_TOPICS.dhcpLease]: 'dhcp_lease',
 };
 
 /** Subscribes to every mapped topic; `deliver` gets the hook name and the event. Returns the unsubscribe. */

@@ -64,7 +64,7 @@ export class PluginsService {
     }
   }
 
-  /** The program of a built-in plugin, when it has one (custom-logger and webhook-notifier have none yet). */
+  /** The program of a built-in plugin (plugins/<name>/ of the release), when it ships one. */
   private builtInProgram(name: string): { manifest: Manifest; path: string } | null {
     const path = join(BUILT_IN_PROGRAMS, name);
     if (!existsSync(join(path, 'plugin.toml'))) return null;
@@ -145,7 +145,7 @@ export class PluginsService {
     const plugins = BUILT_IN_PLUGINS.map((plugin) => {
       const enabled = Boolean(this.stored(plugin.name)?.data.enabled);
       const program = this.builtInProgram(plugin.name);
-      // A built-in without a program yet (custom-logger, webhook-notifier) still shows its stored flag.
+      // A built-in whose program is missing from the release still shows its stored flag.
       const state = !program ? (enabled ? 'running' : 'stopped') : this.host.isRunning(plugin.name) ? 'running' : enabled ? 'restarting' : 'stopped';
       const about = program?.manifest ?? plugin;
       return { name: plugin.name, version: about.version, description: about.description, author: about.author, state, hooks: about.hooks, built_in: true };
