@@ -235,6 +235,9 @@ test('rollback returns to the first installed release', async (t) => {
     return now.running_version === '1.0.0' && now.last_activation?.mode === 'rollback' ? now : undefined;
   });
   assert.deepEqual([status.current_version, status.last_activation.outcome], ['1.0.0', 'activated']);
+  // Pruned after the switch (--keep-releases 2): the release returned to and the one left stay; the failed 3.0.0 goes.
+  assert.deepEqual(layoutNow().releases, ['1.0.0', '2.0.0'], status.last_activation.reason);
+  assert.match(status.last_activation.reason, /older releases removed: 3\.0\.0/);
   t.diagnostic(`rollback (API) timings (ms): ${JSON.stringify(status.last_activation.timings_ms)}`);
   const unknown = await call('POST', '/api/v1/updates/appliance/rollback', { version: '9.9.9' });
   assert.equal(unknown.status, 404);

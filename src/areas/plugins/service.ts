@@ -206,11 +206,15 @@ export class PluginsService {
 
   config(name: string) {
     const plugin = this.resolve(name);
-    const builtIn = findBuiltIn(plugin.name);
-    const discovered = builtIn ? undefined : this.discover().plugins.find((p) => p.manifest.name === plugin.name)?.manifest;
+    return { name: plugin.name, enabled: Boolean(this.stored(plugin.name)?.data.enabled), settings: shownSettings(findBuiltIn(plugin.name), this.allSettings(plugin.name)) };
+  }
+
+  /** A plugin's defaults merged with its stored settings, write-only ones (sealed) included. */
+  private allSettings(name: string): Record<string, unknown> {
+    const builtIn = findBuiltIn(name);
+    const discovered = builtIn ? undefined : this.discover().plugins.find((p) => p.manifest.name === name)?.manifest;
     const defaults = builtIn?.defaults ?? discovered?.default_settings ?? {};
-    const stored = this.stored(plugin.name)?.data;
-    return { name: plugin.name, enabled: Boolean(stored?.enabled), settings: shownSettings(builtIn, { ...defaults, ...((stored?.settings as Record<string, unknown> | undefined) ?? {}) }) };
+    return { ...defaults, ...((this.stored(name)?.data.settings as Record<string, unknown> | undefined) ?? {}) };
   }
 
   setConfig(name: string, settings: Record<string, unknown>) {
@@ -250,8 +254,7 @@ export class PluginsService {
    */
   deliver(name: string, event: { hook: string; topic: string; at: string; payload: Record<string, unknown> }, caller: Identity) {
     const plugin = this.ownPlugin(name, caller, 'posts through its webhook');
-    const settings = { ...(findBuiltIn(plugin.name)?.defaults ?? {}), ...((this.stored(plugin.name)?.data.settings as Record<string, unknown> | undefined) ?? {}) };
-    return this.deliveries.post(plugin.name, settings, event);
+    return this.deliveries.post(plugin.name, this.allSettings(plugin.name), event);
   }
 
   /** A plugin's provider feed: only the plugin's own key may feed the aliases that name it; each entry an address. */
