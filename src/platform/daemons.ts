@@ -132,6 +132,8 @@ export interface Daemons {
   logs(name: DaemonName): Promise<string[]>;
   /** Every line a daemon writes, as it is written (the local log files under logs/); returns the unsubscribe. */
   logLines(listener: (name: DaemonName, line: string) => void): () => void;
+  /** Kea's lease-event lines (src/platform/kea-lease-events.ts): only here, never among the log lines (they carry a token). */
+  leaseEventLines(listener: (line: string) => void): () => void;
   /** Query and block events of the resolver as they happen (none on the simulated platform); returns the unsubscribe. */
   dnsEvents(listener: (event: UnboundEvent) => void): () => void;
   dnsStats(): Promise<DnsStats>;

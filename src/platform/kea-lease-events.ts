@@ -69,6 +69,9 @@ export function leaseEventToken(runtime: DaemonRuntime): string | null {
   }
 }
 
+/** Whether a line of Kea's output is the script's (it carries the token: read, never shown). */
+export const isLeaseEventLine = (line: string): boolean => line.startsWith('bulwark-lease ');
+
 /** The lease event a line of Kea's output reports, or null (not the script's line, another token, a bad field). */
 export function parseLeaseEvent(line: string, token: string): DhcpLeaseEvent | null {
   if (!TOKEN.test(token)) return null;

@@ -12,6 +12,7 @@ import { parseChronySources, parseChronyTracking } from './chrony-state.js';
 import { blocklistDataFile, blocklistZones, dnsStatsOf, EMPTY_DNS_STATS, parseUnboundStats } from './unbound-state.js';
 import { unboundEnvironment } from './unbound-python.js';
 import { parseUnboundEvent, type UnboundEvent } from './unbound-events.js';
+import { isLeaseEventLine } from './kea-lease-events.js';
 import { PerSecondBudget } from './per-second-budget.js';
 import { SupervisedProcess } from './supervised-process.js';
 import { failureReason } from './failure-reason.js';
@@ -97,6 +98,7 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
   const supervised = new Map<DaemonName, Supervised>();
   const dnsListeners = new Set<(event: UnboundEvent) => void>();
   const lineListeners = new Set<(name: DaemonName, line: string) => void>();
+  const leaseListeners = new Set<(line: string) => void>();
   const blockHits = new Map<string, number>();
   const eventBudget = new PerSecondBudget(MAX_EVENTS_PER_SECOND);
   let zoneCache: { file: string; zones: { label: string; names: number }[] } | null = null;
@@ -121,6 +123,10 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
   };
 
   const append = (name: DaemonName, item: Supervised, line: string) => {
+    if (name === 'kea-dhcp4' && isLeaseEventLine(line)) {
+      for (const listener of leaseListeners) listener(line);
+      return;
+    }
     item.log.push(line);
     if (name === 'unbound') dnsLine(line);
     for (const listener of lineListeners) listener(name, line);
@@ -196,6 +202,8 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
       readyTimeoutMs: READY_TIMEOUT_MS[name],
       readyDescription: 'answer on its control channel',
       onLine: (line) => append(name, item, line),
+      // Kea's lease-event lines carry the script's token: read, never shown (GET /dhcp/logs, daemon.log, syslog).
+      privateLine: name === 'kea-dhcp4' ? isLeaseEventLine : undefined,
       // The pid record and the log go into the root-owned runtime directory, not the state directory the daemon writes.
       detached: { dir: dirname(configFile), name: `${name}.supervised`, configHash: launchHash },
     });
@@ -248,6 +256,10 @@ export function createProcessDaemons(options: ProcessDaemonOptions = {}): Daemon
     logLines(listener) {
       lineListeners.add(listener);
       return () => lineListeners.delete(listener);
+    },
+    leaseEventLines(listener) {
+      leaseListeners.add(listener);
+      return () => leaseListeners.delete(listener);
     },
     dnsEvents(listener) {
       dnsListeners.add(listener);

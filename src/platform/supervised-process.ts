@@ -37,6 +37,8 @@ export interface SupervisedProcessOptions {
   readyDescription?: string;
   /** Receives every line the process writes (for the server log). */
   onLine?: (line: string) => void;
+  /** Lines only `onLine` gets: not kept as the process's lines nor announced as `daemon.log` (they carry a secret). */
+  privateLine?: (line: string) => boolean;
   /** When set, standard output goes here as it arrives (Caddy's access log) and is not kept as the process's own lines. */
   onStdout?: (chunk: Buffer) => void;
   /**
@@ -209,8 +211,9 @@ export class SupervisedProcess {
   private take(text: string): void {
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
-      this.lines.push(line);
       this.options.onLine?.(line);
+      if (this.options.privateLine?.(line)) continue;
+      this.lines.push(line);
       reportDaemonEvent({ kind: 'log', daemon: this.options.label, line });
     }
     if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);

@@ -3,7 +3,8 @@
  * (`--platform linux`) runs Unbound and Kea in a firewall namespace and a test plugin subscribed to `dns_query`
  * and `dhcp_lease`. From a client namespace, dig asks for a name a custom block holds — Unbound's blocklist filter
  * logs the block, the event hub announces `dns.block`, the plugin receives it — and busybox udhcpc takes a lease —
- * Kea's run_script hook reports it, the hub announces `dhcp.lease`, the plugin receives it with the client's MAC.
+ * Kea's run_script hook reports it, the hub announces `dhcp.lease`, the plugin receives it with the client's MAC
+ * (and the script's token-bearing lines are not among Kea's log lines).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,6 +82,9 @@ test('a plugin subscribed to dns_query and dhcp_lease receives the block of a di
     assert.equal(leased.event, 'leases4_committed');
     assert.equal(leased.mac_address, CLIENT_MAC);
     assert.ok(leased.valid_lifetime > 0, JSON.stringify(leased));
+    // The script's lines carry its token: read by Bulwark, never shown among Kea's log lines.
+    const keaLog: string[] = lab.call('GET', '/api/v1/dhcp/logs?lines=2000');
+    assert.ok(keaLog.length > 0 && !keaLog.some((line) => line.includes('bulwark-lease')), keaLog.join('\n'));
   } finally {
     await lab.cleanup();
   }

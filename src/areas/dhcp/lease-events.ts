@@ -15,8 +15,7 @@ const MAX_LEASE_EVENTS_PER_SECOND = 100;
 export function startLeaseEvents(context: AppContext): () => void {
   const runtime = daemonRuntime(context.config, 'kea-dhcp4', context.platform.simulated);
   const budget = new PerSecondBudget(MAX_LEASE_EVENTS_PER_SECOND);
-  return context.platform.daemons.logLines((daemon, line) => {
-    if (daemon !== 'kea-dhcp4' || !line.startsWith('bulwark-lease ')) return;
+  return context.platform.daemons.leaseEventLines((line) => {
     // Read each time: an apply may have written the script since (lease events are few).
     const token = leaseEventToken(runtime);
     const event = token && parseLeaseEvent(line, token);

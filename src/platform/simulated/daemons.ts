@@ -177,6 +177,7 @@ export function createSimulatedDaemons(): Daemons {
       }
     },
     logs: async (name) => [...state(name).log],
+    leaseEventLines: () => () => undefined,
     logLines(listener) {
       lineListeners.add(listener);
       return () => lineListeners.delete(listener);
