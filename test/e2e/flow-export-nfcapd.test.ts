@@ -15,6 +15,7 @@ import { findProgram } from '../../src/platform/daemon-tools.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, inNamespace } from '../helpers/netns-lab.js';
+import { daemonLogWith } from '../helpers/daemon-log-file.js';
 
 const skipReason = () => systemSkip('the flow-export namespace lab', { root: true, programs: ['ip', 'nft', 'softflowd', 'softflowctl', 'nfcapd', 'nfdump', 'iperf3', 'setpriv', 'promtool'], users: ['nobody'] });
 
@@ -65,6 +66,8 @@ test('softflowd under Bulwark exports the client→server TCP flow that nfcapd r
     assert.deepEqual(view.status.interfaces.map((i: { interface: string; ifindex: number; running: boolean }) => [i.interface, i.ifindex, i.running]), [[inside, ifindex, true]]);
     const pid = view.status.interfaces[0].pid;
     assert.equal(inNamespace(fw, 'ps', ['-o', 'user=', '-p', String(pid)]).trim(), 'nobody', 'softflowd runs as nobody');
+    // softflowd's own lines are in the local log, named by interface.
+    await daemonLogWith(lab.dataDir, 'softflowd', new RegExp(`^${inside}: softflowd v[\\d.]+ starting data collection`, 'm'));
 
     // A known transfer from a known port, client → server through the firewall.
     let sent = 0;
