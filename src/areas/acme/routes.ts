@@ -27,7 +27,7 @@ export function createAcmeArea(
     /** The appliance's other certificates (the local CA's, files the reverse proxy serves), announced with ACME's when they near expiry. */
     otherCertificates?: () => CertificateValidity[];
   } = {},
-): Area & { service: AcmeService; announceExpiring(): number } {
+): Area & { service: AcmeService; announceExpiring(days?: number): number } {
   const acme = new AcmeService(context, needs.certificateConsumers, needs.challengesThroughProxy, needs.localTlsStore);
   let timer: NodeJS.Timeout | null = null;
   const check = () => {
@@ -36,7 +36,7 @@ export function createAcmeArea(
     }, (error: Error) => context.log.warn({ err: error }, 'scheduled ACME renewal failed'));
   };
   // Every certificate the appliance holds, whatever made it: one check, one event kind (certificate.expiring).
-  const expiring = () => announceExpiring(context, [...acme.validities(), ...(needs.otherCertificates?.() ?? [])]);
+  const expiring = (days?: number) => announceExpiring(context, [...acme.validities(), ...(needs.otherCertificates?.() ?? [])], days);
   return {
     name: 'acme',
     service: acme,
