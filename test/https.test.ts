@@ -244,6 +244,22 @@ test('a certificate swap through /settings/tls changes the served serial for new
   assert.equal(kept.getPeerCertificate().serialNumber, before, 'on the certificate it started with');
   assert.equal((await status()).serving.source, 'files');
   assert.equal((await status()).serving.serial, files.serial);
+
+  // The served file certificate (30 days) is among the certificates the expiry check looks at: announced with a
+  // 31-day window, not with the default 14 (the clock stays: moving it would let the API's own certificate renew).
+  const expiring: { certificate_id: string; source: string; days_left: number }[] = [];
+  const stopListening = t.app.context.events.on('certificate.expiring', (event) => expiring.push(event.payload as never));
+  const announce = (days: number) => (t.app.areas.find((area) => area.name === 'acme') as unknown as { announceExpiring(days: number): number }).announceExpiring(days);
+  try {
+    announce(14);
+    assert.ok(!expiring.some((e) => e.certificate_id === 'api-tls'), 'not with 30 days left');
+    announce(31);
+    const announced = expiring.find((e) => e.certificate_id === 'api-tls');
+    assert.equal(announced?.source, 'file', JSON.stringify(expiring));
+    assert.ok(announced.days_left >= 28 && announced.days_left <= 30, JSON.stringify(announced));
+  } finally {
+    stopListening();
+  }
 });
 
 test('a certificate that does not match its key, is expired or is weaker than the policy is refused with 400 and nothing changes', { skip }, async () => {

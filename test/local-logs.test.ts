@@ -14,6 +14,7 @@ import { areaOf } from './helpers/areas.js';
 import type { createSettingsArea } from '../src/areas/settings/routes.js';
 import type { createIdsArea } from '../src/areas/ids/routes.js';
 import { ALERT_PRUNE_MS, ROTATION_CHECK_MS } from '../src/areas/settings/log-maintenance.js';
+import { reportDaemonEvent } from '../src/platform/daemon-events.js';
 
 // The default logger (not the silent one tests usually get), kept off standard output where TAP goes.
 const api = adminApi({ logger: undefined, logToStdout: false });
@@ -56,6 +57,38 @@ test('the API log, the audit log and a daemon log are written under logs/, and n
   assert.equal((await call('PUT', '/api/v1/settings/syslog', { disable_local: false })).status, 200);
   await call('GET', '/api/v1/rules');
   assert.ok(statSync(logFile('api.log')).size > sizes[0], 'written again once disable_local is cleared');
+});
+
+test('every supervised program\'s lines reported on the daemon event bus go to its own file under logs/, rotated like the others', async () => {
+  // What SupervisedProcess reports for a child and for an adopted process alike (ulogd-reader for ulogd2's log file).
+  const reported: [label: string, line: string, file: string, written: string][] = [
+    ['ulogd', 'ulogd.c:978 building new pluginstance stack', 'ulogd.log', 'ulogd.c:978 building new pluginstance stack'],
+    ['softflowd eth1', 'softflowd v1.1.0 starting data collection', 'softflowd.log', 'eth1: softflowd v1.1.0 starting data collection'],
+    ['wireguard-go b13wg0', 'ERROR: (b13wg0) peer(X9Yo…neXE) - Failed to send handshake initiation', 'wireguard-go.log', 'b13wg0: ERROR: (b13wg0) peer(X9Yo…neXE) - Failed to send handshake initiation'],
+    ['charon-systemd', '10[IKE] IKE_SA fw[1] established', 'charon.log', '10[IKE] IKE_SA fw[1] established'],
+    ['caddy', '{"level":"info","msg":"serving initial configuration"}', 'caddy.log', '{"level":"info","msg":"serving initial configuration"}'],
+    ['suricata', 'Notice: threads: Engine started.', 'suricata.log', 'Notice: threads: Engine started.'],
+  ];
+  for (const [label, line] of reported) reportDaemonEvent({ kind: 'log', daemon: label, line });
+  for (const [label, , file, written] of reported) assert.deepEqual(lines(file), [written], label);
+  // A label no program of the list carries makes no file (the label never becomes a path).
+  reportDaemonEvent({ kind: 'log', daemon: '../../etc/passwd', line: 'x' });
+  assert.ok(!existsSync(join(api.t.dataDir, 'etc')) && !existsSync(logFile('passwd.log')));
+
+  // disable_local stops them too.
+  assert.equal((await call('PUT', '/api/v1/settings/syslog', { disable_local: true })).status, 200);
+  for (const [label, line] of reported) reportDaemonEvent({ kind: 'log', daemon: label, line });
+  for (const [label, , file] of reported) assert.equal(lines(file).length, 1, label);
+  assert.equal((await call('PUT', '/api/v1/settings/syslog', { disable_local: false })).status, 200);
+
+  // Rotation knows them: rotate by service, then the next line goes into the live file.
+  const rotated = await call('POST', '/api/v1/settings/log-rotation/rotate', { path: 'wireguard-go' });
+  assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+  assert.equal(read('wireguard-go.log'), '');
+  reportDaemonEvent({ kind: 'log', daemon: 'wireguard-go b13wg0', line: 'again' });
+  assert.deepEqual(lines('wireguard-go.log'), ['b13wg0: again']);
+  const view = (await call('GET', '/api/v1/settings/log-rotation')).body;
+  assert.ok(['ulogd', 'softflowd', 'wireguard-go', 'charon', 'caddy', 'suricata'].every((service) => view.logs.some((l: { service: string }) => l.service === service)), JSON.stringify(view.logs));
 });
 
 test('the scheduler rotates the written logs with the policy on the service clock; rotate works on them', async () => {

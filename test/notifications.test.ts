@@ -6,7 +6,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, X509Certificate } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { SMTPServer } from 'smtp-server';
 import { json } from './helpers/app.js';
@@ -234,9 +236,9 @@ test('drift detected and repaired, a commit-confirm rollback, a failed certifica
     const cert = json(createdCert);
     const renewed = await app.request('POST', `/api/v1/acme/certs/${cert.id}/renew`);
     assert.match(renewed.body, /no ACME account/);
-    const acme = (app.app.areas.find((area) => area.name === 'acme') as unknown as { service: { certs: { update(id: string, patch: object): unknown }; announceExpiring(): number } }).service;
-    acme.certs.update(cert.id, { expires_at: new Date(app.clock.now() + 3.5 * 86_400_000).toISOString() });
-    assert.equal(acme.announceExpiring(), 1);
+    const acmeArea = app.app.areas.find((area) => area.name === 'acme') as unknown as { service: { certs: { update(id: string, patch: object): unknown } }; announceExpiring(): number };
+    acmeArea.service.certs.update(cert.id, { expires_at: new Date(app.clock.now() + 3.5 * 86_400_000).toISOString() });
+    assert.equal(acmeArea.announceExpiring(), 1);
 
     await until('a webhook for each event', () => events.every((event) => received(event).length > 0), 30_000)
       .catch((error) => { throw new Error(`${error.message}: got ${JSON.stringify(receiver.hooks.map((h) => h.headers['x-bulwark-event']))}`); });
@@ -245,6 +247,60 @@ test('drift detected and repaired, a commit-confirm rollback, a failed certifica
     assert.match(received('commit_confirm_rolled_back')[0].summary, /rolled back to version \d+/);
     assert.match(received('certificate_renewal_failed')[0].summary, /fw\.example\.org failed: no ACME account/);
     assert.equal(received('certificate_expiring')[0].payload.days_left, 3);
+  } finally {
+    receiver.close();
+    await app.close();
+  }
+});
+
+test('certificate_expiring covers the local CA (root and issued certificates, not revoked ones) and certificate files the reverse proxy serves, on the service clock', async () => {
+  const app = await startAreaApp();
+  const receiver = await hookReceiver();
+  try {
+    const hook = json(await app.request('POST', '/api/v1/notify/webhooks', { name: 'certs', url: `http://127.0.0.1:${receiver.port}/certs`, secret: 'c', allowed_addresses: ['127.0.0.1'] }));
+    assert.equal((await app.request('PUT', '/api/v1/notify/events', [{ event: 'certificate_expiring', email: false, webhooks: [hook.id] }])).statusCode, 200);
+    const announced: { certificate: string; source: string; days_left: number }[] = [];
+    app.app.context.events.on('certificate.expiring', (event) => announced.push(event.payload as never));
+    const check = () => {
+      announced.length = 0;
+      (app.app.areas.find((area) => area.name === 'acme') as unknown as { announceExpiring(): number }).announceExpiring();
+      return announced.map((e) => `${e.source} ${e.certificate} ${e.days_left}`).sort();
+    };
+
+    assert.equal((await app.request('POST', '/api/v1/ca', { common_name: 'evr root', validity_days: 370 })).statusCode, 201);
+    const issue = async (common_name: string, validity_days: number) => {
+      const issued = await app.request('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name, validity_days });
+      assert.equal(issued.statusCode, 201, issued.body);
+      return json(issued);
+    };
+    await issue('soon.evr.test', 10);
+    await issue('later.evr.test', 365);
+    const revoked = await issue('revoked.evr.test', 5);
+    assert.equal((await app.request('POST', `/api/v1/ca/certs/${revoked.id}/revoke`)).statusCode, 200);
+    // A certificate file the proxy serves (issued elsewhere: here by the CA, then given as files).
+    const imported = await issue('imported.evr.test', 20);
+    mkdirSync(join(app.dataDir, 'certs'), { recursive: true });
+    writeFileSync(join(app.dataDir, 'certs', 'imported.pem'), imported.certificate_pem);
+    writeFileSync(join(app.dataDir, 'certs', 'imported.key'), imported.private_key_pem, { mode: 0o600 });
+    const tlsCert = await app.request('POST', '/api/v1/reverse-proxy/tls/certs', { name: 'imported-file', cert_file: join(app.dataDir, 'certs', 'imported.pem'), key_file: join(app.dataDir, 'certs', 'imported.key') });
+    assert.equal(tlsCert.statusCode, 201, tlsCert.body);
+    // The CA copy of the imported certificate is retired, so only the file speaks for it.
+    assert.equal((await app.request('POST', `/api/v1/ca/certs/${imported.id}/revoke`)).statusCode, 200);
+
+    // The root's and the file's expiry as X.509 states them (whole seconds): their days left, floored like every certificate's.
+    const rootNotAfter = Date.parse(json(await app.request('GET', '/api/v1/ca')).not_after);
+    const rootDays = () => Math.floor((rootNotAfter - app.clock.now()) / 86_400_000);
+    const fileDays = () => Math.floor((Date.parse(new X509Certificate(imported.certificate_pem).validTo) - app.clock.now()) / 86_400_000);
+    assert.deepEqual(check(), ['local-ca soon.evr.test 10']);
+    app.clock.advance(7 * 86_400_000);
+    assert.deepEqual(check(), [`file imported-file ${fileDays()}`, 'local-ca soon.evr.test 3']);
+    app.clock.advance(353 * 86_400_000);
+    assert.deepEqual(check(), [`file imported-file ${fileDays()}`, 'local-ca later.evr.test 5', 'local-ca soon.evr.test -350', `local-ca-root evr root ${rootDays()}`]);
+
+    await until('the CA certificate\'s webhook', () => receiver.hooks.some((h) => JSON.parse(h.body).payload?.source === 'local-ca'));
+    const body = JSON.parse(receiver.hooks.find((h) => JSON.parse(h.body).payload?.source === 'local-ca')!.body);
+    assert.equal(body.event, 'certificate_expiring');
+    assert.match(body.summary, /certificate soon\.evr\.test expires in 10 day\(s\)/);
   } finally {
     receiver.close();
     await app.close();

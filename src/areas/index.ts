@@ -86,6 +86,7 @@ export function createAreas(context: AppContext): Area[] {
       certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }],
       challengesThroughProxy: () => reverseProxy.service.challengesThroughProxy(),
       localTlsStore: (id, material) => tls.service.publishAcme(id, material),
+      otherCertificates: () => [...ca.service.validities(), ...reverseProxy.service.fileValidities(), ...tls.service.fileValidities()],
     }),
     dashboard,
     createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),

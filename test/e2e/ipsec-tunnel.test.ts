@@ -18,6 +18,7 @@ import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab } from '../helpers/netns-lab.js';
 import { pings, pong, pongServer } from '../helpers/pong.js';
+import { daemonLogWith, secretsInLogs } from '../helpers/daemon-log-file.js';
 
 const PLUGINS = '/usr/lib/ipsec/plugins';
 
@@ -218,6 +219,12 @@ test('an IPsec SA driven by Bulwark establishes with a charon the test runs and 
     assert.deepEqual(stopped.sas, []);
     assert.equal(pings(lanA, '10.113.2.2', 2), false);
 
+    // charon's own lines (detached: through its output file) are in the local log; neither the PSK nor a private key is.
+    await daemonLogWith(lab.dataDir, 'charon', /IKE_SA .*established/);
+    // A line of each key's PEM body: a key printed whole or in part would hold it.
+    const privateKeys = [fwCert, peerCert].map((cert) => String(cert.private_key_pem).split('\n')[1]!);
+    assert.ok(privateKeys.every((line) => line.length >= 40), 'the issued certificates came with their keys');
+    assert.deepEqual(secretsInLogs(lab.dataDir, [psk, ...privateKeys]), [], 'no secret in any local log');
     t.diagnostic(`figures ${JSON.stringify({ psk_initiate_to_established_ms: ikeMs, cert_apply_to_up_ms: certMs })}`);
   } catch (error) {
     throw new Error(`${(error as Error).message}\nBulwark's output:\n${lab.log}`);

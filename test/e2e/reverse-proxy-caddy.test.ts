@@ -17,6 +17,7 @@ import { systemAccount } from '../../src/platform/daemon-runtime.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab } from '../helpers/netns-lab.js';
+import { daemonLogWith } from '../helpers/daemon-log-file.js';
 
 const skipReason = () => systemSkip('the reverse-proxy namespace lab', { root: true, programs: ['caddy', 'curl', 'openssl', 'ip', 'setpriv'], users: ['caddy'] });
 
@@ -124,6 +125,9 @@ test('Caddy under Bulwark, reached from a client namespace: routing by host over
     assert.ok(lines.some((line) => /^10\.216\.0\.2 - alice \[.+\] "GET \/ HTTP\/[12](\.[01])?" 200 /.test(line)), lines.join('\n'));
     assert.ok(lines.some((line) => / 401 /.test(line)));
     assert.ok(existsSync(accessLog) && readFileSync(accessLog, 'utf8').includes('"GET / HTTP/'), 'the access log file is written');
+    // Caddy's own log (standard error, JSON) is in the local log; the access log stays apart.
+    const caddyLog = await daemonLogWith(lab.dataDir, 'caddy', /"msg":"serving initial configuration"/);
+    assert.ok(!caddyLog.includes('"GET / HTTP/'), 'the access log is not mixed into caddy.log');
 
     // A reload: a new certificate for one.b16.test, applied while a slow request is in flight.
     const renewed = lab.call('POST', '/api/v1/ca/certs', { cert_type: 'server', common_name: 'one.b16.test', sans: [] });

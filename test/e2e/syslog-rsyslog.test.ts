@@ -26,6 +26,7 @@ import { sharedFile } from '../helpers/shared.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab, ROOT, run } from '../helpers/netns-lab.js';
+import { daemonLogWith } from '../helpers/daemon-log-file.js';
 import { parseRfc5424 } from '../helpers/rfc5424.js';
 
 const EVE = sharedFile('fixtures/suricata/eve/tunnel-testing-detectable-raw-noise-eve.json');
@@ -160,6 +161,9 @@ test('remote syslog: rsyslog receives blocked packets, IDS alerts, failed logins
     lab.call('PUT', '/api/v1/ids/config', { mode: 'ids', interfaces: [clientLink], home_net: ['10.240.1.0/24'] });
     lab.call('POST', '/api/v1/ids/reload');
     const engine = (await until('the IDS engine', () => enginePid(fw), 30_000)) as number;
+    // ulogd2's own log and the IDS engine's output (the fake engine stands in for Suricata) are in the local logs.
+    await daemonLogWith(lab.dataDir, 'ulogd', /building new pluginstance stack/);
+    await daemonLogWith(lab.dataDir, 'suricata', /Engine started/);
 
     const syslog = (transport: Transport, extra: Record<string, unknown> = {}) => lab.call('PUT', '/api/v1/settings/syslog', {
       enabled: true, host: '10.240.2.2', port: PORTS[transport], transport, format: 'rfc5424', facility: 16, hostname_override: 'fw-lab',

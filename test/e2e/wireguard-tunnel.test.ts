@@ -20,6 +20,7 @@ import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab } from '../helpers/netns-lab.js';
 import { pings, pong, pongServer } from '../helpers/pong.js';
+import { daemonLogWith, secretsInLogs } from '../helpers/daemon-log-file.js';
 
 const skipReason = () => systemSkip('the WireGuard namespace lab', { root: true, programs: ['wireguard-go', 'wg', 'ip', 'busybox', 'iperf3', 'nft'] });
 
@@ -182,6 +183,11 @@ test('a WireGuard tunnel driven by Bulwark carries ping and TCP from clients con
     assert.equal(lab.call('GET', `/api/v1/vpn/wg/${tunnel.id}/status`).running, false);
     assert.ok(!(lab.call('GET', '/api/v1/rules/system') as string[]).some((line) => line.includes('wireguard')), 'the system rule leaves with the tunnel');
 
+    // wireguard-go's own output (detached: through its output file) is in the local log, named by interface, without a key.
+    await daemonLogWith(lab.dataDir, 'wireguard-go', new RegExp(`^${serverIf}: \\S`, 'm'));
+    const keys = [aliceConf, bobConf].flatMap((conf) => [...conf.matchAll(/^(?:PrivateKey|PresharedKey) = (\S+)$/gm)].map((match) => match[1]!));
+    assert.ok(keys.length >= 3, 'the peer files hold the private keys and the preshared key');
+    assert.deepEqual(secretsInLogs(lab.dataDir, keys), [], 'no key in any local log');
     const figures = {
       start_request_ms: Math.round(startMs),
       client_up_to_first_ping_ms: Math.round(handshakeToPingMs),

@@ -9,6 +9,7 @@ import { collectionRoutes } from '../../http/collection-routes.js';
 import { AcmeService } from './service.js';
 import { Account, AccountBody, ActionResult, CertCreate, CertSummary, CertUpdate, TargetBody, TargetRecord } from './schema.js';
 import type { CertificateConsumer, LocalTlsStore } from './certificate-consumers.js';
+import { announceExpiring, type CertificateValidity } from '../common/certificate-expiry.js';
 
 const tags = ['acme'];
 const read = 'settings:read' as const;
@@ -21,8 +22,12 @@ const RENEWAL_CHECK_MS = 60 * 60 * 1000;
 
 export function createAcmeArea(
   context: AppContext,
-  needs: { certificateConsumers?: CertificateConsumer[]; challengesThroughProxy?: () => Promise<string | null>; localTlsStore?: LocalTlsStore } = {},
-): Area & { service: AcmeService } {
+  needs: {
+    certificateConsumers?: CertificateConsumer[]; challengesThroughProxy?: () => Promise<string | null>; localTlsStore?: LocalTlsStore;
+    /** The appliance's other certificates (the local CA's, files the reverse proxy serves), announced with ACME's when they near expiry. */
+    otherCertificates?: () => CertificateValidity[];
+  } = {},
+): Area & { service: AcmeService; announceExpiring(days?: number): number } {
   const acme = new AcmeService(context, needs.certificateConsumers, needs.challengesThroughProxy, needs.localTlsStore);
   let timer: NodeJS.Timeout | null = null;
   const check = () => {
@@ -30,18 +35,21 @@ export function createAcmeArea(
       if (renewed) context.log.info({ renewed }, 'ACME certificates renewed');
     }, (error: Error) => context.log.warn({ err: error }, 'scheduled ACME renewal failed'));
   };
+  // Every certificate the appliance holds, whatever made it: one check, one event kind (certificate.expiring).
+  const expiring = (days?: number) => announceExpiring(context, [...acme.validities(), ...(needs.otherCertificates?.() ?? [])], days);
   return {
     name: 'acme',
     service: acme,
+    announceExpiring: expiring,
     routes: routes(context, acme),
     // Only where certificates can be served: the simulated platform places no orders on its own.
     start() {
       // Expiry is announced on every platform (certificates may be imported); renewals run where they can be served.
       const hourly = () => {
-        acme.announceExpiring();
+        expiring();
         if (!context.platform.simulated) check();
       };
-      acme.announceExpiring();
+      expiring();
       timer = setInterval(hourly, RENEWAL_CHECK_MS);
       timer.unref();
     },

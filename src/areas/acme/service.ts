@@ -1,8 +1,7 @@
 import { resolve } from 'node:path';
 import { EVENT_TOPICS } from '../../core/events.js';
-/** How close to expiry a certificate is announced (certificate.expiring). */
-export const EXPIRY_WARNING_DAYS = 14;
 import { X509Certificate } from 'node:crypto';
+import type { CertificateValidity } from '../common/certificate-expiry.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
@@ -315,19 +314,11 @@ export class AcmeService {
     }).map((object) => object.id);
   }
 
-  /** Certificates with material that expire within `days`: announced as `certificate.expiring` (the hourly check). */
-  announceExpiring(days = EXPIRY_WARNING_DAYS): number {
-    const now = this.context.clock.now();
-    let announced = 0;
-    for (const object of this.certs.objects()) {
-      const expires = object.data.expires_at ? Date.parse(String(object.data.expires_at)) : NaN;
-      if (!Number.isFinite(expires) || expires - now > days * 86_400_000) continue;
-      this.context.events.emit(EVENT_TOPICS.certificateExpiring, {
-        certificate_id: object.id, certificate: String(object.data.common_name ?? object.id), expires_at: String(object.data.expires_at), days_left: Math.floor((expires - now) / 86_400_000),
-      });
-      announced++;
-    }
-    return announced;
+  /** Certificates with material (an expiry): what the hourly expiry check (common/certificate-expiry.ts) looks at. */
+  validities(): CertificateValidity[] {
+    return this.certs.objects().filter((object) => object.data.expires_at).map((object) => ({
+      id: object.id, name: String(object.data.common_name ?? object.id), expires_at: String(object.data.expires_at), source: 'acme' as const,
+    }));
   }
 
   /** The scheduled renewal: every certificate due, one after another; each records its own outcome. */

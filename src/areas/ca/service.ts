@@ -5,6 +5,7 @@ import { isoTime } from '../../core/clock.js';
 import type { ConfigObject } from '../../store/config-store.js';
 import { isIP } from 'node:net';
 import { CaCertStored } from './schema.js';
+import type { CertificateValidity } from '../common/certificate-expiry.js';
 import { createCrl, createRootCa, describeCertificate, issueCertificate } from './x509.js';
 
 const ROOT_KIND = 'ca_root';
@@ -107,6 +108,20 @@ export class CaService {
       private_key_pem: issued.private_key_pem,
     });
     return { id: object.id, certificate_pem: issued.certificate_pem, private_key_pem: issued.private_key_pem, ca_certificate_pem: root.certificate_pem };
+  }
+
+  /** The root and every certificate not revoked, with their expiry (what the hourly expiry check looks at). */
+  validities(): CertificateValidity[] {
+    const root = this.context.store.getSingleton(ROOT_KIND);
+    const rootValidity: CertificateValidity[] = root
+      ? [{ id: 'ca-root', name: String(root.common_name), expires_at: describeCertificate(String(root.certificate_pem)).not_after, source: 'local-ca-root' }]
+      : [];
+    return [
+      ...rootValidity,
+      ...this.certs.objects().filter((object) => object.data.status === 'active').map((object) => ({
+        id: object.id, name: String(object.data.common_name), expires_at: String(object.data.not_after), source: 'local-ca' as const,
+      })),
+    ];
   }
 
   /** Status as read now: a certificate past not_after reads `expired`. */

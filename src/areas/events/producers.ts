@@ -1,17 +1,12 @@
-import { statfs } from 'node:fs/promises';
 import type { AppContext } from '../../context.js';
 import { EVENT_TOPICS } from '../../core/events.js';
 import { requestActor } from '../../http/request-actor.js';
 import { onDaemonEvent } from '../../platform/daemon-events.js';
 
-/** How full the data directory's file system may get before `disk.nearly_full` is announced, and how often it is looked at. */
-export const DISK_THRESHOLD_PCT = 90;
-const DISK_CHECK_MS = 5 * 60_000;
-
 /**
  * The producers that are not a service of one area: packet-filter log lines from the platform's blocked-packet
  * reader, the audit of configuration writes (who changed which object), the supervised daemons' lines, exits
- * and restarts, and the data directory's free space. Each announces on the hub; returns the stop.
+ * and restarts (the data directory's free space: disk-space.ts). Each announces on the hub; returns the stop.
  */
 export function startProducers(context: AppContext): () => void {
   const { events } = context;
@@ -42,17 +37,6 @@ export function startProducers(context: AppContext): () => void {
     else if (event.kind === 'crashed') events.emit(EVENT_TOPICS.daemonCrashed, { daemon: event.daemon, reason: event.reason });
     else events.emit(EVENT_TOPICS.daemonRestarted, { daemon: event.daemon, restarts: event.restarts });
   }));
-
-  const disk = async () => {
-    const stats = await statfs(context.config.dataDir).catch(() => null);
-    if (!stats || stats.blocks === 0) return;
-    const usedPct = Math.round((1 - stats.bavail / stats.blocks) * 1000) / 10;
-    if (usedPct >= DISK_THRESHOLD_PCT) events.emit(EVENT_TOPICS.diskNearlyFull, { path: context.config.dataDir, used_pct: usedPct, threshold_pct: DISK_THRESHOLD_PCT });
-  };
-  void disk();
-  const timer = setInterval(() => void disk(), DISK_CHECK_MS);
-  timer.unref();
-  stops.push(() => clearInterval(timer));
 
   return () => {
     for (const stop of stops) stop();

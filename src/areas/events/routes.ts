@@ -11,6 +11,7 @@ import { SMTP_DEFAULTS } from '../settings/smtp.js';
 import { NotifyRule, NotifyRulesStored, WebhookComputed, WebhookStored, WebhookTestAnswer } from './schema.js';
 import { Notifier, type NotifyRule as Rule } from './notifier.js';
 import { startProducers } from './producers.js';
+import { DiskSpaceWatch } from './disk-space.js';
 
 const TAGS = ['notifications'];
 const READ = 'settings:read' as const;
@@ -21,7 +22,7 @@ const WRITE = 'settings:write' as const;
  * notifications — webhooks (/notify/webhooks), which events reach which channel (/notify/events), and the
  * notifier that delivers them by e-mail (the /notify/smtp settings) and webhook.
  */
-export function createEventsArea(context: AppContext): Area & { notifier: Notifier } {
+export function createEventsArea(context: AppContext): Area & { notifier: Notifier; disk: DiskSpaceWatch } {
   const { models, store, sealer } = context;
   const rulesOf = (data: ConfigData) => ((data.rules ?? []) as Rule[]);
   const webhooks = models.collection({
@@ -97,15 +98,19 @@ export function createEventsArea(context: AppContext): Area & { notifier: Notifi
 
   let stopProducers: (() => void) | null = null;
   let unsubscribe: (() => void) | null = null;
+  const disk = new DiskSpaceWatch(context);
   return {
     name: 'events',
     notifier,
+    disk,
     routes,
     start() {
       unsubscribe = context.events.on('*', (event) => notifier.handle(event));
       stopProducers = startProducers(context);
+      disk.start();
     },
     stop() {
+      disk.stop();
       stopProducers?.();
       unsubscribe?.();
       notifier.stop();

@@ -1,4 +1,5 @@
 import { proxiedResponder } from '../acme/http01-responder.js';
+import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
@@ -21,6 +22,7 @@ import { prepareDaemonRuntime, programRuntime, writeDaemonFile, type DaemonRunti
 import type { ProxyInstall } from '../../platform/reverse-proxy.js';
 import { Semaphore } from '../../core/semaphore.js';
 import { ServiceState } from '../common/service-state.js';
+import type { CertificateValidity } from '../common/certificate-expiry.js';
 import { certSource, installCertificates, pruneCertificates } from './certificates.js';
 import { destinationApplyProblem, destinationWriteProblem, OUTBOUND_KINDS } from './destinations.js';
 import { allowListEntryProblem, KEY_FILES_KIND, keyFileRefusal, ProxyKeyFiles } from './key-files.js';
@@ -243,6 +245,19 @@ export class ReverseProxyService {
   }
 
   /** A middleware's secrets: the sealed field as stored, or the plain JSON a write just produced. */
+  /** TLS certificates given as files (not issued by Bulwark), with the expiry of each file's first certificate; an unreadable file is left out. */
+  fileValidities(): CertificateValidity[] {
+    return this.collections.rp_tls_cert!.objects().flatMap((object) => {
+      if (certSource(object.data.source) !== null || typeof object.data.cert_file !== 'string' || !object.data.cert_file) return [];
+      try {
+        const expires = new Date(new X509Certificate(readFileSync(object.data.cert_file)).validTo).toISOString();
+        return [{ id: object.id, name: String(object.data.name), expires_at: expires, source: 'file' as const }];
+      } catch {
+        return [];
+      }
+    });
+  }
+
   private secretsOf(data: ConfigData): SecretMap {
     const value = data[SECRETS_FIELD];
     if (typeof value !== 'string' || value === '') return {};

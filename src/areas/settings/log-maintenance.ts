@@ -5,7 +5,9 @@
  * injected clock and call tick().
  */
 import type { AppContext } from '../../context.js';
+import { onDaemonEvent } from '../../platform/daemon-events.js';
 import { ServiceState } from '../common/service-state.js';
+import { daemonLogEntry } from './daemon-log-files.js';
 import { pruneAlerts, type AlertRetention } from '../ids/alert-retention.js';
 import { rotate, type RotationConfig } from './log-rotation.js';
 import type { LocalLogs } from './local-logs.js';
@@ -54,8 +56,12 @@ export class LogMaintenance {
   }
 
   start(): void {
-    // Each daemon's lines go to its own file as they are written.
-    this.unsubscribe = this.context.platform.daemons.logLines((name, line) => this.logs.write(name, line));
+    // Each program's lines go to its own file as they are reported (child or adopted alike: the bus, not the process).
+    this.unsubscribe = onDaemonEvent((event) => {
+      if (event.kind !== 'log') return;
+      const entry = daemonLogEntry(event.daemon, event.line);
+      if (entry) this.logs.write(entry.service, entry.line);
+    });
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref();
   }

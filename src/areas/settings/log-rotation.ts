@@ -5,14 +5,12 @@ import { pipeline } from 'node:stream/promises';
 import { badRequest } from '../../core/errors.js';
 import { dataPath, writeDataFile } from '../common/data-files.js';
 import { logrotateDirective, logrotatePath } from '../../render/logrotate.js';
+import { DAEMON_LOG_PROGRAMS } from './daemon-log-files.js';
 
 /** The logs Bulwark manages: all inside the data directory's logs/ folder. */
 export const MANAGED_LOGS: { service: string; file: string }[] = [
   { service: 'bulwark-api', file: 'api.log' },
-  { service: 'unbound', file: 'unbound.log' },
-  { service: 'kea-dhcp4', file: 'kea-dhcp4.log' },
-  { service: 'kea-dhcp-ddns', file: 'kea-dhcp-ddns.log' },
-  { service: 'chronyd', file: 'chronyd.log' },
+  ...DAEMON_LOG_PROGRAMS.map((program) => ({ service: program, file: `${program}.log` })),
   { service: 'audit', file: 'audit.log' },
 ];
 

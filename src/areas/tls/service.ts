@@ -11,6 +11,7 @@ import { validatePemPath } from '../settings/service.js';
 import { certificateProblem, describe, type CertificateDescription, type CertificateMaterial } from './certificate-policy.js';
 import { TlsSettings } from './schema.js';
 import { hostNames, TlsStore } from './tls-store.js';
+import type { CertificateValidity } from '../common/certificate-expiry.js';
 
 type Settings = Static<typeof TlsSettings>;
 export type CertificateSource = 'local-ca' | 'files' | 'acme';
@@ -180,6 +181,12 @@ export class ApiTlsService {
     }
     this.store.storeAcme(certId, material);
     if (settings.acme_cert_id === certId) await this.apply();
+  }
+
+  /** The served certificate when it comes from files given to the API (`cert_path`), for the hourly expiry check; the CA's and ACME's are checked where they are kept. */
+  fileValidities(): CertificateValidity[] {
+    if (this.served?.source !== 'files') return [];
+    return [{ id: 'api-tls', name: `API HTTPS certificate ${this.served.description.subject}`, expires_at: this.served.description.not_after, source: 'file' }];
   }
 
   status(listening: AddressInfo | null) {

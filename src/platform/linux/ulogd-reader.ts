@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { open, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PROTOCOL_NAMES, RecentList, type BlockedLogStatus, type BlockedPacket } from '../connections.js';
+import { reportDaemonEvent } from '../daemon-events.js';
+import { EveTail } from './eve-tail.js';
 
 /** NFLOG group the packet filter logs blocked packets to (the packet-filter area's default). */
 import { BLOCKED_NFLOG_GROUP } from '../packet-filter.js';
@@ -65,6 +67,11 @@ export function parseUlogdJson(line: string): BlockedPacket | null {
   };
 }
 
+/** ulogd's lines (its log file, its standard error), one daemon log event each. */
+function reportLines(text: string): void {
+  for (const line of text.split('\n')) if (line.trim()) reportDaemonEvent({ kind: 'log', daemon: 'ulogd', line });
+}
+
 /**
  * Runs ulogd2 in the foreground on the NFLOG group and tails its JSON output. Only one listener can bind a
  * group per network namespace, so a failure to start is reported in the status rather than retried wildly.
@@ -78,6 +85,8 @@ export class UlogdBlockedReader {
   private statusValue: BlockedLogStatus = { running: false, source: 'ulogd2 NFLOG', error: 'not started' };
   private jsonFile = '';
   private reading = false;
+  /** Follows ulogd's own log file: its lines are reported like any supervised daemon's (the local log, syslog). */
+  private logTail: EveTail | null = null;
   private readonly listeners = new Set<(packet: BlockedPacket) => void>();
 
   onBlocked(listener: (packet: BlockedPacket) => void): () => void {
@@ -103,7 +112,11 @@ export class UlogdBlockedReader {
       return;
     }
     const configFile = join(dir, 'ulogd.conf');
-    writeFileSync(configFile, renderUlogdConfig(pluginDir, this.group, this.jsonFile, join(dir, 'ulogd.log')), { mode: 0o600 });
+    const logFile = join(dir, 'ulogd.log');
+    writeFileSync(configFile, renderUlogdConfig(pluginDir, this.group, this.jsonFile, logFile), { mode: 0o600 });
+    this.logTail?.stop();
+    this.logTail = new EveTail(logFile, reportLines, true);
+    this.logTail.start();
     this.offset = await stat(this.jsonFile).then((s) => s.size, () => 0);
     const child = spawn('ulogd', ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
@@ -111,6 +124,7 @@ export class UlogdBlockedReader {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
+      reportLines(chunk.toString());
     });
     child.on('error', (error) => {
       this.statusValue = { running: false, source, error: `ulogd: ${error.message}` };
@@ -168,6 +182,8 @@ export class UlogdBlockedReader {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.logTail?.stop();
+    this.logTail = null;
     const child = this.child;
     this.child = null;
     if (child && child.exitCode === null) {

@@ -4,6 +4,7 @@ import { daemonVersion, runChecker } from '../daemon-tools.js';
 import { ipv4ToNumber, numberToIpv4 } from '../../core/ip.js';
 import { unboundEnvironment } from '../unbound-python.js';
 import { describeMissing } from '../debian-packages.js';
+import { reportDaemonEvent } from '../daemon-events.js';
 import { blocklistDataFile, blocklistZones, dnsStatsOf } from '../unbound-state.js';
 
 interface SimulatedDaemon {
@@ -100,6 +101,8 @@ export function createSimulatedDaemons(): Daemons {
     const line = `${new Date().toISOString()} ${name}[simulated]: ${message}`;
     daemon.log.push(line);
     for (const listener of lineListeners) listener(name, line);
+    // Reported like a real supervised process's line (the local log writer and syslog read the bus).
+    reportDaemonEvent({ kind: 'log', daemon: name, line });
     if (daemon.log.length > MAX_LOG) daemon.log.splice(0, daemon.log.length - MAX_LOG);
   };
   const status = async (name: DaemonName): Promise<DaemonStatus> => {
