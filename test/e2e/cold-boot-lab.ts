@@ -57,6 +57,8 @@ const inNamespaceAsync = (ns: string, file: string, args: string[], timeoutMs?: 
 
 interface Probe {
   passes: { port: number; at: number }[];
+  /** Throws when the probe process has ended (its error output named): a probe that died passes nothing. */
+  assertAlive(): void;
   stop(): Promise<{ attempts: Record<string, number>; passes: Record<string, number> }>;
 }
 
@@ -82,13 +84,19 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
   const envFile = join(work, 'bulwark.env');
 
   const listTable = () => spawnSync('ip', ['netns', 'exec', fw, 'nft', '-s', 'list', 'table', 'inet', 'bulwark'], { encoding: 'utf8' }).stdout;
+  /** The firewall namespace's kernel state, for a failure's message. */
+  const kernelState = () => ['nft -s list ruleset', 'ip addr', 'ip route', 'ip neigh', 'sysctl net.ipv4.ip_forward'].map((command) => {
+    const [file, ...args] = command.split(' ');
+    const result = spawnSync('ip', ['netns', 'exec', fw, file, ...args], { encoding: 'utf8' });
+    return `# ${command}\n${result.stdout}${result.stderr}`;
+  }).join('\n');
   const keptFile = () => join(lab.dataDir, 'boot/ruleset.nft');
 
   /** Polls `check` every 50 ms until it is true; the milliseconds it took, or throws after `limitMs`. */
   async function until(what: string, check: () => boolean, limitMs = 60_000): Promise<number> {
     const started = Date.now();
     while (!check()) {
-      if (Date.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms\n${lab.log}\nthe firewall's table:\n${listTable()}`);
+      if (Date.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms\n${lab.log}\nthe firewall namespace:\n${kernelState()}`);
       await sleep(50);
     }
     return Date.now() - started;
@@ -165,6 +173,8 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     const passes: { port: number; at: number }[] = [];
     let summary: { attempts: Record<string, number>; passes: Record<string, number> } | undefined;
     let buffer = '';
+    let errors = '';
+    child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     let ready!: () => void;
     const isReady = new Promise<void>((resolve) => (ready = resolve));
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -181,6 +191,9 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     await isReady;
     return {
       passes,
+      assertAlive() {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the probe ended (${child.exitCode ?? child.signalCode}): ${errors.slice(-2000)}`);
+      },
       async stop() {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
@@ -191,7 +204,10 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     };
   }
   /** When the passing port first answered at or after `since` (epoch ms). */
-  const firstPass = (probe: Probe, since: number) => probe.passes.find((p) => p.port === Number(PASSED_PORT) && p.at >= since)?.at;
+  const firstPass = (probe: Probe, since: number) => {
+    probe.assertAlive();
+    return probe.passes.find((p) => p.port === Number(PASSED_PORT) && p.at >= since)?.at;
+  };
 
   /** Bulwark started again on the same data directory; ms until it answered GET /status (signed in, from its namespace). */
   function startBulwark(): void {
