@@ -43,7 +43,7 @@ const PASSED_PORT = '8080';
 const BLOCKED_PORT = '8081';
 const LATER_BLOCKED_PORT = '8082';
 /** How long each service may take to come back after a cold boot (Bulwark's start from sources is slow here). */
-const BACK_WITHIN_MS = 180_000;
+const BACK_WITHIN_MS = 240_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
