@@ -615,7 +615,7 @@ test('every Edit button opens its form from the record the API reads; a save car
   const { page } = watched;
   const puts = recordPuts(page);
   const opened = new Set<string>();
-  for (const name of ['NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'System']) {
+  for (const name of ['NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'System', 'Time service']) {
     await main(page).getByRole('link', { name, exact: true }).click();
     await heading(page).filter({ hasText: name }).waitFor();
     await page.waitForFunction(NOTHING_LOADING);
@@ -638,7 +638,7 @@ test('every Edit button opens its form from the record the API reads; a save car
   for (const expected of [
     'NAT: Edit NAT rule', 'Aliases: Edit alias', 'Schedules: Edit schedule', 'VPN: Edit tunnel', 'VPN: Edit peer', 'DNS: Edit host override', 'DNS: Edit domain override',
     'DNS: Edit access rule', 'DHCP: Edit subnet', 'DHCP: Edit reservation', 'Multi-WAN: Edit gateway group', 'Networking: Edit VLAN', 'Networking: Edit route',
-    'Users: Edit user', 'Users: Edit role', 'System: Edit time source',
+    'Users: Edit user', 'Users: Edit role', 'Time service: Edit time source',
   ]) assert.ok(opened.has(expected), `${expected} (opened: ${[...opened].join('; ')})`);
 
   // a tunnel: read with its ETag, saved with it as If-Match

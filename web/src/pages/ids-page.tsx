@@ -1,3 +1,5 @@
+import { AiAnalysis } from './ids-ai';
+import { NeedsPermission } from '../components/needs-permission';
 import { useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
 import type { Row } from '../api/types';
@@ -117,6 +119,37 @@ export function IdsPage() {
         }
       />
       <RuleSearch />
+      <CollectionSection
+        title="Suppressions"
+        itemName="suppression"
+        path="/ids/suppressions"
+        writePermission="ids:write"
+        deletable
+        describe={(row) => `the suppression of signature ${String(row.sid)}`}
+        empty="No signature is suppressed."
+        columns={[
+          { key: 'sid', label: 'Signature id' },
+          { key: 'suppress_type', label: 'Matching' },
+          { key: 'ip_cidr', label: 'Address', render: (row) => (row.ip_cidr === null ? 'every address' : String(row.ip_cidr)) },
+        ]}
+        createFields={[
+          { name: 'sid', label: 'Signature id', kind: 'number' },
+          { name: 'suppress_type', label: 'Matching', kind: 'select', options: ['src', 'dst', 'both'], hint: 'which side of the alert the address is' },
+          { name: 'ip_cidr', label: 'Address', kind: 'text', hint: 'address or CIDR; empty: every address' },
+        ]}
+      />
+      <AiAnalysis />
+      <NeedsPermission permission="settings:read" what="The alert store's size">
+        <SettingsSection
+          title="Alert store"
+          path="/settings/ids-alerts"
+          writePermission="settings:write"
+          fields={[
+            { name: 'max_mb', label: 'Largest size (MB)', kind: 'number', hint: '8 to 512' },
+            { name: 'max_age_secs', label: 'Oldest alert kept (seconds)', kind: 'number', hint: '3600 to 604800' },
+          ]}
+        />
+      </NeedsPermission>
     </Page>
   );
 }

@@ -1,3 +1,4 @@
+import { LogRotation } from './log-rotation';
 import { useEffect, useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
 import { DataTable } from '../components/data-table';
@@ -280,6 +281,7 @@ export function LogsPage() {
       {can('connections:view') ? <PacketFilterLog /> : <Notice>The packet-filter log needs the permission connections:view.</Notice>}
       {can('users:read') ? <AuditTrail /> : <Notice>The audit trail needs the permission users:read.</Notice>}
       <SystemLogs />
+      <LogRotation />
     </Page>
   );
 }
