@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage } from './helpers/console-browser.js';
-import { apiAs, forgetExpectedProblems, signIn, type ApiAnswer } from './helpers/console-session.js';
+import { apiAs, assertLabelled, assertNoProblems, buttonsOf, forgetExpectedProblems, openArea, signIn, type ApiAnswer } from './helpers/console-session.js';
 
 // The area pages of issue 34 item 4 (time service, geo-IP), in a real browser (Debian's chromium) against the real
 // server: an administrator and an operator change what their role allows, a viewer gets no write control, every
@@ -52,26 +52,6 @@ async function signedIn(credentials: { username: string; password: string }, vie
   await watched.page.setViewportSize(viewport);
   await signIn(watched.page, credentials.username, credentials.password);
   return watched;
-}
-
-async function openArea(page: Page, name: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-  await page.waitForFunction(() => ![...document.querySelectorAll('td.empty')].some((cell) => cell.textContent === 'Loading…'));
-}
-
-const buttonsOf = async (page: Page) => (await page.locator('main').getByRole('button').allTextContents()).map((text) => text.trim());
-
-function assertNoProblems(watched: WatchedPage, what: string): void {
-  assert.deepEqual(watched.problems.console, [], `${what}: console errors`);
-  assert.deepEqual(watched.problems.failedResponses, [], `${what}: failed responses`);
-}
-
-async function assertLabelled(page: Page, what: string): Promise<void> {
-  const unlabelled = await page.evaluate(() =>
-    [...document.querySelectorAll('main input, main select, main textarea')].filter((field) => !field.labels || field.labels.length === 0).map((field) => field.getAttribute('name')),
-  );
-  assert.deepEqual(unlabelled, [], `${what}: fields without a label`);
 }
 
 test('time service: an administrator saves the settings, adds a time source and restarts chrony from the page', { skip }, async () => {
