@@ -4,6 +4,7 @@ import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { ActionForm } from '../components/action-form';
+import { NeedsPermission } from '../components/needs-permission';
 import { formatBytes } from '../components/format';
 
 const ENABLED: FieldSpec = { name: 'enabled', label: 'Enabled', kind: 'checkbox' };
@@ -147,29 +148,31 @@ export function NetworkingPage() {
         createFields={ROUTE_FIELDS}
         editFields={[...ROUTE_FIELDS, ENABLED]}
       />
-      <CollectionSection
-        title="Dynamic DNS"
-        itemName="dynamic DNS record"
-        path="/ddns/records"
-        writePermission="settings:write"
-        deletable
-        // the API reads dynamic DNS records as a list only
-        readEach={false}
-        describe={(row) => `the dynamic DNS record ${String(row.hostname)}`}
-        columns={[
-          { key: 'hostname', label: 'Host name' },
-          { key: 'provider_name', label: 'Provider' },
-          { key: 'record_type', label: 'Record' },
-          { key: 'source', label: 'Address from' },
-          { key: 'last_ip', label: 'Last address' },
-          { key: 'last_status', label: 'Last update' },
-          { key: 'last_error', label: 'Error' },
-          { key: 'enabled', label: 'Enabled' },
-        ]}
-        createFields={DDNS_RECORD_FIELDS}
-        editFields={[...DDNS_RECORD_FIELDS, ENABLED]}
-      />
-      <SettingsSection title="Dynamic DNS checks" path="/ddns/config" writePermission="settings:write" fields={DDNS_CONFIG_FIELDS} />
+      <NeedsPermission permission="settings:read" what="Dynamic DNS">
+        <CollectionSection
+          title="Dynamic DNS"
+          itemName="dynamic DNS record"
+          path="/ddns/records"
+          writePermission="settings:write"
+          deletable
+          // the API reads dynamic DNS records as a list only
+          readEach={false}
+          describe={(row) => `the dynamic DNS record ${String(row.hostname)}`}
+          columns={[
+            { key: 'hostname', label: 'Host name' },
+            { key: 'provider_name', label: 'Provider' },
+            { key: 'record_type', label: 'Record' },
+            { key: 'source', label: 'Address from' },
+            { key: 'last_ip', label: 'Last address' },
+            { key: 'last_status', label: 'Last update' },
+            { key: 'last_error', label: 'Error' },
+            { key: 'enabled', label: 'Enabled' },
+          ]}
+          createFields={DDNS_RECORD_FIELDS}
+          editFields={[...DDNS_RECORD_FIELDS, ENABLED]}
+        />
+        <SettingsSection title="Dynamic DNS checks" path="/ddns/config" writePermission="settings:write" fields={DDNS_CONFIG_FIELDS} />
+      </NeedsPermission>
     </Page>
   );
 }
