@@ -4,7 +4,7 @@ import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
-import { ServiceControls } from '../components/service-controls';
+import { ServiceStatus } from '../components/service-controls';
 import { TextView } from '../components/text-view';
 
 const SERVER_FIELDS: readonly FieldSpec[] = [
@@ -62,8 +62,8 @@ const HA_FIELDS: readonly FieldSpec[] = [
 export function DhcpPage() {
   return (
     <Page title="DHCP" help="The DHCPv4 server (Kea): subnets, reservations and the leases it handed out.">
-      <SettingsView title="Server status" path="/dhcp/status" omit={['pool_stats', 'ha']} />
-      <ServiceControls
+      <ServiceStatus
+        status={{ title: 'Server status', path: '/dhcp/status', omit: ['pool_stats', 'ha'] }}
         title="DHCP service control"
         writePermission="dhcp:write"
         actions={[

@@ -11,8 +11,7 @@ import { formatTime } from '../components/format';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
-import { SettingsView } from '../components/settings-view';
-import { ServiceControls } from '../components/service-controls';
+import { ServiceStatus } from '../components/service-controls';
 
 const ENGINE_FIELDS: readonly FieldSpec[] = [
   { name: 'mode', label: 'Mode', kind: 'select', options: ['disabled', 'ids', 'ips'], hint: 'ids: alert only; ips: also drop' },
@@ -72,8 +71,12 @@ export function IdsPage() {
   const [error, setError] = useState<string | null>(null);
   return (
     <Page title="IDS" help="Intrusion detection and prevention (Suricata): alerts, rulesets and rules.">
-      <SettingsView title="Engine" path="/ids/stats" omit={['severity_counts', 'top_signatures', 'top_sources', 'stats']} />
-      <ServiceControls title="Engine control" writePermission="ids:write" actions={[{ path: '/ids/reload', label: 'Reload rules' }]} />
+      <ServiceStatus
+        status={{ title: 'Engine', path: '/ids/stats', omit: ['severity_counts', 'top_signatures', 'top_sources', 'stats'] }}
+        title="Engine control"
+        writePermission="ids:write"
+        actions={[{ path: '/ids/reload', label: 'Reload rules' }]}
+      />
       <SettingsSection title="Engine settings" path="/ids/config" writePermission="ids:write" fields={ENGINE_FIELDS} />
       <ErrorAlert message={error} />
       <CollectionSection

@@ -1,8 +1,7 @@
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
-import { ServiceControls } from '../components/service-controls';
-import { SettingsView } from '../components/settings-view';
+import { ServiceStatus } from '../components/service-controls';
 import { SettingsSection } from '../components/settings-form';
 import { ProxyCollections } from './reverse-proxy-more';
 
@@ -44,8 +43,8 @@ const CONFIG_FIELDS: readonly FieldSpec[] = [
 export function ReverseProxyPage() {
   return (
     <Page title="Reverse proxy" help="The reverse proxy (Caddy): entrypoints, HTTP routers, middlewares and services, TCP and UDP routing, TLS certificates and options. Check tests the configuration; changes take effect with Apply.">
-      <SettingsView title="Proxy status" path="/reverse-proxy/status" />
-      <ServiceControls
+      <ServiceStatus
+        status={{ title: 'Proxy status', path: '/reverse-proxy/status' }}
         title="Proxy control"
         writePermission="proxy:write"
         actions={[
