@@ -67,6 +67,8 @@ declare const document: {
 const NOTHING_LOADING = () => ![...document.querySelectorAll('td.empty')].some((cell) => cell.textContent === 'Loading…');
 
 const main = (page: Page) => page.getByRole('navigation', { name: 'Main' });
+/** The System page is split into sections at their own addresses: one of its section links. */
+const systemSection = (page: Page, name: string) => page.getByRole('navigation', { name: 'System sections' }).getByRole('link', { name, exact: true }).click();
 const heading = (page: Page) => page.getByRole('heading', { level: 1 });
 
 async function signIn(page: Page, username: string, password: string): Promise<void> {
@@ -478,6 +480,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   const { page } = watched;
   const puts = recordPuts(page);
   await main(page).getByRole('link', { name: 'System' }).click();
+  await systemSection(page, 'Host and access');
   const signIn = page.getByRole('region', { name: 'Sign-in and lockout' });
   const form = signIn.getByRole('form', { name: 'Sign-in and lockout' });
   const attempts = form.getByLabel('Failed sign-ins before lockout');
@@ -499,6 +502,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   assert.ok(settingPuts.every((put) => TAG.test(put.ifMatch ?? '')), 'both saves carried the ETag');
 
   // a write-only secret: "set", an empty field to replace it, and never its value in the page
+  await systemSection(page, 'Logging and notifications');
   const smtp = page.getByRole('region', { name: 'Email notifications' });
   const password = smtp.getByLabel('SMTP password');
   assert.equal(await password.inputValue(), '');
@@ -514,6 +518,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   assert.match(smtpPut?.ifMatch ?? '', TAG, 'the section was read with an ETag, so its save carries it');
 
   // the API's validation message, next to the form
+  await systemSection(page, 'Host and access');
   const ssh = page.getByRole('region', { name: 'SSH', exact: true });
   await ssh.getByLabel('Port').fill('70000');
   await ssh.getByRole('button', { name: 'Save' }).click();
@@ -527,6 +532,7 @@ test('banner, console, AI providers, single sign-on and dynamic DNS are forms: l
   const { page } = watched;
   const puts = recordPuts(page);
   await main(page).getByRole('link', { name: 'System' }).click();
+  await systemSection(page, 'Banner, console and tuning');
 
   const banner = page.getByRole('region', { name: 'Banner', exact: true });
   await banner.getByLabel('Sign-in banner').fill('Authorised use only.\n\tActivity is logged.');
@@ -542,6 +548,7 @@ test('banner, console, AI providers, single sign-on and dynamic DNS are forms: l
   const consoleSettings = (await adminApi('GET', '/system/console')).json;
   assert.deepEqual([consoleSettings.kind, consoleSettings.baud], ['serial', 38400]);
 
+  await systemSection(page, 'AI analysis');
   const ollama = page.getByRole('region', { name: 'AI provider ollama' });
   await ollama.getByLabel('Model').fill('llama3.1:8b');
   await ollama.getByLabel('API key').fill('Ollama-key-never-shown-7');

@@ -408,17 +408,26 @@ test('System and Logs: an administrator picks the time zone from the list, tunes
   const watched = await signedIn(ADMIN);
   const { page } = watched;
   await openArea(page, 'System');
+  const sections = page.getByRole('navigation', { name: 'System sections' });
+  await sections.getByRole('link', { name: 'Host and access' }).click();
+  assert.equal(new URL(page.url()).pathname, '/system/access', 'each section has its own address');
   const general = page.getByRole('region', { name: 'General', exact: true });
   await general.getByLabel('Time zone', { exact: true }).selectOption('Europe/Berlin');
   await general.getByRole('button', { name: 'Save' }).click();
   await general.getByRole('status').filter({ hasText: 'saved' }).waitFor();
   assert.equal((await admin('GET', '/system/general')).json.timezone, 'Europe/Berlin');
+  await sections.getByRole('link', { name: 'Banner, console and tuning' }).click();
   const tuning = page.getByRole('region', { name: 'Packet filter tuning' });
   assert.equal(await tuning.getByLabel('State table size', { exact: true }).inputValue(), '100000');
   await tuning.getByLabel('State table size', { exact: true }).fill('200000');
   await tuning.getByRole('button', { name: 'Save' }).click();
   await tuning.getByRole('status').filter({ hasText: 'saved' }).waitFor();
   assert.equal((await admin('GET', '/settings/pf-tuning')).json.configured_max_states, 200000);
+  // a section's address opens it directly; an unknown one is not found
+  await page.goto('/system/ai');
+  await page.getByRole('region', { name: 'AI threat analysis' }).waitFor();
+  await page.goto('/system/no-such-section');
+  await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
 
   await openArea(page, 'Logs');
   await page.getByRole('region', { name: 'DNS queries, live' }).getByRole('status').filter({ hasText: /queries answered/ }).waitFor();

@@ -1,4 +1,6 @@
+import type { ComponentChildren } from 'preact';
 import { formatBytes, formatDuration } from '../components/format';
+import { NotFoundPage } from './not-found-page';
 import { Page } from '../components/page';
 import { SettingsView } from '../components/settings-view';
 import { useSession } from '../auth/session-context';
@@ -235,27 +237,87 @@ function SystemInfo() {
   );
 }
 
-export function SystemPage() {
+/** The System page's sections, each at its own address (`/system/access`); the first is `/system` itself. */
+const SECTIONS: readonly { slug: string; label: string; help: string; body: () => ComponentChildren }[] = [
+  {
+    slug: '',
+    label: 'Overview',
+    help: 'The appliance itself: host facts, the software version, power, and the update schedule.',
+    body: () => (
+      <>
+        <SystemInfo />
+        <SettingsView title="About" path="/about" omit={['features']} />
+        <Power />
+        <SettingsView title="Updates" path="/updates/status" />
+        <SettingsSection title="Update schedule" path="/updates/schedule" writePermission="updates:install" fields={UPDATE_SCHEDULE_FIELDS} />
+      </>
+    ),
+  },
+  {
+    slug: 'access',
+    label: 'Host and access',
+    help: 'Host name and time zone, SSH, signing in to the console, and its HTTPS certificate.',
+    body: () => (
+      <>
+        <GeneralSettings />
+        <SettingsSection title="SSH" path="/system/ssh" writePermission="settings:write" fields={SSH_FIELDS} />
+        <SettingsSection title="Sign-in and lockout" path="/auth/settings" writePermission="settings:write" fields={SIGN_IN_FIELDS} />
+        <SettingsSection title="HTTPS" path="/settings/tls" writePermission="settings:write" fields={TLS_FIELDS} />
+        <SettingsView title="HTTPS now" path="/settings/tls/status" />
+      </>
+    ),
+  },
+  {
+    slug: 'logging',
+    label: 'Logging and notifications',
+    help: 'What the appliance keeps and sends: dashboard history, the metrics store, remote syslog and email.',
+    body: () => (
+      <>
+        <SettingsSection title="Dashboard history" path="/settings/dashboard-history" writePermission="settings:write" fields={DASHBOARD_HISTORY_FIELDS} />
+        <SettingsSection title="Metrics store" path="/settings/metrics-store" writePermission="settings:write" fields={METRICS_STORE_FIELDS} omit={['status']} />
+        <SettingsSection title="Remote syslog" path="/settings/syslog" writePermission="settings:write" fields={SYSLOG_FIELDS} />
+        <SettingsSection title="Email notifications" path="/notify/smtp/config" writePermission="settings:write" fields={SMTP_FIELDS} />
+      </>
+    ),
+  },
+  {
+    slug: 'appliance',
+    label: 'Banner, console and tuning',
+    help: 'The sign-in banner, the local console, and the packet filter\'s state table.',
+    body: () => (
+      <>
+        <SettingsSection title="Banner" path="/system/banner" writePermission="settings:write" fields={BANNER_FIELDS} />
+        <SettingsSection title="Console" path="/system/console" writePermission="settings:write" fields={CONSOLE_FIELDS} />
+        <SettingsSection title="Packet filter tuning" path="/settings/pf-tuning" writePermission="settings:write" fields={PF_TUNING_FIELDS} />
+      </>
+    ),
+  },
+  {
+    slug: 'ai',
+    label: 'AI analysis',
+    help: 'The AI providers the IDS page\'s analysis may ask, with their keys (write-only).',
+    body: () => <AiSettings />,
+  },
+];
+
+/** The System page (`/system/:section?`): a section list of links, then the chosen section's forms. */
+export function SystemPage({ section = '' }: { section?: string }) {
+  const shown = SECTIONS.find((candidate) => candidate.slug === section);
+  if (!shown) return <NotFoundPage />;
   return (
-    <Page title="System" help="The appliance itself: host, general settings, SSH, sign-in, logging, notifications, banner and console, AI analysis and the software version.">
-      <SystemInfo />
-      <SettingsView title="About" path="/about" omit={['features']} />
-      <Power />
-      <GeneralSettings />
-      <SettingsSection title="SSH" path="/system/ssh" writePermission="settings:write" fields={SSH_FIELDS} />
-      <SettingsSection title="Sign-in and lockout" path="/auth/settings" writePermission="settings:write" fields={SIGN_IN_FIELDS} />
-      <SettingsSection title="HTTPS" path="/settings/tls" writePermission="settings:write" fields={TLS_FIELDS} />
-      <SettingsView title="HTTPS now" path="/settings/tls/status" />
-      <SettingsSection title="Dashboard history" path="/settings/dashboard-history" writePermission="settings:write" fields={DASHBOARD_HISTORY_FIELDS} />
-      <SettingsSection title="Metrics store" path="/settings/metrics-store" writePermission="settings:write" fields={METRICS_STORE_FIELDS} omit={['status']} />
-      <SettingsSection title="Packet filter tuning" path="/settings/pf-tuning" writePermission="settings:write" fields={PF_TUNING_FIELDS} />
-      <SettingsSection title="Remote syslog" path="/settings/syslog" writePermission="settings:write" fields={SYSLOG_FIELDS} />
-      <SettingsSection title="Email notifications" path="/notify/smtp/config" writePermission="settings:write" fields={SMTP_FIELDS} />
-      <SettingsSection title="Banner" path="/system/banner" writePermission="settings:write" fields={BANNER_FIELDS} />
-      <SettingsSection title="Console" path="/system/console" writePermission="settings:write" fields={CONSOLE_FIELDS} />
-      <AiSettings />
-      <SettingsView title="Updates" path="/updates/status" />
-      <SettingsSection title="Update schedule" path="/updates/schedule" writePermission="updates:install" fields={UPDATE_SCHEDULE_FIELDS} />
+    <Page title="System" help={shown.help}>
+      <nav class="subnav" aria-label="System sections">
+        <ul>
+          {SECTIONS.map(({ slug, label }) => (
+            <li key={slug}>
+              <a href={slug ? `/system/${slug}` : '/system'} aria-current={slug === shown.slug ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {shown.body()}
     </Page>
   );
 }
