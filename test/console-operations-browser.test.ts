@@ -1,9 +1,9 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage } from './helpers/console-browser.js';
-import { apiAs, assertLabelled, assertNoProblems, buttonsOf, forgetExpectedProblems, openArea, signIn, type ApiAnswer } from './helpers/console-session.js';
+import type { Page } from 'playwright-core';
+import type { WatchedPage } from './helpers/console-browser.js';
+import { assertLabelled, assertNoProblems, buttonsOf, forgetExpectedProblems, openArea } from './helpers/console-session.js';
+import { consoleSuite } from './helpers/console-suite.js';
 
 // The operations of a day on the firewall that had no page before (issue 34 item 4, the list NOT_YET_IN_CONSOLE of
 // test/console-api-only.ts emptied): multi-WAN preview, apply and flows; reboot and shutdown behind a confirmation;
@@ -12,52 +12,10 @@ import { apiAs, assertLabelled, assertNoProblems, buttonsOf, forgetExpectedProbl
 // browser (Debian's chromium) against the real server: each control calls the API as the signed-in account, shows
 // the API's refusal naming the field, and is offered only to a role holding its permission.
 
-const skip = chromiumSkipReason();
 const ADMIN = { username: 'admin', password: 'Ops-admin-pass1' };
 const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
 const VIEWER = { username: 'vera', password: 'Vera-viewer-pass1' };
-/** Set to a directory to keep a screenshot of the new pages (how docs/console/*.png are made). */
-const SCREENSHOT_DIR = process.env.BULWARK_CONSOLE_SCREENSHOTS;
-
-let consoleDir: string;
-let server: ConsoleServer;
-let browser: Browser;
-let admin: (method: string, path: string, body?: unknown) => Promise<ApiAnswer>;
-const opened: WatchedPage[] = [];
-
-before(async () => {
-  if (skip) return;
-  consoleDir = await buildConsole();
-  server = await startConsoleServer(consoleDir);
-  browser = await launchChromium();
-  if (SCREENSHOT_DIR) mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const registered = await fetch(`${server.baseUrl}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  assert.ok(registered.ok, `register: ${registered.status}`);
-  admin = await apiAs(server.baseUrl, ADMIN);
-  assert.equal((await admin('POST', '/auth/users', { ...OPERATOR, role: 'operator' })).status, 201);
-  assert.equal((await admin('POST', '/auth/users', { ...VIEWER, role: 'viewer' })).status, 201);
-});
-
-after(async () => {
-  if (skip) return;
-  for (const watched of opened) await watched.context.close().catch(() => undefined);
-  await browser?.close();
-  await server?.close();
-  rmSync(consoleDir, { recursive: true, force: true });
-  rmSync(server.dataDir, { recursive: true, force: true });
-});
-
-async function signedIn(credentials: { username: string; password: string }): Promise<WatchedPage> {
-  const watched = await openWatchedPage(browser, server.baseUrl);
-  opened.push(watched);
-  await watched.page.setViewportSize({ width: 1280, height: 800 });
-  await signIn(watched.page, credentials.username, credentials.password);
-  return watched;
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage: false });
-}
+const { skip, admin, signedIn, screenshot } = consoleSuite({ admin: ADMIN, others: [{ ...OPERATOR, role: 'operator' }, { ...VIEWER, role: 'viewer' }] });
 
 /** The page's document, as far as the width check (run in the browser) uses it. */
 declare const document: { documentElement: { scrollWidth: number } };
