@@ -889,12 +889,12 @@ test('logs: the packet-filter log is live (pause stops it), filters, "Why was th
   const read = blockedReads;
   await page.clock.runFor(3_500);
   await eventually(() => blockedReads > read, 'the live log reads /blocked again');
-  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
   await page.getByRole('status').filter({ hasText: 'Paused.' }).waitFor();
   const paused = blockedReads;
   await page.clock.runFor(15_000);
   assert.equal(blockedReads, paused, 'paused: no read in 15 s of page time');
-  await page.getByRole('button', { name: 'Resume' }).click();
+  await page.getByRole('button', { name: 'Resume', exact: true }).click();
   await page.clock.runFor(3_500);
   await eventually(() => blockedReads > paused, 'resumed: the log reads again');
 
@@ -904,7 +904,7 @@ test('logs: the packet-filter log is live (pause stops it), filters, "Why was th
   await page.getByLabel('Port', { exact: true }).fill('');
   await page.getByLabel('Address', { exact: true }).fill('10.10.0.1');
   await page.getByLabel('Action', { exact: true }).selectOption('block');
-  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
   const newest = log.locator('tbody tr').first();
   await newest.getByRole('cell', { name: 'wan0' }).waitFor();
   // both cells read at once, so a refresh cannot fall between them

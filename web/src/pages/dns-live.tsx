@@ -55,7 +55,7 @@ export function DnsLive() {
     <section class="panel" aria-label="DNS queries, live">
       <header class="panel-head">
         <h2>DNS queries, live</h2>
-        <button type="button" class="secondary" onClick={() => setPaused(!paused)}>
+        <button type="button" class="secondary" aria-label={paused ? 'Resume the DNS queries' : 'Pause the DNS queries'} onClick={() => setPaused(!paused)}>
           {paused ? 'Resume' : 'Pause'}
         </button>
       </header>
