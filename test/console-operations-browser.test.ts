@@ -77,6 +77,7 @@ test('multi-WAN: an operator adds a policy (the 400 names target_id), previews a
   assert.match(load, /port 443 route-to \(eth0 203\.0\.113\.1\)/, `the stored policy is in what Apply would load: ${load}`);
   assert.match(load, /proto udp .*port 53 route-to/, 'and so is the proposed one');
   assert.deepEqual(((await admin('GET', '/multiwan/policies')).json as { name: string }[]).map((p) => p.name), ['web via wan1'], 'the preview stored nothing');
+  await result.scrollIntoViewIfNeeded();
   await screenshot(page, 'multiwan-preview');
   await assertFits(page, 'multi-WAN with a preview shown');
 
@@ -425,6 +426,7 @@ test('third-party import: an operator previews an OPNsense config.xml with its i
   await panel.getByLabel('Interface map', { exact: true }).fill('lan=eth1');
   await panel.getByRole('button', { name: 'Preview import' }).click();
   await preview.getByRole('row').filter({ hasText: 'Interfaces still to map' }).getByRole('cell', { name: 'none' }).waitFor();
+  await panel.scrollIntoViewIfNeeded();
   await screenshot(page, 'thirdparty-import');
   await assertFits(page, 'configuration with an import preview');
   await panel.getByRole('button', { name: 'Import (pending until applied)' }).click();
