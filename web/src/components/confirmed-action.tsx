@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
 import { ErrorAlert, Notice, messageOf } from './error-alert';
 
@@ -18,6 +18,11 @@ export function ConfirmedAction({ label, path, permission, consequence }: {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // asking moves the keyboard focus to Cancel, the safe answer (the button that asked is gone)
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) cancel.current?.focus();
+  }, [asking]);
   if (!can(permission)) return null;
   const run = async () => {
     setBusy(true);
@@ -45,7 +50,7 @@ export function ConfirmedAction({ label, path, permission, consequence }: {
           <button type="button" class="danger" disabled={busy} onClick={run}>
             {label} now
           </button>
-          <button type="button" class="secondary" onClick={() => setAsking(false)}>
+          <button type="button" class="secondary" ref={cancel} onClick={() => setAsking(false)}>
             Cancel
           </button>
         </div>

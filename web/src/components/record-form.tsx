@@ -105,10 +105,12 @@ interface RecordFormProps {
   record?: Row | null;
   onSubmit(body: Record<string, unknown>): Promise<void>;
   onCancel?: () => void;
+  /** A create form that keeps what was typed after a submit (a preview to adjust and run again). */
+  keepValues?: boolean;
 }
 
 /** A form whose validation messages are the API's own (400 naming the field), shown in an alert. */
-export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel }: RecordFormProps) {
+export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel, keepValues }: RecordFormProps) {
   const [values, setValues] = useState<Values>(() => initialValues(fields, record));
   const set = (name: string, value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
   // a new read of the record (after a save refused as stale) shows what is stored now; only a new one: a reset
@@ -122,7 +124,7 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
 
   const { busy, error, submit } = useSubmit(async () => {
     await onSubmit(bodyOf(fields, values, record ? initialValues(fields, record) : undefined));
-    if (!record) setValues(initialValues(fields));
+    if (!record && !keepValues) setValues(initialValues(fields));
   });
 
   return (

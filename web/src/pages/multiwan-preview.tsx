@@ -96,6 +96,7 @@ export function MultiWanPreview() {
         title="Proposed policy"
         fields={POLICY_FIELDS}
         submitLabel="Preview"
+        keepValues
         onSubmit={async (proposed) => {
           setRadius(null);
           const stored = await api.get<Row[]>('/multiwan/policies');
