@@ -327,6 +327,7 @@ test('reverse proxy: an operator adds a TCP service and its router, a TLS option
   const control = page.getByRole('region', { name: 'Proxy control' });
   await control.getByRole('button', { name: 'Check proxy configuration' }).click();
   await control.getByRole('status').filter({ hasText: 'Configuration valid.' }).waitFor();
+  await page.getByRole('region', { name: 'TCP routers' }).scrollIntoViewIfNeeded();
   await screenshot(page, 'reverse-proxy');
   await assertFits(page, 'reverse proxy');
   assertNoProblems(watched, 'reverse proxy as operator');
@@ -428,6 +429,7 @@ test('third-party import: an operator previews an OPNsense config.xml with its i
   await panel.getByLabel('Interface map', { exact: true }).fill('lan=eth1');
   await panel.getByRole('button', { name: 'Preview import' }).click();
   await preview.getByRole('row').filter({ hasText: 'Interfaces still to map' }).getByRole('cell', { name: 'none' }).waitFor();
+  await panel.getByRole('table', { name: 'Not imported, with the reason' }).getByRole('cell', { name: /derived by the source firewall/ }).waitFor();
   await panel.scrollIntoViewIfNeeded();
   await screenshot(page, 'thirdparty-import');
   await assertFits(page, 'configuration with an import preview');

@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
+import type { Row } from '../api/types';
 import { ActionButton } from '../components/action-button';
+import { DataTable } from '../components/data-table';
 import { ErrorAlert, Notice } from '../components/error-alert';
 import { FormActions, TextArea } from '../components/fields';
 import { KeyValueTable } from '../components/settings-view';
@@ -75,9 +77,22 @@ export function ThirdPartyImport() {
             ['From', `${preview.kind}${preview.version ? ` ${preview.version}` : ''}`],
             ['Interfaces found', preview.interfaces_found.join(', ') || 'none'],
             ['Interfaces still to map', preview.interfaces_need_mapping.join(', ') || 'none'],
-            ...Object.entries(preview.counts).map(([kind, count]): [string, string] => [`Objects: ${kind}`, String(count)]),
-            ['Skipped elements', String(preview.skipped.length)],
+            ...Object.entries(preview.counts)
+              .filter(([, count]) => count > 0)
+              .map(([kind, count]): [string, string] => [`To import: ${kind.replace(/_/g, ' ')}`, String(count)]),
           ]}
+        />
+      )}
+      {preview && (
+        <DataTable
+          caption="Not imported, with the reason"
+          rows={preview.skipped as Row[]}
+          columns={[
+            { key: 'source', label: 'Where' },
+            { key: 'element', label: 'What' },
+            { key: 'reason', label: 'Why not' },
+          ]}
+          empty="Everything maps."
         />
       )}
       {preview?.valid && can('backup:write') && (
