@@ -19,7 +19,7 @@ export interface ConsoleSuite {
   /** A fresh browser context signed in through the console's form, closed when the file's tests end. */
   signedIn(credentials: Credentials, viewport?: { width: number; height: number }): Promise<WatchedPage>;
   /** Keeps a picture of the page when BULWARK_CONSOLE_SCREENSHOTS names a directory (docs/console/*.png). */
-  screenshot(page: Page, name: string): Promise<void>;
+  screenshot(page: Page, name: string, fullPage?: boolean): Promise<void>;
 }
 
 /**
@@ -27,7 +27,12 @@ export interface ConsoleSuite {
  * the other accounts given (role by role), and chromium; all of it started before the file's tests and removed
  * after them.
  */
-export function consoleSuite(accounts: { admin: Credentials; others?: readonly (Credentials & { role: string })[] }): ConsoleSuite {
+export function consoleSuite(accounts: {
+  admin: Credentials;
+  others?: readonly (Credentials & { role: string })[];
+  /** What the file's tests start from, made through the API once the accounts exist (a second root `before` may run first). */
+  setUp?: (admin: ConsoleSuite['admin']) => Promise<void>;
+}): ConsoleSuite {
   const skip = chromiumSkipReason();
   const screenshots = process.env.BULWARK_CONSOLE_SCREENSHOTS;
   const opened: WatchedPage[] = [];
@@ -46,6 +51,7 @@ export function consoleSuite(accounts: { admin: Credentials; others?: readonly (
     assert.ok(registered.ok, `register: ${registered.status}`);
     admin = await apiAs(server.baseUrl, accounts.admin);
     for (const account of accounts.others ?? []) assert.equal((await admin('POST', '/auth/users', account)).status, 201, `account ${account.username}`);
+    await accounts.setUp?.(admin);
   });
 
   after(async () => {
@@ -70,8 +76,8 @@ export function consoleSuite(accounts: { admin: Credentials; others?: readonly (
       await signIn(watched.page, credentials.username, credentials.password);
       return watched;
     },
-    async screenshot(page, name) {
-      if (screenshots) await page.screenshot({ path: `${screenshots}/${name}.png`, fullPage: false });
+    async screenshot(page, name, fullPage = false) {
+      if (screenshots) await page.screenshot({ path: `${screenshots}/${name}.png`, fullPage });
     },
   };
 }
