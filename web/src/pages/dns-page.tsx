@@ -46,10 +46,25 @@ const PATTERN_FIELDS: readonly FieldSpec[] = [
   { name: 'note', label: 'Note', kind: 'text' },
 ];
 
-const PATTERN_COLUMNS = [
-  { key: 'pattern', label: 'Domain' },
-  { key: 'note', label: 'Note' },
-];
+/** A list of domain names (blocked by hand, or allowed despite the blocklists): add and delete. */
+function NameList({ title, itemName, path, empty }: { title: string; itemName: string; path: string; empty: string }) {
+  return (
+    <CollectionSection
+      title={title}
+      itemName={itemName}
+      path={path}
+      writePermission="dns:write"
+      deletable
+      describe={(row) => `the ${itemName} ${String(row.pattern)}`}
+      columns={[
+        { key: 'pattern', label: 'Domain' },
+        { key: 'note', label: 'Note' },
+      ]}
+      createFields={PATTERN_FIELDS}
+      empty={empty}
+    />
+  );
+}
 
 export function DnsPage() {
   return (
@@ -124,28 +139,8 @@ export function DnsPage() {
           { name: 'redirect_ip', label: 'Redirect to', kind: 'text', hint: 'with the redirect answer' },
         ]}
       />
-      <CollectionSection
-        title="Custom blocks"
-        itemName="custom block"
-        path="/dns/customblocks"
-        writePermission="dns:write"
-        deletable
-        describe={(row) => `the block of ${String(row.pattern)}`}
-        columns={PATTERN_COLUMNS}
-        createFields={PATTERN_FIELDS}
-        empty="No names blocked by hand."
-      />
-      <CollectionSection
-        title="Allowed names"
-        itemName="allowed name"
-        path="/dns/whitelist"
-        writePermission="dns:write"
-        deletable
-        describe={(row) => `the exception for ${String(row.pattern)}`}
-        columns={PATTERN_COLUMNS}
-        createFields={PATTERN_FIELDS}
-        empty="No exceptions to the blocklists."
-      />
+      <NameList title="Custom blocks" itemName="custom block" path="/dns/customblocks" empty="No names blocked by hand." />
+      <NameList title="Allowed names" itemName="allowed name" path="/dns/whitelist" empty="No exceptions to the blocklists." />
       <SettingsSection
         title="The appliance's own nameservers"
         path="/dns"
