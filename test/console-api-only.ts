@@ -24,28 +24,5 @@ export const API_ONLY: readonly ApiOnlyEntry[] = [
   { operation: '/config/check', reason: 'a drift check for monitoring; the console shows pending and drifted state in its banner' },
 ];
 
-const ISSUE_34_AREA = 'issue 34 item 4: an area page or section still to be built';
-
 export const NOT_YET_IN_CONSOLE: readonly ApiOnlyEntry[] = [
-  { operation: '/dns/stream', reason: 'issue 34 item 1: the live DNS query stream is not on the Logs page yet' },
-  ...[
-    // Reverse proxy: the page has status, controls, entrypoints, HTTP routers and services; not these yet.
-    '/reverse-proxy/cert-resolvers', '/reverse-proxy/config', '/reverse-proxy/tcp', '/reverse-proxy/tls', '/reverse-proxy/udp',
-    '/reverse-proxy/validate',
-    // ACME: account and certificates are on the Certificates page; providers and export targets are not.
-    '/acme/dns-providers', '/acme/export-targets',
-    // Reboot and shutdown (system:reboot).
-    '/updates/reboot', '/updates/shutdown',
-    // Service controls and detail pages of areas that have a page.
-    '/dhcp/ddns', '/dhcp/ha', '/dhcp/metrics',
-    '/dns', '/dns/customblocks', '/dns/stats', '/dns/whitelist',
-    '/ids/suppressions',
-    '/interfaces/config', '/interfaces/detailed', '/interfaces/roles', '/routes/system',
-    '/multiwan/apply', '/multiwan/preview', '/multiwan/enable-fibs', '/multiwan/fibs', '/multiwan/flows', '/multiwan/leaks',
-    '/nat/pf-output', '/rules/block-logging', '/rules/system', '/connections',
-    '/settings/ids-alerts', '/settings/log-rotation', '/settings/metrics-store', '/settings/pf-tuning',
-    '/system/timezones',
-    '/config/import-thirdparty', '/config/preview-thirdparty',
-    '/ai/analyze', '/ai/audit-log',
-  ].map((operation) => ({ operation, reason: ISSUE_34_AREA })),
 ];

@@ -1,78 +1,20 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage } from './helpers/console-browser.js';
-import { apiAs, forgetExpectedProblems, signIn, type ApiAnswer } from './helpers/console-session.js';
+import { assertLabelled, assertNoProblems, buttonsOf, forgetExpectedProblems, openArea } from './helpers/console-session.js';
+import { consoleSuite } from './helpers/console-suite.js';
 
 // The area pages of issue 34 item 4 (time service, geo-IP), in a real browser (Debian's chromium) against the real
 // server: an administrator and an operator change what their role allows, a viewer gets no write control, every
 // field is labelled, and nothing logs a console error.
 
-const skip = chromiumSkipReason();
 const ADMIN = { username: 'admin', password: 'Areas-admin-pass1' };
 const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
 const VIEWER = { username: 'vera', password: 'Vera-viewer-pass1' };
-
-let consoleDir: string;
-let server: ConsoleServer;
-let browser: Browser;
-let admin: (method: string, path: string, body?: unknown) => Promise<ApiAnswer>;
-const opened: WatchedPage[] = [];
+const { skip, admin, signedIn } = consoleSuite({ admin: ADMIN, others: [{ ...OPERATOR, role: 'operator' }, { ...VIEWER, role: 'viewer' }] });
 
 declare const document: {
   documentElement: { scrollWidth: number; clientWidth: number };
-  querySelectorAll(selector: string): Iterable<{ labels: { length: number } | null; textContent: string | null; getAttribute(name: string): string | null }>;
 };
-
-before(async () => {
-  if (skip) return;
-  consoleDir = await buildConsole();
-  server = await startConsoleServer(consoleDir);
-  browser = await launchChromium();
-  const registered = await fetch(`${server.baseUrl}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  assert.ok(registered.ok, `register: ${registered.status}`);
-  admin = await apiAs(server.baseUrl, ADMIN);
-  assert.equal((await admin('POST', '/auth/users', { ...OPERATOR, role: 'operator' })).status, 201);
-  assert.equal((await admin('POST', '/auth/users', { ...VIEWER, role: 'viewer' })).status, 201);
-});
-
-after(async () => {
-  if (skip) return;
-  for (const watched of opened) await watched.context.close().catch(() => undefined);
-  await browser?.close();
-  await server?.close();
-  rmSync(consoleDir, { recursive: true, force: true });
-  rmSync(server.dataDir, { recursive: true, force: true });
-});
-
-async function signedIn(credentials: { username: string; password: string }, viewport = { width: 1280, height: 800 }): Promise<WatchedPage> {
-  const watched = await openWatchedPage(browser, server.baseUrl);
-  opened.push(watched);
-  await watched.page.setViewportSize(viewport);
-  await signIn(watched.page, credentials.username, credentials.password);
-  return watched;
-}
-
-async function openArea(page: Page, name: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-  await page.waitForFunction(() => ![...document.querySelectorAll('td.empty')].some((cell) => cell.textContent === 'Loading…'));
-}
-
-const buttonsOf = async (page: Page) => (await page.locator('main').getByRole('button').allTextContents()).map((text) => text.trim());
-
-function assertNoProblems(watched: WatchedPage, what: string): void {
-  assert.deepEqual(watched.problems.console, [], `${what}: console errors`);
-  assert.deepEqual(watched.problems.failedResponses, [], `${what}: failed responses`);
-}
-
-async function assertLabelled(page: Page, what: string): Promise<void> {
-  const unlabelled = await page.evaluate(() =>
-    [...document.querySelectorAll('main input, main select, main textarea')].filter((field) => !field.labels || field.labels.length === 0).map((field) => field.getAttribute('name')),
-  );
-  assert.deepEqual(unlabelled, [], `${what}: fields without a label`);
-}
 
 test('time service: an administrator saves the settings, adds a time source and restarts chrony from the page', { skip }, async () => {
   const watched = await signedIn(ADMIN);

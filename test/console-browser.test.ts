@@ -67,6 +67,8 @@ declare const document: {
 const NOTHING_LOADING = () => ![...document.querySelectorAll('td.empty')].some((cell) => cell.textContent === 'Loading…');
 
 const main = (page: Page) => page.getByRole('navigation', { name: 'Main' });
+/** The System page is split into sections at their own addresses: one of its section links. */
+const systemSection = (page: Page, name: string) => page.getByRole('navigation', { name: 'System sections' }).getByRole('link', { name, exact: true }).click();
 const heading = (page: Page) => page.getByRole('heading', { level: 1 });
 
 async function signIn(page: Page, username: string, password: string): Promise<void> {
@@ -478,6 +480,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   const { page } = watched;
   const puts = recordPuts(page);
   await main(page).getByRole('link', { name: 'System' }).click();
+  await systemSection(page, 'Host and access');
   const signIn = page.getByRole('region', { name: 'Sign-in and lockout' });
   const form = signIn.getByRole('form', { name: 'Sign-in and lockout' });
   const attempts = form.getByLabel('Failed sign-ins before lockout');
@@ -499,6 +502,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   assert.ok(settingPuts.every((put) => TAG.test(put.ifMatch ?? '')), 'both saves carried the ETag');
 
   // a write-only secret: "set", an empty field to replace it, and never its value in the page
+  await systemSection(page, 'Logging and notifications');
   const smtp = page.getByRole('region', { name: 'Email notifications' });
   const password = smtp.getByLabel('SMTP password');
   assert.equal(await password.inputValue(), '');
@@ -514,6 +518,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   assert.match(smtpPut?.ifMatch ?? '', TAG, 'the section was read with an ETag, so its save carries it');
 
   // the API's validation message, next to the form
+  await systemSection(page, 'Host and access');
   const ssh = page.getByRole('region', { name: 'SSH', exact: true });
   await ssh.getByLabel('Port').fill('70000');
   await ssh.getByRole('button', { name: 'Save' }).click();
@@ -527,6 +532,7 @@ test('banner, console, AI providers, single sign-on and dynamic DNS are forms: l
   const { page } = watched;
   const puts = recordPuts(page);
   await main(page).getByRole('link', { name: 'System' }).click();
+  await systemSection(page, 'Banner, console and tuning');
 
   const banner = page.getByRole('region', { name: 'Banner', exact: true });
   await banner.getByLabel('Sign-in banner').fill('Authorised use only.\n\tActivity is logged.');
@@ -542,6 +548,7 @@ test('banner, console, AI providers, single sign-on and dynamic DNS are forms: l
   const consoleSettings = (await adminApi('GET', '/system/console')).json;
   assert.deepEqual([consoleSettings.kind, consoleSettings.baud], ['serial', 38400]);
 
+  await systemSection(page, 'AI analysis');
   const ollama = page.getByRole('region', { name: 'AI provider ollama' });
   await ollama.getByLabel('Model').fill('llama3.1:8b');
   await ollama.getByLabel('API key').fill('Ollama-key-never-shown-7');
@@ -615,7 +622,7 @@ test('every Edit button opens its form from the record the API reads; a save car
   const { page } = watched;
   const puts = recordPuts(page);
   const opened = new Set<string>();
-  for (const name of ['NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'System']) {
+  for (const name of ['NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'System', 'Time service']) {
     await main(page).getByRole('link', { name, exact: true }).click();
     await heading(page).filter({ hasText: name }).waitFor();
     await page.waitForFunction(NOTHING_LOADING);
@@ -638,7 +645,7 @@ test('every Edit button opens its form from the record the API reads; a save car
   for (const expected of [
     'NAT: Edit NAT rule', 'Aliases: Edit alias', 'Schedules: Edit schedule', 'VPN: Edit tunnel', 'VPN: Edit peer', 'DNS: Edit host override', 'DNS: Edit domain override',
     'DNS: Edit access rule', 'DHCP: Edit subnet', 'DHCP: Edit reservation', 'Multi-WAN: Edit gateway group', 'Networking: Edit VLAN', 'Networking: Edit route',
-    'Users: Edit user', 'Users: Edit role', 'System: Edit time source',
+    'Users: Edit user', 'Users: Edit role', 'Time service: Edit time source',
   ]) assert.ok(opened.has(expected), `${expected} (opened: ${[...opened].join('; ')})`);
 
   // a tunnel: read with its ETag, saved with it as If-Match
@@ -882,12 +889,12 @@ test('logs: the packet-filter log is live (pause stops it), filters, "Why was th
   const read = blockedReads;
   await page.clock.runFor(3_500);
   await eventually(() => blockedReads > read, 'the live log reads /blocked again');
-  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
   await page.getByRole('status').filter({ hasText: 'Paused.' }).waitFor();
   const paused = blockedReads;
   await page.clock.runFor(15_000);
   assert.equal(blockedReads, paused, 'paused: no read in 15 s of page time');
-  await page.getByRole('button', { name: 'Resume' }).click();
+  await page.getByRole('button', { name: 'Resume', exact: true }).click();
   await page.clock.runFor(3_500);
   await eventually(() => blockedReads > paused, 'resumed: the log reads again');
 
@@ -897,7 +904,7 @@ test('logs: the packet-filter log is live (pause stops it), filters, "Why was th
   await page.getByLabel('Port', { exact: true }).fill('');
   await page.getByLabel('Address', { exact: true }).fill('10.10.0.1');
   await page.getByLabel('Action', { exact: true }).selectOption('block');
-  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
   const newest = log.locator('tbody tr').first();
   await newest.getByRole('cell', { name: 'wan0' }).waitFor();
   // both cells read at once, so a refresh cannot fall between them

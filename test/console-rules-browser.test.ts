@@ -1,49 +1,30 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage } from './helpers/console-browser.js';
+import type { Page } from 'playwright-core';
 import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
-import { apiAs, forgetExpectedProblems, signIn, type ApiAnswer } from './helpers/console-session.js';
+import { assertLabelled, assertNoProblems, forgetExpectedProblems } from './helpers/console-session.js';
+import { consoleSuite } from './helpers/console-suite.js';
 
 // Bulwark's own strengths on the rules page, in a real browser (Debian's chromium) against the real server:
 // "Test a packet" (POST /rules/simulate) with the deciding rule highlighted and NAT shown, the rule analysis'
 // findings as badges, and the change-set screen (POST /changes, previewed with ?dry_run=true). Each is tried as
 // an operator and as a viewer, by keyboard, at 1280×800 and at a phone's width.
 
-const skip = chromiumSkipReason();
 const ADMIN = { username: 'admin', password: 'Rules-admin-pass1' };
 const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
 const VIEWER = { username: 'vera', password: 'Vera-viewer-pass1' };
-const SCREENSHOT_DIR = process.env.BULWARK_CONSOLE_SCREENSHOTS;
-
-let consoleDir: string;
-let server: ConsoleServer;
-let browser: Browser;
-let admin: (method: string, path: string, body?: unknown) => Promise<ApiAnswer>;
-const opened: WatchedPage[] = [];
+const { skip, admin, signedIn, screenshot } = consoleSuite({ admin: ADMIN, others: [{ ...OPERATOR, role: 'operator' }, { ...VIEWER, role: 'viewer' }], setUp: startingRules });
 const rules: Record<'web' | 'webAgain' | 'rest', string> = { web: '', webAgain: '', rest: '' };
 
 /** The page's document, as far as the functions below (run in the browser) use it. */
 declare const document: {
   activeElement: { tagName: string; textContent: string | null; getAttribute(name: string): string | null } | null;
   documentElement: { scrollWidth: number; clientWidth: number };
-  querySelectorAll(selector: string): Iterable<{ labels: { length: number } | null; getAttribute(name: string): string | null }>;
 };
 declare const getComputedStyle: (element: unknown) => { outlineStyle: string; boxShadow: string };
 
-before(async () => {
-  if (skip) return;
-  consoleDir = await buildConsole();
-  server = await startConsoleServer(consoleDir);
-  browser = await launchChromium();
-  if (SCREENSHOT_DIR) mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const registered = await fetch(`${server.baseUrl}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  assert.ok(registered.ok, `register: ${registered.status}`);
-  admin = await apiAs(server.baseUrl, ADMIN);
-  assert.equal((await admin('POST', '/auth/users', { ...OPERATOR, role: 'operator' })).status, 201);
-  assert.equal((await admin('POST', '/auth/users', { ...VIEWER, role: 'viewer' })).status, 201);
-  // a port forward, the rule it serves, the same rule again (shadowed: it can never decide), and a block for the rest
+/** A port forward, the rule it serves, the same rule again (shadowed: it can never decide), and a block for the rest. */
+async function startingRules(): Promise<void> {
   const nat = await admin('POST', '/nat', { nat_type: 'dnat', interface: 'eth0', protocol: 'tcp', dst_addr: '203.0.113.2', dst_port: '8443', redirect_addr: '192.168.1.10', redirect_port_start: 443, label: 'web' });
   assert.equal(nat.status, 201, JSON.stringify(nat.json));
   const rule = async (body: Record<string, unknown>) => {
@@ -55,40 +36,6 @@ before(async () => {
   rules.webAgain = await rule({ action: 'pass', dst_addr: '192.168.1.10', dst_port_start: 443, dst_port_end: 443, description: 'web server again' });
   rules.rest = await rule({ action: 'block', dst_addr: 'any', description: 'block the rest' });
   assert.equal((await admin('POST', '/reload')).status, 200);
-});
-
-after(async () => {
-  if (skip) return;
-  for (const watched of opened) await watched.context.close().catch(() => undefined);
-  await browser?.close();
-  await server?.close();
-  rmSync(consoleDir, { recursive: true, force: true });
-  rmSync(server.dataDir, { recursive: true, force: true });
-});
-
-async function signedIn(credentials: { username: string; password: string }, viewport = { width: 1280, height: 800 }): Promise<WatchedPage> {
-  const watched = await openWatchedPage(browser, server.baseUrl);
-  opened.push(watched);
-  await watched.page.setViewportSize(viewport);
-  await signIn(watched.page, credentials.username, credentials.password);
-  return watched;
-}
-
-async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
-  if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage });
-}
-
-function assertNoProblems(watched: WatchedPage, what: string): void {
-  assert.deepEqual(watched.problems.console, [], `${what}: console errors`);
-  assert.deepEqual(watched.problems.failedResponses, [], `${what}: failed responses`);
-}
-
-/** Every input, select and textarea on the page has a label naming it. */
-async function assertLabelled(page: Page, what: string): Promise<void> {
-  const unlabelled = await page.evaluate(() =>
-    [...document.querySelectorAll('main input, main select, main textarea')].filter((field) => !field.labels || field.labels.length === 0).map((field) => field.getAttribute('name')),
-  );
-  assert.deepEqual(unlabelled, [], `${what}: fields without a label`);
 }
 
 /** Tabs from where the focus is until `name` is focused (at most `limit` presses), with a visible focus ring. */

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import type { PageProblems } from './console-browser.js';
 
@@ -33,4 +34,32 @@ export async function apiAs(baseUrl: string, credentials: { username: string; pa
 export function forgetExpectedProblems(problems: PageProblems): void {
   problems.console.length = 0;
   problems.failedResponses.length = 0;
+}
+
+/** The page's document, as far as the checks below (run in the browser) use it; this Node program has no DOM types. */
+declare const document: {
+  querySelectorAll(selector: string): Iterable<{ labels: { length: number } | null; textContent: string | null; getAttribute(name: string): string | null }>;
+};
+
+/** Opens an area from the main navigation and waits until every table of it has loaded. */
+export async function openArea(page: Page, name: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+  await page.waitForFunction(() => ![...document.querySelectorAll('td.empty')].some((cell) => cell.textContent === 'Loading…'));
+}
+
+/** The names of the buttons in the page's main part (what the account is offered). */
+export const buttonsOf = async (page: Page): Promise<string[]> => (await page.locator('main').getByRole('button').allTextContents()).map((text) => text.trim());
+
+export function assertNoProblems(watched: { problems: PageProblems }, what: string): void {
+  assert.deepEqual(watched.problems.console, [], `${what}: console errors`);
+  assert.deepEqual(watched.problems.failedResponses, [], `${what}: failed responses`);
+}
+
+/** Every input, select and textarea of the page's main part has a label naming it. */
+export async function assertLabelled(page: Page, what: string): Promise<void> {
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('main input, main select, main textarea')].filter((field) => !field.labels || field.labels.length === 0).map((field) => field.getAttribute('name')),
+  );
+  assert.deepEqual(unlabelled, [], `${what}: fields without a label`);
 }

@@ -50,7 +50,7 @@ function Pages() {
       <Route path="/diagnostics" component={DiagnosticsPage} />
       <Route path="/users" component={UsersPage} />
       <Route path="/configuration" component={ConfigurationPage} />
-      <Route path="/system" component={SystemPage} />
+      <Route path="/system/:section?" component={SystemPage} />
       <Route path="/time" component={TimePage} />
       <Route path="/geoip" component={GeoipPage} />
       <Route path="/plugins" component={PluginsPage} />

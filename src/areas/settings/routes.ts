@@ -3,6 +3,7 @@ import type { Area } from '../area.js';
 import type { AppContext } from '../../context.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
+import { setEntityTag, strongTagOfValue } from '../../http/conditional.js';
 import { singletonRoutes } from '../../http/singleton-routes.js';
 import { badRequest, HttpError, problemOf } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
@@ -92,7 +93,11 @@ function routes(context: AppContext, maintenance: LogMaintenance, expose: (forwa
     {
       method: 'GET', conditional: 'read', path: '/api/v1/settings/pf-tuning', access: READ, tags: TAGS, summary: 'State-table size: configured, live and current',
       schema: { response: { 200: PfTuningView } },
-      handler: () => pfView(),
+      // tagged by what a PUT changes: the state table filling up between a read and a save is nobody's change
+      handler: (_request, reply) => {
+        setEntityTag(reply, strongTagOfValue(store.getSingleton('settings_pf_tuning') ?? {}));
+        return pfView();
+      },
     },
     route({
       method: 'PUT', path: '/api/v1/settings/pf-tuning', access: WRITE, tags: TAGS,
@@ -142,7 +147,11 @@ function routes(context: AppContext, maintenance: LogMaintenance, expose: (forwa
     {
       method: 'GET', conditional: 'read', path: '/api/v1/settings/log-rotation', access: READ, tags: TAGS, summary: 'Rotation policy and the managed logs with their sizes',
       schema: { response: { 200: LogRotationView } },
-      handler: rotationView,
+      // tagged by the policy, not the sizes: a log growing between a read and a save is nobody's change
+      handler: (_request, reply) => {
+        setEntityTag(reply, strongTagOfValue(rotation.model.read()));
+        return rotationView();
+      },
     },
     route({
       method: 'PUT', path: '/api/v1/settings/log-rotation', access: WRITE, tags: TAGS, summary: 'Change the policy; regenerates the rotation config and runs one pass',

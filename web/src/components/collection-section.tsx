@@ -4,7 +4,7 @@ import { useSession } from '../auth/session-context';
 import type { Row } from '../api/types';
 import type { Query } from '../api/client';
 import { DataTable, type Column } from './data-table';
-import { ErrorAlert, messageOf } from './error-alert';
+import { ErrorAlert, Notice, messageOf } from './error-alert';
 import { RecordForm, type FieldSpec } from './record-form';
 import { readForEditing, saveEdit, type Editing } from './record-editor';
 import { useLoad } from './use-load';
@@ -23,6 +23,8 @@ interface CollectionSectionProps {
   itemName?: string;
   /** Fields of the edit form (PUT `path/{id}` with If-Match); none: no Edit button. */
   editFields?: readonly FieldSpec[];
+  /** Where one record lives for Edit and Delete, when not `path/{id}` (e.g. `/interfaces/config/{name}`). */
+  itemPath?: (row: Row) => string;
   /** Whether the API reads one record (GET `path/{id}`, with its ETag); otherwise the edit starts from the row. */
   readEach?: boolean;
   /** Rows that may be edited or deleted (e.g. not the built-in ones); default all. */
@@ -33,13 +35,19 @@ interface CollectionSectionProps {
   deletable?: boolean;
   /** The name a delete confirmation shows. */
   describe?: (row: Row) => string;
-  /** Extra per-row buttons, given a reload for after they act. */
-  rowActions?: (row: Row, reload: () => void) => ComponentChildren;
+  /** Extra per-row buttons, given a reload for after they act and where to report their outcome. */
+  rowActions?: (row: Row, reload: () => void, report: RowActionReport) => ComponentChildren;
   empty?: string;
   /** Lists that are not bare arrays (e.g. `{entries: [...]}`): how to find the rows. */
   pick?: (data: unknown) => Row[];
   /** Re-read the list this often (live state, e.g. gateways). */
   refreshMs?: number;
+}
+
+/** Where a row's own button reports: a refusal in the section's alert, a success as its status line. */
+export interface RowActionReport {
+  error(message: string | null): void;
+  done(message: string): void;
 }
 
 const asRows = (data: unknown): Row[] => (Array.isArray(data) ? (data as Row[]) : []);
@@ -48,6 +56,7 @@ const asRows = (data: unknown): Row[] => (Array.isArray(data) ? (data as Row[]) 
 export function CollectionSection(props: CollectionSectionProps) {
   const { api, can } = useSession();
   const { title, path, query, columns, writePermission, createFields, editFields, readEach = true, canChange = () => true, reorder, itemName = 'record', deletable, describe, rowActions, empty, pick = asRows, refreshMs } = props;
+  const itemPath = props.itemPath ?? ((row: Row) => `${path}/${encodeURIComponent(String(row.id))}`);
   const mayWrite = writePermission ? can(writePermission) : false;
   const list = useLoad(() => api.request<unknown>('GET', path, { query }), `${path}?${JSON.stringify(query ?? {})}`);
   const [creating, setCreating] = useState(false);
@@ -58,6 +67,8 @@ export function CollectionSection(props: CollectionSectionProps) {
     return () => clearInterval(timer);
   }, [refreshMs, list.reload]);
   const [actionError, setActionError] = useState<string | null>(null);
+  const [actionDone, setActionDone] = useState<string | null>(null);
+  const report: RowActionReport = { error: setActionError, done: setActionDone };
   const rows = list.data ? pick(list.data.data) : [];
 
   const act = async (action: () => Promise<void>) => {
@@ -68,7 +79,6 @@ export function CollectionSection(props: CollectionSectionProps) {
       setActionError(messageOf(failure));
     }
   };
-  const itemPath = (row: Row) => `${path}/${encodeURIComponent(String(row.id))}`;
 
   const remove = (row: Row) => {
     const name = describe?.(row) ?? String(row.name ?? row.id);
@@ -145,6 +155,7 @@ export function CollectionSection(props: CollectionSectionProps) {
         />
       )}
       <ErrorAlert message={list.error ?? actionError} />
+      {actionDone && <Notice>{actionDone}</Notice>}
       {!list.error && (
         <DataTable
           caption={title}
@@ -165,7 +176,7 @@ export function CollectionSection(props: CollectionSectionProps) {
                         </button>
                       </>
                     )}
-                    {rowActions?.(row, list.reload)}
+                    {rowActions?.(row, list.reload, report)}
                     {mayWrite && editFields && canChange(row) && (
                       <button type="button" class="secondary" onClick={() => edit(row)}>
                         Edit

@@ -8,8 +8,11 @@ import { useSubmit } from './use-submit';
 export interface FieldSpec {
   name: string;
   label: string;
-  /** `lines`: a list, one entry per line; `paragraph`: free text whose line breaks are kept. */
-  kind: 'text' | 'password' | 'number' | 'select' | 'checkbox' | 'lines' | 'paragraph';
+  /**
+   * `lines`: a list, one entry per line; `paragraph`: free text whose line breaks are kept; `json`: an object the
+   * API takes as JSON (not a JSON string), typed as JSON text.
+   */
+  kind: 'text' | 'password' | 'number' | 'select' | 'checkbox' | 'lines' | 'paragraph' | 'json';
   options?: readonly string[];
   required?: boolean;
   hint?: string;
@@ -34,6 +37,7 @@ function recordValue(field: FieldSpec, record: Row): string | boolean {
   if (field.read) return field.read(record);
   const value = record[field.name];
   if (field.kind === 'checkbox') return value === true;
+  if (field.kind === 'json') return value === null || value === undefined ? '' : JSON.stringify(value, null, 2);
   if (Array.isArray(value)) return value.map(String).join(field.kind === 'lines' ? '\n' : ', ');
   return value === null || value === undefined ? '' : String(value);
 }
@@ -42,12 +46,22 @@ function initialValues(fields: readonly FieldSpec[], record?: Row | null): Value
   return Object.fromEntries(fields.map((field) => [field.name, record ? recordValue(field, record) : blankValue(field)]));
 }
 
+/** JSON text as the value it writes; text that is not JSON is sent as typed, so the API's 400 names the field. */
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 /** A typed value for the API; a number that is not one stays text, so the API's 400 names the field. */
 function typed(field: FieldSpec, value: string | boolean): unknown {
   if (field.kind === 'checkbox') return value === true;
   const text = String(value);
   if (field.kind === 'password' || field.kind === 'paragraph') return text;
   if (field.kind === 'lines') return text.split(/[\n,]/).map((line) => line.trim()).filter(Boolean);
+  if (field.kind === 'json') return parsedJson(text);
   if (field.kind === 'number') return /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text.trim();
   return text.trim();
 }
@@ -91,10 +105,12 @@ interface RecordFormProps {
   record?: Row | null;
   onSubmit(body: Record<string, unknown>): Promise<void>;
   onCancel?: () => void;
+  /** A create form that keeps what was typed after a submit (a preview to adjust and run again). */
+  keepValues?: boolean;
 }
 
 /** A form whose validation messages are the API's own (400 naming the field), shown in an alert. */
-export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel }: RecordFormProps) {
+export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel, keepValues }: RecordFormProps) {
   const [values, setValues] = useState<Values>(() => initialValues(fields, record));
   const set = (name: string, value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
   // a new read of the record (after a save refused as stale) shows what is stored now; only a new one: a reset
@@ -108,7 +124,7 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
 
   const { busy, error, submit } = useSubmit(async () => {
     await onSubmit(bodyOf(fields, values, record ? initialValues(fields, record) : undefined));
-    if (!record) setValues(initialValues(fields));
+    if (!record && !keepValues) setValues(initialValues(fields));
   });
 
   return (
@@ -120,7 +136,7 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
           if (field.kind === 'checkbox') return <CheckboxField key={field.name} name={field.name} label={field.label} checked={value === true} onChange={(checked) => set(field.name, checked)} />;
           if (field.kind === 'select') return <SelectField key={field.name} name={field.name} label={field.label} value={String(value)} options={optionsWith(field.options ?? [], String(value))} onChange={(v) => set(field.name, v)} hint={field.hint} />;
           if (field.kind === 'lines') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint ?? 'one per line'} />;
-          if (field.kind === 'paragraph') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint} />;
+          if (field.kind === 'paragraph' || field.kind === 'json') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint} />;
           return (
             <TextField
               key={field.name}

@@ -2,6 +2,22 @@ import { useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
 import { ActionButton } from './action-button';
 import { ErrorAlert } from './error-alert';
+import { SettingsView } from './settings-view';
+
+/**
+ * A daemon as an area page shows it: its status, read by everyone who may read the area, and its controls for
+ * those who may change it (time service, DHCP, reverse proxy, IDS).
+ */
+export function ServiceStatus({ status, ...controls }: {
+  status: { title: string; path: string; omit?: readonly string[] };
+} & Parameters<typeof ServiceControls>[0]) {
+  return (
+    <>
+      <SettingsView title={status.title} path={status.path} omit={status.omit} />
+      <ServiceControls {...controls} />
+    </>
+  );
+}
 
 /**
  * Buttons that each POST one action path of a daemon (apply, start, stop, restart), shown only to an account holding

@@ -1,9 +1,13 @@
+import { useState } from 'preact/hooks';
+import type { Row } from '../api/types';
+import { DnsProviders, ExportTargets } from './acme-sections';
 import { CollectionSection } from '../components/collection-section';
 import { formatTime } from '../components/format';
 import { Page } from '../components/page';
 import { SettingsView } from '../components/settings-view';
 
 export function CertificatesPage() {
+  const [exporting, setExporting] = useState<Row | null>(null);
   return (
     <Page title="Certificates" help="The local certificate authority and its certificates, and certificates from ACME (Let's Encrypt and others).">
       <SettingsView title="Local CA" path="/ca" />
@@ -47,7 +51,14 @@ export function CertificatesPage() {
           { key: 'expires_at', label: 'Expires', render: (row) => formatTime(row.expires_at as string | null) },
           { key: 'days_until_expiry', label: 'Days left' },
         ]}
+        rowActions={(row) => (
+          <button type="button" class="secondary" onClick={() => setExporting(row)}>
+            Export targets
+          </button>
+        )}
       />
+      {exporting && <ExportTargets key={String(exporting.id)} certificate={exporting} />}
+      <DnsProviders />
     </Page>
   );
 }

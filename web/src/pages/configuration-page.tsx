@@ -9,6 +9,7 @@ import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
+import { ThirdPartyImport } from './thirdparty-import';
 
 const RETENTION_FIELDS: readonly FieldSpec[] = [
   { name: 'max_versions', label: 'Versions kept', kind: 'number', hint: 'empty: no limit' },
@@ -247,6 +248,7 @@ export function ConfigurationPage() {
       />
       {can('backup:read') && <DiffViewer />}
       {can('backup:read') && <ExportImport onPreview={setPreview} />}
+      <ThirdPartyImport />
       <SettingsSection title="Version retention" path="/config/retention" writePermission="backup:write" fields={RETENTION_FIELDS} />
       <SettingsSection title="Object storage backups" path="/backup/objstore/config" writePermission="backup:write" fields={OBJECT_STORAGE_FIELDS} />
     </Page>

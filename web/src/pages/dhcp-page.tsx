@@ -4,7 +4,8 @@ import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
-import { ServiceControls } from '../components/service-controls';
+import { ServiceStatus } from '../components/service-controls';
+import { TextView } from '../components/text-view';
 
 const SERVER_FIELDS: readonly FieldSpec[] = [
   { name: 'enabled', label: 'Server enabled', kind: 'checkbox' },
@@ -33,11 +34,36 @@ const RESERVATION_FIELDS: readonly FieldSpec[] = [
   { name: 'description', label: 'Description', kind: 'text' },
 ];
 
+const DDNS_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Register leases in DNS', kind: 'checkbox' },
+  { name: 'forward_zone', label: 'Forward zone', kind: 'text', sendEmpty: true, hint: 'e.g. lan.example.org' },
+  { name: 'reverse_zone_v4', label: 'IPv4 reverse zone', kind: 'text', sendEmpty: true, hint: 'e.g. 1.168.192.in-addr.arpa' },
+  { name: 'reverse_zone_v6', label: 'IPv6 reverse zone', kind: 'text', sendEmpty: true },
+  { name: 'dns_server', label: 'DNS server', kind: 'text', sendEmpty: true, hint: 'address of the server taking the updates' },
+  { name: 'tsig_key', label: 'TSIG key name', kind: 'text', sendEmpty: true },
+  { name: 'tsig_algorithm', label: 'TSIG algorithm', kind: 'select', options: ['hmac-sha256', 'hmac-sha512', 'hmac-md5'] },
+  { name: 'tsig_secret', label: 'TSIG secret', kind: 'password', setFlag: 'tsig_secret_set' },
+  { name: 'ttl', label: 'TTL (seconds)', kind: 'number' },
+];
+
+const HA_FIELDS: readonly FieldSpec[] = [
+  { name: 'mode', label: 'Mode', kind: 'select', options: ['standalone', 'active-active', 'hot-standby'] },
+  { name: 'listen', label: 'Listen on', kind: 'text', hint: 'host:port this server takes HA traffic on' },
+  { name: 'peer', label: 'Partner', kind: 'text', hint: 'host:port of the partner server' },
+  { name: 'node_id', label: 'Node id', kind: 'number' },
+  { name: 'scope_split', label: 'Share of the pool (0–1)', kind: 'number', hint: 'active-active only' },
+  { name: 'mclt', label: 'Maximum client lead time (s)', kind: 'number' },
+  { name: 'partner_down_delay', label: 'Partner-down delay (s)', kind: 'number' },
+  { name: 'tls_cert', label: 'TLS certificate path', kind: 'text' },
+  { name: 'tls_key', label: 'TLS key path', kind: 'text' },
+  { name: 'tls_ca', label: 'TLS CA path', kind: 'text' },
+];
+
 export function DhcpPage() {
   return (
     <Page title="DHCP" help="The DHCPv4 server (Kea): subnets, reservations and the leases it handed out.">
-      <SettingsView title="Server status" path="/dhcp/status" omit={['pool_stats', 'ha']} />
-      <ServiceControls
+      <ServiceStatus
+        status={{ title: 'Server status', path: '/dhcp/status', omit: ['pool_stats', 'ha'] }}
         title="DHCP service control"
         writePermission="dhcp:write"
         actions={[
@@ -113,6 +139,10 @@ export function DhcpPage() {
         createFields={RESERVATION_FIELDS}
         editFields={RESERVATION_FIELDS}
       />
+      <SettingsView title="Failover status" path="/dhcp/ha/status" />
+      <SettingsSection title="Failover" path="/dhcp/ha/config" writePermission="dhcp:write" fields={HA_FIELDS} />
+      <SettingsSection title="Dynamic DNS registration" path="/dhcp/ddns" writePermission="dhcp:write" fields={DDNS_FIELDS} />
+      <TextView title="Server metrics (Prometheus)" path="/dhcp/metrics" />
     </Page>
   );
 }

@@ -3,6 +3,8 @@ import { useSession } from '../auth/session-context';
 import { ErrorAlert, Notice, messageOf } from '../components/error-alert';
 import { FormActions, SelectField, TextField } from '../components/fields';
 import { Page } from '../components/page';
+import { CollectionSection } from '../components/collection-section';
+import { formatBytes, formatDuration } from '../components/format';
 
 /** docs/diagnostics.md: the probes stream their output; the capture answers a pcap file to download. */
 const TOOLS = [
@@ -127,6 +129,20 @@ export function DiagnosticsPage() {
           )}
         </section>
       )}
+      <CollectionSection
+        title="Open connections"
+        path="/connections"
+        empty="No connections."
+        columns={[
+          { key: 'protocol', label: 'Protocol' },
+          { key: 'src_addr', label: 'Source', render: (row) => `${String(row.src_addr)}${row.src_port ? `:${String(row.src_port)}` : ''}` },
+          { key: 'dst_addr', label: 'Destination', render: (row) => `${String(row.dst_addr)}${row.dst_port ? `:${String(row.dst_port)}` : ''}` },
+          { key: 'state', label: 'State' },
+          { key: 'bytes_in', label: 'In', render: (row) => formatBytes(row.bytes_in as number) },
+          { key: 'bytes_out', label: 'Out', render: (row) => formatBytes(row.bytes_out as number) },
+          { key: 'age_secs', label: 'Age', render: (row) => formatDuration(row.age_secs as number) },
+        ]}
+      />
     </Page>
   );
 }

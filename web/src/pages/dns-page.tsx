@@ -3,6 +3,7 @@ import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { SettingsView } from '../components/settings-view';
+import { DnsStats } from './dns-stats';
 
 const ENABLED: FieldSpec = { name: 'enabled', label: 'Enabled', kind: 'checkbox' };
 
@@ -40,10 +41,36 @@ const RESOLVER_FIELDS: readonly FieldSpec[] = [
   { name: 'log_queries', label: 'Log queries', kind: 'checkbox' },
 ];
 
+const PATTERN_FIELDS: readonly FieldSpec[] = [
+  { name: 'pattern', label: 'Domain', kind: 'text', hint: 'e.g. ads.example.org or *.example.org' },
+  { name: 'note', label: 'Note', kind: 'text' },
+];
+
+/** A list of domain names (blocked by hand, or allowed despite the blocklists): add and delete. */
+function NameList({ title, itemName, path, empty }: { title: string; itemName: string; path: string; empty: string }) {
+  return (
+    <CollectionSection
+      title={title}
+      itemName={itemName}
+      path={path}
+      writePermission="dns:write"
+      deletable
+      describe={(row) => `the ${itemName} ${String(row.pattern)}`}
+      columns={[
+        { key: 'pattern', label: 'Domain' },
+        { key: 'note', label: 'Note' },
+      ]}
+      createFields={PATTERN_FIELDS}
+      empty={empty}
+    />
+  );
+}
+
 export function DnsPage() {
   return (
     <Page title="DNS" help="The resolver (Unbound), its host and domain overrides, access lists and blocklists.">
       <SettingsView title="Resolver status" path="/dns/resolver/status" />
+      <DnsStats />
       <SettingsSection title="Resolver settings" path="/dns/resolver/config" writePermission="dns:write" fields={RESOLVER_FIELDS} />
       <CollectionSection
         title="Host overrides"
@@ -111,6 +138,14 @@ export function DnsPage() {
           { name: 'action', label: 'Answer for blocked names', kind: 'select', options: ['nxdomain', 'nodata', 'drop', 'redirect'] },
           { name: 'redirect_ip', label: 'Redirect to', kind: 'text', hint: 'with the redirect answer' },
         ]}
+      />
+      <NameList title="Custom blocks" itemName="custom block" path="/dns/customblocks" empty="No names blocked by hand." />
+      <NameList title="Allowed names" itemName="allowed name" path="/dns/whitelist" empty="No exceptions to the blocklists." />
+      <SettingsSection
+        title="The appliance's own nameservers"
+        path="/dns"
+        writePermission="dns:write"
+        fields={[{ name: 'servers', label: 'Nameservers', kind: 'lines', hint: 'addresses the appliance itself asks, one per line' }]}
       />
     </Page>
   );

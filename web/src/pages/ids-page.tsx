@@ -1,3 +1,5 @@
+import { AiAnalysis } from './ids-ai';
+import { NeedsPermission } from '../components/needs-permission';
 import { useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
 import type { Row } from '../api/types';
@@ -9,8 +11,7 @@ import { formatTime } from '../components/format';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
-import { SettingsView } from '../components/settings-view';
-import { ServiceControls } from '../components/service-controls';
+import { ServiceStatus } from '../components/service-controls';
 
 const ENGINE_FIELDS: readonly FieldSpec[] = [
   { name: 'mode', label: 'Mode', kind: 'select', options: ['disabled', 'ids', 'ips'], hint: 'ids: alert only; ips: also drop' },
@@ -70,8 +71,12 @@ export function IdsPage() {
   const [error, setError] = useState<string | null>(null);
   return (
     <Page title="IDS" help="Intrusion detection and prevention (Suricata): alerts, rulesets and rules.">
-      <SettingsView title="Engine" path="/ids/stats" omit={['severity_counts', 'top_signatures', 'top_sources', 'stats']} />
-      <ServiceControls title="Engine control" writePermission="ids:write" actions={[{ path: '/ids/reload', label: 'Reload rules' }]} />
+      <ServiceStatus
+        status={{ title: 'Engine', path: '/ids/stats', omit: ['severity_counts', 'top_signatures', 'top_sources', 'stats'] }}
+        title="Engine control"
+        writePermission="ids:write"
+        actions={[{ path: '/ids/reload', label: 'Reload rules' }]}
+      />
       <SettingsSection title="Engine settings" path="/ids/config" writePermission="ids:write" fields={ENGINE_FIELDS} />
       <ErrorAlert message={error} />
       <CollectionSection
@@ -117,6 +122,37 @@ export function IdsPage() {
         }
       />
       <RuleSearch />
+      <CollectionSection
+        title="Suppressions"
+        itemName="suppression"
+        path="/ids/suppressions"
+        writePermission="ids:write"
+        deletable
+        describe={(row) => `the suppression of signature ${String(row.sid)}`}
+        empty="No signature is suppressed."
+        columns={[
+          { key: 'sid', label: 'Signature id' },
+          { key: 'suppress_type', label: 'Matching' },
+          { key: 'ip_cidr', label: 'Address', render: (row) => (row.ip_cidr === null ? 'every address' : String(row.ip_cidr)) },
+        ]}
+        createFields={[
+          { name: 'sid', label: 'Signature id', kind: 'number' },
+          { name: 'suppress_type', label: 'Matching', kind: 'select', options: ['src', 'dst', 'both'], hint: 'which side of the alert the address is' },
+          { name: 'ip_cidr', label: 'Address', kind: 'text', hint: 'address or CIDR; empty: every address' },
+        ]}
+      />
+      <AiAnalysis />
+      <NeedsPermission permission="settings:read" what="The alert store's size">
+        <SettingsSection
+          title="Alert store"
+          path="/settings/ids-alerts"
+          writePermission="settings:write"
+          fields={[
+            { name: 'max_mb', label: 'Largest size (MB)', kind: 'number', hint: '8 to 512' },
+            { name: 'max_age_secs', label: 'Oldest alert kept (seconds)', kind: 'number', hint: '3600 to 604800' },
+          ]}
+        />
+      </NeedsPermission>
     </Page>
   );
 }

@@ -1,3 +1,5 @@
+import { LogRotation } from './log-rotation';
+import { DnsLive } from './dns-live';
 import { useEffect, useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
 import { DataTable } from '../components/data-table';
@@ -280,6 +282,8 @@ export function LogsPage() {
       {can('connections:view') ? <PacketFilterLog /> : <Notice>The packet-filter log needs the permission connections:view.</Notice>}
       {can('users:read') ? <AuditTrail /> : <Notice>The audit trail needs the permission users:read.</Notice>}
       <SystemLogs />
+      <DnsLive />
+      <LogRotation />
     </Page>
   );
 }

@@ -1,7 +1,13 @@
-import { CollectionSection } from '../components/collection-section';
+import { CollectionSection, type RowActionReport } from '../components/collection-section';
 import { formatTime, formatValue } from '../components/format';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
+import { ActionForm } from '../components/action-form';
+import { SettingsView } from '../components/settings-view';
+import { useSession } from '../auth/session-context';
+import { ActionButton } from '../components/action-button';
+import type { Row } from '../api/types';
+import { MultiWanPreview, POLICY_FIELDS } from './multiwan-preview';
 
 const GATEWAY_FIELDS: readonly FieldSpec[] = [
   { name: 'name', label: 'Name', kind: 'text' },
@@ -18,6 +24,31 @@ const GROUP_FIELDS: readonly FieldSpec[] = [
   { name: 'preempt', label: 'Return to a recovered gateway', kind: 'checkbox', initial: true },
   { name: 'kill_states_on_failover', label: 'Kill states on failover', kind: 'checkbox', initial: true },
 ];
+
+const LEAK_FIELDS: readonly FieldSpec[] = [
+  { name: 'name', label: 'Name', kind: 'text' },
+  { name: 'src_instance_id', label: 'From instance id', kind: 'text' },
+  { name: 'dst_instance_id', label: 'To instance id', kind: 'text' },
+  { name: 'prefix', label: 'Prefix', kind: 'text', hint: 'CIDR or any' },
+  { name: 'protocol', label: 'Protocol', kind: 'select', options: ['any', 'tcp', 'udp', 'icmp', 'icmp6'] },
+  { name: 'ports', label: 'Ports', kind: 'text', hint: 'e.g. 22 or 8000-8080' },
+  { name: 'direction', label: 'Direction', kind: 'select', options: ['bidirectional', 'one_way'] },
+];
+
+/** A policy's live flows re-established on the route it now chooses (its states carry the label pbr:<id>). */
+function MoveFlows({ row, report }: { row: Row; report: RowActionReport }) {
+  const { api, can } = useSession();
+  if (!can('multiwan:write')) return null;
+  const move = async () => {
+    const { killed } = await api.post<{ killed: number }>(`/multiwan/flows/${encodeURIComponent(`pbr:${String(row.id)}`)}/migrate`);
+    report.done(`${String(row.name)}: ${killed} flow(s) moved to the current route.`);
+  };
+  return (
+    <ActionButton run={move} onError={report.error}>
+      Move its flows
+    </ActionButton>
+  );
+}
 
 export function MultiWanPage() {
   return (
@@ -78,6 +109,8 @@ export function MultiWanPage() {
         writePermission="multiwan:write"
         deletable
         reorder={{ path: '/multiwan/policies/reorder', field: 'policy_ids' }}
+        createFields={POLICY_FIELDS}
+        rowActions={(row, _reload, report) => <MoveFlows row={row} report={report} />}
         editFields={[
           { name: 'name', label: 'Name', kind: 'text' },
           { name: 'status', label: 'Status', kind: 'select', options: ['active', 'disabled'] },
@@ -89,6 +122,50 @@ export function MultiWanPage() {
           { key: 'action_kind', label: 'Action' },
           { key: 'enabled', label: 'Enabled' },
         ]}
+      />
+      <MultiWanPreview />
+      <CollectionSection
+        title="Live flows"
+        path="/multiwan/flows"
+        refreshMs={5000}
+        empty="No live flows."
+        columns={[
+          { key: 'protocol', label: 'Protocol' },
+          { key: 'src', label: 'Source' },
+          { key: 'dst', label: 'Destination' },
+          { key: 'iface', label: 'Interface' },
+          { key: 'rtable', label: 'Routing table' },
+          { key: 'bytes', label: 'Bytes' },
+          { key: 'age_secs', label: 'Age (s)' },
+        ]}
+      />
+      <CollectionSection
+        title="Route leaks"
+        itemName="route leak"
+        path="/multiwan/leaks"
+        writePermission="multiwan:write"
+        deletable
+        createFields={LEAK_FIELDS}
+        columns={[
+          { key: 'name', label: 'Name' },
+          { key: 'prefix', label: 'Prefix' },
+          { key: 'protocol', label: 'Protocol' },
+          { key: 'ports', label: 'Ports' },
+          { key: 'direction', label: 'Direction' },
+          { key: 'enabled', label: 'Enabled' },
+        ]}
+      />
+      <ActionForm title="Management escapes" permission="multiwan:write" path="/multiwan/leaks/seed-mgmt" fields={[]} submitLabel="Create the missing management escapes" help="Leaks that keep the management network reachable from every instance." />
+      <SettingsView title="Routing tables" path="/multiwan/fibs" />
+      <ActionForm
+        title="More routing tables"
+        permission="system:reboot"
+        path="/multiwan/enable-fibs"
+        fields={[
+          { name: 'fibs', label: 'Routing tables', kind: 'number', initial: '16', hint: 'a power of two' },
+          { name: 'reboot', label: 'Reboot if needed', kind: 'checkbox' },
+        ]}
+        submitLabel="Make available"
       />
     </Page>
   );

@@ -1,6 +1,7 @@
 import { CollectionSection } from '../components/collection-section';
 import { formatValue, portText } from '../components/format';
 import { Page } from '../components/page';
+import { TextView } from '../components/text-view';
 import type { FieldSpec } from '../components/record-form';
 import type { Row } from '../api/types';
 
@@ -44,6 +45,7 @@ export function NatPage() {
         createFields={NAT_FIELDS}
         editFields={[...NAT_FIELDS, { name: 'status', label: 'Status', kind: 'select', options: ['active', 'disabled'] }]}
       />
+      <TextView title="NAT rules as loaded" path="/nat/pf-output" text={(lines) => (lines as string[]).join('\n')} />
     </Page>
   );
 }

@@ -1,7 +1,11 @@
+import { useState } from 'preact/hooks';
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
+import { ActionForm } from '../components/action-form';
+import { NeedsPermission } from '../components/needs-permission';
+import { formatBytes } from '../components/format';
 
 const ENABLED: FieldSpec = { name: 'enabled', label: 'Enabled', kind: 'checkbox' };
 
@@ -30,6 +34,15 @@ const DDNS_CONFIG_FIELDS: readonly FieldSpec[] = [
   { name: 'allow_private_echo', label: 'Allowed echo-service addresses', kind: 'lines', hint: 'private addresses the echo service may have, one per line' },
 ];
 
+const INTERFACE_FIELDS: readonly FieldSpec[] = [
+  { name: 'ipv4_mode', label: 'IPv4', kind: 'select', options: ['static', 'dhcp', 'none'] },
+  { name: 'ipv4_address', label: 'IPv4 address', kind: 'text', hint: 'static only: CIDR, e.g. 192.168.1.1/24', read: (record) => (record.ipv4 ? `${String(record.ipv4)}/${String(record.ipv4_prefix)}` : '') },
+  { name: 'gateway', label: 'Gateway', kind: 'text' },
+  { name: 'ipv6_address', label: 'IPv6 address', kind: 'text', read: (record) => String(record.ipv6 ?? '') },
+  { name: 'mtu', label: 'MTU', kind: 'number' },
+  { name: 'description', label: 'Description', kind: 'text' },
+];
+
 const ROUTE_FIELDS: readonly FieldSpec[] = [
   { name: 'destination', label: 'Destination', kind: 'text', hint: 'CIDR' },
   { name: 'gateway', label: 'Gateway', kind: 'text' },
@@ -39,18 +52,63 @@ const ROUTE_FIELDS: readonly FieldSpec[] = [
 ];
 
 export function NetworkingPage() {
+  // a role set below shows in the interface list and the role list: both are read again
+  const [roleChanges, setRoleChanges] = useState(0);
   return (
     <Page title="Networking" help="Interfaces and their roles, VLANs, static routes and dynamic DNS.">
       <CollectionSection
         title="Interfaces"
-        path="/interfaces"
+        key={`interfaces-${roleChanges}`}
+        itemName="interface"
+        path="/interfaces/detailed"
+        itemPath={(row) => `/interfaces/config/${encodeURIComponent(String(row.name))}`}
+        writePermission="interfaces:write"
         columns={[
           { key: 'name', label: 'Name' },
           { key: 'status', label: 'Link' },
-          { key: 'ipv4', label: 'IPv4' },
+          { key: 'ipv4', label: 'IPv4', render: (row) => (row.ipv4 ? `${String(row.ipv4)}/${String(row.ipv4_prefix)} (${String(row.ipv4_mode)})` : '—') },
           { key: 'ipv6', label: 'IPv6' },
           { key: 'mac', label: 'MAC' },
+          { key: 'mtu', label: 'MTU' },
           { key: 'role', label: 'Role' },
+          { key: 'traffic', label: 'In / out', render: (row) => `${formatBytes(row.bytes_in as number)} / ${formatBytes(row.bytes_out as number)}` },
+          { key: 'errors', label: 'Errors', render: (row) => `${String(row.errors_in)} / ${String(row.errors_out)}` },
+          { key: 'description', label: 'Description' },
+        ]}
+        editFields={INTERFACE_FIELDS}
+      />
+      <CollectionSection
+        key={`roles-${roleChanges}`}
+        title="Interface roles"
+        path="/interfaces/roles"
+        pick={(data) => (data as [string, string][]).map(([name, role]) => ({ id: name, name, role }))}
+        empty="No interface has a role yet."
+        columns={[
+          { key: 'name', label: 'Interface' },
+          { key: 'role', label: 'Role' },
+        ]}
+      />
+      <ActionForm
+        title="Interface role"
+        permission="interfaces:write"
+        method="PUT"
+        path={({ interface: name, ...body }) => ({ path: `/interfaces/${encodeURIComponent(String(name))}/role`, body })}
+        fields={[
+          { name: 'interface', label: 'Interface', kind: 'text' },
+          { name: 'role', label: 'Role', kind: 'text', hint: 'wan, lan, dmz, …' },
+        ]}
+        submitLabel="Set role"
+        answered={() => setRoleChanges((n) => n + 1)}
+      />
+      <CollectionSection
+        title="Routing table"
+        path="/routes/system"
+        columns={[
+          { key: 'destination', label: 'Destination' },
+          { key: 'gateway', label: 'Gateway' },
+          { key: 'interface', label: 'Interface' },
+          { key: 'flags', label: 'Flags' },
+          { key: 'metric', label: 'Metric' },
         ]}
       />
       <CollectionSection
@@ -90,29 +148,31 @@ export function NetworkingPage() {
         createFields={ROUTE_FIELDS}
         editFields={[...ROUTE_FIELDS, ENABLED]}
       />
-      <CollectionSection
-        title="Dynamic DNS"
-        itemName="dynamic DNS record"
-        path="/ddns/records"
-        writePermission="settings:write"
-        deletable
-        // the API reads dynamic DNS records as a list only
-        readEach={false}
-        describe={(row) => `the dynamic DNS record ${String(row.hostname)}`}
-        columns={[
-          { key: 'hostname', label: 'Host name' },
-          { key: 'provider_name', label: 'Provider' },
-          { key: 'record_type', label: 'Record' },
-          { key: 'source', label: 'Address from' },
-          { key: 'last_ip', label: 'Last address' },
-          { key: 'last_status', label: 'Last update' },
-          { key: 'last_error', label: 'Error' },
-          { key: 'enabled', label: 'Enabled' },
-        ]}
-        createFields={DDNS_RECORD_FIELDS}
-        editFields={[...DDNS_RECORD_FIELDS, ENABLED]}
-      />
-      <SettingsSection title="Dynamic DNS checks" path="/ddns/config" writePermission="settings:write" fields={DDNS_CONFIG_FIELDS} />
+      <NeedsPermission permission="settings:read" what="Dynamic DNS">
+        <CollectionSection
+          title="Dynamic DNS"
+          itemName="dynamic DNS record"
+          path="/ddns/records"
+          writePermission="settings:write"
+          deletable
+          // the API reads dynamic DNS records as a list only
+          readEach={false}
+          describe={(row) => `the dynamic DNS record ${String(row.hostname)}`}
+          columns={[
+            { key: 'hostname', label: 'Host name' },
+            { key: 'provider_name', label: 'Provider' },
+            { key: 'record_type', label: 'Record' },
+            { key: 'source', label: 'Address from' },
+            { key: 'last_ip', label: 'Last address' },
+            { key: 'last_status', label: 'Last update' },
+            { key: 'last_error', label: 'Error' },
+            { key: 'enabled', label: 'Enabled' },
+          ]}
+          createFields={DDNS_RECORD_FIELDS}
+          editFields={[...DDNS_RECORD_FIELDS, ENABLED]}
+        />
+        <SettingsSection title="Dynamic DNS checks" path="/ddns/config" writePermission="settings:write" fields={DDNS_CONFIG_FIELDS} />
+      </NeedsPermission>
     </Page>
   );
 }

@@ -1,8 +1,9 @@
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
-import { ServiceControls } from '../components/service-controls';
-import { SettingsView } from '../components/settings-view';
+import { ServiceStatus } from '../components/service-controls';
+import { SettingsSection } from '../components/settings-form';
+import { ProxyCollections } from './reverse-proxy-more';
 
 const ENABLED: FieldSpec = { name: 'enabled', label: 'Enabled', kind: 'checkbox' };
 
@@ -28,20 +29,33 @@ const SERVICE_FIELDS: readonly FieldSpec[] = [
   { name: 'config_json', label: 'Configuration (JSON)', kind: 'paragraph', required: true, hint: 'e.g. {"servers":[{"url":"http://10.0.0.5:8080"}]}' },
 ];
 
+const CONFIG_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Proxy enabled', kind: 'checkbox' },
+  { name: 'log_level', label: 'Log level', kind: 'select', options: ['DEBUG', 'INFO', 'WARN', 'ERROR'] },
+  { name: 'access_log_enabled', label: 'Access log', kind: 'checkbox' },
+  { name: 'access_log_path', label: 'Access log file', kind: 'text', hint: 'under /var/log/bulwark/ or the data directory\'s logs/' },
+  { name: 'access_log_format', label: 'Access log format', kind: 'select', options: ['common', 'json', 'clf', 'combined'] },
+  { name: 'metrics_enabled', label: 'Metrics', kind: 'checkbox' },
+  { name: 'metrics_address', label: 'Metrics address', kind: 'text', hint: 'e.g. 127.0.0.1:8082' },
+  { name: 'api_dashboard', label: 'Proxy dashboard', kind: 'checkbox' },
+];
+
 export function ReverseProxyPage() {
   return (
-    <Page title="Reverse proxy" help="The reverse proxy (Caddy): entrypoints, HTTP routers and the services they send to. Changes take effect with Apply.">
-      <SettingsView title="Proxy status" path="/reverse-proxy/status" />
-      <ServiceControls
+    <Page title="Reverse proxy" help="The reverse proxy (Caddy): entrypoints, HTTP routers, middlewares and services, TCP and UDP routing, TLS certificates and options. Check tests the configuration; changes take effect with Apply.">
+      <ServiceStatus
+        status={{ title: 'Proxy status', path: '/reverse-proxy/status' }}
         title="Proxy control"
         writePermission="proxy:write"
         actions={[
+          { path: '/reverse-proxy/validate', label: 'Check proxy configuration' },
           { path: '/reverse-proxy/apply', label: 'Apply proxy configuration' },
           { path: '/reverse-proxy/restart', label: 'Restart proxy' },
           { path: '/reverse-proxy/start', label: 'Start proxy' },
           { path: '/reverse-proxy/stop', label: 'Stop proxy' },
         ]}
       />
+      <SettingsSection title="Proxy settings" path="/reverse-proxy/config" writePermission="proxy:write" fields={CONFIG_FIELDS} />
       <CollectionSection
         title="Entrypoints"
         itemName="entrypoint"
@@ -90,6 +104,7 @@ export function ReverseProxyPage() {
         createFields={SERVICE_FIELDS}
         editFields={[...SERVICE_FIELDS, ENABLED]}
       />
+      <ProxyCollections />
     </Page>
   );
 }

@@ -7,6 +7,8 @@ import { ErrorAlert, messageOf } from '../components/error-alert';
 import { formatBytes, formatCount, formatValue } from '../components/format';
 import { saveEdit, type Editing } from '../components/record-editor';
 import { Sparkline } from '../components/sparkline';
+import { SettingsSection } from '../components/settings-form';
+import { TextView } from '../components/text-view';
 import { useLoad } from '../components/use-load';
 import { RuleForm } from './rule-form';
 import { PacketTest, type Simulation } from './packet-test';
@@ -232,6 +234,13 @@ export function RulesPage() {
           }
         />
       )}
+      <SettingsSection
+        title="Logging of blocked packets"
+        path="/rules/block-logging"
+        writePermission="rules:write"
+        fields={[{ name: 'enabled', label: 'Log the packets the default policy blocks', kind: 'checkbox' }]}
+      />
+      <TextView title="Rules the appliance adds" path="/rules/system" text={(lines) => (lines as string[]).join('\n')} />
     </div>
   );
 }

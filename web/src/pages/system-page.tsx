@@ -1,19 +1,41 @@
+import type { ComponentChildren } from 'preact';
 import { formatBytes, formatDuration } from '../components/format';
+import { NotFoundPage } from './not-found-page';
 import { Page } from '../components/page';
 import { SettingsView } from '../components/settings-view';
-import { CollectionSection } from '../components/collection-section';
 import { useSession } from '../auth/session-context';
 import { useLoad } from '../components/use-load';
 import { ErrorAlert } from '../components/error-alert';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
+import { ConfirmedAction } from '../components/confirmed-action';
 
 const AI_PROVIDERS = ['openai', 'claude', 'lm_studio', 'ollama'] as const;
 
-const GENERAL_FIELDS: readonly FieldSpec[] = [
-  { name: 'hostname', label: 'Host name', kind: 'text', sendEmpty: true },
-  { name: 'domain', label: 'Domain', kind: 'text', sendEmpty: true },
-  { name: 'timezone', label: 'Time zone', kind: 'text', hint: 'IANA name, e.g. Europe/Berlin' },
+/** The time zone is chosen from the ones the appliance knows (`GET /system/timezones`). */
+function generalFields(timezones: readonly string[] | undefined): readonly FieldSpec[] {
+  return [
+    { name: 'hostname', label: 'Host name', kind: 'text', sendEmpty: true },
+    { name: 'domain', label: 'Domain', kind: 'text', sendEmpty: true },
+    timezones
+      ? { name: 'timezone', label: 'Time zone', kind: 'select', options: timezones }
+      : { name: 'timezone', label: 'Time zone', kind: 'text', hint: 'IANA name, e.g. Europe/Berlin' },
+  ];
+}
+
+const METRICS_STORE_FIELDS: readonly FieldSpec[] = [
+  { name: 'enabled', label: 'Keep metrics in Redis', kind: 'checkbox' },
+  { name: 'url', label: 'Redis URL', kind: 'text', hint: 'redis://host:port' },
+  { name: 'password', label: 'Redis password', kind: 'password', setFlag: 'has_password' },
+  { name: 'retention_minutes', label: 'Keep for (minutes)', kind: 'number' },
+];
+
+const PF_TUNING_FIELDS: readonly FieldSpec[] = [
+  { name: 'max_states', label: 'State table size', kind: 'number', read: (record) => String(record.configured_max_states ?? '') },
+  { name: 'tcp_established', label: 'Established TCP timeout (s)', kind: 'number', read: (record) => timeoutOf(record, 'tcp_established') },
+  { name: 'udp', label: 'UDP timeout (s)', kind: 'number', read: (record) => timeoutOf(record, 'udp') },
+  { name: 'udp_stream', label: 'UDP stream timeout (s)', kind: 'number', read: (record) => timeoutOf(record, 'udp_stream') },
+  { name: 'icmp', label: 'ICMP timeout (s)', kind: 'number', read: (record) => timeoutOf(record, 'icmp') },
 ];
 
 const SSH_FIELDS: readonly FieldSpec[] = [
@@ -93,13 +115,6 @@ const UPDATE_SCHEDULE_FIELDS: readonly FieldSpec[] = [
   { name: 'auto_update_appliance', label: 'Update the appliance software', kind: 'checkbox' },
 ];
 
-const TIME_SOURCE_FIELDS: readonly FieldSpec[] = [
-  { name: 'address', label: 'Server', kind: 'text', hint: 'host name or address' },
-  { name: 'nts', label: 'Use NTS', kind: 'checkbox' },
-  { name: 'min_poll', label: 'Min poll (log2 seconds)', kind: 'number' },
-  { name: 'max_poll', label: 'Max poll (log2 seconds)', kind: 'number' },
-];
-
 const BANNER_FIELDS: readonly FieldSpec[] = [
   { name: 'login_banner', label: 'Sign-in banner', kind: 'paragraph', sendEmpty: true, hint: 'shown before SSH and console sign-in' },
   { name: 'motd', label: 'Message of the day', kind: 'paragraph', sendEmpty: true, hint: 'shown after sign-in' },
@@ -115,6 +130,35 @@ const AI_FIELDS: readonly FieldSpec[] = [
   { name: 'active_provider', label: 'Provider in use', kind: 'select', options: ['', ...AI_PROVIDERS] },
   { name: 'outbound_allow_list', label: 'Allowed provider addresses', kind: 'lines', hint: 'private or local addresses a provider may have (a LAN runtime), one per line' },
 ];
+
+/** A configured state timeout as its field shows it (empty: the kernel's default). */
+function timeoutOf(record: Record<string, unknown>, name: string): string {
+  const value = (record.configured_timeouts as Record<string, unknown> | undefined)?.[name];
+  return value === null || value === undefined ? '' : String(value);
+}
+
+/** Reboot and shutdown, each behind a confirmation step (system:reboot). */
+function Power() {
+  const { can } = useSession();
+  if (!can('system:reboot')) return null;
+  return (
+    <section class="panel" aria-label="Power">
+      <header class="panel-head">
+        <h2>Power</h2>
+      </header>
+      <div class="actions">
+        <ConfirmedAction label="Reboot" path="/updates/reboot" permission="system:reboot" consequence="The appliance restarts in 10 seconds: traffic through it stops and every session ends until it is back." />
+        <ConfirmedAction label="Shut down" path="/updates/shutdown" permission="system:reboot" consequence="The appliance powers off in 10 seconds: traffic through it stops until someone switches it on again." />
+      </div>
+    </section>
+  );
+}
+
+function GeneralSettings() {
+  const { api } = useSession();
+  const timezones = useLoad(() => api.get<string[]>('/system/timezones'), 'timezones');
+  return <SettingsSection key={timezones.data ? 'zones' : 'text'} title="General" path="/system/general" writePermission="settings:write" fields={generalFields(timezones.data)} />;
+}
 
 type ProviderRow = { provider?: string; enabled?: boolean; api_key_set?: boolean; endpoint?: string; model?: string };
 
@@ -193,41 +237,87 @@ function SystemInfo() {
   );
 }
 
-export function SystemPage() {
+/** The System page's sections, each at its own address (`/system/access`); the first is `/system` itself. */
+const SECTIONS: readonly { slug: string; label: string; help: string; body: () => ComponentChildren }[] = [
+  {
+    slug: '',
+    label: 'Overview',
+    help: 'The appliance itself: host facts, the software version, power, and the update schedule.',
+    body: () => (
+      <>
+        <SystemInfo />
+        <SettingsView title="About" path="/about" omit={['features']} />
+        <Power />
+        <SettingsView title="Updates" path="/updates/status" />
+        <SettingsSection title="Update schedule" path="/updates/schedule" writePermission="updates:install" fields={UPDATE_SCHEDULE_FIELDS} />
+      </>
+    ),
+  },
+  {
+    slug: 'access',
+    label: 'Host and access',
+    help: 'Host name and time zone, SSH, signing in to the console, and its HTTPS certificate.',
+    body: () => (
+      <>
+        <GeneralSettings />
+        <SettingsSection title="SSH" path="/system/ssh" writePermission="settings:write" fields={SSH_FIELDS} />
+        <SettingsSection title="Sign-in and lockout" path="/auth/settings" writePermission="settings:write" fields={SIGN_IN_FIELDS} />
+        <SettingsSection title="HTTPS" path="/settings/tls" writePermission="settings:write" fields={TLS_FIELDS} />
+        <SettingsView title="HTTPS now" path="/settings/tls/status" />
+      </>
+    ),
+  },
+  {
+    slug: 'logging',
+    label: 'Logging and notifications',
+    help: 'What the appliance keeps and sends: dashboard history, the metrics store, remote syslog and email.',
+    body: () => (
+      <>
+        <SettingsSection title="Dashboard history" path="/settings/dashboard-history" writePermission="settings:write" fields={DASHBOARD_HISTORY_FIELDS} />
+        <SettingsSection title="Metrics store" path="/settings/metrics-store" writePermission="settings:write" fields={METRICS_STORE_FIELDS} omit={['status']} />
+        <SettingsSection title="Remote syslog" path="/settings/syslog" writePermission="settings:write" fields={SYSLOG_FIELDS} />
+        <SettingsSection title="Email notifications" path="/notify/smtp/config" writePermission="settings:write" fields={SMTP_FIELDS} />
+      </>
+    ),
+  },
+  {
+    slug: 'appliance',
+    label: 'Banner, console and tuning',
+    help: 'The sign-in banner, the local console, and the packet filter\'s state table.',
+    body: () => (
+      <>
+        <SettingsSection title="Banner" path="/system/banner" writePermission="settings:write" fields={BANNER_FIELDS} />
+        <SettingsSection title="Console" path="/system/console" writePermission="settings:write" fields={CONSOLE_FIELDS} />
+        <SettingsSection title="Packet filter tuning" path="/settings/pf-tuning" writePermission="settings:write" fields={PF_TUNING_FIELDS} />
+      </>
+    ),
+  },
+  {
+    slug: 'ai',
+    label: 'AI analysis',
+    help: 'The AI providers the IDS page\'s analysis may ask, with their keys (write-only).',
+    body: () => <AiSettings />,
+  },
+];
+
+/** The System page (`/system/:section?`): a section list of links, then the chosen section's forms. */
+export function SystemPage({ section = '' }: { section?: string }) {
+  const shown = SECTIONS.find((candidate) => candidate.slug === section);
+  if (!shown) return <NotFoundPage />;
   return (
-    <Page title="System" help="The appliance itself: host, general settings, SSH, sign-in, logging, notifications, banner and console, AI analysis and the software version.">
-      <SystemInfo />
-      <SettingsView title="About" path="/about" omit={['features']} />
-      <SettingsSection title="General" path="/system/general" writePermission="settings:write" fields={GENERAL_FIELDS} />
-      <SettingsSection title="SSH" path="/system/ssh" writePermission="settings:write" fields={SSH_FIELDS} />
-      <SettingsSection title="Sign-in and lockout" path="/auth/settings" writePermission="settings:write" fields={SIGN_IN_FIELDS} />
-      <SettingsSection title="HTTPS" path="/settings/tls" writePermission="settings:write" fields={TLS_FIELDS} />
-      <SettingsView title="HTTPS now" path="/settings/tls/status" />
-      <SettingsSection title="Dashboard history" path="/settings/dashboard-history" writePermission="settings:write" fields={DASHBOARD_HISTORY_FIELDS} />
-      <SettingsSection title="Remote syslog" path="/settings/syslog" writePermission="settings:write" fields={SYSLOG_FIELDS} />
-      <SettingsSection title="Email notifications" path="/notify/smtp/config" writePermission="settings:write" fields={SMTP_FIELDS} />
-      <SettingsSection title="Banner" path="/system/banner" writePermission="settings:write" fields={BANNER_FIELDS} />
-      <SettingsSection title="Console" path="/system/console" writePermission="settings:write" fields={CONSOLE_FIELDS} />
-      <AiSettings />
-      <SettingsView title="Updates" path="/updates/status" />
-      <SettingsSection title="Update schedule" path="/updates/schedule" writePermission="updates:install" fields={UPDATE_SCHEDULE_FIELDS} />
-      <CollectionSection
-        title="Time sources"
-        itemName="time source"
-        path="/time/sources"
-        writePermission="settings:write"
-        deletable
-        describe={(row) => `the time source ${String(row.address)}`}
-        columns={[
-          { key: 'address', label: 'Server' },
-          { key: 'nts', label: 'NTS' },
-          { key: 'min_poll', label: 'Min poll' },
-          { key: 'max_poll', label: 'Max poll' },
-          { key: 'enabled', label: 'Enabled' },
-        ]}
-        createFields={TIME_SOURCE_FIELDS}
-        editFields={[...TIME_SOURCE_FIELDS, { name: 'enabled', label: 'Enabled', kind: 'checkbox' }]}
-      />
+    <Page title="System" help={shown.help}>
+      <nav class="subnav" aria-label="System sections">
+        <ul>
+          {SECTIONS.map(({ slug, label }) => (
+            <li key={slug}>
+              <a href={slug ? `/system/${slug}` : '/system'} aria-current={slug === shown.slug ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {shown.body()}
     </Page>
   );
 }

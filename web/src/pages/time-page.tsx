@@ -1,9 +1,8 @@
 import { CollectionSection } from '../components/collection-section';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
-import { ServiceControls } from '../components/service-controls';
+import { ServiceStatus } from '../components/service-controls';
 import { SettingsSection } from '../components/settings-form';
-import { SettingsView } from '../components/settings-view';
 
 const CONFIG_FIELDS: readonly FieldSpec[] = [
   { name: 'enabled', label: 'Time service enabled', kind: 'checkbox' },
@@ -28,8 +27,8 @@ const SOURCE_FIELDS: readonly FieldSpec[] = [
 export function TimePage() {
   return (
     <Page title="Time service" help="The appliance's clock (chrony): its upstream servers, and NTP served to the network.">
-      <SettingsView title="Time status" path="/time/status" omit={['sources', 'config_sha256']} />
-      <ServiceControls
+      <ServiceStatus
+        status={{ title: 'Time status', path: '/time/status', omit: ['sources', 'config_sha256'] }}
         title="Time service control"
         writePermission="settings:write"
         actions={[
