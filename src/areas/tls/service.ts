@@ -182,6 +182,11 @@ export class ApiTlsService {
     if (settings.acme_cert_id === certId) await this.apply();
   }
 
+  /** The certificate the HTTPS listener serves now (PEM, leaf first), or null without one: a cluster peer pins its key. */
+  servedCertificate(): string | null {
+    return this.served ? String(this.served.options.cert) : null;
+  }
+
   status(listening: AddressInfo | null) {
     const settings = this.settings.read();
     return {
