@@ -96,7 +96,7 @@ export class Pairing {
     this.state.setPeer({
       id, name: call.name, address: from.address.replace(/^::ffff:/, ''), port: call.port, fingerprint: normalisePin(call.fingerprint),
       outbound_key: this.context.sealer.seal(call.key), pair_secret: this.context.sealer.seal(call.pair_secret), inbound_key_id: inbound.id,
-      created_at: isoTime(this.context.clock.now()), created_by: `pairing call from ${from.address}`,
+      created_at: isoTime(this.context.clock.now()), created_by: `pairing call from ${from.address}`, awaiting_first_sync: true,
     });
     this.context.log.info({ peer: call.name, address: from.address }, 'cluster: paired (accepted a pairing call)');
     return { name: this.nodeName(), key: inbound.key };

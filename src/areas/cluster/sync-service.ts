@@ -87,10 +87,16 @@ export class ClusterSync {
     return { address: peer.address, port: peer.port, fingerprint: peer.fingerprint, key: this.context.sealer.open(peer.outbound_key) };
   }
 
-  /** The configuration that runs: the active version's objects (pending edits do not travel). */
-  private appliedObjects(): ConfigObject[] {
+  /** The configuration that runs: the active version's objects (pending edits do not travel); null before the first apply. */
+  private appliedObjects(): ConfigObject[] | null {
     const active = this.context.apply.versions.activeVersion();
-    return active === null ? [] : this.context.apply.versions.content(active) ?? [];
+    return active === null ? null : this.context.apply.versions.content(active) ?? null;
+  }
+
+  private requireApplied(): ConfigObject[] {
+    const objects = this.appliedObjects();
+    if (!objects) throw new HttpError(412, 'nothing has been applied on this node yet: there is no configuration to synchronise');
+    return objects;
   }
 
   private hashOf(objects: readonly ConfigObject[], keys: ExportKeys): string {
@@ -101,7 +107,9 @@ export class ClusterSync {
   /** This node's history with what runs now as its head (a change applied here is one more version). */
   private currentChain(peer: PeerRecord): ChainEntry[] {
     const chain = this.state.chain();
-    const next = extend(chain, this.hashOf(this.appliedObjects(), this.keys(peer)));
+    const applied = this.appliedObjects();
+    if (!applied || peer.awaiting_first_sync) return chain;
+    const next = extend(chain, this.hashOf(applied, this.keys(peer)));
     if (next.at(-1)?.link !== chain.at(-1)?.link) this.state.setChain(next);
     return next;
   }
@@ -143,6 +151,7 @@ export class ClusterSync {
   async push(force: boolean): Promise<SyncOutcome> {
     const peer = this.requirePeer();
     const chain = this.currentChain(peer);
+    if (chain.length === 0) throw new HttpError(412, 'nothing has been applied on this node yet: there is no configuration to synchronise');
     const snapshot = this.snapshot(peer, force, chain);
     const started = performance.now();
     const at = isoTime(this.context.clock.now());
@@ -168,14 +177,14 @@ export class ClusterSync {
   /** The snapshot of what runs here, sealed for the peer (GET /cluster/snapshot, and every push). */
   snapshot(peer = this.requirePeer(), force = false, chain = this.currentChain(peer)): SyncSnapshot {
     return sealSnapshot({
-      objects: this.appliedObjects(), kinds: this.context.store.kinds, sealer: this.context.sealer, keys: this.keys(peer),
+      objects: this.requireApplied(), kinds: this.context.store.kinds, sealer: this.context.sealer, keys: this.keys(peer),
       sender: this.pairing.nodeName(), sentAt: isoTime(this.context.clock.now()), force, chain: chain.slice(-CHAIN_SENT),
     });
   }
 
   /** The shared configuration's hash (GET /cluster/snapshot/hash). */
   hash(): string {
-    return this.hashOf(this.appliedObjects(), this.keys(this.requirePeer()));
+    return this.hashOf(this.requireApplied(), this.keys(this.requirePeer()));
   }
 
   localState(): NodeSyncState {
@@ -184,7 +193,7 @@ export class ClusterSync {
     const head = chain.at(-1);
     return {
       name: this.pairing.nodeName(), role: this.deps.cluster.role(), software_version: BUILD.version,
-      version: this.context.apply.versions.activeVersion(), hash: head!.hash, seq: head?.seq ?? null, link: head?.link ?? null, chain: chain.slice(-CHAIN_SENT),
+      version: this.context.apply.versions.activeVersion(), hash: head?.hash ?? '', seq: head?.seq ?? null, link: head?.link ?? null, chain: chain.slice(-CHAIN_SENT),
     };
   }
 
@@ -235,13 +244,14 @@ export class ClusterSync {
     } finally {
       this.receiving = false;
     }
-    const holds = this.hashOf(this.appliedObjects(), keys);
+    const holds = this.hashOf(this.requireApplied(), keys);
     if (holds !== head.hash) {
       const message = `the snapshot was applied as version ${outcome.record.version} but this node's shared configuration hashes to ${holds}, not ${head.hash}`;
       this.state.updateState({ last_error: message });
       throw conflict(message);
     }
     this.state.setChain(snapshot.chain);
+    if (peer.awaiting_first_sync) this.state.setPeer({ ...peer, awaiting_first_sync: false });
     this.state.updateState({
       split_brain: null, relation: 'same', peer_head: head, last_error: null, reachable: true, last_seen: at,
       last_received: { at, seq: head.seq, hash: head.hash, version: outcome.record.version, forced: force },

@@ -22,6 +22,11 @@ export interface PeerRecord {
   inbound_key_id: string;
   created_at: string;
   created_by: string;
+  /**
+   * The node that showed the pairing code takes the other's configuration at the first sync: until then its own
+   * applies start no history (which would be split-brain against the first snapshot).
+   */
+  awaiting_first_sync?: boolean;
 }
 
 export interface SplitBrain {
