@@ -155,7 +155,7 @@ before(async () => {
   await ok(B, 'PUT', '/api/v1/cluster/role', { role: 'secondary' });
   await ok(A, 'POST', '/api/v1/reload');
   await ok(B, 'POST', '/api/v1/reload');
-}, { timeout: 400_000 });
+}, { timeout: 240_000 });
 
 after(async () => {
   for (const relay of relays) await relay.cut();
@@ -173,7 +173,8 @@ let peerOnA = '';
 let peerOnB = '';
 let tunnelKey = '';
 
-test('pairing: a wrong pin is refused before the code is sent, a wrong code is refused, the right pin and code pair both nodes', { timeout: 120_000 }, async () => {
+// Node 20 counts the file's before hook (both nodes starting from sources) into the first test's time.
+test('pairing: a wrong pin is refused before the code is sent, a wrong code is refused, the right pin and code pair both nodes', { timeout: 300_000 }, async () => {
   const code = await ok(B, 'POST', '/api/v1/cluster/pairing-code', undefined, 201);
   assert.match(code.code, /^bwpair_[0-9a-f]{32}$/);
   assert.equal(code.fingerprint, await servedPin(B.https), "the pin shown is the key B's HTTPS listener serves");
@@ -204,7 +205,7 @@ test('pairing: a wrong pin is refused before the code is sent, a wrong code is r
   assert.deepEqual(peerKey?.permissions, ['ha:manage'], 'A holds the key B presents to it: ha:manage only');
 });
 
-test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 120_000 }, async () => {
+test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 60_000 }, async () => {
   const rule = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2323, quick: true, description: 'synced to B' }, 201);
   const pair = generateKeyPair();
   tunnelKey = pair.private_key;
@@ -245,7 +246,7 @@ test('a rule and a WireGuard tunnel applied on A are held and applied by B; the 
   console.log(`# figure: rule applied on A held by B ${Math.round(latencyMs)} ms after A's reload answered; push took ${a.last_push.ms} ms`);
 });
 
-test("B's certificate changed: A refuses to send until the administrator pins the new key", { timeout: 180_000 }, async () => {
+test("B's certificate changed: A refuses to send until the administrator pins the new key", { timeout: 120_000 }, async () => {
   const before = await servedPin(B.https);
   await ok(B, 'POST', '/api/v1/ca', {}, 201);
   await until("B serves a new certificate key", async () => (await servedPin(B.https)) !== before);
@@ -264,13 +265,13 @@ test("B's certificate changed: A refuses to send until the administrator pins th
   assert.ok((await ruleIds(B)).includes(rule.id));
 });
 
-test('a snapshot from anyone but the paired peer is refused', { timeout: 60_000 }, async () => {
+test('a snapshot from anyone but the paired peer is refused', { timeout: 30_000 }, async () => {
   const snapshot = await ok(A, 'GET', '/api/v1/cluster/snapshot');
   const byAdmin = await call(B, 'PUT', '/api/v1/cluster/snapshot', snapshot);
   assert.equal(byAdmin.status, 403, 'an administrator (ha:manage) is not the peer');
 });
 
-test('the link cut and a change on each side: split-brain on both, nothing overwritten; choosing a side resolves it', { timeout: 240_000 }, async () => {
+test('the link cut and a change on each side: split-brain on both, nothing overwritten; choosing a side resolves it', { timeout: 150_000 }, async () => {
   await toA.cut();
   await toB.cut();
   const onA = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2525, quick: true, description: 'made on A while apart' }, 201);

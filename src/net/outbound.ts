@@ -1,11 +1,12 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { rootCertificates, type ConnectionOptions } from 'node:tls';
-import { Agent, fetch, type RequestInit, type Response } from 'undici';
+import { rootCertificates, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { Agent, buildConnector, fetch, type RequestInit, type Response } from 'undici';
 import { badRequest, HttpError } from '../core/errors.js';
 import { allowListOf, isAllowed } from './special-addresses.js';
 import { capDownload, DEFAULT_DOWNLOAD_CAP_BYTES } from './download-cap.js';
-import { pinnedConnector } from './spki-pin.js';
+import { normalisePin, spkiSha256 } from './spki-pin.js';
+import { safeEqual } from '../core/crypto.js';
 
 export interface OutboundPolicy {
   /** IPs/CIDRs an admin allowed although private or otherwise special. */
@@ -101,4 +102,35 @@ function parseTarget(url: string, policy: OutboundPolicy): URL {
   if (parsed.protocol === 'https:') return parsed;
   if (parsed.protocol === 'http:' && policy.allowHttp) return parsed;
   throw new OutboundRefused(`${parsed.protocol}// is not allowed for outbound requests (https only)`);
+}
+
+/**
+ * An undici connector that completes the TLS handshake without a CA check and then accepts the socket only when
+ * the server's certificate carries the pinned key. Sessions are not resumed, so every connection shows its
+ * certificate again.
+ */
+function pinnedConnector(
+  options: ConnectionOptions,
+  pin: string,
+  refusal: (message: string) => Error,
+): buildConnector.connector {
+  const connect = buildConnector({ ...options, rejectUnauthorized: false, maxCachedSessions: 0 });
+  const wanted = normalisePin(pin);
+  return (target, callback) => {
+    connect(target, (error, socket) => {
+      if (error || !socket) return callback(error ?? refusal('no connection'), null);
+      let presented: string | null = null;
+      try {
+        const certificate = (socket as TLSSocket).getPeerX509Certificate?.();
+        presented = certificate ? spkiSha256(certificate) : null;
+      } catch {
+        presented = null;
+      }
+      if (presented === null || !safeEqual(presented, wanted)) {
+        socket.destroy();
+        return callback(refusal(`the certificate ${target.hostname}:${target.port} presented does not carry the pinned key (pinned ${wanted.slice(0, 16)}…, presented ${presented ? `${presented.slice(0, 16)}…` : 'none'})`), null);
+      }
+      callback(null, socket);
+    });
+  };
 }

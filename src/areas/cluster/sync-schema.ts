@@ -26,13 +26,13 @@ export const PairingCallBody = Type.Object({
 
 export const PairingCallAnswer = Type.Object({ name: Type.String(), key: Type.String() });
 
+/** The reference's `role` is not taken: each node sets its own (PUT /cluster/role), and the peer's is reported as it is. */
 export const PairBody = Type.Object({
   name: NodeName,
   address: Type.String({ maxLength: 45, description: 'the peer\'s IP address (its sync link address)' }),
   port: Type.Integer({ minimum: 1, maximum: 65535, default: 8443, description: 'the peer\'s HTTPS port' }),
   fingerprint: Pin,
   pairing_code: Type.String({ minLength: 1, maxLength: 128, description: 'from POST /cluster/pairing-code on the peer' }),
-  role: Type.Optional(StringEnum(['primary', 'secondary'], { description: 'accepted for the reference\'s shape; the live role is the peer\'s own' })),
 }, { additionalProperties: false });
 
 export const NodePatch = Type.Object({

@@ -184,7 +184,8 @@ export class ClusterSync {
 
   /** The shared configuration's hash (GET /cluster/snapshot/hash). */
   hash(): string {
-    return this.hashOf(this.requireApplied(), this.keys(this.requirePeer()));
+    const keys = this.keys(this.requirePeer());
+    return this.hashOf(this.requireApplied(), keys);
   }
 
   localState(): NodeSyncState {
