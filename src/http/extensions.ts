@@ -1,3 +1,5 @@
+import { CLUSTER_SYNC_EXTENSIONS } from '../areas/cluster/sync-extensions.js';
+
 /**
  * Operations this API offers beyond `endpoints.tsv` of the specification. Each one is listed here with its
  * permission and the reason it exists; the route-table test refuses any route that is in neither table, and the
@@ -9,8 +11,6 @@ export interface ApiExtension {
   access: string;
   why: string;
 }
-
-import { CLUSTER_SYNC_EXTENSIONS } from '../areas/cluster/sync-extensions.js';
 
 const EDIT_WITH_IF_MATCH = 
   'Reads one object with its ETag, so an editor (the web console) can send it back as If-Match on PUT and get a 412 instead of overwriting a concurrent change.';

@@ -226,6 +226,7 @@ export class ClusterSync {
       if (standing === 'local-ahead') throw conflict(`the snapshot (version ${head.seq}) is older than what this node holds (version ${local.at(-1)!.seq}): refused`);
       if (standing === 'diverged') {
         this.recordSplitBrain(local.at(-1) ?? null, head);
+        this.deps.config.audit.record({ action: 'config.cluster_sync', outcome: 'failure', actor: `cluster peer ${peer.name}`, details: `split-brain: version ${head.seq} ${head.hash.slice(0, 12)} refused` });
         throw conflict(`split-brain: both nodes changed the configuration since the last version they share (here version ${local.at(-1)!.seq} ${local.at(-1)!.hash.slice(0, 12)}, sent version ${head.seq} ${head.hash.slice(0, 12)}); nothing was overwritten — choose a side with POST /api/v1/cluster/sync/resolve`);
       }
     }
@@ -251,6 +252,7 @@ export class ClusterSync {
       this.state.updateState({ last_error: message });
       throw conflict(message);
     }
+    this.deps.config.audit.record({ action: 'config.cluster_sync', outcome: 'success', actor, details: `version ${head.seq} ${head.hash.slice(0, 12)} applied as version ${outcome.record.version}${force ? ' (side chosen by the administrator)' : ''}` });
     this.state.setChain(snapshot.chain);
     if (peer.awaiting_first_sync) this.state.setPeer({ ...peer, awaiting_first_sync: false });
     this.state.updateState({
