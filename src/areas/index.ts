@@ -32,6 +32,7 @@ import { createFlowExportArea } from './flow-export/routes.js';
 import { createDiagnosticsArea } from './diagnostics/routes.js';
 import { createAssertionsArea } from './assertions/routes.js';
 import { createClusterArea } from './cluster/routes.js';
+import { createClusterSyncArea } from './cluster/sync-routes.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -67,6 +68,7 @@ export function createAreas(context: AppContext): Area[] {
   // After an apply inside a commit-confirm window, the assertions are checked (and may confirm or roll back).
   config.commitConfirm.verifyWith((onResult) => assertions.service.verifyApplied(onResult));
   context.identity.onAuthenticated((identity, ip) => config.commitConfirm.sawClient(identity.username, ip));
+  let cluster: ReturnType<typeof createClusterArea>;
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -101,7 +103,9 @@ export function createAreas(context: AppContext): Area[] {
     createFlowExportArea(context),
     createDiagnosticsArea(context),
     // After the packet filter: the VRRP and state-sync system rules are registered with it.
-    createClusterArea(context, { packetFilter: packetFilter.service }),
+    (cluster = createClusterArea(context, { packetFilter: packetFilter.service })),
+    // Configuration sync between the pair: applies what the peer sends through the configuration lifecycle.
+    createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service }),
     createUpdatesArea(context),
     createPluginsArea(context, { aliases: packetFilter.service }),
     // Change sets make the writes of every other area's generated routes.

@@ -1,3 +1,5 @@
+import { CLUSTER_SYNC_EXTENSIONS } from '../areas/cluster/sync-extensions.js';
+
 /**
  * Operations this API offers beyond `endpoints.tsv` of the specification. Each one is listed here with its
  * permission and the reason it exists; the route-table test refuses any route that is in neither table, and the
@@ -34,6 +36,7 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   { method: 'GET', path: '/api/v1/cluster/status', access: 'ha:manage', why: "Issue 39: live role from the VRRP state, peer reachability, synced state count and sync errors." },
   { method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', why: "Issue 39: clears a demotion on the primary, raises the priority by 100 on the secondary: this node takes the virtual addresses." },
   { method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', why: "Issue 39: lowers this node's VRRP priority by 240 (gives the virtual addresses away)." },
+  ...CLUSTER_SYNC_EXTENSIONS,
   {
     method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write',
     why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",

@@ -1,10 +1,12 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
-import { Agent, fetch, type RequestInit, type Response } from 'undici';
+import { rootCertificates, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { Agent, buildConnector, fetch, type RequestInit, type Response } from 'undici';
 import { badRequest, HttpError } from '../core/errors.js';
 import { allowListOf, isAllowed } from './special-addresses.js';
 import { capDownload, DEFAULT_DOWNLOAD_CAP_BYTES } from './download-cap.js';
+import { normalisePin, spkiSha256 } from './spki-pin.js';
+import { safeEqual } from '../core/crypto.js';
 
 export interface OutboundPolicy {
   /** IPs/CIDRs an admin allowed although private or otherwise special. */
@@ -20,6 +22,11 @@ export interface OutboundPolicy {
   localAddress?: string;
   /** Most bytes of the response body read before the transfer is stopped (src/net/download-cap.ts); default 64 MiB. */
   maxBytes?: number;
+  /**
+   * The SHA-256 of the one certificate public key (SPKI) the server may present (a paired cluster peer): the
+   * chain is not checked against any CA, the key is; any other key ends the connection before a byte is sent.
+   */
+  pinnedSpkiSha256?: string;
 }
 
 /** A refused outbound request is the caller's configuration at fault: 400 with the reason. */
@@ -38,24 +45,25 @@ export class OutboundRefused extends HttpError {
 export async function outboundFetch(url: string, init: RequestInit = {}, policy: OutboundPolicy = {}): Promise<Response> {
   const allowList = allowListOf(policy.allowList ?? []);
   let target = parseTarget(url, policy);
-  const dispatcher = new Agent({
-    connect: {
-      // Node's `ca` replaces the default roots, so the public roots are passed along with the extra ones.
-      ...(policy.extraCa?.length ? { ca: [...rootCertificates, ...policy.extraCa] } : {}),
-      ...(policy.localAddress ? { localAddress: policy.localAddress } : {}),
-      lookup: (hostname, options, callback) => {
-        dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-          if (error) return callback(error, '', 4);
-          const list = addresses as unknown as LookupAddress[];
-          const refused = list.find((entry) => !isAllowed(entry.address, allowList));
-          if (refused) {
-            return callback(new OutboundRefused(`${hostname} resolves to ${refused.address}, a blocked address`), '', 4);
-          }
-          if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-          callback(null, list[0].address, list[0].family);
-        });
-      },
+  const connectOptions: ConnectionOptions = {
+    // Node's `ca` replaces the default roots, so the public roots are passed along with the extra ones.
+    ...(policy.extraCa?.length ? { ca: [...rootCertificates, ...policy.extraCa] } : {}),
+    ...(policy.localAddress ? { localAddress: policy.localAddress } : {}),
+    lookup: (hostname, options, callback) => {
+      dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+        if (error) return callback(error, '', 4);
+        const list = addresses as unknown as LookupAddress[];
+        const refused = list.find((entry) => !isAllowed(entry.address, allowList));
+        if (refused) {
+          return callback(new OutboundRefused(`${hostname} resolves to ${refused.address}, a blocked address`), '', 4);
+        }
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+        callback(null, list[0].address, list[0].family);
+      });
     },
+  };
+  const dispatcher = new Agent({
+    connect: policy.pinnedSpkiSha256 === undefined ? connectOptions : pinnedConnector(connectOptions, policy.pinnedSpkiSha256, (message) => new OutboundRefused(message)),
   });
   try {
     for (let hop = 0; ; hop++) {
@@ -94,4 +102,35 @@ function parseTarget(url: string, policy: OutboundPolicy): URL {
   if (parsed.protocol === 'https:') return parsed;
   if (parsed.protocol === 'http:' && policy.allowHttp) return parsed;
   throw new OutboundRefused(`${parsed.protocol}// is not allowed for outbound requests (https only)`);
+}
+
+/**
+ * An undici connector that completes the TLS handshake without a CA check and then accepts the socket only when
+ * the server's certificate carries the pinned key. Sessions are not resumed, so every connection shows its
+ * certificate again.
+ */
+function pinnedConnector(
+  options: ConnectionOptions,
+  pin: string,
+  refusal: (message: string) => Error,
+): buildConnector.connector {
+  const connect = buildConnector({ ...options, rejectUnauthorized: false, maxCachedSessions: 0 });
+  const wanted = normalisePin(pin);
+  return (target, callback) => {
+    connect(target, (error, socket) => {
+      if (error || !socket) return callback(error ?? refusal('no connection'), null);
+      let presented: string | null = null;
+      try {
+        const certificate = (socket as TLSSocket).getPeerX509Certificate?.();
+        presented = certificate ? spkiSha256(certificate) : null;
+      } catch {
+        presented = null;
+      }
+      if (presented === null || !safeEqual(presented, wanted)) {
+        socket.destroy();
+        return callback(refusal(`the certificate ${target.hostname}:${target.port} presented does not carry the pinned key (pinned ${wanted.slice(0, 16)}…, presented ${presented ? `${presented.slice(0, 16)}…` : 'none'})`), null);
+      }
+      callback(null, socket);
+    });
+  };
 }

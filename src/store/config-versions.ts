@@ -9,7 +9,8 @@ import { whenQuiet, type QuietWork } from './when-quiet.js';
 
 /** Why a version was recorded. */
 export type VersionSource =
-  | 'apply' | 'save' | 'restore' | 'import' | 'rollback' | 'pre-rollback' | 'commit-confirm' | 'objstore-import' | 'thirdparty-import';
+  | 'apply' | 'save' | 'restore' | 'import' | 'rollback' | 'pre-rollback' | 'commit-confirm' | 'objstore-import' | 'thirdparty-import'
+  | 'cluster-sync';
 
 export interface VersionRecord {
   version: number;

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../model/schema-helpers.js';
 import { INTERFACE_NAME_PATTERN } from '../../render/grammar.js';
+import { ConfigSyncStatus } from './sync-schema.js';
 
 export const CLUSTER_KINDS = { carp: 'cluster_carp', pfsync: 'cluster_pfsync', health: 'cluster_health', local: 'cluster_local' } as const;
 
@@ -67,4 +68,5 @@ export const ClusterStatus = Type.Object({
     errors: Type.Union([Type.Integer(), Type.Null()]), last_error: Type.Union([Type.String(), Type.Null()]),
   }), Type.Null()]),
   last_error: Type.Union([Type.String(), Type.Null()]),
+  config_sync: Type.Optional(ConfigSyncStatus),
 });

@@ -66,6 +66,8 @@ export class ClusterService {
   /** Priority adjustment, node-local: kept in the store of this node only (kind cluster_local). */
   private readonly checks = new Map<string, CheckState>();
   private started = false;
+  /** The configuration sync's part of the status (sync-service.ts), once that area is wired. */
+  private configSync: (() => ConfigData) | null = null;
 
   constructor(private readonly context: AppContext) {
     const { models } = context;
@@ -75,6 +77,10 @@ export class ClusterService {
     this.local = models.singleton({ kind: CLUSTER_KINDS.local, noun: 'cluster role', writeAccess: WRITE, schema: ClusterLocal });
     models.onChanged([CLUSTER_KINDS.carp, CLUSTER_KINDS.pfsync, CLUSTER_KINDS.local], () => this.apply());
     models.onChanged([CLUSTER_KINDS.health], () => this.restartChecks());
+  }
+
+  useConfigSync(status: () => ConfigData): void {
+    this.configSync = status;
   }
 
   role(): 'standalone' | 'primary' | 'secondary' {
@@ -131,11 +137,13 @@ export class ClusterService {
     const role = configured === 'standalone' || live.vrrp_state === null ? configured : live.vrrp_state === 'master' ? 'primary' : 'secondary';
     const sync = this.pfsyncView();
     const peer = typeof sync?.sync_peer === 'string' ? sync.sync_peer : null;
+    const configSync = this.configSync?.() ?? null;
     return {
       role, configured_role: configured, peer_reachable: peer ? await this.reachable(peer, 1) : null,
-      pfsync_state_count: live.state_sync?.external_entries ?? null, last_snapshot_hash: null,
+      pfsync_state_count: live.state_sync?.external_entries ?? null, last_snapshot_hash: (configSync?.local as { hash?: string } | null)?.hash ?? null,
       vrrp_state: live.vrrp_state, priority_adjustment: this.demotion(), failing_checks: this.failingChecks(),
       engine: live.engine, running: live.running, state_sync: live.state_sync, last_error: live.last_error,
+      ...(configSync ? { config_sync: configSync } : {}),
     };
   }
 

@@ -8,7 +8,7 @@ export const VersionRecordSchema = Type.Object({
   created_at: Type.String(),
   created_by: Type.String(),
   comment: Nullable(Type.String()),
-  source: Type.String({ description: 'apply, save, restore, import, rollback, pre-rollback, commit-confirm, objstore-import, thirdparty-import' }),
+  source: Type.String({ description: 'apply, save, restore, import, rollback, pre-rollback, commit-confirm, objstore-import, thirdparty-import, cluster-sync' }),
   applied: Type.Boolean(),
   applied_at: Nullable(Type.String()),
   rolled_back: Type.Boolean(),

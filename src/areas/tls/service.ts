@@ -189,6 +189,11 @@ export class ApiTlsService {
     return [{ id: 'api-tls', name: `API HTTPS certificate ${this.served.description.subject}`, expires_at: this.served.description.not_after, source: 'file' }];
   }
 
+  /** The certificate the HTTPS listener serves now (PEM, leaf first), or null without one: a cluster peer pins its key. */
+  servedCertificate(): string | null {
+    return this.served ? String(this.served.options.cert) : null;
+  }
+
   status(listening: AddressInfo | null) {
     const settings = this.settings.read();
     return {

@@ -1,0 +1,52 @@
+/**
+ * Configuration sync's refusals on one node (issue 39 item 3): before pairing every sync route answers 412 and the
+ * status says `unpaired`; pairing needs the HTTPS listener; the pairing call is taken over HTTPS only and with the
+ * open code; a pairing code is shown once with this node's certificate pin.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { adminApi } from './helpers/admin-api.js';
+import { freePort } from './helpers/free-port.js';
+import { startTestApp } from './helpers/app.js';
+import { adminHeaders } from './helpers/auth.js';
+
+const api = adminApi();
+
+test('an unpaired node: status unpaired, every sync route 412, no HTTPS listener means no pairing', async () => {
+  const status = await api.call('GET', '/api/v1/cluster/status');
+  assert.equal(status.status, 200);
+  assert.equal(status.body.config_sync.state, 'unpaired');
+  assert.deepEqual(await api.call('GET', '/api/v1/cluster/nodes').then((r) => r.body), []);
+  for (const [method, path] of [['GET', '/api/v1/cluster/snapshot'], ['GET', '/api/v1/cluster/snapshot/hash'], ['GET', '/api/v1/cluster/sync/state'], ['POST', '/api/v1/cluster/sync/push'], ['POST', '/api/v1/cluster/snapshot/force']] as const) {
+    const answer = await api.call(method, path);
+    assert.equal(answer.status, 412, `${method} ${path}: ${JSON.stringify(answer.body)}`);
+    assert.match(answer.body.error, /not paired/);
+  }
+  const put = await api.t.app.inject({ method: 'PUT', url: '/api/v1/cluster/snapshot', headers: api.headers, payload: {} });
+  assert.equal(put.statusCode, 412);
+  const code = await api.call('POST', '/api/v1/cluster/pairing-code');
+  assert.equal(code.status, 412, JSON.stringify(code.body));
+  assert.match(code.body.error, /--tls-listen/);
+});
+
+test('with HTTPS: the code is shown with the pin; the pairing call is refused over plain HTTP and with a wrong code', { timeout: 120_000 }, async () => {
+  const t = await startTestApp({ config: { tlsListen: { host: '127.0.0.1', port: await freePort() } } });
+  try {
+    const headers = await adminHeaders(t.app);
+    const opened = await t.app.inject({ method: 'POST', url: '/api/v1/cluster/pairing-code', headers });
+    assert.equal(opened.statusCode, 201, opened.body);
+    const { code, fingerprint } = opened.json();
+    assert.match(fingerprint, /^[0-9a-f]{64}$/);
+    const call = { code, name: 'node-a', port: 8443, fingerprint, key: 'bwk_x', pair_secret: 'a'.repeat(64) };
+    // inject is not a TLS connection: the code must never travel in clear.
+    const plain = await t.app.inject({ method: 'POST', url: '/api/v1/cluster/pairing', payload: call });
+    assert.equal(plain.statusCode, 403, plain.body);
+    assert.match(plain.json().error, /over HTTPS only/);
+    const missing = await t.app.inject({ method: 'POST', url: '/api/v1/cluster/pairing', payload: { ...call, pair_secret: 'short' } });
+    assert.equal(missing.statusCode, 400);
+    assert.match(missing.json().error, /pair_secret/);
+    assert.deepEqual((await t.app.inject({ url: '/api/v1/cluster/nodes', headers })).json(), []);
+  } finally {
+    await t.close();
+  }
+});

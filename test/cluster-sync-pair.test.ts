@@ -1,0 +1,301 @@
+/**
+ * Configuration sync between two Bulwark processes (issue 39 item 3), each with its own data directory and HTTPS
+ * listener on loopback (simulated platform: what is proven is the sync, not VRRP). Each node reaches the other
+ * through a TCP relay this test owns, so the test can cut the link between them.
+ *
+ * Pairing with a wrong pin or a wrong code fails; pairing with both works. A rule and a WireGuard tunnel applied
+ * on A are held and applied by B (same shared hash, a `cluster-sync` version on B), B's node-local sections (role,
+ * host name) stay its own; the tunnel's private key is never served in clear by either API nor on the wire, and
+ * opens with B's own sealing key. B's certificate changed (its CA re-created): A refuses to send, until the
+ * administrator pins the new key. The link cut and a change applied on each side: both report split-brain,
+ * nothing is overwritten, and the administrator's choice of a side resolves it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { Sealer, loadOrCreateKeyFile } from '../src/core/crypto.js';
+import { spkiSha256 } from '../src/net/spki-pin.js';
+import { generateKeyPair } from '../src/areas/vpn/wireguard.js';
+import { freePort } from './helpers/free-port.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Deadlines, not figures: starting from sources takes long on a loaded machine. */
+const START_DEADLINE_MS = 180_000;
+const SYNC_DEADLINE_MS = 60_000;
+
+interface Node {
+  name: string;
+  dir: string;
+  http: number;
+  https: number;
+  child: ChildProcess;
+  log: string;
+  headers: Record<string, string>;
+}
+
+/** A TCP relay to a node's HTTPS port, which the test can cut (every connection ended, no new ones) and restore. */
+class Relay {
+  port = 0;
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  constructor(private readonly target: number) {}
+
+  async open(): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = tcpConnect(this.target, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('error', () => undefined);
+        socket.on('close', () => this.sockets.delete(socket));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const socket of this.sockets) socket.destroy();
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const nodes: Node[] = [];
+const relays: Relay[] = [];
+let A: Node;
+let B: Node;
+let toA: Relay;
+let toB: Relay;
+
+async function startNode(name: string): Promise<Node> {
+  const dir = mkdtempSync(join(tmpdir(), `bulwark-hasync-${name}-`));
+  const http = await freePort();
+  const https = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--listen', `127.0.0.1:${http}`, '--tls-listen', `127.0.0.1:${https}`, '--data-dir', dir, '--log-level', 'warn'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const node: Node = { name, dir, http, https, child, log: '', headers: {} };
+  child.stdout!.on('data', (chunk: Buffer) => (node.log = (node.log + chunk.toString()).slice(-6000)));
+  child.stderr!.on('data', (chunk: Buffer) => (node.log = (node.log + chunk.toString()).slice(-6000)));
+  nodes.push(node);
+  return node;
+}
+
+async function signIn(node: Node): Promise<void> {
+  const base = `http://127.0.0.1:${node.http}`;
+  await until(`${node.name} answers`, async () => (await fetch(`${base}/api/v1/about`).catch(() => null)) !== null, START_DEADLINE_MS);
+  const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await post('/api/v1/auth/register', { username: 'admin', password: 'Adm1n-password!' });
+  const { access_token } = await (await post('/api/v1/auth/login', { username: 'admin', password: 'Adm1n-password!' })).json() as { access_token: string };
+  node.headers = { authorization: `Bearer ${access_token}` };
+}
+
+async function call(node: Node, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+  const response = await fetch(`http://127.0.0.1:${node.http}${path}`, {
+    method, headers: { ...node.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // a text answer
+  }
+  return { status: response.status, body: parsed, text };
+}
+
+async function ok(node: Node, method: string, path: string, body?: unknown, expected = 200): Promise<any> {
+  const answer = await call(node, method, path, body);
+  assert.equal(answer.status, expected, `${node.name}: ${method} ${path} → ${answer.status} ${answer.text}\n${node.log}`);
+  return answer.body;
+}
+
+async function until(what: string, check: () => Promise<boolean>, deadlineMs = SYNC_DEADLINE_MS): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${deadlineMs / 1000} s\nA: ${A?.log}\nB: ${B?.log}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+const syncStatus = async (node: Node) => (await ok(node, 'GET', '/api/v1/cluster/status')).config_sync;
+const ruleIds = async (node: Node): Promise<string[]> => (await ok(node, 'GET', '/api/v1/rules?limit=1000')).map((rule: { id: string }) => rule.id);
+
+/** The key (SPKI) pin of the certificate a node's HTTPS listener serves now. */
+function servedPin(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const pin = spkiSha256(socket.getPeerX509Certificate()!);
+      socket.end();
+      resolve(pin);
+    });
+    socket.once('error', reject);
+  });
+}
+
+before(async () => {
+  [A, B] = await Promise.all([startNode('a'), startNode('b')]);
+  await Promise.all([signIn(A), signIn(B)]);
+  toA = new Relay(A.https);
+  toB = new Relay(B.https);
+  relays.push(toA, toB);
+  await toA.open();
+  await toB.open();
+  await ok(A, 'PUT', '/api/v1/system/general', { hostname: 'node-a' });
+  await ok(B, 'PUT', '/api/v1/system/general', { hostname: 'node-b' });
+  await ok(A, 'PUT', '/api/v1/cluster/role', { role: 'primary' });
+  await ok(B, 'PUT', '/api/v1/cluster/role', { role: 'secondary' });
+  await ok(A, 'POST', '/api/v1/reload');
+  await ok(B, 'POST', '/api/v1/reload');
+}, { timeout: 240_000 });
+
+after(async () => {
+  for (const relay of relays) await relay.cut();
+  for (const node of nodes) {
+    if (node.child.exitCode === null) {
+      const exited = new Promise((resolve) => node.child.once('exit', resolve));
+      node.child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(node.dir, { recursive: true, force: true });
+  }
+});
+
+let peerOnA = '';
+let peerOnB = '';
+let tunnelKey = '';
+
+// Node 20 counts the file's before hook (both nodes starting from sources) into the first test's time.
+test('pairing: a wrong pin is refused before the code is sent, a wrong code is refused, the right pin and code pair both nodes', { timeout: 300_000 }, async () => {
+  const code = await ok(B, 'POST', '/api/v1/cluster/pairing-code', undefined, 201);
+  assert.match(code.code, /^bwpair_[0-9a-f]{32}$/);
+  assert.equal(code.fingerprint, await servedPin(B.https), "the pin shown is the key B's HTTPS listener serves");
+  const pair = (fingerprint: string, pairingCode: string) => call(A, 'POST', '/api/v1/cluster/nodes', { name: 'node-b', address: '127.0.0.1', port: toB.port, fingerprint, pairing_code: pairingCode });
+  const wrongPin = await pair('ab'.repeat(32), code.code);
+  assert.equal(wrongPin.status, 400, wrongPin.text);
+  assert.match(wrongPin.body.error, /body\.fingerprint: .*pinned key/);
+  const wrongCode = await pair(code.fingerprint, 'bwpair_00000000000000000000000000000000');
+  assert.equal(wrongCode.status, 400, wrongCode.text);
+  assert.match(wrongCode.body.error, /body\.pairing_code: the peer refused it: wrong pairing code/);
+  assert.deepEqual(await ok(A, 'GET', '/api/v1/cluster/nodes'), [], 'nothing recorded by refused pairings');
+  const paired = await pair(code.fingerprint, code.code);
+  assert.equal(paired.status, 201, paired.text);
+  peerOnA = paired.body.id;
+  assert.equal(paired.body.fingerprint, code.fingerprint);
+  const again = await pair(code.fingerprint, code.code);
+  assert.equal(again.status, 409, 'one peer per node');
+  const [onB] = await ok(B, 'GET', '/api/v1/cluster/nodes');
+  peerOnB = onB.id;
+  assert.equal(onB.address, '127.0.0.1', 'B recorded A at the address the pairing call came from');
+  assert.equal(onB.port, A.https);
+  assert.equal(onB.fingerprint, await servedPin(A.https), "B pins the key A's HTTPS listener serves");
+  // B reaches A through the test's relay (as an administrator sets a NATed port).
+  await ok(B, 'PUT', `/api/v1/cluster/nodes/${peerOnB}`, { port: toA.port });
+  const keys = await ok(A, 'GET', '/api/v1/auth/api-keys');
+  const listed = (Array.isArray(keys) ? keys : keys.keys ?? keys.items) as { name: string; permissions: string[] }[];
+  const peerKey = listed.find((key) => key.name.startsWith('cluster-peer:'));
+  assert.deepEqual(peerKey?.permissions, ['ha:manage'], 'A holds the key B presents to it: ha:manage only');
+});
+
+test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 60_000 }, async () => {
+  const rule = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2323, quick: true, description: 'synced to B' }, 201);
+  const pair = generateKeyPair();
+  tunnelKey = pair.private_key;
+  const tunnel = await ok(A, 'POST', '/api/v1/vpn/wg', { name: 'pairvpn', listen_port: 51830, address: '10.39.0.1/24', private_key: tunnelKey }, 201);
+  const started = performance.now();
+  await ok(A, 'POST', '/api/v1/reload');
+  await until('B holds the rule', async () => (await ruleIds(B)).includes(rule.id));
+  const latencyMs = performance.now() - started;
+  await until('both report in_sync with the same hash', async () => {
+    const [a, b] = [await syncStatus(A), await syncStatus(B)];
+    return a.state === 'in_sync' && b.state === 'in_sync' && a.local.hash === b.local.hash && a.local.seq === b.local.seq;
+  });
+  const a = await syncStatus(A);
+  assert.equal(a.last_push.ok, true);
+  assert.equal(await (await call(A, 'GET', '/api/v1/cluster/snapshot/hash')).text, await (await call(B, 'GET', '/api/v1/cluster/snapshot/hash')).text);
+  const history = await ok(B, 'GET', '/api/v1/config/history?limit=5');
+  assert.equal(history[0].source, 'cluster-sync', 'B applied it through its own apply path and recorded a version');
+  assert.equal(history[0].version, a.last_push.peer_version, "A recorded the version B answered");
+  const onB = await ok(B, 'GET', `/api/v1/vpn/wg/${tunnel.id}`);
+  assert.equal(onB.public_key, pair.public_key);
+  // Node-local sections stay each node's own.
+  assert.equal((await ok(B, 'GET', '/api/v1/cluster/role')).role, 'secondary');
+  assert.equal((await ok(B, 'GET', '/api/v1/system/general')).hostname, 'node-b');
+  // The secret: never in clear from either API, nor on the wire; at rest on B sealed with B's own key, and it opens.
+  for (const node of [A, B]) {
+    for (const path of [`/api/v1/vpn/wg/${tunnel.id}`, '/api/v1/cluster/snapshot', '/api/v1/cluster/status', `/api/v1/config/version?version=${(await ok(node, 'GET', '/api/v1/config/version')).version}`]) {
+      const answer = await call(node, 'GET', path);
+      assert.equal(answer.status, 200, `${node.name} ${path}: ${answer.text}`);
+      assert.ok(!answer.text.includes(tunnelKey), `${node.name} ${path} serves the private key in clear`);
+    }
+  }
+  const db = new Database(join(B.dir, 'bulwark.db'), { readonly: true });
+  const row = db.prepare('SELECT data FROM config_objects WHERE id = ?').get(tunnel.id) as { data: string };
+  db.close();
+  const sealed = JSON.parse(row.data).private_key as string;
+  assert.ok(Sealer.isSealed(sealed), 'sealed at rest on B');
+  assert.equal(new Sealer(loadOrCreateKeyFile(join(B.dir, 'secrets.key'))).open(sealed), tunnelKey, "and usable: it opens with B's own key");
+  console.log(`# figure: rule applied on A held by B ${Math.round(latencyMs)} ms after A's reload answered; push took ${a.last_push.ms} ms`);
+});
+
+test("B's certificate changed: A refuses to send until the administrator pins the new key", { timeout: 120_000 }, async () => {
+  const before = await servedPin(B.https);
+  await ok(B, 'POST', '/api/v1/ca', {}, 201);
+  await until("B serves a new certificate key", async () => (await servedPin(B.https)) !== before);
+  const rule = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2424, quick: true, description: 'after the certificate changed' }, 201);
+  await ok(A, 'POST', '/api/v1/reload');
+  const pushed = await call(A, 'POST', '/api/v1/cluster/sync/push');
+  assert.equal(pushed.status, 502, pushed.text);
+  assert.match(pushed.body.error, /does not carry the pinned key/);
+  const status = await syncStatus(A);
+  assert.equal(status.last_push.ok, false);
+  assert.match(status.last_error, /pinned key/);
+  assert.ok(!(await ruleIds(B)).includes(rule.id), 'nothing reached B');
+  await ok(A, 'PUT', `/api/v1/cluster/nodes/${peerOnA}`, { fingerprint: await servedPin(B.https) });
+  const repinned = await ok(A, 'POST', '/api/v1/cluster/sync/push');
+  assert.equal(repinned.ok, true);
+  assert.ok((await ruleIds(B)).includes(rule.id));
+});
+
+test('a snapshot from anyone but the paired peer is refused', { timeout: 30_000 }, async () => {
+  const snapshot = await ok(A, 'GET', '/api/v1/cluster/snapshot');
+  const byAdmin = await call(B, 'PUT', '/api/v1/cluster/snapshot', snapshot);
+  assert.equal(byAdmin.status, 403, 'an administrator (ha:manage) is not the peer');
+});
+
+test('the link cut and a change on each side: split-brain on both, nothing overwritten; choosing a side resolves it', { timeout: 150_000 }, async () => {
+  await toA.cut();
+  await toB.cut();
+  const onA = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2525, quick: true, description: 'made on A while apart' }, 201);
+  await ok(A, 'POST', '/api/v1/reload');
+  await until('A reports the peer unreachable', async () => (await syncStatus(A)).state === 'unreachable');
+  const onB = await ok(B, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2626, quick: true, description: 'made on B while apart' }, 201);
+  await ok(B, 'POST', '/api/v1/reload');
+  await toA.open();
+  await toB.open();
+  const pushed = await call(A, 'POST', '/api/v1/cluster/sync/push');
+  assert.equal(pushed.status, 502, pushed.text);
+  assert.match(pushed.body.error, /split-brain/);
+  await until('both report split-brain', async () => (await syncStatus(A)).state === 'split_brain' && (await syncStatus(B)).state === 'split_brain');
+  const reported = await syncStatus(B);
+  assert.ok(reported.split_brain.local_head && reported.split_brain.peer_head);
+  const rulesOnB = await ruleIds(B);
+  assert.ok(rulesOnB.includes(onB.id) && !rulesOnB.includes(onA.id), "B's change is not silently overwritten");
+  assert.ok(!(await ruleIds(A)).includes(onB.id));
+  // The administrator keeps A's side, from B.
+  const resolved = await ok(B, 'POST', '/api/v1/cluster/sync/resolve', { keep: 'peer' });
+  assert.equal(resolved.kept, 'peer');
+  const after = await ruleIds(B);
+  assert.ok(after.includes(onA.id) && !after.includes(onB.id), "B now holds A's configuration");
+  await ok(A, 'POST', '/api/v1/cluster/sync/push');
+  await until('both in sync again', async () => (await syncStatus(A)).state === 'in_sync' && (await syncStatus(B)).state === 'in_sync');
+  assert.equal((await syncStatus(A)).split_brain, null);
+});
