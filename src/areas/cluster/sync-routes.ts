@@ -14,7 +14,7 @@ import type { ClusterService } from './service.js';
 import { ClusterSync } from './sync-service.js';
 import {
   ClusterNode, NodePatch, NodeSyncStateSchema, PairBody, PairingCallAnswer, PairingCallBody, PairingCodeAnswer, PushAnswer,
-  ReceiveAnswerSchema, ResolveAnswer, ResolveBody, SnapshotAnswer,
+  ResolveAnswer, ResolveBody, SnapshotAnswer,
 } from './sync-schema.js';
 import type { PairBody as PairInput, PairingCall } from './sync-pairing.js';
 
@@ -107,14 +107,17 @@ export function createClusterSyncArea(context: AppContext, deps: { config: Confi
     },
     {
       method: 'PUT', path: '/api/v1/cluster/snapshot', access: ACCESS, tags: TAGS, bodyLimit: IMPORT_BODY_LIMIT,
-      summary: "The peer's snapshot (its key only): applied through the normal apply path when it extends this node's history; answers the version recorded and the hash held",
+      summary: "The peer's snapshot (its key only): applied through the normal apply path when it extends this node's history (204, wire-format §10); the sender reads the hash held back from /cluster/sync/state",
       schema: {
         response: {
-          200: ReceiveAnswerSchema, 400: ErrorAnswer('not made by the peer (HMAC), malformed, or refused by the model'), 403: ErrorAnswer('not the paired peer\'s key'),
+          204: NoContent('Applied, or already held'), 400: ErrorAnswer('not made by the peer (HMAC), malformed, or refused by the model'), 403: ErrorAnswer('not the paired peer\'s key'),
           409: ErrorAnswer('split-brain, older than what this node holds, this node is the primary, or an applier refused it'), 412: NotPaired,
         },
       },
-      handler: (request) => sync.receive(request.body, request.identity),
+      handler: async (request, reply) => {
+        await sync.receive(request.body, request.identity);
+        return reply.status(204).send();
+      },
     },
     {
       method: 'POST', path: '/api/v1/cluster/snapshot/force', access: ACCESS, tags: TAGS,

@@ -70,15 +70,6 @@ export const NodeSyncStateSchema = Type.Object({
   chain: Type.Array(ChainEntry),
 });
 
-export const ReceiveAnswerSchema = Type.Object({
-  applied: Type.Boolean({ description: 'false: this node held the version already' }),
-  version: Type.Union([Type.Integer(), Type.Null()], { description: 'the version this node recorded' }),
-  hash: Type.String(),
-  seq: Type.Integer(),
-  link: Type.String(),
-  appliers: Type.Array(Type.Object({ name: Type.String(), ok: Type.Boolean(), ms: Type.Number() })),
-});
-
 export const ResolveBody = Type.Object({
   keep: StringEnum(['local', 'peer'], { description: 'local: this node\'s configuration goes to the peer; peer: the peer\'s is applied here' }),
 }, { additionalProperties: false });

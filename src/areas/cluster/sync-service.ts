@@ -158,7 +158,9 @@ export class ClusterSync {
     const head = chain.at(-1)!;
     let outcome: SyncOutcome;
     try {
-      const answer = await peerRequest(this.context.store, this.target(peer), 'PUT', '/api/v1/cluster/snapshot', snapshot) as ReceiveAnswer;
+      await peerRequest(this.context.store, this.target(peer), 'PUT', '/api/v1/cluster/snapshot', snapshot);
+      // The peer's answer is 204 (wire-format §10): what it holds afterwards is read back, so a success it merely claims is caught.
+      const answer = await peerRequest(this.context.store, this.target(peer), 'GET', '/api/v1/cluster/sync/state') as NodeSyncState;
       const holds = answer?.hash === head.hash;
       outcome = { at, ok: holds, seq: head.seq, hash: head.hash, peer_version: answer?.version ?? null, ms: Math.round(performance.now() - started), error: holds ? null : `the peer answered success but holds ${String(answer?.hash)}, not ${head.hash}` };
       this.state.updateState({ last_push: outcome, reachable: true, last_seen: at, last_error: outcome.error, peer_head: holds ? head : null, ...(holds ? { relation: 'same' as const, split_brain: null } : {}) });
