@@ -35,19 +35,57 @@ export interface NftTable {
   chains: NftChain[];
 }
 
-/** The script that replaces the whole table in one transaction: declare it (so delete cannot fail), delete it, declare it full. */
-export function renderFullLoad(table: NftTable, trailer: readonly string[] = []): string {
-  const head = [
-    '#!/usr/sbin/nft -f',
-    `# Bulwark ruleset (generated; do not edit). Touches only table inet ${NFT_TABLE}, replaced in one transaction.`,
-    `table inet ${NFT_TABLE}`,
-    `delete table inet ${NFT_TABLE}`,
-    '',
-    `table inet ${NFT_TABLE} {`,
-  ];
-  const counters = (table.counters ?? []).flatMap((name) => [`\tcounter ${name} {`, '\t}']);
+/** An object of the table as the kernel lists it (`chain in_3`, `set alias_web_v4`, `counter rule_x`, `ct helper h`). */
+export interface NftObjectName {
+  kind: string;
+  name: string;
+}
+
+/**
+ * The script that replaces the whole table in one transaction. Without `present`, self-contained (the boot
+ * file, previews, checks): declare the table (so delete cannot fail), delete it, declare it full — every counter
+ * starts from zero. With `present` (the objects the kernel's table holds now, nft-listing.ts), the table stays:
+ * every rule goes (`flush table`), every chain, set and other object goes except the counter objects the new
+ * table declares again, which keep what they counted; then the table is declared full. One transaction either way:
+ * no moment holds a half-loaded table.
+ */
+export function renderFullLoad(table: NftTable, trailer: readonly string[] = [], present?: readonly NftObjectName[]): string {
+  const counterNames = table.counters ?? [];
+  const head = present
+    ? [
+      '#!/usr/sbin/nft -f',
+      `# Bulwark ruleset (generated; do not edit). Touches only table inet ${NFT_TABLE}, replaced in one transaction; its counters stay.`,
+      `table inet ${NFT_TABLE}`,
+      `flush table inet ${NFT_TABLE}`,
+      ...objectsToDelete(present, new Set(counterNames)).map((object) => `delete ${object.kind} inet ${NFT_TABLE} ${object.name}`),
+      '',
+      `table inet ${NFT_TABLE} {`,
+    ]
+    : [
+      '#!/usr/sbin/nft -f',
+      `# Bulwark ruleset (generated; do not edit). Touches only table inet ${NFT_TABLE}, replaced in one transaction.`,
+      `table inet ${NFT_TABLE}`,
+      `delete table inet ${NFT_TABLE}`,
+      '',
+      `table inet ${NFT_TABLE} {`,
+    ];
+  const counters = counterNames.flatMap((name) => [`\tcounter ${name} {`, '\t}']);
   const body = [...counters, ...loadOrder(table).map((object) => rendered(object).text)];
   return `${[...head, ...body, '}', ...trailer].join('\n')}\n`;
+}
+
+/**
+ * What a full load that keeps the table deletes, once the flush has left no rule to refer to anything: sets and
+ * maps first (a map's verdicts may name a chain, its elements a counter), then chains, then flowtables and the
+ * other objects, of the counters those the new table does not declare (deleted rules: their counts go with them).
+ * Every chain and set is declared again from scratch, so a changed hook, priority or set type loads as it would
+ * into a new table.
+ */
+function objectsToDelete(present: readonly NftObjectName[], keptCounters: ReadonlySet<string>): NftObjectName[] {
+  const rank = (kind: string) => (kind === 'set' || kind === 'map' ? 0 : kind === 'chain' ? 1 : 2);
+  return present
+    .filter((object) => !(object.kind === 'counter' && keptCounters.has(object.name)))
+    .sort((a, b) => rank(a.kind) - rank(b.kind));
 }
 
 /**

@@ -3,7 +3,8 @@ import { NOT_RUNNABLE, runCommand, type CommandResult } from '../exec.js';
 import { NftSession } from './nft-session.js';
 import { summariseRefusal } from '../tool-refusal.js';
 import { wrongDialect, type ApplyResult, type PacketFilter, type ReadBackResult, type RuleCounter, type RulesetText } from '../packet-filter.js';
-import { canonicalNftState, parseNftRuleCounters } from './nft-listing.js';
+import { canonicalNftState, parseNftRuleCounters, parseNftTableObjects } from './nft-listing.js';
+import type { NftObjectName } from '../../compile/nft-table.js';
 import { NFT_TABLE } from '../../compile/compiled.js';
 import { scheduleCtMark, type ScheduleEdge } from '../../compile/schedule-edges.js';
 import { cutStartedFlows } from './conntrack-cut.js';
@@ -104,6 +105,18 @@ export class NftablesPacketFilter implements PacketFilter {
     if (result.code === NOT_RUNNABLE) return { ok: false, message: message(result) };
     if (result.code === 0) return { ok: true, text: result.stdout };
     return /No such file or directory/.test(result.stderr) ? { ok: true, text: '' } : { ok: false, message: message(result).split('\n')[0].slice(0, 200) };
+  }
+
+  /**
+   * The table's objects by kind and name, for a full load that keeps its counter objects (renderFullLoad), through
+   * the CLI: the terse, stateless listing (no set elements, no counter values). nft (1.0.6) reads every rule for any
+   * listing of objects (`list counters` costs as much), so the whole table it is, in one run. No table: none. A failed
+   * listing: undefined (the full load then replaces the table whole).
+   */
+  async tableObjects(): Promise<NftObjectName[] | undefined> {
+    const result = await runCommand(this.nft, ['-s', '-t', 'list', 'table', 'inet', NFT_TABLE]);
+    if (result.code === 0) return parseNftTableObjects(result.stdout, NFT_TABLE);
+    return /No such file or directory/.test(result.stderr) ? [] : undefined;
   }
 
   /**
