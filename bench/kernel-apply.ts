@@ -39,7 +39,7 @@ export async function benchKernelApply(rules: readonly WithId<RuleData>[], alias
   const server = await startServer({ platform: { ...simulated, packetFilter } });
   const client = await timedClient();
   const nft = (...args: string[]) => {
-    const result = spawnSync('ip', ['netns', 'exec', namespace, 'nft', ...args], { encoding: 'utf8' });
+    const result = spawnSync('ip', ['netns', 'exec', namespace, 'nft', ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     if (result.status !== 0) throw new Error(result.stderr.slice(0, 500));
     return result.stdout;
   };
