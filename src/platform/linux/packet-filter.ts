@@ -19,9 +19,10 @@ const refusal = (stage: 'check' | 'apply', result: CommandResult, ruleset: Rules
 
 /**
  * nftables through the `nft` tool with argument arrays: `nft -c -f -` validates (checks and previews only),
- * `nft -f -` loads a script in one kernel transaction — the full load replacing `table inet bulwark`, or a delta
- * changing parts of it — and is its own check: a refused script changes nothing. `nft -s list table` reads the
- * table back for drift, `nft -j list counters` reads the rules' counters. Loads go through a long-lived libnftables
+ * `nft -f -` loads a script in one kernel transaction — the full load replacing what `table inet bulwark` holds
+ * (its objects listed first, `nft -s -t list table`, so its counters stay), or a delta changing parts of it — and
+ * is its own check: a refused script changes nothing. `nft -s list table` reads the table back for drift,
+ * `nft -j list counters` reads the counters (the rules' and the status's traffic counters). Loads go through a long-lived libnftables
  * session when one is given and available (nft-session.ts: the same scripts, without a process and a netlink
  * socket per load), through the CLI otherwise. Listings stay with the CLI: they fill a context's cache with every
  * rule, and the load after one in the same context paid 30 ms to drop that cache again.
