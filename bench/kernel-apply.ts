@@ -134,6 +134,8 @@ export async function benchKernelApply(rules: readonly WithId<RuleData>[], alias
     // `atOnce`: the reload is sent as soon as the edit is answered, before the server compiles ahead (20 ms after
     // writes pause); otherwise after the read-back of the last load, as an administrator applies after editing.
     const rounds = async (count: number, change: (i: number) => Promise<void>, atOnce = false) => {
+      // A fresh access token for each kind: on a loaded machine the rounds before outlast one.
+      Object.assign(auth, await adminBearer(server.url));
       const api: number[] = [];
       const bare: number[] = [];
       const modes = new Set<string>();
