@@ -14,6 +14,7 @@ import { SimulatedTraffic } from '../src/platform/simulated/traffic.js';
 import { parseConntrack } from '../src/platform/linux/conntrack.js';
 import type { ConnectionTable, Flow, TrafficSource } from '../src/platform/connections.js';
 import { fmt, percentile } from './harness.js';
+import { MAX_STREAMS_PER_ACCOUNT } from '../src/live/stream-registry.js';
 
 /**
  * The dashboard at scale: CPU of one tick with 100,000 states and 64 sockets (target < 25 ms), frame bytes of
@@ -75,9 +76,23 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
   fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 await post('/api/v1/auth/register', { username: 'admin', password: 'Bench-password1' });
 const { access_token } = (await (await post('/api/v1/auth/login', { username: 'admin', password: 'Bench-password1' })).json()) as { access_token: string };
+/**
+ * Tickets for n sockets: an account holds at most MAX_STREAMS_PER_ACCOUNT open streams (429 beyond), so the sockets
+ * are spread over as many administrator accounts as they need (created once, then reused).
+ */
+const bearers = [access_token];
 const tickets = async (n: number) => {
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(((await (await post('/api/v1/auth/ws-ticket', {}, { authorization: `Bearer ${access_token}` })).json()) as { ticket: string }).ticket);
+  for (let i = 0; i < n; i++) {
+    const account = Math.floor(i / MAX_STREAMS_PER_ACCOUNT);
+    while (bearers.length <= account) {
+      const username = `bench${bearers.length}`;
+      const created = await post('/api/v1/auth/users', { username, password: 'Bench-password1', role: 'admin' }, { authorization: `Bearer ${access_token}` });
+      if (created.status !== 201) throw new Error(`bench account: ${created.status} ${await created.text()}`);
+      bearers.push(((await (await post('/api/v1/auth/login', { username, password: 'Bench-password1' })).json()) as { access_token: string }).access_token);
+    }
+    out.push(((await (await post('/api/v1/auth/ws-ticket', {}, { authorization: `Bearer ${bearers[account]}` })).json()) as { ticket: string }).ticket);
+  }
   return out;
 };
 

@@ -6,6 +6,7 @@ import type { AliasData, RuleData, WithId } from '../src/compile/firewall-types.
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../src/platform/linux/packet-filter.js';
 import { NftSession } from '../src/platform/linux/nft-session.js';
+import { nftablesStatus } from '../src/platform/linux/nft-status.js';
 import type { PacketFilterService } from '../src/areas/packet-filter/service.js';
 import { nftDelta } from '../src/compile/nft-delta.js';
 import { renderFullLoad, type NftTable } from '../src/compile/nft-table.js';
@@ -38,7 +39,7 @@ export async function benchKernelApply(rules: readonly WithId<RuleData>[], alias
   const server = await startServer({ platform: { ...simulated, packetFilter } });
   const client = await timedClient();
   const nft = (...args: string[]) => {
-    const result = spawnSync('ip', ['netns', 'exec', namespace, 'nft', ...args], { encoding: 'utf8' });
+    const result = spawnSync('ip', ['netns', 'exec', namespace, 'nft', ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     if (result.status !== 0) throw new Error(result.stderr.slice(0, 500));
     return result.stdout;
   };
@@ -87,6 +88,35 @@ export async function benchKernelApply(rules: readonly WithId<RuleData>[], alias
     }
     console.log(`POST /reload, ${rules.length} rules / ${aliases.length + 1} aliases, whole table (${[...modes].join(',')}): ${fmt(median(full))} ms = ${fmt(median(full) / median(bare), 2)}x (target <= 1.1x)   baseline bare nft -f of the same ${(text.length / 1e6).toFixed(1)} MB: ${fmt(median(bare))} ms`);
 
+    // The same with the table in place (drift: a chain added by hand), as after a restart or a large change: the
+    // full load lists the table's objects and keeps its counters (renderFullLoad with the objects present).
+    const kept: number[] = [];
+    const keptModes = new Set<string>();
+    for (let round = 0; round < 3; round++) {
+      nft('add', 'chain', 'inet', 'bulwark', `bench_stray_${round}`);
+      await settle();
+      const timed = await reload();
+      kept.push(timed.ms);
+      keptModes.add(timed.mode);
+      await settle();
+    }
+    console.log(`POST /reload, whole table over the loaded one (${[...keptModes].join(',')}; its objects listed, counters kept): ${fmt(median(kept))} ms = ${fmt(median(kept) / median(bare), 2)}x   baseline bare nft -f of the same text: ${fmt(median(bare))} ms`);
+
+    // GET /status and each dashboard tick read the packet filter's status: the whole table's JSON before (the
+    // baseline, as it was read), the counter objects now (a new driver each round: no listing shared).
+    const statusNow: number[] = [];
+    const statusBefore: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      let start = performance.now();
+      JSON.parse(nft('-j', 'list', 'table', 'inet', 'bulwark'));
+      statusBefore.push(performance.now() - start);
+      start = performance.now();
+      const status = await nftablesStatus(new NftablesPacketFilter(async () => { throw new Error('unused'); }, join(dir, 'nft')));
+      statusNow.push(performance.now() - start);
+      if (!status.running) throw new Error(`status: ${status.error}`);
+    }
+    console.log(`packet-filter status (GET /status, dashboard tick) at ${rules.length} rules: ${fmt(median(statusNow))} ms (nft -j list counters)   baseline the whole table's JSON listed and parsed, as before: ${fmt(median(statusBefore))} ms`);
+
     // Each round: the change through the API, POST /reload timed; then the same delta script (the tables before
     // and after) timed bare, undone bare and redone bare, so the kernel ends where Bulwark left it.
     const table = () => service.compile(service.storedSnapshot()).nft!;
@@ -104,6 +134,8 @@ export async function benchKernelApply(rules: readonly WithId<RuleData>[], alias
     // `atOnce`: the reload is sent as soon as the edit is answered, before the server compiles ahead (20 ms after
     // writes pause); otherwise after the read-back of the last load, as an administrator applies after editing.
     const rounds = async (count: number, change: (i: number) => Promise<void>, atOnce = false) => {
+      // A fresh access token for each kind: on a loaded machine the rounds before outlast one.
+      Object.assign(auth, await adminBearer(server.url));
       const api: number[] = [];
       const bare: number[] = [];
       const modes = new Set<string>();

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nftDelta } from '../src/compile/nft-delta.js';
-import type { NftTable } from '../src/compile/nft-table.js';
-import { canonicalNftState } from '../src/platform/linux/nft-listing.js';
+import { renderFullLoad, type NftTable } from '../src/compile/nft-table.js';
+import { canonicalNftState, parseNftTableObjects } from '../src/platform/linux/nft-listing.js';
 
 const base = (extra: Partial<NftTable> = {}): NftTable => ({
   sets: [{ name: 'alias_web_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.0.0.0/24', '10.0.1.0/24'] }],
@@ -115,4 +115,47 @@ test('counter objects: a delta adds those of new rules first and leaves the othe
   ], 'rule_b is not deleted: a rule disabled or out of its schedule may come back, and its count with it');
   assert.deepEqual(delta.touched, ['counter rule_c', 'chain in_a']);
   assert.equal(nftDelta(before, base({ counters: before.counters }))!.script, '', 'the same counters: nothing to load');
+});
+
+test('a full load given the objects the kernel holds keeps the table, its counters, sets declared alike and regular chains; deletes every other object, in one script', () => {
+  const table = base({
+    counters: ['traffic_in', 'rule_a'],
+    sets: [...base().sets, { name: 'alias_db_v4', declaration: ['type ipv4_addr', 'flags interval'], elements: ['10.9.0.0/16'] }],
+    chains: [...base().chains, { name: 'in_b', rules: ['udp dport 53 accept'] }],
+  });
+  const listing = [
+    'table inet other {', '\tchain elsewhere {', '\t}', '}',
+    'table inet bulwark {', '\tcounter traffic_in {', '\t}', '\tcounter rule_a {', '\t}', '\tcounter rule_gone {', '\t}',
+    '\tchain in_a {', '\t\ttcp dport 22 counter name "rule_a" accept comment "rule a"', '\t}', '',
+    '\tchain in_b {', '\t\ttype filter hook input priority filter; policy accept;', '\t}',
+    '\tchain filter_in {', '\t\ttype filter hook prerouting priority dstnat + 10; policy accept;', '\t}',
+    '\tset alias_web_v4 {', '\t\ttype ipv4_addr', '\t\tflags interval', '\t}', '\tset alias_db_v4 {', '\t\ttype ipv4_addr', '\t}',
+    '\tmap stray_map {', '\t\ttype ipv4_addr : verdict', '\t}',
+    '\tquota stray_quota {', '\t\tover 10 mbytes', '\t}', '\tct helper ftp {', '\t\ttype "ftp" protocol tcp', '\t}', '}', '',
+  ].join('\n');
+  const present = parseNftTableObjects(listing)!;
+  assert.deepEqual(present.map((o) => `${o.kind} ${o.name}`), [
+    'counter traffic_in', 'counter rule_a', 'counter rule_gone', 'chain in_a', 'chain in_b', 'chain filter_in', 'set alias_web_v4', 'set alias_db_v4',
+    'map stray_map', 'quota stray_quota', 'ct helper ftp',
+  ], 'only objects of table inet bulwark');
+  assert.deepEqual(present.find((o) => o.name === 'alias_web_v4')?.declaration, ['type ipv4_addr', 'flags interval']);
+  const script = renderFullLoad(table, [], present).split('\n');
+  const declared = script.indexOf('table inet bulwark {');
+  assert.deepEqual(script.slice(2, declared), [
+    'table inet bulwark',
+    'flush table inet bulwark',
+    'flush set inet bulwark alias_web_v4',
+    'delete set inet bulwark alias_db_v4',
+    'delete map inet bulwark stray_map',
+    'delete chain inet bulwark in_b',
+    'delete chain inet bulwark filter_in',
+    'delete counter inet bulwark rule_gone',
+    'delete quota inet bulwark stray_quota',
+    'delete ct helper inet bulwark ftp',
+    '',
+  ], 'no delete table: counters traffic_in and rule_a, the set declared alike (emptied) and the regular chain in_a stay; a set declared otherwise, a chain with a hook and the rest go');
+  assert.deepEqual(script.slice(declared), renderFullLoad(table).split('\n').slice(5), 'then the same declarations as the self-contained load');
+  assert.match(renderFullLoad(table), /^table inet bulwark\ndelete table inet bulwark$/m, 'without a listing: replaced whole, as before');
+  assert.equal(parseNftTableObjects('table inet bulwark {\n\tchain "odd name" {\n\t}\n}\n'), undefined, 'a name it cannot write bare: no listing, the table is replaced whole');
+  assert.deepEqual(parseNftTableObjects(''), [], 'no table: nothing to delete');
 });

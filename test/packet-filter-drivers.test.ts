@@ -11,6 +11,7 @@ import { createFreebsdPlatform } from '../src/platform/freebsd/index.js';
 import { parsePfRuleCounters } from '../src/platform/freebsd/packet-filter.js';
 import { parseIfconfigAddresses, parsePfStates } from '../src/platform/freebsd/pf-states.js';
 import { NftablesPacketFilter } from '../src/platform/linux/packet-filter.js';
+import { nftablesStatus } from '../src/platform/linux/nft-status.js';
 import { crossingsOf, parseTrackedFlows } from '../src/platform/linux/conntrack-cut.js';
 import { scheduleEdge } from '../src/compile/schedule-edges.js';
 import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
@@ -500,6 +501,32 @@ test('linux: one nft -f per load (no separate check), applies atomically, leaves
     assert.doesNotMatch(still, new RegExp(`rule ${fixtureId(2)}`));
   } finally {
     await runCommand('ip', ['netns', 'delete', namespace]);
+    rmSync(wrapperDir, { recursive: true, force: true });
+  }
+});
+
+test('linux status: traffic counters from the counter listing, rule lines from the last read-back; the full load\'s object listing', { skip: rootSkip }, async () => {
+  const statusNamespace = `bwt-st-${process.pid}`;
+  const wrapperDir = mkdtempSync(join(tmpdir(), 'bulwark-nft-st-'));
+  writeFileSync(join(wrapperDir, 'nft'), `#!/bin/sh\nexec ip netns exec ${statusNamespace} nft "$@"\n`);
+  chmodSync(join(wrapperDir, 'nft'), 0o755);
+  await runCommand('ip', ['netns', 'add', statusNamespace]);
+  try {
+    const driver = new NftablesPacketFilter(async () => { throw new Error('unused'); }, join(wrapperDir, 'nft'));
+    const before = await nftablesStatus(driver, join(wrapperDir, 'no-conntrack-count'));
+    assert.equal(before.running, false, 'no table yet');
+    assert.deepEqual(await driver.tableObjects(), [], 'no table: nothing to keep or delete');
+    const compiled = compileNftables(config({ rules: [rule({ id: fixtureId(5), action: 'block', dport: 81 })] }));
+    assert.deepEqual(await driver.apply({ dialect: 'nftables', text: compiled.text }), { ok: true });
+    const objects = (await driver.tableObjects())!.map((o) => `${o.kind} ${o.name}`);
+    assert.ok(objects.includes(`counter rule_${fixtureId(5)}`) && objects.includes('chain filter_in'), objects.join(', '));
+    assert.equal((await nftablesStatus(driver, join(wrapperDir, 'no-conntrack-count'))).rules, 0, 'no read-back yet: no rule lines known');
+    assert.ok((await driver.readBack()).ok);
+    const lines = compiled.nft!.chains.reduce((sum, chain) => sum + chain.rules.length, 0);
+    const status = await nftablesStatus(driver, join(wrapperDir, 'no-conntrack-count'));
+    assert.deepEqual({ running: status.running, rules: status.rules, packets_in: status.packets_in }, { running: true, rules: lines, packets_in: 0 });
+  } finally {
+    await runCommand('ip', ['netns', 'delete', statusNamespace]);
     rmSync(wrapperDir, { recursive: true, force: true });
   }
 });

@@ -68,17 +68,18 @@ test('loads: a full load takes a sample first and starts the readings from zero;
   hits().loadStarted();
   kernel = counted(13);
   await hits().sample();
-  hits().loadEnded({ ok: true, mode: 'delta' });
+  hits().loadEnded({ ok: true, countersKept: true });
   assert.equal(await total(), 10);
   api.t.clock.advance(5000);
   assert.equal(await total(), 13, 'a delta keeps the counter: read on as before');
 
-  // The full load: the sample before it takes the 4 counted since, and after it a counter above its old reading
-  // is still all new (the rule "below the last reading is a reset" alone counted 20 - 17 = 3 here).
+  // A load that replaces the counters (pf's, or an nftables table that could not be listed): the sample before it
+  // takes the 4 counted since, and after it a counter above its old reading is still all new (the rule "below the
+  // last reading is a reset" alone counted 20 - 17 = 3 here).
   kernel = counted(17);
   await hits().beforeFullLoad();
   hits().loadStarted();
-  hits().loadEnded({ ok: true, mode: 'full' });
+  hits().loadEnded({ ok: true, countersKept: false });
   assert.equal(await total(), 17);
   kernel = counted(20);
   api.t.clock.advance(5000);

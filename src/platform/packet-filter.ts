@@ -3,6 +3,7 @@ export const BLOCKED_NFLOG_GROUP = 1;
 
 import type { PacketFilterStatus } from './platform.js';
 import type { ScheduleEdge } from '../compile/schedule-edges.js';
+import type { NftObjectName } from '../compile/nft-table.js';
 
 /** A compiled ruleset as the platform loads it: the whole text, in the platform's own dialect. */
 export interface RulesetText {
@@ -60,6 +61,11 @@ export interface PacketFilter {
    * state holds those the kernel has, and leaves out those it has not.
    */
   readBackObjects?(names: readonly string[]): Promise<ReadBackResult>;
+  /**
+   * The objects of the driver's table as the kernel holds them now (none without one), for a full load that keeps
+   * the counter objects it declares again (nftables); undefined when they could not be read or named.
+   */
+  tableObjects?(): Promise<NftObjectName[] | undefined>;
   /** Per-rule counters; none without a table or anchor; throws when they could not be read. */
   counters(): Promise<RuleCounter[]>;
   /** At a schedule edge: kills the states the edge affects (see compile/schedule-edges.ts). */

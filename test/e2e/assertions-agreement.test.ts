@@ -11,22 +11,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { systemSkip } from '../helpers/system-skip.js';
-import { buildThreeNamespaces, inNs, removeNamespaces, toolsInNamespace } from '../helpers/three-namespaces.js';
-import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
-import { generator, RECEIVER, SENDER } from '../helpers/agreement-traffic.js';
-import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
-import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
+import { agreementLab, generator } from '../helpers/agreement-traffic.js';
 import { areaOf } from '../helpers/areas.js';
 import type { createAssertionsArea } from '../../src/areas/assertions/routes.js';
 
 const skip = systemSkip('the assertion agreement test (network namespaces, nftables)', { root: true, programs: ['ip', 'nft', 'conntrack'] });
-const NS = { client: `b33c${process.pid}`, firewall: `b33f${process.pid}`, server: `b33s${process.pid}` };
 const NET = '10.233';
 const CLIENTS = Array.from({ length: 6 }, (_, i) => `${NET}.1.${10 + i}`);
 const SERVERS = Array.from({ length: 6 }, (_, i) => `${NET}.2.${10 + i}`);
@@ -36,31 +26,14 @@ const INITIAL_RULES = 12;
 const SEED = Number(process.env.B33_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const work = mkdtempSync(join(tmpdir(), 'bulwark-b33-'));
-const children: ChildProcess[] = [];
-let t: TestApp;
-let headers: Headers;
-const { call } = apiCalls(() => ({ app: t.app, headers }));
+const lab = agreementLab({ prefix: 'b33', net: NET, clients: CLIENTS, servers: SERVERS });
+const { call } = lab;
 
 before(async () => {
-  if (skip) return;
-  buildThreeNamespaces(NS, { client: `${NET}.1.2`, firewallOutside: [`${NET}.1.1`], firewallInside: `${NET}.2.1`, server: SERVERS });
-  for (const address of CLIENTS) inNs(NS.client, 'ip', 'addr', 'add', `${address}/24`, 'dev', 'cl0');
-  writeFileSync(join(work, 'server.nft'), `table ip b33srv {\n chain pre {\n  type nat hook prerouting priority dstnat; policy accept;\n  udp dport != 9999 redirect to :9999\n  tcp dport != 9998 redirect to :9998\n }\n}\n`);
-  inNs(NS.server, 'nft', '-f', join(work, 'server.nft'));
-  const tools = toolsInNamespace(work, NS.firewall);
-  const platform = createSimulatedPlatform();
-  const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip);
-  t = await startTestApp({ platform: { ...platform, packetFilter } });
-  headers = await adminHeaders(t.app);
+  if (!skip) await lab.setUp();
 });
 
-after(async () => {
-  for (const child of children) child.kill('SIGTERM');
-  await t?.close();
-  removeNamespaces(NS);
-  rmSync(work, { recursive: true, force: true });
-});
+after(() => lab.tearDown());
 
 /** A random rule (no source ports: the real probes leave from a fresh source port each round). */
 function randomRule(random: ReturnType<typeof generator>, priority: number): Record<string, unknown> {
@@ -101,21 +74,9 @@ test('100 random rule changes against 20 random transit assertions: each asserti
   const rules: string[] = [];
   for (let i = 0; i < INITIAL_RULES; i++) rules.push((await created('/api/v1/rules', randomRule(random, i * 10))).id);
 
-  const receiver = spawn('ip', ['netns', 'exec', NS.server, process.execPath, '-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(receiver);
-  const received = new Set<string>();
-  let partial = '';
-  let ready: () => void;
-  const isReady = new Promise<void>((resolve) => (ready = resolve));
-  receiver.stdout!.on('data', (chunk: Buffer) => {
-    partial += chunk.toString();
-    const lines = partial.split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) line === 'ready' ? ready() : received.add(line);
-  });
-  await isReady;
+  const { received } = await lab.startReceiver();
 
-  const service = areaOf<ReturnType<typeof createAssertionsArea>>(t.app, 'assertions').service;
+  const service = areaOf<ReturnType<typeof createAssertionsArea>>(lab.app(), 'assertions').service;
   const disagreements: string[] = [];
   /** Probes the assertions said are blocked: none may ever arrive (checked again after the last round). */
   const blocked: { id: string; what: string }[] = [];
@@ -146,10 +107,7 @@ test('100 random rule changes against 20 random transit assertions: each asserti
     const judged = new Map((await service.verifyApplied()).map((j) => [j.id, j.result]));
 
     const probes = assertions.map((a, i) => ({ id: `r${round}a${i}`, proto: a.protocol, src: a.src, sport: 20_000 + round * ASSERTIONS + i, dst: a.dst, dport: a.port }));
-    writeFileSync(join(work, 'probes.json'), JSON.stringify(probes));
-    const sender = spawn('ip', ['netns', 'exec', NS.client, process.execPath, '-e', SENDER, join(work, 'probes.json')], { stdio: ['ignore', 'ignore', 'inherit'] });
-    children.push(sender);
-    await new Promise((resolve) => sender.on('close', resolve));
+    await lab.send(probes);
     const expectPass = probes.filter((_, i) => judged.get(assertions[i].id)!.outcome === 'pass');
     // Every packet the assertions say passes must arrive (polled: the last datagrams may still be on their way).
     for (let waited = 0; expectPass.some((p) => !received.has(p.id)) && waited < 5000; waited += 50) await sleep(50);

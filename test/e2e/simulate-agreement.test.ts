@@ -10,22 +10,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { rootSkipReason } from '../helpers/shared.js';
-import { buildThreeNamespaces, inNs, removeNamespaces, toolsInNamespace } from '../helpers/three-namespaces.js';
-import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
-import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
-import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
 import { areaOf } from '../helpers/areas.js';
-import { generator, RECEIVER, SENDER } from '../helpers/agreement-traffic.js';
+import { agreementLab, generator } from '../helpers/agreement-traffic.js';
 import type { createPacketFilterArea } from '../../src/areas/packet-filter/routes.js';
 
 const skip = rootSkipReason('the simulator agreement test (network namespaces, nftables)');
-const NS = { client: `b18c${process.pid}`, firewall: `b18f${process.pid}`, server: `b18s${process.pid}` };
 const NET = '10.218';
 const CLIENTS = Array.from({ length: 8 }, (_, i) => `${NET}.1.${10 + i}`);
 const SERVERS = Array.from({ length: 8 }, (_, i) => `${NET}.2.${10 + i}`);
@@ -38,12 +28,8 @@ const SEED = Number(process.env.B18_SEED ?? Math.floor(Math.random() * 2 ** 31))
 /** The seed in use (the next one is tried when a ruleset passes or blocks everything), for failure messages. */
 let seed = SEED;
 
-const work = mkdtempSync(join(tmpdir(), 'bulwark-b18-'));
-const children: ChildProcess[] = [];
-let t: TestApp;
-let headers: Headers;
-
-const { call } = apiCalls(() => ({ app: t.app, headers }));
+const lab = agreementLab({ prefix: 'b18', net: NET, clients: CLIENTS, servers: SERVERS });
+const { call } = lab;
 const created = async (url: string, payload: unknown) => {
   const answer = await call('POST', url, payload);
   assert.equal(answer.status, 201, `seed ${seed}: ${url} ${JSON.stringify(payload)} → ${JSON.stringify(answer.body)}`);
@@ -51,25 +37,10 @@ const created = async (url: string, payload: unknown) => {
 };
 
 before(async () => {
-  if (skip) return;
-  buildThreeNamespaces(NS, { client: `${NET}.1.2`, firewallOutside: [`${NET}.1.1`], firewallInside: `${NET}.2.1`, server: SERVERS });
-  for (const address of CLIENTS) inNs(NS.client, 'ip', 'addr', 'add', `${address}/24`, 'dev', 'cl0');
-  // Every port of the server namespace reaches the one receiver; the payload says which probe it was.
-  writeFileSync(join(work, 'server.nft'), `table ip b18srv {\n chain pre {\n  type nat hook prerouting priority dstnat; policy accept;\n  udp dport != 9999 redirect to :9999\n  tcp dport != 9998 redirect to :9998\n }\n}\n`);
-  inNs(NS.server, 'nft', '-f', join(work, 'server.nft'));
-  const tools = toolsInNamespace(work, NS.firewall);
-  const platform = createSimulatedPlatform();
-  const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip);
-  t = await startTestApp({ platform: { ...platform, packetFilter } });
-  headers = await adminHeaders(t.app);
+  if (!skip) await lab.setUp();
 });
 
-after(async () => {
-  for (const child of children) child.kill('SIGTERM');
-  await t?.close();
-  removeNamespaces(NS);
-  rmSync(work, { recursive: true, force: true });
-});
+after(() => lab.tearDown());
 
 interface Probe {
   id: string;
@@ -168,26 +139,11 @@ test('the simulator\'s verdict equals what nftables does, for thousands of rando
   const reload = await call('POST', '/api/v1/reload');
   assert.equal(reload.status, 200, `seed ${seed}: ${JSON.stringify(reload.body)}`);
 
-  const receiver = spawn('ip', ['netns', 'exec', NS.server, process.execPath, '-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(receiver);
-  const received = new Set<string>();
-  let pending = '';
-  let ready: () => void;
-  const isReady = new Promise<void>((resolve) => (ready = resolve));
-  receiver.stdout!.on('data', (chunk: Buffer) => {
-    pending += chunk.toString();
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
-    for (const line of lines) line === 'ready' ? ready() : received.add(line);
-  });
-  await isReady;
-
-  writeFileSync(join(work, 'probes.json'), JSON.stringify(probes));
-  const sender = spawn('ip', ['netns', 'exec', NS.client, process.execPath, '-e', SENDER, join(work, 'probes.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(sender);
-  await new Promise((resolve) => sender.on('close', resolve));
+  const receiver = await lab.startReceiver();
+  await lab.send(probes);
   await new Promise((resolve) => setTimeout(resolve, 1500)); // the last datagrams and connections land
-  receiver.kill('SIGTERM');
+  receiver.stop();
+  const { received } = receiver;
 
   const disagreements: string[] = [];
   let passed = 0;
@@ -222,7 +178,7 @@ test('the simulator\'s verdict equals what nftables does, for thousands of rando
 
   // Hit counters from the kernel's own counters: a UDP-only rule counted exactly the UDP probes it decided;
   // a rule that also matches TCP counted at least those (TCP retransmits a dropped SYN).
-  await areaOf<ReturnType<typeof createPacketFilterArea>>(t.app, 'packet-filter').hits.sample();
+  await areaOf<ReturnType<typeof createPacketFilterArea>>(lab.app(), 'packet-filter').hits.sample();
   const rules = (await call('GET', '/api/v1/rules')).body as { id: string; protocol: string; hits: { packets: number }; last_hit_at: string | null }[];
   const counted: string[] = [];
   for (const rule of rules) {

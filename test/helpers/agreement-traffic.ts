@@ -1,8 +1,19 @@
 /**
  * Traffic for the suites that compare the packet simulator with the kernel (test/e2e/simulate-agreement.test.ts,
- * test/e2e/assertions-agreement.test.ts): a seeded generator, a receiver for the server namespace and a sender for
- * the client namespace. Each probe carries a unique payload (its id); the receiver prints the payloads it got.
+ * test/e2e/assertions-agreement.test.ts): the namespaces and the app they share (agreementLab), a seeded generator,
+ * a receiver for the server namespace and a sender for the client namespace. Each probe carries a unique payload
+ * (its id); the receiver prints the payloads it got.
  */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildThreeNamespaces, inNs, removeNamespaces, toolsInNamespace } from './three-namespaces.js';
+import { startTestApp, apiCalls, type TestApp } from './app.js';
+import { adminHeaders, type Headers } from './auth.js';
+import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
+import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
 
 /** mulberry32: a small deterministic generator, so a failing seed can be replayed. */
 export function generator(seed: number) {
@@ -55,3 +66,66 @@ const tcp = (p) => new Promise((resolve) => {
 })();
 `;
 
+
+/**
+ * The lab both agreement suites run in: client — firewall — server namespaces (three-namespaces.ts, named
+ * `<prefix>c|f|s<pid>`, addresses `<net>.1.x` outside and `<net>.2.x` inside), the client holding `clients` as extra
+ * addresses, the server redirecting every UDP and TCP port to the receiver's, and Bulwark in this process on the
+ * simulated platform with the nftables driver loading into the firewall namespace.
+ */
+export function agreementLab(options: { prefix: string; net: string; clients: readonly string[]; servers: readonly string[] }) {
+  const { prefix, net } = options;
+  const ns = { client: `${prefix}c${process.pid}`, firewall: `${prefix}f${process.pid}`, server: `${prefix}s${process.pid}` };
+  const work = mkdtempSync(join(tmpdir(), `bulwark-${prefix}-`));
+  const children: ChildProcess[] = [];
+  let t: TestApp | undefined;
+  let headers: Headers;
+  const { call } = apiCalls(() => ({ app: t!.app, headers }));
+
+  async function setUp(): Promise<void> {
+    buildThreeNamespaces(ns, { client: `${net}.1.2`, firewallOutside: [`${net}.1.1`], firewallInside: `${net}.2.1`, server: [...options.servers] });
+    for (const address of options.clients) inNs(ns.client, 'ip', 'addr', 'add', `${address}/24`, 'dev', 'cl0');
+    // Every port of the server namespace reaches the one receiver; the payload says which probe it was.
+    writeFileSync(join(work, 'server.nft'), `table ip ${prefix}srv {\n chain pre {\n  type nat hook prerouting priority dstnat; policy accept;\n  udp dport != 9999 redirect to :9999\n  tcp dport != 9998 redirect to :9998\n }\n}\n`);
+    inNs(ns.server, 'nft', '-f', join(work, 'server.nft'));
+    const tools = toolsInNamespace(work, ns.firewall);
+    const platform = createSimulatedPlatform();
+    const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip);
+    t = await startTestApp({ platform: { ...platform, packetFilter } });
+    headers = await adminHeaders(t.app);
+  }
+
+  async function tearDown(): Promise<void> {
+    for (const child of children) child.kill('SIGTERM');
+    await t?.close();
+    removeNamespaces(ns);
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  /** Starts RECEIVER in the server namespace: resolves once it listens, with the ids it receives from then on. */
+  async function startReceiver(): Promise<{ received: Set<string>; stop: () => void }> {
+    const receiver = spawn('ip', ['netns', 'exec', ns.server, process.execPath, '-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(receiver);
+    const received = new Set<string>();
+    let partial = '';
+    await new Promise<void>((ready) => {
+      receiver.stdout!.on('data', (chunk: Buffer) => {
+        partial += chunk.toString();
+        const lines = partial.split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) line === 'ready' ? ready() : received.add(line);
+      });
+    });
+    return { received, stop: () => receiver.kill('SIGTERM') };
+  }
+
+  /** Sends the probes from the client namespace through SENDER; resolves when it has sent them all. */
+  async function send(probes: readonly object[]): Promise<void> {
+    writeFileSync(join(work, 'probes.json'), JSON.stringify(probes));
+    const sender = spawn('ip', ['netns', 'exec', ns.client, process.execPath, '-e', SENDER, join(work, 'probes.json')], { stdio: ['ignore', 'ignore', 'inherit'] });
+    children.push(sender);
+    await new Promise((resolve) => sender.on('close', resolve));
+  }
+
+  return { ns, call, app: () => t!.app, setUp, tearDown, startReceiver, send };
+}

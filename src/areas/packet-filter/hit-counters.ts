@@ -3,7 +3,7 @@
  * through the driver's counters(), folded into totals per rule that survive reloads and restarts (kept in
  * service_state), into a series per rule in the metrics store (`rule.<id>.packets` and `rule.<id>.bytes`, per
  * sample), and into the time of the last hit. Read when asked (at most HIT_FRESH_MS old) and every minute, and
- * around every load (LoadCounting): a full load starts every counter from zero, so nothing it held may be lost.
+ * around every load (LoadCounting): a load that starts the counters from zero (pf's) is sampled just before it.
  */
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
@@ -53,15 +53,16 @@ export function ruleOfCounter(name: string, ids: ReadonlySet<string>): string | 
 }
 
 /**
- * What a load does to the counters (kernel-sync.ts calls these around every load). A full load (every pf load)
- * starts every counter from zero: the totals take a sample just before it, and forget the readings after it. A
- * delta keeps the counter objects (nftables), and what they counted, whatever chains it replaces.
+ * What a load does to the counters (kernel-sync.ts calls these around every load). nftables keeps them: a delta
+ * and a full load alike leave the counter objects of the rules still loaded, and what they counted. A load that
+ * replaces them (every pf load; an nftables full load whose table could not be listed) starts every counter from
+ * zero: the totals take a sample just before it, and forget the readings after it.
  */
 export interface LoadCounting {
   beforeFullLoad(): Promise<void>;
   /** A load is under way: a sample that overlaps it is dropped (the next one reads the same packets). */
   loadStarted(): void;
-  loadEnded(outcome: { ok: boolean; mode?: 'full' | 'delta' }): void;
+  loadEnded(outcome: { ok: boolean; countersKept: boolean }): void;
 }
 
 export class RuleHitCounters implements LoadCounting {
@@ -111,10 +112,10 @@ export class RuleHitCounters implements LoadCounting {
     this.generation++;
   }
 
-  loadEnded(outcome: { ok: boolean; mode?: 'full' | 'delta' }): void {
+  loadEnded(outcome: { ok: boolean; countersKept: boolean }): void {
     this.loading = false;
     this.generation++;
-    if (!outcome.ok || outcome.mode !== 'full') return;
+    if (!outcome.ok || outcome.countersKept) return;
     // Every counter starts from zero: the sample before the load took what they held.
     for (const hits of Object.values(this.current.rules)) Object.assign(hits, { rawPackets: 0, rawBytes: 0 });
     this.state.set(STATE_NAME, this.current);

@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
 import type { CompiledRuleset } from '../../compile/compiled.js';
 import { nftDelta } from '../../compile/nft-delta.js';
-import type { NftTable } from '../../compile/nft-table.js';
+import { renderFullLoad, type NftTable } from '../../compile/nft-table.js';
 import type { ApplyResult, KernelState } from '../../platform/packet-filter.js';
 import { stateDifferences, withObjectsRead } from '../../platform/kernel-state.js';
 import type { LoadCounting } from './hit-counters.js';
@@ -78,7 +78,7 @@ export class KernelSync {
         // The rules' counter objects outlive the chains a delta replaces: nothing counted is lost, nothing to read.
         counting?.loadStarted();
         const result = await driver.apply({ dialect: compiled.dialect, text: delta.script });
-        counting?.loadEnded({ ok: result.ok, mode: 'delta' });
+        counting?.loadEnded({ ok: result.ok, countersKept: true });
         if (result.ok) {
           this.loaded = compiled.nft;
           for (const name of delta.touched) this.touched?.add(name);
@@ -87,11 +87,15 @@ export class KernelSync {
         this.context.log.warn({ stage: result.stage, message: result.message, output: result.detail }, 'the kernel refused a delta; loading the whole table');
       }
     }
-    // The whole table starts every counter from zero: what they held is sampled first.
-    await counting?.beforeFullLoad();
+    // The whole table, keeping the table and its counter objects when the driver lists what it holds (nftables):
+    // the rules still loaded count on, so nothing is sampled first. Otherwise (pf; a listing that failed) every
+    // counter starts from zero, and what they held is sampled first.
+    const present = compiled.nft && driver.tableObjects ? await driver.tableObjects() : undefined;
+    if (!present) await counting?.beforeFullLoad();
     counting?.loadStarted();
-    const result = await driver.apply({ dialect: compiled.dialect, text: compiled.text });
-    counting?.loadEnded({ ok: result.ok, mode: 'full' });
+    const text = present ? renderFullLoad(compiled.nft!, [], present) : compiled.text;
+    const result = await driver.apply({ dialect: compiled.dialect, text });
+    counting?.loadEnded({ ok: result.ok, countersKept: present !== undefined });
     if (!result.ok) return result;
     this.loaded = compiled.nft;
     this.touched = undefined;

@@ -4,6 +4,7 @@
  */
 import { kernelState } from '../kernel-state.js';
 import type { KernelState, RuleCounter } from '../packet-filter.js';
+import type { NftObjectName } from '../../compile/nft-table.js';
 
 /**
  * `nft -s list table inet bulwark` (stateless: no counter values, no handles) → canonical state: one object per
@@ -79,4 +80,43 @@ export function parseNftRuleCounters(json: string, table = 'bulwark'): RuleCount
     if (owner && anonymous) add(`${owner[1]}_${owner[2]}`, anonymous.packets, anonymous.bytes);
   }
   return [...counters.values()];
+}
+
+/** The kinds of object a table holds besides rules, as nft lists them (`ct helper` before a one-word kind). */
+const OBJECT_HEADER = /^\t(chain|set|map|flowtable|counter|quota|limit|secmark|synproxy|ct helper|ct timeout|ct expectation) ([A-Za-z_][A-Za-z0-9_.\-/]*) \{$/;
+
+/**
+ * A listing of `table inet bulwark` (terse: no elements) → the objects it holds, by kind and name, with a set's or
+ * map's declaration lines and whether a chain has a hook. Undefined when a line opens an object this cannot name
+ * safely (a kind it does not know, a name outside nft's bare-word grammar): the caller then replaces the table whole
+ * rather than leave an object behind.
+ */
+export function parseNftTableObjects(listing: string, table = 'bulwark'): NftObjectName[] | undefined {
+  const objects: NftObjectName[] = [];
+  let inTable = false;
+  let current: NftObjectName | undefined;
+  for (const line of listing.split('\n')) {
+    const opened = /^table (\S+) (\S+) \{$/.exec(line);
+    if (opened) {
+      inTable = opened[1] === 'inet' && opened[2] === table;
+      current = undefined;
+      continue;
+    }
+    if (!inTable || !line.startsWith('\t')) continue;
+    if (line.startsWith('\t\t')) {
+      const item = line.trim();
+      if (current?.kind === 'chain' && /^type \S+ hook /.test(item)) current.hooked = true;
+      else if (current?.declaration && !item.startsWith('elements = ')) current.declaration.push(item);
+      continue;
+    }
+    if (line === '\t}') {
+      current = undefined;
+      continue;
+    }
+    const header = OBJECT_HEADER.exec(line);
+    if (!header) return undefined;
+    current = { kind: header[1], name: header[2], ...(header[1] === 'set' || header[1] === 'map' ? { declaration: [] } : {}) };
+    objects.push(current);
+  }
+  return objects;
 }
