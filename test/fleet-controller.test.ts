@@ -1,0 +1,122 @@
+/**
+ * The fleet controller on PostgreSQL (issue 35) with light agents: the agent code with an in-memory stand-in for
+ * an appliance. Migrations under concurrency, accounts and roles, single-use enrolment, revocation, and a rollout
+ * in waves that survives the controller being killed mid-rollout without any agent applying a revision twice.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openPool } from '../src/controller/database.js';
+import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
+import { waveSizes } from '../src/controller/rollouts.js';
+import { ControllerProcess, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+
+const skip = await postgresSkip('the fleet controller tests');
+
+test('wave sizes: the canary, then each percentage rounded up, never an empty wave, always ending at every target', () => {
+  assert.deepEqual(waveSizes(10, 1, [10, 50, 100]), [1, 5, 10]);
+  assert.deepEqual(waveSizes(3, 1, [50, 100]), [1, 2, 3]);
+  assert.deepEqual(waveSizes(1, 5, [50]), [1]);
+  assert.deepEqual(waveSizes(1000, 10, [25]), [10, 250, 1000]);
+});
+
+test('migrations: four processes starting at once on an empty database apply each version once; a restart applies none', { skip, timeout: 60_000 }, async () => {
+  const database = await temporaryDatabase();
+  const pools = Array.from({ length: 4 }, () => openPool(database.url, 2));
+  try {
+    const applied = await Promise.all(pools.map((pool) => migrate(pool)));
+    assert.deepEqual(applied.flat().sort(), MIGRATIONS.map((m) => m.version).sort(), 'each version applied by exactly one process');
+    const rows = await pools[0].query('SELECT version FROM schema_migrations ORDER BY version');
+    assert.deepEqual(rows.rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+    assert.deepEqual(await migrate(pools[1]), []);
+  } finally {
+    await Promise.all(pools.map((pool) => pool.end()));
+    await database.drop();
+  }
+});
+
+test('controller: accounts and roles, single-use enrolment, revocation closes the connection and refuses reconnects, a rollout in waves survives a controller killed mid-rollout', { skip, timeout: 300_000 }, async (t) => {
+  const database = await temporaryDatabase();
+  const controller = await ControllerProcess.start(database.url);
+  const agents: Awaited<ReturnType<typeof lightAgent>>[] = [];
+  try {
+    // Accounts: the first registration makes the admin and closes registration; roles are the appliance's.
+    assert.equal((await controller.call('GET', '/api/v1/appliances', undefined, '')).status, 401);
+    await controller.signInFirstAdmin();
+    assert.equal((await controller.call('POST', '/api/v1/auth/register', { username: 'second', password: 'Second-password-1' }, '')).status, 403);
+    assert.equal((await controller.call('POST', '/api/v1/accounts', { username: 'watcher', password: 'Watcher-password-1', role: 'viewer' })).status, 200);
+    const viewer = (await controller.call('POST', '/api/v1/auth/login', { username: 'watcher', password: 'Watcher-password-1' }, '')).body.token as string;
+    assert.equal((await controller.call('GET', '/api/v1/appliances', undefined, viewer)).status, 200);
+    const refused = await controller.call('POST', '/api/v1/templates', { name: 'x', sections: {} }, viewer);
+    assert.equal(refused.status, 403);
+    assert.match(refused.body.error, /rules:write/);
+    assert.equal((await controller.call('POST', '/api/v1/enrolment-tokens', { name: 'x' }, viewer)).status, 403);
+    const badSection = await controller.call('POST', '/api/v1/templates', { name: 'bad', sections: { users: [] } });
+    assert.equal(badSection.status, 400);
+    assert.match(badSection.body.error, /body\.sections\.users/);
+
+    // Enrolment: a token works once; a replay is refused.
+    const token = await controller.enrolmentToken('replayed');
+    const { enrolWithController } = await import('../src/agent/enrol.js');
+    await enrolWithController({ controllerUrl: controller.url, token, allowList: ['127.0.0.1'] });
+    await assert.rejects(enrolWithController({ controllerUrl: controller.url, token, allowList: ['127.0.0.1'] }), /refused the enrolment: enrolment token unknown, used or expired/);
+    // The outbound guard: loopback is refused unless the allow-list names it.
+    await assert.rejects(enrolWithController({ controllerUrl: controller.url, token: await controller.enrolmentToken('guarded'), allowList: [] }), /blocked address/);
+
+    const COUNT = 20;
+    for (let index = 0; index < COUNT; index += 1) agents.push(await lightAgent(controller, `light-${index}`, { site: `10.9.${index}.1` }));
+    await until('every light agent connected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === COUNT);
+
+    // Revocation: the live connection ends at once and the agent's reconnects are refused.
+    const revoked = agents.pop()!;
+    assert.equal((await controller.call('POST', `/api/v1/appliances/${revoked.id}/revoke`)).status, 200);
+    await until('the revoked agent to be cut off', async () => revoked.agent.status().revoked && !revoked.agent.status().connected);
+    assert.equal((await controller.call('GET', `/api/v1/appliances/${revoked.id}`)).body.connected, false);
+    await revoked.agent.stop();
+
+    // A rollout in waves with a soak time between them; the controller is killed after the canary applied.
+    const template = await controller.call('POST', '/api/v1/templates', { name: 'site web', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }] } });
+    assert.equal(template.status, 201);
+    const created = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: agents.map((a) => a.id), canary: 1, percentages: [50, 100], wave_interval_seconds: 3 });
+    const missing = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, canary: 1 });
+    assert.equal(missing.status, 409, 'one rollout runs at a time');
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const rollout = created.body.id as string;
+    await until('the canary applied', async () => (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.waves[0].applied === 1);
+    const before = (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body;
+    assert.equal(before.state, 'running');
+    assert.ok(before.applied < agents.length, 'killed mid-rollout');
+    await controller.kill();
+    await controller.spawn();
+    const finished = await until('the rollout to complete after the restart', async () => {
+      const progress = (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body;
+      return progress.state === 'completed' ? progress : undefined;
+    });
+    assert.equal(finished.applied, agents.length);
+    assert.equal(finished.failed, 0);
+    assert.deepEqual(finished.waves.map((w: { size: number }) => w.size), [1, 9, 9]);
+    for (const [index, light] of agents.entries()) {
+      assert.equal(light.applier.applies, 1, `${light.id} applied exactly once`);
+      assert.deepEqual(light.applier.objects.get('aliases')!.map((a) => a.entries), [[`10.9.${index}.1`]]);
+    }
+    // Fleet views: every appliance in sync on the revision, with its version and last contact.
+    await until('every appliance reconnected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === agents.length);
+    const listed = (await controller.call('GET', '/api/v1/appliances')).body as { revoked_at: string | null; in_sync: boolean; version: string; last_seen: string; applied_revision: number }[];
+    const live = listed.filter((a) => agents.some((light) => light.id === (a as unknown as { id: string }).id));
+    assert.ok(live.every((a) => a.in_sync && a.version === 'light-1' && a.last_seen && a.applied_revision === 1));
+
+    // Drift: a local edit to an owned object is reported per appliance and fleet-wide.
+    agents[0].applier.objects.get('aliases')![0].entries = ['192.0.2.99'];
+    const drifted = await until('drift reported', async () => {
+      const view = (await controller.call('GET', `/api/v1/appliances/${agents[0].id}`)).body;
+      return view.drifted ? view : undefined;
+    });
+    assert.deepEqual(drifted.drift, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }]);
+    assert.equal((await controller.call('GET', '/api/v1/fleet/summary')).body.drifted, 1);
+    assert.equal((await controller.call('GET', '/api/v1/appliances?drifted=true')).body.length, 1);
+    t.diagnostic(`${agents.length} light agents; reconnects after the restart: ${agents.map((a) => a.agent.connections).join(',')}`);
+  } finally {
+    await Promise.all(agents.map((a) => a.agent.stop()));
+    await controller.close();
+    await database.drop();
+  }
+});
