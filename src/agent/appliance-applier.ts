@@ -32,11 +32,29 @@ export class ApplianceApplier implements Applier {
     const local = await this.localObjects(Object.keys({ ...document.sections, ...(previous?.sections ?? {}) }));
     const operations = planChanges(document, previous, (section) => local.get(section) ?? []);
     if (operations.length === 0) return { outcome: 'applied', reason: 'the appliance already matched the revision' };
+    // The window opens first, so its rollback target is the configuration before this revision (on an appliance
+    // that never applied anything, the target is the stored configuration as it is when the window opens).
+    const opened = await this.call('POST', '/api/v1/config/commit-confirm', { timeout_seconds: WINDOW_SECONDS, apply: false, auto_confirm: true });
+    if (opened.status !== 200) return failed(`commit-confirm refused (HTTP ${opened.status}): ${opened.body.error ?? 'no reason given'}; nothing was changed`);
     const changed = await this.call('POST', '/api/v1/changes', { operations });
-    if (changed.status !== 200) return failed(`change set refused (HTTP ${changed.status}): ${changed.body.error ?? 'no reason given'}`);
-    const opened = await this.call('POST', '/api/v1/config/commit-confirm', { timeout_seconds: WINDOW_SECONDS, apply: true, auto_confirm: true });
-    if (opened.status !== 200) return failed(`apply refused (HTTP ${opened.status}): ${opened.body.error ?? 'no reason given'}`);
-    // Each status read is this client coming back after the apply: what auto_confirm waits for besides the checks.
+    if (changed.status !== 200) {
+      // Nothing was written: the empty window is closed as it found the appliance.
+      await this.call('POST', '/api/v1/config/commit-confirm/confirm');
+      return failed(`change set refused (HTTP ${changed.status}): ${changed.body.error ?? 'no reason given'}`);
+    }
+    const applied = await this.call('POST', '/api/v1/reload');
+    if (applied.status !== 200 && applied.status !== 202) {
+      // Stored but not applied: the window's rollback target is restored (and applied) so nothing of it stays.
+      const target = (await this.call('GET', '/api/v1/config/commit-confirm/status')).body.rollback_version;
+      if (typeof target === 'number') await this.call('POST', '/api/v1/config/restore', { version: target });
+      await this.settle();
+      return failed(`apply refused (HTTP ${applied.status}): ${applied.body.error ?? 'no reason given'}; the previous configuration was restored`);
+    }
+    return this.settle();
+  }
+
+  /** Polls the window until it closes: each read is this client coming back after the apply (what auto_confirm waits for). */
+  private async settle(): Promise<ApplyOutcome> {
     const deadline = Date.now() + (WINDOW_SECONDS + 30) * 1000;
     while (Date.now() < deadline) {
       const window = await this.call('GET', '/api/v1/config/commit-confirm/status');
