@@ -34,9 +34,11 @@ test('migrations: four processes starting at once on an empty database apply eac
   }
 });
 
-test('controller: accounts and roles, single-use enrolment, revocation closes the connection and refuses reconnects, a rollout in waves survives a controller killed mid-rollout', { skip, timeout: 300_000 }, async (t) => {
+test('controller: accounts and roles, single-use enrolment, revocation closes the connection and refuses reconnects, a rollout in waves across two controller processes survives one killed mid-rollout', { skip, timeout: 300_000 }, async (t) => {
   const database = await temporaryDatabase();
   const controller = await ControllerProcess.start(database.url);
+  // A second process of the same controller (same database, same seal key), as behind a load balancer.
+  const other = await ControllerProcess.start(database.url, { keyDir: controller.keyDir });
   const agents: Awaited<ReturnType<typeof lightAgent>>[] = [];
   try {
     // Accounts: the first registration makes the admin and closes registration; roles are the appliance's.
@@ -63,10 +65,15 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     await assert.rejects(enrolWithController({ controllerUrl: controller.url, token: await controller.enrolmentToken('guarded'), allowList: [] }), /blocked address/);
 
     const COUNT = 20;
-    for (let index = 0; index < COUNT; index += 1) agents.push(await lightAgent(controller, `light-${index}`, { site: `10.9.${index}.1` }));
+    // Half the agents hold their connection to the other process: the rollout below is created on the first, so
+    // their nudges cross between the processes over LISTEN/NOTIFY.
+    for (let index = 0; index < COUNT; index += 1) agents.push(await lightAgent(controller, `light-${index}`, { site: `10.9.${index}.1` }, index % 2 === 0 ? controller : other));
     await until('every light agent connected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === COUNT);
+    const [here, there] = await Promise.all([controller, other].map(async (process) => (await process.call('GET', '/api/v1/health')).body.agents_connected_here as number));
+    assert.deepEqual([here, there], [COUNT / 2, COUNT / 2]);
 
     // Revocation: the live connection ends at once and the agent's reconnects are refused.
+    // The last agent is connected to the other process; the revocation is made on this one.
     const revoked = agents.pop()!;
     assert.equal((await controller.call('POST', `/api/v1/appliances/${revoked.id}/revoke`)).status, 200);
     await until('the revoked agent to be cut off', async () => revoked.agent.status().revoked && !revoked.agent.status().connected);
@@ -116,6 +123,7 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     t.diagnostic(`${agents.length} light agents; reconnects after the restart: ${agents.map((a) => a.agent.connections).join(',')}`);
   } finally {
     await Promise.all(agents.map((a) => a.agent.stop()));
+    await other.close(false);
     await controller.close();
     await database.drop();
   }

@@ -66,27 +66,32 @@ const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 export class ControllerProcess {
   child: ChildProcess | null = null;
   output = '';
-  readonly keyDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-controller-'));
   token = '';
 
+  /**
+   * `keyDir` holds the CA's seal key: processes of one controller share it (a second process is given the first's).
+   * `entry` runs the controller (default: from the TypeScript sources; the bench runs the compiled one).
+   */
   constructor(
     readonly database: string,
     readonly port: number,
+    readonly keyDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-controller-')),
+    private readonly entry: string[] = ['--import', 'tsx', 'src/controller/main.ts'],
   ) {}
 
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
   }
 
-  static async start(database: string): Promise<ControllerProcess> {
-    const controller = new ControllerProcess(database, await freePort());
+  static async start(database: string, options: { keyDir?: string; entry?: string[] } = {}): Promise<ControllerProcess> {
+    const controller = new ControllerProcess(database, await freePort(), options.keyDir, options.entry);
     await controller.spawn();
     return controller;
   }
 
   async spawn(): Promise<void> {
     this.output = '';
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/controller/main.ts'], {
+    const child = spawn(process.execPath, this.entry, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, BULWARK_CONTROLLER_DB: this.database, BULWARK_CONTROLLER_LISTEN: `127.0.0.1:${this.port}`, BULWARK_CONTROLLER_KEY_FILE: join(this.keyDir, 'controller.key'), BULWARK_CONTROLLER_NAMES: '127.0.0.1' },
     });
@@ -137,17 +142,17 @@ export class ControllerProcess {
     return issued.body.token as string;
   }
 
-  async close(): Promise<void> {
+  async close(removeKey = true): Promise<void> {
     await this.kill();
-    rmSync(this.keyDir, { recursive: true, force: true });
+    if (removeKey) rmSync(this.keyDir, { recursive: true, force: true });
   }
 }
 
 /** A light agent: the agent code with an in-memory state and configuration, in this process. */
-export async function lightAgent(controller: ControllerProcess, name: string, variables: Record<string, string> = {}) {
+export async function lightAgent(controller: ControllerProcess, name: string, variables: Record<string, string> = {}, dial: ControllerProcess = controller) {
   const token = await controller.enrolmentToken(name, variables);
   const store = new MemoryStateStore();
-  const enrolled = await enrolWithController({ controllerUrl: controller.url, token, allowList: ['127.0.0.1'] });
+  const enrolled = await enrolWithController({ controllerUrl: dial.url, token, allowList: ['127.0.0.1'] });
   store.save({ ...enrolled, attempts: {}, applied_revision: 0, applied_document: null });
   const applier = new MemoryApplier();
   const quiet = { info: () => undefined, warn: () => undefined };
