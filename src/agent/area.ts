@@ -8,6 +8,7 @@ import { conflict } from '../core/errors.js';
 import type { Permission } from '../core/permissions.js';
 import { requireIdentity } from '../http/access.js';
 import { route } from '../http/route.js';
+import { ErrorAnswer } from '../http/documented-responses.js';
 import { adminAllowList } from '../net/admin-allow-list.js';
 import { FleetAgent } from './agent.js';
 import { ApplianceApplier } from './appliance-applier.js';
@@ -22,6 +23,23 @@ const EnrolBody = Type.Object({
   controller_url: Type.String({ maxLength: 300, description: 'https://host[:port] of the fleet controller' }),
   token: Type.String({ maxLength: 300, description: 'the enrolment token the controller issued (single use)' }),
 }, { additionalProperties: false });
+
+const EnrolAnswer = Type.Object({ enrolled: Type.Boolean(), appliance_id: Type.String(), controller_url: Type.String() });
+const AgentStatus = Type.Object({
+  enrolled: Type.Boolean(),
+  controller_url: Type.Union([Type.String(), Type.Null()]),
+  appliance_id: Type.Union([Type.String(), Type.Null()]),
+  connected: Type.Boolean(),
+  revoked: Type.Boolean({ description: 'the controller revoked this appliance: the agent no longer connects' }),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  applied_revision: Type.Integer({ description: 'the last revision applied (0: none)' }),
+  attempts: Type.Array(Type.Object({
+    revision: Type.Integer(),
+    outcome: Type.Union([Type.Literal('applying'), Type.Literal('applied'), Type.Literal('failed')]),
+    reason: Type.Union([Type.String(), Type.Null()]),
+    at: Type.String(),
+  }), { description: 'every revision number attempted (the last 50), each at most once' }),
+});
 
 /**
  * The appliance's side of the fleet (docs/fleet.md): enrolment with a controller, and the agent that keeps the
@@ -43,7 +61,8 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
     agent: () => agent,
     routes: [
       route({
-        method: 'POST', path: '/api/v1/fleet/enrol', access: 'settings:write', tags: ['Fleet'], schema: { body: EnrolBody },
+        method: 'POST', path: '/api/v1/fleet/enrol', access: 'settings:write', tags: ['Fleet'],
+        schema: { body: EnrolBody, response: { 200: EnrolAnswer, 502: ErrorAnswer('The controller could not be reached, or presented a CA other than the one the token pins') } },
         summary: 'Enrols this appliance with a fleet controller: proves the token, receives a client certificate, keeps one outbound connection',
         handler: async (request) => {
           if (!agent || !server) throw conflict('the fleet agent is not running yet; try again once the appliance has started');
@@ -66,9 +85,13 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
         },
       }),
       route({
-        method: 'GET', path: '/api/v1/fleet/agent', access: 'settings:read', tags: ['Fleet'],
+        method: 'GET', path: '/api/v1/fleet/agent', access: 'settings:read', tags: ['Fleet'], schema: { response: { 200: AgentStatus } },
         summary: "The fleet agent: enrolment, connection, and every revision it attempted with its outcome",
-        handler: async () => agent?.status() ?? { enrolled: store.load() !== null, connected: false },
+        handler: async () => {
+          if (agent) return agent.status();
+          const state = store.load();
+          return { enrolled: state !== null, controller_url: state?.controller_url ?? null, appliance_id: state?.appliance_id ?? null, connected: false, revoked: false, last_error: null, applied_revision: state?.applied_revision ?? 0, attempts: [] };
+        },
       }),
     ],
     start(app) {
