@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import WebSocket from 'ws';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
 import { waveSizes } from '../src/controller/rollouts.js';
@@ -55,6 +56,15 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     const badSection = await controller.call('POST', '/api/v1/templates', { name: 'bad', sections: { users: [] } });
     assert.equal(badSection.status, 400);
     assert.match(badSection.body.error, /body\.sections\.users/);
+
+    // The agent path needs a client certificate of the fleet CA: without one the upgrade is refused.
+    const refusedUpgrade = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(`wss://127.0.0.1:${controller.port}/fleet/v1/agent`, { rejectUnauthorized: false });
+      socket.on('unexpected-response', (_request, response) => (resolve(response.statusCode ?? 0), socket.terminate()));
+      socket.on('open', () => (resolve(101), socket.terminate()));
+      socket.on('error', () => undefined);
+    });
+    assert.equal(refusedUpgrade, 401);
 
     // Enrolment: a token works once; a replay is refused.
     const token = await controller.enrolmentToken('replayed');
