@@ -77,7 +77,10 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     const COUNT = 20;
     // Half the agents hold their connection to the other process: the rollout below is created on the first, so
     // their nudges cross between the processes over LISTEN/NOTIFY.
-    for (let index = 0; index < COUNT; index += 1) agents.push(await lightAgent(controller, `light-${index}`, { site: `10.9.${index}.1` }, index % 2 === 0 ? controller : other));
+    // The stand-in refuses a document naming 192.0.2.66, as an appliance's assertion would refuse it.
+    const refuse = (document: { sections: Record<string, Record<string, unknown>[]> }) =>
+      JSON.stringify(document).includes('192.0.2.66') ? 'assertion "no test net" does not hold' : null;
+    for (let index = 0; index < COUNT; index += 1) agents.push(await lightAgent(controller, `light-${index}`, { site: `10.9.${index}.1` }, index % 2 === 0 ? controller : other, undefined, refuse));
     await until('every light agent connected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === COUNT);
     const [here, there] = await Promise.all([controller, other].map(async (process) => (await process.call('GET', '/api/v1/health')).body.agents_connected_here as number));
     assert.deepEqual([here, there], [COUNT / 2, COUNT / 2]);
@@ -130,6 +133,24 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     assert.deepEqual(drifted.drift, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }]);
     assert.equal((await controller.call('GET', '/api/v1/fleet/summary')).body.drifted, 1);
     assert.equal((await controller.call('GET', '/api/v1/appliances?drifted=true')).body.length, 1);
+
+    // The rollback policy: one appliance of the second wave refuses; the rollout halts and every appliance it had
+    // changed (the canaries, and those of the second wave as they land) gets its previous configuration back.
+    assert.equal((await controller.call('PUT', `/api/v1/appliances/${agents[5].id}/variables`, { variables: { site: '192.0.2.66' } })).status, 200);
+    const extra = await controller.call('POST', '/api/v1/templates', { name: 'site web and dns', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }, { name: 'fleet_dns', alias_type: 'host', entries: ['10.53.0.1'] }] } });
+    const risky = (await controller.call('POST', '/api/v1/rollouts', { template_id: extra.body.id, appliance_ids: agents.map((a) => a.id), canary: 2, percentages: [100], rollback_on_halt: true })).body.id as string;
+    const settled = await until('the halted rollout to roll back every appliance it changed', async () => {
+      const progress = (await controller.call('GET', `/api/v1/rollouts/${risky}`)).body;
+      const targets = progress.target_list as { state: string; rolled_back: boolean | null }[];
+      return progress.state === 'halted' && targets.every((x) => x.state === 'failed' || (x.state === 'applied' && x.rolled_back)) ? progress : undefined;
+    });
+    assert.match(settled.halted_reason, /light-5" failed: assertion "no test net" does not hold/);
+    assert.equal(settled.failed, 1);
+    for (const [index, light] of agents.entries()) {
+      const aliases = light.applier.objects.get('aliases')!;
+      // The first agent's local drift was overwritten by the rollout, then its revision before the rollout restored.
+      assert.deepEqual(aliases.map((a) => [a.name, a.entries]), [['fleet_web', [`10.9.${index}.1`]]], `${light.id} back to its previous configuration`);
+    }
     t.diagnostic(`${agents.length} light agents; reconnects after the restart: ${agents.map((a) => a.agent.connections).join(',')}`);
   } finally {
     await Promise.all(agents.map((a) => a.agent.stop()));

@@ -104,6 +104,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX rollout_targets_by_appliance ON rollout_targets (appliance_id, revision);
     `,
   },
+  {
+    version: 3,
+    name: 'rollback of already-changed appliances when a rollout halts',
+    sql: `
+      ALTER TABLE rollouts ADD COLUMN rollback_on_halt boolean NOT NULL DEFAULT false;
+      ALTER TABLE rollout_targets ADD COLUMN base_revision integer NOT NULL DEFAULT 0;
+      ALTER TABLE rollout_targets ADD COLUMN rollback_revision integer;
+    `,
+  },
 ];
 
 /**

@@ -10,6 +10,7 @@ export interface RolloutInput {
   percentages: number[];
   wave_interval_seconds: number;
   max_failures: number;
+  rollback_on_halt: boolean;
 }
 
 export interface RevisionDocument {
@@ -57,9 +58,9 @@ export class Rollouts {
       let rollout;
       try {
         rollout = await client.query<{ id: string }>(
-          `INSERT INTO rollouts (template_id, state, waves, wave_interval_seconds, max_failures, created_by)
-           VALUES ($1, 'running', $2, $3, $4, $5) RETURNING id`,
-          [input.template_id, waves, input.wave_interval_seconds, input.max_failures, createdBy],
+          `INSERT INTO rollouts (template_id, state, waves, wave_interval_seconds, max_failures, rollback_on_halt, created_by)
+           VALUES ($1, 'running', $2, $3, $4, $5, $6) RETURNING id`,
+          [input.template_id, waves, input.wave_interval_seconds, input.max_failures, input.rollback_on_halt, createdBy],
         );
       } catch (error) {
         if ((error as { code?: string }).code === '23505') throw conflict('a rollout is running: wait for it to finish or halt it first');
@@ -72,8 +73,8 @@ export class Rollouts {
         const number = (appliance.last_number ?? 0) + 1;
         await client.query('INSERT INTO revisions (appliance_id, number, document, rollout_id) VALUES ($1, $2, $3, $4)', [appliance.id, number, JSON.stringify(document), rolloutId]);
         await client.query(
-          "INSERT INTO rollout_targets (rollout_id, appliance_id, wave, revision, state) VALUES ($1, $2, $3, $4, 'waiting')",
-          [rolloutId, appliance.id, waves.findIndex((size) => index < size), number],
+          "INSERT INTO rollout_targets (rollout_id, appliance_id, wave, revision, base_revision, state) VALUES ($1, $2, $3, $4, $5, 'waiting')",
+          [rolloutId, appliance.id, waves.findIndex((size) => index < size), number, appliance.desired_revision],
         );
       }
       return rolloutId;
@@ -153,7 +154,11 @@ export class Rollouts {
         [applianceId, revision, outcome, reason],
       );
       const id = target.rows[0]?.rollout_id ?? null;
-      if (id) await client.query('SELECT pg_notify($1, $2)', [CHANNELS.rollout, id]);
+      if (!id) return null;
+      await client.query('SELECT pg_notify($1, $2)', [CHANNELS.rollout, id]);
+      // An appliance in flight when its rollout halted under the rollback policy is rolled back as it lands.
+      const halted = (await client.query<{ rollback: boolean }>("SELECT rollback_on_halt AS rollback FROM rollouts WHERE id = $1 AND state = 'halted' FOR UPDATE", [id])).rows[0];
+      if (halted?.rollback && outcome === 'applied') await this.rollBackApplied(client, id);
       return id;
     });
     if (rolloutId) await this.advance(rolloutId);
@@ -169,9 +174,12 @@ export class Rollouts {
     return row ?? { number: 0, document: null };
   }
 
-  /** The appliances of a wave (whom to nudge when it opens). */
-  async applianceIdsOfWave(rolloutId: string, wave: number): Promise<string[]> {
-    return (await this.pool.query<{ appliance_id: string }>('SELECT appliance_id FROM rollout_targets WHERE rollout_id = $1 AND wave = $2', [rolloutId, wave])).rows.map((row) => row.appliance_id);
+  /** Whom a nudge notification names: the appliances of a wave that opened, or those a halted rollout rolls back. */
+  async applianceIdsToNudge(nudge: { rollout: string; wave?: number; rolled_back?: boolean }): Promise<string[]> {
+    const rows = nudge.rolled_back
+      ? await this.pool.query<{ appliance_id: string }>('SELECT appliance_id FROM rollout_targets WHERE rollout_id = $1 AND rollback_revision IS NOT NULL', [nudge.rollout])
+      : await this.pool.query<{ appliance_id: string }>('SELECT appliance_id FROM rollout_targets WHERE rollout_id = $1 AND wave = $2', [nudge.rollout, nudge.wave ?? -1]);
+    return rows.rows.map((row) => row.appliance_id);
   }
 
   private async countsOf(client: Client, id: string, wave: number): Promise<{ failed: number; dueInWave: number }> {
@@ -198,5 +206,28 @@ export class Rollouts {
         WHERE t.rollout_id = $1 AND t.state = 'failed' AND a.id = t.appliance_id AND a.desired_revision = t.revision`,
       [id],
     );
+    const policy = (await client.query<{ rollback_on_halt: boolean }>('SELECT rollback_on_halt FROM rollouts WHERE id = $1', [id])).rows[0];
+    if (policy.rollback_on_halt) await this.rollBackApplied(client, id);
+  }
+
+  /**
+   * The rollback policy: every appliance this rollout changed gets a new revision whose document is the one it ran
+   * before (a new number, so the agent applies it like any other, once), and is nudged.
+   */
+  private async rollBackApplied(client: Client, id: string): Promise<void> {
+    const changed = await client.query<{ appliance_id: string }>(
+      `WITH next AS (
+         SELECT t.appliance_id, (SELECT max(number) FROM revisions WHERE appliance_id = t.appliance_id) + 1 AS number,
+                coalesce((SELECT document FROM revisions WHERE appliance_id = t.appliance_id AND number = t.base_revision), '{"sections": {}}'::jsonb) AS document
+           FROM rollout_targets t WHERE t.rollout_id = $1 AND t.state = 'applied' AND t.rollback_revision IS NULL
+       ), made AS (
+         INSERT INTO revisions (appliance_id, number, document, rollout_id) SELECT appliance_id, number, document, $1 FROM next RETURNING appliance_id, number
+       ), marked AS (
+         UPDATE rollout_targets t SET rollback_revision = made.number FROM made WHERE t.rollout_id = $1 AND t.appliance_id = made.appliance_id
+       )
+       UPDATE appliances a SET desired_revision = made.number FROM made WHERE a.id = made.appliance_id RETURNING a.id AS appliance_id`,
+      [id],
+    );
+    if (changed.rowCount) await client.query('SELECT pg_notify($1, $2)', [CHANNELS.nudge, JSON.stringify({ rollout: id, rolled_back: true })]);
   }
 }

@@ -39,6 +39,7 @@ const NewRollout = Type.Object({
   percentages: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), { maxItems: 20, description: 'cumulative share of the targets after each later wave (default [10, 50, 100])' })),
   wave_interval_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: 'soak time between a wave applied and the next opening (default 0)' })),
   max_failures: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, description: 'failures tolerated before the rollout halts (default 0: the first failure halts)' })),
+  rollback_on_halt: Type.Optional(Type.Boolean({ description: 'when it halts, the appliances it already changed get their previous configuration back as a new revision (default false)' })),
 }, { additionalProperties: false });
 const ApplianceQuery = Type.Object({ drifted: Type.Optional(Type.Boolean()), version: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false });
 const Halt = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false });
@@ -125,7 +126,7 @@ export function registerControllerRoutes(app: FastifyInstance, controller: Contr
     const body = request.body;
     const { id } = await rollouts.create({
       template_id: body.template_id, appliance_ids: body.appliance_ids, canary: body.canary ?? 1, percentages: body.percentages ?? [10, 50, 100],
-      wave_interval_seconds: body.wave_interval_seconds ?? 0, max_failures: body.max_failures ?? 0,
+      wave_interval_seconds: body.wave_interval_seconds ?? 0, max_failures: body.max_failures ?? 0, rollback_on_halt: body.rollback_on_halt ?? false,
     }, who(request));
     reply.status(201);
     return views.rollout(id);

@@ -73,8 +73,7 @@ export async function buildController(config: ControllerConfig): Promise<Control
   const listener = new NotificationListener(config.database, (channel, payload) => {
     const work = channel === CHANNELS.nudge
       ? (async () => {
-          const { rollout, wave } = JSON.parse(payload) as { rollout: string; wave: number };
-          hub.nudge(await rollouts.applianceIdsOfWave(rollout, wave));
+          hub.nudge(await rollouts.applianceIdsToNudge(JSON.parse(payload) as { rollout: string; wave?: number; rolled_back?: boolean }));
         })()
       : channel === CHANNELS.revoke
         ? Promise.resolve(hub.revoke(payload))

@@ -67,7 +67,8 @@ export class FleetViews {
     const rollout = (await this.pool.query('SELECT * FROM rollouts WHERE id::text = $1', [id])).rows[0];
     if (!rollout) throw notFound(`rollout ${id} not found`);
     const targets = (await this.pool.query(
-      `SELECT t.appliance_id, a.name, t.wave, t.revision, t.state, t.reason, t.reported_at FROM rollout_targets t
+      `SELECT t.appliance_id, a.name, t.wave, t.revision, t.state, t.reason, t.reported_at, t.rollback_revision, a.applied_revision >= t.rollback_revision AS rolled_back
+         FROM rollout_targets t
          JOIN appliances a ON a.id = t.appliance_id WHERE t.rollout_id = $1 ORDER BY t.wave, a.enrolled_at, a.id`,
       [rollout.id],
     )).rows;
@@ -78,7 +79,7 @@ export class FleetViews {
     });
     return {
       id: rollout.id, template_id: rollout.template_id, state: rollout.state, current_wave: rollout.current_wave,
-      wave_interval_seconds: rollout.wave_interval_seconds, next_wave_at: iso(rollout.next_wave_at), max_failures: rollout.max_failures,
+      wave_interval_seconds: rollout.wave_interval_seconds, next_wave_at: iso(rollout.next_wave_at), max_failures: rollout.max_failures, rollback_on_halt: rollout.rollback_on_halt,
       halted_reason: rollout.halted_reason, created_by: rollout.created_by, created_at: iso(rollout.created_at), finished_at: iso(rollout.finished_at),
       targets: targets.length, applied: targets.filter((t) => t.state === 'applied').length, failed: targets.filter((t) => t.state === 'failed').length,
       waves,

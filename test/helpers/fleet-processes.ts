@@ -139,12 +139,13 @@ export class ControllerProcess {
 export async function lightAgent(
   controller: ControllerProcess, name: string, variables: Record<string, string> = {}, dial: ControllerProcess = controller,
   timing: { statusIntervalMs: number; backoff: { initialMs: number; maxMs: number } } = { statusIntervalMs: 1000, backoff: { initialMs: 200, maxMs: 2000 } },
+  refuse?: ConstructorParameters<typeof MemoryApplier>[0],
 ) {
   const token = await controller.enrolmentToken(name, variables);
   const store = new MemoryStateStore();
   const enrolled = await enrolWithController({ controllerUrl: dial.url, token, allowList: ['127.0.0.1'] });
   store.save({ ...enrolled, attempts: {}, applied_revision: 0, applied_document: null });
-  const applier = new MemoryApplier();
+  const applier = new MemoryApplier(refuse);
   const quiet = { info: () => undefined, warn: () => undefined };
   const agent = new FleetAgent(store, applier, { version: 'light-1', allowList: () => ['127.0.0.1'], log: quiet as never, ...timing });
   agent.start();
