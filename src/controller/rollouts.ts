@@ -91,7 +91,10 @@ export class Rollouts {
 
   /** Every running rollout, advanced (the tick: wave intervals and anything a lost notification left behind). */
   async advanceAll(): Promise<void> {
-    const running = await this.pool.query<{ id: string }>("SELECT id FROM rollouts WHERE state = 'running'");
+    const running = await this.pool.query<{ id: string }>(
+      `SELECT id FROM rollouts r WHERE state = 'running' OR (state = 'halted' AND rollback_on_halt AND EXISTS (
+         SELECT 1 FROM rollout_targets t WHERE t.rollout_id = r.id AND t.state = 'applied' AND t.rollback_revision IS NULL))`,
+    );
     for (const row of running.rows) await this.advance(row.id);
   }
 
@@ -102,12 +105,14 @@ export class Rollouts {
    */
   async advance(id: string): Promise<void> {
     await inTransaction(this.pool, async (client) => {
-      const rollout = (await client.query<{ state: string; waves: number[]; current_wave: number; wave_interval_seconds: number; next_wave_due: boolean | null; max_failures: number }>(
-        `SELECT state, waves, current_wave, wave_interval_seconds, max_failures,
+      const rollout = (await client.query<{ state: string; waves: number[]; current_wave: number; wave_interval_seconds: number; next_wave_due: boolean | null; max_failures: number; rollback_on_halt: boolean }>(
+        `SELECT state, waves, current_wave, wave_interval_seconds, max_failures, rollback_on_halt,
                 CASE WHEN next_wave_at IS NULL THEN NULL ELSE next_wave_at <= now() END AS next_wave_due
            FROM rollouts WHERE id = $1 FOR UPDATE SKIP LOCKED`,
         [id],
       )).rows[0];
+      // Under the rollback policy, appliances of a halted rollout that land after the halt are rolled back too.
+      if (rollout?.state === 'halted' && rollout.rollback_on_halt) return this.rollBackApplied(client, id);
       if (!rollout || rollout.state !== 'running') return;
       const counts = await this.countsOf(client, id, rollout.current_wave);
       if (counts.failed > rollout.max_failures) return this.haltOnFailure(client, id);
@@ -154,11 +159,7 @@ export class Rollouts {
         [applianceId, revision, outcome, reason],
       );
       const id = target.rows[0]?.rollout_id ?? null;
-      if (!id) return null;
-      await client.query('SELECT pg_notify($1, $2)', [CHANNELS.rollout, id]);
-      // An appliance in flight when its rollout halted under the rollback policy is rolled back as it lands.
-      const halted = (await client.query<{ rollback: boolean }>("SELECT rollback_on_halt AS rollback FROM rollouts WHERE id = $1 AND state = 'halted' FOR UPDATE", [id])).rows[0];
-      if (halted?.rollback && outcome === 'applied') await this.rollBackApplied(client, id);
+      if (id) await client.query('SELECT pg_notify($1, $2)', [CHANNELS.rollout, id]);
       return id;
     });
     if (rolloutId) await this.advance(rolloutId);
@@ -192,7 +193,8 @@ export class Rollouts {
 
   /**
    * Too many failures: the rollout halts naming the first, no further wave opens, and a failed appliance's desired
-   * revision returns to what it runs (it rolled itself back; it is not asked again).
+   * revision returns to what it runs (it rolled itself back; it is not asked again). Runs under the rollout's row
+   * lock, as does every rollback of the policy (so no appliance gets two rollback revisions).
    */
   private async haltOnFailure(client: Client, id: string): Promise<void> {
     const first = (await client.query<{ name: string; reason: string | null }>(
