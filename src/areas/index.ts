@@ -33,6 +33,7 @@ import { createDiagnosticsArea } from './diagnostics/routes.js';
 import { createAssertionsArea } from './assertions/routes.js';
 import { createClusterArea } from './cluster/routes.js';
 import { createClusterSyncArea } from './cluster/sync-routes.js';
+import { createFleetAgentArea } from '../agent/area.js';
 
 /**
  * Every API area of one app, in registration order (which is also the order appliers run in), each handed the
@@ -108,6 +109,8 @@ export function createAreas(context: AppContext): Area[] {
     createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service }),
     createUpdatesArea(context),
     createPluginsArea(context, { aliases: packetFilter.service }),
+    // The fleet agent applies revisions through the other areas' routes (docs/fleet.md).
+    createFleetAgentArea(context),
     // Change sets make the writes of every other area's generated routes.
     createChangesArea(context, { routes: () => areas.flatMap((area) => area.routes) }),
     config,

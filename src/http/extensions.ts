@@ -37,6 +37,8 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   { method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', why: "Issue 39: clears a demotion on the primary, raises the priority by 100 on the secondary: this node takes the virtual addresses." },
   { method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', why: "Issue 39: lowers this node's VRRP priority by 240 (gives the virtual addresses away)." },
   ...CLUSTER_SYNC_EXTENSIONS,
+  { method: 'POST', path: '/api/v1/fleet/enrol', access: 'settings:write', why: "Issue 35: enrols the appliance with a fleet controller (a single-use token; the appliance dials out and keeps one mutually authenticated connection)." },
+  { method: 'GET', path: '/api/v1/fleet/agent', access: 'settings:read', why: "Issue 35: the fleet agent's enrolment, connection and the revisions it attempted with their outcomes." },
   {
     method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write',
     why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",

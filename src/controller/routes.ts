@@ -1,0 +1,140 @@
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Permission } from '../core/permissions.js';
+import { forbidden, unauthorized } from '../core/errors.js';
+import { AGENT_PATHS } from '../agent/protocol.js';
+import { roleAllows, type ControllerIdentity } from './accounts.js';
+import type { Controller } from './server.js';
+import { CHANNELS } from './channels.js';
+import { checkSections, checkVariables } from './templates.js';
+
+/** What a controller route requires: a permission of the appliance's catalogue, any account, or nothing. */
+export type ControllerAccess = Permission | 'authenticated' | 'public';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    controllerIdentity?: ControllerIdentity;
+  }
+  interface FastifyContextConfig {
+    controllerAccess?: ControllerAccess;
+  }
+}
+
+const Credentials = Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false });
+const NewAccount = Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ minLength: 1, maxLength: 1024 }), role: Type.String() }, { additionalProperties: false });
+const NewToken = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 120, pattern: '^[^\\x00-\\x1f]+$' }),
+  variables: Type.Optional(Type.Record(Type.String(), Type.String())),
+  expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 30 * 86400, description: 'default 86400' })),
+}, { additionalProperties: false });
+const Enrol = Type.Object({ token: Type.String({ maxLength: 300 }), csr: Type.String({ maxLength: 16384 }) }, { additionalProperties: false });
+const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
+const Variables = Type.Object({ variables: Type.Record(Type.String(), Type.String()) }, { additionalProperties: false });
+const NewTemplate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120 }), sections: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: false });
+const TemplateUpdate = Type.Object({ sections: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: false });
+const NewRollout = Type.Object({
+  template_id: Type.String({ format: 'uuid' }),
+  appliance_ids: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100000, uniqueItems: true })),
+  canary: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'appliances in the first wave (default 1)' })),
+  percentages: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), { maxItems: 20, description: 'cumulative share of the targets after each later wave (default [10, 50, 100])' })),
+  wave_interval_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: 'soak time between a wave applied and the next opening (default 0)' })),
+  max_failures: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, description: 'failures tolerated before the rollout halts (default 0: the first failure halts)' })),
+  rollback_on_halt: Type.Optional(Type.Boolean({ description: 'when it halts, the appliances it already changed get their previous configuration back as a new revision (default false)' })),
+}, { additionalProperties: false });
+const ApplianceQuery = Type.Object({ drifted: Type.Optional(Type.Boolean()), version: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false });
+const Halt = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false });
+
+const bearerOf = (request: FastifyRequest): string | null => {
+  const header = request.headers.authorization;
+  const match = typeof header === 'string' ? /^Bearer (\S+)$/i.exec(header) : null;
+  return match ? match[1] : null;
+};
+
+/** The controller's API: accounts, enrolment, the fleet's appliances, templates and rollouts. */
+export function registerControllerRoutes(app: FastifyInstance, controller: Controller): void {
+  const { accounts, enrolment, views, templates, rollouts, pool } = controller;
+
+  // Access: every route names what it needs; the account is read from PostgreSQL per request.
+  app.addHook('preHandler', async (request) => {
+    const access = request.routeOptions.config.controllerAccess;
+    if (access === undefined || access === 'public') return;
+    const token = bearerOf(request);
+    const identity = token ? await accounts.identify(token) : null;
+    if (!identity) throw unauthorized('sign in: POST /api/v1/auth/login, then Authorization: Bearer <token>');
+    if (access !== 'authenticated' && !roleAllows(identity.role, access)) throw forbidden(`requires ${access}`);
+    request.controllerIdentity = identity;
+  });
+  const who = (request: FastifyRequest) => request.controllerIdentity!.username;
+  const route = <S extends Record<string, unknown>>(method: 'GET' | 'POST' | 'PUT', url: string, access: ControllerAccess, schema: S, handler: (request: FastifyRequest<never>, reply: never) => unknown) =>
+    app.route({ method, url, schema, config: { controllerAccess: access }, handler: handler as never });
+
+  route('GET', '/api/v1/health', 'public', {}, async () => {
+    await pool.query('SELECT 1');
+    return { status: 'ok', database: 'reachable', agents_connected_here: controller.hub.connectedCount };
+  });
+  route('GET', '/api/v1/auth/register', 'public', {}, async () => ({ open: (await accounts.count()) === 0 }));
+  route('POST', '/api/v1/auth/register', 'public', { body: Credentials }, async (request: FastifyRequest<{ Body: Static<typeof Credentials> }>) =>
+    accounts.registerFirst(request.body.username, request.body.password));
+  route('POST', '/api/v1/auth/login', 'public', { body: Credentials }, async (request: FastifyRequest<{ Body: Static<typeof Credentials> }>) =>
+    accounts.login(request.body.username, request.body.password));
+  route('POST', '/api/v1/auth/logout', 'authenticated', {}, async (request: FastifyRequest) => {
+    await accounts.logout(bearerOf(request)!);
+    return { signed_out: true };
+  });
+  route('GET', '/api/v1/accounts', 'users:read', {}, async () => accounts.list());
+  route('POST', '/api/v1/accounts', 'users:write', { body: NewAccount }, async (request: FastifyRequest<{ Body: Static<typeof NewAccount> }>) =>
+    accounts.create(request.body.username, request.body.password, request.body.role));
+
+  route('POST', '/api/v1/enrolment-tokens', 'settings:write', { body: NewToken }, async (request: FastifyRequest<{ Body: Static<typeof NewToken> }>) =>
+    enrolment.issue({ name: request.body.name, variables: checkVariables(request.body.variables), ttlSeconds: request.body.expires_in_seconds ?? 86400, createdBy: who(request) }));
+  route('GET', AGENT_PATHS.ca, 'public', {}, async (_request, reply: { type(t: string): unknown }) => {
+    reply.type('application/x-pem-file');
+    return controller.ca.certificate_pem;
+  });
+  route('POST', AGENT_PATHS.enrol, 'public', { body: Enrol }, async (request: FastifyRequest<{ Body: Static<typeof Enrol> }>) =>
+    enrolment.enrol(request.body.token, request.body.csr));
+
+  route('GET', '/api/v1/fleet/summary', 'dashboard:view', {}, async () => views.summary());
+  route('GET', '/api/v1/appliances', 'dashboard:view', { querystring: ApplianceQuery }, async (request: FastifyRequest<{ Querystring: Static<typeof ApplianceQuery> }>) =>
+    views.appliances(request.query));
+  route('GET', '/api/v1/appliances/:id', 'dashboard:view', { params: IdParams }, async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>) =>
+    views.appliance(request.params.id));
+  route('PUT', '/api/v1/appliances/:id/variables', 'settings:write', { params: IdParams, body: Variables }, async (request: FastifyRequest<{ Params: Static<typeof IdParams>; Body: Static<typeof Variables> }>) => {
+    await views.appliance(request.params.id);
+    await pool.query('UPDATE appliances SET variables = $2 WHERE id = $1', [request.params.id, JSON.stringify(checkVariables(request.body.variables))]);
+    return views.appliance(request.params.id);
+  });
+  route('POST', '/api/v1/appliances/:id/revoke', 'settings:write', { params: IdParams }, async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>) => {
+    await views.appliance(request.params.id);
+    // The notification reaches every controller process at commit: whichever holds the connection closes it.
+    await pool.query('UPDATE appliances SET revoked_at = coalesce(revoked_at, now()), connected_to = NULL WHERE id = $1', [request.params.id]);
+    await pool.query('SELECT pg_notify($1, $2)', [CHANNELS.revoke, request.params.id]);
+    return views.appliance(request.params.id);
+  });
+
+  route('GET', '/api/v1/templates', 'rules:read', {}, async () => templates.list());
+  route('POST', '/api/v1/templates', 'rules:write', { body: NewTemplate }, async (request: FastifyRequest<{ Body: Static<typeof NewTemplate> }>, reply: { status(n: number): unknown }) => {
+    reply.status(201);
+    return templates.create(request.body.name, checkSections(request.body.sections));
+  });
+  route('GET', '/api/v1/templates/:id', 'rules:read', { params: IdParams }, async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>) => templates.get(request.params.id));
+  route('PUT', '/api/v1/templates/:id', 'rules:write', { params: IdParams, body: TemplateUpdate }, async (request: FastifyRequest<{ Params: Static<typeof IdParams>; Body: Static<typeof TemplateUpdate> }>) =>
+    templates.update(request.params.id, checkSections(request.body.sections)));
+
+  route('GET', '/api/v1/rollouts', 'dashboard:view', {}, async () => views.rollouts());
+  route('POST', '/api/v1/rollouts', 'backup:write', { body: NewRollout }, async (request: FastifyRequest<{ Body: Static<typeof NewRollout> }>, reply: { status(n: number): unknown }) => {
+    const body = request.body;
+    const { id } = await rollouts.create({
+      template_id: body.template_id, appliance_ids: body.appliance_ids, canary: body.canary ?? 1, percentages: body.percentages ?? [10, 50, 100],
+      wave_interval_seconds: body.wave_interval_seconds ?? 0, max_failures: body.max_failures ?? 0, rollback_on_halt: body.rollback_on_halt ?? false,
+    }, who(request));
+    reply.status(201);
+    return views.rollout(id);
+  });
+  route('GET', '/api/v1/rollouts/:id', 'dashboard:view', { params: IdParams }, async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>) => views.rollout(request.params.id));
+  route('POST', '/api/v1/rollouts/:id/halt', 'backup:write', { params: IdParams, body: Type.Optional(Halt) }, async (request: FastifyRequest<{ Params: Static<typeof IdParams>; Body: Static<typeof Halt> | undefined }>) => {
+    await views.rollout(request.params.id);
+    await rollouts.halt(request.params.id, request.body?.reason ?? `halted by ${who(request)}`);
+    return views.rollout(request.params.id);
+  });
+}

@@ -1,0 +1,100 @@
+import { badRequest, conflict, notFound } from '../core/errors.js';
+import type { Pool } from './database.js';
+import { TEMPLATE_SECTIONS, type TemplateSection } from '../agent/sections.js';
+
+export { TEMPLATE_SECTIONS, type TemplateSection } from '../agent/sections.js';
+export type Sections = Partial<Record<TemplateSection, Record<string, unknown>[]>>;
+
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]{0,63})\}/g;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** A template's sections as sent: known sections, arrays of objects, each named once. */
+export function checkSections(value: unknown, field = 'body.sections'): Sections {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest(`${field} must be an object`);
+  for (const [section, objects] of Object.entries(value)) {
+    if (!(section in TEMPLATE_SECTIONS)) throw badRequest(`${field}.${section}: not a section a template can own (${Object.keys(TEMPLATE_SECTIONS).join(', ')})`);
+    if (!Array.isArray(objects)) throw badRequest(`${field}.${section} must be an array`);
+    const key = TEMPLATE_SECTIONS[section as TemplateSection].key;
+    const seen = new Set<string>();
+    objects.forEach((object, index) => {
+      const name = (object as Record<string, unknown> | null)?.[key];
+      if (typeof object !== 'object' || object === null || Array.isArray(object)) throw badRequest(`${field}.${section}.${index} must be an object`);
+      if (typeof name !== 'string' || name === '') throw badRequest(`${field}.${section}.${index}.${key} must be a non-empty string`);
+      if (seen.has(name)) throw badRequest(`${field}.${section}.${index}.${key}: "${name}" appears twice`);
+      seen.add(name);
+    });
+  }
+  return value as Sections;
+}
+
+export function checkVariables(value: unknown, field = 'body.variables'): Record<string, string> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest(`${field} must be an object of strings`);
+  for (const [name, text] of Object.entries(value)) {
+    if (!VARIABLE_NAME.test(name)) throw badRequest(`${field}.${name}: a variable name is a letter or _ then letters, digits or _`);
+    if (typeof text !== 'string' || text.length > 4096) throw badRequest(`${field}.${name} must be a string of at most 4096 characters`);
+  }
+  return value as Record<string, string>;
+}
+
+/**
+ * A template's sections for one appliance: `${name}` in any string value is replaced by that appliance's variable.
+ * Only whole string values are substituted, as data; the appliance validates each field as it validates any write.
+ */
+export function renderSections(sections: Sections, variables: Record<string, string>, applianceName: string): Sections {
+  const render = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      return value.replace(VARIABLE, (_, name: string) => {
+        if (!Object.hasOwn(variables, name)) throw badRequest(`appliance "${applianceName}" has no variable "${name}" the template uses`);
+        return variables[name];
+      });
+    }
+    if (Array.isArray(value)) return value.map(render);
+    if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v)]));
+    return value;
+  };
+  return render(sections) as Sections;
+}
+
+export interface TemplateRecord {
+  id: string;
+  name: string;
+  sections: Sections;
+  created_at: string;
+  updated_at: string;
+}
+
+const toRecord = (row: TemplateRecord): TemplateRecord => ({
+  ...row,
+  created_at: new Date(row.created_at).toISOString(),
+  updated_at: new Date(row.updated_at).toISOString(),
+});
+
+export class Templates {
+  constructor(private readonly pool: Pool) {}
+
+  async list(): Promise<TemplateRecord[]> {
+    return (await this.pool.query<TemplateRecord>('SELECT * FROM templates ORDER BY name')).rows.map(toRecord);
+  }
+
+  async get(id: string): Promise<TemplateRecord> {
+    const row = (await this.pool.query<TemplateRecord>('SELECT * FROM templates WHERE id::text = $1', [id])).rows[0];
+    if (!row) throw notFound(`template ${id} not found`);
+    return toRecord(row);
+  }
+
+  async create(name: string, sections: Sections): Promise<TemplateRecord> {
+    const row = await this.pool.query<TemplateRecord>(
+      'INSERT INTO templates (name, sections) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING *',
+      [name, JSON.stringify(sections)],
+    );
+    if (!row.rowCount) throw conflict(`template "${name}" already exists`);
+    return toRecord(row.rows[0]);
+  }
+
+  async update(id: string, sections: Sections): Promise<TemplateRecord> {
+    const row = await this.pool.query<TemplateRecord>('UPDATE templates SET sections = $2, updated_at = now() WHERE id::text = $1 RETURNING *', [id, JSON.stringify(sections)]);
+    if (!row.rowCount) throw notFound(`template ${id} not found`);
+    return toRecord(row.rows[0]);
+  }
+}

@@ -1,0 +1,89 @@
+import { notFound } from '../core/errors.js';
+import type { Pool } from './database.js';
+
+/** An appliance counts as connected while a controller holds its socket and it spoke within this many seconds. */
+export const CONNECTED_WITHIN_SECONDS = 90;
+
+const APPLIANCE_COLUMNS = `a.id, a.name, a.version, a.health, a.last_seen, a.enrolled_at, a.revoked_at, a.variables,
+  a.desired_revision, a.applied_revision, a.last_outcome, a.drift,
+  (a.connected_to IS NOT NULL AND a.last_seen > now() - make_interval(secs => ${CONNECTED_WITHIN_SECONDS})) AS connected`;
+
+const iso = (value: unknown) => (value ? new Date(value as string).toISOString() : null);
+
+function applianceOf(row: Record<string, unknown>) {
+  return {
+    id: row.id, name: row.name, version: row.version, health: row.health, connected: row.connected,
+    last_seen: iso(row.last_seen), enrolled_at: iso(row.enrolled_at), revoked_at: iso(row.revoked_at),
+    variables: row.variables, desired_revision: row.desired_revision, applied_revision: row.applied_revision,
+    in_sync: row.desired_revision === row.applied_revision, last_outcome: row.last_outcome,
+    drift: row.drift, drifted: (row.drift as unknown[]).length > 0,
+  };
+}
+
+/** The fleet as the API shows it, read from PostgreSQL. */
+export class FleetViews {
+  constructor(private readonly pool: Pool) {}
+
+  async appliances(filter: { drifted?: boolean; version?: string }) {
+    const rows = await this.pool.query(
+      `SELECT ${APPLIANCE_COLUMNS} FROM appliances a
+        WHERE ($1::boolean IS NULL OR (jsonb_array_length(a.drift) > 0) = $1) AND ($2::text IS NULL OR a.version = $2)
+        ORDER BY a.enrolled_at, a.id`,
+      [filter.drifted ?? null, filter.version ?? null],
+    );
+    return rows.rows.map(applianceOf);
+  }
+
+  async appliance(id: string) {
+    const row = (await this.pool.query(`SELECT ${APPLIANCE_COLUMNS} FROM appliances a WHERE a.id::text = $1`, [id])).rows[0];
+    if (!row) throw notFound(`appliance ${id} not found`);
+    return applianceOf(row);
+  }
+
+  /** Fleet-wide totals: how many appliances, connected, in sync, drifted, per version. */
+  async summary() {
+    const row = (await this.pool.query(
+      `SELECT count(*) FILTER (WHERE revoked_at IS NULL) AS appliances,
+              count(*) FILTER (WHERE revoked_at IS NULL AND connected_to IS NOT NULL AND last_seen > now() - make_interval(secs => ${CONNECTED_WITHIN_SECONDS})) AS connected,
+              count(*) FILTER (WHERE revoked_at IS NULL AND desired_revision = applied_revision) AS in_sync,
+              count(*) FILTER (WHERE revoked_at IS NULL AND jsonb_array_length(drift) > 0) AS drifted,
+              count(*) FILTER (WHERE revoked_at IS NOT NULL) AS revoked
+         FROM appliances`,
+    )).rows[0];
+    const versions = (await this.pool.query<{ version: string | null; n: string }>('SELECT version, count(*) AS n FROM appliances WHERE revoked_at IS NULL GROUP BY version ORDER BY version')).rows;
+    return {
+      appliances: Number(row.appliances), connected: Number(row.connected), in_sync: Number(row.in_sync), drifted: Number(row.drifted), revoked: Number(row.revoked),
+      versions: Object.fromEntries(versions.map((v) => [v.version ?? 'unknown', Number(v.n)])),
+    };
+  }
+
+  async rollouts() {
+    const rows = await this.pool.query('SELECT id FROM rollouts ORDER BY created_at DESC LIMIT 100');
+    return Promise.all(rows.rows.map((row) => this.rollout(row.id as string, false)));
+  }
+
+  /** A rollout's progress: its state, and per wave how many targets wait, are due, applied or failed. */
+  async rollout(id: string, withTargets = true) {
+    const rollout = (await this.pool.query('SELECT * FROM rollouts WHERE id::text = $1', [id])).rows[0];
+    if (!rollout) throw notFound(`rollout ${id} not found`);
+    const targets = (await this.pool.query(
+      `SELECT t.appliance_id, a.name, t.wave, t.revision, t.state, t.reason, t.reported_at, t.rollback_revision, a.applied_revision >= t.rollback_revision AS rolled_back
+         FROM rollout_targets t
+         JOIN appliances a ON a.id = t.appliance_id WHERE t.rollout_id = $1 ORDER BY t.wave, a.enrolled_at, a.id`,
+      [rollout.id],
+    )).rows;
+    const waves = (rollout.waves as number[]).map((size, wave) => {
+      const of = targets.filter((t) => t.wave === wave);
+      const count = (state: string) => of.filter((t) => t.state === state).length;
+      return { wave, size: of.length, cumulative: size, waiting: count('waiting'), due: count('due'), applied: count('applied'), failed: count('failed') };
+    });
+    return {
+      id: rollout.id, template_id: rollout.template_id, state: rollout.state, current_wave: rollout.current_wave,
+      wave_interval_seconds: rollout.wave_interval_seconds, next_wave_at: iso(rollout.next_wave_at), max_failures: rollout.max_failures, rollback_on_halt: rollout.rollback_on_halt,
+      halted_reason: rollout.halted_reason, created_by: rollout.created_by, created_at: iso(rollout.created_at), finished_at: iso(rollout.finished_at),
+      targets: targets.length, applied: targets.filter((t) => t.state === 'applied').length, failed: targets.filter((t) => t.state === 'failed').length,
+      waves,
+      ...(withTargets ? { target_list: targets.map((t) => ({ ...t, reported_at: iso(t.reported_at) })) } : {}),
+    };
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The appliance's fleet routes (issue 35) without a controller: what POST /api/v1/fleet/enrol refuses before it
+ * dials anything, and what GET /api/v1/fleet/agent shows of an appliance that never enrolled.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, json } from './helpers/app.js';
+import { adminHeaders, headersWithPermissions } from './helpers/auth.js';
+
+const TOKEN = `bwf1.${'a'.repeat(16)}.${'b'.repeat(64)}.${'c'.repeat(64)}`;
+
+test('fleet routes: enrolment input refused with the field named, permissions enforced, an unenrolled agent shown as such', async () => {
+  const t = await startTestApp();
+  try {
+    const admin = await adminHeaders(t.app);
+    const enrol = (payload: unknown, headers = admin) => t.app.inject({ method: 'POST', url: '/api/v1/fleet/enrol', headers, payload: payload as object });
+    for (const [controller_url, why] of [['ftp://controller', /https:\/\/host/], ['https://user:pw@controller', /no path, query or credentials/], ['https://controller/x', /no path/], ['not a url', /not a URL/]] as const) {
+      const refused = await enrol({ controller_url, token: TOKEN });
+      assert.equal(refused.statusCode, 400, controller_url);
+      assert.match(json(refused).error, /^body\.controller_url: /);
+      assert.match(json(refused).error, why);
+    }
+    for (const token of ['bwf1.short', `${TOKEN}.extra`, TOKEN.replace('bwf1', 'bwf2'), `bwf1.${'g'.repeat(16)}.${'b'.repeat(64)}.${'c'.repeat(64)}`]) {
+      const refused = await enrol({ controller_url: 'https://controller.example:8443', token });
+      assert.equal(refused.statusCode, 400, token);
+      assert.match(json(refused).error, /^body\.token: not a Bulwark enrolment token/);
+    }
+    // The outbound guard: a loopback controller is refused until the allow-list names it; nothing is enrolled.
+    const guarded = await enrol({ controller_url: 'https://127.0.0.1:9', token: TOKEN });
+    assert.equal(guarded.statusCode, 400);
+    assert.match(json(guarded).error, /outbound request refused: 127\.0\.0\.1 .*allowed_addresses/);
+    const viewer = await headersWithPermissions(t.app, ['settings:read'], admin);
+    assert.equal((await enrol({ controller_url: 'https://controller.example', token: TOKEN }, viewer)).statusCode, 403);
+    const agent = await t.app.inject({ method: 'GET', url: '/api/v1/fleet/agent', headers: viewer });
+    assert.equal(agent.statusCode, 200);
+    assert.deepEqual({ enrolled: json(agent).enrolled, connected: json(agent).connected, attempts: json(agent).attempts }, { enrolled: false, connected: false, attempts: [] });
+    assert.equal(t.app.context.identity.apiKeys.list().some((key) => key.name === 'fleet-agent'), false, 'no credential made for a refused enrolment');
+  } finally {
+    await t.close();
+  }
+});

@@ -1,0 +1,141 @@
+/**
+ * The fleet with real Bulwark appliances (simulated platform), each in its own process, enrolled through their
+ * own API: a template that breaks an assertion halts the rollout at the canary, which rolls itself back through
+ * commit-confirm; a good template reaches every appliance in waves as one change set each, confirmed by
+ * auto_confirm, with a controller killed mid-rollout and restarted in between, and no revision applied twice.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './helpers/free-port.js';
+import { ControllerProcess, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+
+const skip = await postgresSkip('the fleet appliance tests');
+const APPLIANCES = 3;
+
+class ApplianceProcess {
+  child: ChildProcess | null = null;
+  output = '';
+  token = '';
+  readonly dataDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-appliance-'));
+  constructor(readonly port: number) {}
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${this.port}`, '--data-dir', this.dataDir, '--platform', 'simulated'], {
+      stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BULWARK_FLEET_STATUS_INTERVAL_MS: '1000', BULWARK_LOG_LEVEL: 'warn' },
+    });
+    child.stdout!.on('data', (chunk) => (this.output += chunk));
+    child.stderr!.on('data', (chunk) => (this.output += chunk));
+    this.child = child;
+    await until(`appliance on ${this.port} to answer`, async () => {
+      if (child.exitCode !== null) throw new Error(`appliance exited: ${this.output}`);
+      return (await fetch(`http://127.0.0.1:${this.port}/api/v1/auth/register`)).ok;
+    }, 240_000);
+    const credentials = { username: 'admin', password: 'Appliance-admin-1' };
+    await this.call('POST', '/api/v1/auth/register', credentials);
+    this.token = (await this.call('POST', '/api/v1/auth/login', credentials)).body.access_token;
+    assert.ok(this.token, 'signed in to the appliance');
+  }
+
+  async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const response = await fetch(`http://127.0.0.1:${this.port}${path}`, {
+      method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : null };
+  }
+
+  async close(): Promise<void> {
+    this.child?.kill('SIGKILL');
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking template halts at the canary, which rolls back; a good one reaches all in waves across a controller killed mid-rollout, applied once each`, { skip, timeout: 600_000 }, async (t) => {
+  const database = await temporaryDatabase();
+  const controller = await ControllerProcess.start(database.url);
+  const appliances = await Promise.all(Array.from({ length: APPLIANCES }, async () => new ApplianceProcess(await freePort())));
+  try {
+    await controller.signInFirstAdmin();
+    await Promise.all(appliances.map((appliance) => appliance.start()));
+    // Enrolment through the appliance's own API: the controller on loopback must be on the outbound allow-list.
+    const first = appliances[0];
+    const unguarded = await first.call('POST', '/api/v1/fleet/enrol', { controller_url: controller.url, token: await controller.enrolmentToken('unguarded') });
+    assert.equal(unguarded.status, 400);
+    assert.match(unguarded.body.error, /outbound request refused/);
+    const ids: string[] = [];
+    for (const [index, appliance] of appliances.entries()) {
+      assert.equal((await appliance.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).status, 200);
+      const enrolled = await appliance.call('POST', '/api/v1/fleet/enrol', { controller_url: controller.url, token: await controller.enrolmentToken(`site-${index}`, { web: `10.20.${index}.80` }) });
+      assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
+      ids.push(enrolled.body.appliance_id);
+    }
+    assert.equal((await first.call('POST', '/api/v1/fleet/enrol', { controller_url: controller.url, token: await controller.enrolmentToken('again') })).status, 409);
+    await until('every appliance connected', async () => {
+      const listed = (await controller.call('GET', '/api/v1/appliances')).body as { id: string; connected: boolean; health: unknown }[];
+      return ids.every((id) => listed.find((a) => a.id === id)?.connected && listed.find((a) => a.id === id)?.health);
+    });
+
+    // A template whose assertion does not hold once applied (the simulated box answers every probe; it expects none).
+    const breaking = await controller.call('POST', '/api/v1/templates', { name: 'breaking', sections: {
+      aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${web}'] }],
+      assertions: [{ name: 'resolver unreachable', kind: 'probe', probe: 'tcp', target: '192.0.2.53', port: 53, source_interface: 'eth0', expect: 'block', interval_seconds: 3600 }],
+    } });
+    assert.equal(breaking.status, 201, JSON.stringify(breaking.body));
+    const halted = await controller.call('POST', '/api/v1/rollouts', { template_id: breaking.body.id, appliance_ids: ids, canary: 1, percentages: [100] });
+    assert.equal(halted.status, 201, JSON.stringify(halted.body));
+    const stopped = await until('the breaking rollout to halt', async () => {
+      const progress = (await controller.call('GET', `/api/v1/rollouts/${halted.body.id}`)).body;
+      return progress.state === 'halted' ? progress : undefined;
+    }, 180_000);
+    assert.match(stopped.halted_reason, /appliance "site-0" failed: rolled back on the appliance \(rolled_back\).*resolver unreachable/);
+    assert.deepEqual(stopped.waves.map((w: { applied: number; failed: number; due: number }) => [w.applied, w.failed, w.due]), [[0, 1, 0], [0, 0, 0]]);
+    // The canary rolled itself back: neither the alias nor the assertion stays; the others were never touched.
+    for (const appliance of appliances) {
+      assert.deepEqual((await appliance.call('GET', '/api/v1/aliases')).body.filter((a: { name: string }) => a.name === 'fleet_web'), []);
+      assert.deepEqual((await appliance.call('GET', '/api/v1/assertions')).body, []);
+    }
+    assert.equal((await first.call('GET', '/api/v1/config/commit-confirm/status')).body.last.outcome, 'rolled_back');
+
+    // A good template in waves with a soak time; the controller is killed once the canary has applied.
+    const good = await controller.call('POST', '/api/v1/templates', { name: 'good', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${web}'] }] } });
+    const rollout = (await controller.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: ids, canary: 1, percentages: [50, 100], wave_interval_seconds: 5 })).body.id as string;
+    await until('the canary applied', async () => (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.waves[0].applied === 1, 180_000);
+    assert.equal((await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.state, 'running');
+    await controller.kill();
+    await controller.spawn();
+    const done = await until('the rollout to complete after the restart', async () => {
+      const progress = (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body;
+      return progress.state === 'completed' ? progress : undefined;
+    }, 240_000);
+    assert.equal(done.applied, APPLIANCES);
+    for (const [index, appliance] of appliances.entries()) {
+      const alias = (await appliance.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web');
+      assert.deepEqual(alias?.entries, [`10.20.${index}.80`]);
+      const agent = (await appliance.call('GET', '/api/v1/fleet/agent')).body;
+      const attempts = agent.attempts as { revision: number; outcome: string }[];
+      // Each revision number attempted once: the canary failed 1 and applied 2; the others applied 2 only.
+      assert.deepEqual(attempts.map((a) => [a.revision, a.outcome]), index === 0 ? [[1, 'failed'], [2, 'applied']] : [[2, 'applied']]);
+      const confirmed = (await appliance.call('GET', '/api/v1/config/commit-confirm/status')).body.last;
+      assert.equal(confirmed.outcome, 'confirmed');
+    }
+    // Drift: a local edit on an appliance shows on the controller.
+    const second = appliances[1];
+    const alias = (await second.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web');
+    assert.equal((await second.call('PUT', `/api/v1/aliases/${alias.id}`, { ...alias, entries: ['10.99.0.1'] })).status, 200);
+    const drifted = await until('drift reported', async () => {
+      const view = (await controller.call('GET', `/api/v1/appliances/${ids[1]}`)).body;
+      return view.drifted ? view : undefined;
+    });
+    assert.deepEqual(drifted.drift, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }]);
+    t.diagnostic(`appliance versions: ${JSON.stringify((await controller.call('GET', '/api/v1/fleet/summary')).body.versions)}`);
+  } finally {
+    await Promise.all(appliances.map((appliance) => appliance.close()));
+    await controller.close();
+    await database.drop();
+  }
+});

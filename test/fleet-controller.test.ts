@@ -1,0 +1,161 @@
+/**
+ * The fleet controller on PostgreSQL (issue 35) with light agents: the agent code with an in-memory stand-in for
+ * an appliance. Migrations under concurrency, accounts and roles, single-use enrolment, revocation, and a rollout
+ * in waves that survives the controller being killed mid-rollout without any agent applying a revision twice.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { openPool } from '../src/controller/database.js';
+import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
+import { waveSizes } from '../src/controller/rollouts.js';
+import { ControllerProcess, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+
+const skip = await postgresSkip('the fleet controller tests');
+
+test('wave sizes: the canary, then each percentage rounded up, never an empty wave, always ending at every target', () => {
+  assert.deepEqual(waveSizes(10, 1, [10, 50, 100]), [1, 5, 10]);
+  assert.deepEqual(waveSizes(3, 1, [50, 100]), [1, 2, 3]);
+  assert.deepEqual(waveSizes(1, 5, [50]), [1]);
+  assert.deepEqual(waveSizes(1000, 10, [25]), [10, 250, 1000]);
+});
+
+test('migrations: four processes starting at once on an empty database apply each version once; a restart applies none', { skip, timeout: 60_000 }, async () => {
+  const database = await temporaryDatabase();
+  const pools = Array.from({ length: 4 }, () => openPool(database.url, 2));
+  try {
+    const applied = await Promise.all(pools.map((pool) => migrate(pool)));
+    assert.deepEqual(applied.flat().sort(), MIGRATIONS.map((m) => m.version).sort(), 'each version applied by exactly one process');
+    const rows = await pools[0].query('SELECT version FROM schema_migrations ORDER BY version');
+    assert.deepEqual(rows.rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+    assert.deepEqual(await migrate(pools[1]), []);
+  } finally {
+    await Promise.all(pools.map((pool) => pool.end()));
+    await database.drop();
+  }
+});
+
+test('controller: accounts and roles, single-use enrolment, revocation closes the connection and refuses reconnects, a rollout in waves across two controller processes survives one killed mid-rollout', { skip, timeout: 300_000 }, async (t) => {
+  const database = await temporaryDatabase();
+  const controller = await ControllerProcess.start(database.url);
+  // A second process of the same controller (same database, same seal key), as behind a load balancer.
+  const other = await ControllerProcess.start(database.url, { keyDir: controller.keyDir });
+  const agents: Awaited<ReturnType<typeof lightAgent>>[] = [];
+  try {
+    // Accounts: the first registration makes the admin and closes registration; roles are the appliance's.
+    assert.equal((await controller.call('GET', '/api/v1/appliances', undefined, '')).status, 401);
+    await controller.signInFirstAdmin();
+    assert.equal((await controller.call('POST', '/api/v1/auth/register', { username: 'second', password: 'Second-password-1' }, '')).status, 403);
+    assert.equal((await controller.call('POST', '/api/v1/accounts', { username: 'watcher', password: 'Watcher-password-1', role: 'viewer' })).status, 200);
+    const viewer = (await controller.call('POST', '/api/v1/auth/login', { username: 'watcher', password: 'Watcher-password-1' }, '')).body.token as string;
+    assert.equal((await controller.call('GET', '/api/v1/appliances', undefined, viewer)).status, 200);
+    const refused = await controller.call('POST', '/api/v1/templates', { name: 'x', sections: {} }, viewer);
+    assert.equal(refused.status, 403);
+    assert.match(refused.body.error, /rules:write/);
+    assert.equal((await controller.call('POST', '/api/v1/enrolment-tokens', { name: 'x' }, viewer)).status, 403);
+    const badSection = await controller.call('POST', '/api/v1/templates', { name: 'bad', sections: { users: [] } });
+    assert.equal(badSection.status, 400);
+    assert.match(badSection.body.error, /body\.sections\.users/);
+
+    // The agent path needs a client certificate of the fleet CA: without one the upgrade is refused.
+    const refusedUpgrade = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(`wss://127.0.0.1:${controller.port}/fleet/v1/agent`, { rejectUnauthorized: false });
+      socket.on('unexpected-response', (_request, response) => (resolve(response.statusCode ?? 0), socket.terminate()));
+      socket.on('open', () => (resolve(101), socket.terminate()));
+      socket.on('error', () => undefined);
+    });
+    assert.equal(refusedUpgrade, 401);
+
+    // Enrolment: a token works once; a replay is refused.
+    const token = await controller.enrolmentToken('replayed');
+    const { enrolWithController } = await import('../src/agent/enrol.js');
+    await enrolWithController({ controllerUrl: controller.url, token, allowList: ['127.0.0.1'] });
+    await assert.rejects(enrolWithController({ controllerUrl: controller.url, token, allowList: ['127.0.0.1'] }), /refused the enrolment: enrolment token unknown, used or expired/);
+    // The outbound guard: loopback is refused unless the allow-list names it.
+    await assert.rejects(enrolWithController({ controllerUrl: controller.url, token: await controller.enrolmentToken('guarded'), allowList: [] }), /blocked address/);
+
+    const COUNT = 20;
+    // Half the agents hold their connection to the other process: the rollout below is created on the first, so
+    // their nudges cross between the processes over LISTEN/NOTIFY.
+    // The stand-in refuses a document naming 192.0.2.66, as an appliance's assertion would refuse it.
+    const refuse = (document: { sections: Record<string, Record<string, unknown>[]> }) =>
+      JSON.stringify(document).includes('192.0.2.66') ? 'assertion "no test net" does not hold' : null;
+    for (let index = 0; index < COUNT; index += 1) agents.push(await lightAgent(controller, `light-${index}`, { site: `10.9.${index}.1` }, index % 2 === 0 ? controller : other, undefined, refuse));
+    await until('every light agent connected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === COUNT);
+    const [here, there] = await Promise.all([controller, other].map(async (process) => (await process.call('GET', '/api/v1/health')).body.agents_connected_here as number));
+    assert.deepEqual([here, there], [COUNT / 2, COUNT / 2]);
+
+    // Revocation: the live connection ends at once and the agent's reconnects are refused.
+    // The last agent is connected to the other process; the revocation is made on this one.
+    const revoked = agents.pop()!;
+    assert.equal((await controller.call('POST', `/api/v1/appliances/${revoked.id}/revoke`)).status, 200);
+    await until('the revoked agent to be cut off', async () => revoked.agent.status().revoked && !revoked.agent.status().connected);
+    assert.equal((await controller.call('GET', `/api/v1/appliances/${revoked.id}`)).body.connected, false);
+    await revoked.agent.stop();
+
+    // A rollout in waves with a soak time between them; the controller is killed after the canary applied.
+    const template = await controller.call('POST', '/api/v1/templates', { name: 'site web', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }] } });
+    assert.equal(template.status, 201);
+    const created = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: agents.map((a) => a.id), canary: 1, percentages: [50, 100], wave_interval_seconds: 3 });
+    const missing = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, canary: 1 });
+    assert.equal(missing.status, 409, 'one rollout runs at a time');
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const rollout = created.body.id as string;
+    await until('the canary applied', async () => (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.waves[0].applied === 1);
+    const before = (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body;
+    assert.equal(before.state, 'running');
+    assert.ok(before.applied < agents.length, 'killed mid-rollout');
+    await controller.kill();
+    await controller.spawn();
+    const finished = await until('the rollout to complete after the restart', async () => {
+      const progress = (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body;
+      return progress.state === 'completed' ? progress : undefined;
+    });
+    assert.equal(finished.applied, agents.length);
+    assert.equal(finished.failed, 0);
+    assert.deepEqual(finished.waves.map((w: { size: number }) => w.size), [1, 9, 9]);
+    for (const [index, light] of agents.entries()) {
+      assert.equal(light.applier.applies, 1, `${light.id} applied exactly once`);
+      assert.deepEqual(light.applier.objects.get('aliases')!.map((a) => a.entries), [[`10.9.${index}.1`]]);
+    }
+    // Fleet views: every appliance in sync on the revision, with its version and last contact.
+    await until('every appliance reconnected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === agents.length);
+    const listed = (await controller.call('GET', '/api/v1/appliances')).body as { revoked_at: string | null; in_sync: boolean; version: string; last_seen: string; applied_revision: number }[];
+    const live = listed.filter((a) => agents.some((light) => light.id === (a as unknown as { id: string }).id));
+    assert.ok(live.every((a) => a.in_sync && a.version === 'light-1' && a.last_seen && a.applied_revision === 1));
+
+    // Drift: a local edit to an owned object is reported per appliance and fleet-wide.
+    agents[0].applier.objects.get('aliases')![0].entries = ['192.0.2.99'];
+    const drifted = await until('drift reported', async () => {
+      const view = (await controller.call('GET', `/api/v1/appliances/${agents[0].id}`)).body;
+      return view.drifted ? view : undefined;
+    });
+    assert.deepEqual(drifted.drift, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }]);
+    assert.equal((await controller.call('GET', '/api/v1/fleet/summary')).body.drifted, 1);
+    assert.equal((await controller.call('GET', '/api/v1/appliances?drifted=true')).body.length, 1);
+
+    // The rollback policy: one appliance of the second wave refuses; the rollout halts and every appliance it had
+    // changed (the canaries, and those of the second wave as they land) gets its previous configuration back.
+    assert.equal((await controller.call('PUT', `/api/v1/appliances/${agents[5].id}/variables`, { variables: { site: '192.0.2.66' } })).status, 200);
+    const extra = await controller.call('POST', '/api/v1/templates', { name: 'site web and dns', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }, { name: 'fleet_dns', alias_type: 'host', entries: ['10.53.0.1'] }] } });
+    const risky = (await controller.call('POST', '/api/v1/rollouts', { template_id: extra.body.id, appliance_ids: agents.map((a) => a.id), canary: 2, percentages: [100], rollback_on_halt: true })).body.id as string;
+    const settled = await until('the halted rollout to roll back every appliance it changed', async () => {
+      const progress = (await controller.call('GET', `/api/v1/rollouts/${risky}`)).body;
+      const targets = progress.target_list as { state: string; rolled_back: boolean | null }[];
+      return progress.state === 'halted' && targets.every((x) => x.state === 'failed' || (x.state === 'applied' && x.rolled_back)) ? progress : undefined;
+    });
+    assert.match(settled.halted_reason, /light-5" failed: assertion "no test net" does not hold/);
+    assert.equal(settled.failed, 1);
+    for (const [index, light] of agents.entries()) {
+      const aliases = light.applier.objects.get('aliases')!;
+      // The first agent's local drift was overwritten by the rollout, then its revision before the rollout restored.
+      assert.deepEqual(aliases.map((a) => [a.name, a.entries]), [['fleet_web', [`10.9.${index}.1`]]], `${light.id} back to its previous configuration`);
+    }
+    t.diagnostic(`${agents.length} light agents; reconnects after the restart: ${agents.map((a) => a.agent.connections).join(',')}`);
+  } finally {
+    await Promise.all(agents.map((a) => a.agent.stop()));
+    await other.close(false);
+    await controller.close();
+    await database.drop();
+  }
+});

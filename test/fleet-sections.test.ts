@@ -1,0 +1,40 @@
+/** How the agent turns a revision into one change set, and what it reports as drift (src/agent/sections.ts). */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { driftOf, planChanges } from '../src/agent/sections.js';
+
+const local = {
+  aliases: [
+    { id: 'a1', name: 'web', alias_type: 'host', entries: ['10.0.0.80'], description: 'local note' },
+    { id: 'a2', name: 'old', alias_type: 'host', entries: ['10.0.0.1'] },
+    { id: 'a3', name: 'mine', alias_type: 'host', entries: ['10.0.0.9'] },
+    { id: 'a4', name: 'same', alias_type: 'host', entries: ['10.0.0.7'] },
+  ],
+  schedules: [],
+} as Record<string, Record<string, unknown>[]>;
+
+test('a revision becomes creates, updates where a template field differs, and deletes of what the previous revision owned; local objects stay', () => {
+  const previous = { sections: { aliases: [{ name: 'web', alias_type: 'host', entries: ['10.0.0.80'] }, { name: 'old', alias_type: 'host', entries: ['10.0.0.1'] }, { name: 'same', alias_type: 'host', entries: ['10.0.0.7'] }] } };
+  const next = { sections: {
+    aliases: [{ name: 'web', alias_type: 'host', entries: ['10.0.0.81'] }, { name: 'same', alias_type: 'host', entries: ['10.0.0.7'] }, { name: 'new', alias_type: 'network', entries: ['10.1.0.0/16'] }],
+    schedules: [{ name: 'office', time_ranges: '09:00-17:00' }],
+  } };
+  assert.deepEqual(planChanges(next, previous, (section) => local[section] ?? []), [
+    { op: 'update', path: '/api/v1/aliases/a1', body: { name: 'web', alias_type: 'host', entries: ['10.0.0.81'] } },
+    { op: 'create', path: '/api/v1/aliases', body: { name: 'new', alias_type: 'network', entries: ['10.1.0.0/16'] } },
+    { op: 'delete', path: '/api/v1/aliases/a2' },
+    { op: 'create', path: '/api/v1/schedules', body: { name: 'office', time_ranges: '09:00-17:00' } },
+  ]);
+  // Nothing to do when the appliance already matches; a section dropped from the templates is deleted whole.
+  assert.deepEqual(planChanges(previous, previous, (section) => local[section] ?? []), []);
+  assert.deepEqual(planChanges({ sections: {} }, previous, (section) => local[section] ?? []).map((o) => o.path), ['/api/v1/aliases/a1', '/api/v1/aliases/a2', '/api/v1/aliases/a4']);
+  assert.throws(() => planChanges({ sections: { users: [] } }, null, () => []), /section "users" cannot be owned/);
+});
+
+test('drift: a template field changed locally, or an owned object deleted; fields the template does not set are the appliance\'s own', () => {
+  const applied = { sections: { aliases: [{ name: 'web', alias_type: 'host', entries: ['10.0.0.81'] }, { name: 'gone', alias_type: 'host', entries: ['10.0.0.2'] }, { name: 'same', alias_type: 'host', entries: ['10.0.0.7'] }] } };
+  assert.deepEqual(driftOf(applied, (section) => local[section] ?? []), [
+    { section: 'aliases', name: 'web', kind: 'changed', fields: ['entries'] },
+    { section: 'aliases', name: 'gone', kind: 'missing', fields: [] },
+  ]);
+});
