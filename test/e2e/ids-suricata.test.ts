@@ -42,7 +42,7 @@ function enginePid(ns: string): number | null {
   return null;
 }
 
-test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 240_000 }, async (t) => {
+test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 420_000 }, async (t) => {
   const lab = new NetnsLab('b16s');
   const savedPath = process.env.PATH;
   try {
@@ -155,6 +155,7 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
 
     // A restart of Bulwark: the engine is detached, so it keeps running; the next start adopts it (same pid) and
     // follows its EVE output again.
+    t.diagnostic('restarting Bulwark under the running engine');
     assert.equal(await lab.stopBulwark('SIGTERM'), 0, lab.log);
     assert.equal(enginePid(fw), restartedPid, 'the engine outlives the API process');
     lab.startBulwark(fw, port);
@@ -162,6 +163,7 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     while (!lab.call('GET', '/api/v1/ids/stats').running && Date.now() - startedAt < 60_000) await new Promise((resolve) => setTimeout(resolve, 250));
     assert.equal(lab.call('GET', '/api/v1/ids/stats').running, true, `the engine runs after the start\n${lab.log}`);
     assert.equal(enginePid(fw), restartedPid, 'adopted, not started again');
+    t.diagnostic(`Bulwark started again: the engine (pid ${restartedPid}) adopted after ${Date.now() - startedAt} ms`);
     const storedAtStart = lab.call('GET', '/api/v1/ids/stats').alerts_total as number;
     process.kill(restartedPid, 'SIGUSR1');
     const wroteAfterStartAt = Date.now();

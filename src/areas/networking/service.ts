@@ -99,6 +99,20 @@ interface DdnsState {
 }
 const NO_DDNS_STATE: DdnsState = { last_ip: null, last_ipv6: null, last_updated: null, last_status: null, last_error: null };
 
+/** Runs every step of an apply even after one fails, collecting `what: why` for each failure. */
+function failureCollector() {
+  const failures: string[] = [];
+  const attempt = async (what: string, work: () => Promise<{ applied: boolean; message: string } | void>) => {
+    try {
+      const outcome = await work();
+      if (outcome && !outcome.applied) failures.push(`${what}: ${outcome.message}`);
+    } catch (error) {
+      failures.push(`${what}: ${(error as Error).message}`);
+    }
+  };
+  return { failures, attempt };
+}
+
 /** Interfaces as the host shows them plus Bulwark's stored settings, roles and not-yet-created VLANs. */
 export class NetworkingService {
   readonly state: ServiceState;
@@ -252,15 +266,7 @@ export class NetworkingService {
   async restoreApplied(): Promise<void> {
     const { network } = this.context.platform;
     const applied = this.applied();
-    const failures: string[] = [];
-    const attempt = async (what: string, work: () => Promise<{ applied: boolean; message: string } | void>) => {
-      try {
-        const outcome = await work();
-        if (outcome && !outcome.applied) failures.push(`${what}: ${outcome.message}`);
-      } catch (error) {
-        failures.push(`${what}: ${(error as Error).message}`);
-      }
-    };
+    const { failures, attempt } = failureCollector();
     const held = await this.refreshKnown();
     const holds = (vlan: VlanDevice) => held.some((i) => i.name === vlan.device && i.vlan_parent === vlan.parent && i.vlan_id === vlan.vlan_id && i.mtu === vlan.mtu);
     for (const vlan of applied.vlans) if (!holds(vlan)) await attempt(`creating VLAN ${vlan.device}`, () => network.setVlan(vlan, true));
@@ -361,15 +367,7 @@ export class NetworkingService {
     const previous = this.applied();
     const routes = this.desiredRoutes();
     const vlans = this.desiredVlans();
-    const failures: string[] = [];
-    const attempt = async (what: string, work: () => Promise<{ applied: boolean; message: string } | void>) => {
-      try {
-        const outcome = await work();
-        if (outcome && !outcome.applied) failures.push(`${what}: ${outcome.message}`);
-      } catch (error) {
-        failures.push(`${what}: ${(error as Error).message}`);
-      }
-    };
+    const { failures, attempt } = failureCollector();
     for (const route of previous.routes) {
       if (!routes.some((wanted) => routeKey(wanted) === routeKey(route))) await attempt(`withdrawing the route to ${route.destination}`, () => network.setStaticRoute(route, false));
     }
