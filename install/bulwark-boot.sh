@@ -4,13 +4,13 @@
 #   bulwark-boot.sh [ENV_FILE]      (default /etc/bulwark/bulwark.env, or $BULWARK_ENV_FILE)
 #   bulwark-boot.sh --print-builtin-fallback [ENV_FILE]   prints the built-in fallback and loads nothing
 #
-# Reads BULWARK_DATA_DIR, BULWARK_PLATFORM and BULWARK_LISTEN from the service's environment file (the same file
+# Reads BULWARK_DATA_DIR, BULWARK_PLATFORM, BULWARK_LISTEN and BULWARK_TLS_LISTEN from the service's environment file (the same file
 # bulwark.service reads), so a non-default data directory works. Loads <data-dir>/boot/ruleset.nft (linux,
 # `nft -f`) or <data-dir>/boot/ruleset.pf (freebsd, `pfctl -a bulwark -f`), which Bulwark keeps after every
 # successful load. When that file is missing or refused, loads the fallback Bulwark rendered beside it
 # (<data-dir>/boot/fallback.*), or, without one, the built-in fallback below: inbound and routed traffic dropped
-# except loopback, established connections, neighbour discovery and management (the API port and SSH) from
-# private sources. Records what it did in <data-dir>/boot/last-boot.json, which GET /api/v1/status shows.
+# except loopback, established connections, neighbour discovery and management (the ports of the API's plain
+# and HTTPS listeners, and SSH) from private sources. Records what it did in <data-dir>/boot/last-boot.json, which GET /api/v1/status shows.
 # Exit status: 0 when a ruleset (applied or fallback) is loaded, 1 when none could be.
 set -u
 umask 077
@@ -24,6 +24,8 @@ env_file=${1:-${BULWARK_ENV_FILE:-/etc/bulwark/bulwark.env}}
 data_dir=/var/lib/bulwark
 platform=linux
 listen=0.0.0.0:8080
+# HTTPS is off unless the environment file turns it on (as for `npm start`; the installer's file has 0.0.0.0:8443).
+tls_listen=off
 
 # The environment file is read as KEY=VALUE lines (systemd's EnvironmentFile format), never run as a script.
 if [ -r "$env_file" ]; then
@@ -41,6 +43,7 @@ if [ -r "$env_file" ]; then
       BULWARK_DATA_DIR) data_dir=$value ;;
       BULWARK_PLATFORM) platform=$value ;;
       BULWARK_LISTEN) listen=$value ;;
+      BULWARK_TLS_LISTEN) tls_listen=$value ;;
     esac
   done < "$env_file"
 fi
@@ -105,10 +108,18 @@ builtin_fallback() {
   case $port in
     ''|*[!0-9]*) port=8080 ;;
   esac
-  if [ "$port" -eq 22 ]; then ports=22
-  elif [ "$port" -lt 22 ]; then ports="$port 22"
-  else ports="22 $port"
-  fi
+  # The HTTPS listener's port too, unless it is off (`off` or empty, as Bulwark reads it).
+  tls_port=
+  case $tls_listen in
+    ''|off) ;;
+    *) tls_port=${tls_listen##*:} ;;
+  esac
+  case $tls_port in
+    *[!0-9]*) tls_port= ;;
+  esac
+  # SSH, the API port and the HTTPS port: numerically sorted, each once, space-separated.
+  ports=$(printf '%s\n' 22 "$port" $tls_port | sort -n -u | tr '\n' ' ')
+  ports=${ports% }
   if [ "$ext" = pf ]; then
     cat <<PF
 # Bulwark boot fallback for pf anchor "bulwark" (generated; do not edit): loaded when the last applied ruleset is missing or refused.
@@ -120,7 +131,7 @@ pass in quick proto tcp from { 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fc00::/7 
 pass out all keep state label "bulwark:fallback-out"
 PF
   else
-    nft_ports=$(echo "$ports" | sed 's/ /, /')
+    nft_ports=$(echo "$ports" | sed 's/ /, /g')
     cat <<NFT
 #!/usr/sbin/nft -f
 # Bulwark boot fallback (generated; do not edit): loaded when the last applied ruleset is missing or refused.
@@ -161,7 +172,7 @@ else
   ruleset_line=
 fi
 
-# Bulwark's rendered fallback first (it knows the LAN interfaces and the API port), the built-in one if that is
+# Bulwark's rendered fallback first (it knows the LAN interfaces and the API's ports), the built-in one if that is
 # missing or refused too.
 if [ -f "$fallback" ] && load "$fallback"; then
   record fallback "$fallback" "$reason" "$ruleset_error" "$ruleset_line"

@@ -15,7 +15,7 @@ import { createFreebsdPlatform } from '../src/platform/freebsd/index.js';
 import { json, startTestApp } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
 import { packetFilterOf } from './helpers/areas.js';
-import { ROOT } from './helpers/netns-lab.js';
+import { inNamespace, NetnsLab, ROOT } from './helpers/netns-lab.js';
 import { rootSkipReason } from './helpers/shared.js';
 
 const BOOT_SCRIPT = join(ROOT, 'install/bulwark-boot.sh');
@@ -26,11 +26,12 @@ const work = mkdtempSync(join(tmpdir(), 'bulwark-boot-step-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
 /** A data directory with an environment file pointing at it, as /etc/bulwark/bulwark.env does on an appliance. */
-function appliance(name: string, platform: 'linux' | 'freebsd', listen = '0.0.0.0:8080') {
+function appliance(name: string, platform: 'linux' | 'freebsd', listen = '0.0.0.0:8080', tlsListen?: string) {
   const dataDir = join(work, name, 'data');
   mkdirSync(join(dataDir, 'boot'), { recursive: true });
   const envFile = join(work, name, 'bulwark.env');
-  writeFileSync(envFile, `# as installed\nBULWARK_DATA_DIR="${dataDir}"\nBULWARK_PLATFORM=${platform}\nBULWARK_LISTEN=${listen}\n`);
+  const tls = tlsListen === undefined ? '' : `BULWARK_TLS_LISTEN=${tlsListen}\n`;
+  writeFileSync(envFile, `# as installed\nBULWARK_DATA_DIR="${dataDir}"\nBULWARK_PLATFORM=${platform}\nBULWARK_LISTEN=${listen}\n${tls}`);
   return { dataDir, envFile, lastBoot: () => JSON.parse(readFileSync(join(dataDir, 'boot/last-boot.json'), 'utf8')) };
 }
 
@@ -48,25 +49,54 @@ function inFreshNamespace(script: string): { code: number | null; out: string; e
 }
 
 test('the fallback renders management from the LAN interfaces (golden files); the kernel takes the nftables one', () => {
-  const input = { apiPort: 8443, lanInterfaces: ['eth1', 'lan0', 'bad name"'] };
+  const input = { apiPorts: [8080, 8443], lanInterfaces: ['eth1', 'lan0', 'bad name"'] };
   const nft = renderNftFallback(input);
   golden('boot-fallback-lan.nft', nft);
   golden('boot-fallback-lan.pf', renderPfFallback(input));
-  golden('boot-fallback-private.pf', renderPfFallback({ apiPort: 8080, lanInterfaces: [] }));
+  golden('boot-fallback-private.pf', renderPfFallback({ apiPorts: [8080], lanInterfaces: [] }));
+  assert.match(nft, /iifname \{ "eth1", "lan0" \} fib daddr type local tcp dport \{ 22, 8080, 8443 \} accept/, 'both API listeners and SSH from the LAN');
   assert.doesNotMatch(nft, /bad name/, 'an interface name that is not a bare word is left out, never quoted in');
   if (rootSkip) return;
   const loaded = spawnSync('unshare', ['-n', 'nft', '-f', '-'], { input: nft, encoding: 'utf8' });
   assert.equal(loaded.status, 0, loaded.stderr);
 });
 
-test('the boot script\'s built-in fallback is the rendered one with no LAN interface known (nftables and pf)', () => {
+test('the boot script\'s built-in fallback is the rendered one with no LAN interface known, on every API listener (nftables and pf)', () => {
+  // [plain listener port, BULWARK_TLS_LISTEN (undefined: not in the file), the API ports the fallback opens]
+  const listeners: [number, string | undefined, number[]][] = [
+    [8080, undefined, [8080]], [443, undefined, [443]], [22, undefined, [22]], [21, undefined, [21]],
+    [8080, '0.0.0.0:8443', [8080, 8443]], [8080, '[::]:443', [8080, 443]], [8443, '0.0.0.0:20', [8443, 20]],
+    [8080, '0.0.0.0:8080', [8080]], [8080, 'off', [8080]], [8080, '', [8080]],
+  ];
   for (const [platform, render] of [['linux', renderNftFallback], ['freebsd', renderPfFallback]] as const) {
-    for (const port of [8080, 443, 22, 21]) {
-      const { envFile } = appliance(`builtin-${platform}-${port}`, platform, `[::]:${port}`);
+    for (const [port, tls, apiPorts] of listeners) {
+      const { envFile } = appliance(`builtin-${platform}-${port}-${tls ?? 'none'}`, platform, `[::]:${port}`, tls);
       const printed = spawnSync('sh', [BOOT_SCRIPT, '--print-builtin-fallback', envFile], { encoding: 'utf8' });
       assert.equal(printed.status, 0, printed.stderr);
-      assert.equal(printed.stdout, render({ apiPort: port, lanInterfaces: [] }), `${platform}, API port ${port}`);
+      assert.equal(printed.stdout, render({ apiPorts, lanInterfaces: [] }), `${platform}, API port ${port}, HTTPS ${tls ?? 'not set'}`);
     }
+  }
+});
+
+test('linux: through the built-in fallback a LAN client reaches the API on its plain and HTTPS ports and SSH, and no other port', { skip: rootSkip, timeout: 120_000 }, async () => {
+  const lab = new NetnsLab('b36f');
+  try {
+    const fw = lab.namespace('fw');
+    const client = lab.namespace('cl');
+    lab.link({ ns: fw, name: `f${lab.tag}`, address: '10.236.0.1/24' }, { ns: client, name: `c${lab.tag}`, address: '10.236.0.2/24' });
+    const box = appliance('linux-listeners', 'linux', '0.0.0.0:8080', '0.0.0.0:8443');
+    const boot = spawnSync('ip', ['netns', 'exec', fw, 'sh', BOOT_SCRIPT, box.envFile], { encoding: 'utf8' });
+    assert.equal(boot.status, 0, boot.stderr);
+    assert.deepEqual([box.lastBoot().loaded, box.lastBoot().file], ['fallback', 'builtin']);
+    // Something listening on every port the client tries, so a closed port is the fallback's doing.
+    const ports = [22, 8080, 8443, 9000, 443];
+    lab.spawnIn(fw, process.execPath, ['-e', `for (const p of ${JSON.stringify(ports)}) require('net').createServer((s) => { s.on('error', () => undefined); s.end('hi'); }).listen(p, '10.236.0.1')`]);
+    const reach = (port: number) => inNamespace(client, process.execPath, ['-e', `const s = require('net').connect(${port}, '10.236.0.1'); s.setTimeout(1500, () => { console.log('timeout'); process.exit(0); }); s.on('connect', () => { console.log('open'); process.exit(0); }); s.on('error', (e) => { console.log(e.code); process.exit(0); })`], { timeoutMs: 10_000 }).trim();
+    const deadline = Date.now() + 20_000;
+    while (reach(22) !== 'open' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(Object.fromEntries(ports.map((port) => [port, reach(port)])), { 22: 'open', 8080: 'open', 8443: 'open', 9000: 'timeout', 443: 'timeout' });
+  } finally {
+    await lab.cleanup();
   }
 });
 
@@ -74,7 +104,7 @@ test('linux: the kept ruleset is loaded before anything else; a refused one fall
   const box = appliance('linux-kept', 'linux');
   const kept = 'table inet bulwark\ndelete table inet bulwark\ntable inet bulwark {\n\tchain filter_in {\n\t\ttype filter hook prerouting priority dstnat + 10; policy accept;\n\t\ttcp dport 8081 drop comment "kept"\n\t}\n}\n';
   writeFileSync(join(box.dataDir, 'boot/ruleset.nft'), kept);
-  writeFileSync(join(box.dataDir, 'boot/fallback.nft'), renderNftFallback({ apiPort: 8080, lanInterfaces: ['lan0'] }));
+  writeFileSync(join(box.dataDir, 'boot/fallback.nft'), renderNftFallback({ apiPorts: [8080], lanInterfaces: ['lan0'] }));
   const applied = inFreshNamespace(`sh ${BOOT_SCRIPT} ${box.envFile} && nft list table inet bulwark`);
   assert.equal(applied.code, 0, applied.err);
   assert.match(applied.out, /tcp dport 8081 drop comment "kept"/);
@@ -158,7 +188,7 @@ test('freebsd: every successful reload keeps the loaded anchor and the fallback 
     await written();
     assert.equal(kept(), load.input, 'the file is the text pfctl loaded');
     const fallback = readFileSync(join(t.dataDir, 'boot/fallback.pf'), 'utf8');
-    assert.equal(fallback, renderPfFallback({ apiPort: t.app.context.config.port, lanInterfaces: ['em1'] }));
+    assert.equal(fallback, renderPfFallback({ apiPorts: [t.app.context.config.port], lanInterfaces: ['em1'] }));
     assert.match(fallback, /pass in quick on em1 proto tcp from any to \(self\) port \{ 22 8080 \}/);
 
     const rules = json(await t.app.inject({ url: '/api/v1/rules', headers }));
@@ -201,7 +231,7 @@ test('freebsd: the boot script loads the kept anchor with pfctl -a bulwark -f FI
   clearPfctlCalls();
   assert.equal(run().status, 0);
   assert.deepEqual(pfctlCalls().map((c) => c.args), [`-a bulwark -f ${keptFile}`, `-a bulwark -f ${pfctlCalls()[1].args.split(' -f ')[1]}`]);
-  assert.equal(pfctlCalls()[1].input, renderPfFallback({ apiPort: 8080, lanInterfaces: [] }), 'no rendered fallback: the built-in one');
+  assert.equal(pfctlCalls()[1].input, renderPfFallback({ apiPorts: [8080], lanInterfaces: [] }), 'no rendered fallback: the built-in one');
   assert.deepEqual([box.lastBoot().loaded, box.lastBoot().reason, box.lastBoot().ruleset_error_line], ['fallback', 'refused', 3]);
 
   const t = await startTestApp({ dataDir: box.dataDir });

@@ -1,7 +1,8 @@
 /**
  * The boot step's safe fallback (docs/appliance.md): loaded when the last applied ruleset is missing or refused at
  * boot. Inbound traffic and traffic routed through the box are dropped, except loopback, packets of connections
- * the box itself opened, IPv6 neighbour discovery, and management (the API port and SSH) from the LAN: the LAN
+ * the box itself opened, IPv6 neighbour discovery, and management (every API listener's port — plain HTTP and
+ * HTTPS — and SSH) from the LAN: the LAN
  * interfaces when interface roles name some, the private address ranges otherwise. Outbound traffic of the box
  * itself passes. It replaces the same table (anchor) as a full load, so Bulwark's own load at start replaces it.
  */
@@ -10,8 +11,8 @@ import { NFT_LOOPBACK } from './nftables.js';
 import { PF_LOOPBACK } from './pf.js';
 
 export interface FallbackInput {
-  /** The API's listening port (the anti-lockout port of the compiled ruleset). */
-  apiPort: number;
+  /** The ports of the API's listeners: plain HTTP (--listen) and HTTPS (--tls-listen, when on), as the anti-lockout rules. */
+  apiPorts: readonly number[];
   /** Interfaces with the LAN role; empty: management is let in from private source addresses on any interface. */
   lanInterfaces: readonly string[];
 }
@@ -25,7 +26,7 @@ export const PRIVATE_V6 = ['fc00::/7', 'fe80::/10'];
 /** An interface name both formats take as a bare word; others are left out rather than quoted into the file. */
 const INTERFACE_NAME = /^[A-Za-z0-9_.-]{1,15}$/;
 
-const managementPorts = (input: FallbackInput) => [...new Set([input.apiPort, FALLBACK_SSH_PORT])].sort((a, b) => a - b);
+const managementPorts = (input: FallbackInput) => [...new Set([...input.apiPorts, FALLBACK_SSH_PORT])].sort((a, b) => a - b);
 const lan = (input: FallbackInput) => input.lanInterfaces.filter((name) => INTERFACE_NAME.test(name));
 
 export function renderNftFallback(input: FallbackInput): string {

@@ -65,6 +65,10 @@ export interface RuleCounter {
 export interface BlockedLogStatus {
   running: boolean;
   source: string;
+  /** The log reader's process (linux: ulogd), while it runs. */
+  pid?: number | null;
+  /** True when this API process adopted it from an earlier one rather than starting it. */
+  adopted?: boolean;
   error?: string;
 }
 

@@ -35,6 +35,8 @@ const PACKAGES: Record<string, string> = {
   swanctl: 'strongswan-swanctl',
   'libstrongswan-kernel-libipsec.so': 'libcharon-extra-plugins',
   caddy: 'caddy',
+  ulogd: 'ulogd2',
+  softflowd: 'softflowd',
   nsupdate: 'bind9-dnsutils',
   suricata: 'suricata (not packaged in Debian 12: install it from upstream or backports)',
   'suricata-update': 'suricata-update',

@@ -49,5 +49,6 @@ export interface FlowExporter {
   /** Runs the export as specified (null: stops it). Throws 503 naming the Debian package when the exporter is missing, 409 with the reason it refused. */
   apply(spec: FlowExportSpec | null): Promise<FlowExportStatus>;
   status(): Promise<FlowExportStatus>;
+  /** The API process stops: lets go of the exporters without stopping them (linux: the next start adopts them). */
   close(): Promise<void>;
 }

@@ -53,6 +53,8 @@ export interface SupervisedProcessOptions {
   inheritEnv?: boolean;
   /** Gives the process a standard input (see `write`); called after every spawn, e.g. to hand it its credentials. */
   onSpawn?: () => void;
+  /** Runs before every spawn (never before an adoption): clears what a dead run left that would stop a new one (a stale socket). */
+  beforeSpawn?: () => void;
 }
 
 export interface SupervisedState {
@@ -290,6 +292,7 @@ export class SupervisedProcess {
     const { label, detached, onSpawn } = this.options;
     this.adopted = null;
     if (detached) this.follow(true);
+    this.options.beforeSpawn?.();
     const child = this.spawnProcess();
     this.child = child;
     this.startingPid = child.pid ?? null;

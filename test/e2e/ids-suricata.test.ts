@@ -6,7 +6,8 @@
  * `suricata -T`, runs the engine on the namespace's interface, and EVE alerts the engine writes (the real
  * tunnel-testing EVE log from ../shared) are listed by /ids/alerts within a second; rule changes reach the
  * running engine without a restart (SIGUSR2); a ruleset the checker refuses is 409 and the engine keeps running;
- * an engine killed with SIGKILL is restarted by Bulwark's supervision and its alerts are read again.
+ * an engine killed with SIGKILL is restarted by Bulwark's supervision and its alerts are read again; a restart of
+ * Bulwark (SIGTERM) leaves the engine running and the next start adopts it (same pid) and reads its alerts again.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -41,7 +42,7 @@ function enginePid(ns: string): number | null {
   return null;
 }
 
-test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 240_000 }, async (t) => {
+test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 540_000 }, async (t) => {
   const lab = new NetnsLab('b16s');
   const savedPath = process.env.PATH;
   try {
@@ -53,7 +54,8 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     mkdirSync(bin);
     process.env.PATH = `${bin}:${savedPath}`;
     process.env.FAKE_SURICATA_EVE = EVE.path;
-    lab.startBulwark(fw, await freePort());
+    const port = await freePort();
+    lab.startBulwark(fw, port);
 
     // No Suricata: the status says so, control answers 503 naming it; the rest of the area works.
     const stats = lab.call('GET', '/api/v1/ids/stats');
@@ -151,9 +153,32 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     }
     assert.ok((lab.call('GET', '/api/v1/ids/stats').alerts_total as number) >= storedBefore + expected, 'the restarted engine\'s alerts are read');
 
-    // IPS: the engine reads NFQUEUE 0 and forwarded traffic is queued to it (its own nft table, fail-open).
+    // A restart of Bulwark: the engine is detached, so it keeps running; the next start adopts it (same pid) and
+    // follows its EVE output again.
+    // The start renders and checks the stored rules again: the ruleset the checker refuses goes first.
     const rulesets = lab.call('GET', '/api/v1/ids/rulesets') as { id: string; name: string }[];
     lab.call('DELETE', `/api/v1/ids/rulesets/${rulesets.find((r) => r.name === 'refused')!.id}`, undefined, 204);
+    t.diagnostic('restarting Bulwark under the running engine');
+    assert.equal(await lab.stopBulwark('SIGTERM'), 0, lab.log);
+    assert.equal(enginePid(fw), restartedPid, 'the engine outlives the API process');
+    lab.startBulwark(fw, port);
+    const startedAt = Date.now();
+    // The start merges and checks the rules again (suricata-update, suricata -T) before it adopts: slow on a loaded machine.
+    while (!lab.call('GET', '/api/v1/ids/stats').running && Date.now() - startedAt < 150_000) await new Promise((resolve) => setTimeout(resolve, 500));
+    const processes = () => spawnSync('ip', ['netns', 'pids', fw], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+      .map((pid) => { try { return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').slice(0, 160)}`; } catch { return `${pid}: gone`; } }).join('\n');
+    assert.equal(lab.call('GET', '/api/v1/ids/stats').running, true, `the engine runs after the start: ${JSON.stringify(lab.call('GET', '/api/v1/ids/stats'))}\n${processes()}\n${lab.log}`);
+    assert.equal(enginePid(fw), restartedPid, 'adopted, not started again');
+    t.diagnostic(`Bulwark started again: the engine (pid ${restartedPid}) adopted after ${Date.now() - startedAt} ms`);
+    const storedAtStart = lab.call('GET', '/api/v1/ids/stats').alerts_total as number;
+    process.kill(restartedPid, 'SIGUSR1');
+    const wroteAfterStartAt = Date.now();
+    while ((lab.call('GET', '/api/v1/ids/stats').alerts_total as number) < storedAtStart + expected && Date.now() - wroteAfterStartAt < 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok((lab.call('GET', '/api/v1/ids/stats').alerts_total as number) >= storedAtStart + expected, 'the adopted engine\'s alerts are read');
+
+    // IPS: the engine reads NFQUEUE 0 and forwarded traffic is queued to it (its own nft table, fail-open).
     lab.call('PUT', '/api/v1/ids/config', { mode: 'ips' });
     // Whether this kernel has the nftables queue expression, asked in a namespace of its own.
     const probe = `b16q-${lab.tag}`;

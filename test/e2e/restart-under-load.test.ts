@@ -6,22 +6,28 @@
  * query and no fetch fails, at most one ping is lost, the renewal succeeds, every daemon keeps its pid (adopted,
  * not restarted), and /status answers ready with every service running its applied version. Then the same after
  * a crash of the API (SIGKILL).
+ *
+ * Besides: a rule blocks and logs a port range (ulogd2 on its NFLOG group) and flow export (softflowd) sends the
+ * client link's flows to an IPFIX collector (nfcapd) in the client namespace. ulogd and softflowd keep their pids,
+ * a packet blocked before, during and after each gap is listed by GET /blocked, and a marked datagram sent before,
+ * during and after each gap reaches the collector as a flow record.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { unboundPythonDir } from '../../src/platform/unbound-python.js';
+import { findProgram } from '../../src/platform/daemon-tools.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab, ROOT } from '../helpers/netns-lab.js';
 
 const skipReason = () => systemSkip('the restart-under-load namespace lab', {
   root: true,
-  programs: ['unbound', 'unbound-control', 'kea-dhcp4', 'chronyd', 'chronyc', 'caddy', 'wireguard-go', 'wg', 'busybox', 'dig', 'ip', 'setpriv'],
-  users: ['unbound', '_kea', '_chrony', 'caddy'],
+  programs: ['unbound', 'unbound-control', 'kea-dhcp4', 'chronyd', 'chronyc', 'caddy', 'wireguard-go', 'wg', 'busybox', 'dig', 'ip', 'setpriv', 'ulogd', 'softflowd', 'softflowctl', 'nfcapd', 'nfdump'],
+  users: ['unbound', '_kea', '_chrony', 'caddy', 'nobody'],
   also: [['python3-unbound', unboundPythonDir()], ['libdhcp_lease_cmds.so (kea-common)', keaHookLibrary('libdhcp_lease_cmds.so')]],
 });
 
@@ -32,6 +38,27 @@ const CLIENT_MAC = '02:42:0a:ef:00:42';
 const TUNNEL_PORT = 51871;
 const PROXY_PORT = 8088;
 const BACKEND_PORT = 18089;
+/** The rule blocks and logs these ports; each probe uses its own, so each is found in /blocked by its port. */
+const BLOCKED_PORTS = { from: 9001, to: 9010 };
+const COLLECTOR_PORT = 4739;
+
+/** One TCP SYN from the client to a blocked port of the firewall (dropped: the attempt gives up after 300 ms). */
+function probeBlocked(ns: string, port: number): void {
+  inNamespace(ns, process.execPath, ['-e', `const s = require('net').connect(${port}, '${FW}'); const end = () => process.exit(0); s.setTimeout(300, end); s.on('error', end); s.on('connect', end);`], { timeoutMs: 10_000 });
+}
+
+/**
+ * A burst of 4 MB of UDP from another source port: softflowd's capture ring hands packets over a block at a time,
+ * so a lone datagram can sit in a block that only later traffic fills; the burst makes every packet before it count.
+ */
+function flushCapture(ns: string): void {
+  inNamespace(ns, process.execPath, ['-e', `const s = require('dgram').createSocket('udp4'); const b = Buffer.alloc(1400); let n = 0; s.bind(40199, function go() { if (n++ >= 3000) return s.close(); s.send(b, 9, '${FW}', go); });`], { timeoutMs: 60_000 });
+}
+
+/** One UDP datagram from a marked source port (its flow record is found at the collector by that port). */
+function sendMarked(ns: string, sourcePort: number): void {
+  inNamespace(ns, process.execPath, ['-e', `const s = require('dgram').createSocket('udp4'); s.bind(${sourcePort}, () => s.send('mark', 9, '${FW}', () => s.close()));`], { timeoutMs: 10_000 });
+}
 
 const until = async <T>(what: string, probe: () => T | undefined | false, timeoutMs = 30_000): Promise<T> => {
   const deadline = Date.now() + timeoutMs;
@@ -74,7 +101,7 @@ function startPing(ns: string, host: string): ChildProcess {
  * (PING_WAIT_S) may still be on their way when the ping is stopped — on a loaded machine more than one — so
  * they are left out rather than counted as lost; every earlier request had its whole second to be answered.
  */
-async function stopPing(ping: ChildProcess): Promise<{ sent: number; received: number; lost: number }> {
+async function stopPing(ping: ChildProcess): Promise<{ sent: number; received: number; lost: number; lostSeqs: number[] }> {
   const exited = new Promise((resolve) => ping.once('exit', resolve));
   ping.kill('SIGINT');
   await exited;
@@ -84,9 +111,9 @@ async function stopPing(ping: ChildProcess): Promise<{ sent: number; received: n
   const sent = Number(summary[1]);
   const answered = new Set([...output.matchAll(/seq=(\d+)/g)].map((match) => Number(match[1])));
   const settled = sent - Math.ceil(PING_WAIT_S / PING_INTERVAL_S) - 1;
-  let lost = 0;
-  for (let seq = 0; seq < settled; seq++) if (!answered.has(seq)) lost++;
-  return { sent, received: Number(summary[2]), lost };
+  const lostSeqs: number[] = [];
+  for (let seq = 0; seq < settled; seq++) if (!answered.has(seq)) lostSeqs.push(seq);
+  return { sent, received: Number(summary[2]), lost: lostSeqs.length, lostSeqs };
 }
 
 interface LoadSummary {
@@ -141,7 +168,7 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
     lab.call('PUT', '/api/v1/time/config', { enabled: true, clock_discipline: false, ntp_enabled: false });
     assert.equal(lab.call('POST', '/api/v1/time/apply').running, true);
     // Reverse proxy: plain HTTP on the LAN address to the backend on loopback (named in the outbound allow-list)
-    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] });
+    lab.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32', `${CLIENT}/32`] });
     const rp = '/api/v1/reverse-proxy';
     lab.call('POST', `${rp}/entrypoints`, { name: 'web', address: `${FW}:${PROXY_PORT}` });
     lab.call('POST', `${rp}/http/services`, { name: 'app', service_type: 'loadBalancer', config_json: JSON.stringify({ servers: [{ url: `http://127.0.0.1:${BACKEND_PORT}` }] }) });
@@ -163,15 +190,46 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
     inNamespace(client, 'ip', ['link', 'set', clientWg, 'up']);
     for (const route of server.AllowedIPs.split(',').map((r) => r.trim())) inNamespace(client, 'ip', ['route', 'replace', route, 'dev', clientWg]);
     await until('a ping through the tunnel', () => spawnSync('ip', ['netns', 'exec', client, 'busybox', 'ping', '-c', '1', '-W', '1', '10.240.0.1']).status === 0);
+    // Blocked-packet logging: a rule that blocks and logs a port range (ulogd2 reads the NFLOG group).
+    lab.call('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: BLOCKED_PORTS.from, dst_port_end: BLOCKED_PORTS.to, log: true, description: 'b36: blocked and logged' });
+    // Flow export of the client link to an IPFIX collector in the client namespace.
+    const flowDir = join(lab.dataDir, 'nfcapd');
+    mkdirSync(flowDir);
+    const nfcapd = lab.spawnIn(client, findProgram('nfcapd')!, ['-w', flowDir, '-b', CLIENT, '-p', String(COLLECTOR_PORT), '-t', '600']);
+    const exportLink = `f${lab.tag}`;
+    const flowExport = lab.call('PUT', '/api/v1/settings/flow-export', { enabled: true, protocol: 'ipfix', collectors: [`${CLIENT}:${COLLECTOR_PORT}`], interfaces: [exportLink], active_timeout_secs: 60, inactive_timeout_secs: 2 });
+    assert.equal(flowExport.status.running, true, JSON.stringify(flowExport));
     // A coordinated apply records the version every service runs.
     lab.call('POST', '/api/v1/reload');
+
+    /** Waits (up to 20 s) for a blocked SYN to `port` from the client in GET /blocked. */
+    const untilBlockedListed = (port: number, when: string) => until(`the blocked SYN to ${port} (${when}) in /blocked`, () => {
+      const [blocked] = lab.api(['GET', '/api/v1/blocked?limit=1000']);
+      return blocked.status === 200 && blocked.body.some((b: { dst_port: number; src_addr: string }) => b.dst_port === port && b.src_addr === CLIENT);
+    }, 20_000);
+    let blockedPort = BLOCKED_PORTS.from;
+    let markPort = 40120;
+    const marks: number[] = [];
+    const mark = () => {
+      marks.push(++markPort);
+      sendMarked(client, markPort);
+    };
+    probeBlocked(client, blockedPort);
+    await untilBlockedListed(blockedPort, 'before the restarts');
+    mark();
 
     const lease = udhcpc(dhcpClient, dhcpClientLink);
     assert.ok(lease.address, lease.output);
 
     const pids = () => {
-      const [dns, dhcp, time, proxy, wg] = lab.api(['GET', '/api/v1/dns/resolver/status'], ['GET', '/api/v1/dhcp/status'], ['GET', '/api/v1/time/status'], ['GET', `${rp}/status`], ['GET', `/api/v1/vpn/wg/${tunnel.id}/status`]);
-      return { unbound: dns.body.pid, kea: dhcp.body.pid, chronyd: time.body.pid, caddy: proxy.body.pid, wireguard_go: wg.body.pid };
+      const [dns, dhcp, time, proxy, wg, status, flows] = lab.api(
+        ['GET', '/api/v1/dns/resolver/status'], ['GET', '/api/v1/dhcp/status'], ['GET', '/api/v1/time/status'], ['GET', `${rp}/status`], ['GET', `/api/v1/vpn/wg/${tunnel.id}/status`],
+        ['GET', '/api/v1/status'], ['GET', '/api/v1/settings/flow-export'],
+      );
+      return {
+        unbound: dns.body.pid, kea: dhcp.body.pid, chronyd: time.body.pid, caddy: proxy.body.pid, wireguard_go: wg.body.pid,
+        ulogd: status.body.traffic.blocked_log.pid, softflowd: flows.body.status.interfaces[0]?.pid,
+      };
     };
     const before = pids();
     for (const [daemon, pid] of Object.entries(before)) assert.equal(typeof pid, 'number', `${daemon} runs before the restart: ${JSON.stringify(before)}`);
@@ -197,6 +255,7 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       const load = startLoad(client);
       await load.started;
       const ping = startPing(client, '10.240.0.1');
+      const pingStartedAt = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 1000));
 
       const stoppedAt = Date.now();
@@ -205,6 +264,10 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       // The gap: a DHCP client renews its lease while Bulwark is down.
       const renewal = udhcpc(dhcpClient, dhcpClientLink, lease.address!);
       assert.equal(renewal.address, lease.address, `the renewal during the gap succeeds: ${renewal.output}`);
+      // A packet blocked and a flow made while the API is down: ulogd and softflowd run on.
+      const blockedInGap = ++blockedPort;
+      probeBlocked(client, blockedInGap);
+      mark();
       const rest = 5000 - (Date.now() - stoppedAt);
       if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
 
@@ -218,7 +281,10 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       assert.equal(summary.dns.failed, 0, `DNS queries failed (${signal}): ${summary.dns.failed} of ${summary.dns.ok + summary.dns.failed}, first ${JSON.stringify(summary.dns.failures.slice(0, 3))}`);
       assert.ok(summary.dns.ok > 100, `the load ran: ${summary.dns.ok} answers`);
       assert.equal(summary.http.failed, 0, `fetches through the proxy failed: ${JSON.stringify(summary.http.failures)}`);
-      assert.ok(pinged.lost <= 1, `pings lost through the tunnel: ${pinged.lost} of ${pinged.sent}`);
+      // Where in the run the lost echoes were (seconds after the ping started), against the stop, the start and ready.
+      const when = (at: number) => ((at - pingStartedAt) / 1000).toFixed(1);
+      const timeline = `lost at ${pinged.lostSeqs.map((seq) => (seq * PING_INTERVAL_S).toFixed(1)).join(', ')} s; stopped at ${when(stoppedAt)} s, started at ${when(startedAt)} s, ready at ${when(startedAt + ms)} s`;
+      assert.ok(pinged.lost <= 1, `pings lost through the tunnel: ${pinged.lost} of ${pinged.sent} (${signal}; ${timeline})`);
       assert.deepEqual(pids(), before, `the daemons are adopted, not restarted (${signal})`);
       assert.equal(ready, true, `/status ready after the ${signal} restart: ${JSON.stringify(status?.services)}`);
       const byName = Object.fromEntries(status.services.map((s: { name: string }) => [s.name, s]));
@@ -228,6 +294,13 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       }
       for (const name of ['dns', 'dhcp', 'time']) assert.equal(typeof byName[name].applied_version, 'number', JSON.stringify(byName[name]));
       assert.equal(digPending(), '', `the pending edit stays pending across the ${signal} restart`);
+      // Blocked-packet logging: the adopted ulogd's output is read again, what it logged in the gap included.
+      const [afterStatus] = lab.api(['GET', '/api/v1/status']);
+      assert.deepEqual([afterStatus.body.traffic.blocked_log.running, afterStatus.body.traffic.blocked_log.adopted], [true, true], JSON.stringify(afterStatus.body.traffic));
+      await untilBlockedListed(blockedInGap, `during the ${signal} gap`);
+      probeBlocked(client, ++blockedPort);
+      await untilBlockedListed(blockedPort, `after the ${signal} restart`);
+      mark();
       figures[signal] = {
         dns_queries: summary.dns.ok + summary.dns.failed, dns_failed: summary.dns.failed,
         fetches: summary.http.ok + summary.http.failed, fetches_failed: summary.http.failed,
@@ -236,6 +309,22 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       };
     }
     t.diagnostic(`figures ${JSON.stringify(figures)}`);
+
+    // Flow export ran through both restarts: every marked datagram (before, in each gap, after each restart) is a
+    // flow record at the collector. softflowd exports a flow 2 s after its last packet; nfcapd writes on exit.
+    const ifindex = Number(inNamespace(fw, 'cat', [`/sys/class/net/${exportLink}/ifindex`]).trim());
+    const control = join(lab.runtimeRoot, 'softflowd', 'state', `if${ifindex}.ctl`);
+    flushCapture(client);
+    await until('the marked flows to be exported', () => {
+      const tracked = inNamespace(fw, findProgram('softflowctl')!, ['-c', control, 'dump-flows']);
+      return marks.every((port) => !new RegExp(`:${port}\\b`).test(tracked));
+    }, 60_000);
+    const nfcapdExited = new Promise((resolve) => nfcapd.once('exit', resolve));
+    nfcapd.kill('SIGTERM');
+    await nfcapdExited;
+    const records = inNamespace(client, findProgram('nfdump')!, ['-R', flowDir, '-q', '-N', '-o', 'fmt:%pr|%sa|%sp|%da|%dp']).split('\n').map((l) => l.replace(/\s+/g, '')).filter(Boolean);
+    const exported = marks.filter((port) => records.includes(`17|${CLIENT}|${port}|${FW}|9`));
+    assert.deepEqual(exported, marks, `every marked flow reached the collector:\n${records.filter((r) => r.startsWith('17|')).join('\n')}`);
 
     // An explicit disable still stops the adopted daemons.
     lab.call('PUT', '/api/v1/dns/resolver/config', { enabled: false });

@@ -9,12 +9,16 @@ import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, inNamespace } from '../helpers/netns-lab.js';
 import { integrityOf } from '../../src/areas/config/export-format.js';
+import { openDatabase } from '../../src/store/database.js';
+import { ConfigStore } from '../../src/store/config-store.js';
+import { systemClock } from '../../src/core/clock.js';
 
 const skip = systemSkip('the restore namespace lab', { root: true, programs: ['ip', 'nft'] });
 const DESTINATION = '203.0.113.0/24';
 let lab: NetnsLab;
 let fw = '';
 let link = '';
+let port = 0;
 
 /** The kernel's route to DESTINATION in the firewall namespace ('' when there is none). */
 const kernelRoute = () => inNamespace(fw, 'ip', ['-4', 'route', 'show', DESTINATION]).trim();
@@ -37,7 +41,8 @@ before(async () => {
   const peer = lab.namespace('pe');
   link = `b36f${lab.tag.slice(-8)}`;
   lab.link({ ns: fw, name: link }, { ns: peer, name: `b36p${lab.tag.slice(-8)}`, address: '10.36.0.2/24' });
-  lab.startBulwark(fw, await freePort());
+  port = await freePort();
+  lab.startBulwark(fw, port);
 });
 
 after(async () => {
@@ -113,4 +118,47 @@ test('an import that would take down the address the request reached is 409 with
   assert.ok(JSON.parse(inNamespace(fw, 'ip', ['-j', 'link', 'show', 'dev', 'lo']))[0].flags.includes('UP'), 'lo is still up');
   const restored = lab.call('POST', '/api/v1/config/restore', { version: saved }, 200);
   assert.equal(restored.restored_from, saved);
+});
+
+test('a start of Bulwark brings back the applied routes and interface address, never edits stored but not applied', { skip, timeout: 240_000 }, async () => {
+  const APPLIED = '198.51.100.0/24';
+  const PENDING = '192.0.2.0/24';
+  const routeOf = (destination: string) => inNamespace(fw, 'ip', ['-4', 'route', 'show', destination]).trim();
+  lab.call('PUT', `/api/v1/interfaces/config/${link}`, { ipv4_mode: 'static', ipv4_address: '10.36.0.1/24' });
+  const route = lab.call('POST', '/api/v1/routes', { destination: APPLIED, gateway: '10.36.0.2', interface: link });
+  assert.match(routeOf(APPLIED), /via 10\.36\.0\.2/);
+
+  // Bulwark stops; the kernel forgets what Bulwark put there (as at a reboot).
+  await lab.stopBulwark('SIGTERM');
+  inNamespace(fw, 'ip', ['route', 'del', APPLIED]);
+  inNamespace(fw, 'ip', ['address', 'flush', 'dev', link]);
+  // Stored but never applied: the commit of a write whose kernel step never ran (the API killed between the two)
+  // — another gateway for the applied route, a new route, another address.
+  const db = openDatabase(lab.dataDir);
+  const store = new ConfigStore(db, systemClock);
+  const stored = store.get('static_route', route.id)!;
+  store.update('static_route', route.id, { ...stored.data, gateway: '10.36.0.3' });
+  store.insert('static_route', { ...stored.data, destination: PENDING, gateway: '10.36.0.3' });
+  const iface = store.list('interface_config').find((o) => o.data.name === link)!;
+  store.update('interface_config', iface.id, { ...iface.data, ipv4_address: '10.36.0.9/24' });
+  db.close();
+
+  lab.startBulwark(fw, port);
+  const ready = await until(() => {
+    const [status] = lab.api(['GET', '/api/v1/status']);
+    return status.status === 200 && status.body.ready === true;
+  }, 90_000);
+  const [status] = lab.api(['GET', '/api/v1/status']);
+  assert.ok(ready, `/status ready after the start: ${JSON.stringify(status.body.services)}\n${lab.log}`);
+  const networking = status.body.services.find((s: { name: string }) => s.name === 'networking');
+  assert.deepEqual(networking && [networking.enabled, networking.running, networking.error], [true, true, null], JSON.stringify(status.body.services));
+  assert.match(routeOf(APPLIED), /via 10\.36\.0\.2/, 'the applied route is back, with its applied gateway');
+  assert.equal(routeOf(PENDING), '', 'the route stored but never applied stays out of the kernel');
+  assert.deepEqual(kernelAddresses(), ['10.36.0.1/24'], 'the applied address is back, not the stored one');
+
+  // Applying makes the stored configuration the applied one.
+  lab.call('POST', '/api/v1/reload');
+  assert.match(routeOf(PENDING), /via 10\.36\.0\.3/);
+  assert.match(routeOf(APPLIED), /via 10\.36\.0\.3/);
+  for (const object of lab.call('GET', '/api/v1/routes')) lab.call('DELETE', `/api/v1/routes/${object.id}`, undefined, 204);
 });

@@ -15,6 +15,7 @@ import type { LiveFeeds } from '../../live/feeds.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { combinedLogs, LOG_SOURCES } from './logs.js';
 import { HistoryView, StoreView } from './settings.js';
+import { BlockedLogSchema } from '../status/blocked-log-schema.js';
 
 const TAGS = ['status'];
 export const WEBSOCKET_PATHS = ['/api/v1/ws', '/ws'] as const;
@@ -61,7 +62,7 @@ const Metrics = Type.Object({
   aifw_rules_active: Type.Integer(),
   aifw_nat_rules_total: Type.Integer(),
   rule_counters: Type.Array(Type.Object({ name: Type.String(), packets: Type.Number(), bytes: Type.Number() })),
-  blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
+  blocked_log: BlockedLogSchema,
   runtime: Type.Object({
     event_loop_delay_ms: Type.Object({ mean: Type.Number(), p99: Type.Number(), max: Type.Number() }),
     heap_used: Type.Integer(),

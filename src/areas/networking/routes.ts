@@ -92,15 +92,27 @@ function routes(context: AppContext): { list: RouteSpec[]; net: NetworkingServic
   // arrives. A refusal puts the kernel and the stored object back as they were, then answers 409.
   // A whole-configuration replacement (restore, import, rollback) carries no objects: the applier below follows it.
   models.onChanged([staticRoutes], async ({ objects }) => {
-    for (const change of objects) await net.followWrite(NET_KINDS.route, change, (data, present) => net.syncRoute(data, present));
-    if (objects.length > 0) net.recordApplied();
+    for (const change of objects) {
+      await net.followWrite(NET_KINDS.route, change, (data, present) => net.syncRoute(data, present));
+      net.recordFollowed(NET_KINDS.route, change);
+    }
   });
   models.onChanged([vlans], async ({ objects }) => {
-    for (const change of objects) await net.followWrite(NET_KINDS.vlan, change, (data, present) => net.syncVlan(data, present));
-    if (objects.length > 0) net.recordApplied();
+    for (const change of objects) {
+      await net.followWrite(NET_KINDS.vlan, change, (data, present) => net.syncVlan(data, present));
+      net.recordFollowed(NET_KINDS.vlan, change);
+    }
   });
   // Every apply (reload, restore, import, the commit-confirm rollback) puts addresses, VLANs and routes back as stored.
   context.apply.register('networking', () => net.applyAll());
+  // A start of Bulwark puts back what was applied (the applied record), never stored edits not yet applied.
+  context.restore.register({
+    name: 'networking', daemon: 'iproute2',
+    enabled: () => net.hasApplied(),
+    running: () => net.appliedInKernel(),
+    appliedVersion: () => net.appliedVersion(),
+    restore: () => net.restoreApplied(),
+  });
   const access = { read: READ, write: WRITE };
   const ddnsAccess = { read: 'settings:read', write: 'settings:write' } as const;
 
@@ -158,7 +170,8 @@ function routes(context: AppContext): { list: RouteSpec[]; net: NetworkingServic
         }
         // Applied first: a refusal (409) leaves both the interface and its stored settings as they were.
         const outcome = await platform.network.configureInterface(name, change);
-        net.saveConfig(name, body);
+        const saved = net.saveConfig(name, body);
+        if (outcome.applied) net.recordInterface(name, saved);
         if (body.gateway && outcome.applied) {
           const defaultRoute = (await platform.network.routes(0)).find((r) => r.destination === 'default');
           // The gateway moves the default route only if this interface owns it or none exists.
@@ -233,10 +246,9 @@ export function createNetworkingArea(context: AppContext): Area & { ddnsPoller: 
     name: 'networking',
     routes: list,
     ddnsPoller,
-    // Enabled VLANs and static routes are put into the kernel at start (a reboot forgets them).
+    // The applied VLANs, interface settings and static routes come back through the start-up restore (above).
     start: () => {
       ddnsPoller.start();
-      return net.applyStored().catch((error: Error) => context.log.warn({ err: error.message }, 'networking: stored VLANs and routes not applied at start'));
     },
     stop: () => ddnsPoller.stop(),
   };

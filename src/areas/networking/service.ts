@@ -6,10 +6,13 @@ import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName, isIpOrCidr, parseIpv4Cidr, prefixToNetmask } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
-import type { InterfaceChange, NetInterface, Network, VlanDevice } from '../../platform/network.js';
+import type { InterfaceChange, NetInterface, VlanDevice } from '../../platform/network.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { allowListOf, isAllowed, isSpecialAddress } from '../../net/special-addresses.js';
 import { ServiceState } from '../common/service-state.js';
+import {
+  APPLIED_KEY, NOTHING_APPLIED, patchInterfaces, patchRoutes, patchVlans, routeKey, sameVlan, type AppliedInterface, type AppliedNetwork, type StaticRouteSpec,
+} from './applied-network.js';
 
 export const NET_KINDS = {
   interfaceConfig: 'interface_config',
@@ -28,21 +31,6 @@ const HIDDEN = /^(pflog|pfsync|enc)\d*$/;
 
 export const vlanDevice = (vlanId: unknown) => `vlan${String(vlanId)}`;
 
-type StaticRouteSpec = Parameters<Network['setStaticRoute']>[0];
-
-/** What the networking applier last put into the kernel, so a later apply knows what to withdraw. */
-interface AppliedNetwork {
-  /** false until an apply or a followed write recorded it: the stored configuration is then what the kernel holds. */
-  recorded: boolean;
-  routes: StaticRouteSpec[];
-  vlans: VlanDevice[];
-}
-const APPLIED_KEY = 'networking.applied';
-const NOTHING_APPLIED: AppliedNetwork = { recorded: false, routes: [], vlans: [] };
-
-/** A route is the same kernel route when its table, destination and metric are (`ip route replace` keys). */
-const routeKey = (route: StaticRouteSpec) => `${route.table}|${route.destination}|${route.metric}`;
-const sameVlan = (a: VlanDevice, b: VlanDevice) => a.device === b.device && a.parent === b.parent && a.vlan_id === b.vlan_id && a.mtu === b.mtu;
 
 /**
  * What a stored interface setting asks of the host: the fields stored, an address stored alone meaning a static
@@ -111,6 +99,20 @@ interface DdnsState {
 }
 const NO_DDNS_STATE: DdnsState = { last_ip: null, last_ipv6: null, last_updated: null, last_status: null, last_error: null };
 
+/** Runs every step of an apply even after one fails, collecting `what: why` for each failure. */
+function failureCollector() {
+  const failures: string[] = [];
+  const attempt = async (what: string, work: () => Promise<{ applied: boolean; message: string } | void>) => {
+    try {
+      const outcome = await work();
+      if (outcome && !outcome.applied) failures.push(`${what}: ${outcome.message}`);
+    } catch (error) {
+      failures.push(`${what}: ${(error as Error).message}`);
+    }
+  };
+  return { failures, attempt };
+}
+
 /** Interfaces as the host shows them plus Bulwark's stored settings, roles and not-yet-created VLANs. */
 export class NetworkingService {
   readonly state: ServiceState;
@@ -122,6 +124,11 @@ export class NetworkingService {
     private readonly parts: { vlans: CollectionModel; routes: CollectionModel; ddnsRecords: CollectionModel; ddnsConfig: SingletonModel },
   ) {
     this.state = new ServiceState(context.db, context.clock);
+    // A coordinated apply records its version after every applier ran: stamp it on what the applier put in the kernel.
+    context.apply.onApplied((event) => {
+      const applied = this.state.get(APPLIED_KEY, NOTHING_APPLIED);
+      if (applied.awaiting_version) this.state.set(APPLIED_KEY, { ...applied, version: event.version.version, awaiting_version: false });
+    });
   }
 
   async refreshKnown(): Promise<NetInterface[]> {
@@ -251,13 +258,53 @@ export class NetworkingService {
     }
   }
 
-  /** Puts every enabled VLAN, then every enabled static route, into the kernel (at start). */
-  async applyStored(): Promise<void> {
-    const apply = async (what: string, sync: () => Promise<unknown>) => {
-      await sync().catch((error: Error) => this.context.log.warn({ err: error.message }, `networking: ${what} not applied at start`));
-    };
-    for (const vlan of this.parts.vlans.objects()) if (vlan.data.enabled) await apply(`VLAN ${vlanDevice(vlan.data.vlan_id)}`, () => this.syncVlan(vlan.data, true));
-    for (const route of this.parts.routes.objects()) if (route.data.enabled) await apply(`route to ${String(route.data.destination)}`, () => this.syncRoute(route.data, true));
+  /**
+   * Start of Bulwark: puts back what the applier last put into the kernel (the applied record, never pending edits):
+   * VLANs (one the kernel already holds as recorded is left alone), the interface settings (only what differs is
+   * changed), then the static routes (`ip route replace`). Every step runs; a failure answers which ones.
+   */
+  async restoreApplied(): Promise<void> {
+    const { network } = this.context.platform;
+    const applied = this.applied();
+    const { failures, attempt } = failureCollector();
+    const held = await this.refreshKnown();
+    const holds = (vlan: VlanDevice) => held.some((i) => i.name === vlan.device && i.vlan_parent === vlan.parent && i.vlan_id === vlan.vlan_id && i.mtu === vlan.mtu);
+    for (const vlan of applied.vlans) if (!holds(vlan)) await attempt(`creating VLAN ${vlan.device}`, () => network.setVlan(vlan, true));
+    const present = new Set((await this.refreshKnown()).map((i) => i.name));
+    for (const { name, data } of applied.interfaces) {
+      if (!present.has(name)) continue;
+      await attempt(`interface ${name}`, () => network.configureInterface(name, interfaceChangeOf(data)));
+      if (data.gateway) await attempt(`the default gateway of ${name}`, () => this.applyGateway(name, String(data.gateway)));
+    }
+    for (const route of applied.routes) await attempt(`route to ${route.destination}`, () => network.setStaticRoute(route, true));
+    if (failures.length > 0) throw conflict(`networking: ${failures.join('; ')}`);
+  }
+
+  /** Whether the kernel holds what was applied: every recorded VLAN device and static route. */
+  async appliedInKernel(): Promise<boolean> {
+    const applied = this.applied();
+    const { network } = this.context.platform;
+    if (applied.vlans.length > 0) {
+      const names = new Set((await network.interfaces()).map((i) => i.name));
+      if (!applied.vlans.every((vlan) => names.has(vlan.device))) return false;
+    }
+    for (const table of new Set(applied.routes.map((route) => route.table))) {
+      const held = await network.routes(table);
+      // The kernel lists a host route without its /32 (/128).
+      const bare = (destination: string) => destination.replace(/\/(32|128)$/, '');
+      if (!applied.routes.filter((route) => route.table === table).every((route) => held.some((r) => bare(r.destination) === bare(route.destination)))) return false;
+    }
+    return true;
+  }
+
+  /** Whether anything was applied that a start has to bring back. */
+  hasApplied(): boolean {
+    const applied = this.applied();
+    return applied.routes.length > 0 || applied.vlans.length > 0 || applied.interfaces.length > 0;
+  }
+
+  appliedVersion(): number | null {
+    return this.state.get(APPLIED_KEY, NOTHING_APPLIED).version ?? null;
   }
 
   async syncRoute(route: ConfigData, present: boolean): Promise<{ applied: boolean; message: string }> {
@@ -274,15 +321,37 @@ export class NetworkingService {
     return this.parts.vlans.objects().filter((o) => o.data.enabled).map((o) => vlanSpec(o.data));
   }
 
-  /** What the kernel holds from Bulwark: as recorded, or (never recorded, an older install) the stored configuration. */
-  private applied(): AppliedNetwork {
-    const applied = this.state.get(APPLIED_KEY, NOTHING_APPLIED);
-    return applied.recorded ? applied : { recorded: true, routes: this.desiredRoutes(), vlans: this.desiredVlans() };
+  private desiredInterfaces(): AppliedInterface[] {
+    return this.context.store.list(NET_KINDS.interfaceConfig).map((o) => ({ name: String(o.data.name), data: o.data }));
   }
 
-  /** After a write the kernel followed: the kernel holds the stored routes and VLANs. */
-  recordApplied(): void {
-    this.state.set(APPLIED_KEY, { recorded: true, routes: this.desiredRoutes(), vlans: this.desiredVlans() });
+  /** What the kernel holds from Bulwark: as recorded, or (never recorded, an older install) the stored configuration. */
+  private applied(): AppliedNetwork & { interfaces: AppliedInterface[] } {
+    const applied = this.state.get(APPLIED_KEY, NOTHING_APPLIED);
+    if (!applied.recorded) return { recorded: true, routes: this.desiredRoutes(), vlans: this.desiredVlans(), interfaces: this.desiredInterfaces() };
+    return { ...applied, interfaces: applied.interfaces ?? this.desiredInterfaces() };
+  }
+
+  /** The version a write outside a coordinated apply leaves the record at: the active one when nothing else changed. */
+  private writeVersion(): number | null {
+    return this.context.apply.versions.activeIfCurrent()?.version ?? null;
+  }
+
+  /** After a static-route or VLAN write the kernel followed: exactly that object changes in the record. */
+  recordFollowed(kind: string, change: { before?: ConfigObject; after?: ConfigObject }): void {
+    const applied = this.applied();
+    const enabled = (object?: ConfigObject) => (object?.data.enabled ? object : undefined);
+    const [before, after] = [enabled(change.before), enabled(change.after)];
+    const next = kind === NET_KINDS.route
+      ? { ...applied, routes: patchRoutes(applied.routes, before ? routeSpec(before.data) : null, after ? routeSpec(after.data) : null) }
+      : { ...applied, vlans: patchVlans(applied.vlans, before ? vlanSpec(before.data) : null, after ? vlanSpec(after.data) : null) };
+    this.state.set(APPLIED_KEY, { ...next, version: this.writeVersion(), awaiting_version: false });
+  }
+
+  /** After PUT /interfaces/config/{name} was applied: the interface's settings as stored now are what the kernel holds. */
+  recordInterface(name: string, data: ConfigData): void {
+    const applied = this.applied();
+    this.state.set(APPLIED_KEY, { ...applied, interfaces: patchInterfaces(applied.interfaces, name, data), version: this.writeVersion(), awaiting_version: false });
   }
 
   /**
@@ -298,15 +367,7 @@ export class NetworkingService {
     const previous = this.applied();
     const routes = this.desiredRoutes();
     const vlans = this.desiredVlans();
-    const failures: string[] = [];
-    const attempt = async (what: string, work: () => Promise<{ applied: boolean; message: string } | void>) => {
-      try {
-        const outcome = await work();
-        if (outcome && !outcome.applied) failures.push(`${what}: ${outcome.message}`);
-      } catch (error) {
-        failures.push(`${what}: ${(error as Error).message}`);
-      }
-    };
+    const { failures, attempt } = failureCollector();
     for (const route of previous.routes) {
       if (!routes.some((wanted) => routeKey(wanted) === routeKey(route))) await attempt(`withdrawing the route to ${route.destination}`, () => network.setStaticRoute(route, false));
     }
@@ -326,10 +387,13 @@ export class NetworkingService {
     for (const route of routes) await attempt(`route to ${route.destination}`, () => network.setStaticRoute(route, true));
     if (failures.length > 0) {
       const union = <T>(held: T[], wanted: T[], same: (a: T, b: T) => boolean) => [...wanted, ...held.filter((item) => !wanted.some((w) => same(w, item)))];
-      this.state.set(APPLIED_KEY, { recorded: true, routes: union(previous.routes, routes, (a, b) => routeKey(a) === routeKey(b)), vlans: union(previous.vlans, vlans, (a, b) => a.device === b.device) });
+      this.state.set(APPLIED_KEY, {
+        recorded: true, routes: union(previous.routes, routes, (a, b) => routeKey(a) === routeKey(b)), vlans: union(previous.vlans, vlans, (a, b) => a.device === b.device),
+        interfaces: this.desiredInterfaces(), version: null, awaiting_version: false,
+      });
       throw conflict(`networking: ${failures.join('; ')}`);
     }
-    this.state.set(APPLIED_KEY, { recorded: true, routes, vlans });
+    this.state.set(APPLIED_KEY, { recorded: true, routes, vlans, interfaces: this.desiredInterfaces(), version: null, awaiting_version: true });
   }
 
   /** The interface's gateway moves the default route only if this interface owns it or none exists (as the PUT does). */

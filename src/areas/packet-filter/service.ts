@@ -80,7 +80,9 @@ export class PacketFilterService {
     private readonly geoip: () => CompiledGeoIp = () => NO_GEOIP,
   ) {
     this.applied = new AppliedStore(context.db);
-    this.boot = new BootRuleset(context, () => ({ apiPort: context.config.port, lanInterfaces: this.lanInterfaces() }));
+    // Management stays reachable on every listener the API has: plain HTTP and, when on, HTTPS (docs/https.md).
+    const apiPorts = [context.config.port, ...(context.config.tlsListen ? [context.config.tlsListen.port] : [])];
+    this.boot = new BootRuleset(context, () => ({ apiPorts, lanInterfaces: this.lanInterfaces() }));
     this.kernel = new KernelSync(context, (differences) => {
       const summary = differences.join('; ');
       this.context.log.warn({ differences }, 'the kernel ruleset no longer matches the applied one (drift); POST /reload repairs it');

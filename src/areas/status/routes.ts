@@ -6,6 +6,7 @@ import { BUILD } from '../../core/build-info.js';
 import type { DriftReport } from '../packet-filter/kernel-sync.js';
 import { servicesStatus, ServicesStatusProperties } from './services-status.js';
 import { BootStatus, readBootStatus } from './boot.js';
+import { BlockedLogSchema } from './blocked-log-schema.js';
 import { runtimeAccessProblems, runtimeRoot } from '../../platform/daemon-runtime.js';
 
 const PlatformInfo = Type.Object({
@@ -51,7 +52,7 @@ const Status = Type.Object({
   traffic: Type.Object({
     source: Type.String({ description: 'where connections and counters come from; says "simulated" on the simulated platform' }),
     simulated: Type.Boolean(),
-    blocked_log: Type.Object({ running: Type.Boolean(), source: Type.String(), error: Type.Optional(Type.String()) }),
+    blocked_log: BlockedLogSchema,
   }),
   ...ServicesStatusProperties,
   boot: BootStatus,

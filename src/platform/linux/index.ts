@@ -48,9 +48,10 @@ export function createLinuxPlatform(options: { aptRoot?: string; hostRoot?: stri
     hostSettings: (site) => createLinuxHostSettings(options.hostRoot ?? '/', site.log),
     ha,
     close: async () => {
-      await flowExport.close();
       await ha.close();
-      // The daemons, tunnels, charon and Caddy keep running, adopted by the next start; only this process's readers end.
+      // The daemons, tunnels, charon, Caddy, ulogd, softflowd and Suricata keep running, adopted by the next start;
+      // only this process's readers end.
+      await flowExport.close();
       wireguard.release();
       ipsec.release();
       daemons.release();
@@ -65,6 +66,9 @@ export function createLinuxPlatform(options: { aptRoot?: string; hostRoot?: stri
       await daemons.closeAll();
       await reverseProxy.stopAll();
       await ha.apply(null);
+      await flowExport.apply(null);
+      await traffic.stopReaders();
+      await idsEngine.stopAll();
     },
   };
 }

@@ -3,7 +3,12 @@
  * (softflowd captures one interface each), started as `nobody` with only CAP_NET_RAW (setpriv), its pid file and
  * control socket in its own runtime state directory. A process that dies is restarted by its supervisor; a
  * changed specification restarts the processes whose arguments changed and stops those no longer wanted.
+ *
+ * Each process is detached (src/platform/supervised-process.ts): it outlives the API process, and the next start
+ * adopts it by its pid record in the root-owned runtime directory when it runs the same command line and its
+ * control socket answers (`softflowctl statistics`), so flows are not cut into pieces by a restart of Bulwark.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { conflict, unavailable } from '../../core/errors.js';
@@ -13,6 +18,7 @@ import { describeMissing, missingTool } from '../debian-packages.js';
 import { prepareDaemonRuntime, programRuntime } from '../daemon-runtime.js';
 import { PROBE_ACCOUNT } from '../probe-account.js';
 import { SupervisedProcess } from '../supervised-process.js';
+import { runCommand } from '../exec.js';
 import { softflowdArguments } from '../softflowd-arguments.js';
 import type { FlowExporter, FlowExportInterfaceStatus, FlowExportSpec, FlowExportStatus } from '../flow-export.js';
 
@@ -32,6 +38,14 @@ function interfaceIndex(name: string): number | null {
   } catch {
     return null;
   }
+}
+
+/** The control socket answers: `softflowctl statistics` (the socket's existence alone when softflowctl is missing). */
+async function answers(controlSocket: string): Promise<boolean> {
+  if (!existsSync(controlSocket)) return false;
+  const softflowctl = findProgram('softflowctl');
+  if (!softflowctl) return true;
+  return (await runCommand(softflowctl, ['-c', controlSocket, 'statistics'], { timeoutMs: 2000 })).code === 0;
 }
 
 export function createSoftflowdExporter(): FlowExporter {
@@ -91,12 +105,13 @@ export function createSoftflowdExporter(): FlowExporter {
         const current = running.get(name);
         if (current && current.process.alive && current.args.join('\0') === args.join('\0')) continue;
         await stopOne(name);
-        // A socket left by a run that was killed would make softflowd refuse to start.
-        rmSync(files.controlSocket, { force: true });
         const command = launch(program, args, runtime.account);
         const supervised = new SupervisedProcess({
           label: `softflowd ${name}`, command: command.command, args: command.args, readyTimeoutMs: READY_TIMEOUT_MS,
-          ready: async () => existsSync(files.controlSocket),
+          ready: () => answers(files.controlSocket), readyDescription: 'answer on its control socket',
+          // A socket left by a run that was killed would make softflowd refuse to start (never removed under an adopted one).
+          beforeSpawn: () => rmSync(files.controlSocket, { force: true }),
+          detached: { dir: runtime.dir, name: `softflowd-${name}`, configHash: createHash('sha256').update(JSON.stringify(command)).digest('hex') },
         });
         running.set(name, { ifindex, args, process: supervised });
         try {
@@ -109,8 +124,10 @@ export function createSoftflowdExporter(): FlowExporter {
       return status();
     },
     status: async () => status(),
+    /** The API process stops: the exporters keep running for the next start to adopt. */
     async close() {
-      for (const name of [...running.keys()]) await stopOne(name);
+      for (const entry of running.values()) entry.process.release();
+      running.clear();
     },
   };
 }

@@ -6,7 +6,14 @@
  * (af-packet for IDS, NFQUEUE for IPS; it drops to the `suricata` user when that account exists), rule changes
  * reach a running engine through SIGUSR2 (a live rule reload), and its EVE JSON is followed: alerts go to the
  * listeners (the IDS area stores them), stats records become the engine's counters.
+ *
+ * The engine is detached (src/platform/supervised-process.ts): stopping or restarting the API leaves it inspecting,
+ * and the next start adopts it by its pid record (same pid, start time and program) when it runs the same
+ * configuration and command line, then hands it the freshly merged rules with a live reload (SIGUSR2); another
+ * configuration replaces it. Suricata's unix-command socket is not enabled, so an adopted engine's identity is
+ * its pid record, not an answer on a control channel.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,7 +71,7 @@ function countersOf(stats: Record<string, any>) {
   };
 }
 
-export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine & { close(): Promise<void> } {
+export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine & { close(): Promise<void>; stopAll(): Promise<void> } {
   const findProgram = options.findProgram ?? findInstalledProgram;
   const now = options.now ?? Date.now;
   const listeners = new Set<(lines: string) => void>();
@@ -160,17 +167,30 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
     return `suricata -T refused the configuration${error ? `: ${error}` : ''}`;
   };
 
-  const start = async (next: IdsInstall, nextMode: 'ids' | 'ips') => {
+  /** The API process stops: the engine keeps inspecting (and the IPS queue rule stays) for the next start to adopt. */
+  const release = async () => {
+    tail?.stop();
+    tail = null;
+    supervisor?.release();
+    supervisor = null;
+  };
+
+  const start = async (next: IdsInstall, nextMode: 'ids' | 'ips', configText: string) => {
     const capture = nextMode === 'ips' ? ['-q', String(next.queue)] : ['--af-packet'];
     const user = systemAccount('suricata') ? ['--user', 'suricata', '--group', 'suricata'] : [];
+    const command = program();
+    const args = ['-c', next.configFile, '-l', next.logDir, ...capture, ...user];
     /** The pid of the run whose output said the engine started (so a restarted run is waited for afresh). */
     let readyPid: number | null = null;
     const runStart = log.length;
     // An engine that dies is started again with the same files (configuration, merged rules, queue number); the
     // IPS queue rule stays in place meanwhile and lets packets through (bypass).
     const started = new SupervisedProcess({
-      label: 'suricata', command: program(), args: ['-c', next.configFile, '-l', next.logDir, ...capture, ...user], readyTimeoutMs: READY_TIMEOUT_MS,
-      ready: async () => readyPid !== null && readyPid === started.state().pid,
+      label: 'suricata', command, args, readyTimeoutMs: READY_TIMEOUT_MS,
+      // A run started here is ready when its output says so; an adopted one passed the pid-record identity check.
+      ready: async () => started.state().adopted || (readyPid !== null && readyPid === started.state().pid),
+      // The pid record beside the merged rules in the root-owned runtime directory (never the engine's log directory).
+      detached: { dir: next.ruleDir, name: 'suricata.supervised', configHash: createHash('sha256').update(JSON.stringify({ command, args, configText })).digest('hex') },
       onLine: (line) => {
         log.push(line);
         if (log.length > MAX_LOG) log.splice(0, log.length - MAX_LOG);
@@ -188,7 +208,8 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
     tail = new EveTail(join(next.logDir, 'eve.json'), onLines, true);
     tail.start();
     try {
-      await started.start();
+      // Adopted: it runs this configuration already; the rules just merged reach it by a live reload.
+      if ((await started.start()) === 'adopted') started.signal('SIGUSR2');
     } catch {
       const reason = log.slice(runStart).map(printable).filter((line) => /error/i.test(line)).at(-1);
       await stop();
@@ -218,7 +239,7 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
         return;
       }
       await stop();
-      await start(request.install, request.mode);
+      await start(request.install, request.mode, configText);
       install = request.install;
       mode = request.mode;
       runningConfig = configText;
@@ -253,6 +274,7 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    close: stop,
+    close: release,
+    stopAll: stop,
   };
 }

@@ -107,7 +107,13 @@ export class LinuxTraffic implements TrafficSource {
     return this.blockedReader.onBlocked(listener);
   }
 
+  /** The API process stops: ulogd keeps running for the next one to adopt. */
   close(): Promise<void> {
     return this.blockedReader.close();
+  }
+
+  /** Stops ulogd (every service stopped on purpose). */
+  stopReaders(): Promise<void> {
+    return this.blockedReader.stop();
   }
 }

@@ -1,10 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { open, stat, truncate } from 'node:fs/promises';
+import { open, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PROTOCOL_NAMES, RecentList, type BlockedLogStatus, type BlockedPacket } from '../connections.js';
 import { reportDaemonEvent } from '../daemon-events.js';
 import { EveTail } from './eve-tail.js';
+import { findProgram } from '../daemon-tools.js';
+import { describeMissing, missingTool } from '../debian-packages.js';
+import { SupervisedProcess } from '../supervised-process.js';
+import { holdsNflogGroup } from './nflog-binding.js';
 
 /** NFLOG group the packet filter logs blocked packets to (the packet-filter area's default). */
 import { BLOCKED_NFLOG_GROUP } from '../packet-filter.js';
@@ -73,17 +77,21 @@ function reportLines(text: string): void {
 }
 
 /**
- * Runs ulogd2 in the foreground on the NFLOG group and tails its JSON output. Only one listener can bind a
- * group per network namespace, so a failure to start is reported in the status rather than retried wildly.
+ * Runs ulogd2 on the NFLOG group, detached and supervised (it outlives the API process: a restart of Bulwark adopts
+ * the running ulogd by its pid record instead of starting a second one, which could not bind the group the first
+ * still holds), and follows its JSON output. The reader keeps its place in that file across restarts, so what the
+ * adopted ulogd wrote while the API was down is read once the API is back.
  */
 export class UlogdBlockedReader {
-  private child: ChildProcess | null = null;
+  private process: SupervisedProcess | null = null;
   private readonly recent = new RecentList<BlockedPacket>(1000);
   private offset = 0;
+  private savedOffset = -1;
   private partial = '';
   private timer: NodeJS.Timeout | null = null;
   private statusValue: BlockedLogStatus = { running: false, source: 'ulogd2 NFLOG', error: 'not started' };
   private jsonFile = '';
+  private offsetFile = '';
   private reading = false;
   /** Follows ulogd's own log file: its lines are reported like any supervised daemon's (the local log, syslog). */
   private logTail: EveTail | null = null;
@@ -97,46 +105,68 @@ export class UlogdBlockedReader {
   constructor(private readonly group = BLOCKED_NFLOG_GROUP) {}
 
   status(): BlockedLogStatus {
-    return this.statusValue;
+    const supervised = this.process?.state();
+    if (!supervised) return this.statusValue;
+    const error = supervised.running ? undefined : supervised.last_error ?? this.statusValue.error;
+    return { running: supervised.running, source: this.statusValue.source, pid: supervised.pid, adopted: supervised.adopted, ...(error ? { error } : {}) };
   }
 
   async open(dataDir: string): Promise<void> {
-    if (this.child || this.timer) return;
+    if (this.process || this.timer) return;
     const dir = join(dataDir, 'ulogd');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.jsonFile = join(dir, 'blocked.json');
+    this.offsetFile = join(dir, 'blocked.offset');
     const pluginDir = PLUGIN_DIRS.find((candidate) => existsSync(join(candidate, 'ulogd_output_JSON.so')));
     const source = `ulogd2 NFLOG group ${this.group}`;
-    if (!pluginDir) {
-      this.statusValue = { running: false, source, error: 'ulogd2 JSON output plugin not found (install ulogd2 and ulogd2-json)' };
+    this.statusValue = { running: false, source };
+    const program = findProgram('ulogd');
+    if (!program || !pluginDir) {
+      this.statusValue.error = program ? 'ulogd2 JSON output plugin not found (install the Debian packages ulogd2 and ulogd2-json)' : describeMissing(missingTool('ulogd'));
       return;
     }
+    // The rendered text is the same at every start, so an adopted ulogd's file is rewritten with what it read.
     const configFile = join(dir, 'ulogd.conf');
     const logFile = join(dir, 'ulogd.log');
-    writeFileSync(configFile, renderUlogdConfig(pluginDir, this.group, this.jsonFile, logFile), { mode: 0o600 });
+    const text = renderUlogdConfig(pluginDir, this.group, this.jsonFile, logFile);
+    writeFileSync(configFile, text, { mode: 0o600 });
     this.logTail?.stop();
     this.logTail = new EveTail(logFile, reportLines, true);
     this.logTail.start();
-    this.offset = await stat(this.jsonFile).then((s) => s.size, () => 0);
-    const child = spawn('ulogd', ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-    this.child = child;
-    this.statusValue = { running: true, source };
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-2000);
-      reportLines(chunk.toString());
+    this.offset = await this.startOffset();
+    const args = ['-c', configFile];
+    const supervised = new SupervisedProcess({
+      label: 'ulogd', command: program, args,
+      // Identity and readiness in one: the NFLOG group of this namespace is bound, by this very process.
+      ready: () => holdsNflogGroup(this.group, supervised.pid),
+      readyDescription: `bind NFLOG group ${this.group}`,
+      // ulogd runs as root (it needs CAP_NET_ADMIN for NFLOG): its record beside its root-only files in the data directory.
+      detached: { dir, name: 'ulogd.supervised', configHash: createHash('sha256').update(JSON.stringify({ program, args, text })).digest('hex') },
     });
-    child.on('error', (error) => {
-      this.statusValue = { running: false, source, error: `ulogd: ${error.message}` };
-      this.child = null;
-    });
-    child.on('exit', (code, signal) => {
-      if (this.child !== child) return;
-      this.child = null;
-      this.statusValue = { running: false, source, error: `ulogd exited (${signal ?? code}): ${stderr.trim().split('\n').pop() ?? ''}`.trim() };
-    });
+    this.process = supervised;
     this.timer = setInterval(() => void this.poll(), 500);
     this.timer.unref();
+    try {
+      await supervised.start();
+    } catch (error) {
+      this.statusValue.error = (error as Error).message;
+    }
+  }
+
+  /** Where reading resumes: the place the previous API process had reached, or (none kept, or the file was cut) the end. */
+  private async startOffset(): Promise<number> {
+    const size = await stat(this.jsonFile).then((s) => s.size, () => 0);
+    const kept = await readFile(this.offsetFile, 'utf8').then((text) => Number(JSON.parse(text).offset), () => NaN);
+    const offset = Number.isSafeInteger(kept) && kept >= 0 && kept <= size ? kept : size;
+    this.savedOffset = offset;
+    return offset;
+  }
+
+  /** Remembers how far the output was read (only when it moved), for the next API process. */
+  private async saveOffset(): Promise<void> {
+    if (this.offset === this.savedOffset || !this.offsetFile) return;
+    this.savedOffset = this.offset;
+    await writeFile(this.offsetFile, JSON.stringify({ offset: this.offset }), { mode: 0o600 }).catch(() => undefined);
   }
 
   /** Reads what ulogd appended since the last poll; truncates the file once it is large and fully read. */
@@ -169,6 +199,8 @@ export class UlogdBlockedReader {
         await truncate(this.jsonFile, 0);
         this.offset = 0;
       }
+      // Only whole lines count as read: a partial one is read again by the next API process.
+      if (this.partial === '') await this.saveOffset();
     } finally {
       this.reading = false;
     }
@@ -179,17 +211,24 @@ export class UlogdBlockedReader {
     return this.recent.newest(limit);
   }
 
+  /** The API process is stopping: ulogd keeps running (the next start adopts it); only the reading ends. */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.logTail?.stop();
     this.logTail = null;
-    const child = this.child;
-    this.child = null;
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 2000))]);
-    }
+    await this.poll().catch(() => undefined);
+    this.process?.release();
+    this.process = null;
+  }
+
+  /** Stops ulogd itself (the services are stopped on purpose, e.g. a test's teardown). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.logTail?.stop();
+    this.logTail = null;
+    await this.process?.stop();
+    this.process = null;
   }
 }
