@@ -10,6 +10,8 @@ import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import type { ValidateContext } from '../../model/declarations.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import { notKept, revertWrites, snapshotKinds, writesSince } from '../../model/revert-writes.js';
+import type { ModelChange } from '../../model/declarations.js';
 import { CONNTRACKD_PORT } from '../../compile/conntrackd.js';
 import { DEMOTED, PROMOTED } from '../../compile/keepalived.js';
 import { runCommand } from '../../platform/exec.js';
@@ -18,6 +20,8 @@ import type { HaSpec, HaStatus } from '../../platform/ha.js';
 import { CLUSTER_KINDS, CarpEntry, ClusterLocal, HealthCheck, PfsyncConfig, RUNNABLE_CHECK_TYPES } from './schema.js';
 
 const WRITE = 'ha:manage' as const;
+/** The kinds keepalived and conntrackd run from: a write of any of them is applied at once. */
+const APPLIED_KINDS = [CLUSTER_KINDS.carp, CLUSTER_KINDS.pfsync, CLUSTER_KINDS.local];
 
 /** `address:port` or `[v6]:port` → its parts, or null. */
 export function splitTarget(target: string): { host: string; port: number } | null {
@@ -66,6 +70,8 @@ export class ClusterService {
   /** Priority adjustment, node-local: kept in the store of this node only (kind cluster_local). */
   private readonly checks = new Map<string, CheckState>();
   private started = false;
+  /** The stored objects of APPLIED_KINDS the daemons last ran from: a refused write goes back to them. */
+  private inForce: ConfigObject[];
 
   constructor(private readonly context: AppContext) {
     const { models } = context;
@@ -73,7 +79,8 @@ export class ClusterService {
     this.health = models.collection({ kind: CLUSTER_KINDS.health, noun: 'health check', writeAccess: WRITE, schema: HealthCheck, unique: ['name'], validate: (data) => validateHealth(data) });
     this.pfsync = models.singleton({ kind: CLUSTER_KINDS.pfsync, noun: 'state sync', writeAccess: WRITE, schema: PfsyncConfig, validate: (data) => validatePfsync(data) });
     this.local = models.singleton({ kind: CLUSTER_KINDS.local, noun: 'cluster role', writeAccess: WRITE, schema: ClusterLocal });
-    models.onChanged([CLUSTER_KINDS.carp, CLUSTER_KINDS.pfsync, CLUSTER_KINDS.local], () => this.apply());
+    this.inForce = snapshotKinds(context.store, APPLIED_KINDS);
+    models.onChanged(APPLIED_KINDS, (change) => this.followChange(change.cause));
     models.onChanged([CLUSTER_KINDS.health], () => this.restartChecks());
   }
 
@@ -117,7 +124,25 @@ export class ClusterService {
   }
 
   async apply(): Promise<HaStatus> {
-    return this.context.platform.ha.apply(this.spec());
+    const status = await this.context.platform.ha.apply(this.spec());
+    this.inForce = snapshotKinds(this.context.store, APPLIED_KINDS);
+    return status;
+  }
+
+  /**
+   * Applies a write at once. When keepalived or conntrackd refuse it, the stored objects go back to the ones in
+   * force (raw store calls fire no hook), the daemons are applied from them again, and the refusal answers (409).
+   */
+  private async followChange(cause: ModelChange['cause']): Promise<void> {
+    try {
+      await this.apply();
+    } catch (error) {
+      if (cause !== 'write') throw error;
+      const { store, log } = this.context;
+      revertWrites(store, writesSince(store, APPLIED_KINDS, this.inForce));
+      await this.apply().catch((again: Error) => log.error({ err: again.message }, 'high availability: the previous configuration could not be put back'));
+      throw notKept(error);
+    }
   }
 
   async setDemotion(value: 0 | typeof DEMOTED | typeof PROMOTED): Promise<void> {

@@ -10,6 +10,7 @@ import type { InterfaceChange, NetInterface, Network, VlanDevice } from '../../p
 import { outboundFetch } from '../../net/outbound.js';
 import { allowListOf, isAllowed, isSpecialAddress } from '../../net/special-addresses.js';
 import { ServiceState } from '../common/service-state.js';
+import { revertWrites } from '../../model/revert-writes.js';
 
 export const NET_KINDS = {
   interfaceConfig: 'interface_config',
@@ -230,12 +231,7 @@ export class NetworkingService {
    */
   async followWrite(kind: string, change: { before?: ConfigObject; after?: ConfigObject }, sync: (data: ConfigData, present: boolean) => Promise<unknown>): Promise<void> {
     const { before, after } = change;
-    const { store } = this.context;
-    const restoreStored = () => {
-      if (before && after) store.update(kind, before.id, before.data);
-      else if (after) store.remove(kind, after.id);
-      else if (before) store.insert(kind, before.data, before.id);
-    };
+    const restoreStored = () => revertWrites(this.context.store, [{ kind, before, after }]);
     try {
       if (before) await sync(before.data, false);
     } catch (error) {
