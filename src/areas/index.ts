@@ -100,7 +100,7 @@ export function createAreas(context: AppContext): Area[] {
     createFlowExportArea(context),
     createDiagnosticsArea(context),
     // After the packet filter: the VRRP and state-sync system rules are registered with it.
-    createClusterArea(context, { packetFilter: packetFilter.service }),
+    createClusterArea(context, { packetFilter: packetFilter.service, dashboard: dashboard.service.broadcaster }),
     createUpdatesArea(context),
     createPluginsArea(context, { aliases: packetFilter.service }),
     // Change sets make the writes of every other area's generated routes.

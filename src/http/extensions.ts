@@ -34,6 +34,8 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   { method: 'GET', path: '/api/v1/cluster/status', access: 'ha:manage', why: "Issue 39: live role from the VRRP state, peer reachability, synced state count and sync errors." },
   { method: 'POST', path: '/api/v1/cluster/promote', access: 'ha:manage', why: "Issue 39: clears a demotion on the primary, raises the priority by 100 on the secondary: this node takes the virtual addresses." },
   { method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', why: "Issue 39: lowers this node's VRRP priority by 240 (gives the virtual addresses away)." },
+  { method: 'GET', path: '/api/v1/cluster/failover-history', access: 'ha:manage', why: "Issue 39: role changes of the last 24 h (VRRP transitions, promote, demote, role settings), persisted." },
+  { method: 'GET', path: '/api/v1/cluster/health-summary', access: 'ha:manage', why: "Issue 39: failing checks, daemons not running, sync errors, peer, demotion; from the live checks." },
   {
     method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write',
     why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",

@@ -140,6 +140,15 @@ export class DashboardBroadcaster {
     });
   }
 
+  /**
+   * Hands an event frame (a cluster role change, say: `{"channel":"cluster","event":{...}}`) to every socket now,
+   * between the ticks' frames; the frames' order per socket is kept.
+   */
+  broadcastEvent(frame: Record<string, unknown>): void {
+    const data = Buffer.from(JSON.stringify(frame));
+    for (const client of this.clients) this.deliver(client, data);
+  }
+
   /** Ticks when the clock says one is due; returns whether it ticked. */
   async poll(): Promise<boolean> {
     if (this.options.clock.now() < this.nextTickAt) return false;
