@@ -75,10 +75,18 @@ test('role changes are recorded with time, from/to and cause, announced on the d
     await until('the health_changed frame', () => cluster().find((event) => event.type === 'health_changed'));
     assert.deepEqual(cluster().find((event) => event.type === 'health_changed'), { type: 'health_changed', check: 'closed', healthy: false, detail: 'tcp_port 127.0.0.1:9 failed 1 time(s) in a row' });
     const summary = (await call('GET', '/api/v1/cluster/health-summary')).body;
-    assert.equal(summary.loopback_key_missing, false);
+    assert.equal(summary.loopback_key_missing, false, 'the first start created the daemon loopback key');
     assert.deepEqual(summary.missing_peer_keys, []);
     assert.ok(summary.warnings.some((warning: string) => /health check closed is failing/.test(warning)), JSON.stringify(summary));
     assert.equal(summary.checks[0].healthy, false);
+    const keys = (await call('GET', '/api/v1/auth/api-keys')).body as { id: string; name: string }[];
+    const loopback = keys.find((key) => key.name === 'daemon-loopback');
+    assert.ok(loopback, JSON.stringify(keys));
+    const revoked = await app.app.inject({ method: 'DELETE', url: `/api/v1/auth/api-keys/${loopback.id}`, headers: await adminHeaders(app.app) });
+    assert.equal(revoked.statusCode, 204, revoked.body);
+    const after = (await call('GET', '/api/v1/cluster/health-summary')).body;
+    assert.equal(after.loopback_key_missing, true, 'a revoked loopback key is reported');
+    assert.ok(after.warnings.some((warning: string) => /daemon loopback key/.test(warning)));
     ws.close();
   } finally {
     await app.close();

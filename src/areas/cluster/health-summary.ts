@@ -1,9 +1,13 @@
 /**
  * GET /cluster/health-summary (wire-format §10): what needs the operator's attention in this node's part of the
  * pair, from the live checks: failing health checks, keepalived or conntrackd not running, lost sync messages,
- * an unreachable peer, a demotion in force. Bulwark needs no daemon loopback key (keepalived's notify hook
- * writes a file the API reads), so `loopback_key_missing` is always false.
+ * an unreachable peer, a demotion in force, and whether the daemon loopback key (the `daemon-loopback` API key,
+ * ha:manage, whose secret the first start writes to <data-dir>/daemon-api.key) is live and its file present.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppContext } from '../../context.js';
+import { DAEMON_KEY_NAME } from '../../auth/identity-service.js';
 import { Type, type Static } from 'typebox';
 import type { ClusterService } from './service.js';
 
@@ -21,7 +25,14 @@ export const HealthSummary = Type.Object({
 });
 export type HealthSummary = Static<typeof HealthSummary>;
 
-export async function healthSummary(service: ClusterService): Promise<HealthSummary> {
+/** Whether the daemon loopback key is revoked, expired, or its file is gone. */
+function loopbackKeyMissing(context: AppContext): boolean {
+  const { apiKeys } = context.identity;
+  const live = apiKeys.list().some((key) => key.name === DAEMON_KEY_NAME && apiKeys.liveById(key.id));
+  return !live || !existsSync(join(context.config.dataDir, 'daemon-api.key'));
+}
+
+export async function healthSummary(service: ClusterService, context: AppContext): Promise<HealthSummary> {
   const status = await service.status();
   const checks = service.checkOutcomes();
   const warnings: string[] = [];
@@ -36,5 +47,7 @@ export async function healthSummary(service: ClusterService): Promise<HealthSumm
   if (status.peer_reachable === false) warnings.push('the state-sync peer does not answer ping');
   const demotion = Number(status.priority_adjustment);
   if (pair && demotion > 0) warnings.push(`this node is demoted (priority lowered by ${demotion}): promote gives it its addresses back`);
-  return { missing_peer_keys: service.peersWithoutKey(), loopback_key_missing: false, warnings, checks };
+  const loopbackMissing = loopbackKeyMissing(context);
+  if (loopbackMissing) warnings.push(`the daemon loopback key (API key ${DAEMON_KEY_NAME}) is revoked, expired or its file daemon-api.key is gone`);
+  return { missing_peer_keys: service.peersWithoutKey(), loopback_key_missing: loopbackMissing, warnings, checks };
 }

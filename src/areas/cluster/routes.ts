@@ -93,7 +93,7 @@ export function createClusterArea(context: AppContext, deps: { packetFilter?: Pa
     {
       method: 'GET', path: '/api/v1/cluster/health-summary', access: 'ha:manage', tags: TAGS, summary: 'What needs attention: failing checks, daemons not running, sync errors, peer, demotion',
       schema: { response: { 200: HealthSummary } },
-      handler: () => healthSummary(service),
+      handler: () => healthSummary(service, context),
     },
     {
       method: 'POST', path: '/api/v1/cluster/health/run', access: 'ha:manage', tags: TAGS, summary: 'Run every health check now',
