@@ -40,11 +40,20 @@ test('role changes are recorded with time, from/to and cause, announced on the d
   try {
     const call = await session(app);
     const base = (await app.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
-    const ticket = (await call('POST', '/api/v1/auth/ws-ticket')).body.ticket as string;
-    const ws = new WebSocket(`${base}/api/v1/ws?ticket=${ticket}`);
-    const frames: any[] = [];
-    ws.on('message', (data) => frames.push(JSON.parse(data.toString())));
-    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    const socket = async (headers?: Headers) => {
+      const issued = await app.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', headers: headers ?? (await adminHeaders(app.app)) });
+      const ws = new WebSocket(`${base}/api/v1/ws?ticket=${issued.json().ticket as string}`);
+      const received: any[] = [];
+      ws.on('message', (data) => received.push(JSON.parse(data.toString())));
+      await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+      return { ws, received };
+    };
+    const { ws, received: frames } = await socket();
+    // A dashboard viewer without ha:manage gets the status frames, never the cluster ones.
+    const VIEWER = { username: 'vic', password: 'Vic-viewer-pass1' };
+    assert.equal((await call('POST', '/api/v1/auth/users', { ...VIEWER, role: 'viewer' })).status, 201);
+    const login = await app.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: VIEWER });
+    const viewer = await socket({ authorization: `Bearer ${login.json().access_token as string}` });
     const cluster = () => frames.filter((frame) => frame.channel === 'cluster').map((frame) => frame.event);
 
     assert.deepEqual((await call('GET', '/api/v1/cluster/failover-history')).body, [], 'nothing happened yet');
@@ -69,6 +78,9 @@ test('role changes are recorded with time, from/to and cause, announced on the d
       { type: 'role_changed', from: 'secondary', to: 'primary', vhid: 12 },
     ]);
     assert.ok(frames.every((frame) => frame.channel !== 'cluster' || !('type' in frame)), 'a cluster frame has no top-level type');
+    assert.ok(viewer.received.length > 0, 'the viewer socket is open and fed');
+    assert.deepEqual(viewer.received.filter((frame) => frame.channel === 'cluster'), [], 'no cluster frame without ha:manage');
+    viewer.ws.close();
 
     // A tcp_port check against a closed port fails: the summary and a health_changed frame say so.
     assert.equal((await call('POST', '/api/v1/cluster/health', { name: 'closed', check_type: 'tcp_port', target: '127.0.0.1:9', interval_secs: 1, timeout_secs: 1, failures_before_down: 1 })).status, 201);

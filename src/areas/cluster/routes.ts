@@ -29,7 +29,8 @@ export function createClusterArea(context: AppContext, deps: { packetFilter?: Pa
   const service = new ClusterService(context);
   // Role changes, health changes and sync metrics reach the dashboard WebSocket as cluster frames (wire-format §5.1).
   const { dashboard } = deps;
-  if (dashboard) service.onFrame((event) => dashboard.broadcastEvent({ channel: 'cluster', event }), () => dashboard.socketCount > 0);
+  // Only sockets of accounts holding ha:manage receive them.
+  if (dashboard) service.onFrame((event) => dashboard.broadcastEvent({ channel: 'cluster', event }, 'ha:manage'), () => dashboard.socketCount > 0);
   deps.packetFilter?.useClusterInterfaces(() => service.systemInterfaces());
   context.apply.register('cluster', async () => {
     await service.apply();
