@@ -160,6 +160,9 @@ test('VRRP failover and failback: a TCP stream and a UDP flow through the virtua
   assert.match(trackedUdp(ns.a), /dport=8040/, 'the UDP flow is in A\'s conntrack table');
   // A's entry reaches B's external cache over the sync link (FTFW).
   await until('B to hold the synced state', () => (labB.call('GET', '/api/v1/cluster/status').pfsync_state_count ?? 0) >= 1, 30_000);
+  // The bytes on the sync link (the dashboard's cluster `metrics` frame), as conntrackd counts them.
+  const syncA = labA.call('GET', '/api/v1/cluster/status').state_sync;
+  assert.ok(syncA.bytes_sent > 0 && syncA.bytes_received > 0, JSON.stringify(syncA));
   assert.doesNotMatch(tracked(ns.b), /dport=8039/, 'B\'s kernel table does not have it yet (it is in the external cache)');
   await until('B\'s external cache to hold the UDP flow', () => new RegExp(`udp.*sport=${UDP_SOURCE_PORT} dport=${UDP_PORT}`).test(externalCache(labB, ns.b)), 30_000);
   assert.doesNotMatch(trackedUdp(ns.b), /dport=8040/, 'nor the UDP flow');
