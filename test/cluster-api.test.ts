@@ -8,10 +8,20 @@ import assert from 'node:assert/strict';
 import { adminApi } from './helpers/admin-api.js';
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 import type { HaEngine, HaSpec } from '../src/platform/ha.js';
+import { conflict } from '../src/core/errors.js';
 
 const platform = createSimulatedPlatform();
 const applied: (HaSpec | null)[] = [];
-const ha: HaEngine = { ...platform.ha, apply: async (spec) => (applied.push(spec), platform.ha.apply(spec)) };
+/** A virtual address on this interface is refused as keepalived would refuse it (409 with the reason). */
+const REFUSED_INTERFACE = 'refused0';
+const ha: HaEngine = {
+  ...platform.ha,
+  apply: async (spec) => {
+    if (spec?.addresses.some((address) => address.interface === REFUSED_INTERFACE)) throw conflict(`high availability: keepalived refused ${REFUSED_INTERFACE}`);
+    applied.push(spec);
+    return platform.ha.apply(spec);
+  },
+};
 const api = adminApi({ platform: { ...platform, ha } });
 
 test('virtual addresses: validated, the password write-only and sealed, applied as VRRP once the node has a role', async () => {
@@ -63,4 +73,17 @@ test('state sync and health checks: 400 naming the field; check types that do no
   await api.refused('POST', '/api/v1/cluster/health', { name: 'db', check_type: 'tcp_port', target: '10.0.0.5' }, /body\.target/);
   await api.created('/api/v1/cluster/health', { name: 'db', check_type: 'tcp_port', target: '10.0.0.5:5432' });
   assert.equal((await api.call('POST', '/api/v1/cluster/health/run')).status, 202);
+});
+
+test('a virtual address keepalived refuses answers 409 and is not kept: the previous one stays stored and applied', async () => {
+  const [entry] = (await api.call('GET', '/api/v1/cluster/carp')).body as Array<Record<string, unknown>>;
+  const inForce = applied.at(-1);
+  const changed = await api.call('PUT', `/api/v1/cluster/carp/${String(entry.id)}`, { ...entry, id: undefined, interface: REFUSED_INTERFACE });
+  assert.equal(changed.status, 409, JSON.stringify(changed.body));
+  assert.match(changed.body.error, /keepalived refused refused0; the change was not kept/);
+  assert.equal((await api.call('GET', `/api/v1/cluster/carp/${String(entry.id)}`)).body.interface, entry.interface, 'GET shows the old object');
+  assert.deepEqual(applied.at(-1), inForce, 'the previous VRRP configuration is applied again');
+  const added = await api.call('POST', '/api/v1/cluster/carp', { vhid: 9, virtual_ip: '10.0.9.1', prefix: 24, interface: REFUSED_INTERFACE, password: 'pw' });
+  assert.equal(added.status, 409);
+  assert.equal((await api.call('GET', '/api/v1/cluster/carp')).body.length, 1, 'the refused address is not stored');
 });

@@ -104,7 +104,7 @@ export function createAreas(context: AppContext): Area[] {
     createFlowExportArea(context),
     createDiagnosticsArea(context),
     // After the packet filter: the VRRP and state-sync system rules are registered with it.
-    (cluster = createClusterArea(context, { packetFilter: packetFilter.service })),
+    (cluster = createClusterArea(context, { packetFilter: packetFilter.service, dashboard: dashboard.service.broadcaster })),
     // Configuration sync between the pair: applies what the peer sends through the configuration lifecycle.
     createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service }),
     createUpdatesArea(context),

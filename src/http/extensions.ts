@@ -39,6 +39,8 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
   ...CLUSTER_SYNC_EXTENSIONS,
   { method: 'POST', path: '/api/v1/fleet/enrol', access: 'settings:write', why: "Issue 35: enrols the appliance with a fleet controller (a single-use token; the appliance dials out and keeps one mutually authenticated connection)." },
   { method: 'GET', path: '/api/v1/fleet/agent', access: 'settings:read', why: "Issue 35: the fleet agent's enrolment, connection and the revisions it attempted with their outcomes." },
+  { method: 'GET', path: '/api/v1/cluster/failover-history', access: 'ha:manage', why: "Issue 39: role changes of the last 24 h (VRRP transitions, promote, demote, role settings), persisted." },
+  { method: 'GET', path: '/api/v1/cluster/health-summary', access: 'ha:manage', why: "Issue 39: failing checks, daemons not running, sync errors, peer, demotion; from the live checks." },
   {
     method: 'PUT', path: '/api/v1/plugins/{name}/provided/entries', access: 'aliases:write',
     why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",

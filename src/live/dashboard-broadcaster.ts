@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { Permission } from '../core/permissions.js';
 import type { ConnectionTable } from '../platform/connections.js';
 import { ConnectionsDiffer, topFlows, FRAME_FLOW_LIMIT } from './flow-frames.js';
 
@@ -6,6 +7,8 @@ import { ConnectionsDiffer, topFlows, FRAME_FLOW_LIMIT } from './flow-frames.js'
 export interface FrameSocket {
   send(data: Buffer, callback: (error?: Error) => void): void;
   terminate(): void;
+  /** Whether the account behind the socket holds a permission (event frames that need one go only where it does). */
+  holds?(permission: Permission): boolean;
 }
 
 export interface TickInput {
@@ -138,6 +141,15 @@ export class DashboardBroadcaster {
       client.pending--;
       if (client.pending === 0) client.pendingSince = 0;
     });
+  }
+
+  /**
+   * Hands an event frame (a cluster role change, say: `{"channel":"cluster","event":{...}}`) now, between the
+   * ticks' frames, to every socket whose account holds `permission`; the frames' order per socket is kept.
+   */
+  broadcastEvent(frame: Record<string, unknown>, permission: Permission): void {
+    const data = Buffer.from(JSON.stringify(frame));
+    for (const client of this.clients) if (client.socket.holds?.(permission)) this.deliver(client, data);
   }
 
   /** Ticks when the clock says one is due; returns whether it ticked. */

@@ -123,6 +123,7 @@ export function attachDashboardUpgrade(server: Server, options: UpgradeOptions):
         const frames: FrameSocket = {
           send: (data, done) => ws.send(data, { binary: false }, done),
           terminate: () => ws.terminate(),
+          holds: (permission) => identity.permissions.has(permission),
         };
         ws.on('error', () => ws.terminate());
         ws.on('close', () => {

@@ -41,7 +41,11 @@ export interface HaStatus {
   running: boolean;
   /** master: this node holds every virtual address; backup: none of them; null when there is nothing to hold. */
   vrrp_state: 'master' | 'backup' | 'mixed' | null;
-  state_sync: { running: boolean; internal_entries: number | null; external_entries: number | null; errors: number | null; last_error: string | null } | null;
+  state_sync: {
+    running: boolean; internal_entries: number | null; external_entries: number | null; errors: number | null; last_error: string | null;
+    /** Bytes conntrackd sent to and received from the peer on the sync link (null when it does not say). */
+    bytes_sent: number | null; bytes_received: number | null;
+  } | null;
   last_error: string | null;
 }
 
@@ -51,6 +55,8 @@ export interface HaEngine {
   /** Changes only the priority adjustments (no restart: keepalived watches the track files). */
   adjust(demotion: number, failingChecks: number): Promise<void>;
   status(): Promise<HaStatus>;
+  /** The VRRP state as keepalived's notify hook last reported it (cheap: no process is asked); null when none runs. */
+  vrrpState(): HaStatus['vrrp_state'];
   /** Lets go of the daemons without stopping them (they outlive the API and are adopted at the next start). */
   close(): Promise<void>;
 }
@@ -66,6 +72,7 @@ export function haNotDriven(platform: string): HaEngine {
     apply: async (spec) => (spec === null ? idle : refuse.apply(spec)),
     adjust: (demotion, failing) => refuse.adjust(demotion, failing),
     status: () => refuse.status(),
+    vrrpState: () => null,
     close: async () => undefined,
   };
 }

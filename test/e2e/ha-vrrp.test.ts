@@ -19,6 +19,8 @@ import { NetnsLab, ROOT, inNamespace, run } from '../helpers/netns-lab.js';
 
 const skip = systemSkip('the VRRP failover namespace lab', { root: true, programs: ['ip', 'nft', 'keepalived', 'conntrackd', 'conntrack'] });
 const STREAM_PORT = '8039';
+const UDP_PORT = '8040';
+const UDP_SOURCE_PORT = '40039';
 const LAN_VIP = '10.39.1.1';
 const WAN_VIP = '10.39.2.1';
 const SERVER = '10.39.2.100';
@@ -29,9 +31,12 @@ const ns = { a: '', b: '', client: '', server: '', lsw: '', wsw: '' };
 const ifs = { aLan: '', aWan: '', bLan: '', bWan: '', aSync: '', bSync: '' };
 let stream: ChildProcess | null = null;
 let streamLines: string[] = [];
+let udp: ChildProcess | null = null;
+let udpLines: string[] = [];
 
 type StreamState = { echoed: number; sent: number; maxGapMs: number; ended: string | null };
 const streamState = (): StreamState => JSON.parse(streamLines.at(-1) ?? '{"echoed":0,"sent":0,"maxGapMs":0,"ended":null}');
+const udpState = (): StreamState => JSON.parse(udpLines.at(-1) ?? '{"echoed":0,"sent":0,"maxGapMs":0,"ended":null}');
 
 async function until<T>(what: string, probe: () => T | undefined | false, deadlineMs = 30_000): Promise<T> {
   const end = Date.now() + deadlineMs;
@@ -45,6 +50,11 @@ async function until<T>(what: string, probe: () => T | undefined | false, deadli
 
 const holds = (namespace: string, iface: string, address: string) => inNamespace(namespace, 'ip', ['-4', '-o', 'addr', 'show', 'dev', iface]).includes(` ${address}/`);
 const tracked = (namespace: string) => inNamespace(namespace, 'conntrack', ['-L', '-p', 'tcp', '--dport', STREAM_PORT], { timeoutMs: 10_000 });
+const trackedUdp = (namespace: string) => inNamespace(namespace, 'conntrack', ['-L', '-p', 'udp', '--dport', UDP_PORT], { timeoutMs: 10_000 });
+/** conntrackd's external cache on B: the flows learnt from A over the sync link. */
+const externalCache = (lab: NetnsLab, namespace: string) => inNamespace(namespace, 'conntrackd', ['-C', join(lab.runtimeRoot, 'keepalived', 'conntrackd.conf'), '-e'], { timeoutMs: 10_000 });
+type FailoverEntry = { cause: string; from_role: string; to_role: string };
+const changes = (lab: NetnsLab) => (lab.call('GET', '/api/v1/cluster/failover-history') as FailoverEntry[]).map((e) => `${e.cause}:${e.from_role}>${e.to_role}`);
 
 /** A bridge in a switch namespace, with one veth from each member namespace. */
 function segment(lab: NetnsLab, sw: string, members: { ns: string; name: string; address: string }[]): void {
@@ -109,16 +119,19 @@ before(async () => {
   configure(labB, 'secondary', ifs.bLan, ifs.bWan, ifs.bSync, '10.39.3.1');
   const server = labB.spawnIn(ns.server, process.execPath, [join(ROOT, 'test/e2e/fixtures/ha-stream.mjs'), 'server', STREAM_PORT]);
   await new Promise((resolve) => server.stdout!.once('data', resolve));
+  const udpServer = labB.spawnIn(ns.server, process.execPath, [join(ROOT, 'test/e2e/fixtures/ha-stream.mjs'), 'udp-server', UDP_PORT]);
+  await new Promise((resolve) => udpServer.stdout!.once('data', resolve));
 });
 
 after(async () => {
   stream?.kill();
+  udp?.kill();
   // keepalived and conntrackd run detached (they outlive the API): the namespaces' cleanup ends them.
   if (labA) await labA.cleanup();
   if (labB) await labB.cleanup();
 });
 
-test('VRRP failover and failback: a TCP stream through the virtual addresses survives demote and promote (conntrackd)', { skip, timeout: 400_000 }, async (t) => {
+test('VRRP failover and failback: a TCP stream and a UDP flow through the virtual addresses survive demote and promote (conntrackd); the failover history records each change', { skip, timeout: 400_000 }, async (t) => {
   const carp = labA.call('GET', '/api/v1/cluster/carp') as Array<Record<string, unknown>>;
   assert.equal(carp.length, 2);
   assert.ok(carp.every((entry) => !('password' in entry)), 'the VRRP password is never returned');
@@ -141,14 +154,26 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   stream.stdout!.on('data', (chunk: Buffer) => streamLines.push(...chunk.toString().split('\n').filter(Boolean)));
   await until('the stream to flow through A', () => streamState().echoed > 50, 30_000);
   assert.match(tracked(ns.a), /dport=8039/, 'the stream is in A\'s conntrack table');
+  udp = labB.spawnIn(ns.client, process.execPath, [join(ROOT, 'test/e2e/fixtures/ha-stream.mjs'), 'udp-client', SERVER, UDP_PORT, UDP_SOURCE_PORT]);
+  udp.stdout!.on('data', (chunk: Buffer) => udpLines.push(...chunk.toString().split('\n').filter(Boolean)));
+  await until('the UDP flow to pass through A', () => udpState().echoed > 50, 30_000);
+  assert.match(trackedUdp(ns.a), /dport=8040/, 'the UDP flow is in A\'s conntrack table');
   // A's entry reaches B's external cache over the sync link (FTFW).
   await until('B to hold the synced state', () => (labB.call('GET', '/api/v1/cluster/status').pfsync_state_count ?? 0) >= 1, 30_000);
+  // The bytes on the sync link (the dashboard's cluster `metrics` frame), as conntrackd counts them.
+  const syncA = labA.call('GET', '/api/v1/cluster/status').state_sync;
+  assert.ok(syncA.bytes_sent > 0 && syncA.bytes_received > 0, JSON.stringify(syncA));
   assert.doesNotMatch(tracked(ns.b), /dport=8039/, 'B\'s kernel table does not have it yet (it is in the external cache)');
+  await until('B\'s external cache to hold the UDP flow', () => new RegExp(`udp.*sport=${UDP_SOURCE_PORT} dport=${UDP_PORT}`).test(externalCache(labB, ns.b)), 30_000);
+  assert.doesNotMatch(trackedUdp(ns.b), /dport=8040/, 'nor the UDP flow');
 
   // Demote A: B takes both addresses; conntrackd commits the synced flows into B's kernel table.
   const before = streamState();
   stream.kill('SIGUSR2');
   streamLines = [];
+  udp!.kill('SIGUSR2');
+  udpLines = [];
+  const udpBefore = udpState().echoed;
   const demotedAt = Date.now();
   labA.call('POST', '/api/v1/cluster/demote', undefined, 204);
   await until('B to hold both virtual addresses', () => holds(ns.b, ifs.bLan, LAN_VIP) && holds(ns.b, ifs.bWan, WAN_VIP), 30_000);
@@ -165,12 +190,19 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   assert.equal(statusB.role, 'primary', JSON.stringify(statusB));
   assert.equal(labA.call('GET', '/api/v1/cluster/status').role, 'secondary');
   t.diagnostic(`failover (demote): B held both addresses after ${takeoverMs} ms; longest silence in the TCP stream ${failover.maxGapMs} ms`);
+  await until('the UDP flow to pass through B', () => udpState().echoed > udpBefore + 100, 30_000);
+  assert.match(trackedUdp(ns.b), new RegExp(`sport=${UDP_SOURCE_PORT} dport=${UDP_PORT}`), 'the UDP flow (same source port) is in B\'s conntrack table');
+  t.diagnostic(`failover (demote): longest silence in the UDP flow ${udpState().maxGapMs} ms`);
+  assert.deepEqual(changes(labA).slice(-2), ['demote:primary>secondary', 'vrrp:primary>secondary'], 'A recorded the demote and the transition');
+  await until('B to record its takeover', () => changes(labB).at(-1) === 'vrrp:secondary>primary', 10_000);
 
   // A's links back, then A promoted: failback.
   for (const name of [ifs.aLan, ifs.aWan]) inNamespace(ns.a, 'ip', ['link', 'set', name, 'up']);
   await until('B to hear A again (A back to backup)', () => labA.call('GET', '/api/v1/cluster/status').vrrp_state === 'backup', 30_000);
   stream.kill('SIGUSR2');
   streamLines = [];
+  udp!.kill('SIGUSR2');
+  const udpBack = udpState().echoed;
   const promotedAt = Date.now();
   labA.call('POST', '/api/v1/cluster/promote', undefined, 204);
   await until('A to hold both virtual addresses again', () => holds(ns.a, ifs.aLan, LAN_VIP) && holds(ns.a, ifs.aWan, WAN_VIP), 30_000);
@@ -180,6 +212,12 @@ test('VRRP failover and failback: a TCP stream through the virtual addresses sur
   const failback = streamState();
   assert.equal(failback.ended, null, 'the stream was not reset by the failback');
   t.diagnostic(`failback (promote): A held both addresses after ${failbackMs} ms; longest silence in the TCP stream ${failback.maxGapMs} ms`);
+  await until('the UDP flow to pass through A again', () => udpState().echoed > udpBack + 100, 30_000);
+  assert.match(trackedUdp(ns.a), new RegExp(`sport=${UDP_SOURCE_PORT} dport=${UDP_PORT}`), 'the UDP flow is in A\'s conntrack table again');
+  t.diagnostic(`failback (promote): longest silence in the UDP flow ${udpState().maxGapMs} ms`);
+  await until('A to record the failback', () => changes(labA).at(-1) === 'vrrp:secondary>primary', 10_000);
+  assert.equal(changes(labA).at(-2), 'promote:secondary>primary');
+  await until('B to record giving the addresses back', () => changes(labB).at(-1) === 'vrrp:primary>secondary', 10_000);
 
   // keepalived outlives A's API and is adopted by the next start (the same process, the addresses never given up).
   const pidFile = join(labA.runtimeRoot, 'keepalived', 'keepalived.pid');

@@ -23,6 +23,7 @@ import { RulesPage } from './pages/rules-page';
 import { SchedulesPage } from './pages/schedules-page';
 import { SystemPage } from './pages/system-page';
 import { TimePage } from './pages/time-page';
+import { ClusterPage } from './pages/cluster-page';
 import { GeoipPage } from './pages/geoip-page';
 import { PluginsPage } from './pages/plugins-page';
 import { UpdatesPage } from './pages/updates-page';
@@ -52,6 +53,7 @@ function Pages() {
       <Route path="/configuration" component={ConfigurationPage} />
       <Route path="/system/:section?" component={SystemPage} />
       <Route path="/time" component={TimePage} />
+      <Route path="/cluster" component={ClusterPage} />
       <Route path="/geoip" component={GeoipPage} />
       <Route path="/plugins" component={PluginsPage} />
       <Route path="/updates" component={UpdatesPage} />

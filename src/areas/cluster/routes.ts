@@ -6,18 +6,31 @@ import { ErrorAnswer, NoContent } from '../../http/documented-responses.js';
 import { Type } from 'typebox';
 import { DEMOTED, PROMOTED } from '../../compile/keepalived.js';
 import type { PacketFilterService } from '../packet-filter/service.js';
+import type { DashboardBroadcaster } from '../../live/dashboard-broadcaster.js';
 import type { ConfigData } from '../../store/config-store.js';
 import { ClusterLocal, ClusterRoleBody, ClusterStatus, PfsyncConfig } from './schema.js';
 import { ClusterService } from './service.js';
+import { HealthSummary, healthSummary } from './health-summary.js';
 
 const TAGS = ['cluster'];
 /** GET /cluster/pfsync: the settings with `id` once set, else null (wire-format §10). */
 const PfsyncView = Type.Union([Type.Object({ id: Type.String(), ...PfsyncConfig.properties }), Type.Null()]);
 const ACCESS = { read: 'ha:manage', write: 'ha:manage' } as const;
+const ROLES = ['primary', 'secondary', 'standalone'];
+/** GET /cluster/failover-history: the role changes of the last 24 h (wire-format §10). */
+const FailoverEntry = Type.Object({
+  id: Type.String(), ts: Type.String({ format: 'date-time' }), from_role: Type.Union(ROLES.map((r) => Type.Literal(r))), to_role: Type.Union(ROLES.map((r) => Type.Literal(r))),
+  cause: Type.Union(['vrrp', 'promote', 'demote', 'role_set'].map((c) => Type.Literal(c)), { description: 'vrrp: a transition keepalived reported; the others: the operator' }),
+  detail: Type.Union([Type.String(), Type.Null()]),
+});
 
 /** High availability (issue 39 items 1-2): VRRP virtual addresses (keepalived), state sync (conntrackd), health checks. */
-export function createClusterArea(context: AppContext, deps: { packetFilter?: PacketFilterService } = {}): Area & { service: ClusterService } {
+export function createClusterArea(context: AppContext, deps: { packetFilter?: PacketFilterService; dashboard?: DashboardBroadcaster } = {}): Area & { service: ClusterService } {
   const service = new ClusterService(context);
+  // Role changes, health changes and sync metrics reach the dashboard WebSocket as cluster frames (wire-format §5.1).
+  const { dashboard } = deps;
+  // Only sockets of accounts holding ha:manage receive them.
+  if (dashboard) service.onFrame((event) => dashboard.broadcastEvent({ channel: 'cluster', event }, 'ha:manage'), () => dashboard.socketCount > 0);
   deps.packetFilter?.useClusterInterfaces(() => service.systemInterfaces());
   context.apply.register('cluster', async () => {
     await service.apply();
@@ -72,6 +85,16 @@ export function createClusterArea(context: AppContext, deps: { packetFilter?: Pa
       method: 'POST', path: '/api/v1/cluster/demote', access: 'ha:manage', tags: TAGS, summary: 'Lower this node\'s VRRP priority by 240 (gives the virtual addresses away)',
       schema: { response: { 204: NoContent('The priority is lowered; keepalived gives the addresses away') } },
       handler: noContent(() => service.setDemotion(DEMOTED)),
+    },
+    {
+      method: 'GET', path: '/api/v1/cluster/failover-history', access: 'ha:manage', tags: TAGS, summary: 'Role changes of the last 24 h: VRRP transitions, promote, demote, role settings (persisted)',
+      schema: { response: { 200: Type.Array(FailoverEntry) } },
+      handler: () => service.history.recent(),
+    },
+    {
+      method: 'GET', path: '/api/v1/cluster/health-summary', access: 'ha:manage', tags: TAGS, summary: 'What needs attention: failing checks, daemons not running, sync errors, peer, demotion',
+      schema: { response: { 200: HealthSummary } },
+      handler: () => healthSummary(service, context),
     },
     {
       method: 'POST', path: '/api/v1/cluster/health/run', access: 'ha:manage', tags: TAGS, summary: 'Run every health check now',

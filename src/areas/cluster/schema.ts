@@ -66,6 +66,7 @@ export const ClusterStatus = Type.Object({
   state_sync: Type.Union([Type.Object({
     running: Type.Boolean(), internal_entries: Type.Union([Type.Integer(), Type.Null()]), external_entries: Type.Union([Type.Integer(), Type.Null()]),
     errors: Type.Union([Type.Integer(), Type.Null()]), last_error: Type.Union([Type.String(), Type.Null()]),
+    bytes_sent: Type.Union([Type.Integer(), Type.Null()]), bytes_received: Type.Union([Type.Integer(), Type.Null()]),
   }), Type.Null()]),
   last_error: Type.Union([Type.String(), Type.Null()]),
   config_sync: Type.Optional(ConfigSyncStatus),

@@ -10,14 +10,20 @@ import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
 import type { ValidateContext } from '../../model/declarations.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
+import { notKept, revertWrites, snapshotKinds, writesSince } from '../../model/revert-writes.js';
+import type { ModelChange } from '../../model/declarations.js';
 import { CONNTRACKD_PORT } from '../../compile/conntrackd.js';
 import { DEMOTED, PROMOTED } from '../../compile/keepalived.js';
 import { runCommand } from '../../platform/exec.js';
 import { findProgram } from '../../platform/daemon-tools.js';
 import type { HaSpec, HaStatus } from '../../platform/ha.js';
+import { FailoverHistory, type FailoverCause, type LiveRole } from './failover-history.js';
+import { RoleWatch, liveRoleOf, type ClusterFrame } from './role-watch.js';
 import { CLUSTER_KINDS, CarpEntry, ClusterLocal, HealthCheck, PfsyncConfig, RUNNABLE_CHECK_TYPES } from './schema.js';
 
 const WRITE = 'ha:manage' as const;
+/** The kinds keepalived and conntrackd run from: a write of any of them is applied at once. */
+const APPLIED_KINDS = [CLUSTER_KINDS.carp, CLUSTER_KINDS.pfsync, CLUSTER_KINDS.local];
 
 /** `address:port` or `[v6]:port` → its parts, or null. */
 export function splitTarget(target: string): { host: string; port: number } | null {
@@ -68,6 +74,14 @@ export class ClusterService {
   private started = false;
   /** The configuration sync's part of the status (sync-service.ts), once that area is wired. */
   private configSync: (() => ConfigData) | null = null;
+  /** The stored objects of APPLIED_KINDS the daemons last ran from: a refused write goes back to them. */
+  private inForce: ConfigObject[];
+  /** Role changes, persisted (GET /cluster/failover-history); the watch records the VRRP transitions. */
+  readonly history: FailoverHistory;
+  private readonly watch: RoleWatch;
+  private readonly frameListeners = new Map<(frame: ClusterFrame) => void, () => boolean>();
+  /** The cluster node registry's peers without a key (configuration sync); none until it is wired. */
+  peersWithoutKey: () => string[] = () => [];
 
   constructor(private readonly context: AppContext) {
     const { models } = context;
@@ -75,7 +89,13 @@ export class ClusterService {
     this.health = models.collection({ kind: CLUSTER_KINDS.health, noun: 'health check', writeAccess: WRITE, schema: HealthCheck, unique: ['name'], validate: (data) => validateHealth(data) });
     this.pfsync = models.singleton({ kind: CLUSTER_KINDS.pfsync, noun: 'state sync', writeAccess: WRITE, schema: PfsyncConfig, validate: (data) => validatePfsync(data) });
     this.local = models.singleton({ kind: CLUSTER_KINDS.local, noun: 'cluster role', writeAccess: WRITE, schema: ClusterLocal });
-    models.onChanged([CLUSTER_KINDS.carp, CLUSTER_KINDS.pfsync, CLUSTER_KINDS.local], () => this.apply());
+    this.inForce = snapshotKinds(context.store, APPLIED_KINDS);
+    this.history = new FailoverHistory(context.db, context.clock);
+    this.watch = new RoleWatch({
+      ha: context.platform.ha, history: this.history, vhids: () => this.carp.objects().map((entry) => Number(entry.data.vhid)),
+      emit: (frame) => this.emitFrame(frame), listening: () => [...this.frameListeners.values()].some((wanted) => wanted()), now: () => context.clock.now(),
+    });
+    models.onChanged(APPLIED_KINDS, (change) => this.followChange(change.cause));
     models.onChanged([CLUSTER_KINDS.health], () => this.restartChecks());
   }
 
@@ -123,7 +143,56 @@ export class ClusterService {
   }
 
   async apply(): Promise<HaStatus> {
-    return this.context.platform.ha.apply(this.spec());
+    const status = await this.context.platform.ha.apply(this.spec());
+    this.inForce = snapshotKinds(this.context.store, APPLIED_KINDS);
+    return status;
+  }
+
+  /**
+   * Applies a write at once. When keepalived or conntrackd refuse it, the stored objects go back to the ones in
+   * force (raw store calls fire no hook), the daemons are applied from them again, and the refusal answers (409).
+   */
+  private async followChange(cause: ModelChange['cause']): Promise<void> {
+    const previous = this.inForce.find((object) => object.kind === CLUSTER_KINDS.local)?.data ?? {};
+    const liveBefore = liveRoleOf(this.context.platform.ha.vrrpState());
+    try {
+      await this.apply();
+      this.recordOperatorChange(previous, liveBefore);
+      if (this.started) this.watch.check();
+    } catch (error) {
+      if (cause !== 'write') throw error;
+      const { store, log } = this.context;
+      revertWrites(store, writesSince(store, APPLIED_KINDS, this.inForce));
+      await this.apply().catch((again: Error) => log.error({ err: again.message }, 'high availability: the previous configuration could not be put back'));
+      throw notKept(error);
+    }
+  }
+
+  /** Promote, demote and a role setting are recorded as they are applied (the VRRP transition they cause follows). */
+  private recordOperatorChange(previous: ConfigData, from: LiveRole): void {
+    const current = this.local.read() as { role: string; demotion?: number };
+    const [wasRole, wasDemotion] = [String(previous.role ?? 'standalone'), Number(previous.demotion ?? 0)];
+    const demotion = Number(current.demotion ?? 0);
+    const record = (cause: FailoverCause, to: 'primary' | 'secondary' | 'standalone', detail: string) => this.history.record({ from_role: from, to_role: to, cause, detail });
+    if (current.role !== wasRole) record('role_set', current.role as 'primary', `configured role ${wasRole} → ${current.role}`);
+    else if (demotion > wasDemotion) record('demote', 'secondary', `priority adjustment ${wasDemotion} → ${demotion}`);
+    else if (demotion < wasDemotion) record('promote', 'primary', `priority adjustment ${wasDemotion} → ${demotion}`);
+  }
+
+  /** Listens for the cluster frames of the dashboard WebSocket (wire-format §5.1); `wanted`: whether anyone reads them now. */
+  onFrame(listener: (frame: ClusterFrame) => void, wanted: () => boolean = () => true): () => void {
+    this.frameListeners.set(listener, wanted);
+    return () => this.frameListeners.delete(listener);
+  }
+
+  private emitFrame(frame: ClusterFrame): void {
+    for (const listener of this.frameListeners.keys()) {
+      try {
+        listener(frame);
+      } catch (error) {
+        this.context.log.warn({ err: (error as Error).message }, 'cluster frame listener failed');
+      }
+    }
   }
 
   async setDemotion(value: 0 | typeof DEMOTED | typeof PROMOTED): Promise<void> {
@@ -187,8 +256,10 @@ export class ClusterService {
     const wasDown = state.down;
     state.failures = ok ? 0 : state.failures + 1;
     state.down = state.failures >= Number(check.data.failures_before_down);
+    state.detail = ok ? null : `${String(check.data.check_type)} ${String(check.data.target)} failed ${state.failures} time(s) in a row`.replace('  ', ' ');
     if (state.down !== wasDown) {
       this.context.log.warn({ check: check.data.name, healthy: !state.down }, 'cluster health check changed');
+      this.emitFrame({ type: 'health_changed', check: String(check.data.name), healthy: !state.down, detail: state.detail });
       await this.context.platform.ha.adjust(this.demotion(), this.failingChecks().length).catch(() => undefined);
     }
   }
@@ -211,13 +282,29 @@ export class ClusterService {
     }
   }
 
+  /** Each health check as it last ran (a check not running, disabled or on a standalone node, has no outcome). */
+  checkOutcomes(): { id: string; name: string; check_type: string; enabled: boolean; healthy: boolean | null; failures: number; detail: string | null }[] {
+    return this.health.objects().map((check) => {
+      const state = this.checks.get(check.id);
+      return {
+        id: check.id, name: String(check.data.name), check_type: String(check.data.check_type), enabled: check.data.enabled !== false,
+        healthy: state ? !state.down : null, failures: state?.failures ?? 0, detail: state?.detail ?? null,
+      };
+    });
+  }
+
   async start(): Promise<void> {
     this.started = true;
     this.restartChecks();
-    await this.apply();
+    try {
+      await this.apply();
+    } finally {
+      this.watch.start();
+    }
   }
 
   stop(): void {
+    this.watch.stop();
     this.started = false;
     this.restartChecks();
   }

@@ -13,6 +13,7 @@ import { ServiceState } from '../common/service-state.js';
 import {
   APPLIED_KEY, NOTHING_APPLIED, patchInterfaces, patchRoutes, patchVlans, routeKey, sameVlan, type AppliedInterface, type AppliedNetwork, type StaticRouteSpec,
 } from './applied-network.js';
+import { revertWrites } from '../../model/revert-writes.js';
 
 export const NET_KINDS = {
   interfaceConfig: 'interface_config',
@@ -237,12 +238,7 @@ export class NetworkingService {
    */
   async followWrite(kind: string, change: { before?: ConfigObject; after?: ConfigObject }, sync: (data: ConfigData, present: boolean) => Promise<unknown>): Promise<void> {
     const { before, after } = change;
-    const { store } = this.context;
-    const restoreStored = () => {
-      if (before && after) store.update(kind, before.id, before.data);
-      else if (after) store.remove(kind, after.id);
-      else if (before) store.insert(kind, before.data, before.id);
-    };
+    const restoreStored = () => revertWrites(this.context.store, [{ kind, before, after }]);
     try {
       if (before) await sync(before.data, false);
     } catch (error) {

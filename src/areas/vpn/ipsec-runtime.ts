@@ -8,7 +8,7 @@ import type { CaService } from '../ca/service.js';
 import { DEFAULT_AH_PROPOSALS, DEFAULT_ESP_PROPOSALS, DEFAULT_IKE_PROPOSALS } from './schema.js';
 import type { VpnService } from './service.js';
 import { missingCredentials } from './ipsec-model.js';
-import { notKept, revertWrites } from './revert-writes.js';
+import { notKept, revertWrites } from '../../model/revert-writes.js';
 import { runtimeRoot } from '../../platform/daemon-runtime.js';
 import { prepareRuntimeRoot } from '../../platform/runtime-access.js';
 

@@ -6,7 +6,7 @@ import type { ConfigObject } from '../../store/config-store.js';
 import type { PacketFilterService } from '../packet-filter/service.js';
 import type { VpnService } from './service.js';
 import type { ObjectWrite } from '../../model/declarations.js';
-import { notKept, revertWrites } from './revert-writes.js';
+import { notKept, revertWrites } from '../../model/revert-writes.js';
 
 /** Tunnel fields that the running interface is built from: a change of one re-applies the whole interface. */
 const INTERFACE_FIELDS = ['listen_port', 'address', 'mtu', 'private_key', 'listen_interface'];

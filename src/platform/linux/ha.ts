@@ -34,14 +34,18 @@ async function interfaceAddress(name: string, v6: boolean): Promise<string | nul
   }
 }
 
-/** conntrackd -s: the internal and external cache sizes and the messages lost on the sync link. */
-export function parseConntrackdStats(text: string): { internal: number | null; external: number | null; errors: number | null } {
+/** conntrackd -s: the internal and external cache sizes, the messages lost and the bytes moved on the sync link. */
+export function parseConntrackdStats(text: string): { internal: number | null; external: number | null; errors: number | null; sent: number | null; received: number | null } {
   const section = (name: string) => {
     const match = new RegExp(`cache ${name}:[\\s\\S]*?current active connections:\\s+(\\d+)`).exec(text);
     return match ? Number(match[1]) : null;
   };
   const lost = [...text.matchAll(/(\d+)\s+(?:msgs lost|Malformed msgs|Malformed|failed)/gi)].reduce((sum, m) => sum + Number(m[1]), 0);
-  return { internal: section('internal'), external: section('external'), errors: /network statistics|Sequence tracking/i.test(text) ? lost : null };
+  const traffic = /(\d+)\s+Bytes sent\s+(\d+)\s+Bytes recv/i.exec(text);
+  return {
+    internal: section('internal'), external: section('external'), errors: /network statistics|Sequence tracking/i.test(text) ? lost : null,
+    sent: traffic ? Number(traffic[1]) : null, received: traffic ? Number(traffic[2]) : null,
+  };
 }
 
 export function createKeepalivedEngine(): HaEngine {
@@ -67,13 +71,15 @@ export function createKeepalivedEngine(): HaEngine {
     conntrackdConf = null;
   };
 
-  const status = async (): Promise<HaStatus> => {
+  // The notify hook writes MASTER, BACKUP, FAULT or STOP into the state file at every transition.
+  const vrrpState = (): HaStatus['vrrp_state'] => {
     const f = dir ? files(dir) : null;
-    let vrrpState: HaStatus['vrrp_state'] = null;
-    if (f && keepalived && existsSync(f.state)) {
-      const text = readFileSync(f.state, 'utf8').trim();
-      vrrpState = text === 'MASTER' ? 'master' : text === '' ? null : 'backup';
-    }
+    if (!f || !keepalived || !existsSync(f.state)) return null;
+    const text = readFileSync(f.state, 'utf8').trim();
+    return text === 'MASTER' ? 'master' : text === '' ? null : 'backup';
+  };
+
+  const status = async (): Promise<HaStatus> => {
     let stateSync: HaStatus['state_sync'] = null;
     if (conntrackd && conntrackdConf) {
       const program = findProgram('conntrackd');
@@ -81,10 +87,13 @@ export function createKeepalivedEngine(): HaEngine {
       const network = program ? await runCommand(program, ['-C', conntrackdConf, '-s', 'network'], { timeoutMs: 5_000 }) : null;
       const stats = parseConntrackdStats(`${result?.stdout ?? ''}\n${network?.stdout ?? ''}`);
       const state = conntrackd.state();
-      stateSync = { running: state.running, internal_entries: stats.internal, external_entries: stats.external, errors: stats.errors, last_error: state.last_error };
+      stateSync = {
+        running: state.running, internal_entries: stats.internal, external_entries: stats.external, errors: stats.errors, last_error: state.last_error,
+        bytes_sent: stats.sent, bytes_received: stats.received,
+      };
     }
     const kState = keepalived?.state();
-    return { engine: 'keepalived', running: kState?.running ?? false, vrrp_state: vrrpState, state_sync: stateSync, last_error: kState?.last_error ?? lastError };
+    return { engine: 'keepalived', running: kState?.running ?? false, vrrp_state: vrrpState(), state_sync: stateSync, last_error: kState?.last_error ?? lastError };
   };
 
   return {
@@ -169,6 +178,7 @@ export function createKeepalivedEngine(): HaEngine {
       writeFileSync(f.health, `${failingChecks}\n`, { mode: 0o600 });
     },
     status,
+    vrrpState,
     async close() {
       keepalived?.release();
       conntrackd?.release();

@@ -3,11 +3,9 @@ import type { HaEngine, HaSpec, HaStatus } from '../ha.js';
 /** The simulated platform runs no VRRP: it keeps the specification and reports the role it asks for, marked simulated. */
 export function createSimulatedHa(): HaEngine {
   let current: HaSpec | null = null;
-  const status = async (): Promise<HaStatus> => ({
-    engine: 'simulated', running: current !== null,
-    vrrp_state: current ? (current.role === 'primary' && current.demotion < 240 && current.failingChecks === 0) || current.demotion < 0 ? 'master' : 'backup' : null,
-    state_sync: null, last_error: null,
-  });
+  const vrrpState = (): HaStatus['vrrp_state'] =>
+    current ? (current.role === 'primary' && current.demotion < 240 && current.failingChecks === 0) || current.demotion < 0 ? 'master' : 'backup' : null;
+  const status = async (): Promise<HaStatus> => ({ engine: 'simulated', running: current !== null, vrrp_state: vrrpState(), state_sync: null, last_error: null });
   return {
     async apply(spec) {
       current = spec && spec.addresses.length ? spec : null;
@@ -17,6 +15,7 @@ export function createSimulatedHa(): HaEngine {
       if (current) current = { ...current, demotion, failingChecks };
     },
     status,
+    vrrpState,
     async close() {},
   };
 }

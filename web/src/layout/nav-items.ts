@@ -2,6 +2,8 @@
 export interface NavItem {
   label: string;
   path: string;
+  /** Shown only to an account holding it. */
+  permission?: string;
 }
 
 export const NAV_ITEMS: readonly NavItem[] = [
@@ -27,4 +29,5 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'Plugins', path: '/plugins' },
   { label: 'Updates', path: '/updates' },
   { label: 'Reverse proxy', path: '/reverse-proxy' },
+  { label: 'Cluster', path: '/cluster', permission: 'ha:manage' },
 ];

@@ -6,7 +6,7 @@ import { PendingBanner } from './pending-banner';
 
 /** The frame of every signed-in page: who is signed in, the main navigation, pending changes, the page. */
 export function Shell({ children }: { children: ComponentChildren }) {
-  const { me, signOut } = useSession();
+  const { me, signOut, can } = useSession();
   const { path } = useLocation();
   const current = (itemPath: string) => (itemPath === '/' ? path === '/' : path === itemPath || path.startsWith(`${itemPath}/`));
   return (
@@ -24,7 +24,7 @@ export function Shell({ children }: { children: ComponentChildren }) {
       </header>
       <nav aria-label="Main">
         <ul>
-          {NAV_ITEMS.map((item) => (
+          {NAV_ITEMS.filter((item) => !item.permission || can(item.permission)).map((item) => (
             <li key={item.path}>
               <a href={item.path} aria-current={current(item.path) ? 'page' : undefined}>
                 {item.label}
