@@ -53,15 +53,21 @@ export class LogMaintenance {
     const now = context.clock.now();
     this.nextRotation = now + ROTATION_CHECK_MS;
     this.nextPrune = now + ALERT_PRUNE_MS;
+    // From creation, not from start: areas that start earlier (the dashboard opens ulogd) report daemons' first lines before this area starts.
+    this.followDaemonLines();
   }
 
-  start(): void {
-    // Each program's lines go to its own file as they are reported (child or adopted alike: the bus, not the process).
-    this.unsubscribe = onDaemonEvent((event) => {
+  /** Each program's lines go to its own file as they are reported (child or adopted alike: the bus, not the process). */
+  private followDaemonLines(): void {
+    this.unsubscribe ??= onDaemonEvent((event) => {
       if (event.kind !== 'log') return;
       const entry = daemonLogEntry(event.daemon, event.line);
       if (entry) this.logs.write(entry.service, entry.line);
     });
+  }
+
+  start(): void {
+    this.followDaemonLines();
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref();
   }
@@ -69,6 +75,7 @@ export class LogMaintenance {
   stop(): void {
     clearInterval(this.timer);
     this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 
   /** One pass (never two at once): audit rows, then whatever is due on the service clock. */
