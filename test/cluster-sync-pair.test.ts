@@ -216,7 +216,8 @@ test('a rule and a WireGuard tunnel applied on A are held and applied by B; the 
   const latencyMs = performance.now() - started;
   await until('both report in_sync with the same hash', async () => {
     const [a, b] = [await syncStatus(A), await syncStatus(B)];
-    return a.state === 'in_sync' && b.state === 'in_sync' && a.local.hash === b.local.hash && a.local.seq === b.local.seq;
+    // B may hold the new version before A has read B's answer to its push: A's last push is then an earlier one.
+    return a.state === 'in_sync' && b.state === 'in_sync' && a.local.hash === b.local.hash && a.local.seq === b.local.seq && a.last_push?.seq === a.local.seq;
   });
   const a = await syncStatus(A);
   assert.equal(a.last_push.ok, true);

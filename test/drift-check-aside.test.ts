@@ -88,3 +88,31 @@ test('the periodic drift check runs aside: a reload meanwhile does not wait for 
     await t.close();
   }
 });
+
+test('POST /reload answers while its own read-back is still reading: no applier waits behind it (the cluster applier did)', async () => {
+  const { platform, holdNextRead } = holdablePlatform();
+  const t = await startTestApp({ platform, config: { driftCheckSeconds: 0 } });
+  const headers = await adminHeaders(t.app);
+  const service = packetFilterOf(t.app);
+  let releaseReadIfWaiting = () => {};
+  try {
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22 }, headers })).statusCode, 201);
+    const { release, reached } = holdNextRead();
+    releaseReadIfWaiting = release;
+    const reloading = t.app.inject({ method: 'POST', url: '/api/v1/reload', headers });
+    await reached; // the load is done and its read-back has begun
+    // The read is held until released below: a reload whose answer waited for it would never answer. The deadline
+    // keeps the process alive (a reload stuck behind the held read keeps nothing else alive), cleared once it answers.
+    let timer: NodeJS.Timeout | undefined;
+    const reload = await Promise.race([reloading, new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 30_000, undefined)))]);
+    clearTimeout(timer);
+    assert.ok(reload, 'the reload answered while its read-back was held (it waited 30 s for the read)');
+    assert.equal(reload.statusCode, 200, reload.body);
+    release();
+    await service.checkDrift();
+    assert.equal(json(await t.app.inject({ url: '/api/v1/status', headers })).drift, false);
+  } finally {
+    releaseReadIfWaiting();
+    await t.close();
+  }
+});

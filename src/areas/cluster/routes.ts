@@ -32,9 +32,12 @@ export function createClusterArea(context: AppContext, deps: { packetFilter?: Pa
   // Only sockets of accounts holding ha:manage receive them.
   if (dashboard) service.onFrame((event) => dashboard.broadcastEvent({ channel: 'cluster', event }, 'ha:manage'), () => dashboard.socketCount > 0);
   deps.packetFilter?.useClusterInterfaces(() => service.systemInterfaces());
+  // The system rules need no load here: the packet filter's own applier runs in the same apply and reloads the
+  // stored configuration, these rules included (the change hook below loads them after a cluster edit). Reapplying
+  // them here loaded nothing, yet waited behind that load's read-back: 0.3-0.7 s after a one-rule delta, 2.3 s
+  // after a whole table of 10,000 rules, on every POST /reload's path (docs/packet-filter.md, benchmarks).
   context.apply.register('cluster', async () => {
     await service.apply();
-    await deps.packetFilter?.reapplySystemRules().catch(() => null);
   });
   context.models.onChanged([service.carp.kind, service.pfsync.kind, service.local.kind], async () => {
     // The VRRP and sync rules follow the virtual addresses' interfaces.
