@@ -36,10 +36,11 @@ test('ulogd2 JSON lines (NFLOG) become blocked entries; the config names the gro
   });
   assert.equal(parseUlogdJson('{"oob.prefix": "x"}'), null, 'no source address: skipped');
   assert.equal(parseUlogdJson('not json'), null);
-  const config = renderUlogdConfig('/usr/lib/x86_64-linux-gnu/ulogd', 5, '/data/ulogd/blocked.json', '/data/ulogd/ulogd.log');
+  const config = renderUlogdConfig('/usr/lib/x86_64-linux-gnu/ulogd', 5, '/data/ulogd/blocked.json');
   assert.match(config, /\[log1\]\ngroup=5/);
   assert.match(config, /stack=log1:NFLOG,base1:BASE,ifi1:IFINDEX,ip2str1:IP2STR,json1:JSON/);
   assert.match(config, /file="\/data\/ulogd\/blocked.json"/);
+  assert.match(config, /^logfile="stdout"$/m, 'its own lines go to the supervised output, which is cut back, not to a file that grows');
 });
 
 test('nftables anonymous rule counters: the lines of one rule comment are summed, other tables and comments ignored', () => {

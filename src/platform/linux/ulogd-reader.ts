@@ -3,8 +3,6 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { open, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PROTOCOL_NAMES, RecentList, type BlockedLogStatus, type BlockedPacket } from '../connections.js';
-import { reportDaemonEvent } from '../daemon-events.js';
-import { EveTail } from './eve-tail.js';
 import { findProgram } from '../daemon-tools.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
 import { SupervisedProcess } from '../supervised-process.js';
@@ -16,12 +14,13 @@ const PLUGIN_DIRS = ['/usr/lib/x86_64-linux-gnu/ulogd', '/usr/lib/aarch64-linux-
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
 /** ulogd's configuration: NFLOG group → BASE → IFINDEX → IP2STR → JSON lines in our data directory. */
-export function renderUlogdConfig(pluginDir: string, group: number, jsonFile: string, logFile: string): string {
+export function renderUlogdConfig(pluginDir: string, group: number, jsonFile: string): string {
   const plugins = ['inppkt_NFLOG', 'raw2packet_BASE', 'filter_IFINDEX', 'filter_IP2STR', 'output_JSON'];
   return [
     '# Rendered by Bulwark: blocked packets from the packet filter NFLOG group, as JSON lines',
     '[global]',
-    `logfile="${logFile}"`,
+    // Its own lines go to standard output: the supervisor keeps (and cuts back) that file and reports each line.
+    'logfile="stdout"',
     'loglevel=5',
     ...plugins.map((p) => `plugin="${pluginDir}/ulogd_${p}.so"`),
     'stack=log1:NFLOG,base1:BASE,ifi1:IFINDEX,ip2str1:IP2STR,json1:JSON',
@@ -71,11 +70,6 @@ export function parseUlogdJson(line: string): BlockedPacket | null {
   };
 }
 
-/** ulogd's lines (its log file, its standard error), one daemon log event each. */
-function reportLines(text: string): void {
-  for (const line of text.split('\n')) if (line.trim()) reportDaemonEvent({ kind: 'log', daemon: 'ulogd', line });
-}
-
 /**
  * Runs ulogd2 on the NFLOG group, detached and supervised (it outlives the API process: a restart of Bulwark adopts
  * the running ulogd by its pid record instead of starting a second one, which could not bind the group the first
@@ -93,8 +87,6 @@ export class UlogdBlockedReader {
   private jsonFile = '';
   private offsetFile = '';
   private reading = false;
-  /** Follows ulogd's own log file: its lines are reported like any supervised daemon's (the local log, syslog). */
-  private logTail: EveTail | null = null;
   private readonly listeners = new Set<(packet: BlockedPacket) => void>();
 
   onBlocked(listener: (packet: BlockedPacket) => void): () => void {
@@ -127,12 +119,8 @@ export class UlogdBlockedReader {
     }
     // The rendered text is the same at every start, so an adopted ulogd's file is rewritten with what it read.
     const configFile = join(dir, 'ulogd.conf');
-    const logFile = join(dir, 'ulogd.log');
-    const text = renderUlogdConfig(pluginDir, this.group, this.jsonFile, logFile);
+    const text = renderUlogdConfig(pluginDir, this.group, this.jsonFile);
     writeFileSync(configFile, text, { mode: 0o600 });
-    this.logTail?.stop();
-    this.logTail = new EveTail(logFile, reportLines, true);
-    this.logTail.start();
     this.offset = await this.startOffset();
     const args = ['-c', configFile];
     const supervised = new SupervisedProcess({
@@ -215,8 +203,6 @@ export class UlogdBlockedReader {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.logTail?.stop();
-    this.logTail = null;
     await this.poll().catch(() => undefined);
     this.process?.release();
     this.process = null;
@@ -226,8 +212,6 @@ export class UlogdBlockedReader {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.logTail?.stop();
-    this.logTail = null;
     await this.process?.stop();
     this.process = null;
   }
