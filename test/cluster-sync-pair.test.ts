@@ -205,7 +205,7 @@ test('pairing: a wrong pin is refused before the code is sent, a wrong code is r
   assert.deepEqual(peerKey?.permissions, ['ha:manage'], 'A holds the key B presents to it: ha:manage only');
 });
 
-test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 60_000 }, async () => {
+test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 120_000 }, async () => {
   const rule = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2323, quick: true, description: 'synced to B' }, 201);
   const pair = generateKeyPair();
   tunnelKey = pair.private_key;
@@ -214,16 +214,18 @@ test('a rule and a WireGuard tunnel applied on A are held and applied by B; the 
   await ok(A, 'POST', '/api/v1/reload');
   await until('B holds the rule', async () => (await ruleIds(B)).includes(rule.id));
   const latencyMs = performance.now() - started;
-  await until('both report in_sync with the same hash', async () => {
+  // The push after the apply records its outcome once B answered what it holds, which can come after B's status (or
+  // A's 10 s comparison) already shows the same head: wait for the push of A's current head itself.
+  await until('both report in_sync with the same hash, and A recorded the push of its head', async () => {
     const [a, b] = [await syncStatus(A), await syncStatus(B)];
-    return a.state === 'in_sync' && b.state === 'in_sync' && a.local.hash === b.local.hash && a.local.seq === b.local.seq;
+    return a.state === 'in_sync' && b.state === 'in_sync' && a.local.hash === b.local.hash && a.local.seq === b.local.seq && a.last_push?.seq === a.local.seq;
   });
   const a = await syncStatus(A);
   assert.equal(a.last_push.ok, true);
   assert.equal(await (await call(A, 'GET', '/api/v1/cluster/snapshot/hash')).text, await (await call(B, 'GET', '/api/v1/cluster/snapshot/hash')).text);
   const history = await ok(B, 'GET', '/api/v1/config/history?limit=5');
   assert.equal(history[0].source, 'cluster-sync', 'B applied it through its own apply path and recorded a version');
-  assert.equal(history[0].version, a.last_push.peer_version, "A recorded the version B answered");
+  assert.equal(history[0].version, a.last_push.peer_version, `A recorded the version B answered: ${JSON.stringify({ a, history: history.map((h: Record<string, unknown>) => [h.version, h.source, h.comment]) })}`);
   const onB = await ok(B, 'GET', `/api/v1/vpn/wg/${tunnel.id}`);
   assert.equal(onB.public_key, pair.public_key);
   // Node-local sections stay each node's own.
