@@ -91,7 +91,9 @@ async function startNode(name: string): Promise<Node> {
 async function signIn(node: Node): Promise<void> {
   const base = `http://127.0.0.1:${node.http}`;
   await until(`${node.name} answers`, async () => (await fetch(`${base}/api/v1/about`).catch(() => null)) !== null, START_DEADLINE_MS);
-  const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // A failure here names the node's own output (a node that exited, or lost its port to another process, says why).
+  const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    .catch((error: Error) => { throw new Error(`${node.name}: POST ${path}: ${error.message} (${(error.cause as Error | undefined)?.message}); exit code ${node.child.exitCode}\n${node.log}`); });
   await post('/api/v1/auth/register', { username: 'admin', password: 'Adm1n-password!' });
   const { access_token } = await (await post('/api/v1/auth/login', { username: 'admin', password: 'Adm1n-password!' })).json() as { access_token: string };
   node.headers = { authorization: `Bearer ${access_token}` };
