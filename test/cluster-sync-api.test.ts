@@ -9,6 +9,7 @@ import { adminApi } from './helpers/admin-api.js';
 import { freePort } from './helpers/free-port.js';
 import { startTestApp } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
+import type { ClusterSync } from '../src/areas/cluster/sync-service.js';
 
 const api = adminApi();
 
@@ -46,6 +47,39 @@ test('with HTTPS: the code is shown with the pin; the pairing call is refused ov
     assert.equal(missing.statusCode, 400);
     assert.match(missing.json().error, /pair_secret/);
     assert.deepEqual((await t.app.inject({ url: '/api/v1/cluster/nodes', headers })).json(), []);
+  } finally {
+    await t.close();
+  }
+});
+
+test('in_sync only while the peer holds the current head: a version applied here since the peer was last seen holding one reads peer_behind', async () => {
+  const t = await startTestApp();
+  try {
+    const headers = await adminHeaders(t.app);
+    const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
+    // No 10 s comparison with a peer that does not exist (it would mark it unreachable); a standalone node pushes nothing.
+    await sync.stop();
+    const request = (method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+    const applyRule = async (port: number) => {
+      assert.equal((await request('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: port })).statusCode, 201);
+      assert.equal((await request('POST', '/api/v1/reload')).statusCode, 200);
+    };
+    await applyRule(2001);
+    const { sealer } = t.app.context;
+    sync.state.setPeer({
+      id: '00000000-0000-4000-8000-000000000001', name: 'node-b', address: '127.0.0.1', port: 9, fingerprint: 'ab'.repeat(32),
+      outbound_key: sealer.seal('bwk_test'), pair_secret: sealer.seal('c'.repeat(64)), inbound_key_id: 'none', created_at: new Date(t.clock.now()).toISOString(), created_by: 'test',
+    });
+    const configSync = async () => (await request('GET', '/api/v1/cluster/status')).json().config_sync;
+    const head = (await configSync()).local;
+    // As a push that the peer answered holding this head records it.
+    sync.state.updateState({ reachable: true, relation: 'same', peer_head: { seq: head.seq, hash: head.hash, link: head.link } });
+    assert.equal((await configSync()).state, 'in_sync');
+    await applyRule(2002);
+    const after = await configSync();
+    assert.equal(after.local.seq, head.seq + 1, 'the apply is one more version of the history');
+    assert.equal(after.state, 'peer_behind', 'the peer holds the older head');
+    assert.equal((await request('GET', '/api/v1/cluster/nodes')).json()[0].sync_state, 'peer_behind');
   } finally {
     await t.close();
   }

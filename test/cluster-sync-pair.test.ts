@@ -91,7 +91,9 @@ async function startNode(name: string): Promise<Node> {
 async function signIn(node: Node): Promise<void> {
   const base = `http://127.0.0.1:${node.http}`;
   await until(`${node.name} answers`, async () => (await fetch(`${base}/api/v1/about`).catch(() => null)) !== null, START_DEADLINE_MS);
-  const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // A failure here names the node's own output (a node that exited, or lost its port to another process, says why).
+  const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    .catch((error: Error) => { throw new Error(`${node.name}: POST ${path}: ${error.message} (${(error.cause as Error | undefined)?.message}); exit code ${node.child.exitCode}\n${node.log}`); });
   await post('/api/v1/auth/register', { username: 'admin', password: 'Adm1n-password!' });
   const { access_token } = await (await post('/api/v1/auth/login', { username: 'admin', password: 'Adm1n-password!' })).json() as { access_token: string };
   node.headers = { authorization: `Bearer ${access_token}` };
@@ -205,7 +207,7 @@ test('pairing: a wrong pin is refused before the code is sent, a wrong code is r
   assert.deepEqual(peerKey?.permissions, ['ha:manage'], 'A holds the key B presents to it: ha:manage only');
 });
 
-test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 60_000 }, async () => {
+test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 120_000 }, async () => {
   const rule = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2323, quick: true, description: 'synced to B' }, 201);
   const pair = generateKeyPair();
   tunnelKey = pair.private_key;
@@ -214,9 +216,10 @@ test('a rule and a WireGuard tunnel applied on A are held and applied by B; the 
   await ok(A, 'POST', '/api/v1/reload');
   await until('B holds the rule', async () => (await ruleIds(B)).includes(rule.id));
   const latencyMs = performance.now() - started;
-  await until('both report in_sync with the same hash', async () => {
+  // The push after the apply records its outcome once B answered what it holds, which can come after B's status (or
+  // A's 10 s comparison) already shows the same head: wait for the push of A's current head itself.
+  await until('both report in_sync with the same hash, and A recorded the push of its head', async () => {
     const [a, b] = [await syncStatus(A), await syncStatus(B)];
-    // B may hold the new version before A has read B's answer to its push: A's last push is then an earlier one.
     return a.state === 'in_sync' && b.state === 'in_sync' && a.local.hash === b.local.hash && a.local.seq === b.local.seq && a.last_push?.seq === a.local.seq;
   });
   const a = await syncStatus(A);
@@ -224,7 +227,7 @@ test('a rule and a WireGuard tunnel applied on A are held and applied by B; the 
   assert.equal(await (await call(A, 'GET', '/api/v1/cluster/snapshot/hash')).text, await (await call(B, 'GET', '/api/v1/cluster/snapshot/hash')).text);
   const history = await ok(B, 'GET', '/api/v1/config/history?limit=5');
   assert.equal(history[0].source, 'cluster-sync', 'B applied it through its own apply path and recorded a version');
-  assert.equal(history[0].version, a.last_push.peer_version, "A recorded the version B answered");
+  assert.equal(history[0].version, a.last_push.peer_version, `A recorded the version B answered: ${JSON.stringify({ a, history: history.map((h: Record<string, unknown>) => [h.version, h.source, h.comment]) })}`);
   const onB = await ok(B, 'GET', `/api/v1/vpn/wg/${tunnel.id}`);
   assert.equal(onB.public_key, pair.public_key);
   // Node-local sections stay each node's own.

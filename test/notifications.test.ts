@@ -133,17 +133,26 @@ test('gateway down: one e-mail and one signed webhook; a 503 is retried; flappin
     assert.equal(flakyCalls[0].body, flakyCalls[1].body);
     assert.equal(flakyCalls[1].headers['x-bulwark-signature'], `sha256=${createHmac('sha256', 'other-secret').update(flakyCalls[1].body).digest('hex')}`);
 
-    // Flapping: five more times up and down inside the window. Nothing more goes out until it closes...
+    // Flapping: five more times up and down inside the window (the service clock stands still however slow the
+    // machine is, and closing due windows changes nothing yet). Nothing more goes out until it closes...
+    const notifier = (t.app.areas.find((area) => area.name === 'events') as unknown as { notifier: Notifier }).notifier;
     for (let flap = 0; flap < 5; flap++) {
       assert.equal(await sample(true), 'up');
       assert.equal(await sample(false), 'down');
     }
+    t.clock.advance(window * 1000 - 1);
+    assert.equal(notifier.closeDueWindows(), 0, 'the window is still open a millisecond before its end');
+    await notifier.settled();
     assert.equal(mails.length, 1, 'no e-mail per flap');
     assert.equal(hooks.filter((h) => h.path === '/hook').length, 1, 'no webhook per flap');
-    // ...then one summary per channel, and nothing after it (the next window closes with nothing to tell).
+    // ...then one summary per channel when the clock reaches its end, and nothing after it (the next window
+    // closes with nothing to tell).
+    t.clock.advance(1);
+    assert.equal(notifier.closeDueWindows(), 1, 'the window closes at its end');
     await until('the summary', () => mails.length >= 2 && hooks.filter((h) => h.path === '/hook').length >= 2);
-    const notifier = (t.app.areas.find((area) => area.name === 'events') as unknown as { notifier: Notifier }).notifier;
-    await until('every window closed', () => notifier.openWindows() === 0, (window + 2) * 1000 * 3);
+    t.clock.advance(window * 1000);
+    assert.equal(notifier.closeDueWindows(), 1, 'the summary\'s window closes');
+    assert.equal(notifier.openWindows(), 0, 'nothing to summarise, so no further window');
     await notifier.settled();
     assert.equal(mails.length, 2, 'one e-mail and one summary');
     const hookCalls = hooks.filter((h) => h.path === '/hook');
@@ -224,6 +233,8 @@ test('drift detected and repaired, a commit-confirm rollback, a failed certifica
     filter.appliedText = filter.appliedText!.replace(/tcp dport 22\b/, 'tcp dport 23');
     await packetFilterOf(app.app).checkDriftAside();
     assert.equal((await app.request('POST', '/api/v1/reload', {})).statusCode, 200);
+    // The drift window's end on the service clock: the repair goes out as its summary (at the next check).
+    app.clock.advance(1_000);
 
     // Commit-confirm: a window that is not confirmed rolls back.
     assert.equal((await app.request('POST', '/api/v1/config/commit-confirm', { timeout_seconds: 60 })).statusCode, 200);

@@ -320,21 +320,32 @@ export class ClusterSync {
     else if (standing === 'local-ahead' && (await this.isSender())) await this.schedulePush();
   }
 
-  stateName(state: SyncState = this.state.state()): SyncStateName {
+  /**
+   * The sync state. `same` was recorded for the head of that moment: once a newer version is applied here (its push
+   * still under way) the peer is behind, even if an earlier push has just recorded that the peer held the older head.
+   */
+  stateName(state: SyncState = this.state.state(), head: ChainEntry | null = this.localHead()): SyncStateName {
     if (!this.state.peer()) return 'unpaired';
     if (state.split_brain) return 'split_brain';
     if (state.reachable === false) return 'unreachable';
+    if (state.relation === 'same' && head && state.peer_head?.link !== head.link) return 'peer_behind';
     const names: Record<Relation, SyncStateName> = { same: 'in_sync', 'local-ahead': 'peer_behind', 'remote-ahead': 'peer_ahead', diverged: 'split_brain' };
     return state.relation ? names[state.relation] : 'unknown';
+  }
+
+  /** This node's current head (what runs here), or null when unpaired or nothing was applied. */
+  private localHead(): ChainEntry | null {
+    const peer = this.state.peer();
+    return peer ? this.currentChain(peer).at(-1) ?? null : null;
   }
 
   /** The `config_sync` part of GET /cluster/status. */
   status() {
     const peer = this.state.peer();
     const state = this.state.state();
-    const head = peer ? this.currentChain(peer).at(-1) ?? null : null;
+    const head = this.localHead();
     return {
-      state: this.stateName(state),
+      state: this.stateName(state, head),
       peer: peer ? { id: peer.id, name: peer.name, address: peer.address, port: peer.port } : null,
       local: head ? { seq: head.seq, hash: head.hash, link: head.link, version: this.context.apply.versions.activeVersion() } : null,
       peer_head: state.peer_head, peer_reachable: state.reachable, last_seen: state.last_seen, split_brain: state.split_brain,

@@ -33,8 +33,12 @@ interface Window {
   last: Notification;
   channels: Channels;
   seconds: number;
-  timer: NodeJS.Timeout;
+  /** When it closes, on the service clock (context.clock): tests move the clock instead of waiting. */
+  closesAt: number;
 }
+
+/** How often open windows are checked for their end (the window itself is measured on the service clock). */
+export const WINDOW_CHECK_MS = 1_000;
 
 export interface NotifierSources {
   rules(): NotifyRule[];
@@ -48,12 +52,14 @@ export interface NotifierSources {
  * e-mail through the SMTP settings and signed webhooks. Per event key, the first notification goes out at once
  * and opens a window (rate_limit_secs); whatever follows with that key inside it is counted, and one summary
  * goes out when it closes (which opens the next window if there was something to summarise). A flapping
- * gateway therefore sends one notification and then at most one summary per window, not a storm.
+ * gateway therefore sends one notification and then at most one summary per window, not a storm. Windows are
+ * measured on the service clock, so a test moves the clock across a window instead of racing the wall.
  */
 export class Notifier {
   private readonly windows = new Map<string, Window>();
   private readonly deliveries = new Set<Promise<void>>();
   private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly context: AppContext, private readonly sources: NotifierSources) {}
 
@@ -66,6 +72,8 @@ export class Notifier {
     if (matching.length === 0) return;
     const channels: Channels = { email: matching.some((rule) => rule.email), webhooks: new Set(matching.flatMap((rule) => rule.webhooks)) };
     const seconds = Math.max(...matching.map((rule) => rule.rate_limit_secs ?? DEFAULT_RATE_LIMIT_SECS));
+    // A window whose end has passed is closed first (its summary out), whether or not the check has run yet.
+    this.closeDueWindows();
     const open = this.windows.get(notification.key);
     if (open) {
       open.suppressed++;
@@ -95,16 +103,29 @@ export class Notifier {
     while (this.deliveries.size > 0) await Promise.allSettled([...this.deliveries]);
   }
 
+  /** Checks the windows every WINDOW_CHECK_MS. */
+  start(): void {
+    this.timer ??= setInterval(() => this.closeDueWindows(), WINDOW_CHECK_MS);
+    this.timer.unref();
+  }
+
   stop(): void {
     this.stopped = true;
-    for (const window of this.windows.values()) clearTimeout(window.timer);
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
     this.windows.clear();
   }
 
+  /** Closes every window whose end has come on the service clock (sending its summary); answers how many closed. */
+  closeDueWindows(): number {
+    const now = this.context.clock.now();
+    const due = [...this.windows].filter(([, window]) => window.closesAt <= now).map(([key]) => key);
+    for (const key of due) this.closeWindow(key);
+    return due.length;
+  }
+
   private openWindow(notification: Notification, channels: Channels, seconds: number): void {
-    const timer = setTimeout(() => this.closeWindow(notification.key), seconds * 1000);
-    timer.unref();
-    this.windows.set(notification.key, { suppressed: 0, events: new Set(), last: notification, channels: { email: false, webhooks: new Set() }, seconds, timer });
+    this.windows.set(notification.key, { suppressed: 0, events: new Set(), last: notification, channels: { email: false, webhooks: new Set() }, seconds, closesAt: this.context.clock.now() + seconds * 1000 });
   }
 
   private closeWindow(key: string): void {

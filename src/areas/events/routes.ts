@@ -106,6 +106,7 @@ export function createEventsArea(context: AppContext): Area & { notifier: Notifi
     routes,
     start() {
       unsubscribe = context.events.on('*', (event) => notifier.handle(event));
+      notifier.start();
       stopProducers = startProducers(context);
       disk.start();
     },
