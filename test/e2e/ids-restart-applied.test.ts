@@ -5,7 +5,8 @@
  * are stored without `POST /ids/reload` — one the checker accepts, one it refuses; Bulwark is stopped (SIGTERM)
  * and started: the engine keeps its pid (adopted), runs the applied rules only, is reported running and is
  * supervised (killed, it is started again with the same rules); a reload then applies the stored edits (409 for
- * the refused ruleset, as any reload).
+ * the refused ruleset, as any reload). Then, at the next start, a checker that refuses even the applied rules: the
+ * running engine is still adopted (same pid) and supervised, and /status names the refusal.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,7 +49,7 @@ async function until<T>(what: string, deadlineMs: number, probe: () => T | null 
   }
 }
 
-test('IDS at start: the applied rules run (adopted, supervised), never rules stored without a reload', { skip: skipReason(), timeout: 600_000 }, async () => {
+test('IDS at start: the applied rules run (adopted, supervised), never rules stored without a reload', { skip: skipReason(), timeout: 800_000 }, async () => {
   const lab = new NetnsLab('aids');
   const savedPath = process.env.PATH;
   try {
@@ -58,8 +59,13 @@ test('IDS at start: the applied rules run (adopted, supervised), never rules sto
     lab.link({ ns: fw, name: capture, address: '10.217.30.1/24' }, { ns: peer, name: `aidp${lab.tag}`, address: '10.217.30.2/24' });
     const bin = join(lab.dataDir, 'bin');
     mkdirSync(bin);
-    writeFileSync(join(bin, 'suricata'), `#!/bin/sh\nexec ${process.execPath} ${join(ROOT, 'test/e2e/fixtures/fake-suricata.mjs')} "$@"\n`);
-    chmodSync(join(bin, 'suricata'), 0o755);
+    const engineProgram = (refuseChecks: boolean) => {
+      // refuseChecks: a checker that now refuses every configuration (as an upgraded Suricata might the applied rules).
+      const refuse = refuseChecks ? `case " $* " in *" -T "*) echo '<Error> - [ERRCODE: SC_ERR_INVALID_SIGNATURE(39)] - error parsing signature (upgraded engine)' >&2; exit 1;; esac\n` : '';
+      writeFileSync(join(bin, 'suricata'), `#!/bin/sh\n${refuse}exec ${process.execPath} ${join(ROOT, 'test/e2e/fixtures/fake-suricata.mjs')} "$@"\n`);
+      chmodSync(join(bin, 'suricata'), 0o755);
+    };
+    engineProgram(false);
     process.env.PATH = `${bin}:${savedPath}`;
     const port = await freePort();
     lab.startBulwark(fw, port);
@@ -110,6 +116,21 @@ test('IDS at start: the applied rules run (adopted, supervised), never rules sto
     lab.call('DELETE', `/api/v1/ids/rulesets/${rulesets.find((r) => r.name === 'pending-refused')!.id}`, undefined, 204);
     lab.call('POST', '/api/v1/ids/reload');
     assert.ok(mergedRules().includes('sid:9100002;'), 'the reloaded edit reached the engine');
+
+    // The checker refuses even the applied rules at the next start: the engine left running is still adopted and
+    // supervised on its last good rules, and /status says why the restore failed.
+    assert.equal(await lab.stopBulwark('SIGTERM'), 0, lab.log);
+    engineProgram(true);
+    lab.startBulwark(fw, port);
+    const failed = await until('the IDS restore reports the refusal', 180_000, () => idsService()?.error ?? null, () => `${JSON.stringify(idsService())}\n${lab.log}`);
+    assert.match(failed, /^suricata -T refused the configuration: .*upgraded engine/);
+    assert.equal(enginePid(fw), restarted, 'the running engine was kept');
+    assert.deepEqual([idsService()!.running, lab.call('GET', '/api/v1/ids/stats').running], [true, true], 'and is reported running');
+    process.kill(restarted, 'SIGKILL');
+    await until('the kept engine is supervised: started again after a kill', 60_000, () => {
+      const next = enginePid(fw);
+      return next !== null && next !== restarted && lab.call('GET', '/api/v1/ids/stats').running;
+    }, () => lab.log);
   } finally {
     process.env.PATH = savedPath;
     await lab.cleanup();
