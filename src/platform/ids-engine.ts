@@ -36,7 +36,15 @@ export interface IdsEngine {
   /** `suricata`: a real engine that needs `install` (suricata.yaml rendered by the area); `simulated`: none. */
   readonly kind: 'simulated' | 'suricata';
   /** (Re)loads the engine with the given mode and rule text (Suricata syntax, one rule per line). */
-  reload(options: { mode: 'ids' | 'ips' | 'disabled'; rules: string; interfaces: string[]; install?: IdsInstall }): Promise<void>;
+  reload(options: {
+    mode: 'ids' | 'ips' | 'disabled'; rules: string; interfaces: string[]; install?: IdsInstall;
+    /**
+     * A start of Bulwark bringing back the applied state: an engine an earlier API process left running with this
+     * configuration is adopted even when the checker refuses the rules now (it keeps its last good rules, supervised),
+     * and the refusal is still thrown so the start reports it.
+     */
+    restoring?: boolean;
+  }): Promise<void>;
   status(): Promise<IdsEngineStatus>;
   /** Records alerts the engine produced (counted in alerts_total); used by EVE ingestion. */
   countAlerts(count: number): Promise<void>;

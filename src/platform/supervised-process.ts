@@ -173,6 +173,14 @@ export class SupervisedProcess {
     return 'started';
   }
 
+  /** Adopts the process an earlier API process left running with this configuration; never starts one. */
+  async adoptOnly(): Promise<boolean> {
+    this.stopping = false;
+    this.released = false;
+    if (this.alive) return true;
+    return this.options.detached ? this.adopt() : false;
+  }
+
   /**
    * Takes over the recorded process when it still runs the same configuration and answers; one that runs another
    * configuration, or does not answer, is stopped (so the new one can take its ports). False when nothing was adopted.

@@ -7,7 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json } from '../helpers/app.js';
@@ -19,6 +20,7 @@ import { runtimeRoot, systemAccount } from '../../src/platform/daemon-runtime.js
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { renderKea } from '../../src/compile/kea.js';
 import { keaCommand } from '../../src/platform/kea-control.js';
+import { DDNS_LISTEN } from '../../src/compile/kea-ddns.js';
 
 const skipReason = (programs: string[]) => systemSkip('running Kea as _kea', {
   root: true,
@@ -81,28 +83,88 @@ test('HA: Bulwark\'s Kea and a partner reach hot-standby together; /dhcp/ha/stat
   }
 });
 
-test('DDNS: Bulwark runs kea-dhcp-ddns beside Kea (as _kea), and stops it when dynamic DNS is turned off', { skip: skipReason(['kea-dhcp4', 'kea-dhcp-ddns']), timeout: 120_000 }, async () => {
-  const t = await startAreaApp({ config: { platform: 'linux' } });
+/** A DNS server on loopback that records the DNS UPDATE messages (opcode 5) it receives and answers NOERROR. */
+async function updateCatcher(): Promise<{ port: number; updates: Buffer[]; close(): void }> {
+  const socket = createSocket('udp4');
+  const updates: Buffer[] = [];
+  socket.on('message', (message, from) => {
+    if (message.length < 12 || ((message[2]! >> 3) & 0x0f) !== 5) return;
+    updates.push(message);
+    // Same id and opcode, QR set, rcode 0, no records.
+    const answer = Buffer.alloc(12);
+    message.copy(answer, 0, 0, 2);
+    answer[2] = 0x80 | (5 << 3);
+    socket.send(answer, from.port, from.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return { port: socket.address().port, updates, close: () => socket.close() };
+}
+
+/** A name-change request as kea-dhcp4 sends it to D2 (JSON after a two-byte length, over UDP). */
+async function sendNameChange(host: string, ip: string): Promise<void> {
+  const ncr = Buffer.from(JSON.stringify({
+    'change-type': 0, 'forward-change': true, 'reverse-change': false, fqdn: `${host}.lan.example.`, 'ip-address': ip,
+    dhcid: '010203040506070809', 'lease-expires-on': '20300101000000', 'lease-length': 3600, 'use-conflict-resolution': true,
+  }));
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(ncr.length);
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve, reject) => socket.send(Buffer.concat([length, ncr]), DDNS_LISTEN.port, DDNS_LISTEN.address, (error) => (error ? reject(error) : resolve())));
+  socket.close();
+}
+
+/** Waits until D2 has sent an update naming `host` (its labels are in the message's update section). */
+async function updateFor(catcher: { updates: Buffer[] }, host: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!catcher.updates.some((message) => message.includes(Buffer.from(host)))) {
+    if (Date.now() > deadline) assert.fail(`no DNS update for ${host} reached the DNS server (${catcher.updates.length} updates)`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('DDNS: Bulwark runs kea-dhcp-ddns beside Kea (as _kea); it outlives a restart of Bulwark (same pid, still updating DNS); turning dynamic DNS off stops it', { skip: skipReason(['kea-dhcp4', 'kea-dhcp-ddns']), timeout: 240_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-ddns-'));
+  const catcher = await updateCatcher();
+  let t = await startAreaApp({ config: { platform: 'linux' }, dataDir });
   try {
-    const ddns = { enabled: true, forward_zone: 'lan.example', reverse_zone_v4: '237.10.in-addr.arpa', dns_server: '127.0.0.1:5399', tsig_key: 'dhcp-update', tsig_secret: 'c2VjcmV0LXRzaWctc2VjcmV0LXRzaWc=' };
+    const ddns = { enabled: true, forward_zone: 'lan.example', reverse_zone_v4: '237.10.in-addr.arpa', dns_server: `127.0.0.1:${catcher.port}`, tsig_key: 'dhcp-update', tsig_secret: 'c2VjcmV0LXRzaWctc2VjcmV0LXRzaWc=' };
     assert.equal((await t.request('PUT', '/api/v1/dhcp/ddns', ddns)).statusCode, 200);
     assert.equal((await t.request('PUT', '/api/v1/dhcp/ddns', { tsig_secret: 'not base64!' })).statusCode, 400);
     assert.equal((await t.request('PUT', '/api/v1/dhcp/v4/config', { enabled: true, interfaces: ['lo'] })).statusCode, 200);
     const applied = await t.request('POST', '/api/v1/dhcp/v4/apply');
     assert.equal(applied.statusCode, 200, applied.body);
-    const daemons = (t.app as unknown as { context: { platform: { daemons: { status(name: string): Promise<{ running: boolean; pid: number | null }> } } } }).context.platform.daemons;
-    const d2 = await daemons.status('kea-dhcp-ddns');
+    type Daemons = { status(name: string): Promise<{ running: boolean; pid: number | null }> };
+    const daemonsOf = (app: typeof t) => (app.app as unknown as { context: { platform: { daemons: Daemons } } }).context.platform.daemons;
+    const d2 = await daemonsOf(t).status('kea-dhcp-ddns');
     assert.equal(d2.running, true, 'kea-dhcp-ddns answers on its control socket');
     const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${d2.pid}/status`, 'utf8'))![1]);
     assert.equal(uid, systemAccount('_kea')!.uid);
     const config = readFileSync(join(runtimeRoot({ dataDir: t.dataDir }), 'kea-dhcp-ddns', 'kea-dhcp-ddns.conf'), 'utf8');
     assert.match(config, /"secret": "c2VjcmV0LXRzaWctc2VjcmV0LXRzaWc="/, 'the secret is in the daemon file (root:_kea 0640) only');
     assert.ok(!(await t.request('GET', '/api/v1/dhcp/ddns')).body.includes('c2VjcmV0'), 'and never in an answer');
+    await sendNameChange('before-restart', '10.237.0.5');
+    await updateFor(catcher, 'before-restart');
+
+    // Bulwark stops (what SIGTERM runs: app.close()) and starts again on the same data directory: kea-dhcp-ddns is
+    // detached, keeps running meanwhile and is adopted (same pid); it still sends the DNS updates.
+    await t.app.close();
+    assert.ok(existsSync(`/proc/${d2.pid}`), 'kea-dhcp-ddns outlives the API process');
+    await sendNameChange('while-down', '10.237.0.6');
+    await updateFor(catcher, 'while-down');
+    t = await startAreaApp({ config: { platform: 'linux' }, dataDir });
+    await (t.app as unknown as { context: { restore: { done(): Promise<void> } } }).context.restore.done();
+    const adopted = await daemonsOf(t).status('kea-dhcp-ddns');
+    assert.deepEqual([adopted.running, adopted.pid], [true, d2.pid], 'adopted, not started again');
+    await sendNameChange('after-restart', '10.237.0.7');
+    await updateFor(catcher, 'after-restart');
 
     assert.equal((await t.request('PUT', '/api/v1/dhcp/ddns', { enabled: false })).statusCode, 200);
-    assert.equal((await daemons.status('kea-dhcp-ddns')).running, false, 'turning DDNS off stops it (DHCP is re-applied at once)');
+    assert.equal((await daemonsOf(t).status('kea-dhcp-ddns')).running, false, 'turning DDNS off stops it (DHCP is re-applied at once)');
   } finally {
-    await t.close();
-    rmSync(runtimeRoot({ dataDir: t.dataDir }), { recursive: true, force: true });
+    catcher.close();
+    // The test's teardown stops the daemons (Kea and D2), which the API's own stop leaves running.
+    await t.close().catch(() => undefined);
+    rmSync(runtimeRoot({ dataDir }), { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

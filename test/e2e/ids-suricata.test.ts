@@ -155,7 +155,8 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
 
     // A restart of Bulwark: the engine is detached, so it keeps running; the next start adopts it (same pid) and
     // follows its EVE output again.
-    // The start renders and checks the stored rules again: the ruleset the checker refuses goes first.
+    // The refused ruleset is a stored edit: the start runs the applied rules without it (ids-restart-applied.test.ts);
+    // deleted here so the reloads below apply.
     const rulesets = lab.call('GET', '/api/v1/ids/rulesets') as { id: string; name: string }[];
     lab.call('DELETE', `/api/v1/ids/rulesets/${rulesets.find((r) => r.name === 'refused')!.id}`, undefined, 204);
     t.diagnostic('restarting Bulwark under the running engine');
@@ -163,7 +164,7 @@ test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: render
     assert.equal(enginePid(fw), restartedPid, 'the engine outlives the API process');
     lab.startBulwark(fw, port);
     const startedAt = Date.now();
-    // The start merges and checks the rules again (suricata-update, suricata -T) before it adopts: slow on a loaded machine.
+    // The start merges and checks the applied rules again (suricata-update, suricata -T) before it adopts: slow on a loaded machine.
     while (!lab.call('GET', '/api/v1/ids/stats').running && Date.now() - startedAt < 150_000) await new Promise((resolve) => setTimeout(resolve, 500));
     const processes = () => spawnSync('ip', ['netns', 'pids', fw], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
       .map((pid) => { try { return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').slice(0, 160)}`; } catch { return `${pid}: gone`; } }).join('\n');

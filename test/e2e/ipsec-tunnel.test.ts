@@ -109,7 +109,7 @@ ${'psk' in auth ? `  ike-fw {\n    id-1 = fw.b13.test\n    id-2 = peer.b13.test\
 `;
 }
 
-test('an IPsec SA driven by Bulwark establishes with a charon the test runs and carries traffic between the two LANs', { skip: skipReason(), timeout: 300_000 }, async (t) => {
+test('an IPsec SA driven by Bulwark establishes with a charon the test runs and carries traffic between the two LANs', { skip: skipReason(), timeout: 540_000 }, async (t) => {
   const lab = new NetnsLab('b13');
   try {
     const lanA = lab.namespace('la');
@@ -132,7 +132,8 @@ test('an IPsec SA driven by Bulwark establishes with a charon the test runs and 
     const psk = 'b13-shared-secret-0123456789';
     peerCharon.load(peerConf({ psk }));
 
-    lab.startBulwark(fw, await freePort());
+    const port = await freePort();
+    lab.startBulwark(fw, port);
     // Refused before anything is written: an unknown algorithm, a missing certificate, a network to initiate to.
     const sa = { name: 'branch', local_addr: '192.168.133.1', remote_addr: '192.168.133.2', protocol: 'esp', mode: 'tunnel', local_id: 'fw.b13.test', remote_id: 'peer.b13.test', local_ts: '10.113.1.0/24', remote_ts: ['10.113.2.0/24'] };
     const [badProposal, badCert] = lab.api(['POST', '/api/v1/vpn/ipsec', { ...sa, psk, ike_proposals: 'aes256-sha256-modp2047' }], ['POST', '/api/v1/vpn/ipsec', { ...sa, auth_method: 'cert' }]);
@@ -209,6 +210,26 @@ test('an IPsec SA driven by Bulwark establishes with a charon the test runs and 
     }, 60_000);
     assert.notEqual(back.pid, certUp.pid);
     assert.equal(await until('LAN A pings LAN B after the restart', () => pings(lanA, '10.113.2.2'), 30_000), true);
+
+    // A restart of Bulwark (SIGTERM): charon is detached, so it keeps the SA; the next start adopts it (same pid)
+    // and the peer's IKE SA is the same one (same unique id: never renegotiated), still carrying traffic.
+    const peerIkeId = () => /uniqueid=(\d+)/.exec(peerCharon.swanctl('--list-sas', '--raw'))?.[1];
+    const ikeBefore = peerIkeId();
+    assert.ok(ikeBefore, 'the peer lists its IKE SA');
+    assert.equal(await lab.stopBulwark('SIGTERM'), 0);
+    assert.ok(existsSync(`/proc/${back.pid}`), 'charon outlives the API process');
+    assert.equal(tcp(lanA, '10.113.2.2'), 'pong 10.113.1.2', 'the tunnel carries traffic while Bulwark is down');
+    lab.startBulwark(fw, port);
+    const adopted = await until('Bulwark reports the SA up after its restart', () => {
+      const status = lab.call('GET', '/api/v1/vpn/ipsec/status');
+      return status.running && status.sas[0]?.status === 'up' ? status : undefined;
+    }, 180_000);
+    assert.equal(adopted.pid, back.pid, 'charon adopted, not started again');
+    assert.equal(peerIkeId(), ikeBefore, 'the same IKE SA');
+    assert.equal(tcp(lanA, '10.113.2.2'), 'pong 10.113.1.2');
+    const ipsecService = (lab.call('GET', '/api/v1/status').services as { name: string; running: boolean }[]).find((s) => s.name === 'ipsec');
+    assert.equal(ipsecService?.running, true, JSON.stringify(ipsecService));
+
     const certInUse = lab.api(['DELETE', `/api/v1/ca/certs/${fwCert.id}`])[0];
     assert.equal(certInUse.status, 409, 'a certificate an SA uses cannot be deleted');
 

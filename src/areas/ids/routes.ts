@@ -26,14 +26,17 @@ export function createIdsArea(context: AppContext, needs: { alerts: AlertFeed })
   context.apply.register('ids', async () => {
     if (active() || (await context.platform.idsEngine.status().catch(() => ({ running: false }))).running) await service.reload();
   });
-  return {
-    name: 'ids', routes: routes(context, service), service,
-    // An engine that was on runs again after a restart of Bulwark (in the background: Suricata loads rules for seconds).
-    start() {
-      if (!active()) return;
-      void service.reload().catch((error: Error) => context.log.warn({ err: error }, 'the IDS engine did not start'));
-    },
-  };
+  // A start of Bulwark runs what the engine was last made to run (the applied record), never edits not yet reloaded;
+  // an engine left running with it is adopted. In the background: Suricata loads rules for seconds.
+  const appliedOn = () => service.applied().recorded && service.applied().config.mode !== 'disabled';
+  context.restore.register({
+    name: 'ids', daemon: 'suricata',
+    enabled: appliedOn,
+    running: async () => (await context.platform.idsEngine.status()).running,
+    appliedVersion: () => service.applied().version,
+    restore: () => service.restoreApplied(),
+  });
+  return { name: 'ids', routes: routes(context, service), service };
 }
 
 function routes(context: AppContext, ids: IdsService): RouteSpec[] {

@@ -15,6 +15,8 @@ import { isCidr, isInterfaceName } from '../../render/grammar.js';
 import { isAddressGroupEntry, renderSuricataYaml } from '../../render/suricata-yaml.js';
 import { prepareDaemonRuntime, programRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import type { IdsInstall } from '../../platform/ids-engine.js';
+import { ServiceState } from '../common/service-state.js';
+import { APPLIED_IDS_KEY, NOTHING_APPLIED_IDS, type AppliedIds } from './applied-ids.js';
 
 /** Removes the files of a directory that are not in `keep` (rulesets disabled or removed since). */
 function pruneDir(dir: string, keep: string[]): void {
@@ -104,6 +106,7 @@ export class IdsService {
   readonly config: SingletonModel;
   readonly rulesets: CollectionModel;
   readonly suppressions: CollectionModel;
+  private readonly state: ServiceState;
 
   constructor(
     private readonly context: AppContext,
@@ -116,6 +119,12 @@ export class IdsService {
       } catch (error) {
         context.log.warn({ err: error }, 'EVE lines from the IDS engine not stored');
       }
+    });
+    this.state = new ServiceState(context.db, context.clock);
+    // A coordinated apply records its version after every applier ran: stamp it on what the engine was made to run.
+    context.apply.onApplied((event) => {
+      const applied = this.applied();
+      if (applied.awaiting_version) this.state.set(APPLIED_IDS_KEY, { ...applied, version: event.version.version, awaiting_version: false });
     });
     const { models } = context;
     this.config = models.singleton({
@@ -320,10 +329,41 @@ export class IdsService {
     }).join('');
   }
 
+  /** What the stored configuration, rules and suppressions would run: what `POST /ids/reload` applies. */
+  private storedSnapshot(): AppliedIds {
+    return {
+      recorded: true, config: this.config.read(), rules: this.compileRules(), threshold: this.compileSuppressions(), version: null,
+      rulesets: this.rulesets.objects().filter((o) => o.data.enabled === true).map((o) => ({ id: o.id, rules: this.compileRules(o.id) })),
+    };
+  }
+
+  /** What the engine was last made to run (the applied record): a start of Bulwark brings back this. */
+  applied(): AppliedIds {
+    return this.state.get(APPLIED_IDS_KEY, NOTHING_APPLIED_IDS);
+  }
+
+  /** Applies the stored configuration and rules; recorded as applied once the engine took them. */
   async reload(): Promise<{ message: string; loaded_rules: number }> {
-    const config = this.config.read();
-    const rules = this.compileRules();
-    const threshold = this.compileSuppressions();
+    const snapshot = this.storedSnapshot();
+    const result = await this.run(snapshot, false);
+    this.state.set(APPLIED_IDS_KEY, {
+      ...snapshot, version: this.context.apply.versions.activeIfCurrent()?.version ?? null, awaiting_version: true,
+    } satisfies AppliedIds);
+    return result;
+  }
+
+  /**
+   * Start of Bulwark: runs the applied record, never pending edits. An engine an earlier API process left running
+   * with that configuration is adopted (and kept, supervised, even when the checker now refuses the rules).
+   */
+  async restoreApplied(): Promise<void> {
+    const applied = this.applied();
+    if (!applied.recorded) return;
+    await this.run(applied, true);
+  }
+
+  private async run(snapshot: AppliedIds, restoring: boolean): Promise<{ message: string; loaded_rules: number }> {
+    const { config, rules, threshold } = snapshot;
     const engine = this.context.platform.idsEngine;
     const mode = config.mode as 'ids' | 'ips' | 'disabled';
     if (engine.kind !== 'suricata') {
@@ -347,13 +387,13 @@ export class IdsService {
           streamDepthMb: (config.stream_depth as number | null) ?? null, reassemblyBudgetMb: (config.flow_reassembly_budget_mb as number | null) ?? null,
         });
         // One source file per enabled ruleset (already checked, overrides applied); suricata-update merges them.
-        const sources = this.rulesets.objects().filter((o) => o.data.enabled === true).map((o) => writeDaemonFile(runtime, ['sources', `${o.id}.rules`], this.compileRules(o.id)));
+        const sources = snapshot.rulesets.map((set) => writeDaemonFile(runtime, ['sources', `${set.id}.rules`], set.rules));
         if (sources.length === 0) sources.push(writeDaemonFile(runtime, ['sources', 'empty.rules'], ''));
         pruneDir(join(runtime.dir, 'sources'), sources);
         writeDaemonFile(runtime, ['threshold.config'], threshold);
         install = { configFile: writeDaemonFile(runtime, ['suricata.yaml'], yaml), logDir: runtime.stateDir, ruleDir: runtime.dir, sources, queue: IPS_QUEUE };
       }
-      await engine.reload({ mode, rules, interfaces: config.interfaces as string[], install });
+      await engine.reload({ mode, rules, interfaces: config.interfaces as string[], install, restoring });
     }
     const status = await engine.status();
     return { message: 'rules reloaded', loaded_rules: status.loaded_rules };

@@ -175,7 +175,8 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
     supervisor = null;
   };
 
-  const start = async (next: IdsInstall, nextMode: 'ids' | 'ips', configText: string) => {
+  /** `adoptOnly`: only take over an engine left running with this configuration (its rules were refused now). */
+  const start = async (next: IdsInstall, nextMode: 'ids' | 'ips', configText: string, adoptOnly = false) => {
     const capture = nextMode === 'ips' ? ['-q', String(next.queue)] : ['--af-packet'];
     const user = systemAccount('suricata') ? ['--user', 'suricata', '--group', 'suricata'] : [];
     const command = program();
@@ -207,6 +208,11 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
     // Only what is written from now on is new: earlier runs' alerts were read (or imported) already.
     tail = new EveTail(join(next.logDir, 'eve.json'), onLines, true);
     tail.start();
+    if (adoptOnly) {
+      if (await started.adoptOnly()) return;
+      await stop();
+      throw conflict('no engine with the applied configuration runs to adopt');
+    }
     try {
       // Adopted: it runs this configuration already; the rules just merged reach it by a live reload.
       if ((await started.start()) === 'adopted') started.signal('SIGUSR2');
@@ -228,8 +234,26 @@ export function createSuricataEngine(options: SuricataOptions = {}): IdsEngine &
         return;
       }
       if (!request.install) throw conflict('the IDS engine needs its rendered configuration');
-      await merge(request.install);
-      const problem = await check(request.install);
+      let problem: string | null;
+      try {
+        await merge(request.install);
+        problem = await check(request.install);
+      } catch (error) {
+        if (!request.restoring) throw error;
+        problem = (error as Error).message;
+      }
+      if (problem && request.restoring && !alive()) {
+        // A start of Bulwark: the engine left running keeps its last good rules, supervised; the start reports why.
+        const configText = await readFile(request.install.configFile, 'utf8');
+        await start(request.install, request.mode, configText, true).catch(() => undefined);
+        if (alive()) {
+          install = request.install;
+          mode = request.mode;
+          runningConfig = configText;
+          loadedRules = request.rules.split('\n').filter((line) => line.trim() && !line.trimStart().startsWith('#')).length;
+          if (mode === 'ips') await queueRule(request.install).catch(() => undefined);
+        }
+      }
       if (problem) throw conflict(problem);
       const configText = await readFile(request.install.configFile, 'utf8');
       loadedRules = request.rules.split('\n').filter((line) => line.trim() && !line.trimStart().startsWith('#')).length;
