@@ -28,7 +28,8 @@ export function createIdsArea(context: AppContext, needs: { alerts: AlertFeed })
   });
   // A start of Bulwark runs what the engine was last made to run (the applied record), never edits not yet reloaded;
   // an engine left running with it is adopted. In the background: Suricata loads rules for seconds.
-  const appliedOn = () => service.applied().recorded && service.applied().config.mode !== 'disabled';
+  // Without a record (a database from before records were kept) the stored configuration is what ran: see restoreApplied.
+  const appliedOn = () => (service.applied().recorded ? service.applied().config : service.config.read()).mode !== 'disabled';
   context.restore.register({
     name: 'ids', daemon: 'suricata',
     enabled: appliedOn,

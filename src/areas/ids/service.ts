@@ -358,8 +358,16 @@ export class IdsService {
    */
   async restoreApplied(): Promise<void> {
     const applied = this.applied();
-    if (!applied.recorded) return;
-    await this.run(applied, true);
+    if (applied.recorded) {
+      await this.run(applied, true);
+      return;
+    }
+    // No record: a database from before records were kept (an upgrade). What is stored is then what ran, as networking
+    // assumes; an engine that was on must not stay off until someone reloads. A fresh install's IDS is disabled.
+    const stored = this.storedSnapshot();
+    if (stored.config.mode === undefined || stored.config.mode === 'disabled') return;
+    await this.run(stored, true);
+    this.state.set(APPLIED_IDS_KEY, { ...stored, version: this.context.apply.versions.activeVersion() ?? null } satisfies AppliedIds);
   }
 
   private async run(snapshot: AppliedIds, restoring: boolean): Promise<{ message: string; loaded_rules: number }> {
