@@ -13,6 +13,7 @@ export function startProducers(context: AppContext): () => void {
   const stops: (() => void)[] = [];
 
   stops.push(context.platform.traffic.onBlocked?.((packet) => events.emit(EVENT_TOPICS.packetLog, { ...packet })) ?? (() => undefined));
+  stops.push(context.platform.traffic.onNewConnection?.((connection) => events.emit(EVENT_TOPICS.connectionNew, { ...connection })) ?? (() => undefined));
 
   // Every committed configuration write, with the actor of the request that made it (none: the appliance itself).
   stops.push(context.models.onCommitted((change) => {

@@ -17,6 +17,8 @@ export const HOOK_TOPICS: Readonly<Record<string, string>> = {
   // The notification bus (src/core/events.ts): packet-filter log lines carry the deciding rule's id.
   [EVENT_TOPICS.packetLog]: 'post_rule',
   [EVENT_TOPICS.idsAlert]: 'ids_alert',
+  // conntrack NEW events of the firewall's state table (rate-limited).
+  [EVENT_TOPICS.connectionNew]: 'connection_new',
   [EVENT_TOPICS.gatewayState]: 'log_event',
   [EVENT_TOPICS.daemonCrashed]: 'log_event',
   [EVENT_TOPICS.daemonRestarted]: 'log_event',
