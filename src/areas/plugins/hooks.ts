@@ -27,8 +27,11 @@ export const HOOK_TOPICS: Readonly<Record<string, string>> = {
   [EVENT_TOPICS.dhcpLease]: 'dhcp_lease',
 };
 
-/** Subscribes to every mapped topic; `deliver` gets the hook name and the event. Returns the unsubscribe. */
-export function subscribeHooks(events: EventHub, deliver: (hook: string, event: HubEvent) => void): () => void {
-  const offs = Object.entries(HOOK_TOPICS).map(([topic, hook]) => events.on(topic, (event) => deliver(hook, event)));
+/**
+ * Subscribes to the mapped topics whose hook is in `hooks` (the hooks of the running plugins: a topic produced on
+ * demand runs only while a plugin wants it); `deliver` gets the hook name and the event. Returns the unsubscribe.
+ */
+export function subscribeHooks(events: EventHub, hooks: ReadonlySet<string>, deliver: (hook: string, event: HubEvent) => void): () => void {
+  const offs = Object.entries(HOOK_TOPICS).filter(([, hook]) => hooks.has(hook)).map(([topic, hook]) => events.on(topic, (event) => deliver(hook, event)));
   return () => offs.forEach((off) => off());
 }
