@@ -4,6 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConntrack } from '../src/platform/linux/conntrack.js';
+import { parseConntrackNewEvent } from '../src/platform/linux/conntrack-events.js';
 import { readInterfaceCounters } from '../src/platform/linux/traffic.js';
 import { parseNftRuleCounters } from '../src/platform/linux/nft-listing.js';
 import { parseUlogdJson, renderUlogdConfig } from '../src/platform/linux/ulogd-reader.js';
@@ -139,4 +140,17 @@ test('simulated traffic is a deterministic model: same second, same table; flows
   const replaced = [...before.keys()].filter((k) => !later.has(k)).length;
   assert.ok(replaced > 100, `${replaced} flows replaced after 10 minutes`);
   assert.ok(a.flowsAt(t0).every((f) => /^(192\.0\.2|198\.51\.100|203\.0\.113)\./.test(f.dst_addr)), 'documentation ranges only');
+});
+
+test('conntrack NEW events: the original tuple of `conntrack -E -e NEW -o extended,id` lines; other lines are not events', () => {
+  assert.deepEqual(
+    parseConntrackNewEvent('    [NEW] ipv4     2 tcp      6 120 SYN_SENT src=10.238.1.2 dst=10.238.2.2 sport=40112 dport=8431 [UNREPLIED] src=10.238.2.2 dst=10.238.1.2 sport=8431 dport=40112 id=3141592'),
+    { id: 3141592, protocol: 'tcp', src_addr: '10.238.1.2', src_port: 40112, dst_addr: '10.238.2.2', dst_port: 8431 },
+  );
+  assert.deepEqual(
+    parseConntrackNewEvent(' [NEW] ipv6 10 udp 17 30 src=2001:db8::2 dst=2001:db8:1::2 sport=5353 dport=53 [UNREPLIED] src=2001:db8:1::2 dst=2001:db8::2 sport=53 dport=5353 id=7'),
+    { id: 7, protocol: 'udp', src_addr: '2001:db8::2', src_port: 5353, dst_addr: '2001:db8:1::2', dst_port: 53 },
+  );
+  assert.equal(parseConntrackNewEvent(' [DESTROY] ipv4 2 tcp 6 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 id=1'), null);
+  assert.equal(parseConntrackNewEvent('conntrack v1.4.7 (conntrack-tools): 0 flow events have been shown.'), null);
 });

@@ -108,7 +108,7 @@ export function createAreas(context: AppContext): Area[] {
     // Configuration sync between the pair: applies what the peer sends through the configuration lifecycle.
     createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service }),
     createUpdatesArea(context),
-    createPluginsArea(context, { aliases: packetFilter.service }),
+    createPluginsArea(context, { aliases: packetFilter.service, findings: packetFilter.service.pluginFindings }),
     // The fleet agent applies revisions through the other areas' routes (docs/fleet.md).
     createFleetAgentArea(context),
     // Change sets make the writes of every other area's generated routes.

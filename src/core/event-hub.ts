@@ -16,6 +16,8 @@ export type HubListener = (event: HubEvent) => void;
  */
 export class EventHub {
   private readonly listeners = new Map<string, Set<HubListener>>();
+  /** Producers that run only while their topic has a listener of its own: topic → start, and the stop of the running one. */
+  private readonly onDemand = new Map<string, { start: () => () => void; stop: (() => void) | null }>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -23,7 +25,35 @@ export class EventHub {
     let set = this.listeners.get(topic);
     if (!set) this.listeners.set(topic, (set = new Set()));
     set.add(listener);
-    return () => set.delete(listener);
+    this.follow(topic);
+    return () => {
+      set.delete(listener);
+      this.follow(topic);
+    };
+  }
+
+  /**
+   * A producer too costly to run for nobody (conntrack's new connections): `start` runs while `topic` has at least
+   * one listener (the '*' ones do not count) and its returned stop when the last one leaves. Returns the withdrawal.
+   */
+  produceOnDemand(topic: string, start: () => () => void): () => void {
+    this.onDemand.set(topic, { start, stop: null });
+    this.follow(topic);
+    return () => {
+      this.onDemand.get(topic)?.stop?.();
+      this.onDemand.delete(topic);
+    };
+  }
+
+  private follow(topic: string): void {
+    const producer = this.onDemand.get(topic);
+    if (!producer) return;
+    const wanted = (this.listeners.get(topic)?.size ?? 0) > 0;
+    if (wanted && !producer.stop) producer.stop = producer.start();
+    else if (!wanted && producer.stop) {
+      producer.stop();
+      producer.stop = null;
+    }
   }
 
   emit(topic: string, payload: Record<string, unknown>): HubEvent {

@@ -6,6 +6,8 @@
 export const EVENT_TOPICS = {
   /** A packet-filter log line (NFLOG/ulogd): action, rule_id, interface, protocol, src/dst addresses and ports. */
   packetLog: 'packet_filter.log',
+  /** A new connection in the state table (linux: conntrack NEW events, at most 100 a second): id, protocol, src/dst addresses and ports, dropped. */
+  connectionNew: 'connection.new',
   /** An IDS alert stored from the engine's EVE log: signature_id, signature, severity (1 highest..4), addresses, ports. */
   idsAlert: 'ids.alert',
   /** An audit-trail entry: category, action, outcome, actor, client_ip, object (kind/id), details. */

@@ -46,6 +46,10 @@ export const API_EXTENSIONS: readonly ApiExtension[] = [
     why: "Issue 38: a running plugin feeds the addresses of the `plugin` aliases that name it (only with its own key); the kernel sets follow at once.",
   },
   {
+    method: 'PUT', path: '/api/v1/plugins/{name}/provided/findings', access: 'rules:read',
+    why: "Issue 38: a running plugin replaces its findings about rules (rule id, severity, plain text), shown in GET /rules/analysis marked with it (only with its own key); a plugin that analyses rules reads them, so rules:read suffices.",
+  },
+  {
     method: 'POST', path: '/api/v1/plugins/{name}/deliveries', access: 'plugins:read',
     why: "Issue 38: a running plugin (webhook-notifier) posts an event to the webhook of its own settings (only with its own key): signed, through the outbound guard, with retries.",
   },

@@ -38,6 +38,19 @@ export interface InterfaceCounters {
   packets_out: number;
 }
 
+/** A connection the state table just took in (linux: a conntrack NEW event): its original tuple. */
+export interface NewConnection {
+  /** The conntrack id. */
+  id: number;
+  protocol: string;
+  src_addr: string;
+  src_port: number;
+  dst_addr: string;
+  dst_port: number;
+  /** New connections not announced so far because more than the per-second limit arrived. */
+  dropped: number;
+}
+
 /** A packet the filter dropped (or logged), newest first in lists. */
 export interface BlockedPacket {
   /** RFC 3339 UTC with microseconds. */
@@ -88,6 +101,11 @@ export interface TrafficSource {
    * simulated platform's synthetic drops and FreeBSD's on-demand pflog read announce nothing.
    */
   onBlocked?(listener: (packet: BlockedPacket) => void): () => void;
+  /**
+   * Every new connection of the state table, rate-limited (linux: `conntrack -E -e NEW`, while anyone listens);
+   * returns the unsubscribe. Simulated and FreeBSD announce none.
+   */
+  onNewConnection?(listener: (connection: NewConnection) => void): () => void;
   close(): Promise<void>;
 }
 

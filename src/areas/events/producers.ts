@@ -13,6 +13,9 @@ export function startProducers(context: AppContext): () => void {
   const stops: (() => void)[] = [];
 
   stops.push(context.platform.traffic.onBlocked?.((packet) => events.emit(EVENT_TOPICS.packetLog, { ...packet })) ?? (() => undefined));
+  // conntrack's new connections are followed only while someone listens (a plugin with the connection_new hook runs).
+  const newConnections = context.platform.traffic.onNewConnection?.bind(context.platform.traffic);
+  if (newConnections) stops.push(events.produceOnDemand(EVENT_TOPICS.connectionNew, () => newConnections((connection) => events.emit(EVENT_TOPICS.connectionNew, { ...connection }))));
 
   // Every committed configuration write, with the actor of the request that made it (none: the appliance itself).
   stops.push(context.models.onCommitted((change) => {

@@ -8,6 +8,7 @@ import { CompileError } from '../../compile/firewall-model.js';
 import { analyseRules, type RuleAnalysis } from '../../compile/rule-analysis.js';
 import { StringEnum } from '../../model/schema-helpers.js';
 import type { PacketFilterService } from './service.js';
+import { PluginFinding } from './plugin-findings.js';
 
 const Ids = Type.Array(Type.String());
 
@@ -33,6 +34,7 @@ export const AnalysisAnswer = Type.Object({
   schedules_never_fire: Type.Array(Type.Object({ schedule_id: Type.String(), name: Type.String(), rule_ids: Ids, detail: Type.String() })),
   not_analysed: Type.Array(Type.Object({ rule_id: Type.String(), detail: Type.String() })),
   unused: Type.Optional(Type.Array(UnusedRule)),
+  plugin_findings: Type.Array(PluginFinding, { description: 'findings running plugins added (PUT /plugins/{name}/provided/findings), each marked with its source plugin' }),
 });
 
 /** One warning of a rule write: a finding about the rule written (never blocking). */
@@ -45,10 +47,10 @@ export const RuleWarning = Type.Object({
 export type RuleWarningEntry = Static<typeof RuleWarning>;
 
 /** The analysis of the stored rules; 409 when the stored configuration does not compile. */
-export function analyseStored(pf: PacketFilterService, only?: string): RuleAnalysis & { rules: number } {
+export function analyseStored(pf: PacketFilterService, only?: string): RuleAnalysis & { rules: number; plugin_findings: Static<typeof PluginFinding>[] } {
   const config = pf.configFor(pf.storedSnapshot());
   try {
-    return { rules: config.rules.filter((r) => r.data.status === 'active').length, ...analyseRules(config, { only }) };
+    return { rules: config.rules.filter((r) => r.data.status === 'active').length, ...analyseRules(config, { only }), plugin_findings: pf.pluginFindings.list() };
   } catch (error) {
     if (error instanceof CompileError) throw new HttpError(409, `the stored configuration does not compile: ${error.message}`);
     throw error;

@@ -3,6 +3,7 @@
  * schedule re-application: the logic between the routes and the platform.
  */
 import { ALIAS_KIND, SYSTEM_PLUGIN_ALIAS_PREFIX } from './aliases.js';
+import { PluginFindings } from './plugin-findings.js';
 import type { AppContext } from '../../context.js';
 import { isoTime } from '../../core/clock.js';
 import { compileNftables } from '../../compile/nftables.js';
@@ -50,6 +51,8 @@ export type ReloadOutcome =
 
 export class PacketFilterService {
   readonly applied: AppliedStore;
+  /** Findings plugins add to GET /rules/analysis, about the stored rules. */
+  readonly pluginFindings = new PluginFindings(() => new Set(this.storedSnapshot().objects.rule.map((rule) => rule.id)));
   private readonly listeners = new Set<(report: PendingReport) => void>();
   private report: PendingReport | undefined;
   private reportText = '';

@@ -17,6 +17,8 @@ export const HOOK_TOPICS: Readonly<Record<string, string>> = {
   // The notification bus (src/core/events.ts): packet-filter log lines carry the deciding rule's id.
   [EVENT_TOPICS.packetLog]: 'post_rule',
   [EVENT_TOPICS.idsAlert]: 'ids_alert',
+  // conntrack NEW events of the firewall's state table (rate-limited).
+  [EVENT_TOPICS.connectionNew]: 'connection_new',
   [EVENT_TOPICS.gatewayState]: 'log_event',
   [EVENT_TOPICS.daemonCrashed]: 'log_event',
   [EVENT_TOPICS.daemonRestarted]: 'log_event',
@@ -25,8 +27,11 @@ export const HOOK_TOPICS: Readonly<Record<string, string>> = {
   [EVENT_TOPICS.dhcpLease]: 'dhcp_lease',
 };
 
-/** Subscribes to every mapped topic; `deliver` gets the hook name and the event. Returns the unsubscribe. */
-export function subscribeHooks(events: EventHub, deliver: (hook: string, event: HubEvent) => void): () => void {
-  const offs = Object.entries(HOOK_TOPICS).map(([topic, hook]) => events.on(topic, (event) => deliver(hook, event)));
+/**
+ * Subscribes to the mapped topics whose hook is in `hooks` (the hooks of the running plugins: a topic produced on
+ * demand runs only while a plugin wants it); `deliver` gets the hook name and the event. Returns the unsubscribe.
+ */
+export function subscribeHooks(events: EventHub, hooks: ReadonlySet<string>, deliver: (hook: string, event: HubEvent) => void): () => void {
+  const offs = Object.entries(HOOK_TOPICS).filter(([, hook]) => hooks.has(hook)).map(([topic, hook]) => events.on(topic, (event) => deliver(hook, event)));
   return () => offs.forEach((off) => off());
 }

@@ -46,6 +46,8 @@ export class PluginHost {
   private readonly running = new Map<string, Running>();
   private app: FastifyInstance | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** The hooks `unsubscribe` holds subscriptions for, sorted and joined. */
+  private subscribedHooks = '';
 
   constructor(
     private readonly context: AppContext,
@@ -54,7 +56,17 @@ export class PluginHost {
 
   attach(app: FastifyInstance): void {
     this.app = app;
-    this.unsubscribe = subscribeHooks(this.context.events, (hook, event) => this.deliver(hook, event));
+    this.resubscribe();
+  }
+
+  /** Subscribes the hub topics of the hooks the running plugins list (again whenever that set changes). */
+  private resubscribe(): void {
+    const hooks = new Set([...this.running.values()].flatMap((entry) => entry.launch.manifest.hooks));
+    const key = [...hooks].sort().join(',');
+    if (this.unsubscribe && key === this.subscribedHooks) return;
+    this.unsubscribe?.();
+    this.subscribedHooks = key;
+    this.unsubscribe = subscribeHooks(this.context.events, hooks, (hook, event) => this.deliver(hook, event));
   }
 
   isRunning(name: string): boolean {
@@ -107,6 +119,7 @@ export class PluginHost {
       onLine: (line) => this.log(manifest.name, `output: ${line}`),
     });
     this.running.set(manifest.name, entry);
+    if (this.app) this.resubscribe();
     await entry.process.start();
     if (manifest.hooks.includes('timer')) {
       entry.timer = setInterval(() => this.send(manifest.name, { type: 'event', hook: 'timer', topic: 'timer', at: new Date(this.context.clock.now()).toISOString(), payload: {} }), manifest.timer_seconds * 1000);
@@ -126,6 +139,7 @@ export class PluginHost {
     const entry = this.running.get(name);
     if (!entry) return;
     this.running.delete(name);
+    if (this.app) this.resubscribe();
     if (entry.timer) clearInterval(entry.timer);
     await entry.process.stop();
     await new Promise<void>((resolve) => entry.server.close(() => resolve()));
@@ -134,8 +148,10 @@ export class PluginHost {
   }
 
   async stopAll(): Promise<void> {
-    this.unsubscribe?.();
     for (const name of [...this.running.keys()]) await this.stop(name);
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    this.app = null;
   }
 
   private deliver(hook: string, event: HubEvent): void {

@@ -5,6 +5,7 @@ import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer } from '../../http/documented-responses.js';
 import { Message } from '../common/schemas.js';
 import { PluginsService, type AliasFeeder } from './service.js';
+import { MAX_FINDINGS_PER_PLUGIN, ProvidedFinding, type PluginFindings } from '../packet-filter/plugin-findings.js';
 
 const TAGS = ['plugins'];
 const NameParams = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }) });
@@ -75,6 +76,19 @@ function routes(plugins: PluginsService): RouteSpec[] {
       handler: (request) => plugins.feedAliases(request.params.name, request.body.entries, request.identity!),
     }),
     route({
+      method: 'PUT', path: '/api/v1/plugins/{name}/provided/findings', access: 'rules:read', tags: TAGS,
+      summary: "A running plugin replaces its findings about rules, shown in GET /rules/analysis marked with it (its own key only)",
+      schema: {
+        params: NameParams,
+        body: Type.Object({ findings: Type.Array(ProvidedFinding, { maxItems: MAX_FINDINGS_PER_PLUGIN }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ name: Type.String(), findings: Type.Integer() }),
+          403: ErrorAnswer("The caller is not this plugin's own key"),
+        },
+      },
+      handler: (request) => plugins.provideFindings(request.params.name, request.body.findings, request.identity!),
+    }),
+    route({
       method: 'POST', path: '/api/v1/plugins/{name}/deliveries', access: 'plugins:read', tags: TAGS,
       summary: "A running plugin posts one event to the webhook of its own settings (its own key only): signed, through the outbound guard, with retries",
       schema: {
@@ -109,8 +123,8 @@ function routes(plugins: PluginsService): RouteSpec[] {
   ];
 }
 
-export function createPluginsArea(context: AppContext, needs: { aliases?: AliasFeeder } = {}): Area {
-  const plugins = new PluginsService(context, needs.aliases);
+export function createPluginsArea(context: AppContext, needs: { aliases?: AliasFeeder; findings?: PluginFindings } = {}): Area {
+  const plugins = new PluginsService(context, needs.aliases, needs.findings);
   return { name: 'plugins', routes: routes(plugins), start: (app) => plugins.start(app), stop: async () => {
     await plugins.host.stopAll();
     await plugins.deliveries.stop();

@@ -13,6 +13,7 @@ import { BUILT_IN_PLUGINS, checkSettings, findBuiltIn, shownSettings } from './c
 import { PluginDeliveries } from './deliveries.js';
 import { readManifest, settingsProblem, type Manifest } from './manifest.js';
 import { PluginHost, pluginKeyName } from './host.js';
+import type { PluginFindings, ProvidedFindingEntry } from '../packet-filter/plugin-findings.js';
 
 export { readManifest, type Manifest } from './manifest.js';
 
@@ -43,6 +44,8 @@ export class PluginsService {
   constructor(
     private readonly context: AppContext,
     private readonly aliases?: AliasFeeder,
+    /** Where a plugin's findings about rules go (the packet-filter area's, shown by GET /rules/analysis). */
+    private readonly findings?: PluginFindings,
   ) {
     this.host = new PluginHost(context, (name, line) => this.log(name, line));
     this.deliveries = new PluginDeliveries(context, (name, line) => this.log(name, line));
@@ -88,6 +91,7 @@ export class PluginsService {
     await this.host.stop(name);
     if (findBuiltIn(name) && this.builtInProgram(name)?.manifest.system_blocklist) await this.aliases?.usePluginBlocklist(name, false);
     await this.aliases?.feedPluginAliases(name, []);
+    this.findings?.remove(name);
   }
 
   private launchOf(manifest: Manifest, dir: string, stored: Record<string, unknown>, defaults = manifest.default_settings) {
@@ -269,6 +273,15 @@ export class PluginsService {
     if (outcome && !outcome.ok) throw new HttpError(outcome.status, outcome.error);
     this.log(plugin.name, `fed ${entries.length} address(es) to ${aliases.join(', ') || 'no alias yet'}`);
     return { name: plugin.name, entries: entries.length, aliases, applied: outcome !== null };
+  }
+
+  /** A plugin's findings provider: only the plugin's own key may replace its findings in GET /rules/analysis. */
+  provideFindings(name: string, findings: ProvidedFindingEntry[], caller: Identity) {
+    const plugin = this.ownPlugin(name, caller, 'provides its findings');
+    if (!this.findings) throw unavailable('the packet filter is not part of this appliance');
+    const count = this.findings.replace(plugin.name, findings);
+    this.log(plugin.name, `provided ${count} finding(s) to /rules/analysis`);
+    return { name: plugin.name, findings: count };
   }
 
   logs(name: string, lines: number): { name: string; entries: string[] } {

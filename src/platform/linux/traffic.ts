@@ -1,8 +1,9 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
-import type { BlockedPacket, ConnectionTable, Flow, InterfaceCounters, RuleCounter, TrafficSource } from '../connections.js';
+import type { BlockedPacket, ConnectionTable, Flow, InterfaceCounters, NewConnection, RuleCounter, TrafficSource } from '../connections.js';
 import { NOT_RUNNABLE, runCommand } from '../exec.js';
 import { parseConntrack } from './conntrack.js';
+import { ConntrackNewEvents } from './conntrack-events.js';
 import { parseNftRuleCounters } from './nft-listing.js';
 import { UlogdBlockedReader } from './ulogd-reader.js';
 
@@ -60,6 +61,7 @@ function streamConntrack(timeoutMs = 20_000): Promise<{ flows: Flow[]; code: num
 export class LinuxTraffic implements TrafficSource {
   readonly simulated = false;
   private readonly blockedReader = new UlogdBlockedReader();
+  private readonly newConnections = new ConntrackNewEvents();
   private accountingEnabled = false;
 
   constructor(private readonly table = 'bulwark') {}
@@ -107,8 +109,13 @@ export class LinuxTraffic implements TrafficSource {
     return this.blockedReader.onBlocked(listener);
   }
 
-  /** The API process stops: ulogd keeps running for the next one to adopt. */
-  close(): Promise<void> {
+  onNewConnection(listener: (connection: NewConnection) => void) {
+    return this.newConnections.listen(listener);
+  }
+
+  /** The API process stops: ulogd keeps running for the next one to adopt; the conntrack event reader ends with us. */
+  async close(): Promise<void> {
+    await this.newConnections.stop();
     return this.blockedReader.close();
   }
 
