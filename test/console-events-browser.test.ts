@@ -11,7 +11,10 @@ import { consoleSuite } from './helpers/console-suite.js';
 // API's 400 shown naming url), tests it against a loopback receiver (the answer shown, the receiver got the signed
 // POST), routes an event to it (the 400 naming rate_limit_secs shown), is refused deleting a webhook in use, edits
 // and deletes the rule; saves flow export (the 400 naming collectors shown) and sees the exporter run. An operator
-// (settings:read only) reads both pages with no write control; a viewer (no settings:read) has neither link. The secret is never in the page. 1280×800 and a phone's width.
+// (settings:read only) reads both pages with no write control; a viewer (no settings:read) has neither link.
+// Assertions (docs/assertions.md): an administrator adds one (the 400 naming source shown), checks every assertion
+// now and sees the same result the API stored; a viewer reads the table with no button. The webhook secret is never in the page. 1280×800 and a
+// phone's width.
 
 const ADMIN = { username: 'admin', password: 'Events-admin-pass1' };
 const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
@@ -45,7 +48,7 @@ declare const document: { body: { innerText: string } };
 
 const secretNotShown = async (page: Page) => assert.ok(!(await page.evaluate(() => document.body.innerText)).includes(SECRET), 'the secret is never shown');
 
-test('an administrator adds, tests and routes a webhook; the API\'s refusals are shown at their form', { skip, timeout: 300_000 }, async () => {
+test('an administrator adds, tests and routes a webhook; the API\'s refusals are shown at their form', { skip, timeout: 240_000 }, async () => {
   const watched = await signedIn(ADMIN);
   const { page } = watched;
   await openArea(page, 'Notifications');
@@ -113,7 +116,7 @@ test('an administrator adds, tests and routes a webhook; the API\'s refusals are
   assertNoProblems(watched, 'Notifications');
 });
 
-test('an administrator saves flow export and sees the exporter run; a refused collector is named', { skip, timeout: 200_000 }, async () => {
+test('an administrator saves flow export and sees the exporter run; a refused collector is named', { skip, timeout: 180_000 }, async () => {
   const watched = await signedIn(ADMIN);
   const { page } = watched;
   await openArea(page, 'Flow export');
@@ -140,7 +143,7 @@ test('an administrator saves flow export and sees the exporter run; a refused co
   assertNoProblems(watched, 'Flow export');
 });
 
-test('an operator (settings:read, not settings:write) reads both pages with no write control, at a phone\'s width too; a viewer has neither link', { skip, timeout: 200_000 }, async () => {
+test('an operator (settings:read, not settings:write) reads both pages with no write control, at a phone\'s width too; a viewer has neither link', { skip, timeout: 180_000 }, async () => {
   const created = await admin('POST', '/notify/webhooks', { name: 'ops', url: 'https://hooks.example.org/ops', secret: SECRET });
   assert.equal(created.status, 201, JSON.stringify(created.json));
   assert.equal((await admin('PUT', '/notify/events', [{ event: 'disk_nearly_full', email: false, webhooks: [created.json.id] }])).status, 200);
@@ -165,4 +168,44 @@ test('an operator (settings:read, not settings:write) reads both pages with no w
   const nav = viewer.page.getByRole('navigation', { name: 'Main' });
   await nav.getByRole('link', { name: 'Dashboard', exact: true }).waitFor();
   for (const name of ['Notifications', 'Flow export']) assert.equal(await nav.getByRole('link', { name, exact: true }).count(), 0, `no ${name} link without settings:read`);
+});
+
+test('assertions: an administrator adds one (the 400 names source), checks them all now and sees the result; a viewer reads only', { skip, timeout: 200_000 }, async () => {
+  const watched = await signedIn(ADMIN);
+  const { page } = watched;
+  await openArea(page, 'Assertions');
+  await page.getByRole('button', { name: 'Add assertion' }).click();
+  const create = page.getByRole('form', { name: 'New assertion' });
+  await create.getByLabel('Name', { exact: true }).fill('lan reaches web');
+  await create.getByLabel('Entering on', { exact: true }).fill('eth0');
+  await create.getByLabel('Protocol', { exact: true }).selectOption('tcp');
+  await create.getByLabel('Source', { exact: true }).fill('not an address');
+  await create.getByLabel('Destination', { exact: true }).fill('10.44.1.10');
+  await create.getByLabel('Port', { exact: true }).fill('80');
+  await assertLabelled(page, 'the assertion form');
+  await create.getByRole('button', { name: 'Create' }).click();
+  assert.match((await create.getByRole('alert').textContent()) ?? '', /source/, 'the API names the field');
+  assertOnlyRefused(watched, ['400 /api/v1/assertions'], 'the refused assertion');
+  await create.getByLabel('Source', { exact: true }).fill('10.44.0.2');
+  await create.getByRole('button', { name: 'Create' }).click();
+  const table = page.getByRole('table', { name: 'Assertions' });
+  await table.getByRole('cell', { name: 'tcp 10.44.0.2 → 10.44.1.10:80 in on eth0', exact: true }).waitFor();
+
+  await page.getByRole('button', { name: 'Check every assertion now' }).click();
+  const judged = (await admin('GET', '/assertions')).json as { name: string; last_result: { holds: boolean; outcome: string; expect: string } }[];
+  const result = judged[0]!.last_result;
+  assert.ok(result, 'the check stored a result');
+  const shown = `${result.holds ? 'holds' : 'BROKEN'} (${result.outcome}, expects ${result.expect}`;
+  await page.getByRole('region', { name: 'Check now' }).getByText(`1 judged, ${result.holds ? 0 : 1} broken.`).waitFor();
+  await page.getByRole('table', { name: 'Results of the check' }).getByRole('cell', { name: new RegExp(`^${shown.replace(/[()]/g, '\\$&')}`) }).waitFor();
+  await table.getByRole('cell', { name: new RegExp(`^${shown.replace(/[()]/g, '\\$&')}`) }).waitFor();
+  await assertFits(page, 'Assertions');
+  assertNoProblems(watched, 'Assertions');
+
+  const viewer = await signedIn(VIEWER, { width: 390, height: 844 });
+  await openArea(viewer.page, 'Assertions');
+  await viewer.page.getByRole('table', { name: 'Assertions' }).getByRole('cell', { name: 'lan reaches web', exact: true }).waitFor();
+  assert.deepEqual(await buttonsOf(viewer.page), [], 'no write control for a viewer');
+  await assertFits(viewer.page, 'Assertions (viewer)');
+  assertNoProblems(viewer, 'Assertions (viewer)');
 });
