@@ -18,9 +18,9 @@ import { runtimeRoot } from '../src/platform/daemon-runtime.js';
 
 const skip = chromiumSkipReason();
 const ADMIN = { username: 'admin', password: 'Console-admin-pass1' };
-const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Logs', 'Diagnostics', 'Users', 'Configuration', 'System', 'Time service', 'Geo-IP', 'Plugins', 'Updates', 'Reverse proxy'];
+const NAV_LINKS = ['Dashboard', 'Rules', 'NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'IDS', 'Multi-WAN', 'Certificates', 'Networking', 'Logs', 'Diagnostics', 'Users', 'Configuration', 'System', 'Time service', 'Geo-IP', 'Plugins', 'Updates', 'Reverse proxy', 'Assertions'];
 /** Links shown only to an account holding their permission (the administrator has every one). */
-const PERMITTED_NAV_LINKS = ['Cluster'];
+const PERMITTED_NAV_LINKS = ['Notifications', 'Flow export', 'Cluster'];
 /** Set to a directory to keep a screenshot of each main page (how docs/console/*.png are made). */
 const SCREENSHOT_DIR = process.env.BULWARK_CONSOLE_SCREENSHOTS;
 

@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
-import type { WatchedPage } from './helpers/console-browser.js';
-import { assertLabelled, assertNoProblems, buttonsOf, forgetExpectedProblems, openArea } from './helpers/console-session.js';
+import { assertFits, assertLabelled, assertNoProblems, assertOnlyRefused, buttonsOf, openArea } from './helpers/console-session.js';
 import { consoleSuite } from './helpers/console-suite.js';
 
 // The operations of a day on the firewall that had no page before (issue 34 item 4, the list NOT_YET_IN_CONSOLE of
@@ -16,26 +14,6 @@ const ADMIN = { username: 'admin', password: 'Ops-admin-pass1' };
 const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
 const VIEWER = { username: 'vera', password: 'Vera-viewer-pass1' };
 const { skip, admin, signedIn, screenshot } = consoleSuite({ admin: ADMIN, others: [{ ...OPERATOR, role: 'operator' }, { ...VIEWER, role: 'viewer' }] });
-
-/** The page's document, as far as the width check (run in the browser) uses it. */
-declare const document: { documentElement: { scrollWidth: number } };
-
-/** Neither 1280×800 nor a phone's width scrolls the page sideways (wide tables scroll inside their box). */
-async function assertFits(page: Page, what: string): Promise<void> {
-  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-    await page.setViewportSize(viewport);
-    const width = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(width <= viewport.width, `${what} at ${viewport.width}×${viewport.height}: the page is ${width} px wide`);
-  }
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
-
-/** The refusal a step provoked on purpose, shown in the page: the API's status and the field it names. */
-function assertOnlyRefused(watched: WatchedPage, expected: string[], what: string): void {
-  assert.deepEqual(watched.problems.failedResponses.map((r) => `${r.status} ${new URL(r.url).pathname}`), expected, `${what}: failed responses`);
-  assert.deepEqual(watched.problems.console.filter((text) => !/^Failed to load resource: the server responded with a status of 400/.test(text)), [], `${what}: console errors`);
-  forgetExpectedProblems(watched.problems);
-}
 
 test('multi-WAN: an operator adds a policy (the 400 names target_id), previews another, applies, moves its flows and adds a route leak; routing tables are the administrator\'s', { skip }, async () => {
   const instance = ((await admin('GET', '/multiwan/instances')).json as { id: string }[])[0]!.id;

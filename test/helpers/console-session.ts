@@ -39,6 +39,7 @@ export function forgetExpectedProblems(problems: PageProblems): void {
 /** The page's document, as far as the checks below (run in the browser) use it; this Node program has no DOM types. */
 declare const document: {
   querySelectorAll(selector: string): Iterable<{ labels: { length: number } | null; textContent: string | null; getAttribute(name: string): string | null }>;
+  documentElement: { scrollWidth: number };
 };
 
 /** Opens an area from the main navigation and waits until every table of it has loaded. */
@@ -62,4 +63,26 @@ export async function assertLabelled(page: Page, what: string): Promise<void> {
     [...document.querySelectorAll('main input, main select, main textarea')].filter((field) => !field.labels || field.labels.length === 0).map((field) => field.getAttribute('name')),
   );
   assert.deepEqual(unlabelled, [], `${what}: fields without a label`);
+}
+
+/** Neither 1280×800 nor a phone's width scrolls the page sideways (wide tables scroll inside their box). */
+export async function assertFits(page: Page, what: string): Promise<void> {
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    await page.setViewportSize(viewport);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= viewport.width, `${what} at ${viewport.width}×${viewport.height}: the page is ${width} px wide`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/**
+ * The refusals a step provoked on purpose (`"400 /api/v1/…"`), shown in the page: exactly those failed responses,
+ * and no console error but the browser's own line for each of their statuses.
+ */
+export function assertOnlyRefused(watched: { problems: PageProblems }, expected: string[], what: string): void {
+  assert.deepEqual(watched.problems.failedResponses.map((r) => `${r.status} ${new URL(r.url).pathname}`), expected, `${what}: failed responses`);
+  const statuses = new Set(expected.map((line) => line.split(' ')[0]));
+  const browserLine = /^Failed to load resource: the server responded with a status of (\d+)/;
+  assert.deepEqual(watched.problems.console.filter((text) => !statuses.has(browserLine.exec(text)?.[1] ?? '')), [], `${what}: console errors`);
+  forgetExpectedProblems(watched.problems);
 }

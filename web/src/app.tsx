@@ -17,6 +17,9 @@ import { LogsPage } from './pages/logs-page';
 import { MultiWanPage } from './pages/multiwan-page';
 import { NatPage } from './pages/nat-page';
 import { NetworkingPage } from './pages/networking-page';
+import { AssertionsPage } from './pages/assertions-page';
+import { NotificationsPage } from './pages/notifications-page';
+import { FlowExportPage } from './pages/flow-export-page';
 import { NotFoundPage } from './pages/not-found-page';
 import { ChangeSetPage } from './pages/change-set-page';
 import { RulesPage } from './pages/rules-page';
@@ -58,6 +61,9 @@ function Pages() {
       <Route path="/plugins" component={PluginsPage} />
       <Route path="/updates" component={UpdatesPage} />
       <Route path="/reverse-proxy" component={ReverseProxyPage} />
+      <Route path="/assertions" component={AssertionsPage} />
+      <Route path="/notifications" component={NotificationsPage} />
+      <Route path="/flow-export" component={FlowExportPage} />
       <Route default component={NotFoundPage} />
     </Router>
   );

@@ -29,5 +29,8 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { label: 'Plugins', path: '/plugins' },
   { label: 'Updates', path: '/updates' },
   { label: 'Reverse proxy', path: '/reverse-proxy' },
+  { label: 'Assertions', path: '/assertions' },
+  { label: 'Notifications', path: '/notifications', permission: 'settings:read' },
+  { label: 'Flow export', path: '/flow-export', permission: 'settings:read' },
   { label: 'Cluster', path: '/cluster', permission: 'ha:manage' },
 ];
