@@ -358,7 +358,10 @@ test('System and Logs: an administrator picks the time zone from the list, tunes
   assert.equal((await admin('GET', '/system/general')).json.timezone, 'Europe/Berlin');
   await sections.getByRole('link', { name: 'Banner, console and tuning' }).click();
   const tuning = page.getByRole('region', { name: 'Packet filter tuning' });
-  assert.equal(await tuning.getByLabel('State table size', { exact: true }).inputValue(), '100000');
+  // The section's form fills in once its GET answers: read the field only after it holds a value.
+  const stateTableSize = tuning.getByLabel('State table size', { exact: true });
+  for (const deadline = Date.now() + 15_000; (await stateTableSize.inputValue()) === '' && Date.now() < deadline;) await page.waitForTimeout(100);
+  assert.equal(await stateTableSize.inputValue(), '100000');
   await tuning.getByLabel('State table size', { exact: true }).fill('200000');
   await tuning.getByRole('button', { name: 'Save' }).click();
   await tuning.getByRole('status').filter({ hasText: 'saved' }).waitFor();
