@@ -18,6 +18,7 @@ import { sharedFile } from '../helpers/shared.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, ROOT } from '../helpers/netns-lab.js';
+import { enginePid } from '../helpers/fake-suricata.js';
 
 const RULES = sharedFile('fixtures/suricata/tunnel-testing-custom.rules');
 
@@ -26,18 +27,6 @@ const skipReason = () => systemSkip('the IDS restart namespace lab', {
   also: [['a host without a real suricata on PATH', !findProgram('suricata')]],
 }) || RULES.skip;
 
-/** The fake engine's process in the namespace (a node process running fake-suricata.mjs without -T). */
-function enginePid(ns: string): number | null {
-  for (const pid of spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)) {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (argv.some((arg) => arg.endsWith('fake-suricata.mjs')) && !argv.includes('-T') && !argv.includes('-V')) return Number(pid);
-    } catch {
-      // gone
-    }
-  }
-  return null;
-}
 
 async function until<T>(what: string, deadlineMs: number, probe: () => T | null | undefined | false, detail: () => string): Promise<T> {
   const deadline = Date.now() + deadlineMs;

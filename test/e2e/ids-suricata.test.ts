@@ -19,6 +19,7 @@ import { sharedFile } from '../helpers/shared.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { NetnsLab, ROOT } from '../helpers/netns-lab.js';
+import { enginePid } from '../helpers/fake-suricata.js';
 
 const EVE = sharedFile('fixtures/suricata/eve/tunnel-testing-detectable-raw-noise-eve.json');
 const RULES = sharedFile('fixtures/suricata/tunnel-testing-custom.rules');
@@ -29,18 +30,6 @@ const skipReason = () => systemSkip('the IDS namespace lab', {
   also: [['a host without a real suricata on PATH', !findProgram('suricata')]],
 }) || EVE.skip || RULES.skip;
 
-/** The fake engine's process in the namespace (a node process running fake-suricata.mjs without -T). */
-function enginePid(ns: string): number | null {
-  for (const pid of spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)) {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (argv.some((arg) => arg.endsWith('fake-suricata.mjs')) && !argv.includes('-T') && !argv.includes('-V')) return Number(pid);
-    } catch {
-      // gone
-    }
-  }
-  return null;
-}
 
 test('IDS engine: without Suricata 503 naming it; with a (fake) Suricata: rendered, checked, supervised, EVE alerts listed within a second', { skip: skipReason(), timeout: 540_000 }, async (t) => {
   const lab = new NetnsLab('b16s');

@@ -29,6 +29,7 @@ import { freePort } from '../helpers/free-port.js';
 import { inNamespace, NetnsLab, ROOT, run } from '../helpers/netns-lab.js';
 import { daemonLogWith } from '../helpers/daemon-log-file.js';
 import { parseRfc5424 } from '../helpers/rfc5424.js';
+import { enginePid } from '../helpers/fake-suricata.js';
 
 const EVE = sharedFile('fixtures/suricata/eve/tunnel-testing-detectable-raw-noise-eve.json');
 const RULES = sharedFile('fixtures/suricata/tunnel-testing-custom.rules');
@@ -99,18 +100,6 @@ function received(dir: string, transport: Transport): Received[] {
   });
 }
 
-/** The fake engine's process in the namespace (a node process running fake-suricata.mjs without -T). */
-function enginePid(ns: string): number | null {
-  for (const pid of spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)) {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (argv.some((arg) => arg.endsWith('fake-suricata.mjs')) && !argv.includes('-T') && !argv.includes('-V')) return Number(pid);
-    } catch {
-      // gone
-    }
-  }
-  return null;
-}
 
 test('remote syslog: rsyslog receives blocked packets, IDS alerts, failed logins and rule changes over UDP, TCP and TLS as RFC 5424; a 10 s outage loses nothing within the queue bound', { skip: skipReason(), timeout: 300_000 }, async (t) => {
   const lab = new NetnsLab('b40s');
