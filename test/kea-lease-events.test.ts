@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderKea, type KeaInput } from '../src/compile/kea.js';
+import { renderKea, type KeaInput } from '../src/render/kea/kea.js';
 import { parseLeaseEvent, leaseEventToken, writeLeaseEventScript } from '../src/platform/kea-lease-events.js';
 import type { DaemonRuntime } from '../src/platform/daemon-runtime.js';
 

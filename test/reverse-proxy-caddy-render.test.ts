@@ -3,9 +3,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { caddyMatchers, RuleRefusal } from '../src/compile/traefik-rule.js';
-import { caddyMiddleware, caddyService, caddyTlsOption, renderCaddyConfig } from '../src/compile/caddy.js';
-import { ProxyRefusal } from '../src/compile/caddy-values.js';
+import { caddyMatchers, RuleRefusal } from '../src/render/caddy/traefik-rule.js';
+import { caddyMiddleware, caddyService, caddyTlsOption, renderCaddyConfig } from '../src/render/caddy/caddy.js';
+import { ProxyRefusal } from '../src/render/caddy/caddy-values.js';
 
 test('rules become OR-ed matcher sets of AND-ed matchers; negations become not', () => {
   assert.deepEqual(caddyMatchers('Host(`A.example`, `b.example`) && PathPrefix(`/api`)'), [{ host: ['a.example', 'b.example'], path: ['/api*'] }]);

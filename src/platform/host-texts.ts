@@ -4,13 +4,13 @@
  * writer in src/render, which refuses (409) anything outside the format's grammar.
  */
 import { isHostName } from '../render/grammar.js';
-import { hostsLine } from '../render/hosts-file.js';
-import { resolvConfLine } from '../render/resolv-conf.js';
+import { hostsLine } from '../render/system/hosts-file.js';
+import { resolvConfLine } from '../render/system/resolv-conf.js';
 import { terminalText } from '../render/terminal-text.js';
-import { sshdLine } from '../render/sshd-config.js';
-import { consoleArgument } from '../render/kernel-args.js';
+import { sshdLine } from '../render/sshd/sshd-config.js';
+import { consoleArgument } from '../render/system/kernel-args.js';
 import { plainValueFile } from '../render/plain-value-file.js';
-import { sysctlLine } from '../render/sysctl-conf.js';
+import { sysctlLine } from '../render/system/sysctl-conf.js';
 import type { HostBanner, HostConsole, HostGeneral, HostResolvers, HostSsh, StateTableField, StateTableTuning } from './host-settings.js';
 
 const isHostLabel = (value: string) => isHostName(value) && !value.includes('.');

@@ -19,7 +19,7 @@ export interface ProxyInstall {
 export interface ReverseProxyControl {
   /**
    * The configuration the proxy reads: `model-yaml` is the model itself as one YAML document (the simulated
-   * proxy), `caddy-json` Caddy's native JSON (src/compile/caddy.ts).
+   * proxy), `caddy-json` Caddy's native JSON (src/render/caddy/caddy.ts).
    */
   readonly dialect: 'model-yaml' | 'caddy-json';
   status(): Promise<ReverseProxyStatus>;

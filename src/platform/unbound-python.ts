@@ -1,6 +1,6 @@
 /**
  * Unbound's Python module (Debian's `python3-unbound` ships its support code, `unboundmodule.py`). Bulwark's
- * blocklist filter runs inside it (src/compile/unbound-blocklist.ts says why). Debian's unbound embeds Python
+ * blocklist filter runs inside it (src/render/unbound/unbound-blocklist.ts says why). Debian's unbound embeds Python
  * without the distribution's site directory on its path, so the checker and the daemon are told where the
  * support code is.
  */

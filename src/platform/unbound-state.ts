@@ -4,7 +4,7 @@
  */
 import { open, readFile } from 'node:fs/promises';
 import type { DnsStats } from './daemons.js';
-import { blocklistZonesOf } from '../compile/unbound-blocklist.js';
+import { blocklistZonesOf } from '../render/unbound/unbound-blocklist.js';
 
 /** Parses `unbound-control stats_noreset` (key=value lines). */
 export function parseUnboundStats(text: string): Record<string, number> {

@@ -6,7 +6,7 @@ import { startTestApp, json } from '../helpers/app.js';
 import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
 import { adminHeaders, type Headers } from '../helpers/auth.js';
 import { sharedFile } from '../helpers/shared.js';
-import { importKeaDhcp4 } from '../../src/compile/kea-import.js';
+import { importKeaDhcp4 } from '../../src/render/kea/kea-import.js';
 
 let t: AreaApp;
 let headers: Headers;

@@ -110,7 +110,7 @@ test('custom options that Unbound rejects make apply answer 409 naming the rende
   await call('PUT', '/api/v1/dns/resolver/config', { custom_options: '' });
 });
 
-/** The blocklist filter's data file of the installed unbound.conf (src/compile/unbound-blocklist.ts). */
+/** The blocklist filter's data file of the installed unbound.conf (src/render/unbound/unbound-blocklist.ts). */
 function filterData(): string {
   const config = readFileSync(join(t.dataDir, 'dns', 'unbound.conf'), 'utf8');
   const script = /python-script: "([^"]+)"/.exec(config)?.[1];

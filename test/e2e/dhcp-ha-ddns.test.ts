@@ -18,9 +18,9 @@ import { systemSkip } from '../helpers/system-skip.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
 import { runtimeRoot, systemAccount } from '../../src/platform/daemon-runtime.js';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
-import { renderKea } from '../../src/compile/kea.js';
+import { renderKea } from '../../src/render/kea/kea.js';
 import { keaCommand } from '../../src/platform/kea-control.js';
-import { DDNS_LISTEN } from '../../src/compile/kea-ddns.js';
+import { DDNS_LISTEN } from '../../src/render/kea/kea-ddns.js';
 
 const skipReason = (programs: string[]) => systemSkip('running Kea as _kea', {
   root: true,

@@ -6,7 +6,7 @@
  */
 import { outboundFetch } from '../../net/outbound.js';
 import { resolveGuardedHost } from '../../net/guarded-host.js';
-import { nsupdateScript, TSIG_ALGORITHMS } from '../../render/nsupdate.js';
+import { nsupdateScript, TSIG_ALGORITHMS } from '../../render/nsupdate/nsupdate.js';
 import { sendDnsUpdate } from '../../platform/nsupdate.js';
 import { route53Publisher } from './dns01-route53.js';
 import { digitalOceanPublisher } from './dns01-digitalocean.js';

@@ -4,7 +4,7 @@ import { route, type RouteSpec } from '../../http/route.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
 import { ErrorAnswer, NoContent } from '../../http/documented-responses.js';
 import { Type } from 'typebox';
-import { DEMOTED, PROMOTED } from '../../compile/keepalived.js';
+import { DEMOTED, PROMOTED } from '../../render/keepalived/keepalived.js';
 import type { PacketFilterService } from '../packet-filter/service.js';
 import type { DashboardBroadcaster } from '../../live/dashboard-broadcaster.js';
 import type { ConfigData } from '../../store/config-store.js';

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { renderKeaDdns } from '../../compile/kea-ddns.js';
+import { renderKeaDdns } from '../../render/kea/kea-ddns.js';
 import type { CheckResult } from '../../platform/daemons.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import { renderOr409 } from '../common/checker-refusal.js';

@@ -11,7 +11,7 @@ import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import { isDomainName } from '../../core/ip.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { inSubnet } from '../../compile/kea.js';
+import { inSubnet } from '../../render/kea/kea.js';
 import { LogLines, LogQuery, tailLines } from '../common/log-query.js';
 import { Message } from '../common/schemas.js';
 import { DhcpActionResult, DhcpConfig, DhcpDdns, DhcpHaConfig, DhcpStatus, HaStatus, Lease, PoolStats, Reservation, Subnet } from './schema.js';

@@ -7,7 +7,7 @@ import { ipv4ToNumber, isDomainName, parseIpv4Cidr } from '../../core/ip.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigData } from '../../store/config-store.js';
-import { networkOf, renderKea, type KeaHa, type KeaInput } from '../../compile/kea.js';
+import { networkOf, renderKea, type KeaHa, type KeaInput } from '../../render/kea/kea.js';
 import type { CheckResult, DhcpLease } from '../../platform/daemons.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import { keaHookLibrary, type KeaHookName } from '../../platform/kea-hooks.js';

@@ -14,9 +14,9 @@ import { isDomainName, isIpOrCidr } from '../../core/ip.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { adminAllowList, adminDestinationProblem, type SingletonReader } from '../../net/admin-allow-list.js';
-import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver } from '../../compile/unbound.js';
-import { renderBlocklistData, renderBlocklistFilter, type BlockAction, type BlockZone } from '../../compile/unbound-blocklist.js';
-import { CustomOptionError, parseCustomOptions } from '../../compile/unbound-custom-options.js';
+import { renderUnbound, ROOT_TRUST_ANCHORS, type UnboundResolver } from '../../render/unbound/unbound.js';
+import { renderBlocklistData, renderBlocklistFilter, type BlockAction, type BlockZone } from '../../render/unbound/unbound-blocklist.js';
+import { CustomOptionError, parseCustomOptions } from '../../render/unbound/unbound-custom-options.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile, writeDaemonStateFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
 import { isRegularFileNoFollow } from '../../platform/nofollow-files.js';
 import { publicCheck, renderOr409 } from '../common/checker-refusal.js';
@@ -106,7 +106,7 @@ export function validateHost(data: ConfigData): void {
       if (isIP(value) !== 6) throw badRequest('body.value must be an IPv6 address for an AAAA record');
       break;
     case 'TXT':
-      // Any other character is rendered as a \DDD escape inside one TXT string (see compile/unbound-syntax.ts).
+      // Any other character is rendered as a \DDD escape inside one TXT string (see render/unbound/unbound-syntax.ts).
       if (value.length > 4096 || /[\x00-\x1f\x7f]/.test(value)) throw badRequest('body.value must be at most 4096 characters on one line (no control characters) for a TXT record');
       break;
     default:
@@ -432,7 +432,7 @@ export class DnsService {
     for (const file of readdirSync(dir)) if (!keep.has(file)) rmSync(join(dir, file), { force: true });
   }
 
-  /** Writes the filter and a candidate unbound.conf into the runtime dir. Pure rendering lives in compile/. */
+  /** Writes the filter and a candidate unbound.conf into the runtime dir. Pure rendering lives in render/unbound/. */
   async render(): Promise<{ file: string; text: string; counts: Record<string, number> }> {
     const runtime = this.runtime();
     prepareDaemonRuntime(runtime);

@@ -12,7 +12,7 @@ import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
 import { parseCidr } from '../../net/address.js';
 import { isCidr, isInterfaceName } from '../../render/grammar.js';
-import { isAddressGroupEntry, renderSuricataYaml } from '../../render/suricata-yaml.js';
+import { isAddressGroupEntry, renderSuricataYaml } from '../../render/suricata/suricata-yaml.js';
 import { prepareDaemonRuntime, programRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import type { IdsInstall } from '../../platform/ids-engine.js';
 import { ServiceState } from '../common/service-state.js';
@@ -28,7 +28,7 @@ export const IPS_QUEUE = 0;
 import { BlockList, isIP } from 'node:net';
 import { IdsConfig, RulesetStored, SuppressionStored } from './schema.js';
 import { parseRuleLine, parseRulesFile, withAction } from './rules-parser.js';
-import { suricataRuleLine, suricataRuleProblem, suricataSuppressLine } from '../../render/suricata.js';
+import { suricataRuleLine, suricataRuleProblem, suricataSuppressLine } from '../../render/suricata/suricata.js';
 
 const OVERRIDE_ACTIONS = new Set(['alert', 'drop', 'reject', 'pass']);
 

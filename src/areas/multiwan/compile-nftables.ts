@@ -17,7 +17,7 @@
  */
 import type { ConfigData } from '../../store/config-store.js';
 import { sha256Hex } from '../../core/crypto.js';
-import { nftToken as token } from '../../render/nft-mwan.js';
+import { nftToken as token } from '../../compile/nft-mwan.js';
 import { selectGateways, type CompileInput } from './compile.js';
 import {
   GATEWAY_MARK_BIT, GATEWAY_TABLE_BASE, LABEL_MARK_BASE, MAIN_TABLE, MWAN_TABLE, RULE_PRIORITY,

@@ -1,5 +1,5 @@
 import type { ConfigData } from '../../store/config-store.js';
-import { pfAnchorToken as token } from '../../render/pf-anchor.js';
+import { pfAnchorToken as token } from '../../compile/pf-anchor.js';
 
 export interface GatewayView extends ConfigData {
   id: string;

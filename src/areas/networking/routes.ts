@@ -15,7 +15,7 @@ import {
   InterfaceSummary, NameParams, RoleBody, RoleView, StaticRoute, SystemRouteView, Vlan,
 } from './schema.js';
 import { managementCut } from './management-cut.js';
-import { ipBatchWord } from '../../render/ip-batch.js';
+import { ipBatchWord } from '../../render/system/ip-batch.js';
 import { DdnsPoller } from './ddns-poller.js';
 import { DNS_PROVIDER_KIND, NET_KINDS, NetworkingService, validateDdnsRecord, validateRouteFields, validateVlanFields, vlanDevice } from './service.js';
 

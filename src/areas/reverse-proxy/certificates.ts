@@ -11,8 +11,8 @@ import { constants, openSync, readFileSync, closeSync, fstatSync, readdirSync, r
 import { join } from 'node:path';
 import type { AppContext } from '../../context.js';
 import type { ConfigData } from '../../store/config-store.js';
-import type { InstalledCertificate } from '../../compile/caddy.js';
-import { ProxyRefusal } from '../../compile/caddy-values.js';
+import type { InstalledCertificate } from '../../render/caddy/caddy.js';
+import { ProxyRefusal } from '../../render/caddy/caddy-values.js';
 import { writeDaemonFile, type DaemonRuntime } from '../../platform/daemon-runtime.js';
 import { certPathProblem, certRoots } from '../../render/cert-paths.js';
 import { symlinkProblem } from '../../render/confined-file.js';

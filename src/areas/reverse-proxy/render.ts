@@ -4,7 +4,7 @@ import { renderRefused } from '../../render/refusal.js';
 import { certPathProblem } from '../../render/cert-paths.js';
 import { isCleanAbsolutePath, isUnder } from '../../render/grammar.js';
 import { isReference, proxyJsonProblem } from './grammar.js';
-import type { ProxyRouting } from '../../compile/caddy.js';
+import type { ProxyRouting } from '../../render/caddy/caddy.js';
 
 const FORMAT = 'reverse-proxy configuration';
 

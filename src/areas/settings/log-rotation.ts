@@ -4,7 +4,7 @@ import { createGzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { badRequest } from '../../core/errors.js';
 import { dataPath, writeDataFile } from '../common/data-files.js';
-import { logrotateDirective, logrotatePath } from '../../render/logrotate.js';
+import { logrotateDirective, logrotatePath } from '../../render/system/logrotate.js';
 import { DAEMON_LOG_PROGRAMS } from './daemon-log-files.js';
 
 /** The logs Bulwark manages: all inside the data directory's logs/ folder. */

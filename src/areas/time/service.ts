@@ -7,7 +7,7 @@ import type { SingletonModel } from '../../model/singleton-model.js';
 import { badRequest, conflict } from '../../core/errors.js';
 import { isDomainName } from '../../core/ip.js';
 import type { ConfigData } from '../../store/config-store.js';
-import { renderChrony, type ChronyInput } from '../../compile/chrony.js';
+import { renderChrony, type ChronyInput } from '../../render/chrony/chrony.js';
 import type { CheckResult } from '../../platform/daemons.js';
 import { daemonRuntime, prepareDaemonRuntime, writeDaemonFile } from '../../platform/daemon-runtime.js';
 import { publicCheck, renderOr409 } from '../common/checker-refusal.js';

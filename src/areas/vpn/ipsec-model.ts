@@ -3,8 +3,8 @@ import { badRequest } from '../../core/errors.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { ConfigData, ConfigStore } from '../../store/config-store.js';
 import { isCidr } from '../../render/grammar.js';
-import { displayName, leadingAlgorithms, proposalProblem, type ProposalKind } from '../../render/strongswan-proposals.js';
-import { isIkeId } from '../../render/swanctl.js';
+import { displayName, leadingAlgorithms, proposalProblem, type ProposalKind } from '../../render/strongswan/strongswan-proposals.js';
+import { isIkeId } from '../../render/strongswan/swanctl.js';
 import { DEFAULT_AH_PROPOSALS, DEFAULT_ESP_PROPOSALS, DEFAULT_IKE_PROPOSALS, IpsecComputed, IpsecStored } from './schema.js';
 
 /** `any`, an IP address or a CIDR: what IKE accepts as the address of a side (alias tables mean nothing to it). */

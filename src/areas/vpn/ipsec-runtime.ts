@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { AppContext } from '../../context.js';
 import type { ConfigObject } from '../../store/config-store.js';
 import type { IpsecFiles } from '../../platform/ipsec.js';
-import { renderStrongswanConf, renderSwanctl, type SwanctlConnection } from '../../render/swanctl.js';
+import { renderStrongswanConf, renderSwanctl, type SwanctlConnection } from '../../render/strongswan/swanctl.js';
 import type { CaService } from '../ca/service.js';
 import { DEFAULT_AH_PROPOSALS, DEFAULT_ESP_PROPOSALS, DEFAULT_IKE_PROPOSALS } from './schema.js';
 import type { VpnService } from './service.js';

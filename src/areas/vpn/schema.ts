@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { StringEnum, Uuid } from '../../model/schema-helpers.js';
-import { IKE_ID_PATTERN } from '../../render/swanctl.js';
+import { IKE_ID_PATTERN } from '../../render/strongswan/swanctl.js';
 import { HOST_PORT_PATTERN, INTERFACE_NAME_PATTERN, SINGLE_LINE_TEXT_PATTERN, WIREGUARD_KEY_PATTERN } from '../../render/grammar.js';
 
 export const DEFAULT_IKE_PROPOSALS = 'aes256-sha256-modp2048';

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { isWireguardKey as matchesKeyGrammar } from '../../render/grammar.js';
-import { wireguardLine, wireguardSection } from '../../render/wireguard-ini.js';
+import { wireguardLine, wireguardSection } from '../../render/wireguard/wireguard-ini.js';
 
 /** DER prefix of a PKCS#8 X25519 private key; the raw 32-byte key follows it. */
 const X25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b656e04220420', 'hex');

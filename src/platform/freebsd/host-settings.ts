@@ -16,8 +16,8 @@ import {
 } from '../host-texts.js';
 import { STATE_TABLE_FIELDS, type HostApplied, type HostSettings, type StateTableField, type StateTableLive, type StateTableTuning } from '../host-settings.js';
 import { sshKeyHolders } from '../ssh-key-holders.js';
-import { rcConfAssignment } from '../../render/rc-conf.js';
-import { pfOptionLine } from '../../render/pf-options.js';
+import { rcConfAssignment } from '../../render/system/rc-conf.js';
+import { pfOptionLine } from '../../compile/pf-options.js';
 
 export const FREEBSD_SSHD_DROP_IN = '/etc/ssh/sshd_config.d/00-bulwark.conf';
 export const PF_OPTIONS_FILE = '/etc/bulwark/pf-options.conf';

@@ -18,8 +18,8 @@ import {
 } from '../host-texts.js';
 import { STATE_TABLE_FIELDS, type HostApplied, type HostSettings, type StateTableLive, type StateTableTuning } from '../host-settings.js';
 import { sshKeyHolders } from '../ssh-key-holders.js';
-import { grubConsoleDefaults } from '../../render/grub-default.js';
-import { resolvedLine } from '../../render/resolved-conf.js';
+import { grubConsoleDefaults } from '../../render/system/grub-default.js';
+import { resolvedLine } from '../../render/system/resolved-conf.js';
 
 export const SSHD_DROP_IN = '/etc/ssh/sshd_config.d/00-bulwark.conf';
 export const GRUB_DROP_IN = '/etc/default/grub.d/bulwark.cfg';

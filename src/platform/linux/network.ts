@@ -1,5 +1,5 @@
 import { conflict } from '../../core/errors.js';
-import { ipBatchLine } from '../../render/ip-batch.js';
+import { ipBatchLine } from '../../render/system/ip-batch.js';
 import type { ApplyOutcome, InterfaceChange, NetInterface, Network, SystemRoute, VlanDevice } from '../network.js';
 import { ip, ipJson, ipOrConflict, ipReason } from './ip-tool.js';
 

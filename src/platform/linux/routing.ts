@@ -4,7 +4,7 @@
  * migration from conntrack by the label marks; probes in gateway-probes.ts.
  */
 import { conflict, unavailable } from '../../core/errors.js';
-import { ipBatchLine } from '../../render/ip-batch.js';
+import { ipBatchLine } from '../../render/system/ip-batch.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
 import { NOT_RUNNABLE, runCommand, type CommandResult } from '../exec.js';
 import { summariseRefusal } from '../tool-refusal.js';

@@ -7,7 +7,7 @@ import { readHostFile } from '../host-files.js';
 import {
   consoleArguments, hostnameText, issueText, mergeHostsFile, motdText, resolvConfText, sshdDropIn, stateTableSysctlText, timezoneText,
 } from '../host-texts.js';
-import { resolvConfLine } from '../../render/resolv-conf.js';
+import { resolvConfLine } from '../../render/system/resolv-conf.js';
 import { STATE_TABLE_FIELDS, type HostApplied, type HostSettings, type StateTableLive, type StateTableTuning } from '../host-settings.js';
 
 const WARNING = "simulated platform: rendered into the data directory; the host's own files are not changed";

@@ -6,7 +6,7 @@ import { publicKeyOf } from '../../vpn/wireguard.js';
 import { AliasCreateBody, toStoredAlias } from '../../packet-filter/aliases.js';
 import { RuleCreateBody, sortRulesByPriority, toStoredRule } from '../../packet-filter/rules.js';
 import { NatCreateBody, toStoredNat } from '../../packet-filter/nat.js';
-import { inSubnet } from '../../../compile/kea.js';
+import { inSubnet } from '../../../render/kea/kea.js';
 import type { AddressMatch, MappedKind } from './model.js';
 
 /** What an adapter may look at while it builds a request body. */
