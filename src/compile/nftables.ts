@@ -13,7 +13,7 @@ import { formatCidr, formatIp, parseIp, type Cidr, type Family } from './address
 import type { CompiledRuleset } from './compiled.js';
 import { NFT_TABLE } from './compiled.js';
 import type { FirewallConfig, NatData, PortRange, Protocol, WithId } from './firewall-types.js';
-import { nftText } from './render-text.js';
+import { nftText } from '../render/text.js';
 import { ctMarkText } from './schedule-edges.js';
 import { renderChain, renderFullLoad, tableDigest, type NftSet, type NftTable } from './nft-table.js';
 import { segmentBoundary, segmentChains, type RuleLines } from './nft-segments.js';

@@ -10,7 +10,7 @@ import { formatCidr, parseIp } from './addresses.js';
 import type { CompiledRuleset } from './compiled.js';
 import { PF_ANCHOR } from './compiled.js';
 import type { FirewallConfig, NatData, Protocol, RuleData, WithId } from './firewall-types.js';
-import { pfText } from './render-text.js';
+import { pfText } from '../render/text.js';
 import { pfWordProblem } from './pf-names.js';
 import { buildModel, CompileError, parseAddress, portText, type AddressMatch, type FilterRule } from './firewall-model.js';
 

@@ -16,7 +16,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { DaemonName } from './daemons.js';
-import { RenderRefusal } from '../compile/render-refusal.js';
+import { RenderRefusal } from '../render/refusal.js';
 import { ensureDirectoryNoFollow, replaceFileNoFollow } from './nofollow-files.js';
 import { sha256Hex } from '../core/crypto.js';
 import { prepareRuntimeRoot, runtimeAccessProblem, runtimeAccessReport, RuntimeAccessRefused, type RuntimeAccessReport } from './runtime-access.js';

@@ -6,7 +6,7 @@
 import { isHostName } from '../render/grammar.js';
 import { hostsLine } from '../render/system/hosts-file.js';
 import { resolvConfLine } from '../render/system/resolv-conf.js';
-import { terminalText } from '../render/terminal-text.js';
+import { terminalText } from '../render/text.js';
 import { sshdLine } from '../render/sshd/sshd-config.js';
 import { consoleArgument } from '../render/system/kernel-args.js';
 import { plainValueFile } from '../render/plain-value-file.js';

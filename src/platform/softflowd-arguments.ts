@@ -5,7 +5,7 @@
  * sampling rate plain integers. A value that does not fit is refused (RenderRefusal → 409), never passed on.
  */
 import { isIP } from 'node:net';
-import { RenderRefusal } from '../compile/render-refusal.js';
+import { RenderRefusal } from '../render/refusal.js';
 import { isInterfaceName } from '../render/grammar.js';
 import type { FlowExportSpec } from './flow-export.js';
 

@@ -17,7 +17,7 @@ import { BlocklistSchedule, BlocklistSource, DomainOverride, HostOverride, Patte
 import { DhcpConfig, DhcpDdns, DhcpHaConfig, Reservation, Subnet } from '../../src/areas/dhcp/schema.js';
 import { TimeConfig, TimeSource } from '../../src/areas/time/schema.js';
 import { renderBlocklistData, renderBlocklistFilter } from '../../src/render/unbound/unbound-blocklist.js';
-import { RenderRefusal } from '../../src/compile/render-refusal.js';
+import { RenderRefusal } from '../../src/render/refusal.js';
 import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 const HOSTILE = [

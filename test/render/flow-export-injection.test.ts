@@ -11,7 +11,7 @@ import { adminApi } from '../helpers/admin-api.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import type { FlowExporter, FlowExportSpec } from '../../src/platform/flow-export.js';
 import { softflowdArguments, CAPTURE_BUFFER_BYTES } from '../../src/platform/softflowd-arguments.js';
-import { isRenderRefusal } from '../../src/compile/render-refusal.js';
+import { isRenderRefusal } from '../../src/render/refusal.js';
 import { forbidOutsideNetwork } from '../helpers/no-network.js';
 
 // Hostile collectors include names: their lookups are answered here, never sent to a resolver.

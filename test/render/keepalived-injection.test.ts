@@ -13,7 +13,7 @@ import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import type { HaEngine, HaSpec, VrrpAddress } from '../../src/platform/ha.js';
 import { renderKeepalivedConf } from '../../src/render/keepalived/keepalived.js';
 import { renderConntrackdConf } from '../../src/render/conntrackd/conntrackd.js';
-import { isRenderRefusal } from '../../src/compile/render-refusal.js';
+import { isRenderRefusal } from '../../src/render/refusal.js';
 
 const platform = createSimulatedPlatform();
 let applied: HaSpec | null = null;

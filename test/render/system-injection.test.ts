@@ -1,7 +1,7 @@
 /**
  * Property test for the writers of the host's own files (issue 37 item 2): sysctl.d lines, the boot loader's
  * shell drop-in, rc.conf/loader.conf assignments, pf option lines, systemd-resolved lines, and the sshd,
- * hosts, resolv.conf and terminal-text writers they share with the simulated platform. Each writer is fed a
+ * hosts, resolv.conf and terminal text writers they share with the simulated platform. Each writer is fed a
  * fixed list of hostile strings and a few hundred seeded random ones built from the characters that end or
  * extend a directive in these formats; it must either refuse (409 naming the field, never echoing the value)
  * or emit exactly one directive of the intended shape, whose value reads back unchanged through the format's

@@ -7,7 +7,7 @@
 import type { AppContext } from '../../context.js';
 import { HttpError } from '../../core/errors.js';
 import type { CheckResult } from '../../platform/daemons.js';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../../render/refusal.js';
 import { keywordAt } from '../../platform/tool-refusal.js';
 
 export { keywordAt };

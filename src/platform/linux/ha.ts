@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { conflict, unavailable } from '../../core/errors.js';
-import { isRenderRefusal } from '../../compile/render-refusal.js';
+import { isRenderRefusal } from '../../render/refusal.js';
 import { renderKeepalivedConf, renderNotifyScript } from '../../render/keepalived/keepalived.js';
 import { renderConntrackdConf } from '../../render/conntrackd/conntrackd.js';
 import { findProgram } from '../daemon-tools.js';

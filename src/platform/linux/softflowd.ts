@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { conflict, unavailable } from '../../core/errors.js';
-import { isRenderRefusal } from '../../compile/render-refusal.js';
+import { isRenderRefusal } from '../../render/refusal.js';
 import { findProgram } from '../daemon-tools.js';
 import { describeMissing, missingTool } from '../debian-packages.js';
 import { prepareDaemonRuntime, programRuntime } from '../daemon-runtime.js';

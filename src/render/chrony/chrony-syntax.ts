@@ -4,7 +4,7 @@
  * renderer refuses (RenderRefusal) anything else rather than emit it.
  */
 import { isIP } from 'node:net';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 
 /** One chrony word: letters, digits and the punctuation of names, addresses and absolute paths. */
 const WORD = /^[A-Za-z0-9._:/%+-]+$/;

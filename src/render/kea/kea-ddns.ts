@@ -4,7 +4,7 @@
  * Pure: configuration in, JSON text out (checked with `kea-dhcp-ddns -t`). The TSIG secret is written here
  * (the file is readable by Kea's group only) and nowhere else.
  */
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 import { keaBase64, keaName, keaServer } from './kea-values.js';
 
 /** Where D2 listens for kea-dhcp4's requests (Kea's defaults). */

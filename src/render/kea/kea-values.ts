@@ -5,7 +5,7 @@
  * is refused (RenderRefusal) rather than written.
  */
 import { isIP } from 'node:net';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 
 export function keaIpv4(value: string, field: string): string {
   if (isIP(value) !== 4) throw new RenderRefusal(field, 'is not an IPv4 address');

@@ -3,7 +3,7 @@
  * (golden-tested, and checked with `kea-dhcp4 -t` where it is installed).
  */
 import { isIP } from 'node:net';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 import { DDNS_LISTEN } from './kea-ddns.js';
 import { keaCidr, keaClientId, keaHex, keaInterface, keaIpv4, keaIpv4List, keaMac, keaName, keaPeerUrl, keaText } from './kea-values.js';
 

@@ -6,7 +6,7 @@
  * The renderer refuses (RenderRefusal) anything else rather than emit it.
  */
 import { isIP } from 'node:net';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 
 const WORD = /^[A-Za-z0-9._:/%+=-]+$/;
 

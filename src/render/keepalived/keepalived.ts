@@ -5,7 +5,7 @@
  * script commits conntrackd's external cache on takeover. Every value goes through keepalived-syntax.ts.
  */
 import { keepalivedAddress, keepalivedInteger, keepalivedPath, keepalivedWord } from './keepalived-syntax.js';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 import type { HaRole, VrrpAddress } from '../../platform/ha.js';
 
 export const ROLE_PRIORITY: Record<HaRole, number> = { primary: 150, secondary: 100 };

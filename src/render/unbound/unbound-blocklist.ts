@@ -9,7 +9,7 @@
  * one name a field, tab-separated), so nothing but plain host names reaches the file.
  */
 import { isIP } from 'node:net';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 
 export type BlockAction = 'nxdomain' | 'nodata' | 'drop' | 'redirect';
 

@@ -5,7 +5,7 @@
  * renderer refuses it (RenderRefusal). TXT data is the exception: its characters are written as DNS
  * presentation-format `\DDD` escapes, which Unbound decodes itself, so any text renders as one inert string.
  */
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 
 /** Characters that may appear inside a double-quoted Unbound string: printable ASCII except quotes, backslash and #. */
 const QUOTABLE = /^[\x20-\x7e]*$/;

@@ -4,7 +4,7 @@
  * refuses (RenderRefusal) anything that could end its string or token.
  */
 import { isIP } from 'node:net';
-import { RenderRefusal } from '../../compile/render-refusal.js';
+import { RenderRefusal } from '../refusal.js';
 import { unboundName, unboundSingleQuoted, unboundString, unboundToken, unboundTxtData } from './unbound-syntax.js';
 import { CustomOptionError, parseCustomOptions } from './unbound-custom-options.js';
 

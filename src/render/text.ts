@@ -1,5 +1,9 @@
+import { stripTerminalControls } from './grammar.js';
+
 /**
- * The only way free text (descriptions, labels, schedule names) enters a rendered ruleset. Each format has one
+ * The writers of free text into rendered files (the grammars the values are held to are in grammar.ts).
+ *
+ * Rulesets: the only way free text (descriptions, labels, schedule names) enters a rendered ruleset. Each format has one
  * function; every comment and every quoted string built from a request value passes through it.
  *
  * The rendered form keeps ordinary text readable and percent-encodes (UTF-8 bytes, `%XX`) everything that
@@ -40,4 +44,15 @@ export function pfText(text: string): string {
 /** Free text for an nftables `#` comment or the inside of an nftables `"…"` string. */
 export function nftText(text: string): string {
   return safeText(text);
+}
+
+/**
+ * The one writer of text shown on a terminal before or after login. Control characters (CR, NUL, ESC and with
+ * it every escape sequence, C1 controls) are removed; LF and TAB stay. For /etc/issue, agetty expands
+ * backslash sequences (`\e` would emit ESC again), so every backslash is doubled, which agetty prints as one.
+ */
+export function terminalText(text: string, file: 'issue' | 'motd'): string {
+  const plain = stripTerminalControls(text);
+  const body = file === 'issue' ? plain.replace(/\\/g, '\\\\') : plain;
+  return body.endsWith('\n') ? body : `${body}\n`;
 }
