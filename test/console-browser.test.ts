@@ -5,8 +5,9 @@ import type { Duplex } from 'node:stream';
 import { TOTP, Secret } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import {
-  buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage,
+  buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, UNCONDITIONAL_ON_PURPOSE, unconditionalWrites, type ApiWrite, type ConsoleServer, type WatchedPage,
 } from './helpers/console-browser.js';
+import { assertRefusedAtField } from './helpers/console-session.js';
 import { makeCertificate, startOidcProvider, type OidcTestProvider } from './helpers/sso.js';
 import { systemSkip } from './helpers/system-skip.js';
 import { runtimeRoot } from '../src/platform/daemon-runtime.js';
@@ -39,12 +40,18 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
+  // every write of every page of the file carried the ETag it was read with, where the API takes one
+  const unconditional = await unconditionalWrites(server.baseUrl, writes, UNCONDITIONAL_ON_PURPOSE);
   for (const watched of opened) await watched.context.close().catch(() => undefined);
   await browser?.close();
   await server?.close();
   rmSync(consoleDir, { recursive: true, force: true });
   rmSync(server.dataDir, { recursive: true, force: true });
+  assert.deepEqual(unconditional, [], 'writes sent without the If-Match the API takes');
 });
+
+/** The API writes of every page of the file (checked for If-Match at the end). */
+const writes: ApiWrite[] = [];
 
 // Each test's pages close when it ends: their live streams count against the account's cap of open streams.
 afterEach(async () => {
@@ -54,6 +61,7 @@ afterEach(async () => {
 async function open(options: { ignoreHTTPSErrors?: boolean } = {}): Promise<WatchedPage> {
   const watched = await openWatchedPage(browser, server.baseUrl, options);
   opened.push(watched);
+  watched.writes = writes;
   return watched;
 }
 
@@ -251,7 +259,7 @@ test('rules: create through the form (API validation shown), reorder, pending ba
   };
   await create({ 'Destination address': '300.1.1.1', 'Destination port': '443', Description: 'web server' });
   await form.getByRole('button', { name: 'Create rule' }).click();
-  assert.match((await form.getByRole('alert').textContent()) ?? '', /dst_addr/, 'the API names the field');
+  await assertRefusedAtField(form, 'Destination address', /dst_addr/, 'the refused rule');
   watched.problems.failedResponses.length = 0;
   watched.problems.console.length = 0; // the 400 above is expected
   await form.getByLabel('Destination address', { exact: true }).fill('192.0.2.10');
@@ -423,7 +431,7 @@ test('edit forms: the record read with its ETag is saved with If-Match; a change
   await row.getByRole('button', { name: 'Edit' }).click();
   await form.getByLabel('Entries').fill('not an address');
   await form.getByRole('button', { name: 'Save' }).click();
-  assert.match((await form.getByRole('alert').textContent()) ?? '', /entries/);
+  await assertRefusedAtField(form, 'Entries', /entries/, 'the refused alias edit');
   await form.getByRole('button', { name: 'Cancel' }).click();
   assert.deepEqual((await adminApi('GET', `/aliases/${alias.id}`)).json.entries, ['192.0.2.21']);
 
@@ -524,7 +532,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   const ssh = page.getByRole('region', { name: 'SSH', exact: true });
   await ssh.getByLabel('Port').fill('70000');
   await ssh.getByRole('button', { name: 'Save' }).click();
-  assert.match((await ssh.getByRole('alert').textContent()) ?? '', /port/);
+  await assertRefusedAtField(ssh, 'Port', /port/, 'the refused SSH port');
   assertOnlyExpectedFailures(watched, ['412 /api/v1/auth/settings', '400 /api/v1/system/ssh'], 'settings');
   await screenshot(page, 'system-settings');
 });

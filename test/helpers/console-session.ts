@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import type { PageProblems } from './console-browser.js';
 
 /** Signs in through the console's own form. */
@@ -85,4 +85,20 @@ export function assertOnlyRefused(watched: { problems: PageProblems }, expected:
   const browserLine = /^Failed to load resource: the server responded with a status of (\d+)/;
   assert.deepEqual(watched.problems.console.filter((text) => !statuses.has(browserLine.exec(text)?.[1] ?? '')), [], `${what}: console errors`);
   forgetExpectedProblems(watched.problems);
+}
+
+/**
+ * The API's 400 naming a field is shown at that field (issue 34's quality bar): the input labelled `label` is
+ * marked invalid, described by the message and focused, and the form shows no other alert.
+ */
+export async function assertRefusedAtField(form: Locator, label: string, message: RegExp, what: string): Promise<void> {
+  const field = form.getByLabel(label, { exact: true });
+  const alert = form.getByRole('alert');
+  await alert.first().waitFor();
+  assert.equal(await alert.count(), 1, `${what}: one message, at the field`);
+  assert.match((await alert.textContent()) ?? '', message, `${what}: the API's message`);
+  assert.equal(await field.getAttribute('aria-invalid'), 'true', `${what}: ${label} is marked invalid`);
+  const describedBy = ((await field.getAttribute('aria-describedby')) ?? '').split(' ');
+  assert.ok(describedBy.includes((await alert.getAttribute('id')) ?? '-'), `${what}: the message describes ${label}`);
+  assert.ok(await field.evaluate((element) => element === element.ownerDocument.activeElement), `${what}: ${label} has the focus`);
 }

@@ -6,7 +6,7 @@ import type { Query } from '../api/client';
 import { DataTable, type Column } from './data-table';
 import { ErrorAlert, Notice, messageOf } from './error-alert';
 import { RecordForm, type FieldSpec } from './record-form';
-import { readForEditing, saveEdit, type Editing } from './record-editor';
+import { deleteConfirmed, readForEditing, saveEdit, type Editing } from './record-editor';
 import { useLoad } from './use-load';
 
 interface CollectionSectionProps {
@@ -82,10 +82,12 @@ export function CollectionSection(props: CollectionSectionProps) {
 
   const remove = (row: Row) => {
     const name = describe?.(row) ?? String(row.name ?? row.id);
-    if (!confirm(`Delete ${name}?`)) return;
     void act(async () => {
-      await api.delete(itemPath(row));
-      list.reload();
+      try {
+        await deleteConfirmed(api, itemPath(row), readEach, () => confirm(`Delete ${name}?`), itemName);
+      } finally {
+        list.reload();
+      }
     });
   };
 
