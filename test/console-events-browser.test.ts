@@ -40,6 +40,8 @@ before(async () => {
 });
 
 after(async () => {
+  // a test that failed midway may leave a kept-alive connection, which close() would wait for
+  receiver?.closeAllConnections();
   if (receiver) await new Promise<void>((resolve) => receiver.close(() => resolve()));
 });
 

@@ -40,7 +40,9 @@ export function forgetExpectedProblems(problems: PageProblems): void {
 declare const document: {
   querySelectorAll(selector: string): Iterable<{ labels: { length: number } | null; textContent: string | null; getAttribute(name: string): string | null }>;
   documentElement: { scrollWidth: number };
+  activeElement: { textContent: string | null } | null;
 };
+declare const getComputedStyle: (element: unknown) => { outlineStyle: string; boxShadow: string };
 
 /** Opens an area from the main navigation and waits until every table of it has loaded. */
 export async function openArea(page: Page, name: string): Promise<void> {
@@ -102,3 +104,21 @@ export async function assertRefusedAtField(form: Locator, label: string, message
   assert.ok(describedBy.includes((await alert.getAttribute('id')) ?? '-'), `${what}: the message describes ${label}`);
   assert.ok(await field.evaluate((element) => element === element.ownerDocument.activeElement), `${what}: ${label} has the focus`);
 }
+
+/** Tabs from where the focus is until `name` is focused (at most `limit` presses), with a visible focus ring. */
+export async function tabTo(page: Page, name: string, limit = 30): Promise<void> {
+  for (let presses = 0; presses < limit; presses++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+    if (focused === name) {
+      const ring = await page.evaluate(() => {
+        const style = getComputedStyle(document.activeElement);
+        return style.outlineStyle !== 'none' || style.boxShadow !== 'none';
+      });
+      assert.ok(ring, `${name}: the focused control shows its focus`);
+      return;
+    }
+  }
+  assert.fail(`${name} is not reached by Tab within ${limit} presses`);
+}
+
