@@ -14,7 +14,7 @@ const ADMIN = { username: 'admin', password: 'Cluster-admin-pass1' };
 const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
 const VIEWER = { username: 'vera', password: 'Vera-viewer-pass1' };
 
-const { skip, admin, signedIn } = consoleSuite({
+const { skip, admin, signedIn, screenshot } = consoleSuite({
   admin: ADMIN,
   others: [{ ...OPERATOR, role: 'operator' }, { ...VIEWER, role: 'viewer' }],
   async setUp(api) {
@@ -125,6 +125,7 @@ test('an administrator edits the virtual addresses, health checks and state sync
   await sync.getByText('State sync: saved and applied.').waitFor();
   await statusShows(page, 'peer (state sync)', '10.21.9.3 on sync0');
   assert.equal((await admin('GET', '/cluster/pfsync')).json.sync_peer, '10.21.9.3');
+  await screenshot(page, 'cluster');
 
   page.once('dialog', (dialog) => void dialog.accept());
   await checks.getByRole('row').filter({ hasText: 'gateway' }).getByRole('button', { name: 'Delete' }).click();
