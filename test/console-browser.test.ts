@@ -966,7 +966,7 @@ test('diagnostics: an operator runs them by keyboard (the simulated platform say
   await page.keyboard.press('Tab');
   await page.keyboard.type('-f');
   await page.keyboard.press('Enter');
-  await page.getByRole('alert').filter({ hasText: 'body.host: must be a host name or an IP address' }).waitFor();
+  await assertRefusedAtField(page.locator('main form'), 'Host', /body\.host: must be a host name or an IP address/, 'the refused host');
   await page.keyboard.press('Tab');
   const focused = await page.evaluate(() => {
     const doc = (globalThis as unknown as { document: { activeElement: { getAttribute(name: string): string | null } | null } }).document;

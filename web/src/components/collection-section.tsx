@@ -84,7 +84,8 @@ export function CollectionSection(props: CollectionSectionProps) {
     const name = describe?.(row) ?? String(row.name ?? row.id);
     void act(async () => {
       try {
-        await deleteConfirmed(api, itemPath(row), readEach, () => confirm(`Delete ${name}?`), itemName);
+        // the tag comes from the one-object read the section edits with; a list without an edit form has none
+        await deleteConfirmed(api, itemPath(row), readEach && editFields !== undefined, () => confirm(`Delete ${name}?`), itemName);
       } finally {
         list.reload();
       }
