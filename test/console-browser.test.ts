@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import {
   buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, UNCONDITIONAL_ON_PURPOSE, unconditionalWrites, type ApiWrite, type ConsoleServer, type WatchedPage,
 } from './helpers/console-browser.js';
-import { assertRefusedAtField } from './helpers/console-session.js';
+import { assertFits, assertLabelled, assertRefusedAtField } from './helpers/console-session.js';
 import { makeCertificate, startOidcProvider, type OidcTestProvider } from './helpers/sso.js';
 import { systemSkip } from './helpers/system-skip.js';
 import { runtimeRoot } from '../src/platform/daemon-runtime.js';
@@ -236,6 +236,9 @@ test('every link of the main navigation renders its page without console errors 
     await page.waitForFunction(NOTHING_LOADING);
     assert.equal(await page.getByRole('alert').count(), 0, `${name}: no error shown`);
     for (const table of await page.locator('table').all()) assert.ok((await table.locator('th').count()) > 0, `${name}: tables have headers`);
+    // the quality bar on every page: each field labelled, no sideways scrolling at 1280×800 or a phone's width
+    await assertLabelled(page, name);
+    await assertFits(page, name);
     if (['Users', 'Configuration'].includes(name)) await screenshot(page, name.toLowerCase());
   }
   // a deep link and a reload land in the app, which routes on the client
@@ -859,16 +862,6 @@ test('single sign-on: provider buttons, readable oauth_error messages, and a bro
     await oidc?.close();
   }
 });
-
-/** Neither a 1280×800 window nor a phone's width scrolls the page sideways (wide tables scroll inside their box). */
-async function assertFits(page: Page, what: string): Promise<void> {
-  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-    await page.setViewportSize(viewport);
-    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
-    assert.ok(width <= viewport.width, `${what} at ${viewport.width}×${viewport.height}: the page is ${width} px wide`);
-  }
-  await page.setViewportSize({ width: 1400, height: 1000 });
-}
 
 /** Polls (no fixed sleep) until `check` holds, or fails naming `what`. */
 async function eventually(check: () => boolean, what: string): Promise<void> {
