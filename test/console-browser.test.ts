@@ -239,6 +239,7 @@ test('every link of the main navigation renders its page without console errors 
     // the quality bar on every page: each field labelled, no sideways scrolling at 1280×800 or a phone's width
     await assertLabelled(page, name);
     await assertFits(page, name);
+    await assertKeyboardEntersPage(page, name);
     if (['Users', 'Configuration'].includes(name)) await screenshot(page, name.toLowerCase());
   }
   // a deep link and a reload land in the app, which routes on the client
@@ -862,6 +863,27 @@ test('single sign-on: provider buttons, readable oauth_error messages, and a bro
     await oidc?.close();
   }
 });
+
+/**
+ * From the page's heading, Tab reaches the page's first control (in <main>), and the focus is visible there. Pages
+ * whose main part has no control are left out.
+ */
+async function assertKeyboardEntersPage(page: Page, name: string): Promise<void> {
+  const controls = 'main a[href], main button:not([disabled]), main input, main select, main textarea, main [tabindex="0"]';
+  if ((await page.locator(controls).count()) === 0) return;
+  await heading(page).click();
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate(() => {
+    const browser = globalThis as unknown as {
+      document: { activeElement: { closest(selector: string): unknown } | null };
+      getComputedStyle(element: unknown): { outlineStyle: string; boxShadow: string };
+    };
+    const element = browser.document.activeElement;
+    const style = browser.getComputedStyle(element);
+    return { inMain: Boolean(element?.closest('main')), visible: style.outlineStyle !== 'none' || style.boxShadow !== 'none' };
+  });
+  assert.deepEqual(focused, { inMain: true, visible: true }, `${name}: Tab from the heading reaches the page's first control, with a visible focus`);
+}
 
 /** Polls (no fixed sleep) until `check` holds, or fails naming `what`. */
 async function eventually(check: () => boolean, what: string): Promise<void> {
