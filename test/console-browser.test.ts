@@ -5,8 +5,9 @@ import type { Duplex } from 'node:stream';
 import { TOTP, Secret } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import {
-  buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage,
+  buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, UNCONDITIONAL_ON_PURPOSE, unconditionalWrites, type ApiWrite, type ConsoleServer, type WatchedPage,
 } from './helpers/console-browser.js';
+import { assertFits, assertLabelled, assertRefusedAtField } from './helpers/console-session.js';
 import { makeCertificate, startOidcProvider, type OidcTestProvider } from './helpers/sso.js';
 import { systemSkip } from './helpers/system-skip.js';
 import { runtimeRoot } from '../src/platform/daemon-runtime.js';
@@ -39,12 +40,18 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
+  // every write of every page of the file carried the ETag it was read with, where the API takes one
+  const unconditional = await unconditionalWrites(server.baseUrl, writes, UNCONDITIONAL_ON_PURPOSE);
   for (const watched of opened) await watched.context.close().catch(() => undefined);
   await browser?.close();
   await server?.close();
   rmSync(consoleDir, { recursive: true, force: true });
   rmSync(server.dataDir, { recursive: true, force: true });
+  assert.deepEqual(unconditional, [], 'writes sent without the If-Match the API takes');
 });
+
+/** The API writes of every page of the file (checked for If-Match at the end). */
+const writes: ApiWrite[] = [];
 
 // Each test's pages close when it ends: their live streams count against the account's cap of open streams.
 afterEach(async () => {
@@ -54,6 +61,7 @@ afterEach(async () => {
 async function open(options: { ignoreHTTPSErrors?: boolean } = {}): Promise<WatchedPage> {
   const watched = await openWatchedPage(browser, server.baseUrl, options);
   opened.push(watched);
+  watched.writes = writes;
   return watched;
 }
 
@@ -228,6 +236,10 @@ test('every link of the main navigation renders its page without console errors 
     await page.waitForFunction(NOTHING_LOADING);
     assert.equal(await page.getByRole('alert').count(), 0, `${name}: no error shown`);
     for (const table of await page.locator('table').all()) assert.ok((await table.locator('th').count()) > 0, `${name}: tables have headers`);
+    // the quality bar on every page: each field labelled, no sideways scrolling at 1280×800 or a phone's width
+    await assertLabelled(page, name);
+    await assertFits(page, name);
+    await assertKeyboardEntersPage(page, name);
     if (['Users', 'Configuration'].includes(name)) await screenshot(page, name.toLowerCase());
   }
   // a deep link and a reload land in the app, which routes on the client
@@ -251,7 +263,7 @@ test('rules: create through the form (API validation shown), reorder, pending ba
   };
   await create({ 'Destination address': '300.1.1.1', 'Destination port': '443', Description: 'web server' });
   await form.getByRole('button', { name: 'Create rule' }).click();
-  assert.match((await form.getByRole('alert').textContent()) ?? '', /dst_addr/, 'the API names the field');
+  await assertRefusedAtField(form, 'Destination address', /dst_addr/, 'the refused rule');
   watched.problems.failedResponses.length = 0;
   watched.problems.console.length = 0; // the 400 above is expected
   await form.getByLabel('Destination address', { exact: true }).fill('192.0.2.10');
@@ -423,7 +435,7 @@ test('edit forms: the record read with its ETag is saved with If-Match; a change
   await row.getByRole('button', { name: 'Edit' }).click();
   await form.getByLabel('Entries').fill('not an address');
   await form.getByRole('button', { name: 'Save' }).click();
-  assert.match((await form.getByRole('alert').textContent()) ?? '', /entries/);
+  await assertRefusedAtField(form, 'Entries', /entries/, 'the refused alias edit');
   await form.getByRole('button', { name: 'Cancel' }).click();
   assert.deepEqual((await adminApi('GET', `/aliases/${alias.id}`)).json.entries, ['192.0.2.21']);
 
@@ -524,7 +536,7 @@ test('settings sections are forms: saved with If-Match, reloaded on 412; a secre
   const ssh = page.getByRole('region', { name: 'SSH', exact: true });
   await ssh.getByLabel('Port').fill('70000');
   await ssh.getByRole('button', { name: 'Save' }).click();
-  assert.match((await ssh.getByRole('alert').textContent()) ?? '', /port/);
+  await assertRefusedAtField(ssh, 'Port', /port/, 'the refused SSH port');
   assertOnlyExpectedFailures(watched, ['412 /api/v1/auth/settings', '400 /api/v1/system/ssh'], 'settings');
   await screenshot(page, 'system-settings');
 });
@@ -852,14 +864,25 @@ test('single sign-on: provider buttons, readable oauth_error messages, and a bro
   }
 });
 
-/** Neither a 1280×800 window nor a phone's width scrolls the page sideways (wide tables scroll inside their box). */
-async function assertFits(page: Page, what: string): Promise<void> {
-  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-    await page.setViewportSize(viewport);
-    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
-    assert.ok(width <= viewport.width, `${what} at ${viewport.width}×${viewport.height}: the page is ${width} px wide`);
-  }
-  await page.setViewportSize({ width: 1400, height: 1000 });
+/**
+ * From the page's heading, Tab reaches the page's first control (in <main>), and the focus is visible there. Pages
+ * whose main part has no control are left out.
+ */
+async function assertKeyboardEntersPage(page: Page, name: string): Promise<void> {
+  const controls = 'main a[href], main button:not([disabled]), main input, main select, main textarea, main [tabindex="0"]';
+  if ((await page.locator(controls).count()) === 0) return;
+  await heading(page).click();
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate(() => {
+    const browser = globalThis as unknown as {
+      document: { activeElement: { closest(selector: string): unknown } | null };
+      getComputedStyle(element: unknown): { outlineStyle: string; boxShadow: string };
+    };
+    const element = browser.document.activeElement;
+    const style = browser.getComputedStyle(element);
+    return { inMain: Boolean(element?.closest('main')), visible: style.outlineStyle !== 'none' || style.boxShadow !== 'none' };
+  });
+  assert.deepEqual(focused, { inMain: true, visible: true }, `${name}: Tab from the heading reaches the page's first control, with a visible focus`);
 }
 
 /** Polls (no fixed sleep) until `check` holds, or fails naming `what`. */
@@ -958,7 +981,7 @@ test('diagnostics: an operator runs them by keyboard (the simulated platform say
   await page.keyboard.press('Tab');
   await page.keyboard.type('-f');
   await page.keyboard.press('Enter');
-  await page.getByRole('alert').filter({ hasText: 'body.host: must be a host name or an IP address' }).waitFor();
+  await assertRefusedAtField(page.locator('main form'), 'Host', /body\.host: must be a host name or an IP address/, 'the refused host');
   await page.keyboard.press('Tab');
   const focused = await page.evaluate(() => {
     const doc = (globalThis as unknown as { document: { activeElement: { getAttribute(name: string): string | null } | null } }).document;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertFits, assertLabelled, assertNoProblems, assertOnlyRefused, buttonsOf, openArea } from './helpers/console-session.js';
+import { assertFits, assertLabelled, assertNoProblems, assertOnlyRefused, assertRefusedAtField, buttonsOf, openArea } from './helpers/console-session.js';
 import { consoleSuite } from './helpers/console-suite.js';
 
 // The operations of a day on the firewall that had no page before (issue 34 item 4, the list NOT_YET_IN_CONSOLE of
@@ -33,7 +33,7 @@ test('multi-WAN: an operator adds a policy (the 400 names target_id), previews a
   await create.getByLabel('Arriving on', { exact: true }).fill('eth1');
   await assertLabelled(page, 'multi-WAN with the policy form open');
   await create.getByRole('button', { name: 'Create' }).click();
-  assert.match((await create.getByRole('alert').textContent()) ?? '', /target_id/, 'the API names the field');
+  await assertRefusedAtField(create, 'Target id', /target_id/, 'the refused policy');
   assertOnlyRefused(watched, ['400 /api/v1/multiwan/policies'], 'the refused policy');
   await create.getByLabel('Target id', { exact: true }).fill(gateway.json.id);
   await create.getByRole('button', { name: 'Create' }).click();
@@ -136,7 +136,7 @@ test('networking: an operator edits an interface from its detail row (the 400 na
   assert.equal(await form.getByLabel('IPv4 address', { exact: true }).inputValue(), '192.168.1.1/24', 'the form shows the interface as read');
   await form.getByLabel('MTU', { exact: true }).fill('50');
   await form.getByRole('button', { name: 'Save' }).click();
-  assert.match((await form.getByRole('alert').textContent()) ?? '', /mtu/);
+  await assertRefusedAtField(form, 'MTU', /mtu/, 'the refused interface edit');
   assertOnlyRefused(watched, ['400 /api/v1/interfaces/config/eth1'], 'the refused MTU');
   await form.getByLabel('MTU', { exact: true }).fill('1400');
   await form.getByLabel('Description', { exact: true }).fill('office LAN');
@@ -164,7 +164,7 @@ test('DNS: an operator blocks a name and allows another (a bad name is refused b
   const block = page.getByRole('form', { name: 'New custom block' });
   await block.getByLabel('Domain', { exact: true }).fill('bad name!');
   await block.getByRole('button', { name: 'Create' }).click();
-  assert.match((await block.getByRole('alert').textContent()) ?? '', /body\.pattern/);
+  await assertRefusedAtField(block, 'Domain', /body\.pattern/, 'the refused custom block');
   assertOnlyRefused(watched, ['400 /api/v1/dns/customblocks'], 'the refused name');
   await block.getByLabel('Domain', { exact: true }).fill('*.ads.example.org');
   await block.getByLabel('Note', { exact: true }).fill('ad network');
@@ -197,7 +197,7 @@ test('IDS: an operator suppresses a signature (the 400 names sid) and runs the A
   const form = page.getByRole('form', { name: 'New suppression' });
   await form.getByLabel('Signature id', { exact: true }).fill('0');
   await form.getByRole('button', { name: 'Create' }).click();
-  assert.match((await form.getByRole('alert').textContent()) ?? '', /body\.sid/);
+  await assertRefusedAtField(form, 'Signature id', /body\.sid/, 'the refused suppression');
   assertOnlyRefused(watched, ['400 /api/v1/ids/suppressions'], 'the refused suppression');
   await form.getByLabel('Signature id', { exact: true }).fill('2010935');
   await form.getByLabel('Matching', { exact: true }).selectOption('src');
@@ -270,7 +270,7 @@ test('reverse proxy: an operator adds a TCP service and its router, a TLS option
   await service.getByLabel('Name', { exact: true }).fill('postgres');
   await service.getByLabel('Configuration (JSON)', { exact: true }).fill('{not json');
   await service.getByRole('button', { name: 'Create' }).click();
-  assert.match((await service.getByRole('alert').textContent()) ?? '', /body\.config_json/);
+  await assertRefusedAtField(service, 'Configuration (JSON)', /body\.config_json/, 'the refused TCP service');
   assertOnlyRefused(watched, ['400 /api/v1/reverse-proxy/tcp/services'], 'the refused TCP service');
   await service.getByLabel('Configuration (JSON)', { exact: true }).fill('{"servers":[{"address":"192.0.2.5:5432"}]}');
   await service.getByRole('button', { name: 'Create' }).click();
@@ -334,7 +334,7 @@ test('certificates: an administrator adds a DNS provider and tests it, and an ex
   await target.getByLabel('Export to', { exact: true }).selectOption('webhook');
   await target.getByLabel('Settings (JSON)', { exact: true }).fill('"just text"');
   await target.getByRole('button', { name: 'Create' }).click();
-  assert.match((await target.getByRole('alert').textContent()) ?? '', /body\.config/);
+  await assertRefusedAtField(target, 'Settings (JSON)', /body\.config/, 'the refused export target');
   assertOnlyRefused(watched, [`400 /api/v1/acme/certs/${certificate.json.id}/targets`], 'the refused export target');
   await target.getByLabel('Settings (JSON)', { exact: true }).fill('{"url":"https://hooks.example.org/cert"}');
   await target.getByRole('button', { name: 'Create' }).click();

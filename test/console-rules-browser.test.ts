@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
-import { assertLabelled, assertNoProblems, forgetExpectedProblems } from './helpers/console-session.js';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertLabelled, assertNoProblems, forgetExpectedProblems, openArea, tabTo } from './helpers/console-session.js';
+import { systemSkip } from './helpers/system-skip.js';
 import { consoleSuite } from './helpers/console-suite.js';
 
 // Bulwark's own strengths on the rules page, in a real browser (Debian's chromium) against the real server:
@@ -13,7 +16,8 @@ import { consoleSuite } from './helpers/console-suite.js';
 const ADMIN = { username: 'admin', password: 'Rules-admin-pass1' };
 const OPERATOR = { username: 'otto', password: 'Otto-operator-pass1' };
 const VIEWER = { username: 'vera', password: 'Vera-viewer-pass1' };
-const { skip, admin, signedIn, screenshot } = consoleSuite({ admin: ADMIN, others: [{ ...OPERATOR, role: 'operator' }, { ...VIEWER, role: 'viewer' }], setUp: startingRules });
+const suite = consoleSuite({ admin: ADMIN, others: [{ ...OPERATOR, role: 'operator' }, { ...VIEWER, role: 'viewer' }], setUp: startingRules });
+const { skip, admin, signedIn, screenshot } = suite;
 const rules: Record<'web' | 'webAgain' | 'rest', string> = { web: '', webAgain: '', rest: '' };
 
 /** The page's document, as far as the functions below (run in the browser) use it. */
@@ -21,7 +25,6 @@ declare const document: {
   activeElement: { tagName: string; textContent: string | null; getAttribute(name: string): string | null } | null;
   documentElement: { scrollWidth: number; clientWidth: number };
 };
-declare const getComputedStyle: (element: unknown) => { outlineStyle: string; boxShadow: string };
 
 /** A port forward, the rule it serves, the same rule again (shadowed: it can never decide), and a block for the rest. */
 async function startingRules(): Promise<void> {
@@ -36,23 +39,6 @@ async function startingRules(): Promise<void> {
   rules.webAgain = await rule({ action: 'pass', dst_addr: '192.168.1.10', dst_port_start: 443, dst_port_end: 443, description: 'web server again' });
   rules.rest = await rule({ action: 'block', dst_addr: 'any', description: 'block the rest' });
   assert.equal((await admin('POST', '/reload')).status, 200);
-}
-
-/** Tabs from where the focus is until `name` is focused (at most `limit` presses), with a visible focus ring. */
-async function tabTo(page: Page, name: string, limit = 30): Promise<void> {
-  for (let presses = 0; presses < limit; presses++) {
-    await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
-    if (focused === name) {
-      const ring = await page.evaluate(() => {
-        const style = getComputedStyle(document.activeElement);
-        return style.outlineStyle !== 'none' || style.boxShadow !== 'none';
-      });
-      assert.ok(ring, `${name}: the focused control shows its focus`);
-      return;
-    }
-  }
-  assert.fail(`${name} is not reached by Tab within ${limit} presses`);
 }
 
 const rulesTable = (page: Page) => page.getByRole('table', { name: 'Firewall rules' });
@@ -129,6 +115,38 @@ test('the analysis findings are badges on the rules they concern, with the expla
   const found = (await admin('GET', '/rules/analysis')).json as { never_matches: { rule_id: string }[]; redundant: { rule_id: string }[] };
   assert.deepEqual([found.never_matches.map((n) => n.rule_id), found.redundant.map((r) => r.rule_id)], [[rules.webAgain], [rules.web]], 'the badges are what the API found');
   assertNoProblems(watched, 'analysis badges');
+});
+
+// The fixture plugin that reports findings about rules (test/plugin-findings.test.ts): it runs as nobody.
+const pluginSkip = skip || systemSkip('running a plugin as nobody', { root: true, users: ['nobody'] });
+const FINDINGS_PLUGIN = 'findings-probe';
+
+test('a plugin\'s findings are badges on the rules they name, with the plugin\'s words as text; the plugins page lists them', { skip: pluginSkip }, async () => {
+  cpSync(join(import.meta.dirname, 'fixtures', 'plugins', FINDINGS_PLUGIN), join(suite.server.dataDir, 'plugins', FINDINGS_PLUGIN), { recursive: true });
+  assert.equal((await admin('POST', '/plugins/toggle', { name: FINDINGS_PLUGIN, enabled: true })).status, 200);
+  const detail = '<b>no hit</b> in 90 days';
+  assert.equal((await admin('PUT', `/plugins/${FINDINGS_PLUGIN}/config`, { settings: { findings: [{ rule_id: rules.rest, severity: 'warning', detail }] } })).status, 200);
+  for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
+    if (((await admin('GET', '/rules/analysis')).json.plugin_findings ?? []).length === 1) break;
+    assert.ok(Date.now() < deadline, 'the plugin reported its finding within 60 s');
+  }
+  try {
+    const watched = await signedIn(VIEWER);
+    const { page } = watched;
+    await openRules(page);
+    const rest = rowOf(page, 'block the rest');
+    await rest.locator('.badge', { hasText: `${FINDINGS_PLUGIN}: warning` }).waitFor();
+    assert.match((await rest.locator('.findings').textContent()) ?? '', /Reported by the plugin findings-probe: <b>no hit<\/b> in 90 days/, 'the explanation, markup kept as text');
+    assert.equal(await rest.locator('.findings b').count(), 0, 'never interpreted as markup');
+
+    await openArea(page, 'Plugins');
+    const listed = page.getByRole('table', { name: 'Findings from plugins' }).getByRole('row').filter({ hasText: FINDINGS_PLUGIN });
+    await listed.getByRole('cell', { name: '#3 block the rest', exact: true }).waitFor();
+    await listed.locator('.badge.warn', { hasText: 'warning' }).waitFor();
+    assertNoProblems(watched, 'plugin findings');
+  } finally {
+    assert.equal((await admin('POST', '/plugins/toggle', { name: FINDINGS_PLUGIN, enabled: false })).status, 200);
+  }
 });
 
 test('a viewer tests a packet and sees the badges, but no write control; on a phone the form is usable without sideways scrolling', { skip }, async () => {

@@ -62,10 +62,19 @@ export interface PageProblems {
   failedResponses: { status: number; url: string }[];
 }
 
+/** A write the page sent to the API, and the If-Match it carried. */
+export interface ApiWrite {
+  method: string;
+  path: string;
+  ifMatch: string | undefined;
+}
+
 export interface WatchedPage {
   context: BrowserContext;
   page: Page;
   problems: PageProblems;
+  /** Every PUT, PATCH and DELETE to the API, checked by assertConditionalWrites. */
+  writes: ApiWrite[];
 }
 
 /** A fresh browser context (its own sessionStorage and cookies) whose problems are recorded. */
@@ -80,5 +89,38 @@ export async function openWatchedPage(browser: Browser, baseUrl: string, options
   page.on('response', (response) => {
     if (response.status() >= 400) problems.failedResponses.push({ status: response.status(), url: response.url() });
   });
-  return { context, page, problems };
+  const watched: WatchedPage = { context, page, problems, writes: [] };
+  page.on('request', (request) => {
+    const path = new URL(request.url()).pathname;
+    if (['PUT', 'PATCH', 'DELETE'].includes(request.method()) && path.startsWith('/api/v1/')) watched.writes.push({ method: request.method(), path, ifMatch: request.headers()['if-match'] });
+  });
+  return watched;
+}
+
+/** Writes the console sends without If-Match on purpose, and why. */
+export const UNCONDITIONAL_ON_PURPOSE: readonly string[] = [
+  // the role form sets a role outright: it starts from no stored role it could be stale against
+  'PUT /api/v1/interfaces/{name}/role',
+];
+
+/**
+ * Writes that are unconditional against the API's own promise: the OpenAPI document declares If-Match on the
+ * operation, and a GET of the same path gives the tag to send, yet the console sent none (issue 34: every edit
+ * carries the ETag it was read with). `allowed` lists the exceptions, each with its reason where it is declared.
+ */
+export async function unconditionalWrites(baseUrl: string, writes: readonly ApiWrite[], allowed: readonly string[]): Promise<string[]> {
+  const document = (await (await fetch(`${baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>> };
+  // the literal path first (`/rules/reorder` before `/rules/{id}`)
+  const templates = Object.keys(document.paths).sort((a, b) => a.split('{').length - b.split('{').length);
+  const templateOf = (path: string) => templates.find((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+  const found: string[] = [];
+  for (const write of writes) {
+    const template = templateOf(write.path);
+    if (!template || write.ifMatch) continue;
+    const operations = document.paths[template]!;
+    const takesIfMatch = (operations[write.method.toLowerCase()]?.parameters ?? []).some((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === 'if-match');
+    const line = `${write.method} ${template}`;
+    if (takesIfMatch && operations.get && !allowed.includes(line) && !found.includes(line)) found.push(line);
+  }
+  return found;
 }

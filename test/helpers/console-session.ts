@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import type { PageProblems } from './console-browser.js';
 
 /** Signs in through the console's own form. */
@@ -40,7 +40,9 @@ export function forgetExpectedProblems(problems: PageProblems): void {
 declare const document: {
   querySelectorAll(selector: string): Iterable<{ labels: { length: number } | null; textContent: string | null; getAttribute(name: string): string | null }>;
   documentElement: { scrollWidth: number };
+  activeElement: { textContent: string | null } | null;
 };
+declare const getComputedStyle: (element: unknown) => { outlineStyle: string; boxShadow: string };
 
 /** Opens an area from the main navigation and waits until every table of it has loaded. */
 export async function openArea(page: Page, name: string): Promise<void> {
@@ -86,3 +88,37 @@ export function assertOnlyRefused(watched: { problems: PageProblems }, expected:
   assert.deepEqual(watched.problems.console.filter((text) => !statuses.has(browserLine.exec(text)?.[1] ?? '')), [], `${what}: console errors`);
   forgetExpectedProblems(watched.problems);
 }
+
+/**
+ * The API's 400 naming a field is shown at that field (issue 34's quality bar): the input labelled `label` is
+ * marked invalid, described by the message and focused, and the form shows no other alert.
+ */
+export async function assertRefusedAtField(form: Locator, label: string, message: RegExp, what: string): Promise<void> {
+  const field = form.getByLabel(label, { exact: true });
+  const alert = form.getByRole('alert');
+  await alert.first().waitFor();
+  assert.equal(await alert.count(), 1, `${what}: one message, at the field`);
+  assert.match((await alert.textContent()) ?? '', message, `${what}: the API's message`);
+  assert.equal(await field.getAttribute('aria-invalid'), 'true', `${what}: ${label} is marked invalid`);
+  const describedBy = ((await field.getAttribute('aria-describedby')) ?? '').split(' ');
+  assert.ok(describedBy.includes((await alert.getAttribute('id')) ?? '-'), `${what}: the message describes ${label}`);
+  assert.ok(await field.evaluate((element) => element === element.ownerDocument.activeElement), `${what}: ${label} has the focus`);
+}
+
+/** Tabs from where the focus is until `name` is focused (at most `limit` presses), with a visible focus ring. */
+export async function tabTo(page: Page, name: string, limit = 30): Promise<void> {
+  for (let presses = 0; presses < limit; presses++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+    if (focused === name) {
+      const ring = await page.evaluate(() => {
+        const style = getComputedStyle(document.activeElement);
+        return style.outlineStyle !== 'none' || style.boxShadow !== 'none';
+      });
+      assert.ok(ring, `${name}: the focused control shows its focus`);
+      return;
+    }
+  }
+  assert.fail(`${name} is not reached by Tab within ${limit} presses`);
+}
+

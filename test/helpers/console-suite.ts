@@ -2,7 +2,7 @@ import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
-import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, type ConsoleServer, type WatchedPage } from './console-browser.js';
+import { buildConsole, chromiumSkipReason, launchChromium, openWatchedPage, startConsoleServer, UNCONDITIONAL_ON_PURPOSE, unconditionalWrites, type ConsoleServer, type WatchedPage } from './console-browser.js';
 import { apiAs, signIn, type ApiAnswer } from './console-session.js';
 
 export interface Credentials {
@@ -56,11 +56,14 @@ export function consoleSuite(accounts: {
 
   after(async () => {
     if (skip) return;
+    // every write of every page this file opened carried the ETag it was read with, where the API takes one
+    const unconditional = await unconditionalWrites(server.baseUrl, opened.flatMap((watched) => watched.writes), UNCONDITIONAL_ON_PURPOSE);
     for (const watched of opened) await watched.context.close().catch(() => undefined);
     await browser?.close();
     await server?.close();
     rmSync(consoleDir, { recursive: true, force: true });
     rmSync(server.dataDir, { recursive: true, force: true });
+    assert.deepEqual(unconditional, [], 'writes sent without the If-Match the API takes');
   });
 
   return {

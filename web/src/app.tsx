@@ -5,34 +5,37 @@ import type { Me } from './api/types';
 import { SessionContext, type SessionValue } from './auth/session-context';
 import { SignInPage } from './auth/sign-in-page';
 import { Shell } from './layout/shell';
-import { AliasesPage } from './pages/aliases-page';
-import { CertificatesPage } from './pages/certificates-page';
-import { ConfigurationPage } from './pages/configuration-page';
 import { DashboardPage } from './pages/dashboard-page';
-import { DhcpPage } from './pages/dhcp-page';
-import { DiagnosticsPage } from './pages/diagnostics-page';
-import { DnsPage } from './pages/dns-page';
-import { IdsPage } from './pages/ids-page';
-import { LogsPage } from './pages/logs-page';
-import { MultiWanPage } from './pages/multiwan-page';
-import { NatPage } from './pages/nat-page';
-import { NetworkingPage } from './pages/networking-page';
-import { AssertionsPage } from './pages/assertions-page';
-import { NotificationsPage } from './pages/notifications-page';
-import { FlowExportPage } from './pages/flow-export-page';
 import { NotFoundPage } from './pages/not-found-page';
-import { ChangeSetPage } from './pages/change-set-page';
+// every page but the dashboard and the rules is fetched on its first visit
+import {
+  ChangeSetPage,
+  NatPage,
+  AliasesPage,
+  SchedulesPage,
+  VpnPage,
+  DnsPage,
+  DhcpPage,
+  IdsPage,
+  MultiWanPage,
+  CertificatesPage,
+  NetworkingPage,
+  LogsPage,
+  DiagnosticsPage,
+  UsersPage,
+  ConfigurationPage,
+  SystemPage,
+  TimePage,
+  ClusterPage,
+  GeoipPage,
+  PluginsPage,
+  UpdatesPage,
+  ReverseProxyPage,
+  AssertionsPage,
+  NotificationsPage,
+  FlowExportPage,
+} from './pages/on-demand';
 import { RulesPage } from './pages/rules-page';
-import { SchedulesPage } from './pages/schedules-page';
-import { SystemPage } from './pages/system-page';
-import { TimePage } from './pages/time-page';
-import { ClusterPage } from './pages/cluster-page';
-import { GeoipPage } from './pages/geoip-page';
-import { PluginsPage } from './pages/plugins-page';
-import { UpdatesPage } from './pages/updates-page';
-import { ReverseProxyPage } from './pages/reverse-proxy-page';
-import { UsersPage } from './pages/users-page';
-import { VpnPage } from './pages/vpn-page';
 
 function Pages() {
   return (

@@ -1,13 +1,27 @@
 import { clearSession, loadSession, saveSession, type Session } from './session-store';
 
+/**
+ * The body field a 400 names, as the API words its messages (src/model/validation.ts): `body.port must be <= 65535`
+ * is ['port'], `body.collectors.2 …` ['collectors', '2'], a list body's `body[0].webhooks: …` or `body.0.rate_limit_secs …`
+ * ['0', …]. Null when the message names no body field.
+ */
+export function fieldPathOf(message: string): string[] | null {
+  const named = /^body((?:\.[\w-]+|\[\d+\])+)/.exec(message);
+  return named ? named[1].split(/[.[\]]/).filter(Boolean) : null;
+}
+
 /** A failed API call: the HTTP status and the API's own `{error}` message, made readable. */
 export class ApiError extends Error {
+  /** For a 400: the body field the message names (a form shows the message at that field). */
+  readonly fieldPath: string[] | null;
+
   constructor(
     readonly status: number,
     message: string,
   ) {
     super(message);
     this.name = 'ApiError';
+    this.fieldPath = status === 400 ? fieldPathOf(message) : null;
   }
 }
 

@@ -6,7 +6,7 @@ import type { Query } from '../api/client';
 import { DataTable, type Column } from './data-table';
 import { ErrorAlert, Notice, messageOf } from './error-alert';
 import { RecordForm, type FieldSpec } from './record-form';
-import { readForEditing, saveEdit, type Editing } from './record-editor';
+import { deleteConfirmed, readForEditing, saveEdit, type Editing } from './record-editor';
 import { useLoad } from './use-load';
 
 interface CollectionSectionProps {
@@ -82,10 +82,13 @@ export function CollectionSection(props: CollectionSectionProps) {
 
   const remove = (row: Row) => {
     const name = describe?.(row) ?? String(row.name ?? row.id);
-    if (!confirm(`Delete ${name}?`)) return;
     void act(async () => {
-      await api.delete(itemPath(row));
-      list.reload();
+      try {
+        // the tag comes from the one-object read the section edits with; a list without an edit form has none
+        await deleteConfirmed(api, itemPath(row), readEach && editFields !== undefined, () => confirm(`Delete ${name}?`), itemName);
+      } finally {
+        list.reload();
+      }
     });
   };
 

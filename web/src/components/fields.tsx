@@ -64,27 +64,44 @@ export function TextField({ label, name, value, onInput, type = 'text', required
   );
 }
 
-export function TextArea({ label, name, value, onInput, hint, rows = 3 }: BaseProps & { value: string; onInput(value: string): void; rows?: number }) {
+export function TextArea({ label, name, value, onInput, hint, rows = 3, error }: BaseProps & { value: string; onInput(value: string): void; rows?: number; error?: string | null }) {
   const id = useId();
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <textarea id={id} name={name} rows={rows} value={value} aria-describedby={hint ? `${id}-hint` : undefined} onInput={(event) => onInput((event.currentTarget as HTMLTextAreaElement).value)} />
+      <textarea
+        id={id}
+        name={name}
+        rows={rows}
+        value={value}
+        aria-describedby={describedBy(id, hint, error)}
+        aria-invalid={error ? true : undefined}
+        onInput={(event) => onInput((event.currentTarget as HTMLTextAreaElement).value)}
+      />
       <Hint id={`${id}-hint`} hint={hint} />
+      <FieldError id={`${id}-error`} error={error} />
     </div>
   );
 }
 
-export function SelectField({ label, name, value, options, onChange, hint }: BaseProps & {
+export function SelectField({ label, name, value, options, onChange, hint, error }: BaseProps & {
   value: string;
   options: readonly (string | { value: string; label: string })[];
   onChange(value: string): void;
+  error?: string | null;
 }) {
   const id = useId();
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <select id={id} name={name} value={value} aria-describedby={hint ? `${id}-hint` : undefined} onChange={(event) => onChange((event.currentTarget as HTMLSelectElement).value)}>
+      <select
+        id={id}
+        name={name}
+        value={value}
+        aria-describedby={describedBy(id, hint, error)}
+        aria-invalid={error ? true : undefined}
+        onChange={(event) => onChange((event.currentTarget as HTMLSelectElement).value)}
+      >
         {options.map((option) => {
           const { value: optionValue, label: optionLabel } = typeof option === 'string' ? { value: option, label: option } : option;
           return (
@@ -95,16 +112,32 @@ export function SelectField({ label, name, value, options, onChange, hint }: Bas
         })}
       </select>
       <Hint id={`${id}-hint`} hint={hint} />
+      <FieldError id={`${id}-error`} error={error} />
     </div>
   );
 }
 
-export function CheckboxField({ label, name, checked, onChange }: BaseProps & { checked: boolean; onChange(checked: boolean): void }) {
-  return (
+export function CheckboxField({ label, name, checked, onChange, error }: BaseProps & { checked: boolean; onChange(checked: boolean): void; error?: string | null }) {
+  const id = useId();
+  const box = (
     <label class="field checkbox">
-      <input name={name} type="checkbox" checked={checked} onChange={(event) => onChange((event.currentTarget as HTMLInputElement).checked)} />
+      <input
+        name={name}
+        type="checkbox"
+        checked={checked}
+        aria-describedby={describedBy(id, undefined, error)}
+        aria-invalid={error ? true : undefined}
+        onChange={(event) => onChange((event.currentTarget as HTMLInputElement).checked)}
+      />
       <span>{label}</span>
     </label>
+  );
+  if (!error) return box;
+  return (
+    <div class="field">
+      {box}
+      <FieldError id={`${id}-error`} error={error} />
+    </div>
   );
 }
 

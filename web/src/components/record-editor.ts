@@ -34,3 +34,30 @@ export async function saveEdit(api: ApiClient, editing: Editing, body: Record<st
     throw new Error(conflictMessage(noun));
   }
 }
+
+/**
+ * Deletes what the user chose only if it is still what they confirmed: the record's ETag is read before `confirmed`
+ * asks, and the DELETE carries it as If-Match, so a change made while the question was open answers 412 and nothing
+ * is deleted. `readable`: the API reads the one record (otherwise no tag can be had and the DELETE is plain).
+ */
+export async function deleteConfirmed(api: ApiClient, path: string, readable: boolean, confirmed: () => boolean, noun: string): Promise<boolean> {
+  const etag = readable ? (await api.request('GET', path)).etag : null;
+  if (!confirmed()) return false;
+  try {
+    await api.delete(path, etag);
+    return true;
+  } catch (failure) {
+    if (!(failure instanceof ApiError && failure.status === 412)) throw failure;
+    throw new Error(`This ${noun} was changed by someone else while you confirmed; nothing was deleted. The table now shows what is stored.`);
+  }
+}
+
+/**
+ * Flips a yes/no field of a record from a table's button: only if the stored record still holds what the row showed
+ * (else nothing is sent and the caller reloads), then with the tag it was read with as If-Match.
+ */
+export async function toggleField(api: ApiClient, path: string, field: string, shown: boolean, noun: string): Promise<void> {
+  const current = await readForEditing(api, path);
+  if (current.record[field] !== shown) throw new Error(`This ${noun} was changed by someone else; reloaded. Nothing was changed: look again and choose.`);
+  await saveEdit(api, current, { [field]: !shown }, noun, () => undefined);
+}

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Row } from '../api/types';
 import { CheckboxField, FormActions, SelectField, TextArea, TextField } from './fields';
 import { ErrorAlert } from './error-alert';
-import { useSubmit } from './use-submit';
+import { useFocusInvalid, useSubmit } from './use-submit';
 
 /** One input of a declared form; the body sent is built from these, typed as the API expects. */
 export interface FieldSpec {
@@ -107,10 +107,20 @@ interface RecordFormProps {
   onCancel?: () => void;
   /** A create form that keeps what was typed after a submit (a preview to adjust and run again). */
   keepValues?: boolean;
+  /**
+   * Which input a 400 is about, from the body path its message names (`['port']`); default its first part. A form
+   * whose body is not its fields (a rule in a list) says where its own fields are.
+   */
+  errorField?: (path: readonly string[]) => string | undefined;
 }
 
-/** A form whose validation messages are the API's own (400 naming the field), shown in an alert. */
-export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel, keepValues }: RecordFormProps) {
+const firstPart = (path: readonly string[]) => path[0];
+
+/**
+ * A form whose validation messages are the API's own: a 400 naming one of its fields is shown at that field (marked
+ * invalid, described by the message, focused); any other refusal in the form's alert.
+ */
+export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSubmit, onCancel, keepValues, errorField = firstPart }: RecordFormProps) {
   const [values, setValues] = useState<Values>(() => initialValues(fields, record));
   const set = (name: string, value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
   // a new read of the record (after a save refused as stale) shows what is stored now; only a new one: a reset
@@ -122,21 +132,26 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
     setValues(initialValues(fields, record));
   }, [record]);
 
-  const { busy, error, submit } = useSubmit(async () => {
+  const { busy, error, errorPath, submit } = useSubmit(async () => {
     await onSubmit(bodyOf(fields, values, record ? initialValues(fields, record) : undefined));
     if (!record && !keepValues) setValues(initialValues(fields));
   });
+  const named = errorPath ? errorField(errorPath) : undefined;
+  const at = fields.some((field) => field.name === named) ? named : undefined;
+  const errorAt = (name: string) => (name === at ? error : null);
+  const form = useRef<HTMLFormElement>(null);
+  useFocusInvalid(form, error);
 
   return (
-    <form class="record-form" onSubmit={submit} aria-label={title}>
+    <form class="record-form" onSubmit={submit} aria-label={title} ref={form}>
       {!hideTitle && <h3>{title}</h3>}
       <div class="form-grid">
         {fields.map((field) => {
           const value = values[field.name];
-          if (field.kind === 'checkbox') return <CheckboxField key={field.name} name={field.name} label={field.label} checked={value === true} onChange={(checked) => set(field.name, checked)} />;
-          if (field.kind === 'select') return <SelectField key={field.name} name={field.name} label={field.label} value={String(value)} options={optionsWith(field.options ?? [], String(value))} onChange={(v) => set(field.name, v)} hint={field.hint} />;
-          if (field.kind === 'lines') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint ?? 'one per line'} />;
-          if (field.kind === 'paragraph' || field.kind === 'json') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint} />;
+          if (field.kind === 'checkbox') return <CheckboxField key={field.name} name={field.name} label={field.label} checked={value === true} onChange={(checked) => set(field.name, checked)} error={errorAt(field.name)} />;
+          if (field.kind === 'select') return <SelectField key={field.name} name={field.name} label={field.label} value={String(value)} options={optionsWith(field.options ?? [], String(value))} onChange={(v) => set(field.name, v)} hint={field.hint} error={errorAt(field.name)} />;
+          if (field.kind === 'lines') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint ?? 'one per line'} error={errorAt(field.name)} />;
+          if (field.kind === 'paragraph' || field.kind === 'json') return <TextArea key={field.name} name={field.name} label={field.label} value={String(value)} onInput={(v) => set(field.name, v)} hint={field.hint} error={errorAt(field.name)} />;
           return (
             <TextField
               key={field.name}
@@ -147,11 +162,12 @@ export function RecordForm({ title, fields, submitLabel, hideTitle, record, onSu
               onInput={(v) => set(field.name, v)}
               hint={record && field.kind === 'password' ? secretHint(field, record) : field.hint}
               autoComplete={field.kind === 'password' ? 'new-password' : 'off'}
+              error={errorAt(field.name)}
             />
           );
         })}
       </div>
-      <ErrorAlert message={error} />
+      <ErrorAlert message={at ? null : error} />
       <FormActions>
         <button type="submit" disabled={busy}>
           {submitLabel}

@@ -7,6 +7,8 @@ import { formatValue } from '../components/format';
 import { Page } from '../components/page';
 import { KeyValueTable, fieldLabel } from '../components/settings-view';
 import { useLoad } from '../components/use-load';
+import type { Row } from '../api/types';
+import { ClusterCollections, StateSyncSection } from './cluster-settings';
 
 interface FailoverEntry { id: string; ts: string; from_role: string; to_role: string; cause: string; detail: string | null }
 interface HealthSummary {
@@ -17,13 +19,16 @@ interface HealthSummary {
 
 const STATUS_SHOWN = ['role', 'configured_role', 'vrrp_state', 'peer_reachable', 'pfsync_state_count', 'priority_adjustment', 'failing_checks', 'running', 'state_sync', 'last_error'];
 
-/** High availability (issue 39): this node's live role, its peer and state sync, health, failover history; promote/demote. */
+/**
+ * High availability (issue 39): this node's live role, its peer and state sync, health, failover history; promote/demote;
+ * the virtual addresses, health checks and state sync edited (pages/cluster-settings.tsx).
+ */
 export function ClusterPage() {
   const { api, can } = useSession();
   const [error, setError] = useState<string | null>(null);
   const [generation, setGeneration] = useState(0);
   const status = useLoad(() => api.get<Record<string, unknown>>('/cluster/status'), `status-${generation}`);
-  const pfsync = useLoad(() => api.get<Record<string, unknown> | null>('/cluster/pfsync'), `pfsync-${generation}`);
+  const pfsync = useLoad(() => api.get<Row | null>('/cluster/pfsync'), `pfsync-${generation}`);
   const summary = useLoad(() => api.get<HealthSummary>('/cluster/health-summary'), `summary-${generation}`);
   const history = useLoad(() => api.get<FailoverEntry[]>('/cluster/failover-history'), `history-${generation}`);
   const refresh = () => setGeneration((value) => value + 1);
@@ -60,6 +65,8 @@ export function ClusterPage() {
         </div>
         <ErrorAlert message={error} />
       </section>
+      <ClusterCollections onChange={refresh} />
+      <StateSyncSection pfsync={pfsync} onSaved={refresh} />
       <section class="panel" aria-label="Cluster health">
         <header class="panel-head">
           <h2>Cluster health</h2>
@@ -71,7 +78,7 @@ export function ClusterPage() {
           </ul>
         ))}
         <DataTable
-          caption="Health checks"
+          caption="Health check outcomes"
           rows={summary.data?.checks ?? []}
           empty="No health checks."
           rowKey={(row) => row.id}

@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
+import { ApiError } from '../api/client';
+import { useFocusInvalid } from '../components/use-submit';
 import { ErrorAlert, Notice, messageOf } from '../components/error-alert';
 import { FormActions, SelectField, TextField } from '../components/fields';
 import { Page } from '../components/page';
@@ -41,6 +43,10 @@ export function DiagnosticsPage() {
   const [lines, setLines] = useState<string[]>([]);
   const [status, setStatus] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // a 400 naming one of the form's fields is shown at it (`body.host: …`)
+  const [errorField, setErrorField] = useState<string | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useFocusInvalid(form, errorField && error);
   const [running, setRunning] = useState(false);
   const [download, setDownload] = useState<{ url: string; name: string; packets: string } | null>(null);
   const abort = useRef<AbortController | null>(null);
@@ -52,12 +58,13 @@ export function DiagnosticsPage() {
 
   const set = (key: string) => (value: string) => setValues((current) => ({ ...current, [key]: value }));
   const field = (key: string, label: string, hint?: string, type: 'text' | 'number' = 'text', required = false) => (
-    <TextField label={label} name={key} value={values[key]} onInput={set(key)} hint={hint} type={type} required={required} inputMode={type === 'number' ? 'numeric' : undefined} />
+    <TextField label={label} name={key} value={values[key]} onInput={set(key)} hint={hint} type={type} required={required} inputMode={type === 'number' ? 'numeric' : undefined} error={errorField === key ? error : null} />
   );
 
   const run = async (event: Event) => {
     event.preventDefault();
     setError(null);
+    setErrorField(null);
     setLines([]);
     setDownload(null);
     setRunning(true);
@@ -83,7 +90,11 @@ export function DiagnosticsPage() {
     } catch (failure) {
       setStatus(null);
       if ((failure as Error).name === 'AbortError') setStatus('Stopped.');
-      else setError(messageOf(failure));
+      else {
+        const named = failure instanceof ApiError ? failure.fieldPath?.[0] : undefined;
+        setErrorField(named && form.current?.querySelector(`[name="${named}"]`) ? named : null);
+        setError(messageOf(failure));
+      }
     } finally {
       setRunning(false);
       abort.current = null;
@@ -96,7 +107,7 @@ export function DiagnosticsPage() {
       {mayRun && (
         <section aria-labelledby="diagnostics-run">
           <h2 id="diagnostics-run">Run</h2>
-          <form onSubmit={run}>
+          <form onSubmit={run} ref={form}>
             <SelectField label="Tool" name="tool" value={tool} options={TOOLS} onChange={(value) => setTool(value as Tool)} />
             {(tool === 'ping' || tool === 'traceroute' || tool === 'tcp') && field('host', 'Host', 'A host name or an IP address', 'text', true)}
             {tool === 'ping' && field('count', 'Count', 'Echo requests, one a second (1-20)', 'number')}
@@ -117,7 +128,7 @@ export function DiagnosticsPage() {
               {running && tool !== 'capture' && <button type="button" class="secondary" onClick={() => abort.current?.abort()}>Stop</button>}
             </FormActions>
           </form>
-          <ErrorAlert message={error} />
+          <ErrorAlert message={errorField ? null : error} />
           {status && <Notice>{status}</Notice>}
           {download && (
             <p>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
+import { ApiError } from '../api/client';
 import type { Row } from '../api/types';
 import { DataTable } from '../components/data-table';
 import { ErrorAlert, messageOf } from '../components/error-alert';
@@ -23,6 +24,8 @@ interface Rule {
 }
 interface Webhook { id: string; name: string }
 
+const STALE = 'The event routing was changed by someone else since it was read; nothing was saved. The table now shows what is stored: make your change again.';
+
 /** Where a rule is being edited: a new one (index null) or the rule at `index`. */
 type Editing = { index: number | null };
 
@@ -35,12 +38,13 @@ export function EventRouting() {
   const { api, can } = useSession();
   const mayWrite = can('settings:write');
   const [generation, setGeneration] = useState(0);
-  const rules = useLoad(() => api.get<Rule[]>('/notify/events'), `events-${generation}`);
+  // read with its ETag: each save sends it as If-Match, so an edit made meanwhile is refused (412), never overwritten
+  const rules = useLoad(() => api.request<Rule[]>('GET', '/notify/events'), `events-${generation}`);
   const hooks = useLoad(() => api.get<Webhook[]>('/notify/webhooks'), `hooks-${generation}`);
   const [editing, setEditing] = useState<Editing | null>(null);
   const [error, setError] = useState<string | null>(null);
   const reload = () => setGeneration((value) => value + 1);
-  const list = rules.data ?? [];
+  const list = rules.data?.data ?? [];
   const nameOf = (id: string) => hooks.data?.find((hook) => hook.id === id)?.name ?? id;
 
   const fields: readonly FieldSpec[] = [
@@ -63,7 +67,13 @@ export function EventRouting() {
   };
 
   const save = async (next: Rule[]) => {
-    await api.put('/notify/events', next);
+    try {
+      await api.update('/notify/events', next, rules.data?.etag ?? null);
+    } catch (failure) {
+      if (!(failure instanceof ApiError && failure.status === 412)) throw failure;
+      // the rule being edited may no longer be where it was: the form closes and the table shows what is stored
+      setError(STALE);
+    }
     setEditing(null);
     reload();
   };
@@ -104,7 +114,9 @@ export function EventRouting() {
           record={editingRule as unknown as Row | undefined}
           submitLabel={editing.index === null ? 'Create' : 'Save'}
           onCancel={() => setEditing(null)}
+          errorField={(path) => (path[0] === String(editing.index ?? list.length) ? path[1] : undefined)}
           onSubmit={async (body) => {
+            setError(null);
             if (editing.index === null) return save([...list, await ruleOf(body)]);
             const changed = await ruleOf(body, list[editing.index]);
             return save(list.map((rule, at) => (at === editing.index ? changed : rule)));

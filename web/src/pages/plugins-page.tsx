@@ -5,6 +5,7 @@ import { ActionButton } from '../components/action-button';
 import { CollectionSection } from '../components/collection-section';
 import { ErrorAlert } from '../components/error-alert';
 import { Page } from '../components/page';
+import { PluginFindings } from './plugin-findings';
 
 /** The rows of a `{ plugins: [...] }` answer, keyed by name (plugins have no id). */
 const pluginRows = (data: unknown): Row[] =>
@@ -37,6 +38,7 @@ export function PluginsPage() {
           ) : null
         }
       />
+      <PluginFindings />
       <CollectionSection
         title="Plugin directory"
         itemName="manifest"

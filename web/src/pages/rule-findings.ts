@@ -11,7 +11,23 @@ export interface RuleAnalysis {
   empty_aliases: { alias: string; rule_ids: string[]; detail: string }[];
   schedules_never_fire: { schedule_id: string; name: string; rule_ids: string[]; detail: string }[];
   not_analysed: { rule_id: string; detail: string }[];
+  /** What running plugins report about rules (docs/plugins.md, "Providers"); plain text, shown as text. */
+  plugin_findings?: PluginFinding[];
 }
+
+export interface PluginFinding {
+  source: string;
+  rule_id: string;
+  severity: 'info' | 'warning' | 'critical';
+  detail: string;
+}
+
+/** A plugin's finding as a badge: its source and severity, and the plugin's words as the explanation. */
+export const pluginBadge = (finding: PluginFinding): Finding => ({
+  label: `${finding.source}: ${finding.severity}`,
+  tone: finding.severity === 'info' ? 'info' : 'warn',
+  detail: `Reported by the plugin ${finding.source}: ${finding.detail}`,
+});
 
 export interface Finding {
   /** The badge's text. */
@@ -41,5 +57,6 @@ export function findingsByRule(analysis: RuleAnalysis, numberOf: (id: string) =>
   }
   for (const s of analysis.schedules_never_fire) for (const id of s.rule_ids) add(id, { label: 'Schedule never fires', tone: 'warn', detail: s.detail });
   for (const n of analysis.not_analysed) add(n.rule_id, { label: 'Not analysed', tone: 'info', detail: n.detail });
+  for (const p of analysis.plugin_findings ?? []) add(p.rule_id, pluginBadge(p));
   return byRule;
 }

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Rule } from '../api/types';
 import { ErrorAlert } from '../components/error-alert';
-import { useSubmit } from '../components/use-submit';
+import { useFocusInvalid, useSubmit } from '../components/use-submit';
 import { CheckboxField, FormActions, SelectField, TextField } from '../components/fields';
 
 const ACTIONS = [
@@ -111,29 +111,35 @@ export function RuleForm({ rule, initial, onSubmit, onCancel, submitLabel }: Rul
   const set = <K extends keyof RuleDraft>(key: K) => (value: RuleDraft[K]) => setDraft((current) => ({ ...current, [key]: value }));
   const title = rule ? 'Edit rule' : 'New rule';
 
-  const { busy, error, submit } = useSubmit(() => onSubmit(bodyOf(draft, rule !== null)));
+  const { busy, error, errorPath, submit } = useSubmit(() => onSubmit(bodyOf(draft, rule !== null)));
+  // a 400 names the field as sent (src_port_start) or as the rule holds it (src_port): shown at its input
+  const named = errorPath?.[0]?.replace(/^(src|dst)_port$/, '$1_port_start');
+  const at = named && named in draft && (named !== 'status' || rule) ? named : undefined;
+  const errorAt = (name: keyof RuleDraft) => (name === at ? error : null);
+  const form = useRef<HTMLFormElement>(null);
+  useFocusInvalid(form, error);
 
   return (
-    <form class="record-form" onSubmit={submit} aria-label={title}>
+    <form class="record-form" onSubmit={submit} aria-label={title} ref={form}>
       <h3>{title}</h3>
       <div class="form-grid">
-        <SelectField label="Action" name="action" value={draft.action} options={ACTIONS} onChange={set('action')} />
-        <SelectField label="Direction" name="direction" value={draft.direction} options={DIRECTIONS} onChange={set('direction')} />
-        <SelectField label="Protocol" name="protocol" value={draft.protocol} options={PROTOCOLS} onChange={set('protocol')} />
-        <SelectField label="IP version" name="ip_version" value={draft.ip_version} options={IP_VERSIONS} onChange={set('ip_version')} />
-        <TextField label="Interface" name="interface" value={draft.interface} onInput={set('interface')} hint="empty: all interfaces" />
-        <TextField label="Source address" name="src_addr" value={draft.src_addr} onInput={set('src_addr')} hint="any, an address, a CIDR, a range or <alias>" />
-        <TextField label="Source port" name="src_port_start" value={draft.src_port_start} onInput={set('src_port_start')} inputMode="numeric" />
-        <TextField label="Source port to" name="src_port_end" value={draft.src_port_end} onInput={set('src_port_end')} inputMode="numeric" hint="empty: one port" />
-        <TextField label="Destination address" name="dst_addr" value={draft.dst_addr} onInput={set('dst_addr')} hint="any, an address, a CIDR, a range or <alias>" />
-        <TextField label="Destination port" name="dst_port_start" value={draft.dst_port_start} onInput={set('dst_port_start')} inputMode="numeric" />
-        <TextField label="Destination port to" name="dst_port_end" value={draft.dst_port_end} onInput={set('dst_port_end')} inputMode="numeric" hint="empty: one port" />
-        <TextField label="Description" name="description" value={draft.description} onInput={set('description')} />
-        <TextField label="Label" name="label" value={draft.label} onInput={set('label')} hint="shown in logs and counters" />
-        {rule && <SelectField label="Status" name="status" value={draft.status} options={STATUSES} onChange={set('status')} />}
-        <CheckboxField label="Log matching packets" name="log" checked={draft.log} onChange={set('log')} />
+        <SelectField label="Action" name="action" value={draft.action} options={ACTIONS} onChange={set('action')} error={errorAt('action')} />
+        <SelectField label="Direction" name="direction" value={draft.direction} options={DIRECTIONS} onChange={set('direction')} error={errorAt('direction')} />
+        <SelectField label="Protocol" name="protocol" value={draft.protocol} options={PROTOCOLS} onChange={set('protocol')} error={errorAt('protocol')} />
+        <SelectField label="IP version" name="ip_version" value={draft.ip_version} options={IP_VERSIONS} onChange={set('ip_version')} error={errorAt('ip_version')} />
+        <TextField label="Interface" name="interface" value={draft.interface} onInput={set('interface')} hint="empty: all interfaces" error={errorAt('interface')} />
+        <TextField label="Source address" name="src_addr" value={draft.src_addr} onInput={set('src_addr')} hint="any, an address, a CIDR, a range or <alias>" error={errorAt('src_addr')} />
+        <TextField label="Source port" name="src_port_start" value={draft.src_port_start} onInput={set('src_port_start')} inputMode="numeric" error={errorAt('src_port_start')} />
+        <TextField label="Source port to" name="src_port_end" value={draft.src_port_end} onInput={set('src_port_end')} inputMode="numeric" hint="empty: one port" error={errorAt('src_port_end')} />
+        <TextField label="Destination address" name="dst_addr" value={draft.dst_addr} onInput={set('dst_addr')} hint="any, an address, a CIDR, a range or <alias>" error={errorAt('dst_addr')} />
+        <TextField label="Destination port" name="dst_port_start" value={draft.dst_port_start} onInput={set('dst_port_start')} inputMode="numeric" error={errorAt('dst_port_start')} />
+        <TextField label="Destination port to" name="dst_port_end" value={draft.dst_port_end} onInput={set('dst_port_end')} inputMode="numeric" hint="empty: one port" error={errorAt('dst_port_end')} />
+        <TextField label="Description" name="description" value={draft.description} onInput={set('description')} error={errorAt('description')} />
+        <TextField label="Label" name="label" value={draft.label} onInput={set('label')} hint="shown in logs and counters" error={errorAt('label')} />
+        {rule && <SelectField label="Status" name="status" value={draft.status} options={STATUSES} onChange={set('status')} error={errorAt('status')} />}
+        <CheckboxField label="Log matching packets" name="log" checked={draft.log} onChange={set('log')} error={errorAt('log')} />
       </div>
-      <ErrorAlert message={error} />
+      <ErrorAlert message={at ? null : error} />
       <FormActions>
         <button type="submit" disabled={busy}>
           {submitLabel ?? (rule ? 'Save rule' : 'Create rule')}

@@ -5,7 +5,7 @@ import type { Rule } from '../api/types';
 import { DataTable } from '../components/data-table';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { formatBytes, formatCount, formatValue } from '../components/format';
-import { saveEdit, type Editing } from '../components/record-editor';
+import { deleteConfirmed, saveEdit, type Editing } from '../components/record-editor';
 import { Sparkline } from '../components/sparkline';
 import { SettingsSection } from '../components/settings-form';
 import { TextView } from '../components/text-view';
@@ -116,10 +116,13 @@ export function RulesPage() {
       setEditing({ rule: read.data, etag: read.etag });
     });
 
-  const remove = (rule: Rule) => {
-    if (!confirm(`Delete the rule "${rule.description ?? rule.label ?? rule.id}"?`)) return;
-    void run(() => api.delete(`/rules/${rule.id}`));
-  };
+  const remove = (rule: Rule) =>
+    void run(async () => {
+      await deleteConfirmed(api, `/rules/${rule.id}`, true, () => confirm(`Delete the rule "${rule.description ?? rule.label ?? rule.id}"?`), 'rule').catch((failure: unknown) => {
+        reloadAll(); // a 412: the list shows what is stored now
+        throw failure;
+      });
+    });
 
   return (
     <div class="page">

@@ -6,6 +6,7 @@ import { ErrorAlert, messageOf } from '../components/error-alert';
 import { formatTime } from '../components/format';
 import { Page } from '../components/page';
 import { RecordForm } from '../components/record-form';
+import { toggleField } from '../components/record-editor';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { TotpEnrolment } from './totp-enrolment';
@@ -202,7 +203,10 @@ export function UsersPage() {
               class="secondary"
               onClick={() => {
                 setError(null);
-                api.put(`/auth/users/${String(row.id)}`, { enabled: !row.enabled }).then(reload, (failure: unknown) => setError(messageOf(failure)));
+                toggleField(api, `/auth/users/${String(row.id)}`, 'enabled', row.enabled === true, 'account').then(reload, (failure: unknown) => {
+                  setError(messageOf(failure));
+                  reload();
+                });
               }}
             >
               {row.enabled ? 'Disable' : 'Enable'}
