@@ -64,6 +64,9 @@ test('promote and demote move the priority adjustment (demote gives the addresse
 test('state sync and health checks: 400 naming the field; check types that do not run are refused', async () => {
   assert.equal((await api.call('GET', '/api/v1/cluster/pfsync')).body, null, 'null until set');
   await api.refused('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'sync0', enabled: true }, /body\.sync_peer/);
+  // Nothing stored yet: a write without the interface would be kept yet read back as null (a 200 that hides it).
+  await api.refused('PUT', '/api/v1/cluster/pfsync', { sync_peer: '10.255.0.2' }, /body\.sync_interface/);
+  assert.equal((await api.call('GET', '/api/v1/cluster/pfsync')).body, null, 'the refused write stored nothing');
   await api.refused('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'sync0', sync_peer: 'peer', enabled: true }, /body\.sync_peer/);
   const sync = await api.call('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'sync0', sync_peer: '10.255.0.2', enabled: true });
   assert.equal(sync.status, 200);

@@ -57,6 +57,8 @@ function validateHealth(data: ConfigData): void {
 }
 
 function validatePfsync(data: ConfigData): void {
+  // A patch is merged into the stored settings; with none stored, the interface must come with it.
+  if (typeof data.sync_interface !== 'string') throw badRequest('body.sync_interface is required: conntrackd needs the sync link\'s interface');
   const peer = data.sync_peer;
   if (peer !== undefined && peer !== null && isIP(String(peer)) === 0) throw badRequest('body.sync_peer must be an IP address');
   if (data.enabled !== false && (peer === undefined || peer === null)) throw badRequest('body.sync_peer is required while state sync is enabled (conntrackd syncs to the peer by unicast)');
