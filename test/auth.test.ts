@@ -6,7 +6,7 @@ import { TOTP, Secret } from 'otpauth';
 import { startTestApp, json, type TestApp } from './helpers/app.js';
 import { ADMIN, adminHeaders, headersWithPermissions, type Headers } from './helpers/auth.js';
 import { BUILTIN_ROLES, PERMISSIONS, toMask } from '../src/core/permissions.js';
-import { TARGETED_LOGIN_DELAY_MS } from '../src/auth/identity-service.js';
+import { TARGETED_LOGIN_DELAY_MS } from '../src/auth/login-limits.js';
 
 let t: TestApp;
 let admin: Headers;

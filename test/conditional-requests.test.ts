@@ -1,9 +1,10 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Type } from 'typebox';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, headersWithPermissions, type Headers } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { adminApi } from './helpers/admin-api.js';
+import { headersWithPermissions, type Headers } from './helpers/auth.js';
 import { lifecycleAreas, newProbe } from './helpers/config-area.js';
 import type { Area } from '../src/areas/area.js';
 import type { AppContext } from '../src/context.js';
@@ -21,17 +22,11 @@ function computedArea(context: AppContext): Area {
   return { name: 'computed-test', routes: collectionRoutes(probes, { path: '/api/v1/test/probes', access: { read: 'backup:read', write: 'backup:write' }, tags: ['test'] }) };
 }
 
-let t: TestApp;
-let admin: Headers;
-before(async () => {
-  t = await startTestApp({ areas: (context) => [...lifecycleAreas(newProbe())(context), computedArea(context)] });
-  admin = await adminHeaders(t.app);
-});
-after(() => t.close());
+const api = adminApi({ areas: (context) => [...lifecycleAreas(newProbe())(context), computedArea(context)] });
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 const call = (method: Method, url: string, options: { payload?: unknown; headers?: Headers } = {}) =>
-  t.app.inject({ method, url, headers: { ...admin, ...options.headers }, ...(options.payload !== undefined ? { payload: options.payload as object } : {}) });
+  api.t.app.inject({ method, url, headers: { ...api.headers, ...options.headers }, ...(options.payload !== undefined ? { payload: options.payload as object } : {}) });
 const ok = async (method: Method, url: string, payload?: unknown, status = method === 'POST' ? 201 : 200) => {
   const response = await call(method, url, { payload });
   assert.equal(response.statusCode, status, `${method} ${url}: ${response.body}`);
@@ -198,7 +193,7 @@ test('cached reads see restore, import, and writes that were rolled back', async
   assert.ok(!(await names()).includes('etag-j'), 'the imported configuration is served at once');
 
   // A transaction that fails after writing: the store drops its copy, and no cached answer shows the write.
-  const { store } = t.app.context;
+  const { store } = api.t.app.context;
   const listed = await names();
   assert.throws(() => store.transaction(() => {
     store.insert('test_host', { name: 'etag-rolled-back', port: 2244 });
@@ -208,23 +203,23 @@ test('cached reads see restore, import, and writes that were rolled back', async
 });
 
 test('the commit-confirm rollback is served at once', async () => {
-  await t.app.context.apply.applyAll('admin', 'baseline');
+  await api.t.app.context.apply.applyAll('admin', 'baseline');
   await ok('POST', '/api/v1/config/commit-confirm', { timeout_seconds: 60 }, 200);
   await ok('POST', '/api/v1/test/hosts', { name: 'etag-risky', port: 2250 });
   const names = async () => json(await ok('GET', '/api/v1/test/hosts')).map((h: { name: string }) => h.name);
   assert.ok((await names()).includes('etag-risky'));
-  t.clock.advance(60_000);
-  const { commitConfirm } = configOf(t.app);
+  api.t.clock.advance(60_000);
+  const { commitConfirm } = configOf(api.t.app);
   assert.equal(await commitConfirm.expireIfDue(), true);
   assert.ok(!(await names()).includes('etag-risky'));
 });
 
 test('a cached list is never served to a caller without the permission', async () => {
   await ok('GET', '/api/v1/test/hosts');
-  const none = await headersWithPermissions(t.app, [], admin);
-  const refused = await t.app.inject({ method: 'GET', url: '/api/v1/test/hosts', headers: none });
+  const none = await headersWithPermissions(api.t.app, [], api.headers);
+  const refused = await api.t.app.inject({ method: 'GET', url: '/api/v1/test/hosts', headers: none });
   assertError(refused, 403, /backup:read/);
-  const anonymous = await t.app.inject({ method: 'GET', url: '/api/v1/test/hosts' });
+  const anonymous = await api.t.app.inject({ method: 'GET', url: '/api/v1/test/hosts' });
   assert.equal(anonymous.statusCode, 401);
 });
 
@@ -245,7 +240,7 @@ test('records with fields computed outside the store are built on every read, an
 });
 
 test('OpenAPI documents ETag, If-None-Match, If-Match, 304 and 412 on the conditional operations', async () => {
-  const document = json(await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }));
+  const document = json(await api.t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }));
   const list = document.paths['/api/v1/test/hosts'].get;
   assert.ok(list.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'if-none-match'));
   assert.ok(list.responses['200'].headers.ETag);
@@ -293,7 +288,7 @@ test('hand-written settings answer an ETag from their body and 304; their writes
 test('HEAD answers the ETag of the representation', async () => {
   const get = await ok('GET', '/api/v1/test/hosts');
   for (const headers of [{}, { 'if-none-match': tagOf(get) }]) {
-    const head = await t.app.inject({ method: 'HEAD', url: '/api/v1/test/hosts', headers: { ...admin, ...headers } });
+    const head = await api.t.app.inject({ method: 'HEAD', url: '/api/v1/test/hosts', headers: { ...api.headers, ...headers } });
     assert.equal(head.statusCode, 200);
     assert.equal(head.body, '');
     assert.equal(head.headers.etag, tagOf(get));
@@ -301,10 +296,10 @@ test('HEAD answers the ETag of the representation', async () => {
 });
 
 test('over a socket a 304 carries the ETag and neither a body nor a Content-Length', async () => {
-  const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const url = await api.t.app.listen({ host: '127.0.0.1', port: 0 });
   const tag = tagOf(await ok('GET', '/api/v1/test/hosts'));
   const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-    request(`${url}/api/v1/test/hosts`, { headers: { ...admin, 'if-none-match': tag } }, (response) => {
+    request(`${url}/api/v1/test/hosts`, { headers: { ...api.headers, 'if-none-match': tag } }, (response) => {
       let body = '';
       response.on('data', (chunk) => (body += chunk));
       response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));

@@ -1,24 +1,20 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestApp, type TestApp } from './helpers/app.js';
-import { adminHeaders, headersWithPermissions, type Headers } from './helpers/auth.js';
+import { startTestApp } from './helpers/app.js';
+import { adminApi } from './helpers/admin-api.js';
+import { startAreaApp } from './helpers/area-app.js';
+import { headersWithPermissions } from './helpers/auth.js';
 import { flow, replayPlatform, ReplayTraffic } from './helpers/traffic.js';
 import { dashboardAreas, dashboardOf } from './helpers/areas.js';
 
 const area = dashboardAreas({ manualTicks: true });
 const traffic = new ReplayTraffic();
-let t: TestApp;
-let admin: Headers;
-const service = () => dashboardOf(t.app);
+const api = adminApi({ areas: area, platform: replayPlatform(traffic) });
+const service = () => dashboardOf(api.t.app);
 
-before(async () => {
-  t = await startTestApp({ areas: area, platform: replayPlatform(traffic) });
-  admin = await adminHeaders(t.app);
-});
-after(() => t.close());
 
 test('GET /connections: heaviest first, filters by address, port and protocol, pages with X-Total-Count', async () => {
   traffic.set([
@@ -27,23 +23,23 @@ test('GET /connections: heaviest first, filters by address, port and protocol, p
     flow(3, 500, { dst_addr: '10.0.0.1', dst_port: 443 }),
     flow(4, 700, { src_addr: '10.0.0.9', dst_port: 443 }),
   ], 4);
-  t.clock.advance(2000);
-  const all = await t.app.inject({ url: '/api/v1/connections', headers: admin });
+  api.t.clock.advance(2000);
+  const all = await api.t.app.inject({ url: '/api/v1/connections', headers: api.headers });
   assert.equal(all.statusCode, 200);
   assert.deepEqual(all.json().map((f: { id: number }) => f.id), [2, 4, 3, 1]);
   assert.equal(all.headers['x-total-count'], '4');
   assert.equal(all.headers['x-bulwark-simulated'], 'true');
-  const byAddress = await t.app.inject({ url: '/api/v1/connections?address=10.0.0.1', headers: admin });
+  const byAddress = await api.t.app.inject({ url: '/api/v1/connections?address=10.0.0.1', headers: api.headers });
   assert.deepEqual(byAddress.json().map((f: { id: number }) => f.id), [3, 1]);
-  const byPort = await t.app.inject({ url: '/api/v1/connections?port=443&limit=1&offset=1', headers: admin });
+  const byPort = await api.t.app.inject({ url: '/api/v1/connections?port=443&limit=1&offset=1', headers: api.headers });
   assert.deepEqual(byPort.json().map((f: { id: number }) => f.id), [3]);
   assert.equal(byPort.headers['x-total-count'], '2');
-  const byProtocol = await t.app.inject({ url: '/api/v1/connections?protocol=udp', headers: admin });
+  const byProtocol = await api.t.app.inject({ url: '/api/v1/connections?protocol=udp', headers: api.headers });
   assert.deepEqual(byProtocol.json().map((f: { id: number }) => f.id), [2]);
-  const bad = await t.app.inject({ url: '/api/v1/connections?limit=0', headers: admin });
+  const bad = await api.t.app.inject({ url: '/api/v1/connections?limit=0', headers: api.headers });
   assert.equal(bad.statusCode, 400);
   assert.match(bad.json().error, /limit/);
-  const unknown = await t.app.inject({ url: '/api/v1/connections?colour=red', headers: admin });
+  const unknown = await api.t.app.inject({ url: '/api/v1/connections?colour=red', headers: api.headers });
   assert.equal(unknown.statusCode, 400);
 });
 
@@ -52,20 +48,20 @@ test('GET /blocked and GET /logs: newest first, limit honoured, sources combined
     { timestamp: '2030-01-01T00:00:02.000000Z', action: 'block', direction: 'in', interface: 'wan0', protocol: 'tcp', src_addr: '192.0.2.9', src_port: 5555, dst_addr: '10.0.0.1', dst_port: 22, reason: 'policy', rule_id: 'r1' },
     { timestamp: '2030-01-01T00:00:01.000000Z', action: 'block', direction: 'in', interface: 'wan0', protocol: 'udp', src_addr: '192.0.2.8', src_port: 53, dst_addr: '10.0.0.1', dst_port: 161, reason: 'policy', rule_id: null },
   ];
-  const blocked = await t.app.inject({ url: '/api/v1/blocked?limit=1', headers: admin });
+  const blocked = await api.t.app.inject({ url: '/api/v1/blocked?limit=1', headers: api.headers });
   assert.equal(blocked.statusCode, 200);
   assert.deepEqual(blocked.json().map((b: { src_addr: string }) => b.src_addr), ['192.0.2.9']);
-  t.app.context.db.prepare("INSERT INTO system_log (at, source, level, message) VALUES (?, 'packet_filter', 'info', 'ruleset applied')").run('2029-12-31T23:59:59.000Z');
-  const logs = await t.app.inject({ url: '/api/v1/logs?limit=50', headers: admin });
+  api.t.app.context.db.prepare("INSERT INTO system_log (at, source, level, message) VALUES (?, 'packet_filter', 'info', 'ruleset applied')").run('2029-12-31T23:59:59.000Z');
+  const logs = await api.t.app.inject({ url: '/api/v1/logs?limit=50', headers: api.headers });
   assert.equal(logs.statusCode, 200);
   const entries = logs.json() as { source: string; timestamp: string; details: string }[];
   assert.deepEqual(new Set(entries.map((e) => e.source)), new Set(['packet_filter', 'audit', 'system']));
   const times = entries.map((e) => Date.parse(e.timestamp));
   assert.deepEqual(times, [...times].sort((a, b) => b - a), 'newest first');
   assert.match(entries.find((e) => e.source === 'packet_filter')!.details, /192\.0\.2\.9:5555 -> 10\.0\.0\.1:22/);
-  const limited = await t.app.inject({ url: '/api/v1/logs?limit=2', headers: admin });
+  const limited = await api.t.app.inject({ url: '/api/v1/logs?limit=2', headers: api.headers });
   assert.equal(limited.json().length, 2);
-  const onlySystem = await t.app.inject({ url: '/api/v1/logs?source=system', headers: admin });
+  const onlySystem = await api.t.app.inject({ url: '/api/v1/logs?source=system', headers: api.headers });
   assert.deepEqual(onlySystem.json().map((e: { details: string }) => e.details), ['ruleset applied']);
 });
 
@@ -73,99 +69,99 @@ test('GET /metrics, /metrics/list and /metrics/series at the four resolutions', 
   traffic.set(Array.from({ length: 30 }, (_, i) => flow(i, 1000 * i)), 30);
   const broadcaster = service().broadcaster;
   for (let i = 0; i < 130; i++) {
-    t.clock.advance(1000);
+    api.t.clock.advance(1000);
     await broadcaster.poll();
   }
-  const metrics = await t.app.inject({ url: '/api/v1/metrics', headers: admin });
+  const metrics = await api.t.app.inject({ url: '/api/v1/metrics', headers: api.headers });
   assert.equal(metrics.statusCode, 200);
   const body = metrics.json();
   assert.equal(body.pf_states_count, 30);
   for (const field of ['event_loop_delay_ms', 'heap_used', 'active_handles', 'worker_threads', 'dashboard_sockets', 'metrics_outbox_depth']) {
     assert.ok(field in body.runtime, `runtime.${field}`);
   }
-  const list = (await t.app.inject({ url: '/api/v1/metrics/list', headers: admin })).json().names as string[];
+  const list = (await api.t.app.inject({ url: '/api/v1/metrics/list', headers: api.headers })).json().names as string[];
   for (const name of ['pf.states', 'conn.total', 'conn.tcp', 'traffic.bps_in', 'runtime.heap_used']) assert.ok(list.includes(name), name);
   assert.deepEqual(list, [...list].sort());
 
-  const seconds = (await t.app.inject({ url: '/api/v1/metrics/series?name=conn.total,traffic.bps_in&range_secs=60', headers: admin })).json();
+  const seconds = (await api.t.app.inject({ url: '/api/v1/metrics/series?name=conn.total,traffic.bps_in&range_secs=60', headers: api.headers })).json();
   assert.equal(seconds.tier, 'second');
   assert.equal(seconds.series.length, 2);
   assert.ok(seconds.points.length >= 59 && seconds.points.length <= 61, `${seconds.points.length} points in a minute`);
   assert.ok(seconds.points.every((p: { v: number }) => p.v === 30));
   assert.ok(seconds.series[1].points.every((p: { v: number }) => p.v === 8000), '1000 bytes/s on wan0 → 8000 bit/s');
 
-  const minutes = (await t.app.inject({ url: '/api/v1/metrics/series?name=conn.total&range_secs=600&resolution=1m', headers: admin })).json();
+  const minutes = (await api.t.app.inject({ url: '/api/v1/metrics/series?name=conn.total&range_secs=600&resolution=1m', headers: api.headers })).json();
   assert.equal(minutes.tier, 'minute');
   assert.equal(minutes.interval_secs, 60);
   assert.ok(minutes.points.length >= 2 && minutes.points.length <= 4);
   assert.ok(minutes.points.every((p: { t: number }) => p.t % 60 === 0));
-  const auto = (await t.app.inject({ url: '/api/v1/metrics/series?name=conn.total&range_secs=86400', headers: admin })).json();
+  const auto = (await api.t.app.inject({ url: '/api/v1/metrics/series?name=conn.total&range_secs=86400', headers: api.headers })).json();
   assert.equal(auto.tier, 'minute', 'a day fits the 48 h of minute points');
-  const days = (await t.app.inject({ url: '/api/v1/metrics/series?name=conn.total&resolution=day&range_secs=864000', headers: admin })).json();
+  const days = (await api.t.app.inject({ url: '/api/v1/metrics/series?name=conn.total&resolution=day&range_secs=864000', headers: api.headers })).json();
   assert.equal(days.points.length, 1, 'the open day bucket');
 
-  const unknown = await t.app.inject({ url: '/api/v1/metrics/series?name=no.such', headers: admin });
+  const unknown = await api.t.app.inject({ url: '/api/v1/metrics/series?name=no.such', headers: api.headers });
   assert.equal(unknown.statusCode, 404);
-  const missing = await t.app.inject({ url: '/api/v1/metrics/series', headers: admin });
+  const missing = await api.t.app.inject({ url: '/api/v1/metrics/series', headers: api.headers });
   assert.equal(missing.statusCode, 400);
   assert.match(missing.json().error, /name/);
 });
 
 test('/settings/dashboard-history: duration and ram modes, clamping, the required number, retention applied', async () => {
   const url = '/api/v1/settings/dashboard-history';
-  const initial = (await t.app.inject({ url, headers: admin })).json();
+  const initial = (await api.t.app.inject({ url, headers: api.headers })).json();
   assert.equal(initial.history_seconds, 1800);
   assert.equal(initial.mode, 'duration');
   assert.ok(initial.current_entries > 100);
-  const short = await t.app.inject({ method: 'PUT', url, headers: admin, payload: { history_seconds: 10 } });
+  const short = await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { history_seconds: 10 } });
   assert.equal(short.statusCode, 200);
   assert.equal(short.json().history_seconds, 300, 'clamped to 5 minutes');
   assert.equal(service().engine.getRetention().second, 300);
-  const ram = await t.app.inject({ method: 'PUT', url, headers: admin, payload: { mode: 'ram', ram_limit_mb: 1000 } });
+  const ram = await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { mode: 'ram', ram_limit_mb: 1000 } });
   assert.equal(ram.json().ram_limit_mb, 256);
   assert.equal(ram.json().history_seconds, 86_400);
   assert.equal(ram.json().mode, 'ram');
-  const missing = await t.app.inject({ method: 'PUT', url, headers: admin, payload: { mode: 'ram' } });
+  const missing = await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { mode: 'ram' } });
   assert.equal(missing.statusCode, 400);
   assert.match(missing.json().error, /ram_limit_mb/);
-  const wrongType = await t.app.inject({ method: 'PUT', url, headers: admin, payload: { minute_retention_hours: 'many' } });
+  const wrongType = await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { minute_retention_hours: 'many' } });
   assert.equal(wrongType.statusCode, 400);
-  await t.app.inject({ method: 'PUT', url, headers: admin, payload: { mode: 'duration', history_seconds: 1800, minute_retention_hours: 24 } });
+  await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { mode: 'duration', history_seconds: 1800, minute_retention_hours: 24 } });
   assert.deepEqual(service().engine.getRetention(), { second: 1800, minute: 1440, hour: 720, day: 730 });
 });
 
 test('/settings/metrics-store: the password in the URL is sealed and never returned; status says disabled', async () => {
   const url = '/api/v1/settings/metrics-store';
-  const initial = (await t.app.inject({ url, headers: admin })).json();
+  const initial = (await api.t.app.inject({ url, headers: api.headers })).json();
   assert.deepEqual(initial, { enabled: false, url: 'redis://127.0.0.1:6379', retention_minutes: 30, has_password: false, status: 'disabled' });
-  const put = await t.app.inject({ method: 'PUT', url, headers: admin, payload: { url: 'redis://:s3cret-pass@127.0.0.1:6390', retention_minutes: 5 } });
+  const put = await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { url: 'redis://:s3cret-pass@127.0.0.1:6390', retention_minutes: 5 } });
   assert.equal(put.statusCode, 200, put.body);
   assert.equal(put.json().url, 'redis://127.0.0.1:6390');
   assert.equal(put.json().has_password, true);
   assert.ok(!put.body.includes('s3cret'));
-  const stored = JSON.stringify(t.app.context.db.prepare("SELECT data FROM config_objects WHERE kind = 'settings.metrics_store'").get());
+  const stored = JSON.stringify(api.t.app.context.db.prepare("SELECT data FROM config_objects WHERE kind = 'settings.metrics_store'").get());
   assert.ok(!stored.includes('s3cret-pass'), 'sealed at rest');
   assert.equal(service().storeSettings.password(), 's3cret-pass');
   // a round trip of what GET shows keeps the password
-  await t.app.inject({ method: 'PUT', url, headers: admin, payload: { url: 'redis://127.0.0.1:6390' } });
+  await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { url: 'redis://127.0.0.1:6390' } });
   assert.equal(service().storeSettings.password(), 's3cret-pass');
-  const cleared = await t.app.inject({ method: 'PUT', url, headers: admin, payload: { password: '' } });
+  const cleared = await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { password: '' } });
   assert.equal(cleared.json().has_password, false);
   for (const bad of ['http://127.0.0.1:6379', 'not a url', 'redis://127.0.0.1:6379/?x=1']) {
-    const response = await t.app.inject({ method: 'PUT', url, headers: admin, payload: { url: bad } });
+    const response = await api.t.app.inject({ method: 'PUT', url, headers: api.headers, payload: { url: bad } });
     assert.equal(response.statusCode, 400, bad);
     assert.match(response.json().error, /url/);
   }
-  const reader = await headersWithPermissions(t.app, ['settings:read'], admin);
-  const denied = await t.app.inject({ method: 'PUT', url, headers: reader, payload: { enabled: true } });
+  const reader = await headersWithPermissions(api.t.app, ['settings:read'], api.headers);
+  const denied = await api.t.app.inject({ method: 'PUT', url, headers: reader, payload: { enabled: true } });
   assert.equal(denied.statusCode, 403);
 });
 
 test('SSE /dns/stream: text/event-stream, id on every event, stats then published events, ticket auth, cleanup on disconnect', async () => {
-  const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  const noAccept = await t.app.inject({ url: '/api/v1/dns/stream', headers: admin });
+  const base = await api.t.app.listen({ host: '127.0.0.1', port: 0 });
+  const noAccept = await api.t.app.inject({ url: '/api/v1/dns/stream', headers: api.headers });
   assert.equal(noAccept.statusCode, 406);
-  const ticket = (await t.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', headers: admin })).json().ticket;
+  const ticket = (await api.t.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', headers: api.headers })).json().ticket;
   const controller = new AbortController();
   const response = await fetch(`${base}/api/v1/dns/stream?ticket=${ticket}`, { headers: { accept: 'text/event-stream' }, signal: controller.signal });
   assert.equal(response.status, 200);
@@ -181,7 +177,7 @@ test('SSE /dns/stream: text/event-stream, id on every event, stats then publishe
     }
   };
   await readUntil(/"type":"stats"[\s\S]*\n\n/);
-  dashboardOf(t.app).feeds.dns.publish({ type: 'block', data: { ts: 1, qname: 'ads.example.', action: 'nxdomain', zone: 'rpz.blocklist-1.' } });
+  dashboardOf(api.t.app).feeds.dns.publish({ type: 'block', data: { ts: 1, qname: 'ads.example.', action: 'nxdomain', zone: 'rpz.blocklist-1.' } });
   await service().pushDnsStats();
   await readUntil(/"type":"block"[\s\S]*\n\n[\s\S]*"type":"stats"[\s\S]*\n\n/);
   assert.match(text, /^retry: \d+\n\n/);
@@ -201,7 +197,7 @@ test('SSE /dns/stream: text/event-stream, id on every event, stats then publishe
   const start = Date.now();
   while (service().dnsStreams.size !== 0 && Date.now() - start < 2000) await new Promise((r) => setTimeout(r, 10));
   assert.equal(service().dnsStreams.size, 0, 'closed stream removed');
-  assert.equal(dashboardOf(t.app).feeds.dns.subscribers, 0, 'its subscription removed');
+  assert.equal(dashboardOf(api.t.app).feeds.dns.subscribers, 0, 'its subscription removed');
   const replay = await fetch(`${base}/api/v1/dns/stream?ticket=${ticket}`, { headers: { accept: 'text/event-stream' } });
   assert.equal(replay.status, 401, 'the ticket was single use');
 });
@@ -220,10 +216,9 @@ test('metric history survives a restart (SQLite persistence)', async () => {
     }
     await app1.close();
     const second = dashboardAreas({ manualTicks: true });
-    const app2 = await startTestApp({ dataDir, clock, areas: second, platform: replayPlatform(new ReplayTraffic()) });
+    const app2 = await startAreaApp({ dataDir, clock, areas: second, platform: replayPlatform(new ReplayTraffic()) });
     try {
-      const headers = await adminHeaders(app2.app);
-      const series = (await app2.app.inject({ url: '/api/v1/metrics/series?name=pf.states&range_secs=60', headers })).json();
+      const series = (await app2.request('GET', '/api/v1/metrics/series?name=pf.states&range_secs=60')).json();
       assert.equal(series.points.length, 5);
       assert.ok(series.points.every((p: { v: number }) => p.v === 77));
     } finally {

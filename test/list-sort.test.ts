@@ -1,15 +1,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+import type { Headers } from './helpers/auth.js';
 
 /** Lists sort by the fields the OpenAPI document lists for them, and by nothing else. */
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 let document: any;
 before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp();
+  headers = t.headers;
   document = json(await t.app.inject({ url: '/api/v1/openapi.json' }));
 });
 after(() => t.close());

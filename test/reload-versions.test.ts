@@ -1,19 +1,13 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { adminApi } from './helpers/admin-api.js';
 
 /** An apply records a configuration version only when the configuration differs from the active version. */
-let t: TestApp;
-let headers: Headers;
-before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
-});
-after(() => t.close());
+const api = adminApi();
 
 const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => {
-  const response = await t.app.inject({ method, url, payload: payload as object, headers });
+  const response = await api.t.app.inject({ method, url, payload: payload as object, headers: api.headers });
   return { status: response.statusCode, body: response.body ? json(response) : undefined, total: Number(response.headers['x-total-count']) };
 };
 const versionCount = async () => (await call('GET', '/api/v1/config/history?limit=1')).total;

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, json } from './helpers/app.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { adminHeaders } from './helpers/auth.js';
 import { OperationDriver, type OpenApiDocument } from './helpers/openapi-driver.js';
 
@@ -9,9 +10,9 @@ const ANY_ID = '00000000-0000-4000-8000-000000000000';
 const fill = (path: string) => path.replace(/:(name|section)\b/g, 'probe0').replace(/:[A-Za-z_]+/g, ANY_ID);
 
 test('every route that takes a body answers a malformed one (null, empty, array, number, string) with 400 {error: "body…"}, never 5xx', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const admin = await adminHeaders(t.app);
+    const admin = t.headers;
     const headers = { ...admin, 'content-type': 'application/json' };
     const failures: string[] = [];
     let probed = 0;
@@ -117,9 +118,9 @@ function wrongValueFor(accepted: Set<string>): unknown {
 }
 
 test('every body field sent with the wrong JSON type (an array for an object, text for a number, ...) answers 400 {error: "body…"}, never 5xx', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const admin = await adminHeaders(t.app);
+    const admin = t.headers;
     const headers = { ...admin, 'content-type': 'application/json' };
     const document = json<{ paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, PropertySchema> } }> } }>> }>(
       await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }),

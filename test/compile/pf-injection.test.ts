@@ -7,8 +7,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { pfLogicalLines } from '../helpers/ruleset-eval.js';
 import { AliasSchema, NatSchema, RuleSchema, ScheduleSchema } from '../../src/compile/firewall-schemas.js';
 import { packetFilterOf } from '../helpers/areas.js';
@@ -62,7 +63,7 @@ const NOT_RENDERED: Record<Kind, Record<string, string>> = {
 };
 const SCHEMAS: Record<Kind, unknown> = { rules: RuleSchema, aliases: AliasSchema, schedules: ScheduleSchema, nat: NatSchema };
 
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 const targets = {} as Record<Kind, { id: string; record: Record<string, unknown> }>;
 const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => {
@@ -76,8 +77,8 @@ const create = async (url: string, payload: unknown) => {
 };
 
 before(async () => {
-  t = await startTestApp();
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp();
+  headers = t.headers;
   t.clock.set(new Date(2026, 0, 7, 3, 0).getTime()); // Wednesday 03:00 local: outside the schedule below
   await create('/api/v1/aliases', { name: 'inuse', alias_type: 'network', entries: ['10.0.0.0/24'] });
   const spare = await create('/api/v1/aliases', { name: 'spare', alias_type: 'host', entries: ['192.0.2.1'] });

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { json, startTestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 
 test('an operator\'s commit-confirm window, when it expires, reverts only the sections an operator may write', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const admin = await adminHeaders(t.app);
+    const admin = t.headers;
     const call = async (method: 'GET' | 'POST' | 'PUT', url: string, headers: Headers, payload?: unknown) => {
       const response = await t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
       return { status: response.statusCode, body: response.body ? json(response) : undefined };

@@ -1,26 +1,21 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { adminApi } from '../helpers/admin-api.js';
+import type { Headers } from '../helpers/auth.js';
 import { AUDIENCE, ISSUER } from '../../src/auth/tokens.js';
 
-let t: TestApp;
-let admin: Headers;
+const api = adminApi();
 
-before(async () => {
-  t = await startTestApp();
-  admin = await adminHeaders(t.app);
-});
-after(() => t.close());
 
 const call = (method: string, url: string, payload?: unknown, headers?: Headers) =>
-  t.app.inject({ method: method as 'GET', url, payload: payload as object, headers });
+  api.t.app.inject({ method: method as 'GET', url, payload: payload as object, headers });
 
 async function login(username: string, password: string, role: string) {
-  const created = await call('POST', '/api/v1/auth/users', { username, password, role }, admin);
+  const created = await call('POST', '/api/v1/auth/users', { username, password, role }, api.headers);
   assert.equal(created.statusCode, 201, created.body);
   const session = json(await call('POST', '/api/v1/auth/login', { username, password }));
   return { user: json(created), session, bearer: { authorization: `Bearer ${session.access_token}` } };
@@ -28,7 +23,7 @@ async function login(username: string, password: string, role: string) {
 
 /** Signs a token with the appliance's own key, as someone who read jwt.key would. */
 async function forge(claims: Record<string, unknown>): Promise<string> {
-  const key = Buffer.from(readFileSync(join(t.dataDir, 'jwt.key'), 'utf8').trim(), 'hex');
+  const key = Buffer.from(readFileSync(join(api.t.dataDir, 'jwt.key'), 'utf8').trim(), 'hex');
   return new SignJWT(claims)
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('10m').setJti(crypto.randomUUID())
@@ -48,7 +43,7 @@ test('a token minted with the signing key gains nothing beyond its own session: 
   assert.ok(!me.permissions.includes('users:write'));
 
   // Naming another account with one's own session id is refused outright.
-  const adminId = json(await call('GET', '/api/v1/auth/me', undefined, admin)).id;
+  const adminId = json(await call('GET', '/api/v1/auth/me', undefined, api.headers)).id;
   const impersonation = await forge({ ...claims, sub: adminId, username: 'admin', perm: everything });
   assert.equal((await call('GET', '/api/v1/auth/me', undefined, { authorization: `Bearer ${impersonation}` })).statusCode, 401);
 });
@@ -60,7 +55,7 @@ test('an API key is bounded by its owner: demoting the owner narrows the key at 
   const key = { authorization: `ApiKey ${json(created).key}` };
   assert.equal((await call('GET', '/api/v1/auth/users', undefined, key)).statusCode, 200);
 
-  assert.equal((await call('PUT', `/api/v1/auth/users/${user.id}`, { role: 'viewer' }, admin)).statusCode, 200);
+  assert.equal((await call('PUT', `/api/v1/auth/users/${user.id}`, { role: 'viewer' }, api.headers)).statusCode, 200);
   const escalation = await call('POST', '/api/v1/auth/users', { username: 'eve', password: 'Eve-password1', role: 'admin' }, key);
   assert.equal(escalation.statusCode, 403, 'the demoted owner\'s key no longer creates admins');
   assert.equal((await call('GET', '/api/v1/auth/users', undefined, key)).statusCode, 403);
@@ -68,12 +63,12 @@ test('an API key is bounded by its owner: demoting the owner narrows the key at 
   const me = json(await call('GET', '/api/v1/auth/me', undefined, key));
   assert.deepEqual(me.permissions, ['rules:read']);
 
-  assert.equal((await call('PUT', `/api/v1/auth/users/${user.id}`, { role: 'admin' }, admin)).statusCode, 200);
+  assert.equal((await call('PUT', `/api/v1/auth/users/${user.id}`, { role: 'admin' }, api.headers)).statusCode, 200);
   assert.equal((await call('GET', '/api/v1/auth/users', undefined, key)).statusCode, 200, 'restored with the owner');
 });
 
 test('creating a key with a permission the creator lacks is 403', async () => {
-  const role = await call('POST', '/api/v1/auth/roles', { name: 'key-managers', permissions: ['users:read', 'users:write'] }, admin);
+  const role = await call('POST', '/api/v1/auth/roles', { name: 'key-managers', permissions: ['users:read', 'users:write'] }, api.headers);
   assert.equal(role.statusCode, 201, role.body);
   const { bearer } = await login('otto', 'Operator-pass2', 'key-managers');
   const refused = await call('POST', '/api/v1/auth/api-keys', { name: 'otto-key', permissions: ['settings:write'] }, bearer);

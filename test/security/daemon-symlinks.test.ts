@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { daemonRuntime, prepareDaemonRuntime, runtimeRoot, writeDaemonFile, writeDaemonStateFile, type DaemonRuntime } from '../../src/platform/daemon-runtime.js';
 import { EveTail } from '../../src/platform/linux/eve-tail.js';
-import { startTestApp, json } from '../helpers/app.js';
-import { adminHeaders } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp } from '../helpers/area-app.js';
 import { REQUIRE_SYSTEM_TESTS } from '../helpers/shared.js';
 
 function skipReason(): string | false {
@@ -138,9 +138,9 @@ test('the IDS alert reader does not follow eve.json when it is a link to another
 });
 
 test('DNS: rendering for an apply check replaces a planted root.key link; nothing is created where it pointed', { skip, timeout: 120_000 }, async () => {
-  const t = await startTestApp({ config: { platform: 'linux' } });
+  const t = await startAreaApp({ config: { platform: 'linux' } });
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const runtime = daemonRuntime({ dataDir: t.dataDir }, 'unbound', false);
     prepareDaemonRuntime(runtime);
     const aimed = join(outside, 'dns-created-by-root');

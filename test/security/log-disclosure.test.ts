@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { json, startTestApp } from '../helpers/app.js';
-import { adminHeaders, headersWithPermissions } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp } from '../helpers/area-app.js';
+import { headersWithPermissions } from '../helpers/auth.js';
 
 interface LogEntry { source: string; action: string; actor: string | null; details: string }
 interface AuditRecord { action: string; actor: string | null; details: string | null }
@@ -15,9 +16,9 @@ test('GET /logs does not reveal the auth trail without users:read; names that ar
       done();
     },
   });
-  const t = await startTestApp({ logger: { level: 'trace', stream } });
+  const t = await startAreaApp({ logger: { level: 'trace', stream } });
   try {
-    const admin = await adminHeaders(t.app);
+    const admin = t.headers;
     const logsOnly = await headersWithPermissions(t.app, ['logs:view'], admin);
     assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/config/save', headers: admin, payload: {} })).statusCode < 300, true);
 

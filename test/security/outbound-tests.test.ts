@@ -1,22 +1,16 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { adminApi } from '../helpers/admin-api.js';
 
 // Test endpoints send what is stored only where it is stored, through the outbound guard, and never let a
 // field end a protocol header.
 
-let t: TestApp;
-let admin: Headers;
-const call = (method: string, url: string, payload?: unknown) => t.app.inject({ method: method as 'GET', url, payload: payload as object, headers: admin });
+const api = adminApi();
+const call = (method: string, url: string, payload?: unknown) => api.t.app.inject({ method: method as 'GET', url, payload: payload as object, headers: api.headers });
 
-before(async () => {
-  t = await startTestApp();
-  admin = await adminHeaders(t.app);
-});
-after(() => t.close());
 
 /** An SMTP server on loopback that records every AUTH attempt it sees. */
 async function smtpServer(): Promise<{ port: number; logins: string[]; close(): void }> {

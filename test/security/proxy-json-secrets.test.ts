@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { json, startTestApp } from '../helpers/app.js';
+import { startAreaApp } from '../helpers/area-app.js';
 import { adminHeaders, headersWithPermissions, type Headers } from '../helpers/auth.js';
 
 const rp = '/api/v1/reverse-proxy';
@@ -10,9 +11,9 @@ const CAROL = 'carol:$2y$10$abcdefghijklmnopqrstuuJ4Q1bS9b2QWmYc3yGp6Sf1rj0cD2Qh
 const TOKEN = 'Bearer upstream-token-5f2c9a';
 
 test('secrets inside reverse-proxy JSON (basicAuth hashes, request-header tokens) are write-only: sealed, never read back, redacted in exports, still served', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const admin = await adminHeaders(t.app);
+    const admin = t.headers;
     const viewer = await headersWithPermissions(t.app, ['proxy:read', 'backup:read'], admin);
     const call = async (method: 'GET' | 'POST' | 'PUT', url: string, headers: Headers, payload?: unknown) => {
       const response = await t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
@@ -88,9 +89,9 @@ test('secrets an older release kept inside config_json are sealed at start', asy
   } finally {
     await first.app.close();
   }
-  const second = await startTestApp({ dataDir });
+  const second = await startAreaApp({ dataDir });
   try {
-    const admin = await adminHeaders(second.app);
+    const admin = second.headers;
     const read = await second.app.inject({ url: `${rp}/http/middlewares`, headers: admin });
     assert.ok(!read.body.includes(ALICE.split(':')[1]), read.body);
     assert.deepEqual(JSON.parse(json(read)[0].config_json).users, ['alice:**REDACTED**']);

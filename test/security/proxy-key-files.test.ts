@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { json, startTestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 
 const rp = '/api/v1/reverse-proxy';
@@ -10,9 +11,9 @@ test('proxy TLS certificates name only keys the role may hand to the proxy; othe
   // The proxy of the linux platform (Caddy's JSON, certificates copied for its user), its checker standing in.
   const simulated = createSimulatedPlatform();
   const platform = { ...simulated, reverseProxy: { ...simulated.reverseProxy, dialect: 'caddy-json' as const, validate: async () => null } };
-  const t = await startTestApp({ platform });
+  const t = await startAreaApp({ platform });
   try {
-    const admin = await adminHeaders(t.app);
+    const admin = t.headers;
     const call = async (method: 'GET' | 'POST' | 'PUT', url: string, headers: Headers, payload?: unknown) => {
       const response = await t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
       return { status: response.statusCode, body: response.body ? json(response) : undefined };

@@ -1,15 +1,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { startTestApp, json, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { sharedFile } from '../helpers/shared.js';
 import { integrityOf, type ExportDocument } from '../../src/areas/config/export-format.js';
 
 // Import, restore and export are whole-configuration writes and reads: they hold a caller to exactly what the
 // caller could write or set through each section's own routes, and run each section's own validators.
 
-let t: TestApp;
+let t: AreaApp;
 let admin: Headers;
 let operator: Headers;
 const SMTP_PASSWORD = 'smtp-Secret-value-42';
@@ -18,8 +19,8 @@ const call = (method: string, url: string, payload?: unknown, headers?: Headers)
   t.app.inject({ method: method as 'GET', url, payload: payload as object, headers });
 
 before(async () => {
-  t = await startTestApp();
-  admin = await adminHeaders(t.app);
+  t = await startAreaApp();
+  admin = t.headers;
   await call('POST', '/api/v1/auth/users', { username: 'olga', password: 'Operator-pass1', role: 'operator' }, admin);
   operator = { authorization: `Bearer ${json(await call('POST', '/api/v1/auth/login', { username: 'olga', password: 'Operator-pass1' })).access_token}` };
   const smtp = await call('PUT', '/api/v1/notify/smtp/config', { enabled: true, host: 'mail.example.org', port: 587, username: 'alerts', password: SMTP_PASSWORD, from_address: 'fw@example.org', recipients: 'ops@example.org' }, admin);

@@ -48,7 +48,7 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/auth/register', access: 'public', tags,
       summary: 'Create the first admin account (first boot only; 403 once any account exists)',
       schema: { body: S.RegisterBody, response: { 201: S.User, 403: ErrorAnswer('An account already exists: registration is closed') } },
-      handler: async (request, reply) => reply.status(201).send(await identity.register(request.body, actorOf(request))),
+      handler: async (request, reply) => reply.status(201).send(await identity.accounts.register(request.body, actorOf(request))),
     }),
     {
       method: 'GET', path: '/api/v1/auth/register', access: 'public', tags,
@@ -62,7 +62,7 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { body: S.Credentials, response: { 200: S.LoginResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('The appliance requires TOTP and this account has none enrolled') } },
       handler: (request) => {
         const { username, password } = request.body;
-        return identity.login(username, password, request.ip);
+        return identity.signIn.login(username, password, request.ip);
       },
     }),
     route({
@@ -71,7 +71,7 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { body: S.TotpLoginBody, response: { 200: S.TokenPair, ...SIGN_IN_REFUSALS } },
       handler: (request) => {
         const { challenge, code } = request.body;
-        return identity.completeTotpLogin(challenge, code, request.ip);
+        return identity.signIn.completeTotpLogin(challenge, code, request.ip);
       },
     }),
     route({
@@ -80,12 +80,12 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { body: S.RefreshBody, response: { 200: S.RefreshResponse, ...SIGN_IN_REFUSALS, 403: ErrorAnswer('A cookie refresh without the CSRF header') } },
       handler: async (request, reply) => {
         const fromBody = request.body?.refresh_token;
-        if (fromBody) return identity.refresh(fromBody, request.ip);
+        if (fromBody) return identity.signIn.refresh(fromBody, request.ip);
         // A browser session refreshes from its cookie and gets rotated cookies, never the tokens in the body.
         const fromCookie = readCookie(request, REFRESH_COOKIE);
         if (!fromCookie) throw badRequest('body.refresh_token is required (or the refresh cookie of a browser session)');
         assertCsrfHeader(request);
-        const pair = await identity.refresh(fromCookie, request.ip);
+        const pair = await identity.signIn.refresh(fromCookie, request.ip);
         setSessionCookies(reply, pair, context.clock.now(), cookiesSecure(request, identity.publicUrl()));
         const { access_token: _access, refresh_token: _refresh, ...lifetimes } = pair;
         return lifetimes;
@@ -97,8 +97,8 @@ function routes(context: AppContext): RouteSpec[] {
       schema: { body: S.LogoutBody, response: { 204: NoContent('Signed out: the session is revoked and its cookies cleared') } },
       handler: (request, reply) => {
         const fromBody = request.body?.refresh_token;
-        if (fromBody) identity.logout(actorOf(request), fromBody, 'body');
-        else identity.logout(actorOf(request), readCookie(request, REFRESH_COOKIE), 'cookie');
+        if (fromBody) identity.signIn.logout(actorOf(request), fromBody, 'body');
+        else identity.signIn.logout(actorOf(request), readCookie(request, REFRESH_COOKIE), 'cookie');
         clearSessionCookies(reply, cookiesSecure(request, identity.publicUrl()));
         return reply.status(204).send();
       },
@@ -107,7 +107,7 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'GET', path: '/api/v1/auth/me', access: 'authenticated', tags,
       summary: 'The current identity, role and permission names',
       schema: { response: { 200: S.Me } },
-      handler: (request) => identity.me(actorOf(request)),
+      handler: (request) => identity.accounts.me(actorOf(request)),
     },
     {
       method: 'POST', path: '/api/v1/auth/ws-ticket', access: 'authenticated', tags,
@@ -119,25 +119,25 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/auth/totp/setup', access: 'authenticated', tags,
       summary: 'Begin TOTP enrolment: otpauth URI and QR code',
       schema: { response: { 200: S.TotpSetup } },
-      handler: (request) => identity.totpSetup(actorOf(request)),
+      handler: (request) => identity.secondFactor.totpSetup(actorOf(request)),
     },
     route({
       method: 'POST', path: '/api/v1/auth/totp/verify', access: 'authenticated', tags,
       summary: 'Activate TOTP with a valid 6-digit code; returns ten single-use recovery codes',
       schema: { body: S.TotpVerifyBody, response: { 200: S.TotpVerified, 429: TooMany } },
-      handler: (request) => identity.totpVerify(actorOf(request), request.body.code),
+      handler: (request) => identity.secondFactor.totpVerify(actorOf(request), request.body.code),
     }),
     route({
       method: 'POST', path: '/api/v1/auth/totp/disable', access: 'authenticated', tags,
       summary: 'Disable TOTP; needs the current password',
       schema: { body: S.TotpDisableBody, response: { 200: Type.Object({ totp_enabled: Type.Boolean() }), 429: TooMany } },
-      handler: (request) => identity.totpDisable(actorOf(request), request.body.password),
+      handler: (request) => identity.secondFactor.totpDisable(actorOf(request), request.body.password),
     }),
     {
       method: 'GET', path: '/api/v1/auth/users', access: 'users:read', tags, summary: 'List accounts',
       schema: { response: { 200: { type: 'array', items: S.User } } },
       handler: (_request, reply) => {
-        const users = identity.listUsers();
+        const users = identity.accounts.listUsers();
         reply.header('x-total-count', String(users.length));
         return users;
       },
@@ -145,20 +145,20 @@ function routes(context: AppContext): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/auth/users', access: 'users:write', tags, summary: 'Create an account',
       schema: { body: S.CreateUserBody, response: { 201: S.User } },
-      handler: async (request, reply) => reply.status(201).send(await identity.createUser(request.body, actorOf(request))),
+      handler: async (request, reply) => reply.status(201).send(await identity.accounts.createUser(request.body, actorOf(request))),
     }),
     route({
       method: 'GET', conditional: 'read', path: '/api/v1/auth/users/{id}', access: 'users:read', tags, summary: 'Read one account',
       schema: { params: IdParams(), response: { 200: S.User } },
-      handler: (request, reply) => taggedVersion(reply, identity.userVersion(request.params.id)),
+      handler: (request, reply) => taggedVersion(reply, identity.accounts.userVersion(request.params.id)),
     }),
     route({
       method: 'PUT', conditional: 'write', path: '/api/v1/auth/users/{id}', access: 'users:write', tags, summary: 'Change an account (fields not sent are kept)',
       schema: { params: IdParams(), body: S.UpdateUserBody, response: { 200: S.User } },
       handler: async (request, reply) => {
         const { username, password, email, role, enabled } = request.body;
-        const updated = await identity.updateUser(request.params.id, { username, password, email, role, enabled }, actorOf(request), ifMatchOf(request));
-        return taggedVersion(reply, { record: updated, version: identity.userVersion(updated.id).version });
+        const updated = await identity.accounts.updateUser(request.params.id, { username, password, email, role, enabled }, actorOf(request), ifMatchOf(request));
+        return taggedVersion(reply, { record: updated, version: identity.accounts.userVersion(updated.id).version });
       },
     }),
     route({
@@ -166,7 +166,7 @@ function routes(context: AppContext): RouteSpec[] {
       summary: 'Delete an account (not your own; deleting the last one returns the appliance to first boot)',
       schema: { params: IdParams() },
       handler: (request, reply) => {
-        identity.deleteUser(request.params.id, actorOf(request), ifMatchOf(request));
+        identity.accounts.deleteUser(request.params.id, actorOf(request), ifMatchOf(request));
         return reply.status(204).send();
       },
     }),
@@ -188,26 +188,26 @@ function routes(context: AppContext): RouteSpec[] {
     route({
       method: 'POST', path: '/api/v1/auth/roles', access: 'users:write', tags, summary: 'Create a custom role',
       schema: { body: S.RoleBody, response: { 201: S.Role } },
-      handler: (request, reply) => reply.status(201).send(identity.createRole(request.body, actorOf(request))),
+      handler: (request, reply) => reply.status(201).send(identity.roleAdmin.createRole(request.body, actorOf(request))),
     }),
     route({
       method: 'GET', conditional: 'read', path: '/api/v1/auth/roles/{id}', access: 'users:read', tags, summary: 'Read one role (built-in or custom)',
       schema: { params: RoleIdParams, response: { 200: S.Role } },
-      handler: (request, reply) => taggedVersion(reply, identity.roleVersion(request.params.id)),
+      handler: (request, reply) => taggedVersion(reply, identity.roleAdmin.roleVersion(request.params.id)),
     }),
     route({
       method: 'PUT', conditional: 'write', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Change a custom role (built-in roles are immutable)',
       schema: { params: RoleIdParams, body: S.RolePatch, response: { 200: S.Role } },
       handler: (request, reply) => {
-        const updated = identity.updateRole(request.params.id, request.body, actorOf(request), ifMatchOf(request));
-        return taggedVersion(reply, { record: updated, version: identity.roleVersion(updated.id).version });
+        const updated = identity.roleAdmin.updateRole(request.params.id, request.body, actorOf(request), ifMatchOf(request));
+        return taggedVersion(reply, { record: updated, version: identity.roleAdmin.roleVersion(updated.id).version });
       },
     }),
     route({
       method: 'DELETE', conditional: 'write', path: '/api/v1/auth/roles/{id}', access: 'users:write', tags, summary: 'Delete a custom role that no account holds',
       schema: { params: RoleIdParams },
       handler: (request, reply) => {
-        identity.deleteRole(request.params.id, actorOf(request), ifMatchOf(request));
+        identity.roleAdmin.deleteRole(request.params.id, actorOf(request), ifMatchOf(request));
         return reply.status(204).send();
       },
     }),
@@ -224,7 +224,7 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'POST', path: '/api/v1/auth/api-keys', access: 'users:write', tags,
       summary: 'Create an API key with its own permissions; the secret (`key`) is returned once',
       schema: { body: S.ApiKeyBody, response: { 201: S.CreatedApiKey } },
-      handler: (request, reply) => reply.status(201).send(identity.createApiKey(request.body, actorOf(request))),
+      handler: (request, reply) => reply.status(201).send(identity.keyIssuer.createApiKey(request.body, actorOf(request))),
     }),
     {
       method: 'GET', path: '/api/v1/auth/api-keys', access: 'users:write', tags, summary: 'API keys by name and creation date (never the secret)',
@@ -235,7 +235,7 @@ function routes(context: AppContext): RouteSpec[] {
       method: 'DELETE', path: '/api/v1/auth/api-keys/{id}', access: 'users:write', tags, summary: 'Revoke an API key (it answers 401 at once)',
       schema: { params: IdParams() },
       handler: (request, reply) => {
-        identity.revokeApiKey(request.params.id, actorOf(request));
+        identity.keyIssuer.revokeApiKey(request.params.id, actorOf(request));
         return reply.status(204).send();
       },
     }),

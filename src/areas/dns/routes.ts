@@ -21,10 +21,15 @@ import {
   ApplyReport, BlocklistSchedule, BlocklistSource, BlocklistStatusFields, DnsStats, DomainOverride, Enabled, HostOverride,
   PatternEntry, RefreshOutcome, ResolverAcl, ResolverConfig, ResolverStatus, SystemDns,
 } from './schema.js';
+import { ServiceState } from '../common/service-state.js';
+import { BlocklistDownloads } from './blocklist-downloads.js';
+import { BlocklistFilter } from './blocklist-filter.js';
+import { DNS_KINDS } from './kinds.js';
+import { DnsResolver, readHostNameservers } from './resolver.js';
+import { ScheduledBlocklistRefresh } from './scheduled-refresh.js';
 import {
-  DNS_KINDS, DnsService, readHostNameservers, validateAcl, validateBlocklistSource, validateCron, validateDomainOverride,
-  validateHost, validatePattern, validateResolver,
-} from './service.js';
+  validateAcl, validateBlocklistSource, validateCron, validateDomainOverride, validateHost, validatePattern, validateResolver,
+} from './validation.js';
 
 const TAGS = ['dns'];
 const READ = 'dns:read' as const;
@@ -34,7 +39,8 @@ const WRITE = 'dns:write' as const;
 export function createDnsArea(context: AppContext, needs: { pendingFlags: PendingFlags; dnsEvents: DnsFeed }): Area {
   const { models } = context;
   const host = hostSettingsOf(context);
-  let dns: DnsService;
+  let dns: DnsResolver;
+  let lists: BlocklistDownloads;
   const schedule = models.singleton({
     kind: DNS_KINDS.schedule, noun: 'blocklist schedule', writeAccess: WRITE, schema: BlocklistSchedule,
     validate: (data) => {
@@ -56,7 +62,7 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
     beforeRemove: (source) => {
       if (source.data.built_in) throw conflict(`blocklist source "${String(source.data.name)}" is built in: disable it instead of deleting it`);
     },
-    computed: { schema: BlocklistStatusFields, add: (object) => dns.blocklistStatus(object.id) },
+    computed: { schema: BlocklistStatusFields, add: (object) => lists.blocklistStatus(object.id) },
   });
   const whitelist = models.collection({
     kind: DNS_KINDS.whitelist, noun: 'whitelist entry', writeAccess: WRITE, schema: PatternEntry,
@@ -83,7 +89,11 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
       });
     },
   });
-  dns = new DnsService(context, { blocklists, whitelist, customblocks, hosts, domains, acls, resolver, schedule }, { flags: needs.pendingFlags, events: needs.dnsEvents });
+  const serviceState = new ServiceState(context.db, context.clock);
+  const filter = new BlocklistFilter(context, { blocklists, whitelist, customblocks, hosts, domains }, serviceState, () => lists.schedule().enabled);
+  dns = new DnsResolver(context, { hosts, domains, acls, resolver }, serviceState, filter, { flags: needs.pendingFlags, events: needs.dnsEvents });
+  lists = new BlocklistDownloads(context, { blocklists, schedule }, serviceState, filter, () => dns.reloadIfRunning());
+  const refreshSchedule = new ScheduledBlocklistRefresh(context, lists);
   needs.pendingFlags.register('dns', () => dns.resolverState().pending);
   // The resolver is one applier of the whole configuration (POST /reload, restore, import, commit-confirm).
   context.apply.register('dns', async () => {
@@ -108,7 +118,7 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
   // Every change of what Unbound renders makes the resolver pending; list changes also reach a running Unbound
   // at once (after a whole-configuration replace the coordinator applies instead).
   models.onChanged([blocklists, whitelist, customblocks], async (change) => {
-    dns.forgetRemovedBlocklists();
+    lists.forgetRemovedBlocklists();
     dns.markPending();
     if (change.cause === 'write') await dns.reloadIfRunning();
   });
@@ -159,12 +169,12 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
     route({
       method: 'POST', path: '/api/v1/dns/blocklists/{id}/refresh', access: WRITE, tags: TAGS, summary: 'Download and parse one blocklist source now',
       schema: { params: IdParams(), response: { 200: RefreshOutcome } },
-      handler: (request) => dns.refresh(request.params.id),
+      handler: (request) => lists.refresh(request.params.id),
     }),
     {
       method: 'POST', path: '/api/v1/dns/blocklists/refresh-all', access: WRITE, tags: TAGS, summary: 'Refresh every enabled source',
       schema: { response: { 200: Type.Array(RefreshOutcome) } },
-      handler: () => dns.refreshAll(),
+      handler: () => lists.refreshAll(),
     },
     {
       method: 'GET', conditional: 'read', path: '/api/v1/dns/blocklists/enabled', access: READ, tags: TAGS, summary: 'Is blocklisting on',
@@ -174,7 +184,7 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
     route({
       method: 'PUT', path: '/api/v1/dns/blocklists/enabled', access: WRITE, tags: TAGS, summary: 'Turn blocklisting on (refreshes every enabled source) or off',
       schema: { body: Enabled, response: { 200: Type.Object({ enabled: Type.Boolean(), refreshed: Type.Array(RefreshOutcome) }) } },
-      handler: (request) => dns.setEnabled(request.body.enabled),
+      handler: (request) => lists.setEnabled(request.body.enabled),
     }),
     ...singletonRoutes(schedule, { path: '/api/v1/dns/blocklists/schedule', access, tags: TAGS }),
     ...collectionRoutes(whitelist, { path: '/api/v1/dns/whitelist', access, tags: TAGS, operations: ['list', 'create', 'delete'] }),
@@ -229,10 +239,14 @@ export function createDnsArea(context: AppContext, needs: { pendingFlags: Pendin
     name: 'dns',
     routes,
     start: () => {
-      dns.seedBuiltIns();
+      lists.seedBuiltIns();
       dns.start();
+      refreshSchedule.start();
     },
-    stop: () => dns.stop(),
+    stop: () => {
+      refreshSchedule.stop();
+      dns.stop();
+    },
   };
 }
 

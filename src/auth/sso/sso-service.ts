@@ -171,7 +171,7 @@ export class SsoService {
         this.audit('oauth_totp_required', 'success', user.username, user.id, request.ip, `via ${provider.name}`);
         return `${SIGN_IN_PAGE}?oauth_totp=${ticket}`;
       }
-      const pair = await this.context.identity.openSession(user, request.ip);
+      const pair = await this.context.identity.signIn.openSession(user, request.ip);
       this.installCookies(request, reply, pair);
       this.audit('oauth_login_success', 'success', user.username, user.id, request.ip, `via ${provider.name}`);
       return UI_HOME;
@@ -238,11 +238,11 @@ export class SsoService {
       this.audit('oauth_totp_failed', 'failure', user?.username ?? null, user?.id ?? null, request.ip, 'unknown, used or expired ticket');
       throw unauthorized('ticket is unknown, used or expired: sign in again');
     }
-    if (!identity.acceptSecondFactor(user, code)) {
+    if (!identity.secondFactor.acceptSecondFactor(user, code)) {
       this.audit('oauth_totp_failed', 'failure', user.username, user.id, request.ip, 'wrong code');
       throw unauthorized('invalid TOTP or recovery code: sign in again');
     }
-    const pair = await identity.openSession(user, request.ip);
+    const pair = await identity.signIn.openSession(user, request.ip);
     this.installCookies(request, reply, pair);
     this.audit('oauth_login_success', 'success', user.username, user.id, request.ip, `via ${handOff.provider} with TOTP`);
     return cookieSession(user.username, pair);
