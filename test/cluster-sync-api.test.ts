@@ -9,6 +9,7 @@ import { adminApi } from './helpers/admin-api.js';
 import { freePort } from './helpers/free-port.js';
 import { startTestApp } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
+import { createInboundKey } from '../src/areas/cluster/sync-keys.js';
 import type { ClusterSync } from '../src/areas/cluster/sync-service.js';
 
 const api = adminApi();
@@ -66,9 +67,11 @@ test('in_sync only while the peer holds the current head: a version applied here
     };
     await applyRule(2001);
     const { sealer } = t.app.context;
+    // A pair with both keys (a pair without one reads no_key, whatever the histories say).
+    const inbound = createInboundKey(t.app.context, '00000000-0000-4000-8000-000000000001', 'test');
     sync.state.setPeer({
       id: '00000000-0000-4000-8000-000000000001', name: 'node-b', address: '127.0.0.1', port: 9, fingerprint: 'ab'.repeat(32),
-      outbound_key: sealer.seal('bwk_test'), pair_secret: sealer.seal('c'.repeat(64)), inbound_key_id: 'none', created_at: new Date(t.clock.now()).toISOString(), created_by: 'test',
+      outbound_key: sealer.seal('bwk_test'), pair_secret: sealer.seal('c'.repeat(64)), inbound_key_id: inbound.id, created_at: new Date(t.clock.now()).toISOString(), created_by: 'test',
     });
     const configSync = async () => (await request('GET', '/api/v1/cluster/status')).json().config_sync;
     const head = (await configSync()).local;

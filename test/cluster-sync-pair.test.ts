@@ -275,6 +275,46 @@ test('a snapshot from anyone but the paired peer is refused', { timeout: 30_000 
   assert.equal(byAdmin.status, 403, 'an administrator (ha:manage) is not the peer');
 });
 
+test("a peer key revoked: both nodes report the pair without a key, sync skips it saying why; generate-key and registering the new key on the peer restore it", { timeout: 120_000 }, async () => {
+  const listKeys = async () => {
+    const keys = await ok(A, 'GET', '/api/v1/auth/api-keys');
+    return (Array.isArray(keys) ? keys : keys.keys ?? keys.items) as { id: string; name: string; permissions: string[] }[];
+  };
+  const old = (await listKeys()).find((key) => key.name === `cluster-peer:${peerOnA}`)!;
+  await ok(A, 'DELETE', `/api/v1/auth/api-keys/${old.id}`, undefined, 204);
+  const summary = await ok(A, 'GET', '/api/v1/cluster/health-summary');
+  assert.deepEqual(summary.missing_peer_keys, ['node-b']);
+  const onA = await syncStatus(A);
+  assert.equal(onA.state, 'no_key');
+  assert.equal(onA.keys.inbound, 'revoked');
+  assert.match(onA.keys.problem, /generate-key/);
+  // B's next comparison is answered 401: B records that its key is refused and stops sending, saying why.
+  await ok(B, 'PUT', `/api/v1/cluster/nodes/${peerOnB}`, {});
+  await until('B reports its key refused', async () => (await syncStatus(B)).keys.outbound === 'refused');
+  assert.equal((await syncStatus(B)).state, 'no_key');
+  const skipped = await call(B, 'POST', '/api/v1/cluster/sync/push');
+  assert.equal(skipped.status, 412, skipped.text);
+  assert.match(skipped.body.error, /not sent: node-a refused the key this node presents/);
+  assert.match((await syncStatus(B)).last_push.error, /^not sent: /);
+  assert.deepEqual((await ok(B, 'GET', '/api/v1/cluster/health-summary')).missing_peer_keys, ['node-a']);
+  // A new key, shown once on A, registered on B.
+  const generated = await ok(A, 'POST', `/api/v1/cluster/nodes/${peerOnA}/generate-key`);
+  assert.match(generated.key, /^bwk_[0-9a-f]{64}$/);
+  const fresh = (await listKeys()).find((key) => key.name === `cluster-peer:${peerOnA}`);
+  assert.deepEqual(fresh?.permissions, ['ha:manage']);
+  assert.ok(!JSON.stringify(await listKeys()).includes(generated.key), 'the key is not listed in clear');
+  const registered = await call(B, 'PUT', `/api/v1/cluster/nodes/${peerOnB}`, { key: generated.key });
+  assert.equal(registered.status, 200, registered.text);
+  assert.ok(!registered.text.includes(generated.key), 'the registered key is write-only');
+  assert.deepEqual(registered.body.keys, { inbound: 'ok', outbound: 'ok', problem: null });
+  await until('both pair again without a key problem', async () => {
+    const [a, b] = [await syncStatus(A), await syncStatus(B)];
+    return a.keys.problem === null && b.keys.problem === null && b.state === 'in_sync' && a.state === 'in_sync';
+  });
+  assert.deepEqual((await ok(A, 'GET', '/api/v1/cluster/health-summary')).missing_peer_keys, []);
+  assert.deepEqual((await ok(B, 'GET', '/api/v1/cluster/health-summary')).missing_peer_keys, []);
+});
+
 test('the link cut and a change on each side: split-brain on both, nothing overwritten; choosing a side resolves it', { timeout: 150_000 }, async () => {
   await toA.cut();
   await toB.cut();

@@ -12,8 +12,9 @@ import type { ConfigService } from '../config/service.js';
 import type { ApiTlsService } from '../tls/service.js';
 import type { ClusterService } from './service.js';
 import { ClusterSync } from './sync-service.js';
+import { regenerateInboundKey } from './sync-keys.js';
 import {
-  ClusterNode, NodePatch, NodeSyncStateSchema, PairBody, PairingCallAnswer, PairingCallBody, PairingCodeAnswer, PushAnswer,
+  ClusterNode, GeneratedKey, NodePatch, NodeSyncStateSchema, PairBody, PairingCallAnswer, PairingCallBody, PairingCodeAnswer, PushAnswer,
   ResolveAnswer, ResolveBody, SnapshotAnswer,
 } from './sync-schema.js';
 import type { PairBody as PairInput, PairingCall } from './sync-pairing.js';
@@ -30,6 +31,7 @@ const PeerFailed = ErrorAnswer('the peer could not be reached, its certificate i
 export function createClusterSyncArea(context: AppContext, deps: { config: ConfigService; cluster: ClusterService; tls: ApiTlsService }): Area & { sync: ClusterSync } {
   const sync = new ClusterSync(context, deps);
   deps.cluster.useConfigSync(() => sync.status());
+  deps.cluster.peersWithoutKey = () => sync.peersWithoutKey();
   const node = (id: string) => {
     const peer = sync.state.peer();
     if (!peer || peer.id !== id) throw notFound(`cluster node ${id} not found`);
@@ -79,11 +81,25 @@ export function createClusterSyncArea(context: AppContext, deps: { config: Confi
       schema: { params: IdParams(), body: NodePatch, response: { 200: ClusterNode } },
       handler: async (request) => {
         const peer = node((request.params as { id: string }).id);
-        const patch = request.body as { name?: string; port?: number; fingerprint?: string };
-        const next = { ...peer, ...patch, ...(patch.fingerprint ? { fingerprint: normalisePin(patch.fingerprint) } : {}) };
+        const { key, ...patch } = request.body as { name?: string; port?: number; fingerprint?: string; key?: string };
+        const next = {
+          ...peer, ...patch, ...(patch.fingerprint ? { fingerprint: normalisePin(patch.fingerprint) } : {}),
+          ...(key ? { outbound_key: context.sealer.seal(key), outbound_key_refused_at: null } : {}),
+        };
         sync.state.setPeer(next);
         await sync.poll();
         return sync.nodeView(next);
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/v1/cluster/nodes/{id}/generate-key', access: ACCESS, tags: TAGS,
+      summary: "Replace the key the peer presents to this node (system service account, ha:manage only): the old one answers 401 at once; the new one is shown once, for PUT /cluster/nodes/{id} {key} on the peer",
+      schema: { params: IdParams(), response: { 200: GeneratedKey } },
+      handler: (request) => {
+        const { peer, key } = regenerateInboundKey(context, node((request.params as { id: string }).id));
+        sync.state.setPeer(peer);
+        context.log.info({ peer: peer.name }, 'cluster: a new key for the peer was generated (the previous one is revoked)');
+        return { key };
       },
     }),
     route({

@@ -14,8 +14,10 @@ export interface PeerRecord {
   port: number;
   /** SHA-256 of the peer's HTTPS certificate key (SPKI), hex: the only key its connections are trusted with. */
   fingerprint: string;
-  /** The API key this node presents to the peer (sealed). */
+  /** The API key this node presents to the peer (sealed); '' when none is registered. */
   outbound_key: string;
+  /** When the peer answered 401 to that key (it was revoked there): nothing is sent until a new one is registered. */
+  outbound_key_refused_at?: string | null;
   /** The secret both nodes derive the snapshot keys from (sealed). */
   pair_secret: string;
   /** The id of the API key (system role, ha:manage) the peer presents to this node. */
