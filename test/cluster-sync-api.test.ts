@@ -11,6 +11,7 @@ import { startTestApp } from './helpers/app.js';
 import { adminHeaders } from './helpers/auth.js';
 import { createInboundKey } from '../src/areas/cluster/sync-keys.js';
 import type { ClusterSync } from '../src/areas/cluster/sync-service.js';
+import type { AcmeService } from '../src/areas/acme/service.js';
 
 const api = adminApi();
 
@@ -83,6 +84,40 @@ test('in_sync only while the peer holds the current head: a version applied here
     assert.equal(after.local.seq, head.seq + 1, 'the apply is one more version of the history');
     assert.equal(after.state, 'peer_behind', 'the peer holds the older head');
     assert.equal((await request('GET', '/api/v1/cluster/nodes')).json()[0].sync_state, 'peer_behind');
+  } finally {
+    await t.close();
+  }
+});
+
+test('ACME renewal runs on the primary only: the backup of a pair renews nothing on schedule and refuses renew-now (409); the primary renews', async () => {
+  const t = await startTestApp();
+  try {
+    const headers = await adminHeaders(t.app);
+    const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
+    const { service: acme } = t.app.areas.find((area) => area.name === 'acme') as unknown as { service: AcmeService };
+    await sync.stop();
+    const request = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+    // The CA is a blocked address: an attempt is recorded (and fails at the outbound guard), which is what is looked for.
+    assert.equal((await request('POST', '/api/v1/acme/account', { contact_email: 'ha@example.org', directory_url: 'https://127.0.0.1:9/directory', http01_listen: `127.0.0.1:${await freePort()}` })).statusCode, 200);
+    const cert = (await request('POST', '/api/v1/acme/certs', { common_name: 'ha.example.org', challenge_type: 'http-01' })).json();
+    const attempt = async () => (await request('GET', `/api/v1/acme/certs/${cert.id}`)).json().last_renew_attempt;
+    const { sealer } = t.app.context;
+    const peerId = '00000000-0000-4000-8000-000000000002';
+    sync.state.setPeer({
+      id: peerId, name: 'node-a', address: '127.0.0.1', port: 9, fingerprint: 'ab'.repeat(32), outbound_key: sealer.seal('bwk_test'), pair_secret: sealer.seal('c'.repeat(64)),
+      inbound_key_id: createInboundKey(t.app.context, peerId, 'test').id, created_at: new Date(t.clock.now()).toISOString(), created_by: 'test',
+    });
+    assert.equal((await request('PUT', '/api/v1/cluster/role', { role: 'secondary' })).statusCode, 200);
+    assert.deepEqual(acme.dueForRenewal(), [cert.id], 'the certificate is due');
+    assert.equal(await acme.renewDue(), 0);
+    assert.equal(await attempt(), null, 'the backup placed no order');
+    const now = await request('POST', `/api/v1/acme/certs/${cert.id}/renew`);
+    assert.equal(now.statusCode, 409, now.body);
+    assert.match(now.json().error, /backup of a high-availability pair: the primary renews/);
+    assert.equal(await attempt(), null);
+    assert.equal((await request('PUT', '/api/v1/cluster/role', { role: 'primary' })).statusCode, 200);
+    await acme.renewDue();
+    assert.notEqual(await attempt(), null, 'the primary renews on schedule');
   } finally {
     await t.close();
   }

@@ -16,6 +16,7 @@ export const CLUSTER_SYNC_EXTENSIONS: readonly ApiExtension[] = [
   ha('GET', '/api/v1/cluster/snapshot/hash', "the shared configuration's hash (wire-format §10)."),
   ha('PUT', '/api/v1/cluster/snapshot', "the peer's snapshot, applied when it extends this node's hash-chained history (wire-format §10)."),
   ha('POST', '/api/v1/cluster/snapshot/force', "applies the peer's snapshot whatever the histories say (wire-format §10)."),
+  ha('POST', '/api/v1/cluster/cert-push', "a certificate the primary renewed, its key sealed for this node, installed here (wire-format §10; the peer's key only)."),
   ha('GET', '/api/v1/cluster/sync/state', "this node's hash-chained history, which the peer compares with its own."),
   ha('POST', '/api/v1/cluster/sync/push', 'sends the applied configuration to the peer now (it is sent after every apply anyway).'),
   ha('POST', '/api/v1/cluster/sync/resolve', 'resolves split-brain: the administrator chooses which side is kept.'),

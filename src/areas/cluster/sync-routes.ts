@@ -13,6 +13,8 @@ import type { ApiTlsService } from '../tls/service.js';
 import type { ClusterService } from './service.js';
 import { ClusterSync } from './sync-service.js';
 import { regenerateInboundKey } from './sync-keys.js';
+import { CertPush } from './sync-cert-push.js';
+import type { AcmeService } from '../acme/service.js';
 import {
   ClusterNode, GeneratedKey, NodePatch, NodeSyncStateSchema, PairBody, PairingCallAnswer, PairingCallBody, PairingCodeAnswer, PushAnswer,
   ResolveAnswer, ResolveBody, SnapshotAnswer,
@@ -28,8 +30,9 @@ const PeerFailed = ErrorAnswer('the peer could not be reached, its certificate i
  * Configuration sync between the two nodes of a pair (issue 39 item 3): pairing, the nodes, the snapshot the
  * peers exchange, the state both compare, and the administrator's choice of a side after split-brain.
  */
-export function createClusterSyncArea(context: AppContext, deps: { config: ConfigService; cluster: ClusterService; tls: ApiTlsService }): Area & { sync: ClusterSync } {
+export function createClusterSyncArea(context: AppContext, deps: { config: ConfigService; cluster: ClusterService; tls: ApiTlsService; acme: AcmeService }): Area & { sync: ClusterSync } {
   const sync = new ClusterSync(context, deps);
+  const certPush = new CertPush(context, sync, deps.acme);
   deps.cluster.useConfigSync(() => sync.status());
   deps.cluster.peersWithoutKey = () => sync.peersWithoutKey();
   const node = (id: string) => {
@@ -141,6 +144,20 @@ export function createClusterSyncArea(context: AppContext, deps: { config: Confi
       schema: { response: { 204: NoContent('Applied'), 412: NotPaired, 502: PeerFailed } },
       handler: async (_request, reply) => {
         await sync.pull();
+        return reply.status(204).send();
+      },
+    },
+    {
+      method: 'POST', path: '/api/v1/cluster/cert-push', access: ACCESS, tags: TAGS, bodyLimit: 256 * 1024,
+      summary: "A certificate the primary renewed (its key only): the key sealed for this node, the body under the pair's HMAC; installed as a renewal here would be (wire-format §10)",
+      schema: {
+        response: {
+          204: NoContent('Installed'), 400: ErrorAnswer('not sent by the peer (HMAC), or the key is not the certificate\'s'), 403: ErrorAnswer('not the paired peer\'s key'),
+          404: ErrorAnswer('no such ACME certificate here'), 409: ErrorAnswer('this node is the primary'), 412: NotPaired,
+        },
+      },
+      handler: async (request, reply) => {
+        await certPush.receive(request.body, request.identity);
         return reply.status(204).send();
       },
     },

@@ -65,6 +65,7 @@ export const ClusterNode = Type.Object({
   software_version: Nullable(Type.String()),
   sync_state: StringEnum(['unpaired', 'no_key', 'in_sync', 'peer_behind', 'peer_ahead', 'split_brain', 'unreachable', 'unknown']),
   keys: PeerKeysSchema,
+  last_pushed_cert_at: Type.Union([Type.String(), Type.Null()], { description: 'when a certificate renewed here was last installed by the peer (cert-push)' }),
   created_at: Type.String(),
 });
 
@@ -110,6 +111,7 @@ export const ConfigSyncStatus = Type.Object({
   split_brain: Type.Union([Loose, Type.Null()]),
   last_push: Type.Union([Loose, Type.Null()]),
   last_received: Type.Union([Loose, Type.Null()]),
+  last_cert_push: Type.Union([Loose, Type.Null()]),
   last_error: Nullable(Type.String()),
 });
 

@@ -80,7 +80,7 @@ export class ClusterSync {
     return peer;
   }
 
-  private pairKeys(peer: PeerRecord): ExportKeys {
+  pairKeys(peer: PeerRecord): ExportKeys {
     return pairKeys(this.context.sealer.open(peer.pair_secret));
   }
 
@@ -102,7 +102,7 @@ export class ClusterSync {
     this.context.log.warn({ peer: peer.name }, 'cluster: the peer refused the key this node presents; configuration sync stops until a new key is registered');
   }
 
-  private target(peer: PeerRecord): PeerTarget {
+  target(peer: PeerRecord): PeerTarget {
     return { address: peer.address, port: peer.port, fingerprint: peer.fingerprint, key: this.context.sealer.open(peer.outbound_key) };
   }
 
@@ -385,7 +385,7 @@ export class ClusterSync {
       keys: peer ? this.keys(peer) : null,
       local: head ? { seq: head.seq, hash: head.hash, link: head.link, version: this.context.apply.versions.activeVersion() } : null,
       peer_head: state.peer_head, peer_reachable: state.reachable, last_seen: state.last_seen, split_brain: state.split_brain,
-      last_push: state.last_push, last_received: state.last_received, last_error: state.last_error,
+      last_push: state.last_push, last_received: state.last_received, last_cert_push: state.last_cert_push, last_error: state.last_error,
     };
   }
 
@@ -397,7 +397,8 @@ export class ClusterSync {
       role: state.peer_role ?? 'unknown',
       health: state.reachable === null ? 'unknown' : state.reachable ? 'healthy' : 'unreachable',
       last_seen: state.last_seen, config_version: state.peer_head?.seq ?? null, config_hash: state.peer_head?.hash ?? null,
-      software_version: state.peer_software_version, sync_state: this.stateName(state), keys: this.keys(peer), created_at: peer.created_at,
+      software_version: state.peer_software_version, sync_state: this.stateName(state), keys: this.keys(peer),
+      last_pushed_cert_at: state.last_cert_push?.ok ? state.last_cert_push.at : null, created_at: peer.created_at,
     };
   }
 

@@ -59,11 +59,13 @@ export interface SyncState {
   split_brain: SplitBrain | null;
   last_push: SyncOutcome | null;
   last_received: { at: string; seq: number; hash: string; version: number; forced: boolean } | null;
+  /** The last certificate sent to the peer (cert-push, after a renewal here). */
+  last_cert_push: { at: string; cert_id: string; ok: boolean; error: string | null } | null;
 }
 
 const EMPTY_STATE: SyncState = {
   reachable: null, last_seen: null, last_error: null, peer_role: null, peer_software_version: null, peer_head: null,
-  relation: null, split_brain: null, last_push: null, last_received: null,
+  relation: null, split_brain: null, last_push: null, last_received: null, last_cert_push: null,
 };
 
 const KEYS = { peer: 'cluster_sync_peer', chain: 'cluster_sync_chain', state: 'cluster_sync_state' } as const;
