@@ -12,6 +12,10 @@ import { adminHeaders } from './helpers/auth.js';
 import { createInboundKey } from '../src/areas/cluster/sync-keys.js';
 import type { ClusterSync } from '../src/areas/cluster/sync-service.js';
 import type { AcmeService } from '../src/areas/acme/service.js';
+import type { DhcpService } from '../src/areas/dhcp/service.js';
+import { renderKea } from '../src/compile/kea.js';
+import { assertGolden } from './helpers/golden.js';
+import { networkInterfaces } from 'node:os';
 
 const api = adminApi();
 
@@ -118,6 +122,44 @@ test('ACME renewal runs on the primary only: the backup of a pair renews nothing
     assert.equal((await request('PUT', '/api/v1/cluster/role', { role: 'primary' })).statusCode, 200);
     await acme.renewDue();
     assert.notEqual(await attempt(), null, 'the primary renews on schedule');
+  } finally {
+    await t.close();
+  }
+});
+
+test('dhcp_link: Kea HA peers are the cluster nodes (this node by its role on its sync address, the partner at the pairing address); golden', async () => {
+  const t = await startTestApp();
+  try {
+    const headers = await adminHeaders(t.app);
+    const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
+    const { service: dhcp } = t.app.areas.find((area) => area.name === 'dhcp') as unknown as { service: DhcpService };
+    await sync.stop();
+    const request = (method: 'PUT', url: string, payload: object) => t.app.inject({ method, url, headers, payload });
+    // The stored relationship as configuration sync copies it to both nodes alike (the other node's addresses).
+    assert.equal((await request('PUT', '/api/v1/dhcp/ha/config', { mode: 'hot-standby', peer: '192.0.2.2:8001', listen: '192.0.2.1:8001', node_id: 2 })).statusCode, 200);
+    assert.equal((await request('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'lo', sync_peer: '127.0.0.2', enabled: false, dhcp_link: true })).statusCode, 200);
+    assert.equal((await request('PUT', '/api/v1/cluster/role', { role: 'primary' })).statusCode, 200);
+    const relationship = () => JSON.parse(renderKea(dhcp.input())).Dhcp4['hooks-libraries'].at(-1).parameters['high-availability'][0];
+    assert.throws(relationship, /dhcp_link: is set but this node is not paired/);
+    const { sealer } = t.app.context;
+    const peerId = '00000000-0000-4000-8000-000000000003';
+    sync.state.setPeer({
+      id: peerId, name: 'node-b', address: '127.0.0.2', port: 9, fingerprint: 'ab'.repeat(32), outbound_key: sealer.seal('bwk_test'), pair_secret: sealer.seal('c'.repeat(64)),
+      inbound_key_id: createInboundKey(t.app.context, peerId, 'test').id, created_at: new Date(t.clock.now()).toISOString(), created_by: 'test',
+    });
+    // The data directory's paths vary per run: fixed ones for the golden file.
+    assertGolden('kea-dhcp4-ha-cluster-linked.json', renderKea({ ...dhcp.input(), paths: { leaseFile: '/var/lib/kea/kea-leases4.csv', controlSocket: '/run/kea/kea4-ctrl.sock' } }));
+    const nodes = (await t.app.inject({ url: '/api/v1/cluster/nodes', headers })).json() as { address: string }[];
+    const own = networkInterfaces().lo!.find((entry) => entry.family === 'IPv4')!.address;
+    const asPrimary = relationship();
+    assert.equal(asPrimary['this-server-name'], 'node1');
+    assert.deepEqual(asPrimary.peers.map((peer: { url: string }) => peer.url), [`http://${own}:8001/`, ...nodes.map((node) => `http://${node.address}:8001/`)], 'the rendered peers are this node and the cluster node');
+    assert.equal((await request('PUT', '/api/v1/cluster/role', { role: 'secondary' })).statusCode, 200);
+    const asSecondary = relationship();
+    assert.equal(asSecondary['this-server-name'], 'node2');
+    assert.deepEqual(asSecondary.peers.map((peer: { url: string; role: string }) => [peer.url, peer.role]), [[`http://${nodes[0].address}:8001/`, 'primary'], [`http://${own}:8001/`, 'standby']]);
+    assert.equal((await request('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'lo', sync_peer: '127.0.0.2', enabled: false, dhcp_link: false })).statusCode, 200);
+    assert.deepEqual(relationship().peers.map((peer: { url: string }) => peer.url), ['http://192.0.2.2:8001/', 'http://192.0.2.1:8001/'], 'without dhcp_link the stored addresses');
   } finally {
     await t.close();
   }

@@ -71,6 +71,7 @@ export function createAreas(context: AppContext): Area[] {
   context.identity.onAuthenticated((identity, ip) => config.commitConfirm.sawClient(identity.username, ip));
   let cluster: ReturnType<typeof createClusterArea>;
   let acme: ReturnType<typeof createAcmeArea>;
+  let dhcp: ReturnType<typeof createDhcpArea>;
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -95,7 +96,7 @@ export function createAreas(context: AppContext): Area[] {
     dashboard,
     createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
-    createDhcpArea(context),
+    (dhcp = createDhcpArea(context)),
     createTimeArea(context),
     networking,
     createSystemArea(context),
@@ -107,7 +108,7 @@ export function createAreas(context: AppContext): Area[] {
     // After the packet filter: the VRRP and state-sync system rules are registered with it.
     (cluster = createClusterArea(context, { packetFilter: packetFilter.service, dashboard: dashboard.service.broadcaster })),
     // Configuration sync between the pair: applies what the peer sends through the configuration lifecycle.
-    createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service, acme: acme.service }),
+    createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service, acme: acme.service, dhcp: dhcp.service }),
     createUpdatesArea(context),
     createPluginsArea(context, { aliases: packetFilter.service, findings: packetFilter.service.pluginFindings }),
     // The fleet agent applies revisions through the other areas' routes (docs/fleet.md).

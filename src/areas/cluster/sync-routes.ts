@@ -15,6 +15,8 @@ import { ClusterSync } from './sync-service.js';
 import { regenerateInboundKey } from './sync-keys.js';
 import { CertPush } from './sync-cert-push.js';
 import type { AcmeService } from '../acme/service.js';
+import type { DhcpService } from '../dhcp/service.js';
+import { linkDhcpToPair } from './dhcp-link.js';
 import {
   ClusterNode, GeneratedKey, NodePatch, NodeSyncStateSchema, PairBody, PairingCallAnswer, PairingCallBody, PairingCodeAnswer, PushAnswer,
   ResolveAnswer, ResolveBody, SnapshotAnswer,
@@ -30,8 +32,9 @@ const PeerFailed = ErrorAnswer('the peer could not be reached, its certificate i
  * Configuration sync between the two nodes of a pair (issue 39 item 3): pairing, the nodes, the snapshot the
  * peers exchange, the state both compare, and the administrator's choice of a side after split-brain.
  */
-export function createClusterSyncArea(context: AppContext, deps: { config: ConfigService; cluster: ClusterService; tls: ApiTlsService; acme: AcmeService }): Area & { sync: ClusterSync } {
+export function createClusterSyncArea(context: AppContext, deps: { config: ConfigService; cluster: ClusterService; tls: ApiTlsService; acme: AcmeService; dhcp: DhcpService }): Area & { sync: ClusterSync } {
   const sync = new ClusterSync(context, deps);
+  linkDhcpToPair(deps.dhcp, deps.cluster, sync);
   const certPush = new CertPush(context, sync, deps.acme);
   deps.cluster.useConfigSync(() => sync.status());
   deps.cluster.peersWithoutKey = () => sync.peersWithoutKey();
