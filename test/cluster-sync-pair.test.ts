@@ -12,8 +12,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import { Sealer, loadOrCreateKeyFile } from '../src/core/crypto.js';
 import { spkiSha256 } from '../src/net/spki-pin.js';
 import { generateKeyPair } from '../src/areas/vpn/wireguard.js';
 import { freePort } from './helpers/free-port.js';
+import { systemSkip } from './helpers/system-skip.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Deadlines, not figures: starting from sources takes long on a loaded machine. */
@@ -69,6 +70,28 @@ class Relay {
   }
 }
 
+/** pebble, the ACME CA of the cert-push test, on loopback; its TLS certificate is made before the nodes start. */
+const pebbleSkip = systemSkip('the cert-push test (an ACME CA)', { programs: ['pebble', 'openssl'] });
+const pebble: { dir: string; cert: string; port: number; child: ChildProcess | null; log: string } = { dir: '', cert: '', port: 0, child: null, log: '' };
+
+function preparePebble(): void {
+  if (pebbleSkip) return;
+  pebble.dir = mkdtempSync(join(tmpdir(), 'bulwark-hasync-pebble-'));
+  pebble.cert = join(pebble.dir, 'cert.pem');
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(pebble.dir, 'key.pem'), '-out', pebble.cert, '-days', '2', '-subj', '/CN=pebble', '-addext', 'subjectAltName=IP:127.0.0.1'], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+}
+
+async function startPebble(): Promise<void> {
+  pebble.port = await freePort();
+  const config = join(pebble.dir, 'pebble.json');
+  writeFileSync(config, JSON.stringify({ pebble: { listenAddress: `127.0.0.1:${pebble.port}`, managementListenAddress: `127.0.0.1:${await freePort()}`, certificate: pebble.cert, privateKey: join(pebble.dir, 'key.pem'), httpPort: 80, tlsPort: 443, ocspResponderURL: '', externalAccountBindingRequired: false } }));
+  // Every challenge valid: what is proven is the renewal's push to the peer, not the validation (test/e2e/acme-pebble.test.ts).
+  pebble.child = spawn('pebble', ['-config', config], { env: { ...process.env, PEBBLE_VA_ALWAYS_VALID: '1', PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [pebble.child.stdout!, pebble.child.stderr!]) stream.on('data', (chunk: Buffer) => (pebble.log = (pebble.log + chunk.toString()).slice(-4000)));
+  await until('pebble listens', async () => /Listening on/.test(pebble.log), 30_000);
+}
+
 const nodes: Node[] = [];
 const relays: Relay[] = [];
 let A: Node;
@@ -80,7 +103,9 @@ async function startNode(name: string): Promise<Node> {
   const dir = mkdtempSync(join(tmpdir(), `bulwark-hasync-${name}-`));
   const http = await freePort();
   const https = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--listen', `127.0.0.1:${http}`, '--tls-listen', `127.0.0.1:${https}`, '--data-dir', dir, '--log-level', 'warn'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Both trust the test's ACME CA (pebble) and nothing else more.
+  const env = pebble.cert ? { ...process.env, NODE_EXTRA_CA_CERTS: pebble.cert } : process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), '--listen', `127.0.0.1:${http}`, '--tls-listen', `127.0.0.1:${https}`, '--data-dir', dir, '--log-level', 'warn'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const node: Node = { name, dir, http, https, child, log: '', headers: {} };
   child.stdout!.on('data', (chunk: Buffer) => (node.log = (node.log + chunk.toString()).slice(-6000)));
   child.stderr!.on('data', (chunk: Buffer) => (node.log = (node.log + chunk.toString()).slice(-6000)));
@@ -144,6 +169,7 @@ function servedPin(port: number): Promise<string> {
 }
 
 before(async () => {
+  preparePebble();
   [A, B] = await Promise.all([startNode('a'), startNode('b')]);
   await Promise.all([signIn(A), signIn(B)]);
   toA = new Relay(A.https);
@@ -160,6 +186,8 @@ before(async () => {
 }, { timeout: 240_000 });
 
 after(async () => {
+  pebble.child?.kill('SIGTERM');
+  if (pebble.dir) rmSync(pebble.dir, { recursive: true, force: true });
   for (const relay of relays) await relay.cut();
   for (const node of nodes) {
     if (node.child.exitCode === null) {
@@ -273,6 +301,72 @@ test('a snapshot from anyone but the paired peer is refused', { timeout: 30_000 
   const snapshot = await ok(A, 'GET', '/api/v1/cluster/snapshot');
   const byAdmin = await call(B, 'PUT', '/api/v1/cluster/snapshot', snapshot);
   assert.equal(byAdmin.status, 403, 'an administrator (ha:manage) is not the peer');
+});
+
+test("a peer key revoked: both nodes report the pair without a key, sync skips it saying why; generate-key and registering the new key on the peer restore it", { timeout: 120_000 }, async () => {
+  const listKeys = async () => {
+    const keys = await ok(A, 'GET', '/api/v1/auth/api-keys');
+    return (Array.isArray(keys) ? keys : keys.keys ?? keys.items) as { id: string; name: string; permissions: string[] }[];
+  };
+  const old = (await listKeys()).find((key) => key.name === `cluster-peer:${peerOnA}`)!;
+  await ok(A, 'DELETE', `/api/v1/auth/api-keys/${old.id}`, undefined, 204);
+  const summary = await ok(A, 'GET', '/api/v1/cluster/health-summary');
+  assert.deepEqual(summary.missing_peer_keys, ['node-b']);
+  const onA = await syncStatus(A);
+  assert.equal(onA.state, 'no_key');
+  assert.equal(onA.keys.inbound, 'revoked');
+  assert.match(onA.keys.problem, /generate-key/);
+  // B's next comparison is answered 401: B records that its key is refused and stops sending, saying why.
+  await ok(B, 'PUT', `/api/v1/cluster/nodes/${peerOnB}`, {});
+  await until('B reports its key refused', async () => (await syncStatus(B)).keys.outbound === 'refused');
+  assert.equal((await syncStatus(B)).state, 'no_key');
+  const skipped = await call(B, 'POST', '/api/v1/cluster/sync/push');
+  assert.equal(skipped.status, 412, skipped.text);
+  assert.match(skipped.body.error, /not sent: node-a refused the key this node presents/);
+  assert.match((await syncStatus(B)).last_push.error, /^not sent: /);
+  assert.deepEqual((await ok(B, 'GET', '/api/v1/cluster/health-summary')).missing_peer_keys, ['node-a']);
+  // A new key, shown once on A, registered on B.
+  const generated = await ok(A, 'POST', `/api/v1/cluster/nodes/${peerOnA}/generate-key`);
+  assert.match(generated.key, /^bwk_[0-9a-f]{64}$/);
+  const fresh = (await listKeys()).find((key) => key.name === `cluster-peer:${peerOnA}`);
+  assert.deepEqual(fresh?.permissions, ['ha:manage']);
+  assert.ok(!JSON.stringify(await listKeys()).includes(generated.key), 'the key is not listed in clear');
+  const registered = await call(B, 'PUT', `/api/v1/cluster/nodes/${peerOnB}`, { key: generated.key });
+  assert.equal(registered.status, 200, registered.text);
+  assert.ok(!registered.text.includes(generated.key), 'the registered key is write-only');
+  assert.deepEqual(registered.body.keys, { inbound: 'ok', outbound: 'ok', problem: null });
+  await until('both pair again without a key problem', async () => {
+    const [a, b] = [await syncStatus(A), await syncStatus(B)];
+    return a.keys.problem === null && b.keys.problem === null && b.state === 'in_sync' && a.state === 'in_sync';
+  });
+  assert.deepEqual((await ok(A, 'GET', '/api/v1/cluster/health-summary')).missing_peer_keys, []);
+  assert.deepEqual((await ok(B, 'GET', '/api/v1/cluster/health-summary')).missing_peer_keys, []);
+});
+
+test('an ACME certificate renewed on the primary is pushed to the backup, its key sealed, and installed there; the backup does not renew', { skip: pebbleSkip, timeout: 120_000 }, async () => {
+  await startPebble();
+  await ok(A, 'POST', '/api/v1/acme/account', { contact_email: 'ha@example.org', directory_url: `https://127.0.0.1:${pebble.port}/dir`, allowed_networks: ['127.0.0.1/32'], http01_listen: `127.0.0.1:${await freePort()}` });
+  const cert = await ok(A, 'POST', '/api/v1/acme/certs', { common_name: 'ha.b39.test', challenge_type: 'http-01' }, 201);
+  await ok(A, 'POST', '/api/v1/reload');
+  await until('B holds the certificate object', async () => (await call(B, 'GET', `/api/v1/acme/certs/${cert.id}`)).status === 200);
+  const refused = await call(B, 'POST', `/api/v1/acme/certs/${cert.id}/renew`);
+  assert.equal(refused.status, 409, refused.text);
+  const renewed = await ok(A, 'POST', `/api/v1/acme/certs/${cert.id}/renew`);
+  assert.equal(renewed.ok, true, `${JSON.stringify(renewed)}\n${pebble.log}`);
+  await until('B installed the certificate A renewed', async () => (await ok(B, 'GET', `/api/v1/acme/certs/${cert.id}`)).has_cert === true);
+  const [pemA, pemB] = [await call(A, 'GET', `/api/v1/acme/certs/${cert.id}/cert.pem`), await call(B, 'GET', `/api/v1/acme/certs/${cert.id}/cert.pem`)];
+  assert.match(pemB.text, /BEGIN CERTIFICATE/);
+  assert.equal(pemB.text, pemA.text, 'the same certificate and chain');
+  const keyB = await call(B, 'GET', `/api/v1/acme/certs/${cert.id}/key.pem`);
+  assert.equal(keyB.text, (await call(A, 'GET', `/api/v1/acme/certs/${cert.id}/key.pem`)).text, 'and its key');
+  const pushed = (await syncStatus(A)).last_cert_push;
+  assert.deepEqual({ cert_id: pushed.cert_id, ok: pushed.ok, error: pushed.error }, { cert_id: cert.id, ok: true, error: null });
+  assert.equal((await ok(A, 'GET', `/api/v1/cluster/nodes/${peerOnA}`)).last_pushed_cert_at, pushed.at);
+  // What travels: the key sealed for the peer, the body under the pair's HMAC. An administrator may not push one.
+  const forged = await call(B, 'POST', '/api/v1/cluster/cert-push', { cert_id: cert.id, fullchain_pem: pemA.text, private_key_pem: 'pw:v1:AAAA', sent_at: 'now', integrity: '0'.repeat(64) });
+  assert.equal(forged.status, 403, forged.text);
+  const onPrimary = await call(A, 'POST', '/api/v1/cluster/cert-push', { cert_id: cert.id, fullchain_pem: pemA.text, private_key_pem: 'pw:v1:AAAA', sent_at: 'now', integrity: '0'.repeat(64) });
+  assert.equal(onPrimary.status, 403, 'the primary takes no certificate from an administrator either');
 });
 
 test('the link cut and a change on each side: split-brain on both, nothing overwritten; choosing a side resolves it', { timeout: 150_000 }, async () => {

@@ -11,6 +11,7 @@ import { KindCatalogue } from '../src/store/kind-catalogue.js';
 import type { ConfigObject } from '../src/store/config-store.js';
 import { extend, relation, wellFormed } from '../src/areas/cluster/sync-chain.js';
 import { openSnapshot, pairKeys, sealSnapshot, sharedHash } from '../src/areas/cluster/sync-snapshot.js';
+import { openCertPush, sealCertPush } from '../src/areas/cluster/sync-cert-push.js';
 
 test('the hash chain tells same, ahead, behind and split-brain apart', () => {
   const base = extend(extend([], 'a'.repeat(64)), 'b'.repeat(64));
@@ -73,4 +74,15 @@ test('a modified snapshot, one made under another pair key, or one carrying a no
   refuses(snapshot, /body\.integrity/, pairKeys(randomHex(32)));
   refuses({ ...snapshot, objects: [] }, /body\.integrity/);
   refuses({ ...snapshot, extra: 1 }, /body/);
+});
+
+test('cert-push on the wire: the key sealed for the peer (never in clear), the body under the pair HMAC; a change or another pair refused', () => {
+  const keys = pairKeys(randomHex(32));
+  const material = { cert_pem: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n', chain_pem: '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n', key_pem: '-----BEGIN PRIVATE KEY-----\nsecret-key-body\n-----END PRIVATE KEY-----\n' };
+  const body = sealCertPush(keys, 'cert-1', material, '2026-11-28T00:00:00.000Z');
+  assert.ok(!JSON.stringify(body).includes('secret-key-body'), 'the key never travels in clear');
+  assert.deepEqual(openCertPush(keys, body), { certId: 'cert-1', material });
+  assert.throws(() => openCertPush(pairKeys(randomHex(32)), body), /body\.integrity/);
+  assert.throws(() => openCertPush(keys, { ...body, cert_id: 'cert-2' }), /body\.integrity/, 'the certificate it is for is authenticated');
+  assert.throws(() => openCertPush(keys, { ...body, private_key_pem: '-----BEGIN PRIVATE KEY-----' }), /private_key_pem/, 'a key in clear is refused');
 });

@@ -70,6 +70,8 @@ export function createAreas(context: AppContext): Area[] {
   config.commitConfirm.verifyWith((onResult) => assertions.service.verifyApplied(onResult));
   context.identity.onAuthenticated((identity, ip) => config.commitConfirm.sawClient(identity.username, ip));
   let cluster: ReturnType<typeof createClusterArea>;
+  let acme: ReturnType<typeof createAcmeArea>;
+  let dhcp: ReturnType<typeof createDhcpArea>;
   const areas: Area[] = [
     createAuthArea(context),
     createStatusArea(context, { drift: () => packetFilter.service.drift() }),
@@ -85,16 +87,16 @@ export function createAreas(context: AppContext): Area[] {
     createAiArea(context, { ids: ids.service }),
     // A certificate published by hand reloads the running proxy that serves it; HTTP-01 goes through the proxy
     // when it holds the responder's port; a local-tls-store target publishes to the API's HTTPS listener.
-    createAcmeArea(context, {
+    (acme = createAcmeArea(context, {
       certificateConsumers: [{ name: 'reverse proxy', reloadIfServing: (id, paths) => reverseProxy.service.reloadIfServing(id, paths) }],
       challengesThroughProxy: () => reverseProxy.service.challengesThroughProxy(),
       localTlsStore: (id, material) => tls.service.publishAcme(id, material),
       otherCertificates: () => [...ca.service.validities(), ...reverseProxy.service.fileValidities(), ...tls.service.fileValidities()],
-    }),
+    })),
     dashboard,
     createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
-    createDhcpArea(context),
+    (dhcp = createDhcpArea(context)),
     createTimeArea(context),
     networking,
     createSystemArea(context),
@@ -106,7 +108,7 @@ export function createAreas(context: AppContext): Area[] {
     // After the packet filter: the VRRP and state-sync system rules are registered with it.
     (cluster = createClusterArea(context, { packetFilter: packetFilter.service, dashboard: dashboard.service.broadcaster })),
     // Configuration sync between the pair: applies what the peer sends through the configuration lifecycle.
-    createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service }),
+    createClusterSyncArea(context, { config: config.service, cluster: cluster.service, tls: tls.service, acme: acme.service, dhcp: dhcp.service }),
     createUpdatesArea(context),
     createPluginsArea(context, { aliases: packetFilter.service, findings: packetFilter.service.pluginFindings }),
     // The fleet agent applies revisions through the other areas' routes (docs/fleet.md).

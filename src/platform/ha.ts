@@ -1,10 +1,9 @@
 /**
  * High availability: what the platform runs so two appliances share virtual addresses (VRRP) and their
  * connection state. `linux` runs Debian's keepalived and conntrackd (src/platform/linux/ha.ts); `simulated` keeps
- * the specification and says so; `freebsd` (CARP) is not driven.
+ * the specification and says so; `freebsd` sets CARP addresses and pfsync with `ifconfig` (src/platform/freebsd/carp.ts).
  */
 import type { RuntimeConfig } from './daemon-runtime.js';
-import { notDriven } from './not-driven.js';
 
 export type HaRole = 'primary' | 'secondary';
 
@@ -37,7 +36,7 @@ export interface HaSpec {
 
 export interface HaStatus {
   /** none: the platform drives no high availability (a standalone node there runs nothing). */
-  engine: 'keepalived' | 'simulated' | 'none';
+  engine: 'keepalived' | 'carp' | 'simulated' | 'none';
   running: boolean;
   /** master: this node holds every virtual address; backup: none of them; null when there is nothing to hold. */
   vrrp_state: 'master' | 'backup' | 'mixed' | null;
@@ -59,20 +58,4 @@ export interface HaEngine {
   vrrpState(): HaStatus['vrrp_state'];
   /** Lets go of the daemons without stopping them (they outlive the API and are adopted at the next start). */
   close(): Promise<void>;
-}
-
-/**
- * High availability on a platform that does not drive it yet (freebsd's CARP): a standalone node runs nothing, so
- * every reload's "nothing to run" succeeds; asking it to hold virtual addresses answers 503, as any not-driven call.
- */
-export function haNotDriven(platform: string): HaEngine {
-  const refuse = notDriven<HaEngine>(platform, 'high availability (CARP)');
-  const idle: HaStatus = { engine: 'none', running: false, vrrp_state: null, state_sync: null, last_error: null };
-  return {
-    apply: async (spec) => (spec === null ? idle : refuse.apply(spec)),
-    adjust: (demotion, failing) => refuse.adjust(demotion, failing),
-    status: () => refuse.status(),
-    vrrpState: () => null,
-    close: async () => undefined,
-  };
 }

@@ -2,7 +2,8 @@
  * Configuration sync on `--platform linux` (issue 39 item 3), in namespaces this test creates: two Bulwark
  * firewalls A and B joined by a sync link (a private /30), each with its HTTPS listener on its end of the link.
  * They pair over it (the outbound guard allows the peer's private address because the pairing recorded it), a rule
- * applied on A is sent to B, and B's kernel ruleset (nftables) holds it — applied by B's own packet-filter applier.
+ * applied on A is sent to B, and B's kernel ruleset (nftables) holds it — applied by B's own packet-filter applier;
+ * with A primary and B secondary, a rule applied on A reaches B's ruleset with no push by hand.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ const skip = systemSkip('the configuration-sync namespace lab', { root: true, pr
 const A_SYNC = '10.39.5.1';
 const B_SYNC = '10.39.5.2';
 const PORT = '2339';
+const AUTO_PORT = '2341';
 
 let labA: NetnsLab;
 let labB: NetnsLab;
@@ -70,4 +72,19 @@ test('linux: paired over a private sync link, a rule applied on A is in B\'s nft
   const status = labB.call('GET', '/api/v1/cluster/status');
   assert.equal(status.config_sync.state, 'in_sync', JSON.stringify(status.config_sync));
   t.diagnostic(`figure: the push (B applying through its appliers, nftables included) took ${pushed.ms} ms`);
+
+  // The push after an apply, with no call by hand: A primary, B secondary (no virtual address in this lab, so no
+  // VRRP runs and the configured role says which node sends).
+  labA.call('PUT', '/api/v1/cluster/role', { role: 'primary' });
+  labB.call('PUT', '/api/v1/cluster/role', { role: 'secondary' });
+  labA.call('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: Number(AUTO_PORT), quick: true, description: 'pushed after the apply' });
+  labA.call('POST', '/api/v1/reload');
+  const answeredAt = Date.now();
+  await until("the rule applied on A in B's nftables ruleset, pushed after the apply", () => new RegExp(`dport ${AUTO_PORT}\\b`).test(ruleset(nsB)));
+  const latencyMs = Date.now() - answeredAt;
+  await until('A to record the push of its head', () => {
+    const sync = labA.call('GET', '/api/v1/cluster/status').config_sync;
+    return sync.last_push?.ok === true && sync.last_push.seq === sync.local.seq && sync.state === 'in_sync';
+  });
+  t.diagnostic(`figure: a rule applied on A (linux) in B's ruleset ${latencyMs} ms after A's reload answered, with no push by hand`);
 });

@@ -163,6 +163,9 @@ test('VRRP failover and failback: a TCP stream and a UDP flow through the virtua
   // The bytes on the sync link (the dashboard's cluster `metrics` frame), as conntrackd counts them.
   const syncA = labA.call('GET', '/api/v1/cluster/status').state_sync;
   assert.ok(syncA.bytes_sent > 0 && syncA.bytes_received > 0, JSON.stringify(syncA));
+  // The dashboard WebSocket's cluster `metrics` frame (wire-format §5.1) as an ha:manage account receives it.
+  const metrics = JSON.parse(inNamespace(ns.a, process.execPath, [join(ROOT, 'test/e2e/fixtures/ws-cluster-frame.mjs'), labA.base, 'metrics'], { timeoutMs: 60_000 })).event;
+  assert.ok(metrics.pfsync_in > 0 && metrics.pfsync_out > 0 && metrics.state_count >= 1 && metrics.ts_ms > 0, JSON.stringify(metrics));
   assert.doesNotMatch(tracked(ns.b), /dport=8039/, 'B\'s kernel table does not have it yet (it is in the external cache)');
   await until('B\'s external cache to hold the UDP flow', () => new RegExp(`udp.*sport=${UDP_SOURCE_PORT} dport=${UDP_PORT}`).test(externalCache(labB, ns.b)), 30_000);
   assert.doesNotMatch(trackedUdp(ns.b), /dport=8040/, 'nor the UDP flow');

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Area } from '../area.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import type { AppContext } from '../../context.js';
-import { MediaBody } from '../../http/documented-responses.js';
+import { ErrorAnswer, MediaBody } from '../../http/documented-responses.js';
 import type { FastifyReply } from 'fastify';
 import { IdParams } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
@@ -108,9 +108,12 @@ function routes(context: AppContext, acme: AcmeService): RouteSpec[] {
       },
     }),
     route({
-      method: 'POST', path: '/api/v1/acme/certs/{id}/renew', access: write, tags, summary: 'Issue or renew now',
-      schema: { params: IdParams(), response: { 200: ActionResult } },
-      handler: (request) => acme.renew(request.params.id),
+      method: 'POST', path: '/api/v1/acme/certs/{id}/renew', access: write, tags, summary: 'Issue or renew now (not on the backup of a high-availability pair: the primary renews and pushes the certificate)',
+      schema: { params: IdParams(), response: { 200: ActionResult, 409: ErrorAnswer('this node is the backup of a pair') } },
+      handler: async (request) => {
+        await acme.assertMayRenew();
+        return acme.renew(request.params.id);
+      },
     }),
     route({
       method: 'POST', path: '/api/v1/acme/certs/{id}/publish', access: write, tags, summary: 'Push the certificate to every export target',

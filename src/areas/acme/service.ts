@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { EVENT_TOPICS } from '../../core/events.js';
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { CertificateValidity } from '../common/certificate-expiry.js';
 import type { AppContext } from '../../context.js';
 import type { CollectionModel } from '../../model/collection-model.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { badRequest } from '../../core/errors.js';
+import { badRequest, conflict } from '../../core/errors.js';
 import { isoTime } from '../../core/clock.js';
 import type { ConfigData, ConfigObject } from '../../store/config-store.js';
 import { outboundFetch } from '../../net/outbound.js';
@@ -67,6 +67,12 @@ export class AcmeService {
   readonly providers: CollectionModel;
   /** Certificates with an order in progress (a second renew waits for none: it is refused). */
   private readonly inFlight = new Set<string>();
+  /**
+   * Why this node must not renew now, or null: the backup of a high-availability pair does not (the primary renews
+   * and pushes the certificate, cluster cert-push). Set by the configuration-sync area.
+   */
+  renewalGate: () => Promise<string | null> = async () => null;
+  private readonly renewedListeners: ((id: string) => void)[] = [];
 
   constructor(
     private readonly context: AppContext,
@@ -220,6 +226,47 @@ export class AcmeService {
     return { name: String(cert.data.common_name), body: this.certs.secret(cert, 'key_pem') ?? '' };
   }
 
+  /** Called after each successful issue or renewal on this node (the primary of a pair pushes the certificate). */
+  onRenewed(listener: (id: string) => void): void {
+    this.renewedListeners.push(listener);
+  }
+
+  /** The issued material, opened (for the pair's cert-push), or null before the first issue. */
+  material(id: string): { cert_pem: string; chain_pem: string; key_pem: string } | null {
+    const cert = this.certs.find(id);
+    const [certPem, keyPem] = [this.certs.secret(cert, 'cert_pem'), this.certs.secret(cert, 'key_pem')];
+    return certPem && keyPem ? { cert_pem: certPem, chain_pem: this.certs.secret(cert, 'chain_pem') ?? '', key_pem: keyPem } : null;
+  }
+
+  /**
+   * Installs material renewed elsewhere (the pair's primary pushed it): the key must be the certificate's, then it is
+   * published to the certificate's export targets and stored, as a renewal here would.
+   */
+  async install(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }): Promise<ConfigObject> {
+    this.certs.find(id);
+    let parsed: X509Certificate;
+    try {
+      parsed = new X509Certificate(material.cert_pem);
+    } catch {
+      throw badRequest('body.fullchain_pem: not a PEM certificate');
+    }
+    let matches = false;
+    try {
+      matches = parsed.checkPrivateKey(createPrivateKey(material.key_pem));
+    } catch {
+      throw badRequest('body.private_key_pem: not a PEM private key');
+    }
+    if (!matches) throw badRequest('body.private_key_pem is not the key of the certificate');
+    await this.publishMaterial(id, material);
+    return this.storeIssued(id, material);
+  }
+
+  /** Refuses a renewal this node must not make (the backup of a pair): 409 with the reason. */
+  async assertMayRenew(): Promise<void> {
+    const reason = await this.renewalGate();
+    if (reason) throw conflict(reason);
+  }
+
   /** Stores issued material (from an ACME order or an import) and marks the certificate active. */
   storeIssued(id: string, material: { cert_pem: string; chain_pem: string; key_pem: string }, attempt?: string): ConfigObject {
     const parsed = new X509Certificate(material.cert_pem);
@@ -275,6 +322,7 @@ export class AcmeService {
       // Files first, then the stored material: the change of the certificate reloads the services using it.
       await this.publishMaterial(id, material);
       const stored = this.storeIssued(id, material, attempt);
+      for (const listener of this.renewedListeners) listener(id);
       return { ok: true, message: `issued, expires ${String(stored.data.expires_at)}`, expires_at: String(stored.data.expires_at) };
     } catch (error) {
       return fail(oneLine((error as Error).message));
@@ -323,6 +371,11 @@ export class AcmeService {
 
   /** The scheduled renewal: every certificate due, one after another; each records its own outcome. */
   async renewDue(): Promise<number> {
+    const gate = await this.renewalGate();
+    if (gate) {
+      if (this.dueForRenewal().length > 0) this.context.log.info({ due: this.dueForRenewal().length, reason: gate }, 'ACME: certificates due are not renewed on this node');
+      return 0;
+    }
     let renewed = 0;
     for (const id of this.dueForRenewal()) if ((await this.renew(id)).ok) renewed++;
     return renewed;

@@ -49,5 +49,7 @@ export async function healthSummary(service: ClusterService, context: AppContext
   if (pair && demotion > 0) warnings.push(`this node is demoted (priority lowered by ${demotion}): promote gives it its addresses back`);
   const loopbackMissing = loopbackKeyMissing(context);
   if (loopbackMissing) warnings.push(`the daemon loopback key (API key ${DAEMON_KEY_NAME}) is revoked, expired or its file daemon-api.key is gone`);
-  return { missing_peer_keys: service.peersWithoutKey(), loopback_key_missing: loopbackMissing, warnings, checks };
+  const missingPeerKeys = service.peersWithoutKey();
+  for (const peer of missingPeerKeys) warnings.push(`configuration sync with ${peer} lacks a key one side accepts: see GET /cluster/status config_sync.keys`);
+  return { missing_peer_keys: missingPeerKeys, loopback_key_missing: loopbackMissing, warnings, checks };
 }

@@ -30,8 +30,8 @@ export const PfsyncConfig = Type.Object({
 });
 
 export const HEALTH_CHECK_TYPES = ['ping', 'tcp_port', 'http_get', 'pf_status', 'process_running'] as const;
-/** The check types this build runs; the others are refused with 400 rather than stored and never run. */
-export const RUNNABLE_CHECK_TYPES: readonly string[] = ['ping', 'tcp_port', 'pf_status'];
+/** The check types this build runs (all of wire-format §10's). */
+export const RUNNABLE_CHECK_TYPES: readonly string[] = HEALTH_CHECK_TYPES;
 
 export const HealthCheck = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f\\u007f]*$' }),
@@ -39,7 +39,7 @@ export const HealthCheck = Type.Object({
   interval_secs: Type.Integer({ minimum: 1, maximum: 3600, default: 10 }),
   timeout_secs: Type.Integer({ minimum: 1, maximum: 60, default: 5 }),
   failures_before_down: Type.Integer({ minimum: 1, maximum: 100, default: 3 }),
-  target: Type.String({ maxLength: 300, default: '' , description: 'ping: an IP address; tcp_port: address:port ([v6]:port); pf_status: empty' }),
+  target: Type.String({ maxLength: 300, default: '' , description: 'ping: an IP address; tcp_port: address:port ([v6]:port); http_get: an http(s) URL with an IP address host (passes on 2xx); process_running: a process name; pf_status: empty' }),
   enabled: Type.Boolean({ default: true }),
 });
 

@@ -17,6 +17,7 @@ import { DEMOTED, PROMOTED } from '../../render/keepalived/keepalived.js';
 import { runCommand } from '../../platform/exec.js';
 import { findProgram } from '../../platform/daemon-tools.js';
 import type { HaSpec, HaStatus } from '../../platform/ha.js';
+import { httpAnswers, httpCheckUrl, PROCESS_NAME_PATTERN, processRunning } from './health-probes.js';
 import { FailoverHistory, type FailoverCause, type LiveRole } from './failover-history.js';
 import { RoleWatch, liveRoleOf, type ClusterFrame } from './role-watch.js';
 import { CLUSTER_KINDS, CarpEntry, ClusterLocal, HealthCheck, PfsyncConfig, RUNNABLE_CHECK_TYPES } from './schema.js';
@@ -53,6 +54,8 @@ function validateHealth(data: ConfigData): void {
   if (type === 'ping' && !isIP(target)) throw badRequest('body.target must be an IP address for a ping check');
   if (type === 'tcp_port' && !splitTarget(target)) throw badRequest('body.target must be address:port ([v6]:port) for a tcp_port check');
   if (type === 'pf_status' && target !== '') throw badRequest('body.target must be empty for a pf_status check');
+  if (type === 'http_get' && !httpCheckUrl(target)) throw badRequest('body.target must be an http:// or https:// URL whose host is an IP address for an http_get check');
+  if (type === 'process_running' && !PROCESS_NAME_PATTERN.test(target)) throw badRequest('body.target must be a process name (1-15 letters, digits or ._+:-) for a process_running check');
   if (Number(data.timeout_secs) > Number(data.interval_secs)) throw badRequest('body.timeout_secs must not exceed interval_secs');
 }
 
@@ -244,6 +247,8 @@ export class ClusterService {
       const parts = splitTarget(target);
       return parts ? this.tcpOpen(parts.host, parts.port, timeout) : false;
     }
+    if (type === 'http_get') return httpAnswers(target, timeout).catch(() => false);
+    if (type === 'process_running') return processRunning(target);
     if (type === 'pf_status') {
       const status = await this.context.platform.packetFilter.status().catch(() => null);
       return !!status?.running && status.rules > 0;

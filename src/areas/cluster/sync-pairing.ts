@@ -11,11 +11,11 @@ import { isoTime } from '../../core/clock.js';
 import { randomHex, safeEqual, sha256Hex } from '../../core/crypto.js';
 import { badRequest, conflict, forbidden, HttpError, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { SERVICE_ACCOUNT } from '../../auth/identity-service.js';
 import { normalisePin, spkiSha256 } from '../../net/spki-pin.js';
 import type { ApiTlsService } from '../tls/service.js';
 import { PeerAnswered, peerRequest, PeerUnreachable } from './sync-peer-client.js';
 import type { PeerRecord, SyncStateStore } from './sync-state.js';
+import { createInboundKey } from './sync-keys.js';
 
 /** How long a pairing code stays open, and how many wrong codes close it. */
 export const PAIRING_CODE_TTL_MS = 10 * 60_000;
@@ -92,7 +92,7 @@ export class Pairing {
     this.open = null;
     this.assertUnpaired();
     const id = newId();
-    const inbound = this.createInboundKey(id);
+    const inbound = createInboundKey(this.context, id, 'cluster pairing');
     this.state.setPeer({
       id, name: call.name, address: from.address.replace(/^::ffff:/, ''), port: call.port, fingerprint: normalisePin(call.fingerprint),
       outbound_key: this.context.sealer.seal(call.key), pair_secret: this.context.sealer.seal(call.pair_secret), inbound_key_id: inbound.id,
@@ -107,7 +107,7 @@ export class Pairing {
     this.assertUnpaired();
     const own = this.ownEndpoint();
     const id = newId();
-    const inbound = this.createInboundKey(id);
+    const inbound = createInboundKey(this.context, id, 'cluster pairing');
     const pairSecret = randomHex(32);
     const target = { address: body.address, port: body.port, fingerprint: normalisePin(body.fingerprint) };
     let answer: PairingAnswer;
@@ -145,12 +145,5 @@ export class Pairing {
     if (!peer || peer.id !== id) throw notFound(`cluster node ${id} not found`);
     if (this.context.identity.apiKeys.liveById(peer.inbound_key_id)) this.context.identity.apiKeys.remove(peer.inbound_key_id);
     this.state.setPeer(null);
-  }
-
-  private createInboundKey(peerId: string): { id: string; key: string } {
-    const account = this.context.identity.users.byUsername(SERVICE_ACCOUNT);
-    if (!account) throw new HttpError(503, 'the service account is missing: restart Bulwark');
-    const { record, key } = this.context.identity.apiKeys.create({ name: `cluster-peer:${peerId}`, permissions: ['ha:manage'], ownerId: account.id, createdBy: 'cluster pairing', expiresAt: null });
-    return { id: record.id, key };
   }
 }

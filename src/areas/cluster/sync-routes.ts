@@ -12,8 +12,13 @@ import type { ConfigService } from '../config/service.js';
 import type { ApiTlsService } from '../tls/service.js';
 import type { ClusterService } from './service.js';
 import { ClusterSync } from './sync-service.js';
+import { regenerateInboundKey } from './sync-keys.js';
+import { CertPush } from './sync-cert-push.js';
+import type { AcmeService } from '../acme/service.js';
+import type { DhcpService } from '../dhcp/service.js';
+import { linkDhcpToPair } from './dhcp-link.js';
 import {
-  ClusterNode, NodePatch, NodeSyncStateSchema, PairBody, PairingCallAnswer, PairingCallBody, PairingCodeAnswer, PushAnswer,
+  ClusterNode, GeneratedKey, NodePatch, NodeSyncStateSchema, PairBody, PairingCallAnswer, PairingCallBody, PairingCodeAnswer, PushAnswer,
   ResolveAnswer, ResolveBody, SnapshotAnswer,
 } from './sync-schema.js';
 import type { PairBody as PairInput, PairingCall } from './sync-pairing.js';
@@ -27,9 +32,12 @@ const PeerFailed = ErrorAnswer('the peer could not be reached, its certificate i
  * Configuration sync between the two nodes of a pair (issue 39 item 3): pairing, the nodes, the snapshot the
  * peers exchange, the state both compare, and the administrator's choice of a side after split-brain.
  */
-export function createClusterSyncArea(context: AppContext, deps: { config: ConfigService; cluster: ClusterService; tls: ApiTlsService }): Area & { sync: ClusterSync } {
+export function createClusterSyncArea(context: AppContext, deps: { config: ConfigService; cluster: ClusterService; tls: ApiTlsService; acme: AcmeService; dhcp: DhcpService }): Area & { sync: ClusterSync } {
   const sync = new ClusterSync(context, deps);
+  linkDhcpToPair(deps.dhcp, deps.cluster, sync);
+  const certPush = new CertPush(context, sync, deps.acme);
   deps.cluster.useConfigSync(() => sync.status());
+  deps.cluster.peersWithoutKey = () => sync.peersWithoutKey();
   const node = (id: string) => {
     const peer = sync.state.peer();
     if (!peer || peer.id !== id) throw notFound(`cluster node ${id} not found`);
@@ -79,11 +87,25 @@ export function createClusterSyncArea(context: AppContext, deps: { config: Confi
       schema: { params: IdParams(), body: NodePatch, response: { 200: ClusterNode } },
       handler: async (request) => {
         const peer = node((request.params as { id: string }).id);
-        const patch = request.body as { name?: string; port?: number; fingerprint?: string };
-        const next = { ...peer, ...patch, ...(patch.fingerprint ? { fingerprint: normalisePin(patch.fingerprint) } : {}) };
+        const { key, ...patch } = request.body as { name?: string; port?: number; fingerprint?: string; key?: string };
+        const next = {
+          ...peer, ...patch, ...(patch.fingerprint ? { fingerprint: normalisePin(patch.fingerprint) } : {}),
+          ...(key ? { outbound_key: context.sealer.seal(key), outbound_key_refused_at: null } : {}),
+        };
         sync.state.setPeer(next);
         await sync.poll();
         return sync.nodeView(next);
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/v1/cluster/nodes/{id}/generate-key', access: ACCESS, tags: TAGS,
+      summary: "Replace the key the peer presents to this node (system service account, ha:manage only): the old one answers 401 at once; the new one is shown once, for PUT /cluster/nodes/{id} {key} on the peer",
+      schema: { params: IdParams(), response: { 200: GeneratedKey } },
+      handler: (request) => {
+        const { peer, key } = regenerateInboundKey(context, node((request.params as { id: string }).id));
+        sync.state.setPeer(peer);
+        context.log.info({ peer: peer.name }, 'cluster: a new key for the peer was generated (the previous one is revoked)');
+        return { key };
       },
     }),
     route({
@@ -125,6 +147,20 @@ export function createClusterSyncArea(context: AppContext, deps: { config: Confi
       schema: { response: { 204: NoContent('Applied'), 412: NotPaired, 502: PeerFailed } },
       handler: async (_request, reply) => {
         await sync.pull();
+        return reply.status(204).send();
+      },
+    },
+    {
+      method: 'POST', path: '/api/v1/cluster/cert-push', access: ACCESS, tags: TAGS, bodyLimit: 256 * 1024,
+      summary: "A certificate the primary renewed (its key only): the key sealed for this node, the body under the pair's HMAC; installed as a renewal here would be (wire-format §10)",
+      schema: {
+        response: {
+          204: NoContent('Installed'), 400: ErrorAnswer('not sent by the peer (HMAC), or the key is not the certificate\'s'), 403: ErrorAnswer('not the paired peer\'s key'),
+          404: ErrorAnswer('no such ACME certificate here'), 409: ErrorAnswer('this node is the primary'), 412: NotPaired,
+        },
+      },
+      handler: async (request, reply) => {
+        await certPush.receive(request.body, request.identity);
         return reply.status(204).send();
       },
     },

@@ -39,7 +39,17 @@ export const NodePatch = Type.Object({
   name: Type.Optional(NodeName),
   port: Type.Optional(Port),
   fingerprint: Type.Optional(Pin),
+  key: Type.Optional(Type.String({ pattern: '^bwk_[0-9a-f]{64}$', writeOnly: true, description: "write-only: the key the peer's generate-key showed for this node to present (sealed at rest, never returned)" })),
 }, { additionalProperties: false });
+
+/** The pair's keys, as each side sees them (never a secret). */
+export const PeerKeysSchema = Type.Object({
+  inbound: StringEnum(['ok', 'revoked'], { description: 'the key the peer presents to this node' }),
+  outbound: StringEnum(['ok', 'none', 'refused'], { description: 'the key this node presents to the peer: refused means the peer answered 401' }),
+  problem: Nullable(Type.String()),
+});
+
+export const GeneratedKey = Type.Object({ key: Type.String({ description: 'shown once: register it on the peer with PUT /api/v1/cluster/nodes/{id} {key}' }) });
 
 export const ClusterNode = Type.Object({
   id: Type.String(),
@@ -53,9 +63,12 @@ export const ClusterNode = Type.Object({
   config_version: Type.Union([Type.Integer(), Type.Null()], { description: 'the peer\'s synchronised version number (the hash chain\'s)' }),
   config_hash: Nullable(Type.String()),
   software_version: Nullable(Type.String()),
-  sync_state: StringEnum(['unpaired', 'in_sync', 'peer_behind', 'peer_ahead', 'split_brain', 'unreachable', 'unknown']),
+  sync_state: StringEnum(['unpaired', 'no_key', 'in_sync', 'peer_behind', 'peer_ahead', 'split_brain', 'unreachable', 'unknown']),
+  keys: PeerKeysSchema,
+  last_pushed_cert_at: Type.Union([Type.String(), Type.Null()], { description: 'when a certificate renewed here was last installed by the peer (cert-push)' }),
   created_at: Type.String(),
 });
+
 
 const ChainEntry = Type.Object({ seq: Type.Integer(), hash: Type.String(), link: Type.String() });
 
@@ -90,6 +103,7 @@ export const PushAnswer = Type.Object({
 export const ConfigSyncStatus = Type.Object({
   state: Type.String(),
   peer: Type.Union([Loose, Type.Null()]),
+  keys: Type.Union([PeerKeysSchema, Type.Null()]),
   local: Type.Union([Loose, Type.Null()]),
   peer_head: Type.Union([Loose, Type.Null()]),
   peer_reachable: Type.Union([Type.Boolean(), Type.Null()]),
@@ -97,6 +111,7 @@ export const ConfigSyncStatus = Type.Object({
   split_brain: Type.Union([Loose, Type.Null()]),
   last_push: Type.Union([Loose, Type.Null()]),
   last_received: Type.Union([Loose, Type.Null()]),
+  last_cert_push: Type.Union([Loose, Type.Null()]),
   last_error: Nullable(Type.String()),
 });
 

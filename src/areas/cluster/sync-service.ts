@@ -25,6 +25,7 @@ import { isShared, openSnapshot, pairKeys, sealSnapshot, sharedHash, type SyncSn
 import { Pairing } from './sync-pairing.js';
 import { PeerAnswered, peerRequest, PeerUnreachable, type PeerTarget } from './sync-peer-client.js';
 import { SyncStateStore, type PeerRecord, type SyncOutcome, type SyncState } from './sync-state.js';
+import { peerKeys, type PeerKeys } from './sync-keys.js';
 
 export const SYNC_TOPICS = { drift: 'cluster.config_drift', splitBrain: 'cluster.split_brain', synced: 'cluster.config_synced' } as const;
 
@@ -53,7 +54,7 @@ export interface ReceiveAnswer {
   appliers: { name: string; ok: boolean; ms: number }[];
 }
 
-export type SyncStateName = 'unpaired' | 'in_sync' | 'peer_behind' | 'peer_ahead' | 'split_brain' | 'unreachable' | 'unknown';
+export type SyncStateName = 'unpaired' | 'no_key' | 'in_sync' | 'peer_behind' | 'peer_ahead' | 'split_brain' | 'unreachable' | 'unknown';
 
 export class ClusterSync {
   readonly state: SyncStateStore;
@@ -79,11 +80,29 @@ export class ClusterSync {
     return peer;
   }
 
-  private keys(peer: PeerRecord): ExportKeys {
+  pairKeys(peer: PeerRecord): ExportKeys {
     return pairKeys(this.context.sealer.open(peer.pair_secret));
   }
 
-  private target(peer: PeerRecord): PeerTarget {
+  /** The pair's keys: whether each side holds one the other accepts. */
+  keys(peer: PeerRecord = this.requirePeer()): PeerKeys {
+    return peerKeys(this.context, peer);
+  }
+
+  /** The names of the peers this node cannot synchronise with for want of a key (health-summary's missing_peer_keys). */
+  peersWithoutKey(): string[] {
+    const peer = this.state.peer();
+    return peer && this.keys(peer).problem ? [peer.name] : [];
+  }
+
+  /** The peer answered 401 to this node's key: recorded, so sync stops sending it and says why. */
+  private noteRefusedKey(peer: PeerRecord, error: unknown, at: string): void {
+    if (!(error instanceof PeerAnswered) || error.status !== 401 || peer.outbound_key_refused_at) return;
+    this.state.setPeer({ ...peer, outbound_key_refused_at: at });
+    this.context.log.warn({ peer: peer.name }, 'cluster: the peer refused the key this node presents; configuration sync stops until a new key is registered');
+  }
+
+  target(peer: PeerRecord): PeerTarget {
     return { address: peer.address, port: peer.port, fingerprint: peer.fingerprint, key: this.context.sealer.open(peer.outbound_key) };
   }
 
@@ -109,7 +128,7 @@ export class ClusterSync {
     const chain = this.state.chain();
     const applied = this.appliedObjects();
     if (!applied || peer.awaiting_first_sync) return chain;
-    const next = extend(chain, this.hashOf(applied, this.keys(peer)));
+    const next = extend(chain, this.hashOf(applied, this.pairKeys(peer)));
     if (next.at(-1)?.link !== chain.at(-1)?.link) this.state.setChain(next);
     return next;
   }
@@ -152,10 +171,17 @@ export class ClusterSync {
     const peer = this.requirePeer();
     const chain = this.currentChain(peer);
     if (chain.length === 0) throw new HttpError(412, 'nothing has been applied on this node yet: there is no configuration to synchronise');
-    const snapshot = this.snapshot(peer, force, chain);
-    const started = performance.now();
     const at = isoTime(this.context.clock.now());
     const head = chain.at(-1)!;
+    const keys = this.keys(peer);
+    if (keys.outbound !== 'ok') {
+      const skipped: SyncOutcome = { at, ok: false, seq: head.seq, hash: head.hash, peer_version: null, ms: 0, error: `not sent: ${keys.problem}` };
+      this.state.updateState({ last_push: skipped, last_error: skipped.error });
+      this.context.log.warn({ peer: peer.name, reason: keys.problem }, 'cluster: configuration push skipped: no key the peer accepts');
+      throw new HttpError(412, skipped.error!);
+    }
+    const snapshot = this.snapshot(peer, force, chain);
+    const started = performance.now();
     let outcome: SyncOutcome;
     try {
       await peerRequest(this.context.store, this.target(peer), 'PUT', '/api/v1/cluster/snapshot', snapshot);
@@ -170,6 +196,7 @@ export class ClusterSync {
       outcome = { at, ok: false, seq: head.seq, hash: head.hash, peer_version: null, ms: Math.round(performance.now() - started), error: message };
       this.state.updateState({ last_push: outcome, last_error: message, ...(error instanceof PeerUnreachable ? { reachable: false } : { reachable: true, last_seen: at }) });
       this.context.log.warn({ peer: peer.name, err: message }, 'cluster: configuration push failed');
+      this.noteRefusedKey(peer, error, at);
       // A refusal is judged from both histories, as the peer judged it: split-brain is then recorded here too.
       if (error instanceof PeerAnswered && error.status === 409) await this.poll();
     }
@@ -179,14 +206,14 @@ export class ClusterSync {
   /** The snapshot of what runs here, sealed for the peer (GET /cluster/snapshot, and every push). */
   snapshot(peer = this.requirePeer(), force = false, chain = this.currentChain(peer)): SyncSnapshot {
     return sealSnapshot({
-      objects: this.requireApplied(), kinds: this.context.store.kinds, sealer: this.context.sealer, keys: this.keys(peer),
+      objects: this.requireApplied(), kinds: this.context.store.kinds, sealer: this.context.sealer, keys: this.pairKeys(peer),
       sender: this.pairing.nodeName(), sentAt: isoTime(this.context.clock.now()), force, chain: chain.slice(-CHAIN_SENT),
     });
   }
 
   /** The shared configuration's hash (GET /cluster/snapshot/hash). */
   hash(): string {
-    const keys = this.keys(this.requirePeer());
+    const keys = this.pairKeys(this.requirePeer());
     return this.hashOf(this.requireApplied(), keys);
   }
 
@@ -214,7 +241,7 @@ export class ClusterSync {
    * true: the administrator chose the peer's side here (a pull).
    */
   private async take(peer: PeerRecord, body: unknown, options: { force: boolean | null }): Promise<ReceiveAnswer> {
-    const keys = this.keys(peer);
+    const keys = this.pairKeys(peer);
     const { snapshot, objects } = openSnapshot(body, { kinds: this.context.store.kinds, sealer: this.context.sealer, keys });
     if (!wellFormed(snapshot.chain)) throw badRequest('body.chain: a link does not follow from the one before it');
     const head = snapshot.chain.at(-1)!;
@@ -299,12 +326,18 @@ export class ClusterSync {
     const peer = this.state.peer();
     if (!peer) return;
     const at = isoTime(this.context.clock.now());
+    const keys = this.keys(peer);
+    if (keys.outbound !== 'ok') {
+      this.state.updateState({ last_error: `not compared: ${keys.problem}` });
+      return;
+    }
     let remote: NodeSyncState;
     try {
       remote = await peerRequest(this.context.store, this.target(peer), 'GET', '/api/v1/cluster/sync/state') as NodeSyncState;
       if (!Array.isArray(remote?.chain) || !wellFormed(remote.chain)) throw new Error('the peer answered a history whose links do not follow');
     } catch (error) {
       this.state.updateState({ last_error: (error as Error).message, ...(error instanceof PeerAnswered ? { reachable: true, last_seen: at } : { reachable: false }) });
+      this.noteRefusedKey(peer, error, at);
       return;
     }
     const local = this.currentChain(peer);
@@ -325,7 +358,9 @@ export class ClusterSync {
    * still under way) the peer is behind, even if an earlier push has just recorded that the peer held the older head.
    */
   stateName(state: SyncState = this.state.state(), head: ChainEntry | null = this.localHead()): SyncStateName {
-    if (!this.state.peer()) return 'unpaired';
+    const peer = this.state.peer();
+    if (!peer) return 'unpaired';
+    if (this.keys(peer).problem) return 'no_key';
     if (state.split_brain) return 'split_brain';
     if (state.reachable === false) return 'unreachable';
     if (state.relation === 'same' && head && state.peer_head?.link !== head.link) return 'peer_behind';
@@ -347,9 +382,10 @@ export class ClusterSync {
     return {
       state: this.stateName(state, head),
       peer: peer ? { id: peer.id, name: peer.name, address: peer.address, port: peer.port } : null,
+      keys: peer ? this.keys(peer) : null,
       local: head ? { seq: head.seq, hash: head.hash, link: head.link, version: this.context.apply.versions.activeVersion() } : null,
       peer_head: state.peer_head, peer_reachable: state.reachable, last_seen: state.last_seen, split_brain: state.split_brain,
-      last_push: state.last_push, last_received: state.last_received, last_error: state.last_error,
+      last_push: state.last_push, last_received: state.last_received, last_cert_push: state.last_cert_push, last_error: state.last_error,
     };
   }
 
@@ -361,7 +397,8 @@ export class ClusterSync {
       role: state.peer_role ?? 'unknown',
       health: state.reachable === null ? 'unknown' : state.reachable ? 'healthy' : 'unreachable',
       last_seen: state.last_seen, config_version: state.peer_head?.seq ?? null, config_hash: state.peer_head?.hash ?? null,
-      software_version: state.peer_software_version, sync_state: this.stateName(state), created_at: peer.created_at,
+      software_version: state.peer_software_version, sync_state: this.stateName(state), keys: this.keys(peer),
+      last_pushed_cert_at: state.last_cert_push?.ok ? state.last_cert_push.at : null, created_at: peer.created_at,
     };
   }
 

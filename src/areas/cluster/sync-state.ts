@@ -14,8 +14,10 @@ export interface PeerRecord {
   port: number;
   /** SHA-256 of the peer's HTTPS certificate key (SPKI), hex: the only key its connections are trusted with. */
   fingerprint: string;
-  /** The API key this node presents to the peer (sealed). */
+  /** The API key this node presents to the peer (sealed); '' when none is registered. */
   outbound_key: string;
+  /** When the peer answered 401 to that key (it was revoked there): nothing is sent until a new one is registered. */
+  outbound_key_refused_at?: string | null;
   /** The secret both nodes derive the snapshot keys from (sealed). */
   pair_secret: string;
   /** The id of the API key (system role, ha:manage) the peer presents to this node. */
@@ -57,11 +59,13 @@ export interface SyncState {
   split_brain: SplitBrain | null;
   last_push: SyncOutcome | null;
   last_received: { at: string; seq: number; hash: string; version: number; forced: boolean } | null;
+  /** The last certificate sent to the peer (cert-push, after a renewal here). */
+  last_cert_push: { at: string; cert_id: string; ok: boolean; error: string | null } | null;
 }
 
 const EMPTY_STATE: SyncState = {
   reachable: null, last_seen: null, last_error: null, peer_role: null, peer_software_version: null, peer_head: null,
-  relation: null, split_brain: null, last_push: null, last_received: null,
+  relation: null, split_brain: null, last_push: null, last_received: null, last_cert_push: null,
 };
 
 const KEYS = { peer: 'cluster_sync_peer', chain: 'cluster_sync_chain', state: 'cluster_sync_state' } as const;

@@ -22,7 +22,7 @@ const TAGS = ['dhcp'];
 const READ = 'dhcp:read' as const;
 const WRITE = 'dhcp:write' as const;
 
-function routes(context: AppContext): RouteSpec[] {
+function routes(context: AppContext, built: { service?: DhcpService }): RouteSpec[] {
   const { models } = context;
   const config = models.singleton({ kind: DHCP_KINDS.config, noun: 'DHCPv4 configuration', writeAccess: WRITE, schema: DhcpConfig, validate: validateConfig });
   const subnets = models.collection({ kind: DHCP_KINDS.subnet, noun: 'DHCP subnet', writeAccess: WRITE, schema: Subnet, unique: ['network'], validate: validateSubnet });
@@ -57,6 +57,7 @@ function routes(context: AppContext): RouteSpec[] {
     },
   });
   const dhcp = new DhcpService(context, { config, subnets, reservations, ddns, ha });
+  built.service = dhcp;
   context.apply.register('dhcp', async () => {
     // Nothing to do for a service that is off and not running (the check hook still validates it).
     if (config.read().enabled || dhcp.active) await dhcp.apply();
@@ -185,11 +186,14 @@ function routes(context: AppContext): RouteSpec[] {
   ];
 }
 
-export function createDhcpArea(context: AppContext): Area {
+export function createDhcpArea(context: AppContext): Area & { service: DhcpService } {
   let stopLeaseEvents: (() => void) | null = null;
+  const built: { service?: DhcpService } = {};
+  const specs = routes(context, built);
   return {
     name: 'dhcp',
-    routes: routes(context),
+    service: built.service!,
+    routes: specs,
     start: () => {
       stopLeaseEvents = startLeaseEvents(context);
     },

@@ -156,6 +156,11 @@ export class DhcpService {
   readonly record: DaemonRecord;
   readonly ddns: DdnsService;
   private readonly serial = new Semaphore(1);
+  /**
+   * The Kea HA relationship as the high-availability pair makes it (cluster pfsync.dhcp_link: the peers are the
+   * cluster's nodes), from the stored one; set by the cluster area. Without it the stored one is rendered.
+   */
+  haLink: ((stored: KeaHa) => KeaHa) | null = null;
 
   constructor(
     private readonly context: AppContext,
@@ -184,7 +189,8 @@ export class DhcpService {
   input(): KeaInput {
     const config = this.parts.config.read();
     const ddns = this.parts.ddns.read();
-    const ha = this.parts.ha.read() as unknown as KeaHa;
+    const stored = this.parts.ha.read() as unknown as KeaHa;
+    const ha = this.haLink ? this.haLink(stored) : stored;
     const { stateDir } = this.runtime();
     return {
       global: config as unknown as KeaInput['global'],

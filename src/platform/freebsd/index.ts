@@ -5,7 +5,7 @@ import { FreebsdTraffic } from './traffic.js';
 import { runCommand } from '../exec.js';
 import { PfPacketFilter } from './packet-filter.js';
 import { notDriven } from '../not-driven.js';
-import { haNotDriven } from '../ha.js';
+import { createFreebsdCarp } from './carp.js';
 import { createProcessDaemons } from '../process-daemons.js';
 import { createFreebsdNetwork } from './network.js';
 import { createFreebsdRouting } from './routing.js';
@@ -52,7 +52,7 @@ export function createFreebsdPlatform(options: { hostRoot?: string } = {}): Plat
     maintenance: createFreebsdMaintenance(),
     hostSettings: (site) => createFreebsdHostSettings(options.hostRoot ?? '/', site.log),
     flowExport: notDriven('freebsd', 'flow export'),
-    ha: haNotDriven('freebsd'),
+    ha: createFreebsdCarp(),
     close: async () => {
       await traffic.close();
       daemons.release();
