@@ -113,7 +113,7 @@ export class NetnsLab {
   /** API calls made inside Bulwark's namespace as the first admin: [method, path, body?] each. */
   api(...calls: [string, string, unknown?][]): ApiAnswer[] {
     const args = calls.flatMap(([method, path, body]) => [method, path, ...(body === undefined ? [] : [JSON.stringify(body)]), '--']);
-    return JSON.parse(inNamespace(this.bulwarkNs, process.execPath, [join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), this.base, ...args], { timeoutMs: 180_000 }));
+    return JSON.parse(inNamespace(this.bulwarkNs, process.execPath, [join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), this.base, ...args], { timeoutMs: 300_000 }));
   }
 
   /** One API call; throws with the answer when its status is not `expected`. */
