@@ -15,7 +15,7 @@ const run = (file: string, args: string[], input?: string) => {
   return result.stdout;
 };
 
-test('linux platform in network namespaces: real connections in /connections, a dropped packet in /blocked', { skip: rootSkipReason('the namespace lab'), timeout: 90_000 }, async () => {
+test('linux platform in network namespaces: real connections in /connections, a dropped packet in /blocked', { skip: rootSkipReason('the namespace lab'), timeout: 240_000 }, async () => {
   const id = randomBytes(3).toString('hex');
   const fw = `bwd-fw-${id}`;
   const client = `bwd-cl-${id}`;

@@ -164,8 +164,12 @@ test('Unbound under Bulwark, asked with dig from a client namespace: records, fo
     // Unbound cannot bind the new port (taken in its namespace): 409, and the running configuration is back.
     const before = lab.call('GET', '/api/v1/dns/resolver/status');
     const busyPort = 5353;
-    lab.spawnIn(fw, process.execPath, ['-e', `require('net').createServer().listen(${busyPort},'${FW_CLIENT_SIDE}');require('dgram').createSocket('udp4').bind(${busyPort},'${FW_CLIENT_SIDE}')`]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const squatter = lab.spawnIn(fw, process.execPath, ['-e', `let bound=0;const up=()=>{if(++bound===2)console.log('bound')};require('net').createServer().listen(${busyPort},'${FW_CLIENT_SIDE}',up);require('dgram').createSocket('udp4').bind(${busyPort},'${FW_CLIENT_SIDE}',up)`]);
+    // Both sockets bound before Unbound tries the port (a fixed wait lost that race on a loaded machine).
+    await new Promise<void>((resolve, reject) => {
+      const deadline = setTimeout(() => reject(new Error(`port ${busyPort} was not taken within 60 s`)), 60_000);
+      squatter.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('bound') && (clearTimeout(deadline), resolve()));
+    });
     lab.call('PUT', '/api/v1/dns/resolver/config', { port: busyPort });
     const [refused] = lab.api(['POST', '/api/v1/dns/resolver/apply']);
     assert.equal(refused.status, 409, JSON.stringify(refused.body));

@@ -23,13 +23,20 @@ let wan = '';
 let apiPort = 0;
 const links = { lan: '', wan: '' };
 
+/**
+ * How long a client waits for an answer: a dropped connection is told by waiting `BLOCKED_MS` in vain; where an
+ * answer is expected, `ANSWER_MS` lets a loaded machine give it (a 1.5 s wait failed there for an open API).
+ */
+const BLOCKED_MS = 1500;
+const ANSWER_MS = 15_000;
+
 /** What a TCP service on the firewall said to a client (`failed: …` when the connection got nowhere). */
-const ask = (ns: string, host: string, port: string) =>
-  inNamespace(ns, process.execPath, [join(ROOT, 'test/e2e/fixtures/tcp-ask.mjs'), host, port, '1500'], { timeoutMs: 10_000 }).trim();
+const ask = (ns: string, host: string, port: string, waitMs = BLOCKED_MS) =>
+  inNamespace(ns, process.execPath, [join(ROOT, 'test/e2e/fixtures/tcp-ask.mjs'), host, port, String(waitMs)], { timeoutMs: waitMs + 30_000 }).trim();
 
 /** The HTTP status the API gave a client, or `failed` when the request got nowhere. */
-const apiStatus = (ns: string, host: string) =>
-  inNamespace(ns, process.execPath, ['-e', `fetch('http://${host}:${apiPort}/api/v1/auth/register', { signal: AbortSignal.timeout(1500) }).then((r) => r.status, () => 'failed').then((said) => { console.log(said); process.exit(0); })`], { timeoutMs: 10_000 }).trim();
+const apiStatus = (ns: string, host: string, waitMs = BLOCKED_MS) =>
+  inNamespace(ns, process.execPath, ['-e', `fetch('http://${host}:${apiPort}/api/v1/auth/register', { signal: AbortSignal.timeout(${waitMs}) }).then((r) => r.status, () => 'failed').then((said) => { console.log(said); process.exit(0); })`], { timeoutMs: waitMs + 30_000 }).trim();
 
 const simulate = (iface: string, src: string, dst: string) =>
   lab.call('POST', '/api/v1/rules/simulate', { interface: iface, direction: 'in', protocol: 'tcp', src, dst, src_port: 40000, dst_port: Number(SERVICE_PORT) }, 200);
@@ -65,8 +72,8 @@ test('a fresh linux appliance: WAN blocked unless a rule passes it, the API reac
 
   assert.match(ask(wan, FW_WAN, SERVICE_PORT), /^failed/, 'a WAN client cannot open a connection to the firewall');
   assert.equal(apiStatus(wan, FW_WAN), 'failed', 'nor reach the API from WAN');
-  assert.equal(ask(lan, FW_LAN, SERVICE_PORT), 'fw', 'LAN is not affected');
-  assert.equal(apiStatus(lan, FW_LAN), '200', 'the API answers the LAN client (anti-lockout)');
+  assert.equal(ask(lan, FW_LAN, SERVICE_PORT, ANSWER_MS), 'fw', 'LAN is not affected');
+  assert.equal(apiStatus(lan, FW_LAN, ANSWER_MS), '200', 'the API answers the LAN client (anti-lockout)');
   const blocked = simulate(links.wan, '10.36.2.2', FW_WAN);
   assert.deepEqual([blocked.verdict, blocked.decided_by], ['block', { type: 'default', policy: 'block' }], JSON.stringify(blocked));
   assert.equal(simulate(links.lan, '10.36.1.2', FW_LAN).verdict, 'pass');
@@ -74,7 +81,7 @@ test('a fresh linux appliance: WAN blocked unless a rule passes it, the API reac
   // A rule passing the port opens it for WAN, in the kernel and in the simulator alike.
   const rule = lab.call('POST', '/api/v1/rules', { action: 'pass', direction: 'in', interface: links.wan, protocol: 'tcp', src_addr: 'any', dst_addr: 'any', dst_port_start: Number(SERVICE_PORT), dst_port_end: Number(SERVICE_PORT) });
   lab.call('POST', '/api/v1/reload');
-  assert.equal(ask(wan, FW_WAN, SERVICE_PORT), 'fw', 'a pass rule opens the port to WAN');
+  assert.equal(ask(wan, FW_WAN, SERVICE_PORT, ANSWER_MS), 'fw', 'a pass rule opens the port to WAN');
   assert.equal(simulate(links.wan, '10.36.2.2', FW_WAN).decided_by.type, 'rule');
   assert.equal(apiStatus(wan, FW_WAN), 'failed', 'everything else stays blocked');
   const [removed] = lab.api(['DELETE', `/api/v1/rules/${(rule.data ?? rule).id}`]);
@@ -82,8 +89,8 @@ test('a fresh linux appliance: WAN blocked unless a rule passes it, the API reac
 
   assert.deepEqual(lab.call('PUT', '/api/v1/rules/wan-default-block', { enabled: false }, 200), { enabled: false });
   lab.call('POST', '/api/v1/reload');
-  assert.equal(ask(wan, FW_WAN, SERVICE_PORT), 'fw', 'with the setting off, WAN is open again (the earlier default)');
-  assert.equal(apiStatus(wan, FW_WAN), '200');
+  assert.equal(ask(wan, FW_WAN, SERVICE_PORT, ANSWER_MS), 'fw', 'with the setting off, WAN is open again (the earlier default)');
+  assert.equal(apiStatus(wan, FW_WAN, ANSWER_MS), '200');
   assert.deepEqual(simulate(links.wan, '10.36.2.2', FW_WAN).decided_by, { type: 'default', policy: 'pass' });
   assert.ok(!(lab.call('GET', '/api/v1/rules/system') as string[]).some((line) => line.includes('WAN default block')));
 });

@@ -113,7 +113,7 @@ export class NetnsLab {
   /** API calls made inside Bulwark's namespace as the first admin: [method, path, body?] each. */
   api(...calls: [string, string, unknown?][]): ApiAnswer[] {
     const args = calls.flatMap(([method, path, body]) => [method, path, ...(body === undefined ? [] : [JSON.stringify(body)]), '--']);
-    return JSON.parse(inNamespace(this.bulwarkNs, process.execPath, [join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), this.base, ...args], { timeoutMs: 180_000 }));
+    return JSON.parse(inNamespace(this.bulwarkNs, process.execPath, [join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), this.base, ...args], { timeoutMs: 300_000 }));
   }
 
   /** One API call; throws with the answer when its status is not `expected`. */
@@ -124,8 +124,11 @@ export class NetnsLab {
   }
 
   async cleanup(): Promise<void> {
-    for (const child of this.children) child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // A second for the children to end on SIGTERM; whatever is left in the namespaces is killed below.
+    const running = this.children.filter((child) => child.exitCode === null && child.signalCode === null);
+    const exited = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+    for (const child of running) child.kill('SIGTERM');
+    await Promise.race([Promise.all(exited), new Promise((resolve) => setTimeout(resolve, 1000))]);
     for (const ns of this.namespaces) {
       const pids = spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
       for (const pid of pids) spawnSync('kill', ['-9', pid]);

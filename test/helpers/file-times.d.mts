@@ -1,0 +1,1 @@
+export default function fileTimes(source: AsyncIterable<unknown>): AsyncGenerator<string>;

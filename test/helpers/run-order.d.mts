@@ -1,0 +1,3 @@
+export function testFiles(dir?: string): string[];
+export function measuredSeconds(): Record<string, number>;
+export function runOrder(files?: string[], seconds?: Record<string, number>): string[];
