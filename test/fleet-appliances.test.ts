@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './helpers/free-port.js';
@@ -21,10 +21,10 @@ class ApplianceProcess {
   output = '';
   token = '';
   readonly dataDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-appliance-'));
-  constructor(readonly port: number) {}
+  constructor(readonly port: number, readonly extraArgs: string[] = []) {}
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${this.port}`, '--data-dir', this.dataDir, '--platform', 'simulated'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${this.port}`, '--data-dir', this.dataDir, '--platform', 'simulated', ...this.extraArgs], {
       stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BULWARK_FLEET_STATUS_INTERVAL_MS: '1000', BULWARK_LOG_LEVEL: 'warn' },
     });
     child.stdout!.on('data', (chunk) => (this.output += chunk));
@@ -58,9 +58,17 @@ class ApplianceProcess {
 test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking template halts at the canary, which rolls back; a good one reaches all in waves across a controller killed mid-rollout, applied once each`, { skip, timeout: 600_000 }, async (t) => {
   const database = await temporaryDatabase();
   const controller = await ControllerProcess.start(database.url);
-  const appliances = await Promise.all(Array.from({ length: APPLIANCES }, async () => new ApplianceProcess(await freePort())));
+  const tokenDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-token-'));
+  const tokenFile = join(tokenDir, 'enrol.token');
+  const appliances: ApplianceProcess[] = [];
   try {
     await controller.signInFirstAdmin();
+    // The last appliance enrols at start (--enrol, --enrol-token-file), as provisioning would set it up.
+    const startupToken = await controller.enrolmentToken(`site-${APPLIANCES - 1}`, { web: `10.20.${APPLIANCES - 1}.80` });
+    writeFileSync(tokenFile, `${startupToken}\n`, { mode: 0o600 });
+    for (let index = 0; index < APPLIANCES; index += 1) {
+      appliances.push(new ApplianceProcess(await freePort(), index === APPLIANCES - 1 ? ['--enrol', controller.url, '--enrol-token-file', tokenFile] : []));
+    }
     await Promise.all(appliances.map((appliance) => appliance.start()));
     // Enrolment through the appliance's own API: the controller on loopback must be on the outbound allow-list.
     const first = appliances[0];
@@ -69,6 +77,25 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
     assert.match(unguarded.body.error, /outbound request refused/);
     const ids: string[] = [];
     for (const [index, appliance] of appliances.entries()) {
+      if (index === APPLIANCES - 1) {
+        // Enrolment at start: refused by the outbound guard until the controller is allowed, then retried.
+        const waiting = await until('the refused attempt shown', async () => {
+          const status = (await appliance.call('GET', '/api/v1/fleet/agent')).body;
+          return status.last_error ? status : undefined;
+        });
+        assert.equal(waiting.enrolled, false);
+        assert.match(waiting.last_error, /outbound request refused/);
+        assert.equal((await appliance.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).status, 200);
+        const agent = await until('the appliance enrolled at start', async () => {
+          const status = (await appliance.call('GET', '/api/v1/fleet/agent')).body;
+          return status.enrolled ? status : undefined;
+        }, 120_000);
+        ids.push(agent.appliance_id);
+        assert.equal(existsSync(tokenFile), false, 'the spent token file is removed');
+        // The token's secret appears nowhere in the appliance's output.
+        assert.equal(appliance.output.includes(startupToken.split('.')[2]), false);
+        continue;
+      }
       assert.equal((await appliance.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).status, 200);
       const enrolled = await appliance.call('POST', '/api/v1/fleet/enrol', { controller_url: controller.url, token: await controller.enrolmentToken(`site-${index}`, { web: `10.20.${index}.80` }) });
       assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
@@ -135,6 +162,7 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
     t.diagnostic(`appliance versions: ${JSON.stringify((await controller.call('GET', '/api/v1/fleet/summary')).body.versions)}`);
   } finally {
     await Promise.all(appliances.map((appliance) => appliance.close()));
+    rmSync(tokenDir, { recursive: true, force: true });
     await controller.close();
     await database.drop();
   }

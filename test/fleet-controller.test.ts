@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import WebSocket from 'ws';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
@@ -151,6 +152,70 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
       // The first agent's local drift was overwritten by the rollout, then its revision before the rollout restored.
       assert.deepEqual(aliases.map((a) => [a.name, a.entries]), [['fleet_web', [`10.9.${index}.1`]]], `${light.id} back to its previous configuration`);
     }
+
+    // Fleet search over the stored desired and applied state: the issue's "alias containing 203.0.113.7".
+    assert.equal((await controller.call('PUT', `/api/v1/appliances/${agents[2].id}/variables`, { variables: { site: '203.0.113.7' } })).status, 200);
+    const searched = (await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: [agents[2].id, agents[3].id], canary: 1, percentages: [100] })).body.id as string;
+    await until('the search rollout to complete', async () => (await controller.call('GET', `/api/v1/rollouts/${searched}`)).body.state === 'completed');
+    const found = await controller.call('GET', '/api/v1/fleet/search?section=aliases&contains=203.0.113.7');
+    assert.equal(found.status, 200);
+    assert.deepEqual(found.body.map((a: { id: string }) => a.id), [agents[2].id]);
+    assert.deepEqual(found.body[0].matches, [{ state: 'applied', section: 'aliases', name: 'fleet_web' }, { state: 'desired', section: 'aliases', name: 'fleet_web' }]);
+    assert.equal((await controller.call('GET', '/api/v1/fleet/search?section=assertions&contains=203.0.113.7')).body.length, 0);
+    const byRelease = await controller.call('GET', '/api/v1/fleet/search?version=light-1&limit=5');
+    assert.equal(byRelease.body.length, 5);
+    assert.equal(byRelease.headers['x-total-count'], String(agents.length));
+    const hostile = await controller.call('GET', `/api/v1/fleet/search?contains=${encodeURIComponent("'); DROP TABLE appliances; --")}`);
+    assert.deepEqual([hostile.status, hostile.body], [200, []]);
+    const unknownSection = await controller.call('GET', '/api/v1/fleet/search?section=users&contains=x');
+    assert.equal(unknownSection.status, 400);
+    assert.match(unknownSection.body.error, /querystring\.section/);
+
+    // Paging: limit and offset in a stable order, the total in X-Total-Count; pages cover the list once.
+    const whole = await controller.call('GET', '/api/v1/appliances');
+    const total = Number(whole.headers['x-total-count']);
+    assert.equal(total, whole.body.length);
+    const paged: string[] = [];
+    for (let offset = 0; offset < total; offset += 6) {
+      const page = await controller.call('GET', `/api/v1/appliances?limit=6&offset=${offset}`);
+      assert.equal(page.headers['x-total-count'], String(total));
+      paged.push(...page.body.map((a: { id: string }) => a.id));
+    }
+    assert.deepEqual(paged, whole.body.map((a: { id: string }) => a.id));
+    const past = await controller.call('GET', `/api/v1/appliances?offset=${total + 5}`);
+    assert.deepEqual([past.body, past.headers['x-total-count']], [[], String(total)]);
+    const badLimit = await controller.call('GET', '/api/v1/appliances?limit=0');
+    assert.equal(badLimit.status, 400);
+    assert.match(badLimit.body.error, /limit/);
+    assert.equal((await controller.call('GET', '/api/v1/rollouts?limit=1')).body.length, 1);
+    assert.equal((await controller.call('GET', '/api/v1/rollouts?limit=1')).headers['x-total-count'], '3');
+
+    // The fleet-wide audit: controller actions with their account, the engine's steps, and what appliances reported.
+    const audit = (await controller.call('GET', '/api/v1/audit?limit=10000', undefined, viewer));
+    assert.equal(audit.status, 200);
+    const events = audit.body as { id: number; actor: string; action: string; appliance_id: string | null; detail: Record<string, unknown> }[];
+    assert.deepEqual(events.map((e) => e.id), [...events.map((e) => e.id)].sort((x, y) => y - x), 'newest first');
+    const of = (action: string, appliance?: string) => events.filter((e) => e.action === action && (appliance === undefined || e.appliance_id === appliance));
+    assert.equal(of('appliance.revoked', revoked.id)[0]?.actor, 'fleet-admin');
+    assert.equal(of('account.created')[0]?.detail.username, 'watcher');
+    assert.equal(of('appliance.enrolled').length, COUNT + 1);
+    assert.equal(of('rollout.created').length, 3);
+    assert.equal(of('rollout.completed').length, 2);
+    assert.equal(of('rollout.halted')[0]?.actor, 'controller');
+    assert.ok(of('rollout.rolled_back').length >= 1);
+    assert.match(String(of('appliance.revision_failed', agents[5].id)[0]?.detail.reason), /no test net/);
+    const driftEvents = of('appliance.drift_changed', agents[0].id).map((e) => e.detail.to);
+    assert.ok(driftEvents.some((to) => isDeepStrictEqual(to, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }])), JSON.stringify(driftEvents));
+    assert.equal(of('appliance.variables_set', agents[2].id)[0]?.actor, 'fleet-admin');
+    // Each revision an appliance applied is audited once, however often its report was repeated after reconnects.
+    for (const light of agents) {
+      const revisions = of('appliance.revision_applied', light.id).map((e) => e.detail.revision);
+      assert.equal(new Set(revisions).size, revisions.length, `${light.id}: ${revisions.join(',')}`);
+    }
+    const firstPage = (await controller.call('GET', '/api/v1/audit?limit=7')).body as { id: number }[];
+    const nextPage = (await controller.call('GET', `/api/v1/audit?limit=7&before=${firstPage.at(-1)!.id}`)).body as { id: number }[];
+    assert.deepEqual([...firstPage, ...nextPage].map((e) => e.id), events.slice(0, 14).map((e) => e.id));
+    assert.equal((await controller.call('GET', `/api/v1/audit?appliance_id=${agents[5].id}&action=appliance.revision_failed`)).body.length, 1);
     t.diagnostic(`${agents.length} light agents; reconnects after the restart: ${agents.map((a) => a.agent.connections).join(',')}`);
   } finally {
     await Promise.all(agents.map((a) => a.agent.stop()));

@@ -29,9 +29,12 @@ export function checkControllerUrl(text: string, field: string): URL {
  * here (the private key never leaves the appliance), send a certificate request with the token, and keep the
  * certificate the controller's CA signed.
  */
-export async function enrolWithController(input: { controllerUrl: string; token: string; allowList: readonly string[] }): Promise<Omit<AgentState, 'attempts' | 'applied_revision' | 'applied_document'>> {
-  const base = checkControllerUrl(input.controllerUrl, 'body.controller_url').origin;
-  const token = parseEnrolmentToken(input.token, 'body.token');
+export type EnrolledIdentity = Omit<AgentState, 'attempts' | 'applied_revision' | 'applied_document'>;
+
+export async function enrolWithController(input: { controllerUrl: string; token: string; allowList: readonly string[]; fields?: { url: string; token: string } }): Promise<EnrolledIdentity> {
+  const fields = input.fields ?? { url: 'body.controller_url', token: 'body.token' };
+  const base = checkControllerUrl(input.controllerUrl, fields.url).origin;
+  const token = parseEnrolmentToken(input.token, fields.token);
   const unreachable = (error: unknown) => badGateway(`controller ${base} could not be reached: ${(error as Error).message}`);
   const caAnswer = await controllerRequest(base, AGENT_PATHS.ca, { method: 'GET', tls: {}, allowList: input.allowList }).catch((error: unknown) => {
     throw error instanceof OutboundRefused ? error : unreachable(error);
@@ -57,7 +60,7 @@ export async function enrolWithController(input: { controllerUrl: string; token:
         return `HTTP ${answer.status}`;
       }
     })();
-    throw badRequest(`body.token: the controller refused the enrolment: ${reason}`);
+    throw badRequest(`${fields.token}: the controller refused the enrolment: ${reason}`);
   }
   const enrolled = JSON.parse(answer.text) as { appliance_id: string; certificate: string; ca: string };
   const privateKey = x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY');

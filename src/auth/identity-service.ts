@@ -27,6 +27,8 @@ import { SYSTEM_PROVIDER, Users, type UserRow } from './users.js';
 
 export const SERVICE_ACCOUNT = 'bulwark-daemon';
 export const DAEMON_KEY_NAME = 'daemon-loopback';
+/** The locked account that owns the fleet agent's key when the appliance enrolled at start, with no person signed in. */
+export const FLEET_AGENT_ACCOUNT = 'bulwark-fleet-agent';
 const RESERVED_KEY_NAMES = [DAEMON_KEY_NAME, 'cluster-peer', 'plugin:'];
 
 export interface TokenPair {
@@ -558,7 +560,7 @@ export class IdentityService implements Authenticator {
 
   private assertUsername(username: string): void {
     if (!/^[^\s\p{C}]{1,128}$/u.test(username)) throw badRequest('body.username must be 1-128 characters without spaces or control characters');
-    if (username.toLowerCase() === SERVICE_ACCOUNT) throw badRequest(`body.username "${SERVICE_ACCOUNT}" is reserved`);
+    if (username.toLowerCase() === SERVICE_ACCOUNT || username.toLowerCase() === FLEET_AGENT_ACCOUNT) throw badRequest(`body.username "${username}" is reserved`);
   }
 
   /** A new password ends every session of the account except the one that changed it. */
@@ -671,6 +673,16 @@ export class IdentityService implements Authenticator {
     if (this.apiKeys.list().some((k) => k.name === DAEMON_KEY_NAME)) return;
     const { key } = this.apiKeys.create({ name: DAEMON_KEY_NAME, permissions: ['ha:manage'], ownerId: account.id, createdBy: SERVICE_ACCOUNT, expiresAt: null });
     writeFileSync(join(this.context.config.dataDir, 'daemon-api.key'), key + '\n', { mode: 0o600 });
+  }
+
+  /**
+   * The locked account (no password, no sign-in; the operator role) that owns the fleet agent's key after an
+   * enrolment at start, when no person enrolled the appliance. Created on first use; its id.
+   */
+  fleetAgentOwner(): string {
+    const account = this.users.byUsername(FLEET_AGENT_ACCOUNT)
+      ?? this.users.insert({ username: FLEET_AGENT_ACCOUNT, passwordHash: null, roleId: builtinRoleId('operator'), authProvider: SYSTEM_PROVIDER });
+    return account.id;
   }
 
   private personOf(actor: Actor): UserRow {

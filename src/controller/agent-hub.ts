@@ -68,7 +68,8 @@ export class AgentHub {
     if (!message) return ws.close(1008, 'not an agent message');
     switch (message.type) {
       case 'hello':
-        await this.pool.query('UPDATE appliances SET version = $2, last_seen = now(), connected_to = $3 WHERE id = $1', [applianceId, message.version, this.instance]);
+        // The version comes with the status that follows at once (where a change of it is audited).
+        await this.pool.query('UPDATE appliances SET last_seen = now(), connected_to = $2 WHERE id = $1', [applianceId, this.instance]);
         return;
       case 'pull': {
         const desired = await this.rollouts.desiredOf(applianceId);
@@ -79,8 +80,18 @@ export class AgentHub {
         await this.rollouts.report(applianceId, message.revision, message.outcome, message.reason);
         return;
       case 'status':
+        // One statement: the update, and an audit row for each of version, health and drift that changed. `old`
+        // reads the row as the statement's snapshot has it (before the update; no FOR UPDATE, which would skip a row
+        // this same statement updates). One agent's messages are handled in order, so no two race here.
         await this.pool.query(
-          'UPDATE appliances SET version = $2, health = $3, drift = $4, last_seen = now(), connected_to = $5 WHERE id = $1',
+          `WITH old AS (SELECT version, health, drift FROM appliances WHERE id = $1),
+                changed AS (UPDATE appliances SET version = $2, health = $3, drift = $4, last_seen = now(), connected_to = $5 WHERE id = $1 RETURNING id)
+           INSERT INTO audit_events (actor, appliance_id, action, detail)
+           SELECT 'appliance', changed.id, e.action, e.detail FROM old, changed, LATERAL (VALUES
+             ('appliance.version_changed', jsonb_build_object('from', old.version, 'to', $2::text), old.version IS DISTINCT FROM $2::text),
+             ('appliance.health_changed', jsonb_build_object('from', old.health, 'to', $3::jsonb), old.health IS DISTINCT FROM $3::jsonb),
+             ('appliance.drift_changed', jsonb_build_object('from', old.drift, 'to', $4::jsonb), old.drift IS DISTINCT FROM $4::jsonb)
+           ) AS e(action, detail, differs) WHERE e.differs`,
           [applianceId, message.version, JSON.stringify(message.health), JSON.stringify(message.drift), this.instance],
         );
     }

@@ -3,6 +3,7 @@ import { unauthorized } from '../core/errors.js';
 import { certificateFingerprint, parseEnrolmentToken, TOKEN_PREFIX } from '../agent/protocol.js';
 import { signClientRequest, type CaMaterial } from './authority.js';
 import { inTransaction, type Pool } from './database.js';
+import { recordAudit } from './audit.js';
 
 /** Single-use enrolment tokens (stored as a hash of their secret) and the enrolment that spends one. */
 export class Enrolment {
@@ -19,6 +20,7 @@ export class Enrolment {
       'INSERT INTO enrolment_tokens (id, secret_hash, name, variables, created_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
       [id, sha256Hex(secret), input.name, JSON.stringify(input.variables), input.createdBy, expires],
     );
+    await recordAudit(this.pool, { actor: input.createdBy, action: 'enrolment_token.issued', detail: { token_id: id, name: input.name, expires_at: expires.toISOString() } });
     const caFingerprint = certificateFingerprint(this.ca.certificate_pem);
     return { id, token: [TOKEN_PREFIX, id, secret, caFingerprint].join('.'), name: input.name, expires_at: expires.toISOString(), ca_fingerprint: caFingerprint };
   }
@@ -46,6 +48,7 @@ export class Enrolment {
       const issued = await signClientRequest(this.ca, csrPem, applianceId);
       await client.query('UPDATE appliances SET certificate_serial = $1 WHERE id = $2', [issued.serial, applianceId]);
       await client.query('UPDATE enrolment_tokens SET used_at = now(), appliance_id = $1 WHERE id = $2', [applianceId, token.id]);
+      await recordAudit(client, { actor: 'appliance', applianceId, action: 'appliance.enrolled', detail: { name: row.name, token_id: token.id, certificate_serial: issued.serial } });
       return { appliance_id: applianceId, certificate: issued.certificate_pem, ca: this.ca.certificate_pem };
     });
   }

@@ -113,6 +113,22 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE rollout_targets ADD COLUMN rollback_revision integer;
     `,
   },
+  {
+    version: 4,
+    name: 'fleet-wide audit',
+    sql: `
+      CREATE TABLE audit_events (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now(),
+        actor text NOT NULL,
+        appliance_id uuid REFERENCES appliances ON DELETE SET NULL,
+        action text NOT NULL,
+        detail jsonb NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX audit_events_by_appliance ON audit_events (appliance_id, id);
+      CREATE INDEX audit_events_by_action ON audit_events (action, id);
+    `,
+  },
 ];
 
 /**

@@ -1,5 +1,6 @@
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import type { Pool } from './database.js';
+import { selectPage, type Page } from './paging.js';
 import { TEMPLATE_SECTIONS, type TemplateSection } from '../agent/sections.js';
 
 export { TEMPLATE_SECTIONS, type TemplateSection } from '../agent/sections.js';
@@ -73,8 +74,10 @@ const toRecord = (row: TemplateRecord): TemplateRecord => ({
 export class Templates {
   constructor(private readonly pool: Pool) {}
 
-  async list(): Promise<TemplateRecord[]> {
-    return (await this.pool.query<TemplateRecord>('SELECT * FROM templates ORDER BY name')).rows.map(toRecord);
+  /** A page of the templates by name (unique: stable), with the total. */
+  async list(page: Page): Promise<{ total: number; items: TemplateRecord[] }> {
+    const { total, rows } = await selectPage<TemplateRecord & Record<string, unknown>>(this.pool, 'SELECT * FROM templates', [], 'name', page);
+    return { total, items: rows.map(({ total_rows: _, ...row }) => toRecord(row as TemplateRecord)) };
   }
 
   async get(id: string): Promise<TemplateRecord> {

@@ -100,7 +100,7 @@ export class ControllerProcess {
     await exited;
   }
 
-  async call(method: string, path: string, body?: unknown, token = this.token): Promise<{ status: number; body: any }> {
+  async call(method: string, path: string, body?: unknown, token = this.token): Promise<{ status: number; body: any; headers: Record<string, string> }> {
     const response = await undiciFetch(`${this.url}${path}`, {
       method, dispatcher: insecure,
       headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -113,7 +113,7 @@ export class ControllerProcess {
     } catch {
       // PEM and other text answers stay text.
     }
-    return { status: response.status, body: parsed };
+    return { status: response.status, body: parsed, headers: Object.fromEntries(response.headers) };
   }
 
   async signInFirstAdmin(): Promise<void> {
