@@ -129,7 +129,14 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
     assert.equal((await first.call('GET', '/api/v1/config/commit-confirm/status')).body.last.outcome, 'rolled_back');
 
     // A good template in waves with a soak time; the controller is killed once the canary has applied.
-    const good = await controller.call('POST', '/api/v1/templates', { name: 'good', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${web}'] }] } });
+    // It owns aliases, rules, NAT and DNS host records (in the shape the appliance reads them back).
+    const sections = {
+      aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${web}'] }],
+      rules: [{ label: 'fleet-web', action: 'pass', direction: 'in', interface: 'lan', protocol: 'tcp', rule_match: { src_addr: 'any', src_port: null, dst_addr: '${web}', dst_port: { start: 443, end: 443 } } }],
+      nat: [{ label: 'fleet-dnat', nat_type: 'dnat', interface: 'wan', protocol: 'tcp', dst_port: { start: 8443, end: 8443 }, redirect: { address: '${web}', port: { start: 443, end: 443 } } }],
+      dns_hosts: [{ hostname: 'www', domain: 'fleet.example', record_type: 'A', value: '${web}' }],
+    };
+    const good = await controller.call('POST', '/api/v1/templates', { name: 'good', sections });
     const rollout = (await controller.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: ids, canary: 1, percentages: [50, 100], wave_interval_seconds: 5 })).body.id as string;
     await until('the canary applied', async () => (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.waves[0].applied === 1, 180_000);
     assert.equal((await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.state, 'running');
@@ -143,6 +150,9 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
     for (const [index, appliance] of appliances.entries()) {
       const alias = (await appliance.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web');
       assert.deepEqual(alias?.entries, [`10.20.${index}.80`]);
+      assert.equal((await appliance.call('GET', '/api/v1/rules')).body.find((r: { label: string }) => r.label === 'fleet-web')?.rule_match.dst_addr, `10.20.${index}.80`);
+      assert.equal((await appliance.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat')?.redirect.address, `10.20.${index}.80`);
+      assert.equal((await appliance.call('GET', '/api/v1/dns/resolver/hosts')).body.find((h: { hostname: string }) => h.hostname === 'www')?.value, `10.20.${index}.80`);
       const agent = (await appliance.call('GET', '/api/v1/fleet/agent')).body;
       const attempts = agent.attempts as { revision: number; outcome: string }[];
       // Each revision number attempted once: the canary failed 1 and applied 2; the others applied 2 only.
@@ -159,6 +169,46 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
       return view.drifted ? view : undefined;
     });
     assert.deepEqual(drifted.drift, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }]);
+
+    // Policy overwrite (the default): the next rollout puts the template's value back, and the drift is gone.
+    const overwrite = (await controller.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: [ids[1]], canary: 1, percentages: [100] })).body.id as string;
+    await until('the overwriting rollout', async () => (await controller.call('GET', `/api/v1/rollouts/${overwrite}`)).body.state === 'completed', 180_000);
+    assert.deepEqual((await second.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web').entries, ['10.20.1.80']);
+    await until('the overwritten drift to clear', async () => !(await controller.call('GET', `/api/v1/appliances/${ids[1]}`)).body.drifted);
+
+    // Policy adopt: two local edits in one change set on the appliance that enrolled at start. The NAT port (no
+    // variable) becomes the template's; the DNS value (exactly ${web}) becomes this appliance's variable.
+    assert.equal((await controller.call('PUT', `/api/v1/templates/${good.body.id}`, { sections, drift_policy: 'adopt' })).status, 200);
+    const third = appliances[2];
+    const nat = (await third.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat');
+    const host = (await third.call('GET', '/api/v1/dns/resolver/hosts')).body.find((h: { hostname: string }) => h.hostname === 'www');
+    const edited = await third.call('POST', '/api/v1/changes', { operations: [
+      { op: 'update', path: `/api/v1/nat/${nat.id}`, body: { dst_port: { start: 9443, end: 9443 } } },
+      { op: 'update', path: `/api/v1/dns/resolver/hosts/${host.id}`, body: { ...host, value: '10.77.0.2' } },
+    ] });
+    assert.equal(edited.status, 200, JSON.stringify(edited.body));
+    const adopted = await until('the edits adopted into the template', async () => {
+      const template = (await controller.call('GET', `/api/v1/templates/${good.body.id}`)).body;
+      return template.sections.nat[0].dst_port.start === 9443 ? template : undefined;
+    });
+    assert.deepEqual(adopted.sections.dns_hosts, sections.dns_hosts, 'a variable field stays a variable');
+    const adoptedAppliance = await until('the adopting appliance in sync without drift', async () => {
+      const view = (await controller.call('GET', `/api/v1/appliances/${ids[2]}`)).body;
+      return !view.drifted && view.in_sync && view.variables.web === '10.77.0.2' ? view : undefined;
+    });
+    assert.equal(adoptedAppliance.last_outcome.outcome, 'applied');
+    // Nothing was written back on it: the local edits stand.
+    assert.equal((await third.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat').dst_port.start, 9443);
+    const adoptions = (await controller.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${ids[2]}`)).body as { detail: { section: string } }[];
+    assert.deepEqual(adoptions.map((e) => e.detail.section).sort(), ['dns_hosts', 'nat']);
+    // The next rollout takes the adopted template everywhere: the NAT port on every appliance, the variable on its own.
+    const spread = (await controller.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: ids, canary: 1, percentages: [100] })).body.id as string;
+    await until('the adopted template rolled out', async () => (await controller.call('GET', `/api/v1/rollouts/${spread}`)).body.state === 'completed', 180_000);
+    for (const [index, appliance] of appliances.entries()) {
+      assert.equal((await appliance.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat').dst_port.start, 9443);
+      const web = index === 2 ? '10.77.0.2' : `10.20.${index}.80`;
+      assert.deepEqual((await appliance.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web').entries, [web]);
+    }
     t.diagnostic(`appliance versions: ${JSON.stringify((await controller.call('GET', '/api/v1/fleet/summary')).body.versions)}`);
   } finally {
     await Promise.all(appliances.map((appliance) => appliance.close()));

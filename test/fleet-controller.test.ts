@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import WebSocket from 'ws';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
@@ -153,6 +154,27 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
       assert.deepEqual(aliases.map((a) => [a.name, a.entries]), [['fleet_web', [`10.9.${index}.1`]]], `${light.id} back to its previous configuration`);
     }
 
+    // Secrets sealed per appliance: the controller keeps only a copy sealed for each appliance, which only that
+    // appliance's agent opens, as it writes the value.
+    const SECRET = 'Fleet-psk-7f3a9c-never-in-the-database';
+    const one = await controller.call('PUT', `/api/v1/appliances/${agents[6].id}/secrets/psk`, { value: SECRET });
+    assert.equal(one.status, 200, JSON.stringify(one.body));
+    assert.equal(JSON.stringify(one.body).includes(SECRET), false);
+    assert.deepEqual((await controller.call('PUT', '/api/v1/secrets/psk', { value: SECRET, appliance_ids: [agents[7].id] })).body.sealed_for, [agents[7].id]);
+    assert.deepEqual((await controller.call('GET', `/api/v1/appliances/${agents[6].id}/secrets`)).body.map((s: { name: string }) => s.name), ['psk']);
+    const withSecret = await controller.call('POST', '/api/v1/templates', { name: 'with secret', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'], description: '${secret:psk}' }] } });
+    const lacking = await controller.call('POST', '/api/v1/rollouts', { template_id: withSecret.body.id, appliance_ids: [agents[6].id, agents[8].id] });
+    assert.equal(lacking.status, 400);
+    assert.match(lacking.body.error, /"light-8" has no secret "psk"/);
+    const sealedRollout = (await controller.call('POST', '/api/v1/rollouts', { template_id: withSecret.body.id, appliance_ids: [agents[6].id, agents[7].id], canary: 1, percentages: [100] })).body.id as string;
+    await until('the rollout with a sealed secret', async () => (await controller.call('GET', `/api/v1/rollouts/${sealedRollout}`)).body.state === 'completed');
+    for (const light of [agents[6], agents[7]]) assert.equal(light.applier.objects.get('aliases')![0].description, SECRET, 'the agent opened its sealed copy');
+    const dump = execFileSync('pg_dump', ['--data-only', database.url]).toString();
+    assert.equal(dump.includes(SECRET), false, 'the database holds no plain text of the secret');
+    assert.equal(dump.includes(Buffer.from(SECRET).toString('base64').slice(0, 24)), false);
+    assert.match(dump, /bwsealed1:psk:/);
+    assert.equal(controller.output.includes(SECRET) || other.output.includes(SECRET), false, 'nor any log');
+
     // Fleet search over the stored desired and applied state: the issue's "alias containing 203.0.113.7".
     assert.equal((await controller.call('PUT', `/api/v1/appliances/${agents[2].id}/variables`, { variables: { site: '203.0.113.7' } })).status, 200);
     const searched = (await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: [agents[2].id, agents[3].id], canary: 1, percentages: [100] })).body.id as string;
@@ -188,7 +210,7 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     assert.equal(badLimit.status, 400);
     assert.match(badLimit.body.error, /limit/);
     assert.equal((await controller.call('GET', '/api/v1/rollouts?limit=1')).body.length, 1);
-    assert.equal((await controller.call('GET', '/api/v1/rollouts?limit=1')).headers['x-total-count'], '3');
+    assert.equal((await controller.call('GET', '/api/v1/rollouts?limit=1')).headers['x-total-count'], '4');
 
     // The fleet-wide audit: controller actions with their account, the engine's steps, and what appliances reported.
     const audit = (await controller.call('GET', '/api/v1/audit?limit=10000', undefined, viewer));
@@ -199,8 +221,8 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     assert.equal(of('appliance.revoked', revoked.id)[0]?.actor, 'fleet-admin');
     assert.equal(of('account.created')[0]?.detail.username, 'watcher');
     assert.equal(of('appliance.enrolled').length, COUNT + 1);
-    assert.equal(of('rollout.created').length, 3);
-    assert.equal(of('rollout.completed').length, 2);
+    assert.equal(of('rollout.created').length, 4);
+    assert.equal(of('rollout.completed').length, 3);
     assert.equal(of('rollout.halted')[0]?.actor, 'controller');
     assert.ok(of('rollout.rolled_back').length >= 1);
     assert.match(String(of('appliance.revision_failed', agents[5].id)[0]?.detail.reason), /no test net/);

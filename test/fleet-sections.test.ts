@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { driftOf, planChanges } from '../src/agent/sections.js';
+import { bindVariables } from '../src/controller/drift-adoption.js';
 
 const local = {
   aliases: [
@@ -34,7 +35,32 @@ test('a revision becomes creates, updates where a template field differs, and de
 test('drift: a template field changed locally, or an owned object deleted; fields the template does not set are the appliance\'s own', () => {
   const applied = { sections: { aliases: [{ name: 'web', alias_type: 'host', entries: ['10.0.0.81'] }, { name: 'gone', alias_type: 'host', entries: ['10.0.0.2'] }, { name: 'same', alias_type: 'host', entries: ['10.0.0.7'] }] } };
   assert.deepEqual(driftOf(applied, (section) => local[section] ?? []), [
-    { section: 'aliases', name: 'web', kind: 'changed', fields: ['entries'] },
+    { section: 'aliases', name: 'web', kind: 'changed', fields: ['entries'], values: { entries: ['10.0.0.80'] } },
     { section: 'aliases', name: 'gone', kind: 'missing', fields: [] },
   ]);
+});
+
+test('rules and NAT are named by label, DNS host records by host, domain and record type', () => {
+  const records = {
+    rules: [{ id: 'r1', label: 'fleet-web', action: 'pass', protocol: 'tcp' }],
+    dns_hosts: [{ id: 'h1', hostname: 'www', domain: 'example.com', record_type: 'A', value: '10.0.0.5' }, { id: 'h2', hostname: 'www', domain: 'example.com', record_type: 'AAAA', value: '2001:db8::5' }],
+  } as Record<string, Record<string, unknown>[]>;
+  const next = { sections: {
+    rules: [{ label: 'fleet-web', action: 'block', protocol: 'tcp' }],
+    dns_hosts: [{ hostname: 'www', domain: 'example.com', record_type: 'AAAA', value: '2001:db8::6' }, { hostname: 'www', domain: 'example.com', record_type: 'A', value: '10.0.0.5' }],
+  } };
+  assert.deepEqual(planChanges(next, null, (section) => records[section] ?? []), [
+    { op: 'update', path: '/api/v1/rules/r1', body: { label: 'fleet-web', action: 'block', protocol: 'tcp' } },
+    { op: 'update', path: '/api/v1/dns/resolver/hosts/h2', body: { hostname: 'www', domain: 'example.com', record_type: 'AAAA', value: '2001:db8::6' } },
+  ]);
+  assert.deepEqual(driftOf(next, (section) => records[section] ?? []).map((d) => d.name), ['fleet-web', 'www/example.com/AAAA']);
+});
+
+test('adoption through variables: a field that is exactly ${name} takes the local value as the variable; anything else must match', () => {
+  assert.deepEqual(bindVariables(['${web}'], ['10.9.9.9'], { web: '10.0.0.1', other: 'x' }), { web: '10.9.9.9', other: 'x' });
+  assert.deepEqual(bindVariables({ address: '${a}', port: 443 }, { address: '10.1.1.1', port: 443 }, {}), { a: '10.1.1.1' });
+  assert.equal(bindVariables({ address: '${a}', port: 443 }, { address: '10.1.1.1', port: 8443 }, {}), null);
+  assert.equal(bindVariables(['${web}'], ['10.9.9.9', '10.9.9.10'], {}), null);
+  assert.equal(bindVariables(['host-${n}'], ['host-7'], {}), null, 'a variable inside a longer string is not guessed');
+  assert.equal(bindVariables(['${a}', '${a}'], ['1', '2'], {}), null, 'one variable, two values');
 });

@@ -18,7 +18,7 @@ import { FileStateStore } from './state.js';
 
 /** The agent's own API key on this appliance: what a revision's change set and commit-confirm need, nothing more. */
 const AGENT_KEY_NAME = 'fleet-agent';
-const AGENT_PERMISSIONS: readonly Permission[] = ['dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'backup:read', 'backup:write'];
+const AGENT_PERMISSIONS: readonly Permission[] = ['dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'nat:read', 'nat:write', 'dns:read', 'dns:write', 'backup:read', 'backup:write'];
 
 const EnrolBody = Type.Object({
   controller_url: Type.String({ maxLength: 300, description: 'https://host[:port] of the fleet controller' }),

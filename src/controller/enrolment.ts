@@ -1,5 +1,6 @@
 import { randomHex, safeEqual, sha256Hex } from '../core/crypto.js';
-import { unauthorized } from '../core/errors.js';
+import { badRequest, unauthorized } from '../core/errors.js';
+import { isSealingPublicKey } from '../agent/sealed-secrets.js';
 import { certificateFingerprint, parseEnrolmentToken, TOKEN_PREFIX } from '../agent/protocol.js';
 import { signClientRequest, type CaMaterial } from './authority.js';
 import { inTransaction, type Pool } from './database.js';
@@ -29,8 +30,9 @@ export class Enrolment {
    * Spends a token: the first caller with the right secret, before expiry, gets a client certificate for a new
    * appliance; every other (a replay, a second appliance, a wrong secret) is a 401 that does not say which.
    */
-  async enrol(tokenText: string, csrPem: string): Promise<{ appliance_id: string; certificate: string; ca: string }> {
+  async enrol(tokenText: string, csrPem: string, sealingKey: string | undefined): Promise<{ appliance_id: string; certificate: string; ca: string }> {
     const token = parseEnrolmentToken(tokenText, 'body.token');
+    if (sealingKey !== undefined && !isSealingPublicKey(sealingKey)) throw badRequest('body.sealing_key: not an X25519 public key (PEM)');
     return inTransaction(this.pool, async (client) => {
       const found = await client.query<{ secret_hash: string; name: string; variables: Record<string, string>; usable: boolean }>(
         'SELECT secret_hash, name, variables, (used_at IS NULL AND expires_at > now()) AS usable FROM enrolment_tokens WHERE id = $1 FOR UPDATE',
@@ -41,8 +43,8 @@ export class Enrolment {
       if (!row || !matches || !row.usable) throw unauthorized('enrolment token unknown, used or expired');
       const placeholder = `pending-${randomHex(16)}`;
       const appliance = await client.query<{ id: string }>(
-        'INSERT INTO appliances (name, certificate_serial, variables) VALUES ($1, $2, $3) RETURNING id',
-        [row.name, placeholder, JSON.stringify(row.variables)],
+        'INSERT INTO appliances (name, certificate_serial, variables, sealing_key) VALUES ($1, $2, $3, $4) RETURNING id',
+        [row.name, placeholder, JSON.stringify(row.variables), sealingKey ?? null],
       );
       const applianceId = appliance.rows[0].id;
       const issued = await signClientRequest(this.ca, csrPem, applianceId);

@@ -56,6 +56,11 @@ export class Rollouts {
       if (appliances.length === 0) throw badRequest('body.appliance_ids: no enrolled, unrevoked appliance to roll out to');
       if (input.appliance_ids && appliances.length !== new Set(input.appliance_ids).size) throw badRequest('body.appliance_ids: names an appliance that is unknown or revoked');
       const waves = waveSizes(appliances.length, input.canary, input.percentages);
+      // Each appliance's secrets, sealed for it: the revision carries them sealed; nothing here can open them.
+      const secrets = new Map<string, Record<string, string>>();
+      for (const row of (await client.query<{ appliance_id: string; name: string; sealed: string }>('SELECT appliance_id, name, sealed FROM appliance_secrets WHERE appliance_id = ANY($1::uuid[])', [appliances.map((a) => a.id)])).rows) {
+        secrets.set(row.appliance_id, { ...secrets.get(row.appliance_id), [row.name]: row.sealed });
+      }
       let rollout;
       try {
         rollout = await client.query<{ id: string }>(
@@ -70,7 +75,7 @@ export class Rollouts {
       const rolloutId = rollout.rows[0].id;
       await recordAudit(client, { actor: createdBy, action: 'rollout.created', detail: { rollout_id: rolloutId, template_id: input.template_id, targets: appliances.length, waves, rollback_on_halt: input.rollback_on_halt } });
       for (const [index, appliance] of appliances.entries()) {
-        const rendered = renderSections(template.sections, appliance.variables, appliance.name);
+        const rendered = renderSections(template.sections, appliance.variables, appliance.name, secrets.get(appliance.id) ?? {});
         const document: RevisionDocument = { sections: { ...(appliance.document?.sections ?? {}), ...rendered } };
         const number = (appliance.last_number ?? 0) + 1;
         await client.query('INSERT INTO revisions (appliance_id, number, document, rollout_id) VALUES ($1, $2, $3, $4)', [appliance.id, number, JSON.stringify(document), rolloutId]);
@@ -188,7 +193,8 @@ export class Rollouts {
   }
 
   /** Whom a nudge notification names: the appliances of a wave that opened, or those a halted rollout rolls back. */
-  async applianceIdsToNudge(nudge: { rollout: string; wave?: number; rolled_back?: boolean }): Promise<string[]> {
+  async applianceIdsToNudge(nudge: { rollout?: string; wave?: number; rolled_back?: boolean; appliance?: string }): Promise<string[]> {
+    if (nudge.appliance) return [nudge.appliance];
     const rows = nudge.rolled_back
       ? await this.pool.query<{ appliance_id: string }>('SELECT appliance_id FROM rollout_targets WHERE rollout_id = $1 AND rollback_revision IS NOT NULL', [nudge.rollout])
       : await this.pool.query<{ appliance_id: string }>('SELECT appliance_id FROM rollout_targets WHERE rollout_id = $1 AND wave = $2', [nudge.rollout, nudge.wave ?? -1]);

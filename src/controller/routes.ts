@@ -11,6 +11,7 @@ import { checkSections, checkVariables } from './templates.js';
 import { listAudit, recordAudit } from './audit.js';
 import { PageFields, pageOf } from './paging.js';
 import { searchFleet } from './search.js';
+import { ApplianceSecrets } from './secrets.js';
 
 /** What a controller route requires: a permission of the appliance's catalogue, any account, or nothing. */
 export type ControllerAccess = Permission | 'authenticated' | 'public';
@@ -31,11 +32,16 @@ const NewToken = Type.Object({
   variables: Type.Optional(Type.Record(Type.String(), Type.String())),
   expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 30 * 86400, description: 'default 86400' })),
 }, { additionalProperties: false });
-const Enrol = Type.Object({ token: Type.String({ maxLength: 300 }), csr: Type.String({ maxLength: 16384 }) }, { additionalProperties: false });
+const Enrol = Type.Object({ token: Type.String({ maxLength: 300 }), csr: Type.String({ maxLength: 16384 }), sealing_key: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false });
+const SecretParams = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }) });
+const SecretName = Type.Object({ name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }) });
+const SecretValue = Type.Object({ value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }) }, { additionalProperties: false });
+const FleetSecret = Type.Object({ value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }), appliance_ids: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100000, uniqueItems: true })) }, { additionalProperties: false });
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const Variables = Type.Object({ variables: Type.Record(Type.String(), Type.String()) }, { additionalProperties: false });
-const NewTemplate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120 }), sections: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: false });
-const TemplateUpdate = Type.Object({ sections: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: false });
+const DriftPolicy = Type.Union([Type.Literal('overwrite'), Type.Literal('adopt')], { description: 'a local edit to an owned object: overwritten at the next rollout (default), or adopted into the template' });
+const NewTemplate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120 }), sections: Type.Object({}, { additionalProperties: true }), drift_policy: Type.Optional(DriftPolicy) }, { additionalProperties: false });
+const TemplateUpdate = Type.Object({ sections: Type.Object({}, { additionalProperties: true }), drift_policy: Type.Optional(DriftPolicy) }, { additionalProperties: false });
 const NewRollout = Type.Object({
   template_id: Type.String({ format: 'uuid' }),
   appliance_ids: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100000, uniqueItems: true })),
@@ -73,6 +79,7 @@ const bearerOf = (request: FastifyRequest): string | null => {
 /** The controller's API: accounts, enrolment, the fleet's appliances, templates and rollouts. */
 export function registerControllerRoutes(app: FastifyInstance, controller: Controller): void {
   const { accounts, enrolment, views, templates, rollouts, pool } = controller;
+  const secrets = new ApplianceSecrets(pool);
 
   // Access: every route names what it needs; the account is read from PostgreSQL per request.
   app.addHook('preHandler', async (request) => {
@@ -85,7 +92,7 @@ export function registerControllerRoutes(app: FastifyInstance, controller: Contr
     request.controllerIdentity = identity;
   });
   const who = (request: FastifyRequest) => request.controllerIdentity!.username;
-  const route = <S extends Record<string, unknown>>(method: 'GET' | 'POST' | 'PUT', url: string, access: ControllerAccess, schema: S, handler: (request: FastifyRequest<never>, reply: never) => unknown) =>
+  const route = <S extends Record<string, unknown>>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, access: ControllerAccess, schema: S, handler: (request: FastifyRequest<never>, reply: never) => unknown) =>
     app.route({ method, url, schema, config: { controllerAccess: access }, handler: handler as never });
 
   route('GET', '/api/v1/health', 'public', {}, async () => {
@@ -115,7 +122,19 @@ export function registerControllerRoutes(app: FastifyInstance, controller: Contr
     return controller.ca.certificate_pem;
   });
   route('POST', AGENT_PATHS.enrol, 'public', { body: Enrol }, async (request: FastifyRequest<{ Body: Static<typeof Enrol> }>) =>
-    enrolment.enrol(request.body.token, request.body.csr));
+    enrolment.enrol(request.body.token, request.body.csr, request.body.sealing_key));
+  route('PUT', '/api/v1/appliances/:id/secrets/:name', 'settings:write', { params: SecretParams, body: SecretValue }, async (request: FastifyRequest<{ Params: Static<typeof SecretParams>; Body: Static<typeof SecretValue> }>) =>
+    secrets.put(request.params.name, request.body.value, [request.params.id], who(request)));
+  route('GET', '/api/v1/appliances/:id/secrets', 'settings:read', { params: IdParams }, async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>) => {
+    await views.appliance(request.params.id);
+    return secrets.list(request.params.id);
+  });
+  route('DELETE', '/api/v1/appliances/:id/secrets/:name', 'settings:write', { params: SecretParams }, async (request: FastifyRequest<{ Params: Static<typeof SecretParams> }>) => {
+    await secrets.remove(request.params.id, request.params.name, who(request));
+    return { removed: true };
+  });
+  route('PUT', '/api/v1/secrets/:name', 'settings:write', { params: SecretName, body: FleetSecret }, async (request: FastifyRequest<{ Params: Static<typeof SecretName>; Body: Static<typeof FleetSecret> }>) =>
+    secrets.put(request.params.name, request.body.value, request.body.appliance_ids, who(request)));
 
   route('GET', '/api/v1/fleet/summary', 'dashboard:view', {}, async () => views.summary());
   route('GET', '/api/v1/appliances', 'dashboard:view', { querystring: ApplianceQuery }, async (request: FastifyRequest<{ Querystring: Static<typeof ApplianceQuery> }>, reply: Reply) => {
@@ -161,14 +180,14 @@ export function registerControllerRoutes(app: FastifyInstance, controller: Contr
     return items;
   });
   route('POST', '/api/v1/templates', 'rules:write', { body: NewTemplate }, async (request: FastifyRequest<{ Body: Static<typeof NewTemplate> }>, reply: Reply) => {
-    const created = await templates.create(request.body.name, checkSections(request.body.sections));
+    const created = await templates.create(request.body.name, checkSections(request.body.sections), request.body.drift_policy ?? 'overwrite');
     await recordAudit(pool, { actor: who(request), action: 'template.created', detail: { template_id: created.id, name: created.name, sections: Object.keys(created.sections) } });
     reply.status(201);
     return created;
   });
   route('GET', '/api/v1/templates/:id', 'rules:read', { params: IdParams }, async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>) => templates.get(request.params.id));
   route('PUT', '/api/v1/templates/:id', 'rules:write', { params: IdParams, body: TemplateUpdate }, async (request: FastifyRequest<{ Params: Static<typeof IdParams>; Body: Static<typeof TemplateUpdate> }>) => {
-    const updated = await templates.update(request.params.id, checkSections(request.body.sections));
+    const updated = await templates.update(request.params.id, checkSections(request.body.sections), request.body.drift_policy);
     await recordAudit(pool, { actor: who(request), action: 'template.updated', detail: { template_id: updated.id, name: updated.name, sections: Object.keys(updated.sections) } });
     return updated;
   });
