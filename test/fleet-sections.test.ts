@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { driftOf, planChanges } from '../src/agent/sections.js';
 import { bindVariables } from '../src/controller/drift-adoption.js';
+import { newSealingKeyPair, openDocument, openSealed, sealFor } from '../src/agent/sealed-secrets.js';
 
 const local = {
   aliases: [
@@ -63,4 +64,19 @@ test('adoption through variables: a field that is exactly ${name} takes the loca
   assert.equal(bindVariables(['${web}'], ['10.9.9.9', '10.9.9.10'], {}), null);
   assert.equal(bindVariables(['host-${n}'], ['host-7'], {}), null, 'a variable inside a longer string is not guessed');
   assert.equal(bindVariables(['${a}', '${a}'], ['1', '2'], {}), null, 'one variable, two values');
+});
+
+test('sealed secrets: open only for the appliance and name they were sealed for; a document is opened value by value', () => {
+  const mine = newSealingKeyPair();
+  const other = newSealingKeyPair();
+  const sealed = sealFor(mine.publicKeyPem, 'appliance-a', 'psk', 'the value');
+  assert.match(sealed, /^bwsealed1:psk:[A-Za-z0-9_-]+$/);
+  assert.equal(sealed.includes('the value'), false);
+  assert.equal(openSealed(mine.privateKeyPem, 'appliance-a', sealed), 'the value');
+  assert.throws(() => openSealed(mine.privateKeyPem, 'appliance-b', sealed), /does not open with this appliance's key/);
+  assert.throws(() => openSealed(other.privateKeyPem, 'appliance-a', sealed), /does not open/);
+  assert.throws(() => openSealed(mine.privateKeyPem, 'appliance-a', sealed.replace('bwsealed1:psk:', 'bwsealed1:other:')), /does not open/);
+  const document = { sections: { aliases: [{ name: 'x', description: sealed, entries: ['10.0.0.1'] }] } };
+  assert.deepEqual(openDocument(document, mine.privateKeyPem, 'appliance-a'), { sections: { aliases: [{ name: 'x', description: 'the value', entries: ['10.0.0.1'] }] } });
+  assert.throws(() => openDocument(document, undefined, 'appliance-a'), /no sealing key: enrol it again/);
 });
