@@ -12,6 +12,7 @@ import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
 import { waveSizes } from '../src/controller/rollouts.js';
 import { ControllerProcess, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+import { chromiumSkipReason, launchChromium } from './helpers/console-browser.js';
 
 const skip = await postgresSkip('the fleet controller tests');
 
@@ -238,6 +239,33 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     const nextPage = (await controller.call('GET', `/api/v1/audit?limit=7&before=${firstPage.at(-1)!.id}`)).body as { id: number }[];
     assert.deepEqual([...firstPage, ...nextPage].map((e) => e.id), events.slice(0, 14).map((e) => e.id));
     assert.equal((await controller.call('GET', `/api/v1/audit?appliance_id=${agents[5].id}&action=appliance.revision_failed`)).body.length, 1);
+    // The console page, in a browser, signed in as the viewer: appliances with version, health, revisions; rollouts.
+    const noBrowser = chromiumSkipReason();
+    if (noBrowser) t.diagnostic(`the console page was not opened in a browser: ${noBrowser}`);
+    else {
+      const browser = await launchChromium();
+      try {
+        const page = await (await browser.newContext({ ignoreHTTPSErrors: true })).newPage();
+        const errors: string[] = [];
+        page.on('pageerror', (error) => errors.push(error.message));
+        const served = await page.goto(`${controller.url}/fleet`);
+        assert.match(served!.headers()['content-security-policy'], /script-src 'self'/);
+        await page.fill('input[name=username]', 'watcher');
+        await page.fill('input[name=password]', 'Watcher-password-1');
+        await page.click('button[type=submit]');
+        const row = page.locator(`#appliances tr[data-id="${agents[2].id}"]`);
+        await row.waitFor({ timeout: 60_000 });
+        const cells = await row.locator('td').allTextContents();
+        assert.deepEqual([cells[0], cells[1], cells[2], cells[3]], ['light-2', 'light-1', 'ok', 'yes']);
+        assert.match(cells[5], /^(\d+) \/ \1$/, 'applied / desired, in sync');
+        assert.match(await page.locator('#summary').textContent() ?? '', new RegExp(`^${total - 1} appliances, \\d+ connected`));
+        const halted = page.locator('#rollouts tr', { hasText: 'halted' });
+        assert.match((await halted.locator('td').allTextContents())[5], /light-5" failed/);
+        assert.deepEqual(errors, []);
+      } finally {
+        await browser.close();
+      }
+    }
     t.diagnostic(`${agents.length} light agents; reconnects after the restart: ${agents.map((a) => a.agent.connections).join(',')}`);
   } finally {
     await Promise.all(agents.map((a) => a.agent.stop()));

@@ -12,6 +12,7 @@ import { listAudit, recordAudit } from './audit.js';
 import { PageFields, pageOf } from './paging.js';
 import { searchFleet } from './search.js';
 import { ApplianceSecrets } from './secrets.js';
+import { CONSOLE_CSP, CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './console/page.js';
 
 /** What a controller route requires: a permission of the appliance's catalogue, any account, or nothing. */
 export type ControllerAccess = Permission | 'authenticated' | 'public';
@@ -95,6 +96,15 @@ export function registerControllerRoutes(app: FastifyInstance, controller: Contr
   const route = <S extends Record<string, unknown>>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, access: ControllerAccess, schema: S, handler: (request: FastifyRequest<never>, reply: never) => unknown) =>
     app.route({ method, url, schema, config: { controllerAccess: access }, handler: handler as never });
 
+  // The console page and its two files (console/page.ts): static, signed in through the API like any client.
+  for (const [url, type, text] of [['/fleet', 'text/html; charset=utf-8', CONSOLE_HTML], ['/fleet/console.js', 'text/javascript; charset=utf-8', CONSOLE_JS], ['/fleet/console.css', 'text/css; charset=utf-8', CONSOLE_CSS]] as const) {
+    route('GET', url, 'public', {}, async (_request, reply: Reply & { type(t: string): unknown }) => {
+      reply.type(type);
+      reply.header('content-security-policy', CONSOLE_CSP);
+      reply.header('x-content-type-options', 'nosniff');
+      return text;
+    });
+  }
   route('GET', '/api/v1/health', 'public', {}, async () => {
     await pool.query('SELECT 1');
     return { status: 'ok', database: 'reachable', agents_connected_here: controller.hub.connectedCount };
