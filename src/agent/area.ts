@@ -106,7 +106,8 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
       if (wanted && !store.load()) {
         // Enrolled at start, with no person signed in: the key belongs to a locked account of the operator role.
         startupEnroller = new StartupEnroller(wanted, () => adminAllowList(context.store), (enrolled) => {
-          void begin(enrolled, { ownerId: context.identity.fleetAgentOwner(), createdBy: 'enrolment at start', permissions: [...AGENT_PERMISSIONS] });
+          begin(enrolled, { ownerId: context.identity.fleetAgentOwner(), createdBy: 'enrolment at start', permissions: [...AGENT_PERMISSIONS] })
+            .catch((error: unknown) => context.log.warn({ err: error }, 'fleet: the enrolment at start could not be kept'));
         }, context.log);
         startupEnroller.start();
       }
