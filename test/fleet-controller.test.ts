@@ -245,6 +245,17 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     const nextPage = (await controller.call('GET', `/api/v1/audit?limit=7&before=${firstPage.at(-1)!.id}`)).body as { id: number }[];
     assert.deepEqual([...firstPage, ...nextPage].map((e) => e.id), events.slice(0, 14).map((e) => e.id));
     assert.equal((await controller.call('GET', `/api/v1/audit?appliance_id=${agents[5].id}&action=appliance.revision_failed`)).body.length, 1);
+    // Drift adoption of a deletion: under the adopt policy, an owned object deleted on an appliance leaves the
+    // template, and the appliance's drift clears with a revision of what it runs.
+    assert.equal((await controller.call('PUT', `/api/v1/templates/${template.body.id}`, { sections: template.body.sections, drift_policy: 'adopt' })).status, 200);
+    agents[3].applier.objects.set('aliases', []);
+    await until('the deletion adopted', async () => (await controller.call('GET', `/api/v1/templates/${template.body.id}`)).body.sections.aliases.length === 0);
+    await until('its drift cleared', async () => {
+      const view = (await controller.call('GET', `/api/v1/appliances/${agents[3].id}`)).body;
+      return !view.drifted && view.in_sync;
+    });
+    assert.match((await controller.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${agents[3].id}`)).body[0].detail.how, /deleted locally/);
+
     // The console page, in a browser, signed in as the viewer: appliances with version, health, revisions; rollouts.
     const noBrowser = chromiumSkipReason();
     if (noBrowser) t.diagnostic(`the console page was not opened in a browser: ${noBrowser}`);
