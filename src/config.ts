@@ -48,6 +48,11 @@ export interface StartupConfig {
   keepReleases: number;
   /** Single sign-on preset endpoint URLs from BULWARK_OAUTH_PRESET_{A,B}_* (see src/auth/sso/presets.ts). */
   oauthPresets: PresetOverrides;
+  /**
+   * Enrolment with a fleet controller at start (`--enrol URL --enrol-token-file PATH`, docs/fleet.md): the token is
+   * read from the file only when it is spent, never from the command line or the environment, and never logged.
+   */
+  fleetEnrol: { controllerUrl: string; tokenFile: string } | null;
 }
 
 export class StartupError extends Error {}
@@ -94,6 +99,8 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
       'apt-root': { type: 'string' },
       'update-ready-timeout': { type: 'string' },
       'keep-releases': { type: 'string' },
+      enrol: { type: 'string' },
+      'enrol-token-file': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -130,9 +137,15 @@ export function loadStartupConfig(argv: string[], env: NodeJS.ProcessEnv): Start
   }
   const runtimeDir = values['runtime-dir'] ?? (env.BULWARK_RUNTIME_DIR || undefined);
   if (runtimeDir !== undefined && !runtimeDir.startsWith('/')) throw new StartupError(`--runtime-dir must be an absolute path, got "${runtimeDir}"`);
+  const enrolUrl = (values.enrol ?? env.BULWARK_FLEET_ENROL_URL ?? '').trim();
+  const enrolTokenFile = (values['enrol-token-file'] ?? env.BULWARK_FLEET_ENROL_TOKEN_FILE ?? '').trim();
+  if ((enrolUrl === '') !== (enrolTokenFile === '')) throw new StartupError('--enrol and --enrol-token-file go together: the controller URL and the file holding the enrolment token');
+  if (enrolUrl !== '' && !/^https:\/\/[^/?#@\s]+\/?$/.test(enrolUrl)) throw new StartupError(`--enrol must be https://host[:port] of the fleet controller, got "${enrolUrl}"`);
+  if (enrolTokenFile !== '' && !enrolTokenFile.startsWith('/')) throw new StartupError(`--enrol-token-file must be an absolute path, got "${enrolTokenFile}"`);
   return {
     host,
     port,
+    fleetEnrol: enrolUrl === '' ? null : { controllerUrl: enrolUrl, tokenFile: enrolTokenFile },
     hostRoot: resolve(hostRoot),
     tlsListen,
     installRoot: resolve(values['install-root'] ?? env.BULWARK_INSTALL_ROOT ?? '/'),

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './helpers/free-port.js';
@@ -21,10 +21,10 @@ class ApplianceProcess {
   output = '';
   token = '';
   readonly dataDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-appliance-'));
-  constructor(readonly port: number) {}
+  constructor(readonly port: number, readonly extraArgs: string[] = []) {}
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${this.port}`, '--data-dir', this.dataDir, '--platform', 'simulated'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${this.port}`, '--data-dir', this.dataDir, '--platform', 'simulated', ...this.extraArgs], {
       stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BULWARK_FLEET_STATUS_INTERVAL_MS: '1000', BULWARK_LOG_LEVEL: 'warn' },
     });
     child.stdout!.on('data', (chunk) => (this.output += chunk));
@@ -58,9 +58,17 @@ class ApplianceProcess {
 test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking template halts at the canary, which rolls back; a good one reaches all in waves across a controller killed mid-rollout, applied once each`, { skip, timeout: 600_000 }, async (t) => {
   const database = await temporaryDatabase();
   const controller = await ControllerProcess.start(database.url);
-  const appliances = await Promise.all(Array.from({ length: APPLIANCES }, async () => new ApplianceProcess(await freePort())));
+  const tokenDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-token-'));
+  const tokenFile = join(tokenDir, 'enrol.token');
+  const appliances: ApplianceProcess[] = [];
   try {
     await controller.signInFirstAdmin();
+    // The last appliance enrols at start (--enrol, --enrol-token-file), as provisioning would set it up.
+    const startupToken = await controller.enrolmentToken(`site-${APPLIANCES - 1}`, { web: `10.20.${APPLIANCES - 1}.80` });
+    writeFileSync(tokenFile, `${startupToken}\n`, { mode: 0o600 });
+    for (let index = 0; index < APPLIANCES; index += 1) {
+      appliances.push(new ApplianceProcess(await freePort(), index === APPLIANCES - 1 ? ['--enrol', controller.url, '--enrol-token-file', tokenFile] : []));
+    }
     await Promise.all(appliances.map((appliance) => appliance.start()));
     // Enrolment through the appliance's own API: the controller on loopback must be on the outbound allow-list.
     const first = appliances[0];
@@ -69,6 +77,25 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
     assert.match(unguarded.body.error, /outbound request refused/);
     const ids: string[] = [];
     for (const [index, appliance] of appliances.entries()) {
+      if (index === APPLIANCES - 1) {
+        // Enrolment at start: refused by the outbound guard until the controller is allowed, then retried.
+        const waiting = await until('the refused attempt shown', async () => {
+          const status = (await appliance.call('GET', '/api/v1/fleet/agent')).body;
+          return status.last_error ? status : undefined;
+        });
+        assert.equal(waiting.enrolled, false);
+        assert.match(waiting.last_error, /outbound request refused/);
+        assert.equal((await appliance.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).status, 200);
+        const agent = await until('the appliance enrolled at start', async () => {
+          const status = (await appliance.call('GET', '/api/v1/fleet/agent')).body;
+          return status.enrolled ? status : undefined;
+        }, 120_000);
+        ids.push(agent.appliance_id);
+        assert.equal(existsSync(tokenFile), false, 'the spent token file is removed');
+        // The token's secret appears nowhere in the appliance's output.
+        assert.equal(appliance.output.includes(startupToken.split('.')[2]), false);
+        continue;
+      }
       assert.equal((await appliance.call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] })).status, 200);
       const enrolled = await appliance.call('POST', '/api/v1/fleet/enrol', { controller_url: controller.url, token: await controller.enrolmentToken(`site-${index}`, { web: `10.20.${index}.80` }) });
       assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
@@ -102,7 +129,14 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
     assert.equal((await first.call('GET', '/api/v1/config/commit-confirm/status')).body.last.outcome, 'rolled_back');
 
     // A good template in waves with a soak time; the controller is killed once the canary has applied.
-    const good = await controller.call('POST', '/api/v1/templates', { name: 'good', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${web}'] }] } });
+    // It owns aliases, rules, NAT and DNS host records (in the shape the appliance reads them back).
+    const sections = {
+      aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${web}'] }],
+      rules: [{ label: 'fleet-web', action: 'pass', direction: 'in', interface: 'lan', protocol: 'tcp', rule_match: { src_addr: 'any', src_port: null, dst_addr: '${web}', dst_port: { start: 443, end: 443 } } }],
+      nat: [{ label: 'fleet-dnat', nat_type: 'dnat', interface: 'wan', protocol: 'tcp', dst_port: { start: 8443, end: 8443 }, redirect: { address: '${web}', port: { start: 443, end: 443 } } }],
+      dns_hosts: [{ hostname: 'www', domain: 'fleet.example', record_type: 'A', value: '${web}' }],
+    };
+    const good = await controller.call('POST', '/api/v1/templates', { name: 'good', sections });
     const rollout = (await controller.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: ids, canary: 1, percentages: [50, 100], wave_interval_seconds: 5 })).body.id as string;
     await until('the canary applied', async () => (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.waves[0].applied === 1, 180_000);
     assert.equal((await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.state, 'running');
@@ -116,6 +150,9 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
     for (const [index, appliance] of appliances.entries()) {
       const alias = (await appliance.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web');
       assert.deepEqual(alias?.entries, [`10.20.${index}.80`]);
+      assert.equal((await appliance.call('GET', '/api/v1/rules')).body.find((r: { label: string }) => r.label === 'fleet-web')?.rule_match.dst_addr, `10.20.${index}.80`);
+      assert.equal((await appliance.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat')?.redirect.address, `10.20.${index}.80`);
+      assert.equal((await appliance.call('GET', '/api/v1/dns/resolver/hosts')).body.find((h: { hostname: string }) => h.hostname === 'www')?.value, `10.20.${index}.80`);
       const agent = (await appliance.call('GET', '/api/v1/fleet/agent')).body;
       const attempts = agent.attempts as { revision: number; outcome: string }[];
       // Each revision number attempted once: the canary failed 1 and applied 2; the others applied 2 only.
@@ -132,9 +169,50 @@ test(`fleet: ${APPLIANCES} real appliances enrolled over their API; a breaking t
       return view.drifted ? view : undefined;
     });
     assert.deepEqual(drifted.drift, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }]);
+
+    // Policy overwrite (the default): the next rollout puts the template's value back, and the drift is gone.
+    const overwrite = (await controller.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: [ids[1]], canary: 1, percentages: [100] })).body.id as string;
+    await until('the overwriting rollout', async () => (await controller.call('GET', `/api/v1/rollouts/${overwrite}`)).body.state === 'completed', 180_000);
+    assert.deepEqual((await second.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web').entries, ['10.20.1.80']);
+    await until('the overwritten drift to clear', async () => !(await controller.call('GET', `/api/v1/appliances/${ids[1]}`)).body.drifted);
+
+    // Policy adopt: two local edits in one change set on the appliance that enrolled at start. The NAT port (no
+    // variable) becomes the template's; the DNS value (exactly ${web}) becomes this appliance's variable.
+    assert.equal((await controller.call('PUT', `/api/v1/templates/${good.body.id}`, { sections, drift_policy: 'adopt' })).status, 200);
+    const third = appliances[2];
+    const nat = (await third.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat');
+    const host = (await third.call('GET', '/api/v1/dns/resolver/hosts')).body.find((h: { hostname: string }) => h.hostname === 'www');
+    const edited = await third.call('POST', '/api/v1/changes', { operations: [
+      { op: 'update', path: `/api/v1/nat/${nat.id}`, body: { dst_port: { start: 9443, end: 9443 } } },
+      { op: 'update', path: `/api/v1/dns/resolver/hosts/${host.id}`, body: { ...host, value: '10.77.0.2' } },
+    ] });
+    assert.equal(edited.status, 200, JSON.stringify(edited.body));
+    const adopted = await until('the edits adopted into the template', async () => {
+      const template = (await controller.call('GET', `/api/v1/templates/${good.body.id}`)).body;
+      return template.sections.nat[0].dst_port.start === 9443 ? template : undefined;
+    });
+    assert.deepEqual(adopted.sections.dns_hosts, sections.dns_hosts, 'a variable field stays a variable');
+    const adoptedAppliance = await until('the adopting appliance in sync without drift', async () => {
+      const view = (await controller.call('GET', `/api/v1/appliances/${ids[2]}`)).body;
+      return !view.drifted && view.in_sync && view.variables.web === '10.77.0.2' ? view : undefined;
+    });
+    assert.equal(adoptedAppliance.last_outcome.outcome, 'applied');
+    // Nothing was written back on it: the local edits stand.
+    assert.equal((await third.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat').dst_port.start, 9443);
+    const adoptions = (await controller.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${ids[2]}`)).body as { detail: { section: string } }[];
+    assert.deepEqual(adoptions.map((e) => e.detail.section).sort(), ['dns_hosts', 'nat']);
+    // The next rollout takes the adopted template everywhere: the NAT port on every appliance, the variable on its own.
+    const spread = (await controller.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: ids, canary: 1, percentages: [100] })).body.id as string;
+    await until('the adopted template rolled out', async () => (await controller.call('GET', `/api/v1/rollouts/${spread}`)).body.state === 'completed', 180_000);
+    for (const [index, appliance] of appliances.entries()) {
+      assert.equal((await appliance.call('GET', '/api/v1/nat')).body.find((r: { label: string }) => r.label === 'fleet-dnat').dst_port.start, 9443);
+      const web = index === 2 ? '10.77.0.2' : `10.20.${index}.80`;
+      assert.deepEqual((await appliance.call('GET', '/api/v1/aliases')).body.find((a: { name: string }) => a.name === 'fleet_web').entries, [web]);
+    }
     t.diagnostic(`appliance versions: ${JSON.stringify((await controller.call('GET', '/api/v1/fleet/summary')).body.versions)}`);
   } finally {
     await Promise.all(appliances.map((appliance) => appliance.close()));
+    rmSync(tokenDir, { recursive: true, force: true });
     await controller.close();
     await database.drop();
   }

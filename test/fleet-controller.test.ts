@@ -5,11 +5,20 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildThreeNamespaces, inNs, removeNamespaces } from './helpers/three-namespaces.js';
+import { systemSkip } from './helpers/system-skip.js';
 import WebSocket from 'ws';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
 import { waveSizes } from '../src/controller/rollouts.js';
 import { ControllerProcess, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+import { chromiumSkipReason, launchChromium } from './helpers/console-browser.js';
 
 const skip = await postgresSkip('the fleet controller tests');
 
@@ -151,11 +160,208 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
       // The first agent's local drift was overwritten by the rollout, then its revision before the rollout restored.
       assert.deepEqual(aliases.map((a) => [a.name, a.entries]), [['fleet_web', [`10.9.${index}.1`]]], `${light.id} back to its previous configuration`);
     }
+
+    // Secrets sealed per appliance: the controller keeps only a copy sealed for each appliance, which only that
+    // appliance's agent opens, as it writes the value.
+    const SECRET = 'Fleet-psk-7f3a9c-never-in-the-database';
+    const one = await controller.call('PUT', `/api/v1/appliances/${agents[6].id}/secrets/psk`, { value: SECRET });
+    assert.equal(one.status, 200, JSON.stringify(one.body));
+    assert.equal(JSON.stringify(one.body).includes(SECRET), false);
+    assert.deepEqual((await controller.call('PUT', '/api/v1/secrets/psk', { value: SECRET, appliance_ids: [agents[7].id] })).body.sealed_for, [agents[7].id]);
+    assert.deepEqual((await controller.call('GET', `/api/v1/appliances/${agents[6].id}/secrets`)).body.map((s: { name: string }) => s.name), ['psk']);
+    const withSecret = await controller.call('POST', '/api/v1/templates', { name: 'with secret', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'], description: '${secret:psk}' }] } });
+    const lacking = await controller.call('POST', '/api/v1/rollouts', { template_id: withSecret.body.id, appliance_ids: [agents[6].id, agents[8].id] });
+    assert.equal(lacking.status, 400);
+    assert.match(lacking.body.error, /"light-8" has no secret "psk"/);
+    const sealedRollout = (await controller.call('POST', '/api/v1/rollouts', { template_id: withSecret.body.id, appliance_ids: [agents[6].id, agents[7].id], canary: 1, percentages: [100] })).body.id as string;
+    await until('the rollout with a sealed secret', async () => (await controller.call('GET', `/api/v1/rollouts/${sealedRollout}`)).body.state === 'completed');
+    for (const light of [agents[6], agents[7]]) assert.equal(light.applier.objects.get('aliases')![0].description, SECRET, 'the agent opened its sealed copy');
+    const dump = execFileSync('pg_dump', ['--data-only', database.url]).toString();
+    assert.equal(dump.includes(SECRET), false, 'the database holds no plain text of the secret');
+    assert.equal(dump.includes(Buffer.from(SECRET).toString('base64').slice(0, 24)), false);
+    assert.match(dump, /bwsealed1:psk:/);
+    assert.equal(controller.output.includes(SECRET) || other.output.includes(SECRET), false, 'nor any log');
+
+    // Fleet search over the stored desired and applied state: the issue's "alias containing 203.0.113.7".
+    assert.equal((await controller.call('PUT', `/api/v1/appliances/${agents[2].id}/variables`, { variables: { site: '203.0.113.7' } })).status, 200);
+    const searched = (await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: [agents[2].id, agents[3].id], canary: 1, percentages: [100] })).body.id as string;
+    await until('the search rollout to complete', async () => (await controller.call('GET', `/api/v1/rollouts/${searched}`)).body.state === 'completed');
+    const found = await controller.call('GET', '/api/v1/fleet/search?section=aliases&contains=203.0.113.7');
+    assert.equal(found.status, 200);
+    assert.deepEqual(found.body.map((a: { id: string }) => a.id), [agents[2].id]);
+    assert.deepEqual(found.body[0].matches, [{ state: 'applied', section: 'aliases', name: 'fleet_web' }, { state: 'desired', section: 'aliases', name: 'fleet_web' }]);
+    assert.equal((await controller.call('GET', '/api/v1/fleet/search?section=assertions&contains=203.0.113.7')).body.length, 0);
+    const byRelease = await controller.call('GET', '/api/v1/fleet/search?version=light-1&limit=5');
+    assert.equal(byRelease.body.length, 5);
+    assert.equal(byRelease.headers['x-total-count'], String(agents.length));
+    const hostile = await controller.call('GET', `/api/v1/fleet/search?contains=${encodeURIComponent("'); DROP TABLE appliances; --")}`);
+    assert.deepEqual([hostile.status, hostile.body], [200, []]);
+    const unknownSection = await controller.call('GET', '/api/v1/fleet/search?section=users&contains=x');
+    assert.equal(unknownSection.status, 400);
+    assert.match(unknownSection.body.error, /querystring\.section/);
+
+    // Paging: limit and offset in a stable order, the total in X-Total-Count; pages cover the list once.
+    const whole = await controller.call('GET', '/api/v1/appliances');
+    const total = Number(whole.headers['x-total-count']);
+    assert.equal(total, whole.body.length);
+    const paged: string[] = [];
+    for (let offset = 0; offset < total; offset += 6) {
+      const page = await controller.call('GET', `/api/v1/appliances?limit=6&offset=${offset}`);
+      assert.equal(page.headers['x-total-count'], String(total));
+      paged.push(...page.body.map((a: { id: string }) => a.id));
+    }
+    assert.deepEqual(paged, whole.body.map((a: { id: string }) => a.id));
+    const past = await controller.call('GET', `/api/v1/appliances?offset=${total + 5}`);
+    assert.deepEqual([past.body, past.headers['x-total-count']], [[], String(total)]);
+    const badLimit = await controller.call('GET', '/api/v1/appliances?limit=0');
+    assert.equal(badLimit.status, 400);
+    assert.match(badLimit.body.error, /limit/);
+    assert.equal((await controller.call('GET', '/api/v1/rollouts?limit=1')).body.length, 1);
+    assert.equal((await controller.call('GET', '/api/v1/rollouts?limit=1')).headers['x-total-count'], '4');
+
+    // The fleet-wide audit: controller actions with their account, the engine's steps, and what appliances reported.
+    const audit = (await controller.call('GET', '/api/v1/audit?limit=10000', undefined, viewer));
+    assert.equal(audit.status, 200);
+    const events = audit.body as { id: number; actor: string; action: string; appliance_id: string | null; detail: Record<string, unknown> }[];
+    assert.deepEqual(events.map((e) => e.id), [...events.map((e) => e.id)].sort((x, y) => y - x), 'newest first');
+    const of = (action: string, appliance?: string) => events.filter((e) => e.action === action && (appliance === undefined || e.appliance_id === appliance));
+    assert.equal(of('appliance.revoked', revoked.id)[0]?.actor, 'fleet-admin');
+    assert.equal(of('account.created')[0]?.detail.username, 'watcher');
+    assert.equal(of('appliance.enrolled').length, COUNT + 1);
+    assert.equal(of('rollout.created').length, 4);
+    assert.equal(of('rollout.completed').length, 3);
+    assert.equal(of('rollout.halted')[0]?.actor, 'controller');
+    assert.ok(of('rollout.rolled_back').length >= 1);
+    assert.match(String(of('appliance.revision_failed', agents[5].id)[0]?.detail.reason), /no test net/);
+    const driftEvents = of('appliance.drift_changed', agents[0].id).map((e) => e.detail.to);
+    assert.ok(driftEvents.some((to) => isDeepStrictEqual(to, [{ section: 'aliases', name: 'fleet_web', kind: 'changed', fields: ['entries'] }])), JSON.stringify(driftEvents));
+    assert.equal(of('appliance.variables_set', agents[2].id)[0]?.actor, 'fleet-admin');
+    // Each revision an appliance applied is audited once, however often its report was repeated after reconnects.
+    for (const light of agents) {
+      const revisions = of('appliance.revision_applied', light.id).map((e) => e.detail.revision);
+      assert.equal(new Set(revisions).size, revisions.length, `${light.id}: ${revisions.join(',')}`);
+    }
+    const firstPage = (await controller.call('GET', '/api/v1/audit?limit=7')).body as { id: number }[];
+    const nextPage = (await controller.call('GET', `/api/v1/audit?limit=7&before=${firstPage.at(-1)!.id}`)).body as { id: number }[];
+    assert.deepEqual([...firstPage, ...nextPage].map((e) => e.id), events.slice(0, 14).map((e) => e.id));
+    assert.equal((await controller.call('GET', `/api/v1/audit?appliance_id=${agents[5].id}&action=appliance.revision_failed`)).body.length, 1);
+    // Drift adoption of a deletion: under the adopt policy, an owned object deleted on an appliance leaves the
+    // template, and the appliance's drift clears with a revision of what it runs.
+    assert.equal((await controller.call('PUT', `/api/v1/templates/${template.body.id}`, { sections: template.body.sections, drift_policy: 'adopt' })).status, 200);
+    agents[3].applier.objects.set('aliases', []);
+    await until('the deletion adopted', async () => (await controller.call('GET', `/api/v1/templates/${template.body.id}`)).body.sections.aliases.length === 0);
+    await until('its drift cleared', async () => {
+      const view = (await controller.call('GET', `/api/v1/appliances/${agents[3].id}`)).body;
+      return !view.drifted && view.in_sync;
+    });
+    assert.match((await controller.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${agents[3].id}`)).body[0].detail.how, /deleted locally/);
+
+    // The console page, in a browser, signed in as the viewer: appliances with version, health, revisions; rollouts.
+    const noBrowser = chromiumSkipReason();
+    if (noBrowser) t.diagnostic(`the console page was not opened in a browser: ${noBrowser}`);
+    else {
+      const browser = await launchChromium();
+      try {
+        const page = await (await browser.newContext({ ignoreHTTPSErrors: true })).newPage();
+        const errors: string[] = [];
+        page.on('pageerror', (error) => errors.push(error.message));
+        const served = await page.goto(`${controller.url}/fleet`);
+        assert.match(served!.headers()['content-security-policy'], /script-src 'self'/);
+        await page.fill('input[name=username]', 'watcher');
+        await page.fill('input[name=password]', 'Watcher-password-1');
+        await page.click('button[type=submit]');
+        const row = page.locator(`#appliances tr[data-id="${agents[2].id}"]`);
+        await row.waitFor({ timeout: 60_000 });
+        const cells = await row.locator('td').allTextContents();
+        assert.deepEqual([cells[0], cells[1], cells[2], cells[3]], ['light-2', 'light-1', 'ok', 'yes']);
+        assert.match(cells[5], /^(\d+) \/ \1$/, 'applied / desired, in sync');
+        assert.match(await page.locator('#summary').textContent() ?? '', new RegExp(`^${total - 1} appliances, \\d+ connected`));
+        const halted = page.locator('#rollouts tr', { hasText: 'halted' });
+        assert.match((await halted.locator('td').allTextContents())[5], /light-5" failed/);
+        assert.deepEqual(errors, []);
+      } finally {
+        await browser.close();
+      }
+    }
     t.diagnostic(`${agents.length} light agents; reconnects after the restart: ${agents.map((a) => a.agent.connections).join(',')}`);
   } finally {
     await Promise.all(agents.map((a) => a.agent.stop()));
     await other.close(false);
     await controller.close();
     await database.drop();
+  }
+});
+
+const natSkip = skip || systemSkip('the fleet NAT test', { root: true, programs: ['ip', 'nft'] });
+
+test('an agent behind NAT (it reaches the controller; nothing reaches it) enrols and a rollout reaches it', { skip: natSkip, timeout: 120_000 }, async () => {
+  // agent (10.66.0.2) — NAT router (masquerade; new connections inward dropped) — 198.51.100.10, where a relay
+  // stands for the controller (a TCP relay to a unix socket the controller's side serves: the controller runs on
+  // this test's loopback, next to PostgreSQL). Neither the controller nor anything on its side has a route inward.
+  const ns = { client: `flc${process.pid}`, firewall: `flr${process.pid}`, server: `fls${process.pid}` };
+  const CONTROLLER_ADDRESS = '198.51.100.10';
+  const dir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-nat-'));
+  const database = await temporaryDatabase();
+  const controller = await ControllerProcess.start(database.url, { names: `127.0.0.1,${CONTROLLER_ADDRESS}` });
+  const socketPath = join(dir, 'controller.sock');
+  const toController = createServer((socket) => {
+    const upstream = connect(controller.port, '127.0.0.1');
+    socket.pipe(upstream).pipe(socket);
+    socket.on('error', () => upstream.destroy());
+    upstream.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve) => toController.listen(socketPath, resolve));
+  const children: ChildProcess[] = [];
+  try {
+    buildThreeNamespaces(ns, { client: '10.66.0.2', firewallOutside: ['10.66.0.1'], firewallInside: '198.51.100.1', server: [CONTROLLER_ADDRESS] });
+    inNs(ns.server, 'ip', 'route', 'del', 'default');
+    writeFileSync(join(dir, 'nat.nft'), `table ip fleet_nat {
+  chain postrouting { type nat hook postrouting priority 100; oifname "fws" masquerade; }
+  chain forward { type filter hook forward priority 0; policy drop; ct state established,related accept; iifname "fwc" oifname "fws" accept; }
+}
+`);
+    inNs(ns.firewall, 'nft', '-f', join(dir, 'nat.nft'));
+    const relay = spawn('ip', ['netns', 'exec', ns.server, process.execPath, '-e',
+      `require('net').createServer((s) => { console.log('from ' + s.remoteAddress); const u = require('net').connect(${JSON.stringify(socketPath)}); s.pipe(u).pipe(s); s.on('error', () => u.destroy()); u.on('error', () => s.destroy()); }).listen(8443, ${JSON.stringify(CONTROLLER_ADDRESS)}, () => console.log('relaying'));`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(relay);
+    let relayed = '';
+    relay.stdout!.on('data', (chunk) => (relayed += chunk));
+    await until('the relay listening', async () => relayed.includes('relaying'));
+    // The other way there is no path: the controller's side has no route to the agent's network.
+    assert.equal(spawnSync('ip', ['netns', 'exec', ns.server, 'ping', '-c', '1', '-W', '1', '10.66.0.2']).status !== 0, true, 'the controller side cannot reach the agent');
+
+    await controller.signInFirstAdmin();
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, await controller.enrolmentToken('behind-nat', { site: '10.66.0.80' }), { mode: 0o600 });
+    const agent = spawn('ip', ['netns', 'exec', ns.client, process.execPath, '--import', 'tsx', 'test/fixtures/fleet-light-agent.ts', `https://${CONTROLLER_ADDRESS}:8443`, tokenFile, CONTROLLER_ADDRESS], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(agent);
+    const events: Record<string, unknown>[] = [];
+    let output = '';
+    agent.stdout!.on('data', (chunk) => {
+      output += chunk;
+      for (const line of output.split('\n').slice(0, -1)) events.push(JSON.parse(line) as Record<string, unknown>);
+      output = output.slice(output.lastIndexOf('\n') + 1);
+    });
+    agent.stderr!.on('data', (chunk) => (output += chunk));
+    const enrolled = await until('the agent behind NAT enrolled', async () => events.find((e) => e.event === 'enrolled'), 90_000);
+    const id = enrolled.appliance_id as string;
+    await until('it connected', async () => (await controller.call('GET', `/api/v1/appliances/${id}`)).body.connected);
+    const template = await controller.call('POST', '/api/v1/templates', { name: 'behind nat', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }] } });
+    const rollout = (await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: [id] })).body.id as string;
+    await until('the rollout reached it', async () => (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.state === 'completed');
+    const applied = await until('the agent applied it', async () => events.find((e) => e.event === 'applied'));
+    assert.deepEqual((applied.aliases as { entries: string[] }[]).map((a) => a.entries), [['10.66.0.80']]);
+    const view = (await controller.call('GET', `/api/v1/appliances/${id}`)).body;
+    assert.deepEqual([view.version, view.in_sync, view.applied_revision], ['behind-nat-1', true, 1]);
+    // Every connection arrived from the router's address: the agent's own is translated (masqueraded).
+    const sources = new Set(relayed.split('\n').filter((line) => line.startsWith('from ')).map((line) => line.slice(5)));
+    assert.deepEqual([...sources], ['198.51.100.1']);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    removeNamespaces(ns);
+    toController.close();
+    await controller.close();
+    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -53,6 +53,16 @@ test('the HTTPS listener is off by default and set by --tls-listen or BULWARK_TL
   assert.throws(() => loadStartupConfig(['--tls-listen', '8443'], {}), /--tls-listen must be HOST:PORT/);
 });
 
+test('enrolment at start: --enrol and --enrol-token-file (or their variables) go together, https and an absolute path', () => {
+  assert.equal(loadStartupConfig([], {}).fleetEnrol, null);
+  assert.deepEqual(loadStartupConfig(['--enrol', 'https://controller.example:8443', '--enrol-token-file', '/etc/bulwark/enrol.token'], {}).fleetEnrol, { controllerUrl: 'https://controller.example:8443', tokenFile: '/etc/bulwark/enrol.token' });
+  assert.deepEqual(loadStartupConfig([], { BULWARK_FLEET_ENROL_URL: 'https://10.0.0.5', BULWARK_FLEET_ENROL_TOKEN_FILE: '/run/token' }).fleetEnrol, { controllerUrl: 'https://10.0.0.5', tokenFile: '/run/token' });
+  assert.throws(() => loadStartupConfig(['--enrol', 'https://controller.example'], {}), /--enrol and --enrol-token-file go together/);
+  assert.throws(() => loadStartupConfig(['--enrol', 'http://controller.example', '--enrol-token-file', '/t'], {}), /--enrol must be https:\/\/host\[:port\]/);
+  assert.throws(() => loadStartupConfig(['--enrol', 'https://user@controller.example', '--enrol-token-file', '/t'], {}), /--enrol must be/);
+  assert.throws(() => loadStartupConfig(['--enrol', 'https://controller.example', '--enrol-token-file', 'token'], {}), /--enrol-token-file must be an absolute path/);
+});
+
 test('the real binary starts with --listen and --data-dir, logs its URL, and exits 0 on SIGTERM', { timeout: 180_000 }, async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-start-'));
   const port = await freePort();

@@ -3,6 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AGENT_PATHS, CLOSE_REVOKED, type ControllerMessage, type DriftEntry, type Health, type AgentMessage } from './protocol.js';
 import { checkAddressIdentity, guardedTarget } from './https-client.js';
 import type { AgentState, AgentStateStore, SectionObjects } from './state.js';
+import { holdsSealed, openDocument } from './sealed-secrets.js';
+import { objectName } from './sections.js';
 
 export interface ApplyOutcome {
   outcome: 'applied' | 'failed';
@@ -197,7 +199,10 @@ export class FleetAgent {
     try {
       state.attempts[number] = { outcome: 'applying', reason: null, at: new Date().toISOString() };
       this.store.save(state);
-      const result = await this.applier.apply(document, state.applied_document).catch((error: unknown): ApplyOutcome => ({ outcome: 'failed', reason: (error as Error).message }));
+      // Sealed secrets are opened only here, for the write; the sealed document is what is kept.
+      const opened = (sealed: SectionObjects) => openDocument(sealed, state.sealing_private_key_pem, state.appliance_id);
+      const result = await (async () => this.applier.apply(opened(document), state.applied_document && opened(state.applied_document)))()
+        .catch((error: unknown): ApplyOutcome => ({ outcome: 'failed', reason: (error as Error).message }));
       state.attempts[number] = { outcome: result.outcome, reason: result.reason, at: new Date().toISOString() };
       if (result.outcome === 'applied') {
         state.applied_revision = number;
@@ -222,8 +227,9 @@ export class FleetAgent {
   private async sendStatus(socket: WebSocket): Promise<void> {
     const state = this.store.load();
     try {
-      const [health, drift] = await Promise.all([this.applier.health(), state?.applied_document ? this.applier.drift(state.applied_document) : Promise.resolve([])]);
-      this.send(socket, { type: 'status', version: this.options.version, health, drift });
+      const applied = state?.applied_document ?? null;
+      const [health, drift] = await Promise.all([this.applier.health(), applied ? this.applier.drift(openDocument(applied, state!.sealing_private_key_pem, state!.appliance_id)) : Promise.resolve([])]);
+      this.send(socket, { type: 'status', version: this.options.version, health, drift: applied ? withoutSecretValues(drift, applied) : drift });
     } catch (error) {
       this.options.log.warn({ err: error }, 'fleet: health or drift could not be read');
     }
@@ -232,4 +238,14 @@ export class FleetAgent {
   private send(socket: WebSocket, message: AgentMessage): void {
     if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
   }
+}
+
+/** A drifted field that holds a sealed secret in the revision is reported by name only: its local value stays here. */
+function withoutSecretValues(drift: DriftEntry[], applied: SectionObjects): DriftEntry[] {
+  return drift.map((entry) => {
+    if (!entry.values) return entry;
+    const owned = (applied.sections[entry.section] ?? []).find((object) => objectName(entry.section, object) === entry.name);
+    const values = Object.fromEntries(Object.entries(entry.values).filter(([field]) => !holdsSealed(owned?.[field])));
+    return { ...entry, values };
+  });
 }

@@ -12,12 +12,13 @@ import { ErrorAnswer } from '../http/documented-responses.js';
 import { adminAllowList } from '../net/admin-allow-list.js';
 import { FleetAgent } from './agent.js';
 import { ApplianceApplier } from './appliance-applier.js';
-import { enrolWithController } from './enrol.js';
+import { enrolWithController, type EnrolledIdentity } from './enrol.js';
+import { StartupEnroller } from './startup-enrol.js';
 import { FileStateStore } from './state.js';
 
 /** The agent's own API key on this appliance: what a revision's change set and commit-confirm need, nothing more. */
 const AGENT_KEY_NAME = 'fleet-agent';
-const AGENT_PERMISSIONS: readonly Permission[] = ['dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'backup:read', 'backup:write'];
+const AGENT_PERMISSIONS: readonly Permission[] = ['dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'nat:read', 'nat:write', 'dns:read', 'dns:write', 'backup:read', 'backup:write'];
 
 const EnrolBody = Type.Object({
   controller_url: Type.String({ maxLength: 300, description: 'https://host[:port] of the fleet controller' }),
@@ -49,6 +50,7 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
   const store = new FileStateStore(join(context.config.dataDir, 'fleet-agent.json'), context.sealer);
   let agent: FleetAgent | null = null;
   let server: FastifyInstance | null = null;
+  let startupEnroller: StartupEnroller | null = null;
   const make = (app: FastifyInstance) =>
     new FleetAgent(store, new ApplianceApplier(app, () => store.load()?.applier_secret), {
       version: BUILD.version,
@@ -56,6 +58,16 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
       log: context.log,
       statusIntervalMs: Number(process.env.BULWARK_FLEET_STATUS_INTERVAL_MS ?? 30_000),
     });
+  /** Keeps the new identity with a fresh agent key, and starts the agent on it. */
+  const begin = async (enrolled: EnrolledIdentity, owner: { ownerId: string; createdBy: string; permissions: Permission[] }) => {
+    const existing = context.identity.apiKeys.list().find((key) => key.name === AGENT_KEY_NAME);
+    if (existing) context.identity.apiKeys.remove(existing.id);
+    const { key } = context.identity.apiKeys.create({ name: AGENT_KEY_NAME, permissions: owner.permissions, ownerId: owner.ownerId, createdBy: owner.createdBy, expiresAt: null });
+    await agent?.stop();
+    store.save({ ...enrolled, attempts: {}, applied_revision: 0, applied_document: null, applier_secret: key });
+    agent = make(server!);
+    agent.start();
+  };
   return {
     name: 'fleet-agent',
     agent: () => agent,
@@ -70,17 +82,9 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
           if (status.enrolled && !status.revoked) throw conflict(`this appliance is already enrolled with ${status.controller_url} as ${status.appliance_id}`);
           const identity = requireIdentity(request);
           const enrolled = await enrolWithController({ controllerUrl: request.body.controller_url, token: request.body.token, allowList: adminAllowList(context.store) });
+          startupEnroller?.stop();
           // The agent's credential: the agent permissions the enrolling administrator holds, nothing beyond them.
-          const existing = context.identity.apiKeys.list().find((key) => key.name === AGENT_KEY_NAME);
-          if (existing) context.identity.apiKeys.remove(existing.id);
-          const { key } = context.identity.apiKeys.create({
-            name: AGENT_KEY_NAME, permissions: AGENT_PERMISSIONS.filter((p) => identity.permissions.has(p)),
-            ownerId: identity.userId, createdBy: identity.username, expiresAt: null,
-          });
-          await agent.stop();
-          store.save({ ...enrolled, attempts: {}, applied_revision: 0, applied_document: null, applier_secret: key });
-          agent = make(server);
-          agent.start();
+          await begin(enrolled, { ownerId: identity.userId, createdBy: identity.username, permissions: AGENT_PERMISSIONS.filter((p) => identity.permissions.has(p)) });
           return { enrolled: true, appliance_id: enrolled.appliance_id, controller_url: enrolled.controller_url };
         },
       }),
@@ -88,7 +92,7 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
         method: 'GET', path: '/api/v1/fleet/agent', access: 'settings:read', tags: ['Fleet'], schema: { response: { 200: AgentStatus } },
         summary: "The fleet agent: enrolment, connection, and every revision it attempted with its outcome",
         handler: async () => {
-          if (agent) return agent.status();
+          if (agent) return { ...agent.status(), ...(startupEnroller?.lastError && !store.load() ? { last_error: startupEnroller.lastError } : {}) };
           const state = store.load();
           return { enrolled: state !== null, controller_url: state?.controller_url ?? null, appliance_id: state?.appliance_id ?? null, connected: false, revoked: false, last_error: null, applied_revision: state?.applied_revision ?? 0, attempts: [] };
         },
@@ -98,8 +102,18 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
       server = app;
       agent = make(app);
       agent.start();
+      const wanted = context.config.fleetEnrol;
+      if (wanted && !store.load()) {
+        // Enrolled at start, with no person signed in: the key belongs to a locked account of the operator role.
+        startupEnroller = new StartupEnroller(wanted, () => adminAllowList(context.store), (enrolled) => {
+          begin(enrolled, { ownerId: context.identity.fleetAgentOwner(), createdBy: 'enrolment at start', permissions: [...AGENT_PERMISSIONS] })
+            .catch((error: unknown) => context.log.warn({ err: error }, 'fleet: the enrolment at start could not be kept'));
+        }, context.log);
+        startupEnroller.start();
+      }
     },
     async stop() {
+      startupEnroller?.stop();
       await agent?.stop();
     },
   };

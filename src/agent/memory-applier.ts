@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Applier, ApplyOutcome } from './agent.js';
 import type { DriftEntry, Health } from './protocol.js';
-import { driftOf, planChanges, TEMPLATE_SECTIONS } from './sections.js';
+import { driftOf, planChanges, sectionOfPath, TEMPLATE_SECTIONS } from './sections.js';
 import type { SectionObjects } from './state.js';
 
 /**
@@ -22,8 +22,9 @@ export class MemoryApplier implements Applier {
     if (refusal) return { outcome: 'failed', reason: refusal };
     const operations = planChanges(document, previous, (section) => this.objects.get(section) ?? []);
     for (const operation of operations) {
-      const [section, list] = [...this.objects.entries()].find(([name]) => operation.path.startsWith(TEMPLATE_SECTIONS[name as keyof typeof TEMPLATE_SECTIONS].path))!;
-      const id = operation.path.split('/').at(4);
+      const section = sectionOfPath(operation.path)!;
+      const list = this.objects.get(section)!;
+      const id = operation.path.split('/').at(-1);
       if (operation.op === 'create') list.push({ ...operation.body, id: randomUUID() });
       else if (operation.op === 'update') list.splice(list.findIndex((o) => o.id === id), 1, { ...operation.body, id });
       else list.splice(list.findIndex((o) => o.id === id), 1);

@@ -17,6 +17,8 @@ export interface DriftEntry {
   /** `changed` fields differ from the template's, `missing` the object was deleted locally. */
   kind: 'changed' | 'missing';
   fields: string[];
+  /** The local values of the changed fields (sent to the controller for adoption; not stored with the drift). */
+  values?: Record<string, unknown>;
 }
 
 export type AgentMessage =

@@ -18,6 +18,8 @@ export interface AgentState {
   ca_pem: string;
   certificate_pem: string;
   private_key_pem: string;
+  /** The X25519 key that opens the secrets the controller sealed for this appliance (absent: enrolled before them). */
+  sealing_private_key_pem?: string;
   /** Revision number → what became of it. A number here is never applied again. */
   attempts: Record<string, AttemptRecord>;
   applied_revision: number;
@@ -48,7 +50,7 @@ export class MemoryStateStore implements AgentStateStore {
 }
 
 /**
- * A file in the appliance's data directory (mode 0600), replaced atomically; the private key and the applier's
+ * A file in the appliance's data directory (mode 0600), replaced atomically; the private keys and the applier's
  * credential are sealed with the appliance's key (secrets.key), so the file alone reveals neither.
  */
 export class FileStateStore implements AgentStateStore {
@@ -63,6 +65,7 @@ export class FileStateStore implements AgentStateStore {
     return {
       ...stored,
       private_key_pem: this.sealer.open(stored.private_key_pem),
+      ...(stored.sealing_private_key_pem ? { sealing_private_key_pem: this.sealer.open(stored.sealing_private_key_pem) } : {}),
       ...(stored.applier_secret ? { applier_secret: this.sealer.open(stored.applier_secret) } : {}),
     };
   }
@@ -71,6 +74,7 @@ export class FileStateStore implements AgentStateStore {
     const sealed = {
       ...state,
       private_key_pem: this.sealer.seal(state.private_key_pem),
+      ...(state.sealing_private_key_pem ? { sealing_private_key_pem: this.sealer.seal(state.sealing_private_key_pem) } : {}),
       ...(state.applier_secret ? { applier_secret: this.sealer.seal(state.applier_secret) } : {}),
     };
     const temporary = `${this.path}.tmp`;

@@ -6,7 +6,7 @@ import type { ApiKeys } from './api-keys.js';
 import type { AuthAudit } from './audit.js';
 import { assertPasswordPolicy, hashPassword } from './passwords.js';
 import { builtinRoleId, type Roles } from './roles.js';
-import { SERVICE_ACCOUNT } from './service-account.js';
+import { FLEET_AGENT_ACCOUNT, SERVICE_ACCOUNT } from './service-account.js';
 import type { Sessions } from './sessions.js';
 import type { AuthSettings } from './settings.js';
 import { SYSTEM_PROVIDER, type UserRow, type Users } from './users.js';
@@ -183,7 +183,7 @@ export class Accounts {
 
   private assertUsername(username: string): void {
     if (!/^[^\s\p{C}]{1,128}$/u.test(username)) throw badRequest('body.username must be 1-128 characters without spaces or control characters');
-    if (username.toLowerCase() === SERVICE_ACCOUNT) throw badRequest(`body.username "${SERVICE_ACCOUNT}" is reserved`);
+    if (username.toLowerCase() === SERVICE_ACCOUNT || username.toLowerCase() === FLEET_AGENT_ACCOUNT) throw badRequest(`body.username "${username}" is reserved`);
   }
 
   /** A new password ends every session of the account except the one that changed it. */

@@ -19,7 +19,7 @@ import { OneShotStore } from './one-shot-store.js';
 import { RoleAdmin } from './role-admin.js';
 import { Roles } from './roles.js';
 import { SecondFactor } from './second-factor.js';
-import { ensureServiceAccount } from './service-account.js';
+import { ensureServiceAccount, fleetAgentOwner } from './service-account.js';
 import { Sessions } from './sessions.js';
 import { SignIn } from './sign-in.js';
 import { SSO_SETTINGS_KIND } from './sso/sso-settings.js';
@@ -30,7 +30,7 @@ import { Users, type UserRow } from './users.js';
 // Callers name these from here: the identity service is the auth module's front door.
 export { actorOf, type Actor, type VersionCheck } from './actor.js';
 export type { UserPatch, UserRecord } from './accounts.js';
-export { DAEMON_KEY_NAME, SERVICE_ACCOUNT } from './service-account.js';
+export { DAEMON_KEY_NAME, FLEET_AGENT_ACCOUNT, SERVICE_ACCOUNT } from './service-account.js';
 export type { LoginResult, TokenPair } from './sign-in.js';
 
 /**
@@ -85,6 +85,11 @@ export class IdentityService implements Authenticator {
   }
 
   /** The single sign-on public URL (see the SSO settings), which also decides whether cookies are Secure. */
+  /** The locked account that owns the fleet agent's key after an enrolment at start (service-account.ts). */
+  fleetAgentOwner(): string {
+    return fleetAgentOwner(this.users);
+  }
+
   publicUrl(): string {
     const value = this.context.store.getSingleton(SSO_SETTINGS_KIND)?.public_url;
     return typeof value === 'string' ? value : '';

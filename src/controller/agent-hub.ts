@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AGENT_PATHS, CLOSE_REVOKED, parseAgentMessage, type ControllerMessage } from '../agent/protocol.js';
 import type { Pool } from './database.js';
 import type { Rollouts } from './rollouts.js';
+import { adoptDrift } from './drift-adoption.js';
 
 /**
  * The agents' connections held by this controller process. The map is only who is connected here (live
@@ -68,7 +69,8 @@ export class AgentHub {
     if (!message) return ws.close(1008, 'not an agent message');
     switch (message.type) {
       case 'hello':
-        await this.pool.query('UPDATE appliances SET version = $2, last_seen = now(), connected_to = $3 WHERE id = $1', [applianceId, message.version, this.instance]);
+        // The version comes with the status that follows at once (where a change of it is audited).
+        await this.pool.query('UPDATE appliances SET last_seen = now(), connected_to = $2 WHERE id = $1', [applianceId, this.instance]);
         return;
       case 'pull': {
         const desired = await this.rollouts.desiredOf(applianceId);
@@ -78,11 +80,26 @@ export class AgentHub {
       case 'report':
         await this.rollouts.report(applianceId, message.revision, message.outcome, message.reason);
         return;
-      case 'status':
-        await this.pool.query(
-          'UPDATE appliances SET version = $2, health = $3, drift = $4, last_seen = now(), connected_to = $5 WHERE id = $1',
-          [applianceId, message.version, JSON.stringify(message.health), JSON.stringify(message.drift), this.instance],
+      case 'status': {
+        // The drift is stored without the local values (they serve adoption only, below).
+        const drift = message.drift.map(({ values: _, ...entry }) => entry);
+        // One statement: the update, and an audit row for each of version, health and drift that changed. `old`
+        // reads the row as the statement's snapshot has it (before the update; no FOR UPDATE, which would skip a row
+        // this same statement updates). One agent's messages are handled in order, so no two race here.
+        const audited = await this.pool.query<{ action: string }>(
+          `WITH old AS (SELECT version, health, drift FROM appliances WHERE id = $1),
+                changed AS (UPDATE appliances SET version = $2, health = $3, drift = $4, last_seen = now(), connected_to = $5 WHERE id = $1 RETURNING id)
+           INSERT INTO audit_events (actor, appliance_id, action, detail)
+           SELECT 'appliance', changed.id, e.action, e.detail FROM old, changed, LATERAL (VALUES
+             ('appliance.version_changed', jsonb_build_object('from', old.version, 'to', $2::text), old.version IS DISTINCT FROM $2::text),
+             ('appliance.health_changed', jsonb_build_object('from', old.health, 'to', $3::jsonb), old.health IS DISTINCT FROM $3::jsonb),
+             ('appliance.drift_changed', jsonb_build_object('from', old.drift, 'to', $4::jsonb), old.drift IS DISTINCT FROM $4::jsonb)
+           ) AS e(action, detail, differs) WHERE e.differs RETURNING action`,
+          [applianceId, message.version, JSON.stringify(message.health), JSON.stringify(drift), this.instance],
         );
+        // Local edits: templates with the adopt policy take them (drift-adoption.ts); the others leave them reported.
+        if (drift.length > 0) await adoptDrift(this.pool, applianceId, message.drift, audited.rows.some((row) => row.action === 'appliance.drift_changed'));
+      }
     }
   }
 

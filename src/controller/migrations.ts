@@ -113,6 +113,41 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE rollout_targets ADD COLUMN rollback_revision integer;
     `,
   },
+  {
+    version: 4,
+    name: 'fleet-wide audit',
+    sql: `
+      CREATE TABLE audit_events (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now(),
+        actor text NOT NULL,
+        appliance_id uuid REFERENCES appliances ON DELETE SET NULL,
+        action text NOT NULL,
+        detail jsonb NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX audit_events_by_appliance ON audit_events (appliance_id, id);
+      CREATE INDEX audit_events_by_action ON audit_events (action, id);
+    `,
+  },
+  {
+    version: 5,
+    name: 'drift policy of templates',
+    sql: `ALTER TABLE templates ADD COLUMN drift_policy text NOT NULL DEFAULT 'overwrite' CHECK (drift_policy IN ('overwrite', 'adopt'));`,
+  },
+  {
+    version: 6,
+    name: 'secrets sealed per appliance',
+    sql: `
+      ALTER TABLE appliances ADD COLUMN sealing_key text;
+      CREATE TABLE appliance_secrets (
+        appliance_id uuid NOT NULL REFERENCES appliances ON DELETE CASCADE,
+        name text NOT NULL,
+        sealed text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (appliance_id, name)
+      );
+    `,
+  },
 ];
 
 /**

@@ -2,6 +2,7 @@ import { badRequest, conflict, notFound } from '../core/errors.js';
 import { CHANNELS } from './channels.js';
 import { inTransaction, type Client, type Pool } from './database.js';
 import { renderSections, type Sections } from './templates.js';
+import { recordAudit } from './audit.js';
 
 export interface RolloutInput {
   template_id: string;
@@ -55,6 +56,11 @@ export class Rollouts {
       if (appliances.length === 0) throw badRequest('body.appliance_ids: no enrolled, unrevoked appliance to roll out to');
       if (input.appliance_ids && appliances.length !== new Set(input.appliance_ids).size) throw badRequest('body.appliance_ids: names an appliance that is unknown or revoked');
       const waves = waveSizes(appliances.length, input.canary, input.percentages);
+      // Each appliance's secrets, sealed for it: the revision carries them sealed; nothing here can open them.
+      const secrets = new Map<string, Record<string, string>>();
+      for (const row of (await client.query<{ appliance_id: string; name: string; sealed: string }>('SELECT appliance_id, name, sealed FROM appliance_secrets WHERE appliance_id = ANY($1::uuid[])', [appliances.map((a) => a.id)])).rows) {
+        secrets.set(row.appliance_id, { ...secrets.get(row.appliance_id), [row.name]: row.sealed });
+      }
       let rollout;
       try {
         rollout = await client.query<{ id: string }>(
@@ -67,8 +73,9 @@ export class Rollouts {
         throw error;
       }
       const rolloutId = rollout.rows[0].id;
+      await recordAudit(client, { actor: createdBy, action: 'rollout.created', detail: { rollout_id: rolloutId, template_id: input.template_id, targets: appliances.length, waves, rollback_on_halt: input.rollback_on_halt } });
       for (const [index, appliance] of appliances.entries()) {
-        const rendered = renderSections(template.sections, appliance.variables, appliance.name);
+        const rendered = renderSections(template.sections, appliance.variables, appliance.name, secrets.get(appliance.id) ?? {});
         const document: RevisionDocument = { sections: { ...(appliance.document?.sections ?? {}), ...rendered } };
         const number = (appliance.last_number ?? 0) + 1;
         await client.query('INSERT INTO revisions (appliance_id, number, document, rollout_id) VALUES ($1, $2, $3, $4)', [appliance.id, number, JSON.stringify(document), rolloutId]);
@@ -84,9 +91,12 @@ export class Rollouts {
   }
 
   /** Halts a running rollout by hand: no further wave opens. */
-  async halt(id: string, reason: string): Promise<void> {
-    const updated = await this.pool.query("UPDATE rollouts SET state = 'halted', halted_reason = $2, finished_at = now() WHERE id::text = $1 AND state = 'running'", [id, reason]);
-    if (!updated.rowCount) throw conflict(`rollout ${id} is not running`);
+  async halt(id: string, reason: string, by: string): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const updated = await client.query("UPDATE rollouts SET state = 'halted', halted_reason = $2, finished_at = now() WHERE id::text = $1 AND state = 'running'", [id, reason]);
+      if (!updated.rowCount) throw conflict(`rollout ${id} is not running`);
+      await recordAudit(client, { actor: by, action: 'rollout.halted', detail: { rollout_id: id, reason } });
+    });
   }
 
   /** Every running rollout, advanced (the tick: wave intervals and anything a lost notification left behind). */
@@ -119,6 +129,7 @@ export class Rollouts {
       if (rollout.current_wave >= 0 && counts.dueInWave > 0) return;
       if (rollout.current_wave === rollout.waves.length - 1) {
         await client.query("UPDATE rollouts SET state = 'completed', finished_at = now() WHERE id = $1", [id]);
+        await recordAudit(client, { actor: 'controller', action: 'rollout.completed', detail: { rollout_id: id } });
         return;
       }
       if (rollout.current_wave >= 0 && rollout.wave_interval_seconds > 0) {
@@ -136,6 +147,7 @@ export class Rollouts {
         [id, wave],
       );
       await client.query('UPDATE rollouts SET current_wave = $2, next_wave_at = NULL WHERE id = $1', [id, wave]);
+      await recordAudit(client, { actor: 'controller', action: 'rollout.wave_opened', detail: { rollout_id: id, wave, cumulative: rollout.waves[wave] } });
       // Delivered at commit, to every controller process: the holders of these appliances' connections nudge them.
       await client.query('SELECT pg_notify($1, $2)', [CHANNELS.nudge, JSON.stringify({ rollout: id, wave })]);
     });
@@ -147,6 +159,11 @@ export class Rollouts {
    */
   async report(applianceId: string, revision: number, outcome: 'applied' | 'failed', reason: string | null): Promise<void> {
     const rolloutId = await inTransaction(this.pool, async (client) => {
+      // The appliance's report is audited when it says something new (a report repeated after a reconnect is not).
+      const before = (await client.query<{ last_outcome: { revision?: number; outcome?: string } | null }>('SELECT last_outcome FROM appliances WHERE id = $1 FOR UPDATE', [applianceId])).rows[0];
+      if (before && (before.last_outcome?.revision !== revision || before.last_outcome?.outcome !== outcome)) {
+        await recordAudit(client, { actor: 'appliance', applianceId, action: `appliance.revision_${outcome}`, detail: { revision, reason } });
+      }
       await client.query(
         `UPDATE appliances SET applied_revision = CASE WHEN $3 = 'applied' THEN GREATEST(applied_revision, $2) ELSE applied_revision END,
                 last_outcome = jsonb_build_object('revision', $2::int, 'outcome', $3::text, 'reason', $4::text, 'at', now())
@@ -176,7 +193,8 @@ export class Rollouts {
   }
 
   /** Whom a nudge notification names: the appliances of a wave that opened, or those a halted rollout rolls back. */
-  async applianceIdsToNudge(nudge: { rollout: string; wave?: number; rolled_back?: boolean }): Promise<string[]> {
+  async applianceIdsToNudge(nudge: { rollout?: string; wave?: number; rolled_back?: boolean; appliance?: string }): Promise<string[]> {
+    if (nudge.appliance) return [nudge.appliance];
     const rows = nudge.rolled_back
       ? await this.pool.query<{ appliance_id: string }>('SELECT appliance_id FROM rollout_targets WHERE rollout_id = $1 AND rollback_revision IS NOT NULL', [nudge.rollout])
       : await this.pool.query<{ appliance_id: string }>('SELECT appliance_id FROM rollout_targets WHERE rollout_id = $1 AND wave = $2', [nudge.rollout, nudge.wave ?? -1]);
@@ -202,7 +220,9 @@ export class Rollouts {
         WHERE t.rollout_id = $1 AND t.state = 'failed' ORDER BY t.reported_at LIMIT 1`,
       [id],
     )).rows[0];
-    await client.query("UPDATE rollouts SET state = 'halted', halted_reason = $2, finished_at = now() WHERE id = $1", [id, `appliance "${first.name}" failed: ${first.reason ?? 'no reason given'}`]);
+    const reason = `appliance "${first.name}" failed: ${first.reason ?? 'no reason given'}`;
+    await client.query("UPDATE rollouts SET state = 'halted', halted_reason = $2, finished_at = now() WHERE id = $1", [id, reason]);
+    await recordAudit(client, { actor: 'controller', action: 'rollout.halted', detail: { rollout_id: id, reason } });
     await client.query(
       `UPDATE appliances a SET desired_revision = a.applied_revision FROM rollout_targets t
         WHERE t.rollout_id = $1 AND t.state = 'failed' AND a.id = t.appliance_id AND a.desired_revision = t.revision`,
@@ -230,6 +250,8 @@ export class Rollouts {
        UPDATE appliances a SET desired_revision = made.number FROM made WHERE a.id = made.appliance_id RETURNING a.id AS appliance_id`,
       [id],
     );
-    if (changed.rowCount) await client.query('SELECT pg_notify($1, $2)', [CHANNELS.nudge, JSON.stringify({ rollout: id, rolled_back: true })]);
+    if (!changed.rowCount) return;
+    await recordAudit(client, { actor: 'controller', action: 'rollout.rolled_back', detail: { rollout_id: id, appliance_ids: changed.rows.map((row) => row.appliance_id) } });
+    await client.query('SELECT pg_notify($1, $2)', [CHANNELS.nudge, JSON.stringify({ rollout: id, rolled_back: true })]);
   }
 }

@@ -73,7 +73,7 @@ export async function buildController(config: ControllerConfig): Promise<Control
   const listener = new NotificationListener(config.database, (channel, payload) => {
     const work = channel === CHANNELS.nudge
       ? (async () => {
-          hub.nudge(await rollouts.applianceIdsToNudge(JSON.parse(payload) as { rollout: string; wave?: number; rolled_back?: boolean }));
+          hub.nudge(await rollouts.applianceIdsToNudge(JSON.parse(payload) as { rollout?: string; wave?: number; rolled_back?: boolean; appliance?: string }));
         })()
       : channel === CHANNELS.revoke
         ? Promise.resolve(hub.revoke(payload))

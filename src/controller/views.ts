@@ -1,16 +1,17 @@
 import { notFound } from '../core/errors.js';
 import type { Pool } from './database.js';
+import { selectPage, type Page } from './paging.js';
 
 /** An appliance counts as connected while a controller holds its socket and it spoke within this many seconds. */
 export const CONNECTED_WITHIN_SECONDS = 90;
 
-const APPLIANCE_COLUMNS = `a.id, a.name, a.version, a.health, a.last_seen, a.enrolled_at, a.revoked_at, a.variables,
+export const APPLIANCE_COLUMNS = `a.id, a.name, a.version, a.health, a.last_seen, a.enrolled_at, a.revoked_at, a.variables,
   a.desired_revision, a.applied_revision, a.last_outcome, a.drift,
   (a.connected_to IS NOT NULL AND a.last_seen > now() - make_interval(secs => ${CONNECTED_WITHIN_SECONDS})) AS connected`;
 
 const iso = (value: unknown) => (value ? new Date(value as string).toISOString() : null);
 
-function applianceOf(row: Record<string, unknown>) {
+export function applianceOf(row: Record<string, unknown>) {
   return {
     id: row.id, name: row.name, version: row.version, health: row.health, connected: row.connected,
     last_seen: iso(row.last_seen), enrolled_at: iso(row.enrolled_at), revoked_at: iso(row.revoked_at),
@@ -24,14 +25,14 @@ function applianceOf(row: Record<string, unknown>) {
 export class FleetViews {
   constructor(private readonly pool: Pool) {}
 
-  async appliances(filter: { drifted?: boolean; version?: string }) {
-    const rows = await this.pool.query(
+  /** A page of the appliances in enrolment order (then id: stable), with the total. */
+  async appliances(filter: { drifted?: boolean; version?: string }, page: Page) {
+    const { total, rows } = await selectPage(this.pool,
       `SELECT ${APPLIANCE_COLUMNS} FROM appliances a
-        WHERE ($1::boolean IS NULL OR (jsonb_array_length(a.drift) > 0) = $1) AND ($2::text IS NULL OR a.version = $2)
-        ORDER BY a.enrolled_at, a.id`,
-      [filter.drifted ?? null, filter.version ?? null],
+        WHERE ($1::boolean IS NULL OR (jsonb_array_length(a.drift) > 0) = $1) AND ($2::text IS NULL OR a.version = $2)`,
+      [filter.drifted ?? null, filter.version ?? null], 'enrolled_at, id', page,
     );
-    return rows.rows.map(applianceOf);
+    return { total, items: rows.map(applianceOf) };
   }
 
   async appliance(id: string) {
@@ -57,9 +58,10 @@ export class FleetViews {
     };
   }
 
-  async rollouts() {
-    const rows = await this.pool.query('SELECT id FROM rollouts ORDER BY created_at DESC LIMIT 100');
-    return Promise.all(rows.rows.map((row) => this.rollout(row.id as string, false)));
+  /** A page of the rollouts, newest first (then id: stable), with the total. */
+  async rollouts(page: Page) {
+    const { total, rows } = await selectPage<{ id: string }>(this.pool, 'SELECT id, created_at FROM rollouts', [], 'created_at DESC, id', page);
+    return { total, items: await Promise.all(rows.map((row) => this.rollout(row.id, false))) };
   }
 
   /** A rollout's progress: its state, and per wave how many targets wait, are due, applied or failed. */

@@ -27,6 +27,12 @@ export interface OutboundPolicy {
    * chain is not checked against any CA, the key is; any other key ends the connection before a byte is sent.
    */
   pinnedSpkiSha256?: string;
+  /**
+   * TLS with a private service (the fleet controller): trust only `ca` (PEM), and present the client certificate
+   * `cert` with its `key` when given. `ca: null` checks no certificate: only for a caller that verifies the answer
+   * itself before trusting any of it (the agent's fetch of the controller's CA, which its enrolment token pins).
+   */
+  privateTls?: { ca: string | null; cert?: string; key?: string };
 }
 
 /** A refused outbound request is the caller's configuration at fault: 400 with the reason. */
@@ -49,13 +55,16 @@ export async function outboundFetch(url: string, init: RequestInit = {}, policy:
     // Node's `ca` replaces the default roots, so the public roots are passed along with the extra ones.
     ...(policy.extraCa?.length ? { ca: [...rootCertificates, ...policy.extraCa] } : {}),
     ...(policy.localAddress ? { localAddress: policy.localAddress } : {}),
+    ...(policy.privateTls
+      ? { ca: policy.privateTls.ca ?? undefined, rejectUnauthorized: policy.privateTls.ca !== null, cert: policy.privateTls.cert, key: policy.privateTls.key }
+      : {}),
     lookup: (hostname, options, callback) => {
       dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
         if (error) return callback(error, '', 4);
         const list = addresses as unknown as LookupAddress[];
         const refused = list.find((entry) => !isAllowed(entry.address, allowList));
         if (refused) {
-          return callback(new OutboundRefused(`${hostname} resolves to ${refused.address}, a blocked address`), '', 4);
+          return callback(new OutboundRefused(`${hostname} resolves to ${refused.address}, a blocked address: add it to allowed_addresses to permit it`), '', 4);
         }
         if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
         callback(null, list[0].address, list[0].family);
@@ -69,7 +78,7 @@ export async function outboundFetch(url: string, init: RequestInit = {}, policy:
     for (let hop = 0; ; hop++) {
       const literal = isIP(target.hostname.replace(/^\[|\]$/g, ''));
       if (literal && !isAllowed(target.hostname.replace(/^\[|\]$/g, ''), allowList)) {
-        throw new OutboundRefused(`${target.hostname} is a blocked address`);
+        throw new OutboundRefused(`${target.hostname} is a blocked address: add it to allowed_addresses to permit it`);
       }
       const response = await fetch(target, {
         ...init,

@@ -64,14 +64,16 @@ export class ControllerProcess {
     readonly port: number,
     readonly keyDir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-controller-')),
     private readonly entry: string[] = ['--import', 'tsx', 'src/controller/main.ts'],
+    /** Names and addresses agents dial it by (its certificate's SANs). */
+    private readonly names = '127.0.0.1',
   ) {}
 
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
   }
 
-  static async start(database: string, options: { keyDir?: string; entry?: string[] } = {}): Promise<ControllerProcess> {
-    const controller = new ControllerProcess(database, await freePort(), options.keyDir, options.entry);
+  static async start(database: string, options: { keyDir?: string; entry?: string[]; names?: string } = {}): Promise<ControllerProcess> {
+    const controller = new ControllerProcess(database, await freePort(), options.keyDir, options.entry, options.names);
     await controller.spawn();
     return controller;
   }
@@ -80,7 +82,7 @@ export class ControllerProcess {
     this.output = '';
     const child = spawn(process.execPath, this.entry, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, BULWARK_CONTROLLER_DB: this.database, BULWARK_CONTROLLER_LISTEN: `127.0.0.1:${this.port}`, BULWARK_CONTROLLER_KEY_FILE: join(this.keyDir, 'controller.key'), BULWARK_CONTROLLER_NAMES: '127.0.0.1' },
+      env: { ...process.env, BULWARK_CONTROLLER_DB: this.database, BULWARK_CONTROLLER_LISTEN: `127.0.0.1:${this.port}`, BULWARK_CONTROLLER_KEY_FILE: join(this.keyDir, 'controller.key'), BULWARK_CONTROLLER_NAMES: this.names },
     });
     child.stdout!.on('data', (chunk) => (this.output += chunk));
     child.stderr!.on('data', (chunk) => (this.output += chunk));
@@ -100,7 +102,7 @@ export class ControllerProcess {
     await exited;
   }
 
-  async call(method: string, path: string, body?: unknown, token = this.token): Promise<{ status: number; body: any }> {
+  async call(method: string, path: string, body?: unknown, token = this.token): Promise<{ status: number; body: any; headers: Record<string, string> }> {
     const response = await undiciFetch(`${this.url}${path}`, {
       method, dispatcher: insecure,
       headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -113,7 +115,7 @@ export class ControllerProcess {
     } catch {
       // PEM and other text answers stay text.
     }
-    return { status: response.status, body: parsed };
+    return { status: response.status, body: parsed, headers: Object.fromEntries(response.headers) };
   }
 
   async signInFirstAdmin(): Promise<void> {
