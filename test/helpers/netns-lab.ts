@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
+import { stopDetachedDaemons } from './detached-daemons.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -124,6 +125,9 @@ export class NetnsLab {
   }
 
   async cleanup(): Promise<void> {
+    // Bulwark first, so that no supervisor starts a daemon again; then the detached daemons it left (they outlive it).
+    await this.stopBulwark('SIGKILL');
+    await stopDetachedDaemons(this.dataDir);
     for (const child of this.children) child.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const ns of this.namespaces) {
