@@ -44,6 +44,10 @@ const TUNNEL_PORT = 51836;
 const PASSED_PORT = '8080';
 const BLOCKED_PORT = '8081';
 const LATER_BLOCKED_PORT = '8082';
+/** Forwarded by an applied DNAT rule from the firewall's WAN address to the LAN server's passing port. */
+const NAT_PORT = '9443';
+/** Forwarded by a DNAT rule stored but never applied (pending): it must stay closed. */
+const PENDING_NAT_PORT = '9444';
 /** How long each service may take to come back after a cold boot (Bulwark's start from sources is slow here). */
 const BACK_WITHIN_MS = 240_000;
 
@@ -115,6 +119,7 @@ export function coldBootSuite(options: { prefix: string }) {
     dns: async () => (await inNamespaceAsync(lanClient, 'dig', ['+time=1', '+tries=1', '+short', `@${FW_LAN}`, 'nas.home.lan', 'A'])).stdout.trim() === '192.168.1.10',
     dhcp: async () => /lease of \S+ obtained/.test((await inNamespaceAsync(lanClient, 'busybox', ['udhcpc', '-i', links.lancPeer, '-f', '-q', '-n', '-t', '1', '-T', '1', '-s', '/bin/true'])).stdout),
     tunnel: async () => (await inNamespaceAsync(client, 'busybox', ['ping', '-c', '1', '-W', '1', TUNNEL_FW])).ok,
+    nat: async () => (await inNamespaceAsync(client, process.execPath, [join(ROOT, 'test/e2e/fixtures/tcp-ask.mjs'), FW_WAN, NAT_PORT, '1000'])).stdout.includes('LAN'),
     route: async () => /via 10\.236\.2\.2/.test((await runAsync('ip', ['-n', fw, '-4', 'route', 'show', ROUTED])).stdout)
       && (await inNamespaceAsync(lanClient, process.execPath, [join(ROOT, 'test/e2e/fixtures/tcp-ask.mjs'), ROUTED_HOST, PASSED_PORT, '1000'])).stdout.includes('LAN'),
   };
@@ -321,14 +326,22 @@ export function coldBootSuite(options: { prefix: string }) {
     inNamespace(client, 'ip', ['link', 'set', links.peerWg, 'up']);
     // A static route to the network behind the LAN server.
     lab.call('POST', '/api/v1/routes', { destination: ROUTED, gateway: SERVER, interface: links.lan });
+    // NAT and a geo-IP set in the same table: a DNAT from the WAN address to the LAN server, a country blocked.
+    lab.call('POST', '/api/v1/nat', { nat_type: 'dnat', interface: links.wan, protocol: 'tcp', dst_addr: FW_WAN, dst_port_start: Number(NAT_PORT), redirect_addr: SERVER, redirect_port_start: Number(PASSED_PORT) });
+    lab.call('POST', '/api/v1/geoip', { country_code: 'VA', action: 'block' });
     // A coordinated apply records the version every service runs.
     lab.call('POST', '/api/v1/reload');
+    assert.match(listTable(), /set geoip_block_v4 \{[^}]*elements = /, 'the applied table holds the geo-IP set with its networks');
+    // Edits stored and never applied: a rule blocking the passing port, another DNAT. Pending across the cold boot.
+    lab.call('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', interface: links.wan, dst_port_start: Number(PASSED_PORT), label: 'cold-boot-pending' });
+    lab.call('POST', '/api/v1/nat', { nat_type: 'dnat', interface: links.wan, protocol: 'tcp', dst_addr: FW_WAN, dst_port_start: Number(PENDING_NAT_PORT), redirect_addr: SERVER, redirect_port_start: Number(PASSED_PORT) });
+    assert.deepEqual([reaches(PASSED_PORT), reaches(PENDING_NAT_PORT, client, FW_WAN)], [true, false], 'the pending edits are not in force');
 
     const seen: Partial<Record<Seen, boolean>> = {};
     for (const [name, check] of Object.entries(clientSees)) {
       seen[name as Seen] = await backAt(check, Date.now()).then(() => true, () => false);
     }
-    assert.deepEqual(seen, { dns: true, dhcp: true, tunnel: true, route: true }, `every service serves before the cold boot\n${lab.log}`);
+    assert.deepEqual(seen, { dns: true, dhcp: true, tunnel: true, nat: true, route: true }, `every service serves before the cold boot\n${lab.log}`);
   }
 
   async function coldBoot(t: TestContext): Promise<void> {
@@ -370,7 +383,8 @@ export function coldBootSuite(options: { prefix: string }) {
     assert.equal(canonicalNftState(afterBoot).fingerprint, before, 'the boot step loaded the table last applied');
     const notBack = names.filter((_, i) => outcomes[i].status === 'rejected');
     assert.deepEqual(notBack, [], `everything back after the cold boot: ${JSON.stringify(figures)}\n/status: ${JSON.stringify(status?.services)}\n${lab.log}`);
-    assert.equal(canonicalNftState(listTable()).fingerprint, before, 'Bulwark\'s own load at start left the same table');
+    assert.equal(canonicalNftState(listTable()).fingerprint, before, 'Bulwark\'s own load at start left the same table (filter, NAT and geo-IP set as applied; the pending edits not in it)');
+    assert.equal(reaches(PENDING_NAT_PORT, client, FW_WAN), false, 'the pending DNAT stays pending');
     assert.equal(status.boot.loaded, 'applied');
     assert.match(status.boot.reason, /last applied ruleset was loaded before the network came up/);
   }
