@@ -65,7 +65,7 @@ esac`);
   await assert.rejects(createLinuxWireguard().up(spec), (error: HttpError) => error.statusCode === 409 && error.message === 'addressing b13t0 failed: ip address: RTNETLINK answers: File exists');
   assert.deepEqual(calls(), [
     'ip link show dev b13t0', 'ip link add dev b13t0 type wireguard', `wg setconf b13t0 ${join(work, 'b13t0.conf')}`,
-    'ip -o address show dev b13t0', 'ip address flush dev b13t0', 'ip address add 10.8.0.1/24 dev b13t0', 'ip link show dev b13t0', 'ip link del dev b13t0',
+    'ip -o address show dev b13t0 scope global', 'ip address add 10.8.0.1/24 dev b13t0', 'ip link show dev b13t0', 'ip link del dev b13t0',
   ]);
   process.env.PATH = path;
 });

@@ -36,19 +36,21 @@ export async function mustRun(what: string, program: string, args: string[], inp
  * Parses `wg show <if> dump`: the first line is the interface (private key, public key, port, fwmark), every
  * further line a peer (public key, preshared key, endpoint, allowed ips, latest handshake, rx, tx, keepalive).
  */
-export function parseWgDump(name: string, text: string, nowSeconds: number): WireguardInterfaceStatus & { presharedKeys: Map<string, boolean> } {
+export function parseWgDump(name: string, text: string, nowSeconds: number): WireguardInterfaceStatus & { presharedKeys: Map<string, string | null>; privateKey: string } {
   const [first, ...rest] = text.trim().split('\n');
   const head = (first ?? '').split('\t');
-  const presharedKeys = new Map<string, boolean>();
+  /** Each peer's preshared key (null: none), and the interface's private key: compared, never reported. */
+  const presharedKeys = new Map<string, string | null>();
   return {
     running: true,
     interface: name,
     listen_port: Number(head[2]) || 0,
     public_key: head[1] ?? '',
     presharedKeys,
+    privateKey: head[0] ?? '',
     peers: rest.filter(Boolean).map((line) => {
       const [publicKey, preshared, endpoint, allowed, handshake, rx, tx, keepalive] = line.split('\t');
-      presharedKeys.set(publicKey, preshared !== '(none)');
+      presharedKeys.set(publicKey, preshared === '(none)' ? null : preshared);
       const latest = Number(handshake) || 0;
       return {
         public_key: publicKey,
@@ -83,6 +85,22 @@ export async function setconf(spec: WireguardInterfaceSpec): Promise<void> {
 export async function syncconf(spec: WireguardInterfaceSpec): Promise<void> {
   writePrivate(spec.setconfFile, spec.setconf);
   await mustRun(`configuring ${spec.interface}`, 'wg', ['syncconf', spec.interface, spec.setconfFile]);
+}
+
+/**
+ * An interface adopted from an earlier API process, brought to the spec touching only what differs. `wg syncconf`
+ * sets the listen port whatever it was, and wireguard-go closes and opens its UDP socket for that (what arrives
+ * meanwhile is lost): so the key and port are set only when they changed, and the peers through syncPeersWithWg,
+ * which leaves an unchanged peer alone. A tunnel that runs the applied configuration is not touched at all.
+ */
+export async function syncAdopted(spec: WireguardInterfaceSpec): Promise<void> {
+  const live = await readDump(spec.interface);
+  if (!live || live.privateKey !== spec.private_key || live.listen_port !== spec.listen_port) {
+    await syncconf(spec);
+    return;
+  }
+  writePrivate(spec.setconfFile, spec.setconf);
+  await syncPeersWithWg(spec);
 }
 
 function writePrivate(file: string, content: string): void {
@@ -121,7 +139,7 @@ export async function syncPeersWithWg(spec: WireguardInterfaceSpec): Promise<voi
       && sameList(now.allowed_ips.split(',').filter(Boolean), peer.allowed_ips.map((ip) => networkOrHost(ip)))
       && (peer.endpoint === null || now.endpoint === peer.endpoint)
       && now.persistent_keepalive === peer.persistent_keepalive
-      && live.presharedKeys.get(peer.public_key) === (peer.preshared_key !== null);
+      && live.presharedKeys.get(peer.public_key) === peer.preshared_key;
     if (unchanged) continue;
     // The key file lives only while `wg set` reads it.
     const keyFile = join(dirname(spec.setconfFile), `${spec.interface}.psk`);

@@ -1,18 +1,20 @@
 /**
- * The cold-boot suite of issue 36, shared by test/e2e/cold-boot.test.ts (the data directory's parent traversable)
- * and test/e2e/cold-boot-private-parent.test.ts (the data directory inside a 0700 directory, as
- * `--data-dir /root/bulwark/data` gives). Each file declares its tests (and their timeouts) and runs these steps.
+ * The cold-boot suite of issue 36 (test/e2e/cold-boot.test.ts declares its tests and their timeouts and runs
+ * these steps). The data directory sits inside a 0700 directory, as `--data-dir /root/bulwark/data` gives: a
+ * parent no daemon user can traverse (the harder case; a traversable parent asks nothing more).
  *
  * Bulwark `--platform linux` in a firewall namespace between a WAN client, a LAN server and a LAN client:
- * rules blocking two ports from the WAN; DNS (Unbound), DHCP (Kea), a WireGuard tunnel (wireguard-go; its peer is
- * the WAN client) and a static route (to a network behind the LAN server) configured and applied. Then a
+ * rules blocking two ports from the WAN; the LAN client's link addressed through the API
+ * (PUT /interfaces/config); DNS (Unbound) and DHCP (Kea) on that link, a WireGuard tunnel (wireguard-go; its peer
+ * is the WAN client) and a static route (to a network behind the LAN server) configured and applied. Then a
  * cold boot as a reboot does it: every process of the firewall namespace killed, everything Bulwark put in its
  * kernel flushed (ruleset, connection table, routes, addresses) and the links down. A probe from the WAN
  * client tries the blocked ports without pause from before the boot step; the boot step (install/bulwark-boot.sh,
  * reading an environment file that points at this data directory) runs, the network comes up (what ifupdown
- * does: the links' own addresses), Bulwark starts again. Proven: the blocked ports never pass, and from the
- * clients' side DNS answers, a DHCP lease is given, the tunnel carries pings, the static route is in the
- * kernel and carries a connection (VLANs are not part of it: this kernel has no 802.1Q). The figures (ms from
+ * does: the WAN and server links' own addresses; the LAN client's link stays down and unaddressed, as only
+ * Bulwark knows it), Bulwark starts again. Proven: the blocked ports never pass, and from the clients' side DNS
+ * answers on the address Bulwark put back, a DHCP lease is given, the tunnel carries pings, the static route is in
+ * the kernel and carries a connection (VLANs are not part of it: this kernel has no 802.1Q). The figures (ms from
  * the start of the boot step until each is back) are printed as a test diagnostic; docs/appliance.md records them.
  * Needs root and the daemons; mandatory under REQUIRE_SYSTEM_TESTS=1.
  */
@@ -42,6 +44,10 @@ const TUNNEL_PORT = 51836;
 const PASSED_PORT = '8080';
 const BLOCKED_PORT = '8081';
 const LATER_BLOCKED_PORT = '8082';
+/** Forwarded by an applied DNAT rule from the firewall's WAN address to the LAN server's passing port. */
+const NAT_PORT = '9443';
+/** Forwarded by a DNAT rule stored but never applied (pending): it must stay closed. */
+const PENDING_NAT_PORT = '9444';
 /** How long each service may take to come back after a cold boot (Bulwark's start from sources is slow here). */
 const BACK_WITHIN_MS = 240_000;
 
@@ -62,8 +68,8 @@ interface Probe {
   stop(): Promise<{ attempts: Record<string, number>; passes: Record<string, number> }>;
 }
 
-export function coldBootSuite(options: { prefix: string; privateParent: boolean }) {
-  const skip = systemSkip(`the cold-boot suite (${options.privateParent ? 'data directory in a 0700 parent' : 'data directory in a traversable parent'})`, {
+export function coldBootSuite(options: { prefix: string }) {
+  const skip = systemSkip('the cold-boot suite (data directory in a 0700 parent)', {
     root: true,
     programs: ['ip', 'nft', 'conntrack', 'unbound', 'unbound-control', 'kea-dhcp4', 'wireguard-go', 'wg', 'busybox', 'dig', 'setpriv'],
     users: ['unbound', '_kea'],
@@ -80,6 +86,8 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
   const links = { wan: '', wanPeer: '', lan: '', lanPeer: '', lanc: '', lancPeer: '', peerWg: '' };
   /** The firewall's own link addresses: what the network brings up at boot (ifupdown), not Bulwark. */
   let fwAddresses: [string, string][] = [];
+  /** The LAN client's link: addressed through the API, so only Bulwark's start brings it back. */
+  const LAN_ADDRESS = `${FW_LAN}/24`;
   const work = mkdtempSync(join(tmpdir(), 'bulwark-cold-boot-'));
   const envFile = join(work, 'bulwark.env');
 
@@ -111,6 +119,7 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     dns: async () => (await inNamespaceAsync(lanClient, 'dig', ['+time=1', '+tries=1', '+short', `@${FW_LAN}`, 'nas.home.lan', 'A'])).stdout.trim() === '192.168.1.10',
     dhcp: async () => /lease of \S+ obtained/.test((await inNamespaceAsync(lanClient, 'busybox', ['udhcpc', '-i', links.lancPeer, '-f', '-q', '-n', '-t', '1', '-T', '1', '-s', '/bin/true'])).stdout),
     tunnel: async () => (await inNamespaceAsync(client, 'busybox', ['ping', '-c', '1', '-W', '1', TUNNEL_FW])).ok,
+    nat: async () => (await inNamespaceAsync(client, process.execPath, [join(ROOT, 'test/e2e/fixtures/tcp-ask.mjs'), FW_WAN, NAT_PORT, '1000'])).stdout.includes('LAN'),
     route: async () => /via 10\.236\.2\.2/.test((await runAsync('ip', ['-n', fw, '-4', 'route', 'show', ROUTED])).stdout)
       && (await inNamespaceAsync(lanClient, process.execPath, [join(ROOT, 'test/e2e/fixtures/tcp-ask.mjs'), ROUTED_HOST, PASSED_PORT, '1000'])).stdout.includes('LAN'),
   };
@@ -140,10 +149,11 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     for (const socket of wgSockets()) rmSync(socket, { force: true });
     assert.equal(inNamespace(fw, 'ip', ['-4', 'route', 'show', ROUTED]).trim(), '', 'the static route is gone');
     assert.equal(inNamespace(fw, 'ip', ['-o', 'link', 'show', 'type', 'tun']).trim(), '', 'the tunnel interface is gone');
+    assert.equal(inNamespace(fw, 'ip', ['-4', '-o', 'address', 'show', 'dev', links.lanc]).trim(), '', 'the LAN address set through the API is gone');
   }
   const wgSockets = () => spawnSync('sh', ['-c', `ls /var/run/wireguard/${wgPrefix}*.sock 2>/dev/null`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
   function networkDown(): void {
-    for (const [name] of fwAddresses) {
+    for (const name of [...fwAddresses.map(([link]) => link), links.lanc]) {
       run('ip', ['-n', fw, 'addr', 'flush', 'dev', name]);
       run('ip', ['-n', fw, 'link', 'set', name, 'down']);
     }
@@ -228,7 +238,7 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
 
   async function setup(): Promise<void> {
     if (skip) return;
-    lab = new NetnsLab(options.prefix, { privateParent: options.privateParent });
+    lab = new NetnsLab(options.prefix, { privateParent: true });
     fw = lab.namespace('fw');
     client = lab.namespace('cl');
     server = lab.namespace('sv');
@@ -236,10 +246,10 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     const t = lab.tag.slice(-7);
     Object.assign(links, { wan: `${options.prefix}w${t}`, wanPeer: `${options.prefix}W${t}`, lan: `${options.prefix}l${t}`, lanPeer: `${options.prefix}L${t}`, lanc: `${options.prefix}c${t}`, lancPeer: `${options.prefix}C${t}`, peerWg: `${options.prefix}p${t}` });
     wgPrefix = `${options.prefix}${t}g`;
-    fwAddresses = [[links.wan, `${FW_WAN}/24`], [links.lan, '10.236.2.1/24'], [links.lanc, `${FW_LAN}/24`]];
+    fwAddresses = [[links.wan, `${FW_WAN}/24`], [links.lan, '10.236.2.1/24']];
     lab.link({ ns: fw, name: links.wan, address: `${FW_WAN}/24` }, { ns: client, name: links.wanPeer, address: `${CLIENT}/24` });
     lab.link({ ns: fw, name: links.lan, address: '10.236.2.1/24' }, { ns: server, name: links.lanPeer, address: `${SERVER}/24` });
-    lab.link({ ns: fw, name: links.lanc, address: `${FW_LAN}/24` }, { ns: lanClient, name: links.lancPeer, address: `${LAN_CLIENT}/24` });
+    lab.link({ ns: fw, name: links.lanc }, { ns: lanClient, name: links.lancPeer, address: `${LAN_CLIENT}/24` });
     run('ip', ['-n', client, 'route', 'add', 'default', 'via', FW_WAN]);
     run('ip', ['-n', server, 'route', 'add', 'default', 'via', '10.236.2.1']);
     run('ip', ['-n', lanClient, 'route', 'add', 'default', 'via', FW_LAN]);
@@ -289,6 +299,9 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
   }
 
   async function servicesApplied(): Promise<void> {
+    // The LAN client's link gets its address through the API (recorded as applied: a start puts it back).
+    const lanLink = lab.call('PUT', `/api/v1/interfaces/config/${links.lanc}`, { ipv4_mode: 'static', ipv4_address: LAN_ADDRESS, enabled: true });
+    assert.equal(lanLink.applied, true, JSON.stringify(lanLink));
     // DNS on the LAN client's side of the firewall, with a host record the client asks for.
     lab.call('PUT', '/api/v1/dns/resolver/config', { enabled: true, listen_interfaces: [FW_LAN, '127.0.0.1'], port: 53, forwarding_enabled: false, dnssec: false, rebind_protection: false });
     lab.call('POST', '/api/v1/dns/resolver/acls', { network: '10.236.3.0/24', action: 'allow' });
@@ -313,14 +326,22 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     inNamespace(client, 'ip', ['link', 'set', links.peerWg, 'up']);
     // A static route to the network behind the LAN server.
     lab.call('POST', '/api/v1/routes', { destination: ROUTED, gateway: SERVER, interface: links.lan });
+    // NAT and a geo-IP set in the same table: a DNAT from the WAN address to the LAN server, a country blocked.
+    lab.call('POST', '/api/v1/nat', { nat_type: 'dnat', interface: links.wan, protocol: 'tcp', dst_addr: FW_WAN, dst_port_start: Number(NAT_PORT), redirect_addr: SERVER, redirect_port_start: Number(PASSED_PORT) });
+    lab.call('POST', '/api/v1/geoip', { country_code: 'VA', action: 'block' });
     // A coordinated apply records the version every service runs.
     lab.call('POST', '/api/v1/reload');
+    assert.match(listTable(), /set geoip_block_v4 \{[^}]*elements = /, 'the applied table holds the geo-IP set with its networks');
+    // Edits stored and never applied: a rule blocking the passing port, another DNAT. Pending across the cold boot.
+    lab.call('POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', interface: links.wan, dst_port_start: Number(PASSED_PORT), label: 'cold-boot-pending' });
+    lab.call('POST', '/api/v1/nat', { nat_type: 'dnat', interface: links.wan, protocol: 'tcp', dst_addr: FW_WAN, dst_port_start: Number(PENDING_NAT_PORT), redirect_addr: SERVER, redirect_port_start: Number(PASSED_PORT) });
+    assert.deepEqual([reaches(PASSED_PORT), reaches(PENDING_NAT_PORT, client, FW_WAN)], [true, false], 'the pending edits are not in force');
 
     const seen: Partial<Record<Seen, boolean>> = {};
     for (const [name, check] of Object.entries(clientSees)) {
       seen[name as Seen] = await backAt(check, Date.now()).then(() => true, () => false);
     }
-    assert.deepEqual(seen, { dns: true, dhcp: true, tunnel: true, route: true }, `every service serves before the cold boot\n${lab.log}`);
+    assert.deepEqual(seen, { dns: true, dhcp: true, tunnel: true, nat: true, route: true }, `every service serves before the cold boot\n${lab.log}`);
   }
 
   async function coldBoot(t: TestContext): Promise<void> {
@@ -355,14 +376,15 @@ export function coldBootSuite(options: { prefix: string; privateParent: boolean 
     const summary = await probe.stop();
     figures.blocked_port_attempts = summary.attempts[BLOCKED_PORT] + summary.attempts[LATER_BLOCKED_PORT];
     figures.blocked_port_passes = probe.passes.filter((p) => p.port !== Number(PASSED_PORT)).length;
-    t.diagnostic(`figures ${JSON.stringify({ private_parent: options.privateParent, ...figures })}`);
+    t.diagnostic(`figures ${JSON.stringify({ private_parent: true, ...figures })}`);
 
     assert.deepEqual(probe.passes.filter((p) => p.port !== Number(PASSED_PORT)), [], 'no connection to a blocked port was ever accepted');
     assert.ok(summary.attempts[BLOCKED_PORT] >= 10, `the blocked port was tried throughout (${summary.attempts[BLOCKED_PORT]} attempts)`);
     assert.equal(canonicalNftState(afterBoot).fingerprint, before, 'the boot step loaded the table last applied');
     const notBack = names.filter((_, i) => outcomes[i].status === 'rejected');
     assert.deepEqual(notBack, [], `everything back after the cold boot: ${JSON.stringify(figures)}\n/status: ${JSON.stringify(status?.services)}\n${lab.log}`);
-    assert.equal(canonicalNftState(listTable()).fingerprint, before, 'Bulwark\'s own load at start left the same table');
+    assert.equal(canonicalNftState(listTable()).fingerprint, before, 'Bulwark\'s own load at start left the same table (filter, NAT and geo-IP set as applied; the pending edits not in it)');
+    assert.equal(reaches(PENDING_NAT_PORT, client, FW_WAN), false, 'the pending DNAT stays pending');
     assert.equal(status.boot.loaded, 'applied');
     assert.match(status.boot.reason, /last applied ruleset was loaded before the network came up/);
   }

@@ -16,7 +16,7 @@ import { startAreaApp } from '../helpers/area-app.js';
 import { freePort } from '../helpers/free-port.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { findProgram } from '../../src/platform/daemon-tools.js';
-import { runtimeRoot, systemAccount } from '../../src/platform/daemon-runtime.js';
+import { daemonRuntime, runtimeRoot, systemAccount } from '../../src/platform/daemon-runtime.js';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { renderKea } from '../../src/render/kea/kea.js';
 import { keaCommand } from '../../src/platform/kea-control.js';
@@ -29,8 +29,9 @@ const skipReason = (programs: string[]) => systemSkip('running Kea as _kea', {
   also: (['libdhcp_lease_cmds.so', 'libdhcp_ha.so'] as const).map((hook) => [`${hook} (kea-common)`, keaHookLibrary(hook)] as const),
 });
 
-test('HA: Bulwark\'s Kea and a partner reach hot-standby together; /dhcp/ha/status reads the state from Kea', { skip: skipReason(['kea-dhcp4']), timeout: 180_000 }, async () => {
-  const t = await startAreaApp({ config: { platform: 'linux' } });
+test('HA: Bulwark\'s Kea and a partner reach hot-standby together; /dhcp/ha/status reads the state from Kea; a restart of Bulwark keeps the applied HA relationship, not a pending edit', { skip: skipReason(['kea-dhcp4']), timeout: 240_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-ha-'));
+  let t = await startAreaApp({ config: { platform: 'linux' }, dataDir });
   const partnerDir = mkdtempSync(join(tmpdir(), 'bulwark-ha-partner-'));
   let partner: ChildProcess | null = null;
   try {
@@ -75,10 +76,32 @@ test('HA: Bulwark\'s Kea and a partner reach hot-standby together; /dhcp/ha/stat
     const partnerView = await keaCommand(socket, 'status-get');
     const partnerHa = (partnerView.arguments!['high-availability'] as { 'ha-servers': { local: { role: string; state: string } } }[])[0]['ha-servers'].local;
     assert.deepEqual(partnerHa, { ...partnerHa, role: 'standby', state: 'hot-standby' });
+
+    // An HA edit stored without an apply (another peer): pending. Bulwark stops (what SIGTERM runs: app.close())
+    // and starts again on the same data directory: Kea keeps its pid and the applied relationship with the partner.
+    assert.equal((await t.request('PUT', '/api/v1/dhcp/ha/config', { peer: `127.0.0.1:${await freePort()}` })).statusCode, 200);
+    type Daemons = { status(name: string): Promise<{ running: boolean; pid: number | null }> };
+    const contextOf = (app: typeof t) => (app.app as unknown as { context: { platform: { daemons: Daemons }; restore: { done(): Promise<void> } } }).context;
+    const kea = await contextOf(t).platform.daemons.status('kea-dhcp4');
+    await t.app.close();
+    assert.ok(existsSync(`/proc/${kea.pid}`), 'Kea outlives the API process');
+    t = await startAreaApp({ config: { platform: 'linux' }, dataDir });
+    await contextOf(t).restore.done();
+    const adopted = await contextOf(t).platform.daemons.status('kea-dhcp4');
+    assert.deepEqual([adopted.running, adopted.pid], [true, kea.pid], 'Kea adopted with the applied configuration, not started again with the pending one');
+    const running = await keaCommand(join(daemonRuntime({ dataDir }, 'kea-dhcp4', false).stateDir, 'kea4-ctrl.sock'), 'config-get').catch(() => null);
+    const peers = running ? JSON.stringify(running.arguments).match(/"url":"http:\/\/127\.0\.0\.1:\d+\/"/g) : null;
+    assert.deepEqual(peers?.sort(), [`"url":"http://127.0.0.1:${partnerPort}/"`, `"url":"http://127.0.0.1:${primaryPort}/"`].sort(), `Kea runs the applied peers: ${JSON.stringify(running?.arguments).slice(0, 400)}`);
+    const after = json(await t.request('GET', '/api/v1/dhcp/ha/status'));
+    assert.deepEqual([after.state, after.peer_state, after.healthy], ['hot-standby', 'hot-standby', true], JSON.stringify(after));
+    const appliance = json(await t.request('GET', '/api/v1/status'));
+    const dhcp = appliance.services.find((s: { name: string }) => s.name === 'dhcp');
+    assert.deepEqual([appliance.ready, dhcp.running, dhcp.waiting_for, dhcp.error], [true, true, null, null], JSON.stringify(appliance.services));
   } finally {
     partner?.kill('SIGTERM');
     await t.close();
-    rmSync(runtimeRoot({ dataDir: t.dataDir }), { recursive: true, force: true });
+    rmSync(runtimeRoot({ dataDir }), { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
     rmSync(partnerDir, { recursive: true, force: true });
   }
 });

@@ -118,6 +118,8 @@ test('linux host settings: hostname, timezone, resolvers, conntrack sysctls, ban
       udp = inside('sysctl', ['-n', 'net.netfilter.nf_conntrack_udp_timeout']).trim();
     }
     assert.equal(udp, '45', `the stored UDP timeout is in force again after a restart\n${lab.log}`);
+    const kernelSettings = lab.call('GET', '/api/v1/status').services.find((s: { name: string }) => s.name === 'kernel-settings');
+    assert.deepEqual([kernelSettings?.enabled, kernelSettings?.running, kernelSettings?.waiting_for, kernelSettings?.error], [true, true, null, null], JSON.stringify(kernelSettings));
 
     // Login banner and motd: getty's backslash escapes cannot be formed in /etc/issue.
     lab.call('PUT', '/api/v1/system/banner', { login_banner: 'Authorised use only \\e[31m \\l', motd: 'Welcome to fw-ns' });

@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { Agent, fetch } from 'undici';
 import { rootSkipReason } from '../helpers/shared.js';
 import { buildThreeNamespaces, inNs, removeNamespaces as removeNamespacesOf, sh } from '../helpers/three-namespaces.js';
+import { stopDetachedDaemons } from '../helpers/detached-daemons.js';
+import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 const skip = rootSkipReason('the packet-filter end-to-end test (network namespaces, nftables)');
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -126,9 +128,13 @@ before(async () => {
 
 after(async () => {
   for (const child of children) child.kill('SIGTERM');
+  await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
+  // The daemons Bulwark started (ulogd for the logged rules) are detached: they outlive it and its namespace.
+  await stopDetachedDaemons(join(work, 'data'));
   await api?.close().catch(() => undefined);
   removeNamespaces();
   rmSync(work, { recursive: true, force: true });
+  rmSync(runtimeRoot({ dataDir: join(work, 'data') }), { recursive: true, force: true });
 });
 
 test('1. a block rule for one TCP port stops it; another port still works', { skip }, async () => {

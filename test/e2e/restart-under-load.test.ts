@@ -15,7 +15,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { unboundPythonDir } from '../../src/platform/unbound-python.js';
@@ -232,6 +232,15 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       };
     };
     const before = pids();
+    // wireguard-go's UDP socket (its inodes): reconfiguring the listen port closes it and opens another.
+    const tunnelSocket = () => [...inNamespace(fw, 'ss', ['-H', '-u', '-l', '-n', '-e', 'sport', '=', `:${TUNNEL_PORT}`]).matchAll(/ino:(\d+)/g)].map((m) => m[1]).sort().join(',');
+    const socketBefore = tunnelSocket();
+    assert.notEqual(socketBefore, '', 'wireguard-go listens on the tunnel port');
+    // The tunnel interface's addresses, the kernel's IPv6 link-local one included: a flush and re-add of its address
+    // (a moment in which what arrives through the tunnel for it is dropped) would lose the link-local one for good.
+    const tunnelAddresses = () => inNamespace(fw, 'ip', ['-o', 'address', 'show', 'dev', `b36${short}w0`]).split('\n').map((line) => /\sinet6?\s+(\S+)/.exec(line)?.[1]).filter(Boolean).sort().join(' ');
+    const addressesBefore = tunnelAddresses();
+    assert.match(addressesBefore, /10\.240\.0\.1\/24/);
     for (const [daemon, pid] of Object.entries(before)) assert.equal(typeof pid, 'number', `${daemon} runs before the restart: ${JSON.stringify(before)}`);
 
     /** Waits (up to 60 s) for /status to say ready: the last answer, and how long it took from the start. */
@@ -284,8 +293,14 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       // Where in the run the lost echoes were (seconds after the ping started), against the stop, the start and ready.
       const when = (at: number) => ((at - pingStartedAt) / 1000).toFixed(1);
       const timeline = `lost at ${pinged.lostSeqs.map((seq) => (seq * PING_INTERVAL_S).toFixed(1)).join(', ')} s; stopped at ${when(stoppedAt)} s, started at ${when(startedAt)} s, ready at ${when(startedAt + ms)} s`;
-      assert.ok(pinged.lost <= 1, `pings lost through the tunnel: ${pinged.lost} of ${pinged.sent} (${signal}; ${timeline})`);
-      assert.deepEqual(pids(), before, `the daemons are adopted, not restarted (${signal})`);
+      // What the tunnel's two ends say, for a loss: wireguard-go replaced (a new session the peer has to find) or not.
+      const pidsAfter = pids();
+      const [wgStatus] = lab.api(['GET', `/api/v1/vpn/wg/${tunnel.id}/status`]);
+      const tunnelEnds = `wireguard-go pid ${before.wireguard_go} -> ${pidsAfter.wireguard_go}, restarts ${wgStatus.body.restarts}, last_error ${wgStatus.body.last_error}; the peer's handshake: ${spawnSync('ip', ['netns', 'exec', client, 'wg', 'show', clientWg, 'latest-handshakes'], { encoding: 'utf8' }).stdout.trim().split('\t')[1] ?? '?'} (now ${Math.floor(Date.now() / 1000)})`;
+      assert.ok(pinged.lost <= 1, `pings lost through the tunnel: ${pinged.lost} of ${pinged.sent} (${signal}; ${timeline}; ${tunnelEnds})`);
+      assert.deepEqual(pidsAfter, before, `the daemons are adopted, not restarted (${signal})`);
+      assert.equal(tunnelSocket(), socketBefore, `the adopted tunnel is left as it runs: wireguard-go keeps its UDP socket (${signal})`);
+      assert.equal(tunnelAddresses(), addressesBefore, `the adopted tunnel keeps its addresses, never flushed and added again (${signal})`);
       assert.equal(ready, true, `/status ready after the ${signal} restart: ${JSON.stringify(status?.services)}`);
       const byName = Object.fromEntries(status.services.map((s: { name: string }) => [s.name, s]));
       for (const name of ['dns', 'dhcp', 'time', 'reverse-proxy', 'wireguard', 'packet-filter']) {
@@ -304,7 +319,7 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
       figures[signal] = {
         dns_queries: summary.dns.ok + summary.dns.failed, dns_failed: summary.dns.failed,
         fetches: summary.http.ok + summary.http.failed, fetches_failed: summary.http.failed,
-        pings: pinged.sent, pings_lost: pinged.lost,
+        pings: pinged.sent, pings_lost: pinged.lost, load_average: Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
         start_to_ready_ms: ms, down_ms: startedAt - stoppedAt,
       };
     }

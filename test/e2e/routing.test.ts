@@ -230,6 +230,35 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
   lab.call('POST', `/api/v1/multiwan/groups/${group.id}/members`, { gateway_id: b.id, tier: 2, weight: 1 });
 });
 
+test('multi-WAN at start: the routing last applied is put back after a reboot\'s flush, never an edit the kernel refused', { skip, timeout: 240_000 }, async () => {
+  // An edit stored but refused (its interface does not exist): pending, never in force.
+  const [refused] = lab.api(['POST', '/api/v1/multiwan/gateways', { name: 'wan-z', instance_id: '61696677-0000-0000-0000-000000000000', interface: 'b15nosuch1', next_hop: '10.15.30.1', monitor_kind: 'icmp', interval_ms: 300, timeout_ms: 300 }]);
+  assert.equal(refused.status, 409, JSON.stringify(refused));
+  assert.equal(ask(), 'A', 'the applied routing still sends the client through WAN A');
+  assert.equal(await lab.stopBulwark('SIGTERM'), 0, lab.log);
+  // What a reboot forgets: the multi-WAN table, the policy rules and the gateways' routing tables.
+  inNamespace(fw, 'nft', ['delete', 'table', 'inet', 'bulwark_mwan']);
+  for (const rule of JSON.parse(inNamespace(fw, 'ip', ['-j', 'rule', 'show'])) as { priority: number }[]) {
+    if (![0, 32766, 32767].includes(rule.priority)) run('ip', ['-n', fw, 'rule', 'del', 'priority', String(rule.priority)]);
+  }
+  for (const table of ['65536', '65537']) spawnSync('ip', ['-n', fw, 'route', 'flush', 'table', table]);
+  assert.match(ask(), /^failed/, 'no multi-WAN routing in the kernel: the main table has no default route');
+
+  lab.startBulwark(fw, await freePort());
+  let status: { ready: boolean; services: { name: string; running: boolean; waiting_for: string | null; error: string | null }[] } | undefined;
+  for (let waited = 0; waited < 180_000 && status?.ready !== true; waited += 500) {
+    status = lab.call('GET', '/api/v1/status');
+    if (status?.ready !== true) await sleep(500);
+  }
+  const multiwan = status?.services.find((s) => s.name === 'multiwan');
+  assert.deepEqual([status?.ready, multiwan?.running, multiwan?.waiting_for, multiwan?.error], [true, true, null, null], JSON.stringify(status?.services));
+  assert.equal(await untilAnswer('A', 15_000) >= 0, true, 'the client goes through WAN A again, by the applied routing');
+  const refusedGateway = lab.call('GET', '/api/v1/multiwan/gateways').find((g: { name: string }) => g.name === 'wan-z');
+  assert.ok(refusedGateway, 'the refused edit is still stored');
+  assert.doesNotMatch(inNamespace(fw, 'ip', ['route', 'show', 'table', 'all']), /10\.15\.30\.1/, 'and not in force');
+  lab.call('DELETE', `/api/v1/multiwan/gateways/${refusedGateway.id}`, undefined, 204);
+});
+
 test('geo-IP: a block rule drops a client whose address is in the blocked country and passes one outside it', { skip, timeout: 180_000 }, () => {
   assert.equal(lab.call('GET', '/api/v1/geoip/lookup/81.2.69.142').country, 'GB');
   assert.equal(lab.call('GET', '/api/v1/geoip/lookup/8.8.8.8').country, 'US');

@@ -53,7 +53,12 @@ export async function startConsoleServer(consoleDir: string, options: { platform
   const app = await buildApp({ logger: false, consoleDir, config: { ...loadStartupConfig([], {}), dataDir, ...(options.platform ? { platform: options.platform } : {}) } });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
-  return { app, baseUrl: `http://127.0.0.1:${port}`, dataDir, close: () => app.close() };
+  // On linux the daemons it started outlive the API (they are detached): the test's teardown stops them.
+  const close = async () => {
+    await app.context.platform.stopServices?.();
+    await app.close();
+  };
+  return { app, baseUrl: `http://127.0.0.1:${port}`, dataDir, close };
 }
 
 /** What went wrong in a page: console errors, uncaught exceptions, and API answers of 5xx (or any >= 400). */

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
+import { stopDetachedDaemons } from './detached-daemons.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -124,7 +125,10 @@ export class NetnsLab {
   }
 
   async cleanup(): Promise<void> {
-    // A second for the children to end on SIGTERM; whatever is left in the namespaces is killed below.
+    // Bulwark first, so that no supervisor starts a daemon again; then the detached daemons it left (they outlive it).
+    await this.stopBulwark('SIGKILL');
+    await stopDetachedDaemons(this.dataDir);
+    // A second for the other children to end on SIGTERM; whatever is left in the namespaces is killed below.
     const running = this.children.filter((child) => child.exitCode === null && child.signalCode === null);
     const exited = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
     for (const child of running) child.kill('SIGTERM');

@@ -31,12 +31,20 @@ export function createMultiwanArea(context: AppContext): Area & { service: Multi
   let monitor: NodeJS.Timeout | undefined;
   // Once routing is applied, a change to what it is compiled from is applied at once (spec: writes recompile).
   context.models.onChanged([mw.policies, mw.leaks, mw.groups, mw.groupMembers, mw.gateways, mw.instanceMembers, mw.instances], () => mw.reapplyAfterWrite());
+  // A start puts back the routing last applied (after networking: gateways need their interfaces' addresses).
+  context.restore.register({
+    name: 'multiwan',
+    daemon: context.platform.routing.dialect === 'nftables' ? 'nftables' : 'pf',
+    enabled: () => mw.hasApplied(),
+    running: async () => mw.appliedInForce(),
+    appliedVersion: () => mw.applied.get()?.version ?? null,
+    restore: () => mw.restoreApplied(),
+  });
   return {
     name: 'multiwan',
     service: mw,
     routes: routes(mw),
-    async start() {
-      await mw.applyAtStart();
+    start() {
       // Ten ticks a second probe the gateways that are due on the service clock (interval_ms goes down to 100).
       monitor = setInterval(() => void mw.monitorTick(), 100);
       monitor.unref();

@@ -17,6 +17,7 @@ import { compileLinuxRouting, withoutNftLabel, type LinuxCompileInput } from './
 import { MWAN_TABLE, type RoutingCommand } from '../../platform/routing.js';
 import { probeFieldProblem, type ProbeKind } from '../../platform/probe-arguments.js';
 import { adminAllowList, adminDestinationProblem } from '../../net/admin-allow-list.js';
+import { AppliedRouting, type RoutingObject, type RoutingObjects } from './applied-routing.js';
 import { allowListOf } from '../../net/special-addresses.js';
 
 interface HealthRow {
@@ -48,6 +49,8 @@ function checkAddress(value: unknown, field: string): void {
   if (!isCidr(String(value))) throw badRequest(`body.${field}: "${String(value)}" is not an IP address, CIDR or any`);
 }
 
+const policiesOf = (objects: RoutingObjects) => objects.policies.map((o) => ({ ...o.data, id: o.id }));
+
 function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -77,6 +80,12 @@ export class MultiWanService {
    * retry would load and put back the routing again, cutting traffic for a moment, for the same refusal.
    */
   private refusedPlan: string | undefined;
+  /** The plan this process last loaded (as text): a state change that compiles to the same plan loads nothing. */
+  private planInForce: string | undefined;
+  /** The objects the kernel's routing was last compiled from (a start and a gateway's state change use them). */
+  readonly applied: AppliedRouting;
+  /** Why the start could not put the applied routing back (for /status); null otherwise. */
+  private restoreError: string | null = null;
 
   constructor(private readonly context: AppContext) {
     const { models } = context;
@@ -134,6 +143,10 @@ export class MultiWanService {
         checkAddress(data.prefix, 'prefix');
         for (const field of LEAK_PORT_FIELDS) normalisePortField(data[field], field);
       },
+    });
+    this.applied = new AppliedRouting(context, {
+      instances: this.instances, instanceMembers: this.instanceMembers, gateways: this.gateways, groups: this.groups,
+      groupMembers: this.groupMembers, policies: this.policies, leaks: this.leaks,
     });
   }
 
@@ -359,7 +372,7 @@ export class MultiWanService {
    */
   private async followStateChange(gatewayId: string, before: Map<string, string>): Promise<void> {
     try {
-      if (!(await this.apply({ unlessRefusedBefore: true }))) return;
+      if (!(await this.apply({ onlyWhenChanged: true, source: 'applied' }))) return;
     } catch (error) {
       this.context.log.warn({ gateway: gatewayId, err: (error as Error).message }, 'multi-WAN: re-apply after a gateway state change failed');
       return;
@@ -412,8 +425,8 @@ export class MultiWanService {
     });
   }
 
-  groupMemberViews(groupId?: string): MemberView[] {
-    return this.groupMembers.objects()
+  groupMemberViews(groupId?: string, members: readonly RoutingObject[] = this.groupMembers.objects()): MemberView[] {
+    return members
       .filter((m) => groupId === undefined || m.data.group_id === groupId)
       .map((m) => ({ group_id: String(m.data.group_id), gateway_id: String(m.data.gateway_id), tier: Number(m.data.tier), weight: Number(m.data.weight) }))
       .sort((a, b) => a.tier - b.tier || b.weight - a.weight);
@@ -441,8 +454,8 @@ export class MultiWanService {
     this.context.store.remove('mw_group_member', existing.id);
   }
 
-  private gatewayViews(): Map<string, GatewayView> {
-    return new Map(this.gateways.objects().map((o) => [o.id, { ...o.data, id: o.id, ...this.healthView(o.id) } as GatewayView]));
+  private gatewayViews(gateways: readonly RoutingObject[] = this.gateways.objects()): Map<string, GatewayView> {
+    return new Map(gateways.map((o) => [o.id, { ...o.data, id: o.id, ...this.healthView(o.id) } as GatewayView]));
   }
 
   activeGateways(groupId: string) {
@@ -473,33 +486,34 @@ export class MultiWanService {
     return this.policies.update(id, { status: enabled ? 'active' : 'disabled' });
   }
 
-  private compileInput(policies: (ConfigData & { id: string })[]) {
+  /** What the compilers take: `policies` with the other objects (stored ones unless given, e.g. the applied record). */
+  private compileInput(policies: (ConfigData & { id: string })[], objects: RoutingObjects = this.applied.stored()) {
     return {
       policies,
-      instances: new Map(this.instances.objects().map((o) => [o.id, o.data])),
-      gateways: this.gatewayViews(),
-      groups: new Map(this.groups.objects().map((o) => [o.id, o.data])),
-      members: this.groupMemberViews(),
+      instances: new Map(objects.instances.map((o) => [o.id, o.data])),
+      gateways: this.gatewayViews(objects.gateways),
+      groups: new Map(objects.groups.map((o) => [o.id, o.data])),
+      members: this.groupMemberViews(undefined, objects.groupMembers),
     };
   }
 
-  private linuxInput(policies: (ConfigData & { id: string })[]): LinuxCompileInput {
+  private linuxInput(policies: (ConfigData & { id: string })[], objects: RoutingObjects = this.applied.stored()): LinuxCompileInput {
     return {
-      ...this.compileInput(policies),
-      leaks: this.leaks.objects().map((o) => ({ ...o.data, id: o.id })),
-      instanceMembers: this.instanceMembers.objects().map((m) => ({ instance_id: String(m.data.instance_id), interface: String(m.data.interface) })),
+      ...this.compileInput(policies, objects),
+      leaks: objects.leaks.map((o) => ({ ...o.data, id: o.id })),
+      instanceMembers: objects.instanceMembers.map((m) => ({ instance_id: String(m.data.instance_id), interface: String(m.data.interface) })),
     };
   }
 
   private storedPolicies() {
-    return this.policies.objects().map((o) => ({ ...o.data, id: o.id }));
+    return policiesOf(this.applied.stored());
   }
 
   /** pf: the three anchors, each loaded with `pfctl -a NAME -f -`. */
-  private anchorTexts(policies: (ConfigData & { id: string })[]): Record<string, string> {
-    const compiled = compilePolicies(this.compileInput(policies));
-    const instances = new Map(this.instances.objects().map((o) => [o.id, o.data]));
-    const leaks = compileLeaks(this.leaks.objects().map((o) => ({ ...o.data, id: o.id })), instances);
+  private anchorTexts(policies: (ConfigData & { id: string })[], objects: RoutingObjects = this.applied.stored()): Record<string, string> {
+    const compiled = compilePolicies(this.compileInput(policies, objects));
+    const instances = new Map(objects.instances.map((o) => [o.id, o.data]));
+    const leaks = compileLeaks(objects.leaks.map((o) => ({ ...o.data, id: o.id })), instances);
     const text = (lines: string[]) => lines.join('\n') + (lines.length ? '\n' : '');
     return { [ANCHORS.pbr]: text(compiled.pbr), [ANCHORS.reply]: text(compiled.reply), [ANCHORS.leak]: text(leaks) };
   }
@@ -513,23 +527,31 @@ export class MultiWanService {
 
   /**
    * Compiles the stored policies and leaks and loads them through the platform: pf anchors, or on Linux the
-   * multi-WAN nftables table with its rules and gateway routes (atomic, put back when refused).
+   * multi-WAN nftables table with its rules and gateway routes (atomic, put back when refused). What the kernel
+   * took is recorded as the applied routing. `source: 'applied'` compiles the applied record instead (with the
+   * gateways' health now): a start, and a gateway's state change, never put in force an edit the kernel refused.
    */
   apply(): Promise<{ message: string; rules: number }>;
-  /** With `unlessRefusedBefore`: undefined, and nothing done, when the plan is the one the kernel last refused. */
-  apply(options: { unlessRefusedBefore: true }): Promise<{ message: string; rules: number } | undefined>;
-  apply(options: { unlessRefusedBefore?: boolean } = {}): Promise<{ message: string; rules: number } | undefined> {
-    const run = this.applying.then(() => this.applyNow(options.unlessRefusedBefore === true));
+  /**
+   * With `onlyWhenChanged`: undefined, and nothing done, when the plan is the one the kernel last refused or
+   * the one it holds from this process already.
+   */
+  apply(options: { onlyWhenChanged?: boolean; source?: 'stored' | 'applied' }): Promise<{ message: string; rules: number } | undefined>;
+  apply(options: { onlyWhenChanged?: boolean; source?: 'stored' | 'applied' } = {}): Promise<{ message: string; rules: number } | undefined> {
+    const run = this.applying.then(() => {
+      const objects = (options.source === 'applied' ? this.applied.get()?.objects : undefined) ?? this.applied.stored();
+      return this.applyNow(objects, options.onlyWhenChanged === true);
+    });
     this.applying = run.catch(() => undefined);
     return run;
   }
 
-  private async applyNow(unlessRefusedBefore: boolean): Promise<{ message: string; rules: number } | undefined> {
+  private async applyNow(objects: RoutingObjects, onlyWhenChanged: boolean): Promise<{ message: string; rules: number } | undefined> {
     const { routing } = this.context.platform;
     if (routing.dialect === 'nftables') {
-      const plan = compileLinuxRouting(this.linuxInput(this.storedPolicies()));
+      const plan = compileLinuxRouting(this.linuxInput(policiesOf(objects), objects));
       const planText = JSON.stringify(plan);
-      if (unlessRefusedBefore && planText === this.refusedPlan) return undefined;
+      if (onlyWhenChanged && (planText === this.refusedPlan || planText === this.planInForce)) return undefined;
       try {
         await routing.applyPlan(plan);
       } catch (error) {
@@ -537,19 +559,53 @@ export class MultiWanService {
         throw error;
       }
       this.refusedPlan = undefined;
-      this.appliedOnce = true;
+      this.tookEffect(objects, planText);
       return { message: `multi-WAN table inet ${MWAN_TABLE}, ip rules and gateway tables applied`, rules: plan.ruleLines.length / 2 + plan.rules.length };
     }
-    const anchors = this.anchorTexts(this.storedPolicies());
+    const anchors = this.anchorTexts(policiesOf(objects), objects);
+    const anchorText = JSON.stringify(anchors);
+    if (onlyWhenChanged && anchorText === this.planInForce) return undefined;
     await routing.loadAnchors(anchors);
-    this.appliedOnce = true;
+    this.tookEffect(objects, anchorText);
     return { message: 'policy-routing anchors reloaded', rules: Object.values(anchors).reduce((n, text) => n + text.split('\n').filter(Boolean).length, 0) };
   }
 
-  /** At start: apply what is stored when any policy or leak exists (the kernel forgot it on reboot). */
-  async applyAtStart(): Promise<void> {
-    if (this.policies.objects().length === 0 && this.leaks.objects().length === 0) return;
-    await this.apply().catch((error: Error) => this.context.log.warn({ err: error.message }, 'multi-WAN: routing not applied at start'));
+  private tookEffect(objects: RoutingObjects, plan: string): void {
+    this.appliedOnce = true;
+    this.planInForce = plan;
+    this.restoreError = null;
+    this.applied.record(objects);
+  }
+
+  /**
+   * At start: the routing last applied goes back into the kernel (it forgot it at a reboot). A database from
+   * before the applied record was kept (an upgrade) has none: the stored routing is then what ran, when any
+   * policy or leak exists. Throws why it could not (the start-up restore reports it in /status).
+   */
+  async restoreApplied(): Promise<void> {
+    const source = this.applied.get() ? 'applied' : this.hasRouting(this.applied.stored()) ? 'stored' : null;
+    if (!source) return;
+    try {
+      await this.apply({ source });
+    } catch (error) {
+      this.restoreError = (error as Error).message;
+      throw error;
+    }
+  }
+
+  /** Whether the start-up restore has routing to put back (the applied record, or stored routing from before it). */
+  hasApplied(): boolean {
+    const record = this.applied.get();
+    return this.hasRouting(record ? record.objects : this.applied.stored());
+  }
+
+  /** The applied routing is in force: this process loaded it (a start, an apply) and nothing failed since. */
+  appliedInForce(): boolean {
+    return this.appliedOnce && this.restoreError === null;
+  }
+
+  private hasRouting(objects: RoutingObjects): boolean {
+    return objects.policies.length > 0 || objects.leaks.length > 0;
   }
 
   /** After a write of policies, leaks, groups or gateways: apply again once applied (a refusal is the write's 409). */

@@ -276,13 +276,21 @@ export class NetworkingService {
     if (failures.length > 0) throw conflict(`networking: ${failures.join('; ')}`);
   }
 
-  /** Whether the kernel holds what was applied: every recorded VLAN device and static route. */
+  /** Whether the kernel holds what was applied: every recorded VLAN device, static IPv4 address and static route. */
   async appliedInKernel(): Promise<boolean> {
     const applied = this.applied();
     const { network } = this.context.platform;
-    if (applied.vlans.length > 0) {
-      const names = new Set((await network.interfaces()).map((i) => i.name));
-      if (!applied.vlans.every((vlan) => names.has(vlan.device))) return false;
+    const staticAddresses = applied.interfaces.filter(({ data }) => data.ipv4_mode !== 'dhcp' && data.ipv4_mode !== 'none' && typeof data.ipv4_address === 'string' && data.ipv4_address);
+    if (applied.vlans.length > 0 || staticAddresses.length > 0) {
+      const held = new Map((await network.interfaces()).map((i) => [i.name, i]));
+      if (!applied.vlans.every((vlan) => held.has(vlan.device))) return false;
+      // An interface that is gone (a USB NIC unplugged) is not waited for; one that is there holds its address.
+      const holdsAddress = ({ name, data }: { name: string; data: ConfigData }) => {
+        const iface = held.get(name);
+        const address = String(data.ipv4_address).split('/')[0];
+        return !iface || iface.ipv4 === address || (iface.addresses ?? []).includes(address);
+      };
+      if (!staticAddresses.every(holdsAddress)) return false;
     }
     for (const table of new Set(applied.routes.map((route) => route.table))) {
       const held = await network.routes(table);

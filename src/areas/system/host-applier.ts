@@ -47,20 +47,30 @@ export function registerHostSettingsApplier(context: AppContext, system: SystemS
 }
 
 /**
- * At start, the state table's values are put back in force. They are the one host setting that does not
- * survive a reboot reliably on its own: sysctl.d is read early at boot, often before conntrack is loaded (its
- * sysctls do not exist yet), while every other setting lives in a file the host reads when it needs it.
- * Runs in the background; a refusal is logged (the pf-tuning GET shows live values apart from configured ones).
+ * At start, the state table's values are put back in force: the kernel settings Bulwark owns (conntrack sysctls
+ * on linux, pf options on FreeBSD), listed in /status as `kernel-settings`. They are the one host setting that
+ * does not survive a reboot reliably on its own: sysctl.d is read early at boot, often before conntrack is loaded
+ * (its sysctls do not exist yet), while every other setting lives in a file the host reads when it needs it. What
+ * is stored is what was applied: the PUT stores a value only once the kernel took it (a refusal stores nothing).
  */
-export async function restoreStateTable(context: AppContext): Promise<void> {
-  const stored = context.store.getSingleton('settings_pf_tuning');
-  const tuning = stateTableTuningOf(stored ?? {});
-  if (Object.keys(tuning).length === 0) return;
+export function registerStateTableRestore(context: AppContext): void {
+  const tuning = () => stateTableTuningOf(context.store.getSingleton('settings_pf_tuning') ?? {});
   const site = hostSettingsOf(context);
-  try {
-    await site.exclusive(() => site.host.stateTable(tuning));
-    site.inForce.set('settings_pf_tuning', canonicalJson(stored));
-  } catch (error) {
-    context.log.warn({ err: error }, 'the stored state-table settings could not be put back in force at start');
-  }
+  context.restore.register({
+    name: 'kernel-settings',
+    daemon: context.platform.name === 'freebsd' ? 'pfctl' : 'sysctl',
+    enabled: () => Object.keys(tuning()).length > 0,
+    // Running: the kernel holds every configured value (the simulated platform only renders them).
+    running: async () => {
+      if (context.platform.simulated) return true;
+      const live = await site.host.readStateTable();
+      return Object.entries(tuning()).every(([field, value]) => live[field as keyof typeof live] === value);
+    },
+    appliedVersion: () => context.apply.versions.activeIfCurrent()?.version ?? null,
+    restore: async () => {
+      const stored = context.store.getSingleton('settings_pf_tuning');
+      await site.exclusive(() => site.host.stateTable(tuning()));
+      site.inForce.set('settings_pf_tuning', canonicalJson(stored));
+    },
+  });
 }

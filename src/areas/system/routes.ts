@@ -10,7 +10,7 @@ import { SystemService, validateGeneral } from './service.js';
 import { listTimezones } from './timezones.js';
 import { hostSettingsOf } from '../common/host-settings.js';
 import type { SingletonModel } from '../../model/singleton-model.js';
-import { registerHostSettingsApplier, restoreStateTable } from './host-applier.js';
+import { registerHostSettingsApplier, registerStateTableRestore } from './host-applier.js';
 
 const TAGS = ['system'];
 const READ = 'settings:read' as const;
@@ -65,9 +65,10 @@ function routes(context: AppContext): RouteSpec[] {
     },
   ];
   registerHostSettingsApplier(context, system, sections);
+  registerStateTableRestore(context);
   return routeList;
 }
 
 export function createSystemArea(context: AppContext): Area {
-  return { name: 'system', routes: routes(context), start: () => void restoreStateTable(context) };
+  return { name: 'system', routes: routes(context) };
 }

@@ -58,7 +58,7 @@ export function createFreebsdWireguard(): WireguardControl {
       const backend = { backend: 'kernel', pid: null, restarts: 0, last_error: null } as const;
       const live = await readDump(name);
       if (!live) return { running: false, interface: name, peers: [], ...backend };
-      const { presharedKeys: _keys, ...status } = live;
+      const { presharedKeys: _keys, privateKey: _privateKey, ...status } = live;
       return { ...status, ...backend };
     },
     async closeAll() {

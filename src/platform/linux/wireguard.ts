@@ -7,7 +7,7 @@ import { describeMissing, missingTool } from '../debian-packages.js';
 import { SupervisedProcess } from '../supervised-process.js';
 import { readProcessRecord, recordedProcessRuns, recordFile } from '../process-record.js';
 import type { WireguardControl, WireguardInterfaceSpec, WireguardInterfaceStatus } from '../wireguard.js';
-import { mustRun, peerRoutes, readDump, runTool, setconf, syncconf, syncPeersWithWg } from '../wireguard-tool.js';
+import { mustRun, peerRoutes, readDump, runTool, setconf, syncAdopted, syncPeersWithWg } from '../wireguard-tool.js';
 
 export { parseWgDump } from '../wireguard-tool.js';
 
@@ -26,8 +26,11 @@ interface Running {
 
 const linkExists = async (name: string) => (await runTool('ip', ['link', 'show', 'dev', name])).code === 0;
 const isKernelWireguard = async (name: string) => / wireguard /.test((await runTool('ip', ['-d', 'link', 'show', 'dev', name])).stdout);
-/** The addresses an interface holds now (`10.8.0.1/24`). */
-const addressesOf = async (name: string) => [...(await runTool('ip', ['-o', 'address', 'show', 'dev', name])).stdout.matchAll(/\sinet6?\s+(\S+)/g)].map((m) => m[1]);
+/**
+ * The global addresses an interface holds now (`10.8.0.1/24`). The IPv6 link-local address the kernel gives a
+ * wireguard-go (tun) interface when it comes up is not one Bulwark set, and is left out.
+ */
+const addressesOf = async (name: string) => [...(await runTool('ip', ['-o', 'address', 'show', 'dev', name, 'scope', 'global'])).stdout.matchAll(/\sinet6?\s+(\S+)/g)].map((m) => m[1]);
 
 /** Where wireguard-go's pid record and output live: beside the interface's setconf file (root only, 0700). */
 const processFiles = (spec: WireguardInterfaceSpec) => ({ dir: dirname(spec.setconfFile), name: `${spec.interface}.wireguard-go`, configHash: null });
@@ -44,12 +47,12 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
   const configureLink = async (entry: Running) => {
     const { spec } = entry;
     const name = spec.interface;
-    // An interface that already holds exactly its address keeps it: no moment without it (an adopted tunnel).
+    // The address it already holds is never taken away (an adopted tunnel carries traffic meanwhile: a moment without
+    // it drops what arrives). Any other global address goes first (deleting a primary address takes the secondaries
+    // of its subnet with it), then a missing one is added.
     const current = await addressesOf(name);
-    if (current.length !== 1 || current[0] !== spec.address) {
-      await mustRun(`addressing ${name}`, 'ip', ['address', 'flush', 'dev', name]);
-      await mustRun(`addressing ${name}`, 'ip', ['address', 'add', spec.address, 'dev', name]);
-    }
+    for (const other of current.filter((address) => address !== spec.address)) await mustRun(`addressing ${name}`, 'ip', ['address', 'del', other, 'dev', name]);
+    if (!current.includes(spec.address)) await mustRun(`addressing ${name}`, 'ip', ['address', 'add', spec.address, 'dev', name]);
     await mustRun(`setting the MTU of ${name}`, 'ip', ['link', 'set', 'dev', name, 'mtu', String(spec.mtu ?? 1420)]);
     await mustRun(`bringing ${name} up`, 'ip', ['link', 'set', 'dev', name, 'up']);
     await syncRoutes(entry);
@@ -128,7 +131,7 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
       entry!.spec = spec;
       try {
         // An adopted interface is brought to the spec in place, keeping its sessions; a new one gets it whole.
-        if (entry!.adopted) await syncconf(spec);
+        if (entry!.adopted) await syncAdopted(spec);
         else await setconf(spec);
         await configureLink(entry!);
       } catch (error) {
@@ -157,7 +160,7 @@ export function createLinuxWireguard(log?: FastifyBaseLogger): WireguardControl 
       } as const;
       const live = findProgram('wg') ? await readDump(name) : null;
       if (!live) return { running: false, interface: name, peers: [], ...backend };
-      const { presharedKeys: _keys, ...status } = live;
+      const { presharedKeys: _keys, privateKey: _privateKey, ...status } = live;
       return { ...status, ...backend };
     },
     async closeAll() {
