@@ -18,20 +18,33 @@ fs.writeSync(2, Array.from({ length: 100000 }, (_, n) => 'notice: init module ' 
 fs.writeSync(2, 'error: bind: address already in use\\nfatal error: could not open ports\\n');
 process.exit(1);`;
 
+const failingStandIn = (dir: string, script: string) => new SupervisedProcess({
+  label: 'stand-in', command: process.execPath, args: ['-e', script], readyTimeoutMs: 30_000,
+  ready: async () => false, detached: { dir, name: 'stand-in', configHash: null },
+});
+
 test('a detached process that exits at start: its own error lines are the reason, every time', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bulwark-supervise-'));
   try {
     for (let run = 0; run < 3; run++) {
-      const supervised = new SupervisedProcess({
-        label: 'stand-in', command: process.execPath, args: ['-e', FAILING], readyTimeoutMs: 30_000,
-        ready: async () => false, detached: { dir, name: 'stand-in', configHash: null },
-      });
+      const supervised = failingStandIn(dir, FAILING);
       await assert.rejects(supervised.start(), (error: Error) => {
         assert.equal(error.message, 'stand-in exited with status 1: error: bind: address already in use; fatal error: could not open ports', `run ${run}`);
         return true;
       });
       await supervised.stop();
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a detached process that exits at start without a word: the error says it wrote nothing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bulwark-supervise-'));
+  try {
+    const supervised = failingStandIn(dir, 'process.exit(1)');
+    await assert.rejects(supervised.start(), { message: 'stand-in exited with status 1 without writing a line of output' });
+    await supervised.stop();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
