@@ -40,3 +40,22 @@ test('whole lines in order, partial lines held back, truncation restarts, old co
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a read called while another is in flight resolves only once what the file held at the call is delivered', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'b16-eve-'));
+  try {
+    const file = join(dir, 'daemon.log');
+    writeFileSync(file, 'first\n');
+    const seen: string[] = [];
+    const tail = new EveTail(file, (lines) => seen.push(...lines.split('\n')));
+    // The tail's own poll or directory watch may be reading when the supervisor asks for everything so far
+    // (a daemon's last words before its failure's reason is taken).
+    const inFlight = tail.read();
+    appendFileSync(file, 'error: bind: address already in use\n');
+    await tail.read();
+    assert.deepEqual(seen, ['first', 'error: bind: address already in use']);
+    await inFlight;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -338,7 +338,9 @@ export class SupervisedProcess {
     this.unfollow();
     const reason = failureReason(this.lines.slice(Math.max(0, runStart)));
     const why = stillRunning ? `did not ${this.options.readyDescription ?? 'become ready'} within ${timeout} s` : `exited with ${ended ?? 'an error'}`;
-    this.lastError = `${label} ${why}${reason ? `: ${reason}` : ''}`;
+    // A run that exited silently says so: the answer then points away from the daemon's own complaints.
+    const said = reason ? `: ${reason}` : stillRunning ? '' : ' without writing a line of output';
+    this.lastError = `${label} ${why}${said}`;
     throw new Error(this.lastError);
   }
 

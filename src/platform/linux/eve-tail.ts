@@ -19,7 +19,8 @@ export class EveTail {
   private partial = '';
   private timer: NodeJS.Timeout | null = null;
   private watcher: FSWatcher | null = null;
-  private reading = false;
+  /** The read in flight, which callers arriving meanwhile wait for. */
+  private reading: Promise<void> | null = null;
   private again = false;
 
   /** `fromEnd`: what the file holds already is old (read before, or imported); only what is appended is new. */
@@ -53,20 +54,28 @@ export class EveTail {
     this.watcher = null;
   }
 
-  /** Reads what was added; concurrent calls collapse into one more round. */
-  async read(): Promise<void> {
+  /**
+   * Reads what was added. A call while a read is in flight joins it and resolves once one more round has run, so
+   * everything the file held at the call has been delivered (the supervisor takes a failure's reason right after).
+   */
+  read(): Promise<void> {
     if (this.reading) {
       this.again = true;
-      return;
+      return this.reading;
     }
-    this.reading = true;
+    this.reading = this.readRounds();
+    return this.reading;
+  }
+
+  private async readRounds(): Promise<void> {
     try {
       do {
         this.again = false;
         await this.round();
       } while (this.again);
     } finally {
-      this.reading = false;
+      // In the same step as the last check of `again`: a caller arriving later starts a new read.
+      this.reading = null;
     }
   }
 
