@@ -59,3 +59,38 @@ test('a read called while another is in flight resolves only once what the file 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a round that fails in the background (a listener that throws) is retried at the next poll, not left to end the process', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'b16-eve-'));
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const file = join(dir, 'eve.json');
+    writeFileSync(file, '');
+    let calls = 0;
+    const seen: string[] = [];
+    const tail = new EveTail(file, (lines) => {
+      calls += 1;
+      if (calls === 1) throw new Error('a listener failed once');
+      seen.push(...lines.split('\n'));
+    });
+    tail.start();
+    try {
+      appendFileSync(file, '{"a":1}\n');
+      const deadline = Date.now() + 10_000;
+      while (calls < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      appendFileSync(file, '{"b":2}\n');
+      while (seen.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      tail.stop();
+    }
+    assert.equal(calls >= 2, true, 'the tail went on after the failed round');
+    assert.deepEqual(seen, ['{"b":2}']);
+    assert.deepEqual(unhandled, [], 'no rejection was left unhandled');
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

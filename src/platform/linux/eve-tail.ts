@@ -35,11 +35,14 @@ export class EveTail {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.read(), POLL_MS);
+    // A round that failed (an I/O error, a listener that threw) is tried again at the next poll; left unhandled, its
+    // rejection would end the whole API process.
+    const readInBackground = () => void this.read().catch(() => undefined);
+    this.timer = setInterval(readInBackground, POLL_MS);
     this.timer.unref();
     try {
       this.watcher = watch(dirname(this.file), (_event, name) => {
-        if (name === null || name === basename(this.file)) void this.read();
+        if (name === null || name === basename(this.file)) readInBackground();
       });
       this.watcher.on('error', () => undefined);
     } catch {
