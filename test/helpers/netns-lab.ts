@@ -28,6 +28,8 @@ export interface ApiAnswer {
   body: any;
   /** How long the request took, measured by the client inside the namespace. */
   ms: number;
+  /** When the answer was read (epoch ms, the machine's one clock): a figure's start, free of the client's exit. */
+  at: number;
 }
 
 export class NetnsLab {
