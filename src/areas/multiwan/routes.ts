@@ -5,7 +5,7 @@ import { route, type RouteSpec } from '../../http/route.js';
 import { ErrorAnswer, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { IdParams, StringEnum, Uuid } from '../../model/schema-helpers.js';
 import { collectionRoutes } from '../../http/collection-routes.js';
-import { LEAK_PORT_FIELDS, MultiWanService, POLICY_PORT_FIELDS } from './service.js';
+import { LEAK_PORT_FIELDS, MultiWanService, POLICY_PORT_FIELDS } from './routing-apply.js';
 import { withPortInput } from './port-fields.js';
 import {
   BlastRadius, EnableFibsBody, FlowSummary, Gateway, GatewayEvent, GatewayHealth, Group, GroupCreate, GroupMemberBody, GroupMemberRecord,

@@ -10,7 +10,7 @@ import { PrometheusText, type Sample } from '../../metrics/prometheus-text.js';
 import type { DashboardService } from '../dashboard/service.js';
 import type { RuleHitCounters } from '../packet-filter/hit-counters.js';
 import { RULE_KIND } from '../packet-filter/rules.js';
-import type { MultiWanService } from '../multiwan/service.js';
+import type { MultiWanService } from '../multiwan/routing-apply.js';
 import type { IdsService } from '../ids/service.js';
 
 export interface ExpositionSources {
