@@ -94,7 +94,7 @@ export function createAreas(context: AppContext): Area[] {
       otherCertificates: () => [...ca.service.validities(), ...reverseProxy.service.fileValidities(), ...tls.service.fileValidities()],
     })),
     dashboard,
-    createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.service, ids: ids.service }),
+    createPrometheusArea(context, { hits: packetFilter.hits, dashboard: dashboard.service, gateways: multiwan.gatewayHealth, ids: ids.service }),
     createDnsArea(context, { pendingFlags, dnsEvents: feeds.dns }),
     (dhcp = createDhcpArea(context)),
     createTimeArea(context),

@@ -30,7 +30,7 @@ export interface ProbeTarget {
   interface: string;
   /**
    * Special addresses (loopback, private, …) a tcp, http or dns probe may connect to: the administrator's
-   * outbound allow-list and the gateway's own next hop (src/areas/multiwan/service.ts). ICMP is not guarded.
+   * outbound allow-list and the gateway's own next hop (src/areas/multiwan/gateway-monitor.ts). ICMP is not guarded.
    */
   allow_list?: readonly string[];
 }

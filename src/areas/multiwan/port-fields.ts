@@ -8,6 +8,10 @@ import type { PortRange } from '../../compile/firewall-types.js';
 import type { RouteSpec } from '../../http/route.js';
 import { parsePortInput, PortInput } from '../../model/port-input.js';
 
+/** The port fields of policies and leaks: pf tokens when stored, any form of common/port-input.ts in a request. */
+export const POLICY_PORT_FIELDS = ['src_port', 'dst_port'] as const;
+export const LEAK_PORT_FIELDS = ['ports'] as const;
+
 export const portToken = (range: PortRange | null): string | null =>
   range === null ? null : range.start === range.end ? String(range.start) : `${range.start}:${range.end}`;
 

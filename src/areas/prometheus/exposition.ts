@@ -10,13 +10,13 @@ import { PrometheusText, type Sample } from '../../metrics/prometheus-text.js';
 import type { DashboardService } from '../dashboard/service.js';
 import type { RuleHitCounters } from '../packet-filter/hit-counters.js';
 import { RULE_KIND } from '../packet-filter/rules.js';
-import type { MultiWanService } from '../multiwan/service.js';
+import type { GatewayHealthStore } from '../multiwan/gateway-health-store.js';
 import type { IdsService } from '../ids/service.js';
 
 export interface ExpositionSources {
   hits: RuleHitCounters;
   dashboard: DashboardService;
-  gateways: MultiWanService;
+  gateways: GatewayHealthStore;
   ids: IdsService;
 }
 
