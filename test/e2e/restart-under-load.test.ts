@@ -15,7 +15,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keaHookLibrary } from '../../src/platform/kea-hooks.js';
 import { unboundPythonDir } from '../../src/platform/unbound-python.js';
@@ -85,15 +85,23 @@ function wgSections(conf: string): Record<string, string>[] {
   ));
 }
 
-/** A continuous ping through the tunnel (busybox, 5 a second, each answer awaited up to 1 s). */
+/**
+ * A continuous ping through the tunnel (busybox, 5 a second, each answer awaited up to 1 s). Its output goes to a
+ * file, not a pipe to this process: while the test waits in a synchronous call (lab.api waits for a slow start
+ * with spawnSync) nothing drains a pipe, busybox blocks writing its reply lines once the pipe is full, and the
+ * replies that arrive meanwhile (through the tunnel, counted by both ends) are never read: lost pings that the
+ * tunnel never lost.
+ */
 const PING_INTERVAL_S = 0.2;
 const PING_WAIT_S = 1;
-function startPing(ns: string, host: string): ChildProcess {
-  const ping = spawn('ip', ['netns', 'exec', ns, 'busybox', 'ping', '-i', String(PING_INTERVAL_S), '-W', String(PING_WAIT_S), host], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  ping.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  (ping as ChildProcess & { output: () => string }).output = () => output;
-  return ping;
+function startPing(ns: string, host: string, outputFile: string): ChildProcess & { outputFile: string } {
+  const output = openSync(outputFile, 'w', 0o600);
+  try {
+    const ping = spawn('ip', ['netns', 'exec', ns, 'busybox', 'ping', '-i', String(PING_INTERVAL_S), '-W', String(PING_WAIT_S), host], { stdio: ['ignore', output, 'ignore'] });
+    return Object.assign(ping, { outputFile });
+  } finally {
+    closeSync(output);
+  }
 }
 
 /**
@@ -101,11 +109,11 @@ function startPing(ns: string, host: string): ChildProcess {
  * (PING_WAIT_S) may still be on their way when the ping is stopped — on a loaded machine more than one — so
  * they are left out rather than counted as lost; every earlier request had its whole second to be answered.
  */
-async function stopPing(ping: ChildProcess): Promise<{ sent: number; received: number; lost: number; lostSeqs: number[] }> {
+async function stopPing(ping: ChildProcess & { outputFile: string }): Promise<{ sent: number; received: number; lost: number; lostSeqs: number[] }> {
   const exited = new Promise((resolve) => ping.once('exit', resolve));
   ping.kill('SIGINT');
   await exited;
-  const output = (ping as ChildProcess & { output: () => string }).output();
+  const output = readFileSync(ping.outputFile, 'utf8');
   const summary = /(\d+) packets transmitted, (\d+) packets received/.exec(output);
   if (!summary) throw new Error(`no ping summary: ${output.slice(-300)}`);
   const sent = Number(summary[1]);
@@ -263,7 +271,7 @@ test('restart under load: Bulwark stopped (SIGTERM, then SIGKILL) and started ag
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       const load = startLoad(client);
       await load.started;
-      const ping = startPing(client, '10.240.0.1');
+      const ping = startPing(client, '10.240.0.1', join(lab.dataDir, `ping-${signal}.txt`));
       const pingStartedAt = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 1000));
 
