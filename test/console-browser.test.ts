@@ -378,6 +378,507 @@ test('every page of the main navigation, as an administrator, an operator and a 
   assertOperatorControls(adminControls, await walkEveryPage(operator, 'operator', [...NAV_LINKS, 'Notifications', 'Flow export']));
 });
 
+test('rules: create through the form (API validation shown), reorder, pending banner with diff, Apply, then commit-confirm with a countdown and Confirm', { skip }, async () => {
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  await main(page).getByRole('link', { name: 'Rules' }).click();
+  await heading(page).filter({ hasText: 'Rules' }).waitFor();
+
+  const form = page.getByRole('form', { name: 'New rule' });
+  const create = async (fields: Record<string, string>) => {
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    for (const [label, value] of Object.entries(fields)) await form.getByLabel(label, { exact: true }).fill(value);
+  };
+  await create({ 'Destination address': '300.1.1.1', 'Destination port': '443', Description: 'web server' });
+  await form.getByRole('button', { name: 'Create rule' }).click();
+  await assertRefusedAtField(form, 'Destination address', /dst_addr/, 'the refused rule');
+  watched.problems.failedResponses.length = 0;
+  watched.problems.console.length = 0; // the 400 above is expected
+  await form.getByLabel('Destination address', { exact: true }).fill('192.0.2.10');
+  await form.getByRole('button', { name: 'Create rule' }).click();
+  const table = page.getByRole('table', { name: 'Firewall rules' });
+  await table.getByRole('cell', { name: 'web server' }).waitFor();
+
+  await create({ 'Destination address': '192.0.2.53', 'Destination port': '53', Description: 'dns server' });
+  await form.getByLabel('Protocol').selectOption('udp');
+  await form.getByRole('button', { name: 'Create rule' }).click();
+  await table.getByRole('cell', { name: 'dns server' }).waitFor();
+
+  const banner = page.getByRole('region', { name: 'Pending changes' });
+  await banner.getByText('2 rules added').waitFor();
+  await banner.getByRole('button', { name: 'Show diff' }).click();
+  assert.match((await banner.getByLabel('Diff of the pending changes').textContent()) ?? '', /web server/);
+  await screenshot(page, 'rules-pending');
+
+  // move "dns server" above "web server"
+  await page.getByRole('button', { name: 'Move rule 2 up' }).click();
+  await page.waitForFunction(() => document.querySelector('table tbody tr td:nth-child(8)')?.textContent === 'dns server');
+  const ordered = (await adminApi('GET', '/rules')).json as { description: string }[];
+  assert.deepEqual(ordered.map((rule) => rule.description), ['dns server', 'web server'], 'the reorder reached the API');
+
+  await banner.getByRole('button', { name: 'Apply', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: 'Changes applied successfully' }).waitFor();
+  await banner.waitFor({ state: 'detached' });
+  assert.equal((await adminApi('GET', '/pending')).json.firewall, false);
+
+  // a change applied under commit-confirm: countdown, then Confirm keeps it
+  await table.getByRole('row').filter({ hasText: 'web server' }).getByRole('button', { name: 'Edit' }).click();
+  const editForm = page.getByRole('form', { name: 'Edit rule' });
+  await editForm.getByLabel('Description').fill('web server (https)');
+  await editForm.getByRole('button', { name: 'Save rule' }).click();
+  await table.getByRole('cell', { name: 'web server (https)' }).waitFor();
+  await banner.getByText('1 rule changed').waitFor();
+  await banner.getByLabel('Roll back after (seconds)').fill('90');
+  await banner.getByRole('button', { name: 'Apply with commit-confirm' }).click();
+  const timer = page.getByRole('timer', { name: 'Time left to confirm' });
+  await timer.waitFor();
+  const shown = await timer.textContent();
+  assert.match(shown ?? '', /^1:[23]\d$/, `countdown from 90 s: ${shown}`);
+  await page.waitForFunction((before) => document.querySelector('[role=timer]')?.textContent !== before, shown, { timeout: 5000 });
+  await screenshot(page, 'commit-confirm');
+  assert.equal((await adminApi('GET', '/config/commit-confirm/status')).json.active, true);
+  await page.getByRole('region', { name: 'Commit-confirm' }).getByRole('button', { name: 'Confirm' }).click();
+  await timer.waitFor({ state: 'detached' });
+  const status = (await adminApi('GET', '/config/commit-confirm/status')).json as { active: boolean; last: { outcome: string } };
+  assert.equal(status.active, false);
+  assert.equal(status.last.outcome, 'confirmed');
+  assertNoProblems(watched, 'rules');
+});
+
+test('assertions: the pending banner names the assertion a change would break and its deciding rule; Apply is refused, Apply anyway applies', { skip }, async () => {
+  const assertion = await adminApi('POST', '/assertions', { name: 'client reaches web tcp/80', kind: 'transit', interface: 'eth1', protocol: 'tcp', source: '192.168.1.50', destination: '203.0.113.80', port: 80 });
+  assert.equal(assertion.status, 201, JSON.stringify(assertion.json));
+  const rule = await adminApi('POST', '/rules', { action: 'block', direction: 'in', interface: 'eth1', protocol: 'tcp', dst_port_start: 80, quick: true, description: 'no web' });
+  assert.equal(rule.status, 201, JSON.stringify(rule.json));
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  await main(page).getByRole('link', { name: 'Rules' }).click();
+  const banner = page.getByRole('region', { name: 'Pending changes' });
+  const broken = banner.getByRole('alert', { name: 'Assertions the pending changes break' });
+  await broken.waitFor();
+  const text = (await broken.textContent()) ?? '';
+  assert.match(text, /client reaches web tcp\/80: expects pass, block by rule/);
+  assert.ok(text.includes(rule.json.id), `the deciding rule is named: ${text}`);
+  await screenshot(page, 'pending-broken-assertion');
+
+  await banner.getByRole('button', { name: 'Apply', exact: true }).click();
+  assert.match((await page.getByRole('alert').filter({ hasText: 'reload refused' }).textContent()) ?? '', /reload refused: it would break 1 assertion/);
+  watched.problems.failedResponses.length = 0;
+  watched.problems.console.length = 0; // the 409 above is expected
+  assert.equal((await adminApi('GET', '/pending')).json.firewall, true, 'nothing was applied');
+  await banner.getByRole('button', { name: 'Apply anyway (audited)' }).click();
+  await page.getByRole('status').filter({ hasText: 'Changes applied successfully' }).waitFor();
+  assert.equal((await adminApi('GET', '/pending')).json.firewall, false);
+  assert.equal((await adminApi('DELETE', `/rules/${rule.json.id}`)).status, 204);
+  assert.equal((await adminApi('DELETE', `/assertions/${assertion.json.id}`)).status, 204);
+  assert.equal((await adminApi('POST', '/reload')).status, 200);
+  assertNoProblems(watched, 'assertions');
+});
+
+test('declared forms: an alias created and deleted on its page; an API key shows its secret once', { skip }, async () => {
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  page.on('dialog', (dialog) => void dialog.accept());
+  await main(page).getByRole('link', { name: 'Aliases' }).click();
+  await page.getByRole('button', { name: 'Add alias' }).click();
+  const form = page.getByRole('form', { name: 'New alias' });
+  await form.getByLabel('Name').fill('web_hosts');
+  await form.getByLabel('Entries').fill('192.0.2.10\n192.0.2.11');
+  await form.getByRole('button', { name: 'Create' }).click();
+  const row = page.getByRole('table', { name: 'Aliases' }).getByRole('row').filter({ hasText: 'web_hosts' });
+  await row.getByRole('cell', { name: '192.0.2.10, 192.0.2.11' }).waitFor();
+  assert.deepEqual((await adminApi('GET', '/aliases')).json.map((alias: { name: string; entries: string[] }) => [alias.name, alias.entries]), [['web_hosts', ['192.0.2.10', '192.0.2.11']]]);
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.deepEqual((await adminApi('GET', '/aliases')).json, []);
+
+  await main(page).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  const keyForm = page.getByRole('form', { name: 'New API key' });
+  await keyForm.getByLabel('Key name').fill('backup-script');
+  await keyForm.getByLabel('Permissions').fill('backup:read');
+  await keyForm.getByRole('button', { name: 'Create key' }).click();
+  const secret = (await page.locator('.banner.secret code.secret-value').textContent())?.trim() ?? '';
+  const withKey = await fetch(`${server.baseUrl}/api/v1/config/history`, { headers: { authorization: `ApiKey ${secret}` } });
+  assert.equal(withKey.status, 200, 'the secret shown is the working key');
+  await page.getByRole('button', { name: 'Done' }).click();
+  assert.equal(await page.getByText(secret).count(), 0, 'the secret is gone once acknowledged');
+  assert.ok((await page.getByRole('table', { name: 'API keys' }).getByRole('cell', { name: 'backup-script' }).count()) === 1);
+  assertNoProblems(watched, 'declared forms');
+});
+
+/** Every PUT the page sends: path, If-Match and body (to check what an editor sends, not only what it shows). */
+function recordPuts(page: Page): { path: string; ifMatch: string | undefined; body: string | null }[] {
+  const puts: { path: string; ifMatch: string | undefined; body: string | null }[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'PUT') puts.push({ path: new URL(request.url()).pathname, ifMatch: request.headers()['if-match'], body: request.postData() });
+  });
+  return puts;
+}
+
+/** Only the refusals a step provoked on purpose (the browser logs each one as a console error too). */
+function assertOnlyExpectedFailures(watched: WatchedPage, expected: string[], what: string): void {
+  assert.deepEqual(watched.problems.failedResponses.map((r) => `${r.status} ${new URL(r.url).pathname}`), expected, `${what}: failed responses`);
+  const unexpected = watched.problems.console.filter((text) => !/^Failed to load resource: the server responded with a status of (400|412)/.test(text));
+  assert.deepEqual(unexpected, [], `${what}: console errors`);
+}
+
+const TAG = /^"[\w-]{22}"$/;
+
+test('edit forms: the record read with its ETag is saved with If-Match; a change made meanwhile answers 412, reloads the form and says so; the API 400 shows by the form', { skip }, async () => {
+  const alias = (await adminApi('POST', '/aliases', { name: 'office_hosts', alias_type: 'host', entries: ['192.0.2.20'] })).json;
+  const host = (await adminApi('POST', '/dns/resolver/hosts', { hostname: 'printer', domain: 'lan', record_type: 'A', value: '192.0.2.30' })).json;
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  const puts = recordPuts(page);
+  await main(page).getByRole('link', { name: 'Aliases' }).click();
+  const row = page.getByRole('table', { name: 'Aliases' }).getByRole('row').filter({ hasText: 'office_hosts' });
+  await row.getByRole('button', { name: 'Edit' }).click();
+  const form = page.getByRole('form', { name: 'Edit alias' });
+  assert.equal(await form.getByLabel('Entries').inputValue(), '192.0.2.20', 'the form shows the record as read');
+  await form.getByLabel('Description').fill('front office');
+  // someone else changes the alias while the form is open
+  assert.equal((await adminApi('PUT', `/aliases/${alias.id}`, { entries: ['192.0.2.21'] })).status, 200);
+  await form.getByRole('button', { name: 'Save' }).click();
+  assert.match((await form.getByRole('alert').textContent()) ?? '', /changed by someone else; reloaded/);
+  assert.equal(await form.getByLabel('Entries').inputValue(), '192.0.2.21', 'the form shows the record as stored now');
+  assert.equal(await form.getByLabel('Description').inputValue(), '');
+  await row.getByRole('cell', { name: '192.0.2.21' }).waitFor();
+  assert.equal((await adminApi('GET', `/aliases/${alias.id}`)).json.description, null, 'the stale save changed nothing');
+  await screenshot(page, 'edit-conflict');
+
+  await form.getByLabel('Description').fill('front office');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await form.waitFor({ state: 'detached' });
+  await row.getByRole('cell', { name: 'front office' }).waitFor();
+  const saved = (await adminApi('GET', `/aliases/${alias.id}`)).json;
+  assert.deepEqual([saved.description, saved.entries], ['front office', ['192.0.2.21']], 'the other change was kept');
+  const aliasPuts = puts.filter((put) => put.path === `/api/v1/aliases/${alias.id}`);
+  assert.equal(aliasPuts.length, 2);
+  assert.ok(aliasPuts.every((put) => TAG.test(put.ifMatch ?? '')), `every save carried an ETag as If-Match: ${aliasPuts.map((put) => put.ifMatch)}`);
+  assert.notEqual(aliasPuts[0].ifMatch, aliasPuts[1].ifMatch, 'the second save carried the tag of the reloaded record');
+  assert.deepEqual(JSON.parse(aliasPuts[1].body ?? ''), { description: 'front office' }, 'only the changed field is sent');
+
+  // the API's validation message, next to the form
+  await row.getByRole('button', { name: 'Edit' }).click();
+  await form.getByLabel('Entries').fill('not an address');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await assertRefusedAtField(form, 'Entries', /entries/, 'the refused alias edit');
+  await form.getByRole('button', { name: 'Cancel' }).click();
+  assert.deepEqual((await adminApi('GET', `/aliases/${alias.id}`)).json.entries, ['192.0.2.21']);
+
+  // a collection whose one-object read the API offers for editors (an extension): DNS host overrides
+  await main(page).getByRole('link', { name: 'DNS' }).click();
+  const hostRow = page.getByRole('table', { name: 'Host overrides' }).getByRole('row').filter({ hasText: 'printer' });
+  await hostRow.getByRole('button', { name: 'Edit' }).click();
+  const hostForm = page.getByRole('form', { name: 'Edit host override' });
+  assert.equal(await hostForm.getByLabel('Record type').inputValue(), 'A');
+  await hostForm.getByLabel('Value').fill('192.0.2.31');
+  await hostForm.getByRole('button', { name: 'Save' }).click();
+  await hostRow.getByRole('cell', { name: '192.0.2.31' }).waitFor();
+  assert.equal((await adminApi('GET', `/dns/resolver/hosts/${host.id}`)).json.value, '192.0.2.31');
+  assert.match(puts.find((put) => put.path === `/api/v1/dns/resolver/hosts/${host.id}`)?.ifMatch ?? '', TAG);
+  assertOnlyExpectedFailures(watched, [`412 /api/v1/aliases/${alias.id}`, `400 /api/v1/aliases/${alias.id}`], 'edit forms');
+});
+
+test('NAT: a rule created and edited through the declared forms, and reordered with Up/Down', { skip }, async () => {
+  const web = (await adminApi('POST', '/nat', { nat_type: 'dnat', interface: 'eth0', protocol: 'tcp', dst_port: '80', redirect_addr: '192.168.1.10', redirect_port_start: 8080, label: 'web' })).json;
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  await main(page).getByRole('link', { name: 'NAT' }).click();
+  await page.getByRole('button', { name: 'Add NAT rule' }).click();
+  const create = page.getByRole('form', { name: 'New NAT rule' });
+  await create.getByLabel('Interface').fill('eth0');
+  await create.getByLabel('Destination port').fill('2222');
+  await create.getByLabel('Translate to address').fill('192.168.1.20');
+  await create.getByLabel('Translate to port').fill('22');
+  await create.getByLabel('Label').fill('ssh');
+  await create.getByRole('button', { name: 'Create' }).click();
+  const table = page.getByRole('table', { name: 'NAT rules' });
+  await table.getByRole('cell', { name: 'ssh' }).waitFor();
+  const labels = async () => ((await adminApi('GET', '/nat')).json as { label: string }[]).map((rule) => rule.label);
+  assert.deepEqual(await labels(), ['web', 'ssh']);
+
+  await page.getByRole('button', { name: 'Move NAT rule 2 up' }).click();
+  await page.waitForFunction(() => document.querySelector('table tbody tr')?.textContent?.includes('ssh') === true);
+  assert.deepEqual(await labels(), ['ssh', 'web'], 'the new order reached the API');
+
+  await table.getByRole('row').filter({ hasText: 'web' }).getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('form', { name: 'Edit NAT rule' });
+  assert.equal(await edit.getByLabel('Destination port').inputValue(), '80');
+  assert.equal(await edit.getByLabel('Translate to address').inputValue(), '192.168.1.10');
+  await screenshot(page, 'nat-edit');
+  await edit.getByLabel('Destination port').fill('8000-8080');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await edit.waitFor({ state: 'detached' });
+  const stored = (await adminApi('GET', `/nat/${web.id}`)).json;
+  assert.deepEqual([stored.dst_port, stored.redirect], [{ start: 8000, end: 8080 }, { address: '192.168.1.10', port: { start: 8080, end: 8080 } }]);
+  assertNoProblems(watched, 'NAT');
+});
+
+test('settings sections are forms: saved with If-Match, reloaded on 412; a secret shows as set, is never prefilled and is sent only when replaced', { skip }, async () => {
+  assert.equal((await adminApi('PUT', '/notify/smtp/config', { password: 'Old-smtp-secret-1' })).status, 200);
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  const puts = recordPuts(page);
+  await main(page).getByRole('link', { name: 'System' }).click();
+  await systemSection(page, 'Host and access');
+  const signIn = page.getByRole('region', { name: 'Sign-in and lockout' });
+  const form = signIn.getByRole('form', { name: 'Sign-in and lockout' });
+  const attempts = form.getByLabel('Failed sign-ins before lockout');
+  assert.equal(await attempts.inputValue(), '5');
+  await attempts.fill('7');
+  assert.equal((await adminApi('PUT', '/auth/settings', { lockout_duration_secs: 600 })).status, 200);
+  await form.getByRole('button', { name: 'Save' }).click();
+  assert.match((await form.getByRole('alert').textContent()) ?? '', /changed by someone else; reloaded/);
+  assert.equal(await form.getByLabel('Lockout (seconds)').inputValue(), '600', 'the section was read again');
+  assert.equal(await attempts.inputValue(), '5');
+  assert.equal((await adminApi('GET', '/auth/settings')).json.max_login_attempts, 5, 'the stale save changed nothing');
+  await attempts.fill('7');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await signIn.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+  const settings = (await adminApi('GET', '/auth/settings')).json;
+  assert.deepEqual([settings.max_login_attempts, settings.lockout_duration_secs], [7, 600]);
+  const settingPuts = puts.filter((put) => put.path === '/api/v1/auth/settings');
+  assert.equal(settingPuts.length, 2);
+  assert.ok(settingPuts.every((put) => TAG.test(put.ifMatch ?? '')), 'both saves carried the ETag');
+
+  // a write-only secret: "set", an empty field to replace it, and never its value in the page
+  await systemSection(page, 'Logging and notifications');
+  const smtp = page.getByRole('region', { name: 'Email notifications' });
+  const password = smtp.getByLabel('SMTP password');
+  assert.equal(await password.inputValue(), '');
+  await smtp.getByText(/^Currently set\./).waitFor();
+  assert.equal((await page.content()).includes('Old-smtp-secret-1'), false);
+  await password.fill('New-smtp-secret-2');
+  await smtp.getByRole('button', { name: 'Save' }).click();
+  await smtp.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+  // the form keeps no secret once saved
+  await page.waitForFunction(() => (document.querySelector('input[name=password]') as unknown as { value: string }).value === '', undefined, { timeout: 5000 });
+  const smtpPut = puts.find((put) => put.path === '/api/v1/notify/smtp/config');
+  assert.deepEqual(JSON.parse(smtpPut?.body ?? ''), { password: 'New-smtp-secret-2' }, 'only the replaced secret is sent');
+  assert.match(smtpPut?.ifMatch ?? '', TAG, 'the section was read with an ETag, so its save carries it');
+
+  // the API's validation message, next to the form
+  await systemSection(page, 'Host and access');
+  const ssh = page.getByRole('region', { name: 'SSH', exact: true });
+  await ssh.getByLabel('Port').fill('70000');
+  await ssh.getByRole('button', { name: 'Save' }).click();
+  await assertRefusedAtField(ssh, 'Port', /port/, 'the refused SSH port');
+  assertOnlyExpectedFailures(watched, ['412 /api/v1/auth/settings', '400 /api/v1/system/ssh'], 'settings');
+  await screenshot(page, 'system-settings');
+});
+
+test('banner, console, AI providers, single sign-on and dynamic DNS are forms: line breaks kept, a provider save names its provider, secrets never shown', { skip }, async () => {
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  const puts = recordPuts(page);
+  await main(page).getByRole('link', { name: 'System' }).click();
+  await systemSection(page, 'Banner, console and tuning');
+
+  const banner = page.getByRole('region', { name: 'Banner', exact: true });
+  await banner.getByLabel('Sign-in banner').fill('Authorised use only.\n\tActivity is logged.');
+  await banner.getByRole('button', { name: 'Save' }).click();
+  await banner.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+  assert.equal((await adminApi('GET', '/system/banner')).json.login_banner, 'Authorised use only.\n\tActivity is logged.', 'line breaks and tabs kept');
+
+  const consoleSection = page.getByRole('region', { name: 'Console', exact: true });
+  await consoleSection.getByLabel('Console on').selectOption('serial');
+  await consoleSection.getByLabel('Serial speed (baud)').fill('38400');
+  await consoleSection.getByRole('button', { name: 'Save' }).click();
+  await consoleSection.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+  const consoleSettings = (await adminApi('GET', '/system/console')).json;
+  assert.deepEqual([consoleSettings.kind, consoleSettings.baud], ['serial', 38400]);
+
+  await systemSection(page, 'AI analysis');
+  const ollama = page.getByRole('region', { name: 'AI provider ollama' });
+  await ollama.getByLabel('Model').fill('llama3.1:8b');
+  await ollama.getByLabel('API key').fill('Ollama-key-never-shown-7');
+  await ollama.getByRole('button', { name: 'Save' }).click();
+  await ollama.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+  const aiPut = puts.find((put) => put.path === '/api/v1/settings/ai');
+  assert.deepEqual(JSON.parse(aiPut?.body ?? ''), { provider: 'ollama', model: 'llama3.1:8b', api_key: 'Ollama-key-never-shown-7' }, 'the save names its provider');
+  assert.match(aiPut?.ifMatch ?? '', TAG);
+  const ai = (await adminApi('GET', '/settings/ai')).json;
+  const stored = ai.providers.find((entry: { provider: string }) => entry.provider === 'ollama');
+  assert.deepEqual([stored.model, stored.api_key_set], ['llama3.1:8b', true]);
+  assert.equal(ai.providers.find((entry: { provider: string }) => entry.provider === 'openai').model === 'llama3.1:8b', false, 'other providers untouched');
+  assert.equal(await ollama.getByLabel('API key').inputValue(), '', 'the key is not kept in the form');
+
+  await main(page).getByRole('link', { name: 'Users' }).click();
+  const sso = page.getByRole('region', { name: 'Single sign-on' });
+  await sso.getByLabel('Public URL').fill('https://fw.example.org');
+  await sso.getByRole('button', { name: 'Save' }).click();
+  await sso.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+  assert.equal((await adminApi('GET', '/auth/oauth/settings')).json.public_url, 'https://fw.example.org');
+  await page.getByRole('button', { name: 'Add identity provider' }).click();
+  const providerForm = page.getByRole('form', { name: 'New identity provider' });
+  await providerForm.getByLabel('Name').fill('Staff');
+  await providerForm.getByLabel('Type').selectOption('oidc');
+  await providerForm.getByLabel('Client id').fill('bulwark-console');
+  await providerForm.getByLabel('Client secret').fill('Idp-secret-never-shown-9');
+  await providerForm.getByLabel('Authorization URL').fill('https://idp.example.org/authorize');
+  await providerForm.getByLabel('Token URL').fill('https://idp.example.org/token');
+  await providerForm.getByLabel('Userinfo URL').fill('https://idp.example.org/userinfo');
+  await providerForm.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('table', { name: 'Identity providers' }).getByRole('cell', { name: 'bulwark-console' }).waitFor();
+  assert.deepEqual((await adminApi('GET', '/auth/oauth/providers')).json.map((provider: { name: string; client_secret?: string }) => [provider.name, provider.client_secret]), [['Staff', undefined]]);
+
+  await main(page).getByRole('link', { name: 'Networking' }).click();
+  const ddns = page.getByRole('region', { name: 'Dynamic DNS checks' });
+  await ddns.getByLabel('Check every (seconds)').fill('900');
+  await ddns.getByRole('button', { name: 'Save' }).click();
+  await ddns.getByRole('status').filter({ hasText: 'saved' }).waitFor();
+  assert.equal((await adminApi('GET', '/ddns/config')).json.poll_interval_secs, 900);
+  await page.getByRole('button', { name: 'Add dynamic DNS record' }).waitFor();
+
+  assert.equal((await page.content()).includes('never-shown'), false, 'no secret in the page');
+  assertNoProblems(watched, 'more settings');
+  // the sign-in page of later tests offers only the providers they create
+  for (const provider of (await adminApi('GET', '/auth/oauth/providers')).json) assert.equal((await adminApi('DELETE', `/auth/oauth/providers/${provider.id}`)).status, 204);
+});
+
+test('every Edit button opens its form from the record the API reads; a save carries the ETag it was read with', { skip }, async () => {
+  const seeded = [
+    await adminApi('POST', '/schedules', { name: 'office', time_ranges: '08:00-18:00' }),
+    await adminApi('POST', '/vlans', { vlan_id: 30, parent: 'eth0' }),
+    await adminApi('POST', '/routes', { destination: '198.51.100.0/24', gateway: '192.0.2.1' }),
+    await adminApi('POST', '/dhcp/v4/subnets', { network: '192.168.50.0/24', pool_start: '192.168.50.100', pool_end: '192.168.50.200', gateway: '192.168.50.1' }),
+    await adminApi('POST', '/dhcp/v4/reservations', { mac_address: '02:00:00:00:00:01', ip_address: '192.168.50.10' }),
+    await adminApi('POST', '/dns/resolver/domains', { domain: 'corp', server: '192.0.2.53' }),
+    await adminApi('POST', '/dns/resolver/acls', { network: '192.0.2.0/24', action: 'allow' }),
+    await adminApi('POST', '/time/sources', { address: 'time.example.org' }),
+    await adminApi('POST', '/vpn/wg', { name: 'wg-office', listen_port: 51821, address: '10.99.0.1/24' }),
+    await adminApi('POST', '/multiwan/groups', { name: 'uplinks', policy: 'failover' }),
+    await adminApi('POST', '/auth/roles', { name: 'auditor', permissions: ['rules:read'] }),
+    await adminApi('POST', '/auth/users', { username: 'uma', password: 'Uma-viewer-pass1', role: 'viewer' }),
+    await adminApi('POST', '/nat', { nat_type: 'dnat', interface: 'eth1', protocol: 'udp', dst_port: '53', redirect_addr: '192.168.1.53' }),
+    await adminApi('POST', '/aliases', { name: 'edit_probe', alias_type: 'network', entries: ['198.51.100.0/24'] }),
+    await adminApi('POST', '/dns/resolver/hosts', { hostname: 'nas', domain: 'lan', record_type: 'A', value: '192.0.2.40' }),
+  ];
+  assert.deepEqual(seeded.map((answer) => answer.status), seeded.map(() => 201), JSON.stringify(seeded.filter((answer) => answer.status !== 201)));
+  const [, vlan, , , , , , , tunnel, , role, user] = seeded.map((answer) => answer.json as { id: string });
+  assert.equal((await adminApi('POST', `/vpn/wg/${tunnel.id}/peers`, { name: 'phone', allowed_ips: '', auto_generate_key: true })).status, 201);
+
+  const watched = await signedInAsAdmin();
+  const { page } = watched;
+  const puts = recordPuts(page);
+  const opened = new Set<string>();
+  for (const name of ['NAT', 'Aliases', 'Schedules', 'VPN', 'DNS', 'DHCP', 'Multi-WAN', 'Certificates', 'Networking', 'Users', 'System', 'Time service']) {
+    await main(page).getByRole('link', { name, exact: true }).click();
+    await heading(page).filter({ hasText: name }).waitFor();
+    await page.waitForFunction(NOTHING_LOADING);
+    if (name === 'VPN') {
+      await page.getByRole('table', { name: 'WireGuard tunnels' }).getByRole('row').filter({ hasText: 'wg-office' }).getByRole('button', { name: 'Peers' }).click();
+      await page.getByRole('table', { name: 'Peers of wg-office' }).getByRole('cell', { name: 'phone' }).waitFor();
+    }
+    const edits = page.getByRole('button', { name: 'Edit', exact: true });
+    const count = await edits.count();
+    for (let index = 0; index < count; index++) {
+      await edits.nth(index).click();
+      const form = page.getByRole('form', { name: /^Edit / });
+      await form.waitFor();
+      opened.add(`${name}: ${await form.getAttribute('aria-label')}`);
+      assert.equal(await form.getByRole('alert').count(), 0, `${name}: the form opened without an error`);
+      await form.getByRole('button', { name: 'Cancel' }).click();
+      await form.waitFor({ state: 'detached' });
+    }
+  }
+  for (const expected of [
+    'NAT: Edit NAT rule', 'Aliases: Edit alias', 'Schedules: Edit schedule', 'VPN: Edit tunnel', 'VPN: Edit peer', 'DNS: Edit host override', 'DNS: Edit domain override',
+    'DNS: Edit access rule', 'DHCP: Edit subnet', 'DHCP: Edit reservation', 'Multi-WAN: Edit gateway group', 'Networking: Edit VLAN', 'Networking: Edit route',
+    'Users: Edit user', 'Users: Edit role', 'Time service: Edit time source',
+  ]) assert.ok(opened.has(expected), `${expected} (opened: ${[...opened].join('; ')})`);
+
+  // a tunnel: read with its ETag, saved with it as If-Match
+  await main(page).getByRole('link', { name: 'VPN' }).click();
+  await page.getByRole('table', { name: 'WireGuard tunnels' }).getByRole('row').filter({ hasText: 'wg-office' }).getByRole('button', { name: 'Edit' }).click();
+  const tunnelForm = page.getByRole('form', { name: 'Edit tunnel' });
+  assert.equal(await tunnelForm.getByLabel('Listen port').inputValue(), '51821');
+  await tunnelForm.getByLabel('DNS for clients').fill('192.0.2.53');
+  await tunnelForm.getByRole('button', { name: 'Save' }).click();
+  await tunnelForm.waitFor({ state: 'detached' });
+  assert.equal((await adminApi('GET', `/vpn/wg/${tunnel.id}`)).json.dns, '192.0.2.53');
+  const tunnelPuts = puts.filter((put) => put.path === `/api/v1/vpn/wg/${tunnel.id}`);
+  assert.equal(tunnelPuts.length, 1);
+  assert.match(tunnelPuts[0].ifMatch ?? '', TAG);
+
+  // a VLAN, read through the API's one-object read, saved with If-Match
+  await main(page).getByRole('link', { name: 'Networking' }).click();
+  await page.getByRole('table', { name: 'VLANs' }).getByRole('row').filter({ hasText: 'eth0' }).getByRole('button', { name: 'Edit' }).click();
+  const vlanForm = page.getByRole('form', { name: 'Edit VLAN' });
+  assert.equal(await vlanForm.getByLabel('IPv4', { exact: true }).inputValue(), 'none');
+  await vlanForm.getByLabel('Description').fill('guests');
+  await vlanForm.getByRole('button', { name: 'Save' }).click();
+  await vlanForm.waitFor({ state: 'detached' });
+  assert.equal((await adminApi('GET', `/vlans/${vlan.id}`)).json.description, 'guests');
+  assert.match(puts.find((put) => put.path === `/api/v1/vlans/${vlan.id}`)?.ifMatch ?? '', TAG);
+
+  // a user and a custom role: identity reads answer ETags too, so their saves carry If-Match
+  await main(page).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('table', { name: 'Users' }).getByRole('row').filter({ hasText: 'uma' }).getByRole('button', { name: 'Edit' }).click();
+  const userForm = page.getByRole('form', { name: 'Edit user' });
+  assert.equal(await userForm.getByLabel('New password').inputValue(), '', 'a password is never prefilled');
+  await userForm.getByLabel('Role').selectOption('operator');
+  await userForm.getByRole('button', { name: 'Save' }).click();
+  await userForm.waitFor({ state: 'detached' });
+  assert.equal((await adminApi('GET', `/auth/users/${user.id}`)).json.role, 'operator');
+  assert.deepEqual(JSON.parse(puts.find((put) => put.path === `/api/v1/auth/users/${user.id}`)?.body ?? ''), { role: 'operator' }, 'no password is sent unless one is typed');
+  await page.getByRole('table', { name: 'Roles' }).getByRole('row').filter({ hasText: 'auditor' }).getByRole('button', { name: 'Edit' }).click();
+  const roleForm = page.getByRole('form', { name: 'Edit role' });
+  await roleForm.getByLabel('Permissions').fill('rules:read\nnat:read');
+  await roleForm.getByRole('button', { name: 'Save' }).click();
+  await roleForm.waitFor({ state: 'detached' });
+  assert.deepEqual(((await adminApi('GET', '/auth/roles')).json as { id: string; permissions: string[] }[]).find((r) => r.id === role.id)?.permissions.sort(), ['nat:read', 'rules:read']);
+  assert.match(puts.find((put) => put.path === `/api/v1/auth/users/${user.id}`)?.ifMatch ?? '', TAG);
+  assert.match(puts.find((put) => put.path === `/api/v1/auth/roles/${role.id}`)?.ifMatch ?? '', TAG);
+  assert.equal(await page.getByRole('table', { name: 'Roles' }).getByRole('row').filter({ hasText: /^viewer/ }).getByRole('button', { name: 'Edit' }).count(), 0, 'built-in roles offer no Edit');
+  assertNoProblems(watched, 'every edit form');
+});
+
+test('pending changes and commit-confirm made elsewhere arrive live over the event stream (ticket from /auth/ws-ticket), with no polling', { skip }, async () => {
+  assert.equal((await adminApi('POST', '/reload')).status, 200, 'nothing pending to begin with');
+  const watched = await open();
+  const { page } = watched;
+  const requests: string[] = [];
+  page.on('request', (request) => requests.push(`${request.method()} ${new URL(request.url()).pathname}`));
+  const stream = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/pending/stream');
+  await signIn(page, ADMIN.username, ADMIN.password);
+  const opened = await stream;
+  assert.equal(opened.status(), 200);
+  assert.match(String(opened.headers()['content-type']), /^text\/event-stream/);
+  assert.ok(new URL(opened.url()).searchParams.get('ticket'), 'EventSource authenticates with a ticket');
+  assert.ok(requests.includes('POST /api/v1/auth/ws-ticket'));
+
+  // another administrator (the API here) stores a change, applies it under commit-confirm, and confirms
+  assert.equal((await adminApi('POST', '/aliases', { name: 'streamed_probe', alias_type: 'host', entries: ['192.0.2.77'] })).status, 201);
+  const banner = page.getByRole('region', { name: 'Pending changes' });
+  await banner.getByText('1 alias added').waitFor({ timeout: 5000 });
+  assert.equal((await adminApi('POST', '/config/commit-confirm', { timeout_seconds: 120, apply: true })).status, 200);
+  await banner.waitFor({ state: 'detached', timeout: 5000 });
+  const timer = page.getByRole('timer', { name: 'Time left to confirm' });
+  await timer.waitFor({ timeout: 5000 });
+  assert.equal((await adminApi('POST', '/config/commit-confirm/confirm', {})).status, 200);
+  await timer.waitFor({ state: 'detached', timeout: 5000 });
+  assert.deepEqual(requests.filter((request) => request === 'GET /api/v1/pending'), [], 'the report came from the stream, not from polling');
+  assertNoProblems(watched, 'pending stream');
+});
+
+test('pending changes are polled while the event stream fails', { skip }, async () => {
+  const watched = await open();
+  const { page } = watched;
+  await page.route('**/api/v1/pending/stream?*', (route) => route.abort());
+  const polled = page.waitForRequest((request) => request.method() === 'GET' && new URL(request.url()).pathname === '/api/v1/pending');
+  await signIn(page, ADMIN.username, ADMIN.password);
+  await polled;
+  const banner = page.getByRole('region', { name: 'Pending changes' });
+  assert.equal(await banner.count(), 0);
+  assert.equal((await adminApi('POST', '/aliases', { name: 'polled_probe', alias_type: 'host', entries: ['192.0.2.78'] })).status, 201);
+  // the next poll (every 10 s) finds it
+  await banner.getByText('1 alias added').waitFor({ timeout: 15_000 });
+  assert.equal((await adminApi('POST', '/reload')).status, 200);
+});
+
 test('TOTP: enrolment on the Users page with the QR code, then signing in asks for the code', { skip }, async () => {
   assert.equal((await adminApi('POST', '/auth/users', { username: 'tina', password: 'Tina-totp-pass1', role: 'operator' })).status, 201);
   const watched = await open();
