@@ -36,7 +36,7 @@ export function SearchForm({ label, name, button, required, search, children }: 
   };
   return (
     <>
-      <form ref={form} class="inline-form" onSubmit={submit} role="search" aria-label={label}>
+      <form ref={form} class="inline-form" onSubmit={submit} role="search" aria-label={button}>
         <TextField label={label} name={name} value={value} onInput={setValue} required={required} error={refusal?.atField ? refusal.message : null} />
         <button type="submit">{button}</button>
       </form>
