@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertLabelled, assertNoProblems, buttonsOf, forgetExpectedProblems, openArea } from './helpers/console-session.js';
+import { assertLabelled, assertNoProblems, assertOnlyRefused, assertRefusedAtField, buttonsOf, forgetExpectedProblems, openArea } from './helpers/console-session.js';
 import { consoleSuite } from './helpers/console-suite.js';
 
 // The area pages of issue 34 item 4 (time service, geo-IP), in a real browser (Debian's chromium) against the real
@@ -94,6 +94,10 @@ test('geo-IP: an operator blocks a country, edits the rule, looks up an address;
   assert.deepEqual(rules.map((r) => [r.country, r.action, r.status]), [['DE', 'block', 'disabled']]);
 
   const lookup = page.getByRole('region', { name: 'Address lookup' });
+  await lookup.getByLabel('IP address').fill('not-an-address');
+  await lookup.getByRole('button', { name: 'Look up' }).click();
+  await assertRefusedAtField(lookup.getByRole('search'), 'IP address', /^params\.ip: "not-an-address" is not an IP address/, 'a lookup of no address');
+  assertOnlyRefused(watched, ['400 /api/v1/geoip/lookup/not-an-address'], 'geo-IP lookup');
   await lookup.getByLabel('IP address').fill('81.2.69.142');
   await lookup.getByRole('button', { name: 'Look up' }).click();
   await lookup.getByRole('table', { name: 'Lookup result' }).getByText('United Kingdom').waitFor();
@@ -213,6 +217,12 @@ test('service controls: an operator restarts DHCP and reloads the IDS rules from
   const ids = page.getByRole('region', { name: 'Engine control' });
   await ids.getByRole('button', { name: 'Reload rules' }).click();
   await ids.getByRole('status').waitFor();
+  // a search the API refuses (longer than 256) is shown at the search field
+  const search = page.getByRole('region', { name: 'Rule search' });
+  await search.getByLabel('Search rules').fill('q'.repeat(257));
+  await search.getByRole('button', { name: 'Search' }).click();
+  await assertRefusedAtField(search.getByRole('search'), 'Search rules', /^querystring\.q must NOT have more than 256 characters/, 'a rule search too long');
+  assertOnlyRefused(watched, ['400 /api/v1/ids/rules/search'], 'IDS rule search');
   assertNoProblems(watched, 'DHCP and IDS controls as operator');
 
   const viewer = await signedIn(VIEWER);

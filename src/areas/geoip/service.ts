@@ -59,7 +59,7 @@ export class GeoIpService {
   }
 
   lookup(ip: string) {
-    if (!isIP(ip)) throw badRequest(`"${ip}" is not an IP address`);
+    if (!isIP(ip)) throw badRequest(`params.ip: ${JSON.stringify(ip)} is not an IP address`);
     const { country, network } = this.database.lookup(ip);
     return {
       ip, country, network, country_code: country, country_name: country ? this.database.countryName(country) : null, found: country !== null,

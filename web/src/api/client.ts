@@ -10,10 +10,20 @@ export function fieldPathOf(message: string): string[] | null {
   return named ? named[1].split(/[.[\]]/).filter(Boolean) : null;
 }
 
+/**
+ * The query or path parameter a 400 names (`querystring.q must NOT have more than 256 characters` is 'q',
+ * `params.ip: "x" is not an IP address` 'ip'), so a search form can show the message at its field; null otherwise.
+ */
+export function parameterOf(message: string): string | null {
+  return /^(?:querystring|params)\.([\w-]+)/.exec(message)?.[1] ?? null;
+}
+
 /** A failed API call: the HTTP status and the API's own `{error}` message, made readable. */
 export class ApiError extends Error {
   /** For a 400: the body field the message names (a form shows the message at that field). */
   readonly fieldPath: string[] | null;
+  /** For a 400: the query or path parameter the message names. */
+  readonly parameter: string | null;
 
   constructor(
     readonly status: number,
@@ -22,6 +32,7 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
     this.fieldPath = status === 400 ? fieldPathOf(message) : null;
+    this.parameter = status === 400 ? parameterOf(message) : null;
   }
 }
 

@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type ApiClient, type TokenPair } from '../api/client';
 import type { LoginAnswer, LoginOption, Me } from '../api/types';
 import { ErrorAlert, messageOf } from '../components/error-alert';
 import { FormActions, TextField } from '../components/fields';
+import { useFocusInvalid } from '../components/use-submit';
 import { oauthErrorMessage } from './oauth-errors';
 
 type Step =
@@ -11,6 +12,28 @@ type Step =
   | { kind: 'password' }
   | { kind: 'totp'; challenge: string }
   | { kind: 'sso-totp'; ticket: string };
+
+/** The fields of the sign-in forms a refusal can name. */
+type SignInField = 'username' | 'password' | 'repeat' | 'code';
+
+/** A refusal and the field it names; null names no field (a wrong password is never pinned on one of the two). */
+interface Refusal {
+  message: string;
+  field: SignInField | null;
+}
+
+/** The body fields of /auth/register, /auth/login, /auth/totp/login and /auth/oauth/totp, as the form's fields. */
+const BODY_FIELDS: Record<string, SignInField> = { username: 'username', password: 'password', code: 'code', totp_code: 'code' };
+
+/** Thrown before anything is sent when the two new passwords differ. */
+class RepeatMismatch extends Error {}
+
+function refusalOf(failure: unknown): Refusal {
+  if (failure instanceof RepeatMismatch) return { message: failure.message, field: 'repeat' };
+  if (failure instanceof ApiError && failure.status === 401) return { message: failure.message.replace(/^./, (c) => c.toUpperCase()), field: null };
+  const named = failure instanceof ApiError ? failure.fieldPath?.[0] : undefined;
+  return { message: messageOf(failure), field: (named && BODY_FIELDS[named]) || null };
+}
 
 interface SignInProps {
   api: ApiClient;
@@ -39,8 +62,14 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const [code, setCode] = useState('');
-  const [error, setError] = useState<string | null>(redirect.error ? oauthErrorMessage(redirect.error) : null);
+  const [refusal, setRefusal] = useState<Refusal | null>(redirect.error ? { message: oauthErrorMessage(redirect.error), field: null } : null);
   const [busy, setBusy] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  /** The refusal's message at `field` when it names that field (the input marked invalid and described by it). */
+  const errorAt = (field: SignInField) => (refusal?.field === field ? refusal.message : null);
+  /** The refusal's message in the form's alert when it names no field of the form. */
+  const alertMessage = refusal && refusal.field === null ? refusal.message : null;
+  useFocusInvalid(form, refusal?.field ? refusal.message : null);
 
   useEffect(() => {
     if (redirect.error) api.forget(); // a single sign-on that failed left no session
@@ -61,11 +90,11 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
   const attempt = async (event: Event, action: () => Promise<void>) => {
     event.preventDefault();
     setBusy(true);
-    setError(null);
+    setRefusal(null);
     try {
       await action();
     } catch (failure) {
-      setError(failure instanceof ApiError && failure.status === 401 ? failure.message.replace(/^./, (c) => c.toUpperCase()) : messageOf(failure));
+      setRefusal(refusalOf(failure));
     } finally {
       setBusy(false);
     }
@@ -79,14 +108,14 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
   };
 
   const startSso = async (provider: LoginOption) => {
-    setError(null);
+    setRefusal(null);
     try {
       const { authorize_url } = await api.get<{ authorize_url: string }>(`/auth/oauth/${encodeURIComponent(provider.name)}/authorize`);
       // the provider sends the browser back to `/` with session cookies: remember to look for them
       api.useCookieSession();
       location.assign(authorize_url);
     } catch (failure) {
-      setError(messageOf(failure));
+      setRefusal({ message: messageOf(failure), field: null });
     }
   };
 
@@ -97,10 +126,11 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
 
       {step.kind === 'register' && (
         <form
+          ref={form}
           aria-label="Create the administrator account"
           onSubmit={(event) =>
             attempt(event, async () => {
-              if (password !== repeat) throw new Error('The two passwords differ.');
+              if (password !== repeat) throw new RepeatMismatch('The two passwords differ.');
               await api.post('/auth/register', { username, password });
               await logIn();
             })
@@ -108,10 +138,10 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
         >
           <h2>First start: create the administrator account</h2>
           <p class="help">No account exists yet. The account you create now administers this appliance.</p>
-          <TextField label="Username" name="username" value={username} onInput={setUsername} autoComplete="username" required />
-          <TextField label="Password" name="password" type="password" value={password} onInput={setPassword} autoComplete="new-password" required />
-          <TextField label="Repeat password" name="repeat" type="password" value={repeat} onInput={setRepeat} autoComplete="new-password" required />
-          <ErrorAlert message={error} />
+          <TextField label="Username" name="username" value={username} onInput={setUsername} autoComplete="username" required error={errorAt('username')} />
+          <TextField label="Password" name="password" type="password" value={password} onInput={setPassword} autoComplete="new-password" required error={errorAt('password')} />
+          <TextField label="Repeat password" name="repeat" type="password" value={repeat} onInput={setRepeat} autoComplete="new-password" required error={errorAt('repeat')} />
+          <ErrorAlert message={alertMessage} />
           <FormActions>
             <button type="submit" disabled={busy}>
               Create account and sign in
@@ -122,11 +152,11 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
 
       {step.kind === 'password' && (
         <>
-          <form aria-label="Sign in" onSubmit={(event) => attempt(event, logIn)}>
+          <form ref={form} aria-label="Sign in" onSubmit={(event) => attempt(event, logIn)}>
             <h2>Sign in</h2>
-            <TextField label="Username" name="username" value={username} onInput={setUsername} autoComplete="username" required />
-            <TextField label="Password" name="password" type="password" value={password} onInput={setPassword} autoComplete="current-password" required />
-            <ErrorAlert message={error} />
+            <TextField label="Username" name="username" value={username} onInput={setUsername} autoComplete="username" required error={errorAt('username')} />
+            <TextField label="Password" name="password" type="password" value={password} onInput={setPassword} autoComplete="current-password" required error={errorAt('password')} />
+            <ErrorAlert message={alertMessage} />
             <FormActions>
               <button type="submit" disabled={busy}>
                 Sign in
@@ -148,6 +178,7 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
 
       {(step.kind === 'totp' || step.kind === 'sso-totp') && (
         <form
+          ref={form}
           aria-label="Two-factor code"
           onSubmit={(event) =>
             attempt(event, async () => {
@@ -171,8 +202,8 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
         >
           <h2>Two-factor code</h2>
           <p class="help">Enter the 6-digit code from your authenticator app, or one of your recovery codes.</p>
-          <TextField label="Code" name="code" value={code} onInput={setCode} inputMode="numeric" autoComplete="one-time-code" required />
-          <ErrorAlert message={error} />
+          <TextField label="Code" name="code" value={code} onInput={setCode} inputMode="numeric" autoComplete="one-time-code" required error={errorAt('code')} />
+          <ErrorAlert message={alertMessage} />
           <FormActions>
             <button type="submit" disabled={busy}>
               Verify
@@ -182,7 +213,7 @@ export function SignInPage({ api, onSignedIn }: SignInProps) {
               class="secondary"
               onClick={() => {
                 setCode('');
-                setError(null);
+                setRefusal(null);
                 setStep({ kind: 'password' });
               }}
             >

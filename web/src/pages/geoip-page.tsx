@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
 import { CollectionSection } from '../components/collection-section';
-import { ErrorAlert, messageOf } from '../components/error-alert';
+import { SearchForm } from '../components/search-form';
 import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { KeyValueTable, fieldLabel } from '../components/settings-view';
@@ -16,31 +16,17 @@ const RULE_FIELDS: readonly FieldSpec[] = [
 /** Which country an address is in, by the appliance's own database (GET /geoip/lookup/{ip}). */
 function Lookup() {
   const { api } = useSession();
-  const [address, setAddress] = useState('');
   const [answer, setAnswer] = useState<Record<string, unknown> | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const look = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
+  const look = async (address: string) => {
     setAnswer(null);
-    try {
-      setAnswer(await api.get<Record<string, unknown>>(`/geoip/lookup/${encodeURIComponent(address.trim())}`));
-    } catch (failure) {
-      setError(messageOf(failure));
-    }
+    setAnswer(await api.get<Record<string, unknown>>(`/geoip/lookup/${encodeURIComponent(address.trim())}`));
   };
   return (
     <section class="panel" aria-label="Address lookup">
       <h2>Address lookup</h2>
-      <form class="inline-form" onSubmit={look} role="search">
-        <label class="field inline">
-          <span>IP address</span>
-          <input name="ip" type="text" required value={address} onInput={(event) => setAddress((event.currentTarget as HTMLInputElement).value)} />
-        </label>
-        <button type="submit">Look up</button>
-      </form>
-      <ErrorAlert message={error} />
-      {answer && <KeyValueTable caption="Lookup result" entries={Object.entries(answer).map(([key, value]) => [fieldLabel(key), formatValue(value)])} />}
+      <SearchForm label="IP address" name="ip" button="Look up" required search={look}>
+        {answer && <KeyValueTable caption="Lookup result" entries={Object.entries(answer).map(([key, value]) => [fieldLabel(key), formatValue(value)])} />}
+      </SearchForm>
     </section>
   );
 }

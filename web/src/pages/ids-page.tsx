@@ -12,6 +12,7 @@ import { Page } from '../components/page';
 import type { FieldSpec } from '../components/record-form';
 import { SettingsSection } from '../components/settings-form';
 import { ServiceStatus } from '../components/service-controls';
+import { SearchForm } from '../components/search-form';
 
 const ENGINE_FIELDS: readonly FieldSpec[] = [
   { name: 'mode', label: 'Mode', kind: 'select', options: ['disabled', 'ids', 'ips'], hint: 'ids: alert only; ips: also drop' },
@@ -24,44 +25,27 @@ const ENGINE_FIELDS: readonly FieldSpec[] = [
 /** Full-text search over the loaded SIDs (GET /ids/rules/search?q=). */
 function RuleSearch() {
   const { api } = useSession();
-  const [query, setQuery] = useState('');
   const [rules, setRules] = useState<Row[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const search = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      setRules(await api.get<Row[]>('/ids/rules/search', { q: query, limit: 50 }));
-    } catch (failure) {
-      setError(messageOf(failure));
-    }
-  };
   return (
     <section class="panel" aria-label="Rule search">
       <h2>Rule search</h2>
-      <form class="inline-form" onSubmit={search} role="search">
-        <label class="field inline">
-          <span>Search rules</span>
-          <input name="q" type="search" value={query} onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)} />
-        </label>
-        <button type="submit">Search</button>
-      </form>
-      <ErrorAlert message={error} />
-      {rules && (
-        <DataTable
-          caption="Matching rules"
-          rows={rules}
-          empty="No rule matches."
-          columns={[
-            { key: 'sid', label: 'SID' },
-            { key: 'msg', label: 'Message' },
-            { key: 'classtype', label: 'Class' },
-            { key: 'severity', label: 'Severity' },
-            { key: 'enabled', label: 'Enabled' },
-            { key: 'hit_count', label: 'Hits' },
-          ]}
-        />
-      )}
+      <SearchForm label="Search rules" name="q" button="Search" search={async (query) => setRules(await api.get<Row[]>('/ids/rules/search', { q: query, limit: 50 }))}>
+        {rules && (
+          <DataTable
+            caption="Matching rules"
+            rows={rules}
+            empty="No rule matches."
+            columns={[
+              { key: 'sid', label: 'SID' },
+              { key: 'msg', label: 'Message' },
+              { key: 'classtype', label: 'Class' },
+              { key: 'severity', label: 'Severity' },
+              { key: 'enabled', label: 'Enabled' },
+              { key: 'hit_count', label: 'Hits' },
+            ]}
+          />
+        )}
+      </SearchForm>
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { LogRotation } from './log-rotation';
 import { DnsLive } from './dns-live';
 import { useEffect, useState } from 'preact/hooks';
 import { useSession } from '../auth/session-context';
+import { parameterOf } from '../api/client';
 import { DataTable } from '../components/data-table';
 import { ErrorAlert, Notice, messageOf } from '../components/error-alert';
 import { SelectField, TextField } from '../components/fields';
@@ -259,14 +260,16 @@ function SystemLogs() {
     return api.get<string[]>(chosen.path, { lines: 200, search: search || undefined });
   }, `${chosen?.value}-${search}`);
   if (!chosen) return null;
+  // a search the API refuses (too long) is shown at the search field
+  const searchRefused = lines.error && parameterOf(lines.error) === 'search' ? lines.error : null;
   return (
     <section aria-labelledby="logs-system">
       <h2 id="logs-system">System and daemon logs</h2>
       <div class="form-grid">
         <SelectField label="Log" name="log" value={chosen.value} options={readable.map(({ value, label }) => ({ value, label }))} onChange={setWhich} />
-        <TextField label="Search" name="search" value={search} onInput={setSearch} hint="case-insensitive text" />
+        <TextField label="Search" name="search" value={search} onInput={setSearch} hint="case-insensitive text" error={searchRefused} />
       </div>
-      <ErrorAlert message={lines.error} />
+      <ErrorAlert message={searchRefused ? null : lines.error} />
       <pre class="output" role="log" aria-label={`${chosen.label}, newest first`} tabIndex={0}>
         {(lines.data ?? []).join('\n') || (lines.loading ? 'Loading…' : 'No lines.')}
       </pre>
