@@ -92,7 +92,7 @@ after(async () => {
   if (labB) await labB.cleanup();
 });
 
-test('linux: paired over a private sync link, a rule applied on A is in B\'s nftables ruleset, applied by B', { skip, timeout: 400_000 }, async (t) => {
+test('linux: paired over a private sync link, a rule applied on A is in B\'s nftables ruleset, applied by B', { skip, timeout: 300_000 }, async (t) => {
   labA.call('POST', '/api/v1/reload');
   labB.call('POST', '/api/v1/reload');
   const code = labB.call('POST', '/api/v1/cluster/pairing-code', undefined, 201);
@@ -116,7 +116,7 @@ test('linux: paired over a private sync link, a rule applied on A is in B\'s nft
   t.diagnostic(`figure: the push (B applying through its appliers, nftables included) took ${pushed.ms} ms`);
 });
 
-test('linux: a rule applied on A (primary) is in force on B (secondary) with no push by hand: B drops the client\'s blocked connections, others pass', { skip, timeout: 300_000 }, async (t) => {
+test('linux: a rule applied on A (primary) is in force on B (secondary) with no push by hand: B drops the client\'s blocked connections, others pass', { skip, timeout: 240_000 }, async (t) => {
   // A primary, B secondary: no virtual address in this lab, so no VRRP runs and the configured role says which node
   // sends. B's nftables ruleset does not depend on its VRRP state: what B drops here it drops as master.
   labA.call('PUT', '/api/v1/cluster/role', { role: 'primary' });
@@ -150,7 +150,7 @@ test('linux: a rule applied on A (primary) is in force on B (secondary) with no 
   t.diagnostic(`figure: B dropped the blocked port from ${lastPass(AUTO_PORT) - reload.at} ms (+ at most one probe, ~250 ms) after A's reload answered, with no push by hand`);
 });
 
-test('linux: the sync link cut — each side reports the peer unreachable; a change on each is split-brain on both when it returns, nothing overwritten; resolving converges', { skip, timeout: 300_000 }, async (t) => {
+test('linux: the sync link cut — each side reports the peer unreachable; a change on each is split-brain on both when it returns, nothing overwritten; resolving converges', { skip, timeout: 240_000 }, async (t) => {
   // State sync's peer (node-local): GET /cluster/status pings it (peer_reachable). No virtual address: no daemon runs.
   labA.call('PUT', '/api/v1/cluster/pfsync', { sync_interface: syncLinkA, sync_peer: B_SYNC, enabled: true });
   labB.call('PUT', '/api/v1/cluster/pfsync', { sync_interface: syncLinkB, sync_peer: A_SYNC, enabled: true });
