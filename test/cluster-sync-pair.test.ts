@@ -204,7 +204,7 @@ let peerOnB = '';
 let tunnelKey = '';
 
 // Node 20 counts the file's before hook (both nodes starting from sources) into the first test's time.
-test('pairing: a wrong pin is refused before the code is sent, a wrong code is refused, the right pin and code pair both nodes', { timeout: 300_000 }, async () => {
+test('pairing: a wrong pin is refused before the code is sent, a wrong code is refused, the right pin and code pair both nodes', { timeout: 240_000 }, async () => {
   const code = await ok(B, 'POST', '/api/v1/cluster/pairing-code', undefined, 201);
   assert.match(code.code, /^bwpair_[0-9a-f]{32}$/);
   assert.equal(code.fingerprint, await servedPin(B.https), "the pin shown is the key B's HTTPS listener serves");
@@ -235,7 +235,7 @@ test('pairing: a wrong pin is refused before the code is sent, a wrong code is r
   assert.deepEqual(peerKey?.permissions, ['ha:manage'], 'A holds the key B presents to it: ha:manage only');
 });
 
-test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 120_000 }, async () => {
+test('a rule and a WireGuard tunnel applied on A are held and applied by B; the secret travels sealed and is never served in clear', { timeout: 90_000 }, async () => {
   const rule = await ok(A, 'POST', '/api/v1/rules', { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 2323, quick: true, description: 'synced to B' }, 201);
   const pair = generateKeyPair();
   tunnelKey = pair.private_key;
@@ -278,7 +278,7 @@ test('a rule and a WireGuard tunnel applied on A are held and applied by B; the 
   console.log(`# figure: rule applied on A held by B ${Math.round(latencyMs)} ms after A's reload answered; push took ${a.last_push.ms} ms`);
 });
 
-test("B's certificate changed: A refuses to send until the administrator pins the new key", { timeout: 120_000 }, async () => {
+test("B's certificate changed: A refuses to send until the administrator pins the new key", { timeout: 90_000 }, async () => {
   const before = await servedPin(B.https);
   await ok(B, 'POST', '/api/v1/ca', {}, 201);
   await until("B serves a new certificate key", async () => (await servedPin(B.https)) !== before);
@@ -303,7 +303,7 @@ test('a snapshot from anyone but the paired peer is refused', { timeout: 30_000 
   assert.equal(byAdmin.status, 403, 'an administrator (ha:manage) is not the peer');
 });
 
-test("a peer key revoked: both nodes report the pair without a key, sync skips it saying why; generate-key and registering the new key on the peer restore it", { timeout: 120_000 }, async () => {
+test("a peer key revoked: both nodes report the pair without a key, sync skips it saying why; generate-key and registering the new key on the peer restore it", { timeout: 90_000 }, async () => {
   const listKeys = async () => {
     const keys = await ok(A, 'GET', '/api/v1/auth/api-keys');
     return (Array.isArray(keys) ? keys : keys.keys ?? keys.items) as { id: string; name: string; permissions: string[] }[];

@@ -88,7 +88,7 @@ after(async () => {
   if (lab) await lab.cleanup();
 });
 
-test('an interface address set through the API answers ping; a change that cuts the management address is 409 unless confirmed', { skip, timeout: 120_000 }, () => {
+test('an interface address set through the API answers ping; a change that cuts the management address is 409 unless confirmed', { skip, timeout: 90_000 }, () => {
   assert.equal(pingFromClient('10.15.1.1'), false, 'no address yet');
   const answer = lab.call('PUT', `/api/v1/interfaces/config/${links.lan}`, { ipv4_mode: 'static', ipv4_address: '10.15.1.1/24', mtu: 1400, description: 'b15 lan' });
   assert.equal(answer.applied, true, JSON.stringify(answer));
@@ -110,7 +110,7 @@ test('an interface address set through the API answers ping; a change that cuts 
   assert.match(hostile.body.error, /body\.description/);
 });
 
-test('a static route created through the API carries the client\'s traffic; deleting it withdraws it', { skip, timeout: 120_000 }, () => {
+test('a static route created through the API carries the client\'s traffic; deleting it withdraws it', { skip, timeout: 90_000 }, () => {
   assert.match(ask('192.0.2.1'), /^failed/, 'no route to 192.0.2.0/24 yet');
   const route = lab.call('POST', '/api/v1/routes', { destination: '192.0.2.0/24', gateway: '10.15.10.2', interface: links.a, metric: 5 });
   assert.equal(ask('192.0.2.1'), 'A', 'the route carries a TCP connection to WAN A');
@@ -125,7 +125,7 @@ test('a static route created through the API carries the client\'s traffic; dele
 });
 
 
-test('multi-WAN: a failover group sends the client through WAN A, fails over to WAN B when A stops answering, and back', { skip, timeout: 240_000 }, async (t) => {
+test('multi-WAN: a failover group sends the client through WAN A, fails over to WAN B when A stops answering, and back', { skip, timeout: 210_000 }, async (t) => {
   const instance = '61696677-0000-0000-0000-000000000000';
   const monitor = { monitor_kind: 'icmp', interval_ms: 300, timeout_ms: 300, consec_fail_down: 3, consec_ok_up: 3 };
   const a = lab.call('POST', '/api/v1/multiwan/gateways', { name: 'wan-a', instance_id: instance, interface: links.a, next_hop: '10.15.10.2', ...monitor });
@@ -230,7 +230,7 @@ test('multi-WAN: a failover group sends the client through WAN A, fails over to 
   lab.call('POST', `/api/v1/multiwan/groups/${group.id}/members`, { gateway_id: b.id, tier: 2, weight: 1 });
 });
 
-test('multi-WAN at start: the routing last applied is put back after a reboot\'s flush, never an edit the kernel refused', { skip, timeout: 240_000 }, async () => {
+test('multi-WAN at start: the routing last applied is put back after a reboot\'s flush, never an edit the kernel refused', { skip, timeout: 210_000 }, async () => {
   // An edit stored but refused (its interface does not exist): pending, never in force.
   const [refused] = lab.api(['POST', '/api/v1/multiwan/gateways', { name: 'wan-z', instance_id: '61696677-0000-0000-0000-000000000000', interface: 'b15nosuch1', next_hop: '10.15.30.1', monitor_kind: 'icmp', interval_ms: 300, timeout_ms: 300 }]);
   assert.equal(refused.status, 409, JSON.stringify(refused));
@@ -259,7 +259,7 @@ test('multi-WAN at start: the routing last applied is put back after a reboot\'s
   lab.call('DELETE', `/api/v1/multiwan/gateways/${refusedGateway.id}`, undefined, 204);
 });
 
-test('geo-IP: a block rule drops a client whose address is in the blocked country and passes one outside it', { skip, timeout: 180_000 }, () => {
+test('geo-IP: a block rule drops a client whose address is in the blocked country and passes one outside it', { skip, timeout: 120_000 }, () => {
   assert.equal(lab.call('GET', '/api/v1/geoip/lookup/81.2.69.142').country, 'GB');
   assert.equal(lab.call('GET', '/api/v1/geoip/lookup/8.8.8.8').country, 'US');
   // Replies to those client addresses go back over the LAN (static routes through the API).
