@@ -12,7 +12,9 @@ const FIXTURE = 'test/fixtures/skip-guard.fixture.ts';
 /** Runs `npm test`'s own command line (its flags, reporters included) on one file instead of the whole suite. */
 function npmTestOn(file: string, requireSystemTests: boolean) {
   const script = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { test: string } }).scripts.test;
-  const [node, ...flags] = script.replace(/\$\(find .*$/, '').trim().split(/\s+/);
+  // The command that runs the tests is the script's last step (`files=$(… run-order.mjs) && node … $files`).
+  const command = script.split('&&').at(-1)!.replace(/\$files\s*$/, '').replace(/\$\(find .*$/, '');
+  const [node, ...flags] = command.trim().split(/\s+/);
   assert.equal(node, 'node', `npm test runs node: ${script}`);
   // Without NODE_TEST_CONTEXT, which marks this process as a child of a test run: the run below is a run of its own.
   const { NODE_TEST_CONTEXT: _inherited, ...inherited } = process.env;
