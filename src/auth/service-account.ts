@@ -11,8 +11,7 @@ export const FLEET_AGENT_ACCOUNT = 'bulwark-fleet-agent';
 
 /** The locked daemon service account and its loopback key (ha:manage only), created on first start. */
 export function ensureServiceAccount(users: Users, apiKeys: ApiKeys, dataDir: string): void {
-  let account = users.byUsername(SERVICE_ACCOUNT);
-  account ??= users.insert({ username: SERVICE_ACCOUNT, passwordHash: null, roleId: builtinRoleId('system'), authProvider: SYSTEM_PROVIDER });
+  const account = lockedAccount(users, SERVICE_ACCOUNT, 'system');
   if (apiKeys.list().some((k) => k.name === DAEMON_KEY_NAME)) return;
   const { key } = apiKeys.create({ name: DAEMON_KEY_NAME, permissions: ['ha:manage'], ownerId: account.id, createdBy: SERVICE_ACCOUNT, expiresAt: null });
   writeFileSync(join(dataDir, 'daemon-api.key'), key + '\n', { mode: 0o600 });
@@ -23,7 +22,10 @@ export function ensureServiceAccount(users: Users, apiKeys: ApiKeys, dataDir: st
  * enrolment at start, when no person enrolled the appliance. Created on first use; its id.
  */
 export function fleetAgentOwner(users: Users): string {
-  const account = users.byUsername(FLEET_AGENT_ACCOUNT)
-    ?? users.insert({ username: FLEET_AGENT_ACCOUNT, passwordHash: null, roleId: builtinRoleId('operator'), authProvider: SYSTEM_PROVIDER });
-  return account.id;
+  return lockedAccount(users, FLEET_AGENT_ACCOUNT, 'operator').id;
+}
+
+/** A system account no one signs in to (no password), found by name or created with its built-in role. */
+function lockedAccount(users: Users, username: string, role: Parameters<typeof builtinRoleId>[0]) {
+  return users.byUsername(username) ?? users.insert({ username, passwordHash: null, roleId: builtinRoleId(role), authProvider: SYSTEM_PROVIDER });
 }

@@ -39,14 +39,9 @@ export interface InterfaceCounters {
 }
 
 /** A connection the state table just took in (linux: a conntrack NEW event): its original tuple. */
-export interface NewConnection {
+export interface NewConnection extends Pick<Flow, 'protocol' | 'src_addr' | 'src_port' | 'dst_addr' | 'dst_port'> {
   /** The conntrack id. */
   id: number;
-  protocol: string;
-  src_addr: string;
-  src_port: number;
-  dst_addr: string;
-  dst_port: number;
   /** New connections not announced so far because more than the per-second limit arrived. */
   dropped: number;
 }
