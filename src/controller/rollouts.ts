@@ -74,16 +74,22 @@ export class Rollouts {
       }
       const rolloutId = rollout.rows[0].id;
       await recordAudit(client, { actor: createdBy, action: 'rollout.created', detail: { rollout_id: rolloutId, template_id: input.template_id, targets: appliances.length, waves, rollback_on_halt: input.rollback_on_halt } });
-      for (const [index, appliance] of appliances.entries()) {
+      const targets = appliances.map((appliance, index) => {
         const rendered = renderSections(template.sections, appliance.variables, appliance.name, secrets.get(appliance.id) ?? {});
         const document: RevisionDocument = { sections: { ...(appliance.document?.sections ?? {}), ...rendered } };
-        const number = (appliance.last_number ?? 0) + 1;
-        await client.query('INSERT INTO revisions (appliance_id, number, document, rollout_id) VALUES ($1, $2, $3, $4)', [appliance.id, number, JSON.stringify(document), rolloutId]);
-        await client.query(
-          "INSERT INTO rollout_targets (rollout_id, appliance_id, wave, revision, base_revision, state) VALUES ($1, $2, $3, $4, $5, 'waiting')",
-          [rolloutId, appliance.id, waves.findIndex((size) => index < size), number, appliance.desired_revision],
-        );
-      }
+        return { id: appliance.id, number: (appliance.last_number ?? 0) + 1, document: JSON.stringify(document), wave: waves.findIndex((size) => index < size), base: appliance.desired_revision };
+      });
+      // Two statements for all the targets, not two per target (a thousand appliances: two round trips, not 2,000).
+      const column = <K extends keyof (typeof targets)[number]>(key: K) => targets.map((target) => target[key]);
+      await client.query(
+        'INSERT INTO revisions (appliance_id, number, document, rollout_id) SELECT t.*, $4::uuid FROM unnest($1::uuid[], $2::int[], $3::jsonb[]) AS t',
+        [column('id'), column('number'), column('document'), rolloutId],
+      );
+      await client.query(
+        `INSERT INTO rollout_targets (rollout_id, appliance_id, wave, revision, base_revision, state)
+         SELECT $1, t.*, 'waiting' FROM unnest($2::uuid[], $3::int[], $4::int[], $5::int[]) AS t`,
+        [rolloutId, column('id'), column('wave'), column('number'), column('base')],
+      );
       return rolloutId;
     });
     await this.advance(id);
@@ -182,11 +188,11 @@ export class Rollouts {
     if (rolloutId) await this.advance(rolloutId);
   }
 
-  /** The revision an appliance should run (0: none yet) and its document. */
+  /** The revision an appliance should run (0: none yet) and its document; the appliance asked, so it was seen now. */
   async desiredOf(applianceId: string): Promise<{ number: number; document: RevisionDocument | null }> {
     const row = (await this.pool.query<{ number: number; document: RevisionDocument | null }>(
-      `SELECT a.desired_revision AS number, r.document FROM appliances a
-         LEFT JOIN revisions r ON r.appliance_id = a.id AND r.number = a.desired_revision WHERE a.id = $1`,
+      `UPDATE appliances a SET last_seen = now() WHERE a.id = $1 RETURNING a.desired_revision AS number,
+         (SELECT r.document FROM revisions r WHERE r.appliance_id = a.id AND r.number = a.desired_revision) AS document`,
       [applianceId],
     )).rows[0];
     return row ?? { number: 0, document: null };
