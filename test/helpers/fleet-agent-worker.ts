@@ -54,6 +54,15 @@ function records(): LightAgentRecord[] {
   });
 }
 
+/** Checked every 20 ms in this process (the stand-ins' counters, nothing copied), so the test hears of it at once. */
+async function reached(count: number): Promise<number> {
+  for (;;) {
+    const applied = agents.filter(({ applier }) => applier.applies > 0).length;
+    if (applied >= count) return applied;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 const reply = (message: WorkerReply) => process.send!(message);
 
 process.on('disconnect', () => process.exit(1));
@@ -61,6 +70,7 @@ process.on('message', (message: WorkerRequest) => {
   const work = async (): Promise<WorkerReply> => {
     if (message.type === 'enrol') return { type: 'enrolled', seq: message.seq, ids: await enrol(message) };
     if (message.type === 'records') return { type: 'records', seq: message.seq, agents: records() };
+    if (message.type === 'watch') return { type: 'reached', seq: message.seq, applied: await reached(message.count) };
     await Promise.all(agents.map(({ agent }) => agent.stop()));
     return { type: 'stopped', seq: message.seq };
   };

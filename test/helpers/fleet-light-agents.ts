@@ -20,12 +20,15 @@ export interface LightAgentRecord {
 export type WorkerRequest =
   | { type: 'enrol'; seq: number; controllerUrl: string; apiToken: string; agents: { name: string; variables: Record<string, string> }[]; concurrency: number; timing: LightAgentTiming }
   | { type: 'records'; seq: number }
+  /** Answered as soon as `count` of this process's agents have applied a revision. */
+  | { type: 'watch'; seq: number; count: number }
   | { type: 'stop'; seq: number };
 
 export type WorkerReply =
   | { type: 'ready'; seq: 0 }
   | { type: 'enrolled'; seq: number; ids: string[] }
   | { type: 'records'; seq: number; agents: LightAgentRecord[] }
+  | { type: 'reached'; seq: number; applied: number }
   | { type: 'stopped'; seq: number }
   | { type: 'failed'; seq: number; error: string };
 
@@ -76,6 +79,11 @@ export class LightAgentProcess {
 
   async records(): Promise<LightAgentRecord[]> {
     return ((await this.ask((seq) => ({ type: 'records', seq }))) as Extract<WorkerReply, { type: 'records' }>).agents;
+  }
+
+  /** Resolves as soon as `count` of this process's agents have applied a revision, with how many had by then. */
+  async whenApplied(count: number): Promise<number> {
+    return ((await this.ask((seq) => ({ type: 'watch', seq, count }))) as Extract<WorkerReply, { type: 'reached' }>).applied;
   }
 
   /** SIGKILL and wait for the exit (the agents' sockets go with it). */
