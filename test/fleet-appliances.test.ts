@@ -199,7 +199,11 @@ test(`fleet: ${APPLIANCES} real appliances and ${LIGHT_AGENTS} light agents; a b
     const rollout = (await running.call('POST', '/api/v1/rollouts', { template_id: good.body.id, appliance_ids: fleet, canary: 1, percentages: [10, 50, 100], wave_interval_seconds: 2 })).body.id as string;
     // The kill comes while the third wave's agents pull, apply and report: as soon as one agent process has more
     // agents applied than its share of the first two waves (101 targets), by the agents' own records.
-    const appliedInOne = await Promise.race(workers.map((worker) => worker.whenApplied(50)));
+    let giveUp: NodeJS.Timeout | undefined;
+    const appliedInOne = await Promise.race([
+      ...workers.map((worker) => worker.whenApplied(50)),
+      new Promise<never>((_, reject) => (giveUp = setTimeout(() => reject(new Error('timed out waiting for the third wave under way')), 240_000))),
+    ]).finally(() => clearTimeout(giveUp));
     await running.kill();
     const appliedAtKill = (await lightRecords()).filter((record) => record.applied_revision === 2).length;
     t.diagnostic(`controller SIGKILLed with ${appliedInOne} light agents of one process applied; ${appliedAtKill} of ${LIGHT_AGENTS} just after`);
