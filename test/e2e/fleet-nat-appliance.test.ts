@@ -18,7 +18,7 @@ const WHAT = 'the fleet NAT appliance test';
 const skip = (await postgresSkip(WHAT)) || systemSkip(WHAT, { root: true, programs: ['ip', 'nft', 'ping'] });
 /** Inside the appliance's own namespace, where nothing else listens. */
 const APPLIANCE_PORT = 8080;
-/** Hang guards sized for a load of 20-40 on two cores (Bulwark may take minutes to start), not figures. */
+/** A hang guard sized for a load of 20-40 on two cores, not a figure (Bulwark's start has its own: 240 s, sign-in.mjs). */
 const ROLLOUT_DEADLINE_MS = 180_000;
 
 test('an appliance behind NAT (it reaches the controller; nothing reaches it) enrolled at start is managed normally: a rollout applied as one change set confirmed by auto_confirm, a local edit reported as drift and overwritten by the next rollout', { skip, timeout: 600_000 }, async (t) => {
