@@ -85,9 +85,11 @@ export class ApplianceApplier implements Applier {
     for (const section of sections) {
       const spec = TEMPLATE_SECTIONS[section as keyof typeof TEMPLATE_SECTIONS];
       if (!spec) continue;
-      const answer = await this.call('GET', `${spec.path}?limit=10000`);
-      if (answer.status !== 200 || !Array.isArray(answer.body)) throw new Error(`reading ${spec.path} answered HTTP ${answer.status}`);
-      local.set(section, answer.body as Record<string, unknown>[]);
+      // A settings section is one document; a collection is read whole (rules in evaluation order).
+      const singleton = 'singleton' in spec;
+      const answer = await this.call('GET', singleton ? spec.path : `${spec.path}?limit=10000`);
+      if (answer.status !== 200 || Array.isArray(answer.body) === singleton) throw new Error(`reading ${spec.path} answered HTTP ${answer.status}${answer.body.error ? `: ${answer.body.error}` : ''}`);
+      local.set(section, singleton ? [answer.body] : (answer.body as unknown as Record<string, unknown>[]));
     }
     return local;
   }

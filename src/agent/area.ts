@@ -16,9 +16,15 @@ import { enrolWithController, type EnrolledIdentity } from './enrol.js';
 import { StartupEnroller } from './startup-enrol.js';
 import { FileStateStore } from './state.js';
 
-/** The agent's own API key on this appliance: what a revision's change set and commit-confirm need, nothing more. */
+/**
+ * The agent's own API key on this appliance: what a revision's change set (every section a template can own,
+ * section-catalogue.ts) and commit-confirm need, nothing more. `settings` is for time sources and remote syslog.
+ */
 const AGENT_KEY_NAME = 'fleet-agent';
-const AGENT_PERMISSIONS: readonly Permission[] = ['dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'nat:read', 'nat:write', 'dns:read', 'dns:write', 'backup:read', 'backup:write'];
+export const AGENT_PERMISSIONS: readonly Permission[] = [
+  'dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'nat:read', 'nat:write', 'dns:read', 'dns:write',
+  'dhcp:read', 'dhcp:write', 'vpn:read', 'vpn:write', 'settings:read', 'settings:write', 'backup:read', 'backup:write',
+];
 
 const EnrolBody = Type.Object({
   controller_url: Type.String({ maxLength: 300, description: 'https://host[:port] of the fleet controller' }),

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Applier, ApplyOutcome } from './agent.js';
 import type { DriftEntry, Health } from './protocol.js';
+import { isRuleReorder } from './rule-order.js';
+import { sectionSpec, type SectionSpec } from './section-catalogue.js';
 import { driftOf, planChanges, sectionOfPath, TEMPLATE_SECTIONS } from './sections.js';
 import type { SectionObjects } from './state.js';
 
@@ -21,12 +23,22 @@ export class MemoryApplier implements Applier {
     const refusal = this.refuse(document);
     if (refusal) return { outcome: 'failed', reason: refusal };
     const operations = planChanges(document, previous, (section) => this.objects.get(section) ?? []);
+    const created = new Map<string, string>();
     for (const operation of operations) {
       const section = sectionOfPath(operation.path)!;
+      const spec = sectionSpec(section)!;
       const list = this.objects.get(section)!;
       const id = operation.path.split('/').at(-1);
-      if (operation.op === 'create') list.push({ ...operation.body, id: randomUUID() });
-      else if (operation.op === 'update') list.splice(list.findIndex((o) => o.id === id), 1, { ...operation.body, id });
+      if (operation.op === 'update' && isRuleReorder(operation.path)) {
+        // The block's reorder: every rule's new place, rules created just now named by their key.
+        const ids = (operation.body.rule_ids as unknown[]).map((entry) => (typeof entry === 'string' ? entry : created.get((entry as { $ref: string }).$ref)));
+        list.sort((a, b) => ids.indexOf(String(a.id)) - ids.indexOf(String(b.id)));
+      } else if (operation.op === 'create') {
+        const object = stored(spec, operation.body, randomUUID());
+        if (operation.key) created.set(operation.key, String(object.id));
+        list.push(object);
+      } else if (operation.op === 'update' && spec.singleton) list.splice(0, 1, { ...list[0], ...stored(spec, operation.body) });
+      else if (operation.op === 'update') list.splice(list.findIndex((o) => o.id === id), 1, stored(spec, operation.body, id));
       else list.splice(list.findIndex((o) => o.id === id), 1);
       this.objects.set(section, list);
     }
@@ -40,4 +52,15 @@ export class MemoryApplier implements Applier {
   async drift(applied: SectionObjects): Promise<DriftEntry[]> {
     return driftOf(applied, (section) => this.objects.get(section) ?? []);
   }
+}
+
+/** An object as the appliance keeps it: a secret is never read back, only whether one is stored. */
+function stored(spec: SectionSpec, body: Record<string, unknown>, id?: string): Record<string, unknown> {
+  const object: Record<string, unknown> = id === undefined ? {} : { id };
+  for (const [field, value] of Object.entries(body)) {
+    const shown = spec.secrets?.[field];
+    if (shown) object[shown] = typeof value === 'string' && value !== '';
+    else object[field] = value;
+  }
+  return object;
 }

@@ -9,7 +9,8 @@ import type { CaService } from '../ca/service.js';
 import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams, Uuid } from '../../model/schema-helpers.js';
-import { collectionRoutes } from '../../http/collection-routes.js';
+import { collectionRoutes, objectTag } from '../../http/collection-routes.js';
+import { requireIfMatch } from '../../http/conditional.js';
 import { requireIdentity } from '../../http/access.js';
 import { forbidden } from '../../core/errors.js';
 import { VpnService } from './service.js';
@@ -146,6 +147,13 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       method: 'POST', path: '/api/v1/vpn/ipsec', access: 'vpn:write', tags, summary: 'Create an IPsec SA',
       schema: { body: IpsecCreate, response: { 201: IpsecRecord } },
       handler: (request, reply) => reply.status(201).send(vpn.ipsec.toRecord(vpn.createIpsec(request.body))),
+      change: {
+        op: 'create', body: IpsecCreate,
+        apply: (_params, body) => {
+          const created = vpn.createIpsec(body!);
+          return { kind: vpn.ipsec.kind, id: created.id, before: null, after: ipsecRecord(created.id) };
+        },
+      },
     }),
     route({
       method: 'PUT', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:write', tags, summary: 'Change an IPsec SA (fields not sent are kept)',
@@ -154,6 +162,16 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
         const { id } = request.params;
         vpn.updateIpsec(id, request.body);
         return ipsecRecord(id);
+      },
+      change: {
+        op: 'update', body: IpsecUpdate,
+        apply: (params, body, ifMatch, field) => {
+          const existing = vpn.ipsec.find(params.id);
+          requireIfMatch(ifMatch, objectTag(vpn.ipsec, existing), field);
+          const before = vpn.ipsec.toRecord(existing);
+          vpn.updateIpsec(existing.id, body!);
+          return { kind: vpn.ipsec.kind, id: existing.id, before, after: ipsecRecord(existing.id) };
+        },
       },
     }),
   ];
