@@ -1,6 +1,6 @@
 /**
- * The sections a template may own beyond the packet filter (DHCP, time, syslog, IPsec) and rules placed as a
- * block, proven on a real appliance (simulated platform, in-process): the agent's applier writes each revision
+ * The sections a template may own beyond the packet filter (DHCP, time, syslog, IPsec, WireGuard peers) and
+ * rules placed as a block, proven on a real appliance (simulated platform, in-process): the agent's applier writes each revision
  * through the appliance's API with the agent's own key, the objects read back, the daemons' configurations are
  * rendered from them, local edits are drift (a secret's value never in it), and the next revision overwrites them.
  */
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { ApplianceApplier } from '../src/agent/appliance-applier.js';
 import { AGENT_PERMISSIONS } from '../src/agent/area.js';
 import { newSealingKeyPair, openDocument, sealFor } from '../src/agent/sealed-secrets.js';
+import { generateKeyPair, generatePresharedKey } from '../src/areas/vpn/wireguard.js';
 import type { SectionObjects } from '../src/agent/state.js';
 import { json } from './helpers/app.js';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
@@ -24,6 +25,8 @@ const opened = (document: SectionObjects) => openDocument(document, sealing.priv
 
 const PSK_1 = 'fleet-psk-one-0123456789';
 const PSK_2 = 'fleet-psk-two-9876543210';
+const HQ_PEER = generateKeyPair().public_key;
+const WG_PSK = [generatePresharedKey(), generatePresharedKey()];
 
 let t: AreaApp;
 let applier: ApplianceApplier;
@@ -56,7 +59,7 @@ const write = async (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: u
 };
 const labels = async () => (await get('/api/v1/rules')).map((rule: { label: string }) => rule.label);
 
-function revision(psk: string): SectionObjects {
+function revision(psk: string, wgPsk: string): SectionObjects {
   return {
     rule_placement: 'first',
     sections: {
@@ -72,13 +75,17 @@ function revision(psk: string): SectionObjects {
       time_sources: [{ address: 'NTP1.example.net', nts: false, enabled: true }],
       syslog: [{ enabled: true, host: '127.0.0.1', port: collector.address().port, transport: 'udp', allowed_addresses: ['127.0.0.1/32'] }],
       ipsec: [{ name: 'hq', local_addr: '198.51.100.7', remote_addr: '203.0.113.1', protocol: 'esp', mode: 'tunnel', local_ts: ['192.168.70.0/24'], remote_ts: ['10.0.0.0/16'], psk: seal('hq_psk', psk) }],
+      // A peer of the appliance's own tunnel (its key pair is the appliance's), named by the tunnel's name and its key.
+      wg_peers: [{ tunnel: 'site-vpn', public_key: HQ_PEER, name: 'hq', allowed_ips: ['10.8.0.2/32'], endpoint: 'hq.example.net:51820', persistent_keepalive: 25, preshared_key: seal('hq_wg', wgPsk) }],
     },
   };
 }
 
-test('DHCP, time, syslog and IPsec sections and a rule block: applied through the API and rendered; local edits are drift without the secret; the next revision overwrites them', { timeout: 240_000 }, async () => {
+test('DHCP, time, syslog, IPsec and WireGuard peer sections and a rule block: applied through the API and rendered; local edits are drift without the secret; the next revision overwrites them', { timeout: 240_000 }, async () => {
   await write('POST', '/api/v1/rules', { label: 'local-ssh', action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22 });
-  const first = revision(PSK_1);
+  const tunnel = await write('POST', '/api/v1/vpn/wg', { name: 'site-vpn', listen_port: 51820, address: '10.8.0.1/24' });
+  await write('POST', `/api/v1/vpn/wg/${tunnel.id}/start`);
+  const first = revision(PSK_1, WG_PSK[0]);
   assert.deepEqual(await applier.apply(opened(first), null), { outcome: 'applied', reason: null });
 
   // Read back through the API: the block before the appliance's own rule, in the template's order.
@@ -100,6 +107,13 @@ test('DHCP, time, syslog and IPsec sections and a rule block: applied through th
   const deadline = Date.now() + 30_000;
   while (!received.some((line) => line.includes('Bulwark syslog test message')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   assert.ok(received.some((line) => line.includes('Bulwark syslog test message')), 'the syslog target from the template receives');
+  // The running interface (simulated) holds the peer, and the appliance its preshared key (shown only with include_keys).
+  const peers = async () => (await get(`/api/v1/vpn/wg/${tunnel.id}/status`)).peers;
+  assert.deepEqual((await peers()).map((p: Record<string, unknown>) => [p.public_key, p.allowed_ips, p.endpoint, p.persistent_keepalive]), [[HQ_PEER, '10.8.0.2/32', 'hq.example.net:51820', 25]]);
+  const peer = (await get(`/api/v1/vpn/wg/${tunnel.id}/peers`))[0];
+  assert.equal(peer.has_preshared_key, true);
+  const clientFile = async () => JSON.stringify(await get(`/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?include_keys=true`));
+  assert.ok((await clientFile()).includes(WG_PSK[0]));
   assert.deepEqual(await applier.drift(opened(first)), [], 'in sync right after the apply');
 
   // Local edits by an administrator.
@@ -108,6 +122,7 @@ test('DHCP, time, syslog and IPsec sections and a rule block: applied through th
   await write('PUT', `/api/v1/dhcp/v4/reservations/${reservation.id}`, { hostname: 'printer-local' });
   await write('PUT', `/api/v1/vpn/ipsec/${sa.id}`, { remote_addr: '203.0.113.99', psk: 'a-local-psk-nobody-reads' });
   await write('PUT', '/api/v1/settings/syslog', { port: 5514 });
+  await write('PUT', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}`, { allowed_ips: '10.8.0.3/32', preshared_key: '' });
   const source = (await get('/api/v1/time/sources')).find((s: { address: string }) => s.address === 'NTP1.example.net');
   await write('DELETE', `/api/v1/time/sources/${source.id}`);
   const drift = await applier.drift(opened(first));
@@ -116,12 +131,13 @@ test('DHCP, time, syslog and IPsec sections and a rule block: applied through th
     ['time_sources', 'ntp1.example.net', 'missing', [], undefined],
     ['syslog', 'syslog', 'changed', ['port'], { port: 5514 }],
     ['ipsec', 'hq', 'changed', ['remote_addr'], { remote_addr: '203.0.113.99' }],
+    ['wg_peers', `site-vpn/${HQ_PEER}`, 'changed', ['allowed_ips', 'preshared_key'], { allowed_ips: ['10.8.0.3/32'] }],
     ['rules', 'fleet-web', 'moved', [], undefined],
   ]);
-  assert.ok(!JSON.stringify(drift).includes('a-local-psk') && !JSON.stringify(drift).includes(PSK_1), 'no secret in the drift');
+  assert.ok(!/a-local-psk|fleet-psk/.test(JSON.stringify(drift)) && !JSON.stringify(drift).includes(WG_PSK[0]), 'no secret in the drift');
 
   // The next revision (its secret rotated) puts the template's back, every edit at once.
-  const second = revision(PSK_2);
+  const second = revision(PSK_2, WG_PSK[1]);
   assert.deepEqual(await applier.apply(opened(second), opened(first)), { outcome: 'applied', reason: null });
   assert.deepEqual(await labels(), ['fleet-web', 'fleet-block-telnet', 'local-ssh']);
   assert.equal((await get('/api/v1/dhcp/v4/reservations')).find((r: { id: string }) => r.id === reservation.id).hostname, 'printer');
@@ -129,6 +145,8 @@ test('DHCP, time, syslog and IPsec sections and a rule block: applied through th
   assert.ok((await get('/api/v1/time/sources')).some((s: { address: string }) => s.address === 'NTP1.example.net'));
   assert.ok(swanctl().includes(`secret = "0s${Buffer.from(PSK_2).toString('base64')}"`), 'the rotated secret reaches charon\'s file');
   assert.match(swanctl(), /remote_addrs = "203\.0\.113\.1"/);
+  assert.deepEqual((await peers()).map((p: Record<string, unknown>) => p.allowed_ips), ['10.8.0.2/32']);
+  assert.ok((await clientFile()).includes(WG_PSK[1]), 'the rotated preshared key');
   assert.deepEqual(await applier.drift(opened(second)), []);
 
   // A section the next revision no longer owns: its objects go; a settings section keeps its values, no longer owned.

@@ -178,3 +178,25 @@ test('a template\'s sections are refused with a 400 naming the field', () => {
   }
   assert.doesNotThrow(() => checkSections({ ipsec: [{ name: 'hq', psk: '${secret:hq_psk}' }], dhcp_reservations: [{ mac_address: '${printer_mac}' }], rules: [{ label: 'a', priority: 5 }] }));
 });
+
+test('WireGuard peers: under the tunnel the template names (its id differs per appliance), written in the routes\' shape, read back in theirs', async () => {
+  const key = 'x'.repeat(43) + '=';
+  const peer = { tunnel: 'site-vpn', public_key: key, allowed_ips: ['10.8.0.2/32'], persistent_keepalive: 25 };
+  const tunnels = (section: string) => new Map(section === 'wg_peers' ? [['site-vpn', 't1']] : []);
+  assert.deepEqual(planChanges({ sections: { wg_peers: [peer] } }, null, () => [], tunnels), [
+    { op: 'create', path: '/api/v1/vpn/wg/t1/peers', body: { public_key: key, allowed_ips: '10.8.0.2/32', keepalive: 25 }, object: peer },
+  ]);
+  const local = { wg_peers: [{ id: 'p1', tunnel_id: 't1', tunnel: 'site-vpn', public_key: key, allowed_ips: ['10.8.0.9/32'], persistent_keepalive: 25 }] } as Record<string, Record<string, unknown>[]>;
+  assert.deepEqual(planChanges({ sections: { wg_peers: [peer] } }, null, (section) => local[section] ?? [], tunnels), [
+    { op: 'update', path: '/api/v1/vpn/wg/t1/peers/p1', body: { allowed_ips: '10.8.0.2/32', keepalive: 25 }, object: peer },
+  ], 'the public key names the peer and is not sent again');
+  assert.deepEqual(planChanges({ sections: {} }, { sections: { wg_peers: [peer] } }, (section) => local[section] ?? [], tunnels), [{ op: 'delete', path: '/api/v1/vpn/wg/t1/peers/p1' }]);
+  assert.throws(() => planChanges({ sections: { wg_peers: [{ ...peer, tunnel: 'other' }] } }, null, () => [], tunnels), /wg_peers: tunnel "other" does not exist on this appliance/);
+  // The light agents' stand-in keeps a peer as the appliance reads it back, under its tunnel.
+  const memory = new MemoryApplier();
+  memory.parents.set('wg_peers', new Map([['site-vpn', 't1']]));
+  await memory.apply({ sections: { wg_peers: [{ ...peer, preshared_key: 'k' }] } }, null);
+  assert.deepEqual(memory.objects.get('wg_peers')!.map(({ id: _, ...rest }) => rest), [{ ...peer, has_preshared_key: true, tunnel_id: 't1' }]);
+  assert.deepEqual(await memory.drift({ sections: { wg_peers: [{ ...peer, preshared_key: 'k' }] } }), []);
+  assert.throws(() => checkSections({ wg_peers: [{ tunnel: 'site-vpn', public_key: 'not a key' }] }), /body\.sections\.wg_peers\.0\.public_key must be a WireGuard public key/);
+});

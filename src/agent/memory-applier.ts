@@ -13,6 +13,8 @@ import type { SectionObjects } from './state.js';
  */
 export class MemoryApplier implements Applier {
   readonly objects = new Map<string, Record<string, unknown>[]>(Object.keys(TEMPLATE_SECTIONS).map((section) => [section, []]));
+  /** Parents of nested sections by name → id (the WireGuard tunnels an appliance has: `parents.set('wg_peers', …)`). */
+  readonly parents = new Map<string, Map<string, string>>();
   /** Every apply this stand-in ran (a revision applied twice would show twice). */
   applies = 0;
 
@@ -22,7 +24,7 @@ export class MemoryApplier implements Applier {
     this.applies += 1;
     const refusal = this.refuse(document);
     if (refusal) return { outcome: 'failed', reason: refusal };
-    const operations = planChanges(document, previous, (section) => this.objects.get(section) ?? []);
+    const operations = planChanges(document, previous, (section) => this.objects.get(section) ?? [], (section) => this.parents.get(section) ?? new Map());
     const created = new Map<string, string>();
     for (const operation of operations) {
       const section = sectionOfPath(operation.path)!;
@@ -34,11 +36,12 @@ export class MemoryApplier implements Applier {
         const ids = (operation.body.rule_ids as unknown[]).map((entry) => (typeof entry === 'string' ? entry : created.get((entry as { $ref: string }).$ref)));
         list.sort((a, b) => ids.indexOf(String(a.id)) - ids.indexOf(String(b.id)));
       } else if (operation.op === 'create') {
-        const object = stored(spec, operation.body, randomUUID());
+        // Kept as the appliance reads it back: the template object a body was made from, under its parent's id.
+        const object = { ...stored(spec, operation.object ?? operation.body, randomUUID()), ...parentOf(spec, operation.path) };
         if (operation.key) created.set(operation.key, String(object.id));
         list.push(object);
       } else if (operation.op === 'update' && spec.singleton) list.splice(0, 1, { ...list[0], ...stored(spec, operation.body) });
-      else if (operation.op === 'update') list.splice(list.findIndex((o) => o.id === id), 1, stored(spec, operation.body, id));
+      else if (operation.op === 'update') list.splice(list.findIndex((o) => o.id === id), 1, { ...stored(spec, operation.object ?? operation.body, id), ...parentOf(spec, operation.path) });
       else list.splice(list.findIndex((o) => o.id === id), 1);
       this.objects.set(section, list);
     }
@@ -63,4 +66,10 @@ function stored(spec: SectionSpec, body: Record<string, unknown>, id?: string): 
     else object[field] = value;
   }
   return object;
+}
+
+/** A nested object's parent id, from the path it was written at (`/api/v1/vpn/wg/<tunnel id>/peers…` → `tunnel_id`). */
+function parentOf(spec: SectionSpec, path: string): Record<string, unknown> {
+  if (!spec.parent) return {};
+  return { [`${spec.parent.field}_id`]: path.slice(spec.path.length + 1).split('/')[0] };
 }

@@ -17,11 +17,32 @@ export interface SectionSpec {
   secrets?: Readonly<Record<string, string>>;
   /** How a key value is compared, as the appliance's uniqueness compares it (a MAC's spelling, a name's case). */
   keyForm?: (value: string) => string;
+  /**
+   * A collection under each object of `path` (a WireGuard tunnel's peers: `<path>/<tunnel id>/<child>`): a template
+   * object names its parent by the parent's `name` in `field`, since the parent's id differs per appliance.
+   */
+  parent?: { field: string; child: string };
+  /** The request body of a write, when the appliance's write shape is not its read shape (template objects are in the read shape). */
+  toBody?: (object: Record<string, unknown>, op: 'create' | 'update') => Record<string, unknown>;
 }
 
 const lowerCase = (value: string) => value.toLowerCase();
 /** `AA-BB-…` and `aa:bb:…` are one client, as the DHCP reservations' own uniqueness check has it. */
 export const macForm = (value: string) => value.toLowerCase().replace(/-/g, ':');
+
+/**
+ * A WireGuard peer as its routes take it: `allowed_ips` a comma-separated string (read back as a list),
+ * `keepalive` (read back as `persistent_keepalive`); the public key names the peer and is fixed once created.
+ */
+function wireguardPeerBody(object: Record<string, unknown>, op: 'create' | 'update'): Record<string, unknown> {
+  const { tunnel: _tunnel, public_key: publicKey, allowed_ips: allowed, persistent_keepalive: keepalive, ...rest } = object;
+  return {
+    ...rest,
+    ...(op === 'create' ? { public_key: publicKey } : {}),
+    ...(allowed === undefined ? {} : { allowed_ips: Array.isArray(allowed) ? allowed.join(',') : allowed }),
+    ...(keepalive === undefined ? {} : { keepalive }),
+  };
+}
 
 export const TEMPLATE_SECTIONS = {
   aliases: { path: '/api/v1/aliases', key: ['name'] },
@@ -38,6 +59,10 @@ export const TEMPLATE_SECTIONS = {
   time_sources: { path: '/api/v1/time/sources', key: ['address'], keyForm: lowerCase },
   syslog: { path: '/api/v1/settings/syslog', key: [], singleton: true },
   ipsec: { path: '/api/v1/vpn/ipsec', key: ['name'], keyForm: lowerCase, secrets: { psk: 'has_psk' } },
+  wg_peers: {
+    path: '/api/v1/vpn/wg', key: ['tunnel', 'public_key'], parent: { field: 'tunnel', child: 'peers' },
+    secrets: { preshared_key: 'has_preshared_key' }, toBody: wireguardPeerBody,
+  },
 } as const satisfies Record<string, SectionSpec>;
 export type TemplateSection = keyof typeof TEMPLATE_SECTIONS;
 

@@ -7,10 +7,14 @@ import type { SectionObjects } from './state.js';
 export { objectName, sectionOfPath, TEMPLATE_SECTIONS, type TemplateSection } from './section-catalogue.js';
 
 type Objects = Record<string, unknown>[];
+/** A change-set operation; `object` is the template object a write was made from when its body differs (not sent). */
 export type Operation =
-  | { op: 'create'; path: string; key?: string; body: Record<string, unknown> }
-  | { op: 'update'; path: string; body: Record<string, unknown> }
+  | { op: 'create'; path: string; key?: string; body: Record<string, unknown>; object?: Record<string, unknown> }
+  | { op: 'update'; path: string; body: Record<string, unknown>; object?: Record<string, unknown> }
   | { op: 'delete'; path: string };
+
+/** Each nested section's parents on this appliance, by name → id (a WireGuard tunnel's name → its id). */
+export type Parents = (section: string) => ReadonlyMap<string, string>;
 
 function specOf(section: string): SectionSpec {
   const spec = sectionSpec(section);
@@ -37,6 +41,19 @@ export function differingFields(section: string, desired: Record<string, unknown
   });
 }
 
+/** Where a new object of the section is created: its collection, under the parent the object names when nested. */
+function collectionOf(section: string, spec: SectionSpec, object: Record<string, unknown>, parents: Parents): string {
+  if (!spec.parent) return spec.path;
+  const parent = String(object[spec.parent.field]);
+  const id = parents(section).get(parent);
+  if (id === undefined) throw new Error(`${section}: ${spec.parent.field} "${parent}" does not exist on this appliance (it is the appliance's own: create it first)`);
+  return `${spec.path}/${id}/${spec.parent.child}`;
+}
+
+/** An existing local object's path (a nested one's parent id is on the object, as `<field>_id`). */
+const itemOf = (spec: SectionSpec, existing: Record<string, unknown>): string =>
+  spec.parent ? `${spec.path}/${String(existing[`${spec.parent.field}_id`])}/${spec.parent.child}/${String(existing.id)}` : `${spec.path}/${String(existing.id)}`;
+
 const byName = (section: string, objects: Objects) => new Map(objects.map((object) => [objectName(section, object), object]));
 
 /**
@@ -45,7 +62,7 @@ const byName = (section: string, objects: Objects) => new Map(objects.map((objec
  * never owned are left alone (they stay local). A settings section is only ever updated (a template that stops
  * owning it leaves its values as they are). Rules placed as a block end with the reorder that keeps it.
  */
-export function planChanges(document: SectionObjects, previous: SectionObjects | null, local: (section: string) => Objects): Operation[] {
+export function planChanges(document: SectionObjects, previous: SectionObjects | null, local: (section: string) => Objects, parents: Parents = () => new Map()): Operation[] {
   const operations: Operation[] = [];
   const sections = new Set([...Object.keys(document.sections), ...Object.keys(previous?.sections ?? {})]);
   for (const section of sections) {
@@ -54,18 +71,19 @@ export function planChanges(document: SectionObjects, previous: SectionObjects |
     const before = byName(section, previous?.sections[section] ?? []);
     const desired = document.sections[section] ?? [];
     const wanted = new Set(desired.map((object) => objectName(section, object)));
+    const write = (op: 'create' | 'update', object: Record<string, unknown>) => (spec.toBody ? { body: spec.toBody(object, op), object } : { body: object });
     for (const object of desired) {
       const name = objectName(section, object);
       const existing = spec.singleton ? (locals.get(name) ?? {}) : locals.get(name);
-      if (!existing) operations.push({ op: 'create', path: spec.path, body: object });
+      if (!existing) operations.push({ op: 'create', path: collectionOf(section, spec, object, parents), ...write('create', object) });
       else if (differingFields(section, object, existing, before.get(name) ?? null).length > 0) {
-        operations.push({ op: 'update', path: spec.singleton ? spec.path : `${spec.path}/${String(existing.id)}`, body: object });
+        operations.push({ op: 'update', path: spec.singleton ? spec.path : itemOf(spec, existing), ...write('update', object) });
       }
     }
     if (spec.singleton) continue;
     for (const name of before.keys()) {
       const existing = locals.get(name);
-      if (existing && !wanted.has(name)) operations.push({ op: 'delete', path: `${spec.path}/${String(existing.id)}` });
+      if (existing && !wanted.has(name)) operations.push({ op: 'delete', path: itemOf(spec, existing) });
     }
   }
   const reorder = placeRules(document, local('rules'), operations);

@@ -12,10 +12,12 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const SECRET_REFERENCE = /^\$\{secret:([A-Za-z_][A-Za-z0-9_]{0,63})\}$/;
 
 const MAC = /^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$/;
+const WIREGUARD_KEY = /^[A-Za-z0-9+/]{43}=$/;
 
 /** Checks of a key field's value beyond "a non-empty string" (a value holding a variable is checked once rendered, by the appliance). */
 const KEY_FORMATS: Partial<Record<TemplateSection, Record<string, { test: (value: string) => boolean; says: string }>>> = {
   dhcp_reservations: { mac_address: { test: (value) => MAC.test(value), says: 'a MAC address (aa:bb:cc:dd:ee:ff): a reservation is named by its client' } },
+  wg_peers: { public_key: { test: (value) => WIREGUARD_KEY.test(value), says: 'a WireGuard public key (44 characters of base64): a peer is named by its key' } },
 };
 
 /**

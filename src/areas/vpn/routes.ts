@@ -97,6 +97,13 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       summary: 'Add a peer (allowed_ips "" or "auto" picks the next free address; auto_generate_key makes the client key pair)',
       schema: { params: IdParams(), body: WgPeerCreate, response: { 201: WgPeerRecord } },
       handler: (request, reply) => reply.status(201).send(vpn.peers.toRecord(vpn.createPeer(request.params.id, request.body))),
+      change: {
+        op: 'create', body: WgPeerCreate,
+        apply: (params, body) => {
+          const created = vpn.createPeer(params.id, body!);
+          return { kind: vpn.peers.kind, id: created.id, before: null, after: vpn.peers.toRecord(created) };
+        },
+      },
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{id}/peers/next-ip', access: 'vpn:read', tags, summary: 'Next free peer address in the tunnel subnet',
@@ -108,6 +115,15 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       summary: 'Change a peer (public key is fixed; preshared_key "" clears it)',
       schema: { params: PeerParams, body: WgPeerUpdate, response: { 200: WgPeerRecord } },
       handler: (request) => vpn.peers.toRecord(vpn.updatePeer(request.params.tid, request.params.pid, request.body)),
+      change: {
+        op: 'update', body: WgPeerUpdate,
+        apply: (params, body, ifMatch, field) => {
+          const existing = vpn.peers.find(params.pid, params.tid);
+          requireIfMatch(ifMatch, objectTag(vpn.peers, existing), field);
+          const before = vpn.peers.toRecord(existing);
+          return { kind: vpn.peers.kind, id: existing.id, before, after: vpn.peers.toRecord(vpn.updatePeer(params.tid, params.pid, body!)) };
+        },
+      },
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{tid}/peers/{pid}/config', access: 'vpn:read', tags,
