@@ -257,6 +257,11 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
       return !view.drifted && view.in_sync;
     });
     assert.match((await controller.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${agents[3].id}`)).body[0].detail.how, /deleted locally/);
+    // A local reorder that breaks the template's rule block is drift that is never adopted: it stays reported.
+    agents[4].applier.objects.get('rules')!.reverse();
+    const refusedAdoption = await until('the reorder refused for adoption', async () => (await controller.call('GET', `/api/v1/audit?action=drift.not_adopted&appliance_id=${agents[4].id}`)).body[0]);
+    assert.match(refusedAdoption.detail.how, /rule order is not adopted/);
+    assert.deepEqual((await controller.call('GET', `/api/v1/appliances/${agents[4].id}`)).body.drift, [{ section: 'rules', name: 'fleet-web', kind: 'moved', fields: [] }]);
 
     // The console page, in a browser, signed in as the viewer: appliances with version, health, revisions; rollouts.
     const noBrowser = chromiumSkipReason();
