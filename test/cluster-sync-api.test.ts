@@ -164,3 +164,12 @@ test('dhcp_link: Kea HA peers are the cluster nodes (this node by its role on it
     await t.close();
   }
 });
+
+test('a refusal no caller words still answers 409 naming the field: a DHCP apply with dhcp_link on an unpaired node (was a 500)', async () => {
+  assert.equal((await api.call('PUT', '/api/v1/dhcp/ha/config', { mode: 'hot-standby', peer: '192.0.2.2:8001', listen: '192.0.2.1:8001', node_id: 2 })).status, 200);
+  assert.equal((await api.call('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'lo', sync_peer: '127.0.0.2', enabled: false, dhcp_link: true })).status, 200);
+  assert.equal((await api.call('PUT', '/api/v1/cluster/role', { role: 'primary' })).status, 200);
+  const apply = await api.call('POST', '/api/v1/dhcp/v4/apply');
+  assert.equal(apply.status, 409, JSON.stringify(apply.body));
+  assert.deepEqual(apply.body, { error: 'cluster.pfsync.dhcp_link: is set but this node is not paired: pair it (POST /api/v1/cluster/nodes) or clear dhcp_link' });
+});
