@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
+import { startAreaApp } from './helpers/area-app.js';
 
 /** Reads an event stream, handing over each event's JSON data as it completes (comments and retry skipped). */
 async function* events(response: Response): AsyncGenerator<{ id: number; event?: string; data: Record<string, unknown> }> {
@@ -27,8 +26,8 @@ async function* events(response: Response): AsyncGenerator<{ id: number; event?:
 }
 
 test('GET /pending and its stream carry the DNS area\'s flag: set by a resolver change, cleared by applying it', async () => {
-  const t = await startTestApp();
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp();
+  const headers = t.headers;
   const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
     const response = await t.app.inject({ method, url, payload, headers });
     assert.ok(response.statusCode < 300, `${method} ${url} → ${response.statusCode} ${response.body}`);

@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { EventStream, EventStreamSet, formatEvent } from '../src/live/event-stream.js';
-import { startTestApp } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
+import { startAreaApp } from './helpers/area-app.js';
 
 /** Reads an event stream, handing over each block (event or comment) as it completes. */
 async function* blocks(response: Response): AsyncGenerator<string> {
@@ -79,8 +78,8 @@ test('the writer sends retry, ids per connection, keep-alive comments, broadcast
 });
 
 test('GET /pending/stream sends the pending report at once and again when it changes', async () => {
-  const t = await startTestApp();
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp();
+  const headers = t.headers;
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const controller = new AbortController();
@@ -121,8 +120,8 @@ test('GET /pending/stream sends the pending report at once and again when it cha
 });
 
 test('GET /pending/stream: 406 without an Accept that allows event streams; EventSource may authenticate with ?ticket=', async () => {
-  const t = await startTestApp();
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp();
+  const headers = t.headers;
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const noAccept = await t.app.inject({ url: '/api/v1/pending/stream', headers });
