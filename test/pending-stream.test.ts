@@ -3,29 +3,7 @@ import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { EventStream, EventStreamSet, formatEvent } from '../src/live/event-stream.js';
 import { startAreaApp } from './helpers/area-app.js';
-
-/** Reads an event stream, handing over each block (event or comment) as it completes. */
-async function* blocks(response: Response): AsyncGenerator<string> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      yield buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-    }
-  }
-}
-
-const parseEvent = (block: string) => ({
-  id: Number(/^id: (\d+)$/m.exec(block)?.[1]),
-  event: /^event: (.+)$/m.exec(block)?.[1],
-  data: JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')),
-});
+import { eventBlocks as blocks, parseEvent } from './helpers/event-stream.js';
 
 test('event framing: id, optional event name, one data line per line', () => {
   assert.equal(formatEvent(7, { a: 1 }), 'id: 7\ndata: {"a":1}\n\n');
