@@ -2,17 +2,12 @@
  * The fleet controller on PostgreSQL (issue 35) with light agents: the agent code with an in-memory stand-in for
  * an appliance. Migrations under concurrency, accounts and roles, single-use enrolment, revocation, and a rollout
  * in waves that survives the controller being killed mid-rollout without any agent applying a revision twice.
+ * A whole appliance behind NAT: test/e2e/fleet-nat-appliance.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildThreeNamespaces, inNs, removeNamespaces } from './helpers/three-namespaces.js';
-import { systemSkip } from './helpers/system-skip.js';
+import { execFileSync } from 'node:child_process';
 import WebSocket from 'ws';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
@@ -65,6 +60,9 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     const badSection = await controller.call('POST', '/api/v1/templates', { name: 'bad', sections: { users: [] } });
     assert.equal(badSection.status, 400);
     assert.match(badSection.body.error, /body\.sections\.users/);
+    const priorityInBlock = await controller.call('POST', '/api/v1/templates', { name: 'bad', rule_placement: 'first', sections: { rules: [{ label: 'a', priority: 5 }] } });
+    assert.equal(priorityInBlock.status, 400);
+    assert.match(priorityInBlock.body.error, /^body\.sections\.rules\.0\.priority: the template places its rules before/);
 
     // The agent path needs a client certificate of the fleet CA: without one the upgrade is refused.
     const refusedUpgrade = await new Promise<number>((resolve) => {
@@ -103,8 +101,11 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     await revoked.agent.stop();
 
     // A rollout in waves with a soak time between them; the controller is killed after the canary applied.
-    const template = await controller.call('POST', '/api/v1/templates', { name: 'site web', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }] } });
+    // Each appliance has a rule of its own; the template's rules go before it (rule_placement first).
+    for (const light of agents) light.applier.objects.get('rules')!.push({ id: 'local-rule', label: 'local-ssh', action: 'pass' });
+    const template = await controller.call('POST', '/api/v1/templates', { name: 'site web', rule_placement: 'first', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }], rules: [{ label: 'fleet-web', action: 'pass' }] } });
     assert.equal(template.status, 201);
+    assert.equal(template.body.rule_placement, 'first');
     const created = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: agents.map((a) => a.id), canary: 1, percentages: [50, 100], wave_interval_seconds: 3 });
     const missing = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, canary: 1 });
     assert.equal(missing.status, 409, 'one rollout runs at a time');
@@ -126,6 +127,7 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     for (const [index, light] of agents.entries()) {
       assert.equal(light.applier.applies, 1, `${light.id} applied exactly once`);
       assert.deepEqual(light.applier.objects.get('aliases')!.map((a) => a.entries), [[`10.9.${index}.1`]]);
+      assert.deepEqual(light.applier.objects.get('rules')!.map((r) => r.label), ['fleet-web', 'local-ssh']);
     }
     // Fleet views: every appliance in sync on the revision, with its version and last contact.
     await until('every appliance reconnected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === agents.length);
@@ -255,6 +257,11 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
       return !view.drifted && view.in_sync;
     });
     assert.match((await controller.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${agents[3].id}`)).body[0].detail.how, /deleted locally/);
+    // A local reorder that breaks the template's rule block is drift that is never adopted: it stays reported.
+    agents[4].applier.objects.get('rules')!.reverse();
+    const refusedAdoption = await until('the reorder refused for adoption', async () => (await controller.call('GET', `/api/v1/audit?action=drift.not_adopted&appliance_id=${agents[4].id}`)).body[0]);
+    assert.match(refusedAdoption.detail.how, /rule order is not adopted/);
+    assert.deepEqual((await controller.call('GET', `/api/v1/appliances/${agents[4].id}`)).body.drift, [{ section: 'rules', name: 'fleet-web', kind: 'moved', fields: [] }]);
 
     // The console page, in a browser, signed in as the viewer: appliances with version, health, revisions; rollouts.
     const noBrowser = chromiumSkipReason();
@@ -289,79 +296,5 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     await other.close(false);
     await controller.close();
     await database.drop();
-  }
-});
-
-const natSkip = skip || systemSkip('the fleet NAT test', { root: true, programs: ['ip', 'nft'] });
-
-test('an agent behind NAT (it reaches the controller; nothing reaches it) enrols and a rollout reaches it', { skip: natSkip, timeout: 120_000 }, async () => {
-  // agent (10.66.0.2) — NAT router (masquerade; new connections inward dropped) — 198.51.100.10, where a relay
-  // stands for the controller (a TCP relay to a unix socket the controller's side serves: the controller runs on
-  // this test's loopback, next to PostgreSQL). Neither the controller nor anything on its side has a route inward.
-  const ns = { client: `flc${process.pid}`, firewall: `flr${process.pid}`, server: `fls${process.pid}` };
-  const CONTROLLER_ADDRESS = '198.51.100.10';
-  const dir = mkdtempSync(join(tmpdir(), 'bulwark-fleet-nat-'));
-  const database = await temporaryDatabase();
-  const controller = await ControllerProcess.start(database.url, { names: `127.0.0.1,${CONTROLLER_ADDRESS}` });
-  const socketPath = join(dir, 'controller.sock');
-  const toController = createServer((socket) => {
-    const upstream = connect(controller.port, '127.0.0.1');
-    socket.pipe(upstream).pipe(socket);
-    socket.on('error', () => upstream.destroy());
-    upstream.on('error', () => socket.destroy());
-  });
-  await new Promise<void>((resolve) => toController.listen(socketPath, resolve));
-  const children: ChildProcess[] = [];
-  try {
-    buildThreeNamespaces(ns, { client: '10.66.0.2', firewallOutside: ['10.66.0.1'], firewallInside: '198.51.100.1', server: [CONTROLLER_ADDRESS] });
-    inNs(ns.server, 'ip', 'route', 'del', 'default');
-    writeFileSync(join(dir, 'nat.nft'), `table ip fleet_nat {
-  chain postrouting { type nat hook postrouting priority 100; oifname "fws" masquerade; }
-  chain forward { type filter hook forward priority 0; policy drop; ct state established,related accept; iifname "fwc" oifname "fws" accept; }
-}
-`);
-    inNs(ns.firewall, 'nft', '-f', join(dir, 'nat.nft'));
-    const relay = spawn('ip', ['netns', 'exec', ns.server, process.execPath, '-e',
-      `require('net').createServer((s) => { console.log('from ' + s.remoteAddress); const u = require('net').connect(${JSON.stringify(socketPath)}); s.pipe(u).pipe(s); s.on('error', () => u.destroy()); u.on('error', () => s.destroy()); }).listen(8443, ${JSON.stringify(CONTROLLER_ADDRESS)}, () => console.log('relaying'));`], { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(relay);
-    let relayed = '';
-    relay.stdout!.on('data', (chunk) => (relayed += chunk));
-    await until('the relay listening', async () => relayed.includes('relaying'));
-    // The other way there is no path: the controller's side has no route to the agent's network.
-    assert.equal(spawnSync('ip', ['netns', 'exec', ns.server, 'ping', '-c', '1', '-W', '1', '10.66.0.2']).status !== 0, true, 'the controller side cannot reach the agent');
-
-    await controller.signInFirstAdmin();
-    const tokenFile = join(dir, 'token');
-    writeFileSync(tokenFile, await controller.enrolmentToken('behind-nat', { site: '10.66.0.80' }), { mode: 0o600 });
-    const agent = spawn('ip', ['netns', 'exec', ns.client, process.execPath, '--import', 'tsx', 'test/fixtures/fleet-light-agent.ts', `https://${CONTROLLER_ADDRESS}:8443`, tokenFile, CONTROLLER_ADDRESS], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(agent);
-    const events: Record<string, unknown>[] = [];
-    let output = '';
-    agent.stdout!.on('data', (chunk) => {
-      output += chunk;
-      for (const line of output.split('\n').slice(0, -1)) events.push(JSON.parse(line) as Record<string, unknown>);
-      output = output.slice(output.lastIndexOf('\n') + 1);
-    });
-    agent.stderr!.on('data', (chunk) => (output += chunk));
-    const enrolled = await until('the agent behind NAT enrolled', async () => events.find((e) => e.event === 'enrolled'), 90_000);
-    const id = enrolled.appliance_id as string;
-    await until('it connected', async () => (await controller.call('GET', `/api/v1/appliances/${id}`)).body.connected);
-    const template = await controller.call('POST', '/api/v1/templates', { name: 'behind nat', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }] } });
-    const rollout = (await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: [id] })).body.id as string;
-    await until('the rollout reached it', async () => (await controller.call('GET', `/api/v1/rollouts/${rollout}`)).body.state === 'completed');
-    const applied = await until('the agent applied it', async () => events.find((e) => e.event === 'applied'));
-    assert.deepEqual((applied.aliases as { entries: string[] }[]).map((a) => a.entries), [['10.66.0.80']]);
-    const view = (await controller.call('GET', `/api/v1/appliances/${id}`)).body;
-    assert.deepEqual([view.version, view.in_sync, view.applied_revision], ['behind-nat-1', true, 1]);
-    // Every connection arrived from the router's address: the agent's own is translated (masqueraded).
-    const sources = new Set(relayed.split('\n').filter((line) => line.startsWith('from ')).map((line) => line.slice(5)));
-    assert.deepEqual([...sources], ['198.51.100.1']);
-  } finally {
-    for (const child of children) child.kill('SIGKILL');
-    removeNamespaces(ns);
-    toController.close();
-    await controller.close();
-    await database.drop();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -3,6 +3,7 @@ import { CHANNELS } from './channels.js';
 import { inTransaction, type Client, type Pool } from './database.js';
 import { renderSections, type Sections } from './templates.js';
 import { recordAudit } from './audit.js';
+import type { RulePlacement } from '../agent/rule-order.js';
 
 export interface RolloutInput {
   template_id: string;
@@ -16,6 +17,8 @@ export interface RolloutInput {
 
 export interface RevisionDocument {
   sections: Sections;
+  /** Where the owned rules go (src/agent/rule-order.ts): the placement of the template that last gave the rules. */
+  rule_placement?: RulePlacement;
 }
 
 /**
@@ -43,7 +46,7 @@ export class Rollouts {
     const sorted = [...input.percentages];
     if (sorted.some((p, i) => i > 0 && p <= sorted[i - 1])) throw badRequest('body.percentages must increase');
     const id = await inTransaction(this.pool, async (client) => {
-      const template = (await client.query<{ sections: Sections }>('SELECT sections FROM templates WHERE id::text = $1', [input.template_id])).rows[0];
+      const template = (await client.query<{ sections: Sections; rule_placement: RulePlacement }>('SELECT sections, rule_placement FROM templates WHERE id::text = $1', [input.template_id])).rows[0];
       if (!template) throw notFound(`template ${input.template_id} not found`);
       const appliances = (await client.query<{ id: string; name: string; variables: Record<string, string>; desired_revision: number; document: RevisionDocument | null; last_number: number | null }>(
         `SELECT a.id, a.name, a.variables, a.desired_revision, r.document,
@@ -77,6 +80,9 @@ export class Rollouts {
       const targets = appliances.map((appliance, index) => {
         const rendered = renderSections(template.sections, appliance.variables, appliance.name, secrets.get(appliance.id) ?? {});
         const document: RevisionDocument = { sections: { ...(appliance.document?.sections ?? {}), ...rendered } };
+        // The rules' placement travels with the rules: the template that gives them says where they go.
+        const placement = template.sections.rules ? template.rule_placement : appliance.document?.rule_placement;
+        if (placement && placement !== 'priority') document.rule_placement = placement;
         return { id: appliance.id, number: (appliance.last_number ?? 0) + 1, document: JSON.stringify(document), wave: waves.findIndex((size) => index < size), base: appliance.desired_revision };
       });
       // Two statements for all the targets, not two per target (a thousand appliances: two round trips, not 2,000).

@@ -4,12 +4,13 @@
  * inside it (test/e2e/fixtures/api-calls.mjs signs in as the first admin), and a cleanup that ends every
  * process left in the namespaces and removes them. Only loopback and the namespaces created here are touched.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 import { stopDetachedDaemons } from './detached-daemons.js';
 
@@ -92,9 +93,12 @@ export class NetnsLab {
     return exited;
   }
 
-  /** `launcher`: a program and its arguments that exec Bulwark's command line given after them (e.g. `unshare --mount --uts …`). */
-  startBulwark(ns: string, port: number, extraArgs: string[] = [], launcher: string[] = []): ChildProcess {
-    const [file, ...args] = [...launcher, process.execPath, '--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', 'linux', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs];
+  /**
+   * `launcher`: a program and its arguments that exec Bulwark's command line given after them (e.g. `unshare --mount --uts …`).
+   * `platform`: `simulated` for a suite that needs Bulwark's API and agents but none of the host's tools.
+   */
+  startBulwark(ns: string, port: number, extraArgs: string[] = [], launcher: string[] = [], platform: 'linux' | 'simulated' = 'linux'): ChildProcess {
+    const [file, ...args] = [...launcher, process.execPath, '--import', 'tsx', join(ROOT, 'src/main.ts'), '--platform', platform, '--listen', `127.0.0.1:${port}`, '--data-dir', this.dataDir, '--log-level', 'warn', ...extraArgs];
     const child = this.bulwark = this.spawnIn(ns, file, args);
     child.stderr!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => (this.bulwarkLog += chunk.toString()));
@@ -115,8 +119,21 @@ export class NetnsLab {
 
   /** API calls made inside Bulwark's namespace as the first admin: [method, path, body?] each. */
   api(...calls: [string, string, unknown?][]): ApiAnswer[] {
+    return JSON.parse(inNamespace(this.bulwarkNs, process.execPath, this.apiArgs(calls), { timeoutMs: 300_000 }));
+  }
+
+  /**
+   * As `api`, without blocking this process meanwhile: for a suite whose own process serves something the
+   * namespace's processes use while the calls run (a relay, a controller).
+   */
+  async apiAsync(...calls: [string, string, unknown?][]): Promise<ApiAnswer[]> {
+    const { stdout } = await promisify(execFile)('ip', ['netns', 'exec', this.bulwarkNs, process.execPath, ...this.apiArgs(calls)], { timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
+    return JSON.parse(stdout);
+  }
+
+  private apiArgs(calls: [string, string, unknown?][]): string[] {
     const args = calls.flatMap(([method, path, body]) => [method, path, ...(body === undefined ? [] : [JSON.stringify(body)]), '--']);
-    return JSON.parse(inNamespace(this.bulwarkNs, process.execPath, [join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), this.base, ...args], { timeoutMs: 300_000 }));
+    return [join(ROOT, 'test/e2e/fixtures/api-calls.mjs'), this.base, ...args];
   }
 
   /** One API call; throws with the answer when its status is not `expected`. */
