@@ -148,6 +148,26 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  // Versions need not be consecutive: they run in the order of this list, each once.
+  {
+    version: 20,
+    name: 'targets of a halted rollout cancelled before they reported',
+    sql: `
+      ALTER TABLE rollout_targets DROP CONSTRAINT rollout_targets_state_check;
+      ALTER TABLE rollout_targets ADD CONSTRAINT rollout_targets_state_check CHECK (state IN ('waiting', 'due', 'applied', 'failed', 'cancelled'));
+    `,
+  },
+  {
+    version: 21,
+    name: 'controller processes and their heartbeats',
+    sql: `
+      CREATE TABLE controller_processes (
+        id text PRIMARY KEY,
+        started_at timestamptz NOT NULL DEFAULT now(),
+        heartbeat_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /**
