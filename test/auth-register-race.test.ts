@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
+// No adminApi or startAreaApp: the first registration itself is raced here, over real sockets.
 let t: TestApp;
 let base: string;
 before(async () => {

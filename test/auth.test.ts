@@ -8,6 +8,7 @@ import { ADMIN, adminHeaders, headersWithPermissions, type Headers } from './hel
 import { BUILTIN_ROLES, PERMISSIONS, toMask } from '../src/core/permissions.js';
 import { TARGETED_LOGIN_DELAY_MS } from '../src/auth/login-limits.js';
 
+// No adminApi or startAreaApp: registration, login and the first administrator are what these tests exercise.
 let t: TestApp;
 let admin: Headers;
 before(async () => {

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderNftFallback, renderPfFallback } from '../src/compile/boot-fallback.js';
 import { createFreebsdPlatform } from '../src/platform/freebsd/index.js';
-import { json, startTestApp } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { packetFilterOf } from './helpers/areas.js';
 import { inNamespace, NetnsLab, ROOT } from './helpers/netns-lab.js';
 import { rootSkipReason } from './helpers/shared.js';
@@ -169,9 +169,9 @@ const pfctlCalls = () => readdirSync(fakeDir).filter((f) => f.endsWith('.args'))
 const clearPfctlCalls = () => { for (const f of readdirSync(fakeDir)) if (f.startsWith('call-')) rmSync(join(fakeDir, f)); };
 
 test('freebsd: every successful reload keeps the loaded anchor and the fallback for the LAN in <data-dir>/boot; a refused one keeps the previous', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     assert.equal((await t.app.inject({ method: 'PUT', url: '/api/v1/interfaces/em1/role', payload: { role: 'lan' }, headers })).statusCode, 200);
     await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers });
     clearPfctlCalls();
@@ -234,9 +234,9 @@ test('freebsd: the boot script loads the kept anchor with pfctl -a bulwark -f FI
   assert.equal(pfctlCalls()[1].input, renderPfFallback({ apiPorts: [8080], lanInterfaces: [] }), 'no rendered fallback: the built-in one');
   assert.deepEqual([box.lastBoot().loaded, box.lastBoot().reason, box.lastBoot().ruleset_error_line], ['fallback', 'refused', 3]);
 
-  const t = await startTestApp({ dataDir: box.dataDir });
+  const t = await startAreaApp({ dataDir: box.dataDir });
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const status = json(await t.app.inject({ url: '/api/v1/status', headers }));
     assert.equal(status.boot.loaded, 'fallback');
     assert.equal(status.boot.refused_line, 3);
@@ -258,9 +258,9 @@ test('freebsd: the boot script loads the kept anchor with pfctl -a bulwark -f FI
 });
 
 test('/status boot says "none" while the boot step has not run for the data directory; the simulated platform keeps no ruleset', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const status = json(await t.app.inject({ url: '/api/v1/status', headers }));
     assert.deepEqual(status.boot, { loaded: 'none', at: null, reason: 'the boot step has not run for this data directory' });
     assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reload', headers })).statusCode, 200);

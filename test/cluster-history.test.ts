@@ -10,15 +10,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { startTestApp, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+import type { Headers } from './helpers/auth.js';
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-ha-history-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function session(app: TestApp) {
-  const headers: Headers = await adminHeaders(app.app);
+function session(app: AreaApp) {
+  const { headers } = app;
   return async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => {
     const response = await app.app.inject({ method, url, payload: payload as never, headers });
     return { status: response.statusCode, body: response.body ? response.json() : undefined };
@@ -36,12 +36,12 @@ async function until<T>(what: string, probe: () => T | undefined | false, deadli
 }
 
 test('role changes are recorded with time, from/to and cause, announced on the dashboard WebSocket, and kept across a restart', { timeout: 120_000 }, async () => {
-  let app = await startTestApp({ dataDir, platform: createSimulatedPlatform() });
+  let app = await startAreaApp({ dataDir, platform: createSimulatedPlatform() });
   try {
-    const call = await session(app);
+    const call = session(app);
     const base = (await app.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
     const socket = async (headers?: Headers) => {
-      const issued = await app.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', headers: headers ?? (await adminHeaders(app.app)) });
+      const issued = await app.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', headers: headers ?? app.headers });
       const ws = new WebSocket(`${base}/api/v1/ws?ticket=${issued.json().ticket as string}`);
       const received: any[] = [];
       ws.on('message', (data) => received.push(JSON.parse(data.toString())));
@@ -94,7 +94,7 @@ test('role changes are recorded with time, from/to and cause, announced on the d
     const keys = (await call('GET', '/api/v1/auth/api-keys')).body as { id: string; name: string }[];
     const loopback = keys.find((key) => key.name === 'daemon-loopback');
     assert.ok(loopback, JSON.stringify(keys));
-    const revoked = await app.app.inject({ method: 'DELETE', url: `/api/v1/auth/api-keys/${loopback.id}`, headers: await adminHeaders(app.app) });
+    const revoked = await app.app.inject({ method: 'DELETE', url: `/api/v1/auth/api-keys/${loopback.id}`, headers: app.headers });
     assert.equal(revoked.statusCode, 204, revoked.body);
     const after = (await call('GET', '/api/v1/cluster/health-summary')).body;
     assert.equal(after.loopback_key_missing, true, 'a revoked loopback key is reported');
@@ -104,9 +104,9 @@ test('role changes are recorded with time, from/to and cause, announced on the d
     await app.close();
   }
 
-  app = await startTestApp({ dataDir, platform: createSimulatedPlatform() });
+  app = await startAreaApp({ dataDir, platform: createSimulatedPlatform() });
   try {
-    const call = await session(app);
+    const call = session(app);
     const kept = (await call('GET', '/api/v1/cluster/failover-history')).body as any[];
     assert.ok(kept.length >= 6, `the history survives the restart: ${JSON.stringify(kept)}`);
     assert.deepEqual(kept.slice(0, 3).map((entry) => entry.cause), ['role_set', 'vrrp', 'demote']);

@@ -7,8 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminApi } from './helpers/admin-api.js';
 import { freePort } from './helpers/free-port.js';
-import { startTestApp } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { createInboundKey } from '../src/areas/cluster/sync-keys.js';
 import type { ClusterSync } from '../src/areas/cluster/sync-service.js';
 import type { AcmeService } from '../src/areas/acme/service.js';
@@ -37,9 +36,9 @@ test('an unpaired node: status unpaired, every sync route 412, no HTTPS listener
 });
 
 test('with HTTPS: the code is shown with the pin; the pairing call is refused over plain HTTP and with a wrong code', { timeout: 120_000 }, async () => {
-  const t = await startTestApp({ config: { tlsListen: { host: '127.0.0.1', port: await freePort() } } });
+  const t = await startAreaApp({ config: { tlsListen: { host: '127.0.0.1', port: await freePort() } } });
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const opened = await t.app.inject({ method: 'POST', url: '/api/v1/cluster/pairing-code', headers });
     assert.equal(opened.statusCode, 201, opened.body);
     const { code, fingerprint } = opened.json();
@@ -59,9 +58,9 @@ test('with HTTPS: the code is shown with the pin; the pairing call is refused ov
 });
 
 test('in_sync only while the peer holds the current head: a version applied here since the peer was last seen holding one reads peer_behind', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
     // No 10 s comparison with a peer that does not exist (it would mark it unreachable); a standalone node pushes nothing.
     await sync.stop();
@@ -94,9 +93,9 @@ test('in_sync only while the peer holds the current head: a version applied here
 });
 
 test('ACME renewal runs on the primary only: the backup of a pair renews nothing on schedule and refuses renew-now (409); the primary renews', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
     const { service: acme } = t.app.areas.find((area) => area.name === 'acme') as unknown as { service: AcmeService };
     await sync.stop();
@@ -128,9 +127,9 @@ test('ACME renewal runs on the primary only: the backup of a pair renews nothing
 });
 
 test('dhcp_link: Kea HA peers are the cluster nodes (this node by its role on its sync address, the partner at the pairing address); golden', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
     const { service: dhcp } = t.app.areas.find((area) => area.name === 'dhcp') as unknown as { service: DhcpService };
     await sync.stop();
@@ -163,4 +162,13 @@ test('dhcp_link: Kea HA peers are the cluster nodes (this node by its role on it
   } finally {
     await t.close();
   }
+});
+
+test('a refusal no caller words still answers 409 naming the field: a DHCP apply with dhcp_link on an unpaired node (was a 500)', async () => {
+  assert.equal((await api.call('PUT', '/api/v1/dhcp/ha/config', { mode: 'hot-standby', peer: '192.0.2.2:8001', listen: '192.0.2.1:8001', node_id: 2 })).status, 200);
+  assert.equal((await api.call('PUT', '/api/v1/cluster/pfsync', { sync_interface: 'lo', sync_peer: '127.0.0.2', enabled: false, dhcp_link: true })).status, 200);
+  assert.equal((await api.call('PUT', '/api/v1/cluster/role', { role: 'primary' })).status, 200);
+  const apply = await api.call('POST', '/api/v1/dhcp/v4/apply');
+  assert.equal(apply.status, 409, JSON.stringify(apply.body));
+  assert.deepEqual(apply.body, { error: 'cluster.pfsync.dhcp_link: is set but this node is not paired: pair it (POST /api/v1/cluster/nodes) or clear dhcp_link' });
 });

@@ -2,8 +2,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from 'typebox';
 import type { LightMyRequestResponse } from 'fastify';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+import type { Headers } from './helpers/auth.js';
 import { forbidOutsideNetwork, type NetworkGuard } from './helpers/no-network.js';
 import type { OpenApiDocument } from './helpers/openapi-driver.js';
 import { conditionalTwinsOf } from '../src/http/conditional-twins.js';
@@ -20,7 +21,7 @@ import type { RouteSpec } from '../src/http/route.js';
 
 type Method = 'GET' | 'PUT' | 'DELETE' | 'POST';
 
-let t: TestApp;
+let t: AreaApp;
 let admin: Headers;
 let network: NetworkGuard;
 let document: OpenApiDocument;
@@ -53,8 +54,8 @@ const assertError = (response: LightMyRequestResponse, status: number, message: 
 
 before(async () => {
   network = forbidOutsideNetwork();
-  t = await startTestApp();
-  admin = await adminHeaders(t.app);
+  t = await startAreaApp();
+  admin = t.headers;
   document = json(await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }));
 
   // One object per parametrised path; a tunnel with a peer cannot be deleted, so the peer has its own tunnel.
@@ -294,9 +295,9 @@ function deferred() {
 
 test('the mechanism: reads that wait, writes that wait, and changes landing in between', async () => {
   const gates: Gates = {};
-  const small = await startTestApp({ areas: (context) => [createAuthArea(context), gatedArea(context, gates)] });
+  const small = await startAreaApp({ areas: (context) => [createAuthArea(context), gatedArea(context, gates)] });
   try {
-    const headers = await adminHeaders(small.app);
+    const { headers } = small;
     const send = (method: Method, url: string, payload?: unknown, extra: Headers = {}) =>
       small.app.inject({ method, url, headers: { ...headers, ...extra }, ...(payload !== undefined ? { payload: payload as object } : {}) });
     const current = async () => {

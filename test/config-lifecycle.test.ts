@@ -2,21 +2,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { lifecycleAreas, newProbe, type ApplierProbe } from './helpers/config-area.js';
 import type { HubEvent } from '../src/core/event-hub.js';
 import { configOf } from './helpers/areas.js';
 
-let t: TestApp;
+let t: AreaApp;
 let admin: Headers;
 let probe: ApplierProbe;
 const events: HubEvent[] = [];
 
 before(async () => {
   probe = newProbe();
-  t = await startTestApp({ areas: lifecycleAreas(probe) });
-  admin = await adminHeaders(t.app);
+  t = await startAreaApp({ areas: lifecycleAreas(probe) });
+  admin = t.headers;
   t.app.context.events.on('*', (event) => events.push(event));
 });
 after(() => t.close());
@@ -278,10 +279,10 @@ test('the commit-confirm timer reads the injected clock', async () => {
 
 test('a window that expired while the service was down is reverted at start-up; one still open survives the restart', async () => {
   const p = newProbe();
-  const first = await startTestApp({ areas: lifecycleAreas(p) });
+  const first = await startAreaApp({ areas: lifecycleAreas(p) });
   const dataDir = first.dataDir;
-  const firstAdmin = await adminHeaders(first.app);
-  const inject = (app: TestApp, headers: Headers, method: 'GET' | 'POST', url: string, payload?: object) => app.app.inject({ method, url, headers, payload });
+  const firstAdmin = first.headers;
+  const inject = (app: AreaApp, headers: Headers, method: 'GET' | 'POST', url: string, payload?: object) => app.app.inject({ method, url, headers, payload });
   try {
     await inject(first, firstAdmin, 'POST', '/api/v1/test/hosts', { name: 'safe' });
     const good = await first.app.context.apply.applyAll('admin', 'known good');
@@ -293,8 +294,8 @@ test('a window that expired while the service was down is reverted at start-up; 
     // back up within the window: still open, same deadline
     const clock = first.clock;
     clock.advance(100_000);
-    const second = await startTestApp({ areas: lifecycleAreas(newProbe()), dataDir, clock });
-    const secondAdmin = await adminHeaders(second.app);
+    const second = await startAreaApp({ areas: lifecycleAreas(newProbe()), dataDir, clock });
+    const secondAdmin = second.headers;
     const open = json(await inject(second, secondAdmin, 'GET', '/api/v1/config/commit-confirm/status'));
     assert.equal(open.active, true);
     assert.equal(open.seconds_remaining, 200);
@@ -303,10 +304,10 @@ test('a window that expired while the service was down is reverted at start-up; 
     // down again past the deadline: the start-up reverts and re-applies
     clock.advance(300_000);
     const p3 = newProbe();
-    const third = await startTestApp({ areas: lifecycleAreas(p3), dataDir, clock });
+    const third = await startAreaApp({ areas: lifecycleAreas(p3), dataDir, clock });
     try {
       assert.deepEqual(p3.runs, [{ hosts: ['safe'] }], 'the rollback target was applied during start-up');
-      const thirdAdmin = await adminHeaders(third.app);
+      const thirdAdmin = third.headers;
       const status = json(await inject(third, thirdAdmin, 'GET', '/api/v1/config/commit-confirm/status'));
       assert.equal(status.active, false);
       assert.equal(status.last.outcome, 'rolled_back');
@@ -392,9 +393,9 @@ test('a passphrase export moves secrets to another appliance; wrong passphrase a
   assert.ok(!text.includes('alpha-secret-1') && !text.includes('settings-token-xyz') && !text.includes('sealed:v1:'));
   assert.match(portable.objects.find((o: { kind: string }) => o.kind === 'test_settings').data.token, /^pw:v1:/);
 
-  const other = await startTestApp({ areas: lifecycleAreas(newProbe()) });
+  const other = await startAreaApp({ areas: lifecycleAreas(newProbe()) });
   try {
-    const otherAdmin = await adminHeaders(other.app);
+    const otherAdmin = other.headers;
     const post = (url: string, payload: object) => other.app.inject({ method: 'POST', url, headers: otherAdmin, payload });
     const before = other.app.context.store.snapshot();
     const versionsBefore = other.app.context.apply.versions.list(1, 0).total;

@@ -5,9 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
+import { json } from './helpers/app.js';
 import { startAreaApp, type AreaApp } from './helpers/area-app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import type { Headers } from './helpers/auth.js';
 import { lifecycleAreas, newProbe, type ApplierProbe } from './helpers/config-area.js';
 import { integrityOf } from '../src/areas/config/export-format.js';
 import type { HubEvent } from '../src/core/event-hub.js';
@@ -27,13 +27,13 @@ function withObjects(exported: Record<string, unknown>, added: Omit<ExportedObje
   return { ...body, integrity: integrityOf(body as never) };
 }
 
-let t: TestApp;
+let t: AreaApp;
 let admin: Headers;
 let probe: ApplierProbe;
 before(async () => {
   probe = newProbe();
-  t = await startTestApp({ areas: lifecycleAreas(probe) });
-  admin = await adminHeaders(t.app);
+  t = await startAreaApp({ areas: lifecycleAreas(probe) });
+  admin = t.headers;
 });
 after(() => t.close());
 

@@ -4,7 +4,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { createSettingsArea } from '../src/areas/settings/routes.js';
 import { lifecycleAreas, newProbe } from './helpers/config-area.js';
@@ -18,7 +19,7 @@ import { configOf } from './helpers/areas.js';
 let server: S3rver;
 let endpoint: string;
 let s3Dir: string;
-let t: TestApp;
+let t: AreaApp;
 let admin: Headers;
 
 before(async () => {
@@ -28,8 +29,8 @@ before(async () => {
   endpoint = `http://127.0.0.1:${port}`;
   // The settings area serves the administrator's outbound allow-list (/settings/outbound).
   const probe = newProbe();
-  t = await startTestApp({ areas: (context) => [...lifecycleAreas(probe)(context), createSettingsArea(context)] });
-  admin = await adminHeaders(t.app);
+  t = await startAreaApp({ areas: (context) => [...lifecycleAreas(probe)(context), createSettingsArea(context)] });
+  admin = t.headers;
   // The S3 server listens on loopback: the administrator's outbound allow-list names it.
   const allowed = await call('PUT', '/api/v1/settings/outbound', { allowed_addresses: ['127.0.0.1/32'] });
   assert.equal(allowed.statusCode, 200, allowed.body);

@@ -1,8 +1,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { startTestApp, json, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+import type { Headers } from './helpers/auth.js';
 import { sharedFile } from './helpers/shared.js';
 import type { Area } from '../src/areas/area.js';
 import type { AppContext } from '../src/context.js';
@@ -28,29 +29,29 @@ function targetAreas(context: AppContext): Area[] {
     createDhcpArea(context), createDnsArea(context, { pendingFlags, dnsEvents: newLiveFeeds().dns }), createVpnArea(context), createConfigArea(context),
   ];
 }
-const get = async (on: { app: TestApp; headers: Headers }, url: string) => {
+const get = async (on: { app: AreaApp; headers: Headers }, url: string) => {
   const response = await on.app.app.inject({ method: 'GET', url, headers: on.headers });
   assert.equal(response.statusCode, 200, `${url}: ${response.body}`);
   return json(response);
 };
 
-let t: TestApp;
+let t: AreaApp;
 let admin: Headers;
 before(async () => {
-  t = await startTestApp({ areas: targetAreas });
-  admin = await adminHeaders(t.app);
+  t = await startAreaApp({ areas: targetAreas });
+  admin = t.headers;
 });
 after(() => t.close());
 
 type Mapped = { kind: string; stored_as: string; source: string; data: Record<string, any>; notes: string[] };
 type Skipped = { source: string; element: string; reason: string };
 
-const preview = async (xml: string, extra: object = {}, on: { app: TestApp; headers: Headers } = { app: t, headers: admin }) => {
+const preview = async (xml: string, extra: object = {}, on: { app: AreaApp; headers: Headers } = { app: t, headers: admin }) => {
   const response = await on.app.app.inject({ method: 'POST', url: '/api/v1/config/preview-thirdparty', headers: on.headers, payload: { xml, ...extra } });
   assert.equal(response.statusCode, 200, response.body);
   return json(response) as { valid: boolean; kind: string; counts: Record<string, number>; objects: Mapped[]; skipped: Skipped[]; error: string | null; system: any; interfaces_found: string[] };
 };
-const importXml = (xml: string, on: { app: TestApp; headers: Headers } = { app: t, headers: admin }) =>
+const importXml = (xml: string, on: { app: AreaApp; headers: Headers } = { app: t, headers: admin }) =>
   on.app.app.inject({ method: 'POST', url: '/api/v1/config/import-thirdparty', headers: on.headers, payload: { xml } });
 const read = (dir: { path: string }, name: string) => readFileSync(`${dir.path}/${name}`, 'utf8');
 const stored = (kind: string) => t.app.context.store.list(kind);
@@ -66,8 +67,8 @@ for (const dir of [opnsenseDir, pfsenseDir]) {
     test(`${file}: the preview maps or skips every element with a reason, and the import writes exactly what it listed, pending`, { skip: dir.skip }, async () => {
       const xml = read(dir, file);
       // a fresh appliance per file, so each import starts from an empty configuration
-      const app = await startTestApp({ areas: targetAreas });
-      const on = { app, headers: await adminHeaders(app.app) };
+      const app = await startAreaApp({ areas: targetAreas });
+      const on = { app, headers: app.headers };
       try {
       const plan = await preview(xml, { interface_map: { lan: 'eth1', wan: 'eth0' } }, on);
       assert.equal(plan.valid, true, plan.error ?? '');
@@ -132,8 +133,8 @@ test('aifw-medium (OPNsense): aliases, floating rules, keywords, port forward, o
 });
 
 test('aifw-medium imported: real aliases, rules, NAT, route and gateway through the API, pending until POST /reload compiles them', { skip: opnsenseDir.skip }, async () => {
-  const app = await startTestApp({ areas: targetAreas });
-  const on = { app, headers: await adminHeaders(app.app) };
+  const app = await startAreaApp({ areas: targetAreas });
+  const on = { app, headers: app.headers };
   try {
     const xml = read(opnsenseDir, 'aifw-medium.xml');
     const response = await app.app.inject({ method: 'POST', url: '/api/v1/config/import-thirdparty', headers: on.headers, payload: { xml, interface_map: { lan: 'eth1', wan: 'eth0' } } });
@@ -249,8 +250,8 @@ test('opndossier sample 2 (OPNsense): a WireGuard instance with its peer linked 
 
 test('pfSense 2.7: VLAN, gateway, route through it, users without their hashes, interface addressing', { skip: pfsenseDir.skip }, async () => {
   // a fresh appliance: the lightvik import above already holds a gateway named GW_WAN
-  const app = await startTestApp({ areas: targetAreas });
-  const on = { app, headers: await adminHeaders(app.app) };
+  const app = await startAreaApp({ areas: targetAreas });
+  const on = { app, headers: app.headers };
   try {
   const xml = read(pfsenseDir, 'opndossier-pfsense-config-2.7.x.xml');
   const unmapped = await preview(xml, {}, on);
@@ -348,9 +349,9 @@ test('document type declarations, external entities and oversized files are refu
 });
 
 test('with the VPN area present, WireGuard lands in its declared collections, validated and sealed by them', { skip: opnsenseDir.skip }, async () => {
-  const app = await startTestApp({ areas: (context) => [createAuthArea(context), createVpnArea(context), createConfigArea(context)] });
+  const app = await startAreaApp({ areas: (context) => [createAuthArea(context), createVpnArea(context), createConfigArea(context)] });
   try {
-    const headers = await adminHeaders(app.app);
+    const headers = app.headers;
     const on = { app, headers };
     const xml = read(opnsenseDir, 'opndossier-sample.config.2.xml');
     const plan = await preview(xml, {}, on);

@@ -1,32 +1,25 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { flowKey, topFlows } from '../src/live/flow-frames.js';
 import type { Flow } from '../src/platform/connections.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
-import { adminHeaders, type Headers } from './helpers/auth.js';
+import { adminApi } from './helpers/admin-api.js';
+import type { Headers } from './helpers/auth.js';
 import { flow, replayPlatform, ReplayTraffic } from './helpers/traffic.js';
 import { dashboardAreas, dashboardOf } from './helpers/areas.js';
 import { MAX_STREAMS_PER_ACCOUNT } from '../src/live/stream-registry.js';
 
 const area = dashboardAreas({ manualTicks: true });
 const traffic = new ReplayTraffic();
-let t: TestApp;
-let admin: Headers;
-let base: string;
-const service = () => dashboardOf(t.app);
+const api = adminApi({ areas: area, platform: replayPlatform(traffic), listen: true });
+const service = () => dashboardOf(api.t.app);
+/** The WebSocket address of the app's loopback port. */
+const wsBase = () => api.base.replace('http', 'ws');
 
-before(async () => {
-  t = await startTestApp({ areas: area, platform: replayPlatform(traffic) });
-  base = (await t.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
-  admin = await adminHeaders(t.app);
-});
-after(() => t.close());
-
-async function ticket(headers: Headers = admin): Promise<string> {
-  const response = await t.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', headers });
+async function ticket(headers: Headers = api.headers): Promise<string> {
+  const response = await api.t.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', headers });
   assert.equal(response.statusCode, 200, response.body);
   return response.json().ticket;
 }
@@ -43,7 +36,7 @@ interface Client {
 /** Opens a socket; resolves once open, or rejects with the HTTP status of the refusal. */
 function open(query: string, path = '/api/v1/ws', headers: Record<string, string> = {}): Promise<Client> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${base}${path}${query}`, { headers });
+    const ws = new WebSocket(`${wsBase()}${path}${query}`, { headers });
     const messages: string[] = [];
     const binary: boolean[] = [];
     ws.on('message', (data, isBinary) => {
@@ -70,7 +63,7 @@ async function until(condition: () => boolean, what: string, timeoutMs = 5000): 
 }
 
 async function tick(): Promise<void> {
-  t.clock.advance(service().broadcaster.intervalMs);
+  api.t.clock.advance(service().broadcaster.intervalMs);
   assert.equal(await service().broadcaster.poll(), true);
 }
 
@@ -134,24 +127,24 @@ test('tickets: missing, unknown, replayed and expired → 401; without dashboard
   await first.closed;
   assert.equal(await refused(`?ticket=${once}`), 401, 'single use');
   const stale = await ticket();
-  t.clock.advance(30_001);
+  api.t.clock.advance(30_001);
   assert.equal(await refused(`?ticket=${stale}`), 401, 'expired after 30 s');
 
-  const role = await t.app.inject({ method: 'POST', url: '/api/v1/auth/roles', headers: admin, payload: { name: 'logs-only', permissions: ['logs:view'] } });
+  const role = await api.t.app.inject({ method: 'POST', url: '/api/v1/auth/roles', headers: api.headers, payload: { name: 'logs-only', permissions: ['logs:view'] } });
   assert.equal(role.statusCode, 201, role.body);
-  const user = await t.app.inject({ method: 'POST', url: '/api/v1/auth/users', headers: admin, payload: { username: 'logreader', password: 'Log-reader-pass1', role: 'logs-only' } });
+  const user = await api.t.app.inject({ method: 'POST', url: '/api/v1/auth/users', headers: api.headers, payload: { username: 'logreader', password: 'Log-reader-pass1', role: 'logs-only' } });
   assert.equal(user.statusCode, 201, user.body);
-  const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'logreader', password: 'Log-reader-pass1' } });
+  const login = await api.t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'logreader', password: 'Log-reader-pass1' } });
   const readerTicket = await ticket({ authorization: `Bearer ${login.json().access_token}` });
   assert.equal(await refused(`?ticket=${readerTicket}`), 403);
 
   assert.equal(await refused(`?ticket=${await ticket()}`, { origin: 'https://evil.example' }), 403);
-  const host = new URL(base).host;
+  const host = new URL(wsBase()).host;
   const sameOrigin = await open(`?ticket=${await ticket()}`, '/api/v1/ws', { origin: `http://${host}` });
   sameOrigin.ws.close();
   await sameOrigin.closed;
 
-  const plain = await t.app.inject({ url: `/api/v1/ws?ticket=${await ticket()}` });
+  const plain = await api.t.app.inject({ url: `/api/v1/ws?ticket=${await ticket()}` });
   assert.equal(plain.statusCode, 426, 'a plain GET is told to upgrade');
 });
 
@@ -162,8 +155,8 @@ test('at most 64 sockets: the 65th is refused with 503 before the upgrade; a fre
   const accounts: Headers[] = [];
   for (let i = 0; i < Math.ceil(64 / MAX_STREAMS_PER_ACCOUNT); i++) {
     const username = `watcher${i}`;
-    await t.app.inject({ method: 'POST', url: '/api/v1/auth/users', headers: admin, payload: { username, password: 'Watcher-pass-12', role: 'viewer' } });
-    const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password: 'Watcher-pass-12' } });
+    await api.t.app.inject({ method: 'POST', url: '/api/v1/auth/users', headers: api.headers, payload: { username, password: 'Watcher-pass-12', role: 'viewer' } });
+    const login = await api.t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password: 'Watcher-pass-12' } });
     accounts.push({ authorization: `Bearer ${login.json().access_token}` });
   }
   for (let i = 0; i < 64; i++) clients.push(await open(`?ticket=${await ticket(accounts[Math.floor(i / MAX_STREAMS_PER_ACCOUNT)])}`));
@@ -182,7 +175,7 @@ test('at most 64 sockets: the 65th is refused with 503 before the upgrade; a fre
 
 /** A raw WebSocket client that completes the handshake and then never reads: its buffers fill up. */
 function stalledClient(ticketValue: string): Promise<{ socket: Socket; closed: Promise<void> }> {
-  const url = new URL(`${base}/api/v1/ws?ticket=${ticketValue}`);
+  const url = new URL(`${wsBase()}/api/v1/ws?ticket=${ticketValue}`);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
     const closed = new Promise<void>((done) => socket.once('close', () => done()));
@@ -216,8 +209,8 @@ test('a slow consumer is closed after 5 s without taking a frame, while the othe
     const stats = service().broadcaster.lastStats!;
     // the fast clients got this tick's frame before the next tick starts
     await until(() => fast.every((c, n) => statusFrames(c).length === before[n] + 1), `tick ${i} at the fast clients`);
-    if (stats.skipped > 0 && firstSkipAt === null) firstSkipAt = t.clock.now();
-    if (stats.closedSlow > 0) closedAt = t.clock.now();
+    if (stats.skipped > 0 && firstSkipAt === null) firstSkipAt = api.t.clock.now();
+    if (stats.closedSlow > 0) closedAt = api.t.clock.now();
   }
   assert.ok(firstSkipAt !== null, 'the stalled socket fell behind');
   assert.ok(closedAt !== null, 'the stalled socket was closed');

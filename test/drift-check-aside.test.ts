@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { packetFilterOf } from './helpers/areas.js';
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 import type { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
@@ -42,8 +42,8 @@ function holdablePlatform() {
 
 test('the periodic drift check runs aside: a reload meanwhile does not wait for its read, and a read a load overlapped is dropped, not reported as drift', async () => {
   const { platform, filter, holdNextRead } = holdablePlatform();
-  const t = await startTestApp({ platform, config: { driftCheckSeconds: 1 } });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform, config: { driftCheckSeconds: 1 } });
+  const headers = t.headers;
   const service = packetFilterOf(t.app);
   const status = async () => json(await t.app.inject({ url: '/api/v1/status', headers }));
   let releaseReadIfWaiting = () => {};
@@ -91,8 +91,8 @@ test('the periodic drift check runs aside: a reload meanwhile does not wait for 
 
 test('POST /reload answers while its own read-back is still reading: no applier waits behind it (the cluster applier did)', async () => {
   const { platform, holdNextRead } = holdablePlatform();
-  const t = await startTestApp({ platform, config: { driftCheckSeconds: 0 } });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform, config: { driftCheckSeconds: 0 } });
+  const headers = t.headers;
   const service = packetFilterOf(t.app);
   let releaseReadIfWaiting = () => {};
   try {

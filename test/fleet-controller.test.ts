@@ -64,6 +64,9 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     const badSection = await controller.call('POST', '/api/v1/templates', { name: 'bad', sections: { users: [] } });
     assert.equal(badSection.status, 400);
     assert.match(badSection.body.error, /body\.sections\.users/);
+    const priorityInBlock = await controller.call('POST', '/api/v1/templates', { name: 'bad', rule_placement: 'first', sections: { rules: [{ label: 'a', priority: 5 }] } });
+    assert.equal(priorityInBlock.status, 400);
+    assert.match(priorityInBlock.body.error, /^body\.sections\.rules\.0\.priority: the template places its rules before/);
 
     // The agent path needs a client certificate of the fleet CA: without one the upgrade is refused.
     const refusedUpgrade = await new Promise<number>((resolve) => {
@@ -102,8 +105,11 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     await revoked.agent.stop();
 
     // A rollout in waves with a soak time between them; the controller is killed after the canary applied.
-    const template = await controller.call('POST', '/api/v1/templates', { name: 'site web', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }] } });
+    // Each appliance has a rule of its own; the template's rules go before it (rule_placement first).
+    for (const light of agents) light.applier.objects.get('rules')!.push({ id: 'local-rule', label: 'local-ssh', action: 'pass' });
+    const template = await controller.call('POST', '/api/v1/templates', { name: 'site web', rule_placement: 'first', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }], rules: [{ label: 'fleet-web', action: 'pass' }] } });
     assert.equal(template.status, 201);
+    assert.equal(template.body.rule_placement, 'first');
     const created = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids: agents.map((a) => a.id), canary: 1, percentages: [50, 100], wave_interval_seconds: 3 });
     const missing = await controller.call('POST', '/api/v1/rollouts', { template_id: template.body.id, canary: 1 });
     assert.equal(missing.status, 409, 'one rollout runs at a time');
@@ -125,6 +131,7 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     for (const [index, light] of agents.entries()) {
       assert.equal(light.applier.applies, 1, `${light.id} applied exactly once`);
       assert.deepEqual(light.applier.objects.get('aliases')!.map((a) => a.entries), [[`10.9.${index}.1`]]);
+      assert.deepEqual(light.applier.objects.get('rules')!.map((r) => r.label), ['fleet-web', 'local-ssh']);
     }
     // Fleet views: every appliance in sync on the revision, with its version and last contact.
     await until('every appliance reconnected', async () => (await controller.call('GET', '/api/v1/fleet/summary')).body.connected === agents.length);
@@ -256,6 +263,11 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
       return !view.drifted && view.in_sync;
     });
     assert.match((await controller.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${agents[3].id}`)).body[0].detail.how, /deleted locally/);
+    // A local reorder that breaks the template's rule block is drift that is never adopted: it stays reported.
+    agents[4].applier.objects.get('rules')!.reverse();
+    const refusedAdoption = await until('the reorder refused for adoption', async () => (await controller.call('GET', `/api/v1/audit?action=drift.not_adopted&appliance_id=${agents[4].id}`)).body[0]);
+    assert.match(refusedAdoption.detail.how, /rule order is not adopted/);
+    assert.deepEqual((await controller.call('GET', `/api/v1/appliances/${agents[4].id}`)).body.drift, [{ section: 'rules', name: 'fleet-web', kind: 'moved', fields: [] }]);
 
     // The console page, in a browser, signed in as the viewer: appliances with version, health, revisions; rollouts.
     const noBrowser = chromiumSkipReason();

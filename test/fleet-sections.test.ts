@@ -1,8 +1,11 @@
-/** How the agent turns a revision into one change set, and what it reports as drift (src/agent/sections.ts). */
+/** How the agent turns a revision into one change set, and what it reports as drift (src/agent/sections.ts, rule-order.ts); how a template's sections are checked. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { driftOf, planChanges } from '../src/agent/sections.js';
 import { bindVariables } from '../src/controller/drift-adoption.js';
+import { checkSections } from '../src/controller/templates.js';
+import { MemoryApplier } from '../src/agent/memory-applier.js';
+import type { RulePlacement } from '../src/agent/rule-order.js';
 import { newSealingKeyPair, openDocument, openSealed, sealFor } from '../src/agent/sealed-secrets.js';
 
 const local = {
@@ -79,4 +82,121 @@ test('sealed secrets: open only for the appliance and name they were sealed for;
   const document = { sections: { aliases: [{ name: 'x', description: sealed, entries: ['10.0.0.1'] }] } };
   assert.deepEqual(openDocument(document, mine.privateKeyPem, 'appliance-a'), { sections: { aliases: [{ name: 'x', description: 'the value', entries: ['10.0.0.1'] }] } });
   assert.throws(() => openDocument(document, undefined, 'appliance-a'), /no sealing key: enrol it again/);
+});
+
+test('settings sections are one document owned field by field: updated where a field differs, never created or deleted', () => {
+  const local = { syslog: [{ enabled: false, host: '', port: 514, transport: 'udp' }] } as Record<string, Record<string, unknown>[]>;
+  const owned = { sections: { syslog: [{ enabled: true, host: 'logs.example.net', port: 514 }] } };
+  assert.deepEqual(planChanges(owned, null, (section) => local[section] ?? []), [
+    { op: 'update', path: '/api/v1/settings/syslog', body: { enabled: true, host: 'logs.example.net', port: 514 } },
+  ]);
+  // No longer owned: its values stay as they are (there is nothing to delete).
+  assert.deepEqual(planChanges({ sections: {} }, owned, (section) => local[section] ?? []), []);
+  assert.deepEqual(driftOf(owned, (section) => local[section] ?? []), [{ section: 'syslog', name: 'syslog', kind: 'changed', fields: ['enabled', 'host'], values: { enabled: false, host: '' } }]);
+});
+
+test('a secret field is never read back: written when none is stored, when first owned or when the revision rotates it; drift only says it is gone', () => {
+  const sa = (psk: string) => ({ name: 'HQ', remote_addr: '203.0.113.1', psk });
+  const local = { ipsec: [{ id: 's1', name: 'hq', remote_addr: '203.0.113.1', has_psk: true }] } as Record<string, Record<string, unknown>[]>;
+  const read = (section: string) => local[section] ?? [];
+  assert.deepEqual(planChanges({ sections: { ipsec: [sa('one')] } }, { sections: { ipsec: [sa('one')] } }, read), [], 'the same secret: nothing to write');
+  assert.deepEqual(planChanges({ sections: { ipsec: [sa('two')] } }, { sections: { ipsec: [sa('one')] } }, read).map((o) => o.op), ['update'], 'rotated');
+  assert.deepEqual(planChanges({ sections: { ipsec: [sa('one')] } }, null, read).map((o) => o.op), ['update'], 'first owned: the appliance\'s own key is unknown');
+  assert.deepEqual(driftOf({ sections: { ipsec: [sa('one')] } }, read), [], 'a stored secret is not drift (its value cannot be read)');
+  const cleared = { ipsec: [{ ...local.ipsec[0], has_psk: false, remote_addr: '203.0.113.9' }] } as Record<string, Record<string, unknown>[]>;
+  assert.deepEqual(driftOf({ sections: { ipsec: [sa('one')] } }, (section) => cleared[section] ?? []), [
+    { section: 'ipsec', name: 'hq', kind: 'changed', fields: ['remote_addr', 'psk'], values: { remote_addr: '203.0.113.9' } },
+  ]);
+});
+
+test('DHCP reservations are named by the client\'s MAC in either spelling, time sources by address in any case', () => {
+  const local = {
+    dhcp_reservations: [{ id: 'd1', mac_address: '02:00:00:00:00:0a', ip_address: '192.168.1.10' }],
+    time_sources: [{ id: 't1', address: 'ntp.example.net', enabled: true }],
+  } as Record<string, Record<string, unknown>[]>;
+  const document = { sections: { dhcp_reservations: [{ mac_address: '02-00-00-00-00-0A', ip_address: '192.168.1.11' }], time_sources: [{ address: 'NTP.example.net', enabled: true }] } };
+  assert.deepEqual(planChanges(document, null, (section) => local[section] ?? []), [
+    { op: 'update', path: '/api/v1/dhcp/v4/reservations/d1', body: { mac_address: '02-00-00-00-00-0A', ip_address: '192.168.1.11' } },
+  ]);
+});
+
+const rule = (id: string, label: string) => ({ id, label, action: 'pass' });
+
+test('rules placed first or last: one block in the template\'s order, kept by a reorder that ends the change set; none when already in place', () => {
+  const local = { rules: [rule('l1', 'local-a'), rule('f2', 'fleet-b'), rule('l2', 'local-b'), rule('f1', 'fleet-a')] } as Record<string, Record<string, unknown>[]>;
+  const read = (section: string) => local[section] ?? [];
+  const owned = [{ label: 'fleet-a', action: 'pass' }, { label: 'fleet-new', action: 'pass' }, { label: 'fleet-b', action: 'pass' }];
+  const first = planChanges({ rule_placement: 'first', sections: { rules: owned } }, null, read);
+  assert.deepEqual(first, [
+    { op: 'create', path: '/api/v1/rules', key: 'fleet-rule-0', body: { label: 'fleet-new', action: 'pass' } },
+    { op: 'update', path: '/api/v1/rules/reorder', body: { rule_ids: ['f1', { $ref: 'fleet-rule-0' }, 'f2', 'l1', 'l2'] } },
+  ]);
+  const last = planChanges({ rule_placement: 'last', sections: { rules: owned } }, null, read);
+  assert.deepEqual(last.at(-1), { op: 'update', path: '/api/v1/rules/reorder', body: { rule_ids: ['l1', 'l2', 'f1', { $ref: 'fleet-rule-0' }, 'f2'] } });
+  // Already the block: nothing to reorder. Without a placement the rules keep the priorities they give.
+  const placed = [{ label: 'fleet-b', action: 'pass' }, { label: 'fleet-a', action: 'pass' }];
+  const inPlace = { rules: [rule('l1', 'local-a'), rule('l2', 'local-b'), rule('f2', 'fleet-b'), rule('f1', 'fleet-a')] } as Record<string, Record<string, unknown>[]>;
+  assert.deepEqual(planChanges({ rule_placement: 'last', sections: { rules: placed } }, null, (section) => inPlace[section] ?? []), []);
+  assert.deepEqual(planChanges({ sections: { rules: owned } }, null, read).map((o) => o.path), ['/api/v1/rules']);
+  // Drift: the block broken by a local reorder (named after the first owned rule out of place); never for `priority`.
+  assert.deepEqual(driftOf({ rule_placement: 'last', sections: { rules: placed } }, (section) => inPlace[section] ?? []), []);
+  assert.deepEqual(driftOf({ rule_placement: 'first', sections: { rules: placed } }, (section) => inPlace[section] ?? []), [{ section: 'rules', name: 'fleet-b', kind: 'moved', fields: [] }]);
+  assert.deepEqual(driftOf({ sections: { rules: placed } }, (section) => inPlace[section] ?? []), []);
+});
+
+test('the light agents\' stand-in applies the new sections: settings merged, secrets kept as "one is set", the rule block reordered', async () => {
+  const memory = new MemoryApplier();
+  memory.objects.get('rules')!.push(rule('l1', 'local-a'));
+  const document = { rule_placement: 'first' as const, sections: {
+    rules: [{ label: 'fleet-a', action: 'block' }],
+    dhcp_settings: [{ domain_name: 'branch.example' }],
+    ipsec: [{ name: 'hq', remote_addr: '203.0.113.1', psk: 'the key' }],
+  } };
+  assert.deepEqual(await memory.apply(document, null), { outcome: 'applied', reason: null });
+  assert.deepEqual(memory.objects.get('rules')!.map((r) => r.label), ['fleet-a', 'local-a']);
+  assert.deepEqual(memory.objects.get('dhcp_settings'), [{ domain_name: 'branch.example' }]);
+  assert.deepEqual(Object.keys(memory.objects.get('ipsec')![0]).sort(), ['has_psk', 'id', 'name', 'remote_addr']);
+  assert.deepEqual(await memory.drift(document), []);
+  memory.objects.get('rules')!.reverse();
+  assert.deepEqual(await memory.drift(document), [{ section: 'rules', name: 'fleet-a', kind: 'moved', fields: [] }]);
+  await memory.apply(document, { sections: {} });
+  assert.deepEqual(await memory.drift(document), []);
+});
+
+test('a template\'s sections are refused with a 400 naming the field', () => {
+  const refused: [unknown, RulePlacement, RegExp][] = [
+    [{ syslog: [{ enabled: true }, { enabled: false }] }, 'priority', /^body\.sections\.syslog: a settings section is one object/],
+    [{ dhcp_reservations: [{ mac_address: 'printer', ip_address: '192.168.1.9' }] }, 'priority', /^body\.sections\.dhcp_reservations\.0\.mac_address must be a MAC address/],
+    [{ dhcp_reservations: [{ ip_address: '192.168.1.9', client_id: '01:aa' }] }, 'priority', /^body\.sections\.dhcp_reservations\.0\.mac_address must be a non-empty string/],
+    [{ dhcp_reservations: [{ mac_address: '02:00:00:00:00:0a' }, { mac_address: '02-00-00-00-00-0A' }] }, 'priority', /^body\.sections\.dhcp_reservations\.1: "02:00:00:00:00:0a" appears twice/],
+    [{ ipsec: [{ name: 'hq', psk: 'a key in clear text' }] }, 'priority', /^body\.sections\.ipsec\.0\.psk is a secret: write it as \$\{secret:name\}/],
+    [{ rules: [{ label: 'a', priority: 5 }] }, 'first', /^body\.sections\.rules\.0\.priority: the template places its rules before/],
+    [{ wireguard: [] }, 'priority', /^body\.sections\.wireguard: not a section a template can own/],
+  ];
+  for (const [sections, placement, message] of refused) {
+    assert.throws(() => checkSections(sections, 'body.sections', placement), (error: Error & { statusCode?: number }) => error.statusCode === 400 && message.test(error.message), JSON.stringify(sections));
+  }
+  assert.doesNotThrow(() => checkSections({ ipsec: [{ name: 'hq', psk: '${secret:hq_psk}' }], dhcp_reservations: [{ mac_address: '${printer_mac}' }], rules: [{ label: 'a', priority: 5 }] }));
+});
+
+test('WireGuard peers: under the tunnel the template names (its id differs per appliance), written in the routes\' shape, read back in theirs', async () => {
+  const key = 'x'.repeat(43) + '=';
+  const peer = { tunnel: 'site-vpn', public_key: key, allowed_ips: ['10.8.0.2/32'], persistent_keepalive: 25 };
+  const tunnels = (section: string) => new Map(section === 'wg_peers' ? [['site-vpn', 't1']] : []);
+  assert.deepEqual(planChanges({ sections: { wg_peers: [peer] } }, null, () => [], tunnels), [
+    { op: 'create', path: '/api/v1/vpn/wg/t1/peers', body: { public_key: key, allowed_ips: '10.8.0.2/32', keepalive: 25 }, object: peer },
+  ]);
+  const local = { wg_peers: [{ id: 'p1', tunnel_id: 't1', tunnel: 'site-vpn', public_key: key, allowed_ips: ['10.8.0.9/32'], persistent_keepalive: 25 }] } as Record<string, Record<string, unknown>[]>;
+  assert.deepEqual(planChanges({ sections: { wg_peers: [peer] } }, null, (section) => local[section] ?? [], tunnels), [
+    { op: 'update', path: '/api/v1/vpn/wg/t1/peers/p1', body: { allowed_ips: '10.8.0.2/32', keepalive: 25 }, object: peer },
+  ], 'the public key names the peer and is not sent again');
+  assert.deepEqual(planChanges({ sections: {} }, { sections: { wg_peers: [peer] } }, (section) => local[section] ?? [], tunnels), [{ op: 'delete', path: '/api/v1/vpn/wg/t1/peers/p1' }]);
+  assert.throws(() => planChanges({ sections: { wg_peers: [{ ...peer, tunnel: 'other' }] } }, null, () => [], tunnels), /wg_peers: tunnel "other" does not exist on this appliance/);
+  // The light agents' stand-in keeps a peer as the appliance reads it back, under its tunnel.
+  const memory = new MemoryApplier();
+  memory.parents.set('wg_peers', new Map([['site-vpn', 't1']]));
+  await memory.apply({ sections: { wg_peers: [{ ...peer, preshared_key: 'k' }] } }, null);
+  assert.deepEqual(memory.objects.get('wg_peers')!.map(({ id: _, ...rest }) => rest), [{ ...peer, has_preshared_key: true, tunnel_id: 't1' }]);
+  assert.deepEqual(await memory.drift({ sections: { wg_peers: [{ ...peer, preshared_key: 'k' }] } }), []);
+  assert.throws(() => checkSections({ wg_peers: [{ tunnel: 'site-vpn', public_key: 'not a key' }] }), /body\.sections\.wg_peers\.0\.public_key must be a WireGuard public key/);
 });

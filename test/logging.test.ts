@@ -12,6 +12,7 @@ test('no password, token, key or secret ever reaches a log line; one line per re
       done();
     },
   });
+  // Signs in by hand, not through startAreaApp: what registration and login write to the log is under test.
   const t = await startTestApp({ logger: { level: 'trace', stream } });
   try {
     await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: ADMIN });

@@ -4,8 +4,7 @@ import { connect } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
-import { startTestApp } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
 import { systemSkip } from './helpers/system-skip.js';
 import { flow, replayPlatform, ReplayTraffic } from './helpers/traffic.js';
 import { dashboardAreas, dashboardOf } from './helpers/areas.js';
@@ -31,11 +30,11 @@ test('metrics store: batches land in Redis with retention, and series and the hi
     const area = dashboardAreas({ manualTicks: true, metricsKeyPrefix: prefix });
     const traffic = new ReplayTraffic();
     traffic.set([flow(1, 10)], 42);
-    const first = await startTestApp({ areas: area, platform: replayPlatform(traffic) });
+    const first = await startAreaApp({ areas: area, platform: replayPlatform(traffic) });
     const clock = first.clock;
-    let restarted: Awaited<ReturnType<typeof startTestApp>> | null = null;
+    let restarted: AreaApp | null = null;
     try {
-      const admin = await adminHeaders(first.app);
+      const admin = first.headers;
       const enabled = await first.app.inject({ method: 'PUT', url: '/api/v1/settings/metrics-store', headers: admin, payload: { enabled: true, url: 'redis://127.0.0.1:6379', retention_minutes: 2 } });
       assert.equal(enabled.statusCode, 200, enabled.body);
       assert.equal(enabled.json().status, 'connected');
@@ -69,9 +68,9 @@ test('metrics store: batches land in Redis with retention, and series and the hi
 
     // a fresh data directory: nothing in SQLite; history comes from Redis only
     const area2 = dashboardAreas({ manualTicks: true, metricsKeyPrefix: prefix });
-    restarted = await startTestApp({ clock, areas: area2, platform: replayPlatform(new ReplayTraffic()) });
+    restarted = await startAreaApp({ clock, areas: area2, platform: replayPlatform(new ReplayTraffic()) });
     try {
-      const admin = await adminHeaders(restarted.app);
+      const admin = restarted.headers;
       const put = await restarted.app.inject({ method: 'PUT', url: '/api/v1/settings/metrics-store', headers: admin, payload: { enabled: true, retention_minutes: 2 } });
       assert.equal(put.json().status, 'connected');
       const series = (await restarted.app.inject({ url: '/api/v1/metrics/series?name=pf.states&range_secs=100', headers: admin })).json();

@@ -3,7 +3,8 @@ import { SERVED_FILE_PATHS } from '../src/http/extensions.js';
 import { toSpecPath } from '../src/http/route.js';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { startTestApp, json } from './helpers/app.js';
+import { json } from './helpers/app.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { adminHeaders, type Headers } from './helpers/auth.js';
 import { forbidOutsideNetwork } from './helpers/no-network.js';
 import { discrepancy, OperationDriver, type OpenApiDocument } from './helpers/openapi-driver.js';
@@ -36,9 +37,9 @@ function phaseOf(method: string, path: string, paths: readonly string[]): number
 
 test('every operation answers only statuses and media types that its OpenAPI entry documents', async () => {
   const network = forbidOutsideNetwork();
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    let admin: Headers = await adminHeaders(t.app);
+    let admin: Headers = t.headers;
     const document = json<OpenApiDocument>(await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }));
     const driver = new OperationDriver(t.app, document, () => admin);
     const paths = t.app.catalogue.map((route) => route.path);
@@ -80,9 +81,9 @@ test('every operation answers only statuses and media types that its OpenAPI ent
 });
 
 test('the answers only a real socket or a prepared object reaches match the document too', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    const admin = await adminHeaders(t.app);
+    const admin = t.headers;
     const document = json<OpenApiDocument>(await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }));
     const responsesOf = (method: string, path: string) => document.paths[path][method].responses;
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { json, startTestApp } from './helpers/app.js';
 import { adminApi } from './helpers/admin-api.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { emptySnapshot, pendingReport } from '../src/areas/packet-filter/snapshot.js';
 import { packetFilterOf } from './helpers/areas.js';
-import { adminHeaders } from './helpers/auth.js';
 import { createSimulatedPlatform } from '../src/platform/simulated/index.js';
 
 const api = adminApi();
@@ -400,9 +400,9 @@ test('an applied snapshot written before anti-lockout interfaces existed means "
 
 test('WAN default block: off on simulated, on where the platform is real; when on, what enters a WAN-role interface is blocked unless a rule passes it (system rules, pending, simulate, the applied text)', async () => {
   assert.deepEqual((await call('GET', '/api/v1/rules/wan-default-block')).body, { enabled: false }, 'npm start (simulated) keeps the open default');
-  const real = await startTestApp({ platform: { ...createSimulatedPlatform(), simulated: false } });
+  const real = await startAreaApp({ platform: { ...createSimulatedPlatform(), simulated: false } });
   try {
-    const answer = await real.app.inject({ method: 'GET', url: '/api/v1/rules/wan-default-block', headers: await adminHeaders(real.app) });
+    const answer = await real.app.inject({ method: 'GET', url: '/api/v1/rules/wan-default-block', headers: real.headers });
     assert.deepEqual(json(answer), { enabled: true }, 'a real platform starts with it on');
   } finally {
     await real.close();

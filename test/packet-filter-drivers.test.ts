@@ -17,8 +17,8 @@ import { scheduleEdge } from '../src/compile/schedule-edges.js';
 import { SimulatedPacketFilter } from '../src/platform/simulated/packet-filter.js';
 import { runCommand } from '../src/platform/exec.js';
 import { compileNftables } from '../src/compile/nftables.js';
-import { startTestApp, json } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
+import { json } from './helpers/app.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { rootSkipReason } from './helpers/shared.js';
 import { config, fixtureId, rule, schedule } from './helpers/firewall-fixtures.js';
 import { packetFilterOf } from './helpers/areas.js';
@@ -95,8 +95,8 @@ const calls = () =>
 const clearCalls = () => { for (const f of readdirSync(fakeDir)) if (f.startsWith('call-')) rmSync(join(fakeDir, f)); };
 
 test('freebsd: reload loads the anchor with one pfctl -a bulwark -f - (no pfctl -n first); a refusal keeps the old ruleset', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
+  const headers = t.headers;
   try {
     const created = json(await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers }));
     clearCalls();
@@ -139,8 +139,8 @@ test('freebsd: reload loads the anchor with one pfctl -a bulwark -f - (no pfctl 
 });
 
 test('freebsd: pf label counters show on GET /rules at once, and a reload (pf loads the whole anchor) loses none', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
+  const headers = t.headers;
   const counted = (id: string, packets: number) => writeFileSync(join(fakeDir, 'rules-v.txt'),
     `block drop in log quick proto tcp from any to any port = 8081 label "${id}"\n  [ Evaluations: 15        Packets: ${packets}         Bytes: ${packets * 60}         States: 0     ]\n`);
   try {
@@ -166,8 +166,8 @@ test('freebsd: pf label counters show on GET /rules at once, and a reload (pf lo
 });
 
 test('freebsd: the anchor is read back after each load; a rule changed by hand is drift in /status; reload replaces the anchor and clears it', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
+  const headers = t.headers;
   const status = async () => json(await t.app.inject({ url: '/api/v1/status', headers }));
   try {
     await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: { action: 'block', direction: 'in', protocol: 'tcp', dst_port_start: 8081 }, headers });
@@ -195,8 +195,8 @@ test('freebsd: the anchor is read back after each load; a rule changed by hand i
 });
 
 test('freebsd: pf disabled or a pf.conf hook missing (binat-anchor included, filter hook last) → /status reports it, reload is 409 naming the line', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
+  const headers = t.headers;
   const get = async (url: string) => json(await t.app.inject({ url, headers }));
   try {
     await t.app.inject({ method: 'POST', url: '/api/v1/nat', payload: { nat_type: 'binat', interface: 'em0', protocol: 'any', src_addr: '192.168.1.7', redirect_addr: '203.0.113.7' }, headers });
@@ -237,9 +237,9 @@ test('freebsd: pf disabled or a pf.conf hook missing (binat-anchor included, fil
   }
   // /status reads the host by itself too, without a reload.
   writeFileSync(join(fakeDir, 'info.txt'), 'Status: Disabled for 0 days 00:00:01\n');
-  const fresh = await startTestApp({ platform: createFreebsdPlatform() });
+  const fresh = await startAreaApp({ platform: createFreebsdPlatform() });
   try {
-    const status = json(await fresh.app.inject({ url: '/api/v1/status', headers: await adminHeaders(fresh.app) }));
+    const status = json(await fresh.app.inject({ url: '/api/v1/status', headers: fresh.headers }));
     assert.deepEqual(status.pf_problems, ['pf is disabled: set pf_enable="YES" in /etc/rc.conf and run "service pf start" (or "pfctl -e")']);
   } finally {
     setUpHost();
@@ -248,8 +248,8 @@ test('freebsd: pf disabled or a pf.conf hook missing (binat-anchor included, fil
 });
 
 test('freebsd: a table over net.pf.request_maxcount is refused at check time; a deleted alias\'s table is removed after reload', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
+  const headers = t.headers;
   try {
     const big = json(await t.app.inject({ method: 'POST', url: '/api/v1/aliases', payload: { name: 'big', alias_type: 'host', entries: ['10.0.0.1', '10.0.0.3', '10.0.0.5', '10.0.0.7'] }, headers }));
     writeFileSync(join(fakeDir, 'maxcount'), '3\n');
@@ -281,8 +281,8 @@ test('freebsd: a table over net.pf.request_maxcount is refused at check time; a 
 });
 
 test('freebsd: when a scheduled pass rule leaves its window its states are killed by label (pfctl -k label -k <rule id>)', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
+  const headers = t.headers;
   const post = async (url: string, payload: unknown) => json(await t.app.inject({ method: 'POST', url, payload: payload as object, headers }));
   try {
     t.clock.set(new Date(2026, 0, 7, 10, 0).getTime());
@@ -323,8 +323,8 @@ const STATES = [
 ].join('\n') + '\n';
 
 test('freebsd: a block rule entering its window kills the states it now blocks, by id: its interface, direction and match, after earlier quick rules', async () => {
-  const t = await startTestApp({ platform: createFreebsdPlatform() });
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp({ platform: createFreebsdPlatform() });
+  const headers = t.headers;
   const post = async (url: string, payload: unknown) => json(await t.app.inject({ method: 'POST', url, payload: payload as object, headers }));
   try {
     t.clock.set(new Date(2026, 0, 7, 10, 0).getTime()); // Wednesday 10:00 local

@@ -1,34 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
-
-/** Reads an event stream, handing over each event's JSON data as it completes (comments and retry skipped). */
-async function* events(response: Response): AsyncGenerator<{ id: number; event?: string; data: Record<string, unknown> }> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (!block.startsWith('id: ')) continue;
-      yield {
-        id: Number(/^id: (\d+)$/m.exec(block)![1]),
-        event: /^event: (.+)$/m.exec(block)?.[1],
-        data: JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')),
-      };
-    }
-  }
-}
+import { startAreaApp } from './helpers/area-app.js';
+import { events } from './helpers/event-stream.js';
 
 test('GET /pending and its stream carry the DNS area\'s flag: set by a resolver change, cleared by applying it', async () => {
-  const t = await startTestApp();
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp();
+  const headers = t.headers;
   const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
     const response = await t.app.inject({ method, url, payload, headers });
     assert.ok(response.statusCode < 300, `${method} ${url} → ${response.statusCode} ${response.body}`);

@@ -2,31 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { EventStream, EventStreamSet, formatEvent } from '../src/live/event-stream.js';
-import { startTestApp } from './helpers/app.js';
-import { adminHeaders } from './helpers/auth.js';
-
-/** Reads an event stream, handing over each block (event or comment) as it completes. */
-async function* blocks(response: Response): AsyncGenerator<string> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      yield buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-    }
-  }
-}
-
-const parseEvent = (block: string) => ({
-  id: Number(/^id: (\d+)$/m.exec(block)?.[1]),
-  event: /^event: (.+)$/m.exec(block)?.[1],
-  data: JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')),
-});
+import { startAreaApp } from './helpers/area-app.js';
+import { eventBlocks as blocks, parseEvent } from './helpers/event-stream.js';
 
 test('event framing: id, optional event name, one data line per line', () => {
   assert.equal(formatEvent(7, { a: 1 }), 'id: 7\ndata: {"a":1}\n\n');
@@ -79,8 +56,8 @@ test('the writer sends retry, ids per connection, keep-alive comments, broadcast
 });
 
 test('GET /pending/stream sends the pending report at once and again when it changes', async () => {
-  const t = await startTestApp();
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp();
+  const headers = t.headers;
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const controller = new AbortController();
@@ -121,8 +98,8 @@ test('GET /pending/stream sends the pending report at once and again when it cha
 });
 
 test('GET /pending/stream: 406 without an Accept that allows event streams; EventSource may authenticate with ?ticket=', async () => {
-  const t = await startTestApp();
-  const headers = await adminHeaders(t.app);
+  const t = await startAreaApp();
+  const headers = t.headers;
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const noAccept = await t.app.inject({ url: '/api/v1/pending/stream', headers });

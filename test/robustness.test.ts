@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, json } from './helpers/app.js';
+import { json } from './helpers/app.js';
 import { startAreaApp } from './helpers/area-app.js';
 import { adminHeaders } from './helpers/auth.js';
 import { OperationDriver, type OpenApiDocument } from './helpers/openapi-driver.js';
@@ -45,9 +45,9 @@ const deepJson = '{"a":'.repeat(DEEP) + '1' + '}'.repeat(DEEP);
 const IMPORTS = ['/api/v1/config/import', '/api/v1/config/import-preview', '/api/v1/multiwan/apply-yaml'];
 
 test('every PUT/POST/PATCH answers no body (with or without a Content-Type) and JSON nested 20,000 deep with 400 {error: "body…"}, never 5xx', async () => {
-  const t = await startTestApp();
+  const t = await startAreaApp();
   try {
-    let admin = await adminHeaders(t.app);
+    let admin = t.headers;
     const document = json<OpenApiDocument>(await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' }));
     // Path parameters name objects that exist, so a handler (not a 404) meets the body.
     const driver = new OperationDriver(t.app, document, () => admin);

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { toSpecPath } from '../src/http/route.js';
 import { API_EXTENSIONS, SERVED_FILE_PATHS } from '../src/http/extensions.js';
 import { startTestApp } from './helpers/app.js';
+import { startAreaApp } from './helpers/area-app.js';
 import { sharedFile } from './helpers/shared.js';
 
 const tsv = sharedFile('spec/endpoints.tsv');
@@ -71,10 +72,10 @@ test('every registered route declares its access, and it matches endpoints.tsv',
 
 test('conformance: every operation of endpoints.tsv answers an admin with something other than 404-no-route, 405 or 501', { skip: tsv.skip }, async () => {
   const operations = readOperations(tsv.path).filter((op) => !(op.section === 'Live streams' && op.path.includes('/ws')));
-  const app = await startTestApp();
+  const app = await startAreaApp();
   try {
     const { adminHeaders } = await import('./helpers/auth.js');
-    const headers = await adminHeaders(app.app);
+    const headers = app.headers;
     const failures: string[] = [];
     for (const op of operations) {
       // Read-only probes only for actions that would stop the test machine or wait on a stream.

@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { createAuthArea } from '../src/areas/auth/routes.js';
 import { createStatusArea } from '../src/areas/status/routes.js';
 import type { AppContext } from '../src/context.js';
-import { adminHeaders } from './helpers/auth.js';
-import { json, startTestApp } from './helpers/app.js';
+
+import { json } from './helpers/app.js';
+import { startAreaApp } from './helpers/area-app.js';
 
 /** A service whose restore waits until the test lets it go. */
 function gatedService(context: AppContext, name: string, outcome: 'ok' | 'fail') {
@@ -33,7 +34,7 @@ function gatedService(context: AppContext, name: string, outcome: 'ok' | 'fail')
 
 test('/status says what each service waits for while starting, and ready only when every enabled one is back', async () => {
   const gates: Record<string, { release: () => void }> = {};
-  const t = await startTestApp({
+  const t = await startAreaApp({
     areas: (context) => {
       gates.first = gatedService(context, 'first', 'ok');
       gates.second = gatedService(context, 'second', 'fail');
@@ -42,7 +43,7 @@ test('/status says what each service waits for while starting, and ready only wh
     },
   });
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const status = async () => json(await t.app.inject({ url: '/api/v1/status', headers }));
 
     const starting = await status();
@@ -68,9 +69,9 @@ test('/status says what each service waits for while starting, and ready only wh
 });
 
 test('/status is ready at once when no service has anything to restore', async () => {
-  const t = await startTestApp({ areas: (context) => [createAuthArea(context), createStatusArea(context)] });
+  const t = await startAreaApp({ areas: (context) => [createAuthArea(context), createStatusArea(context)] });
   try {
-    const body = json(await t.app.inject({ url: '/api/v1/status', headers: await adminHeaders(t.app) }));
+    const body = json(await t.app.inject({ url: '/api/v1/status', headers: t.headers }));
     assert.equal(body.ready, true);
     assert.deepEqual(body.services, []);
   } finally {

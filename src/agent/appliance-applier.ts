@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Applier, ApplyOutcome } from './agent.js';
 import type { DriftEntry, Health } from './protocol.js';
-import { driftOf, planChanges, TEMPLATE_SECTIONS } from './sections.js';
+import { sectionSpec } from './section-catalogue.js';
+import { driftOf, planChanges, type Operation } from './sections.js';
 import type { SectionObjects } from './state.js';
 
 /** How long a revision's commit-confirm window lasts when nothing confirms or rolls it back sooner. */
@@ -30,13 +31,14 @@ export class ApplianceApplier implements Applier {
     if (status.status !== 200) return failed(`the agent cannot read the commit-confirm state (HTTP ${status.status}: ${status.body.error ?? ''})`);
     if (status.body.revert_pending) return failed('a commit-confirm window is open on the appliance: nothing was changed');
     const local = await this.localObjects(Object.keys({ ...document.sections, ...(previous?.sections ?? {}) }));
-    const operations = planChanges(document, previous, (section) => local.get(section) ?? []);
+    const operations = planChanges(document, previous, (section) => local.objects.get(section) ?? [], (section) => local.parents.get(section) ?? new Map());
     if (operations.length === 0) return { outcome: 'applied', reason: 'the appliance already matched the revision' };
     // The window opens first, so its rollback target is the configuration before this revision (on an appliance
     // that never applied anything, the target is the stored configuration as it is when the window opens).
     const opened = await this.call('POST', '/api/v1/config/commit-confirm', { timeout_seconds: WINDOW_SECONDS, apply: false, auto_confirm: true });
     if (opened.status !== 200) return failed(`commit-confirm refused (HTTP ${opened.status}): ${opened.body.error ?? 'no reason given'}; nothing was changed`);
-    const changed = await this.call('POST', '/api/v1/changes', { operations });
+    // Sent as the change set takes them: the template object a body was made from stays here.
+    const changed = await this.call('POST', '/api/v1/changes', { operations: operations.map(({ object: _object, ...operation }: Operation & { object?: unknown }) => operation) });
     if (changed.status !== 200) {
       // Nothing was written: the empty window is closed as it found the appliance.
       await this.call('POST', '/api/v1/config/commit-confirm/confirm');
@@ -77,19 +79,37 @@ export class ApplianceApplier implements Applier {
 
   async drift(applied: SectionObjects): Promise<DriftEntry[]> {
     const local = await this.localObjects(Object.keys(applied.sections));
-    return driftOf(applied, (section) => local.get(section) ?? []);
+    return driftOf(applied, (section) => local.objects.get(section) ?? []);
   }
 
-  private async localObjects(sections: string[]): Promise<Map<string, Record<string, unknown>[]>> {
-    const local = new Map<string, Record<string, unknown>[]>();
+  /** The appliance's objects of each section (a nested one's named by its parent), and the parents by name. */
+  private async localObjects(sections: string[]) {
+    const objects = new Map<string, Record<string, unknown>[]>();
+    const parents = new Map<string, Map<string, string>>();
     for (const section of sections) {
-      const spec = TEMPLATE_SECTIONS[section as keyof typeof TEMPLATE_SECTIONS];
+      const spec = sectionSpec(section);
       if (!spec) continue;
-      const answer = await this.call('GET', `${spec.path}?limit=10000`);
-      if (answer.status !== 200 || !Array.isArray(answer.body)) throw new Error(`reading ${spec.path} answered HTTP ${answer.status}`);
-      local.set(section, answer.body as Record<string, unknown>[]);
+      if (spec.singleton) {
+        objects.set(section, [(await this.read(spec.path, false)) as Record<string, unknown>]);
+      } else if (spec.parent) {
+        const { field, child } = spec.parent;
+        const found = (await this.read(`${spec.path}?limit=10000`, true)) as Record<string, unknown>[];
+        parents.set(section, new Map(found.map((parent) => [String(parent.name), String(parent.id)])));
+        const children = await Promise.all(found.map(async (parent) => ((await this.read(`${spec.path}/${String(parent.id)}/${child}?limit=10000`, true)) as Record<string, unknown>[])
+          .map((object) => ({ ...object, [field]: parent.name }))));
+        objects.set(section, children.flat());
+      } else {
+        // A collection is read whole (rules in evaluation order).
+        objects.set(section, (await this.read(`${spec.path}?limit=10000`, true)) as Record<string, unknown>[]);
+      }
     }
-    return local;
+    return { objects, parents };
+  }
+
+  private async read(url: string, list: boolean): Promise<Record<string, unknown> | Record<string, unknown>[]> {
+    const answer = await this.call('GET', url);
+    if (answer.status !== 200 || Array.isArray(answer.body) !== list) throw new Error(`reading ${url} answered HTTP ${answer.status}${answer.body.error ? `: ${answer.body.error}` : ''}`);
+    return answer.body;
   }
 
   private async call(method: 'GET' | 'POST', url: string, payload?: unknown): Promise<Answer> {

@@ -5,7 +5,7 @@ import type { Area } from '../areas/area.js';
 import type { AppContext } from '../context.js';
 import { BUILD } from '../core/build-info.js';
 import { conflict } from '../core/errors.js';
-import type { Permission } from '../core/permissions.js';
+import { FLEET_AGENT_PERMISSIONS, type Permission } from '../core/permissions.js';
 import { requireIdentity } from '../http/access.js';
 import { route } from '../http/route.js';
 import { ErrorAnswer } from '../http/documented-responses.js';
@@ -18,7 +18,7 @@ import { FileStateStore } from './state.js';
 
 /** The agent's own API key on this appliance: what a revision's change set and commit-confirm need, nothing more. */
 const AGENT_KEY_NAME = 'fleet-agent';
-const AGENT_PERMISSIONS: readonly Permission[] = ['dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'nat:read', 'nat:write', 'dns:read', 'dns:write', 'backup:read', 'backup:write'];
+export const AGENT_PERMISSIONS = FLEET_AGENT_PERMISSIONS;
 
 const EnrolBody = Type.Object({
   controller_url: Type.String({ maxLength: 300, description: 'https://host[:port] of the fleet controller' }),

@@ -14,8 +14,11 @@ export interface Health {
 export interface DriftEntry {
   section: string;
   name: string;
-  /** `changed` fields differ from the template's, `missing` the object was deleted locally. */
-  kind: 'changed' | 'missing';
+  /**
+   * `changed` fields differ from the template's, `missing` the object was deleted locally, `moved` the owned rules
+   * are no longer the block the template places (rule-order.ts; never adopted: the next rollout restores the order).
+   */
+  kind: 'changed' | 'missing' | 'moved';
   fields: string[];
   /** The local values of the changed fields (sent to the controller for adoption; not stored with the drift). */
   values?: Record<string, unknown>;
@@ -29,7 +32,7 @@ export type AgentMessage =
 
 export type ControllerMessage =
   | { type: 'nudge' }
-  | { type: 'revision'; number: number; document: { sections: Record<string, Record<string, unknown>[]> } | null };
+  | { type: 'revision'; number: number; document: { sections: Record<string, Record<string, unknown>[]>; rule_placement?: 'priority' | 'first' | 'last' } | null };
 
 /** WebSocket close codes of the agent connection. */
 export const CLOSE_REVOKED = 4403;

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Sealer } from '../core/crypto.js';
+import type { RulePlacement } from './rule-order.js';
 
 export interface AttemptRecord {
   outcome: 'applying' | 'applied' | 'failed';
@@ -9,6 +10,8 @@ export interface AttemptRecord {
 
 export interface SectionObjects {
   sections: Record<string, Record<string, unknown>[]>;
+  /** Where the owned rules go among the appliance's own (rule-order.ts); absent: each at the priority it gives. */
+  rule_placement?: RulePlacement;
 }
 
 /** What an enrolled agent keeps: its identity with the controller and every revision it ever attempted. */

@@ -31,9 +31,11 @@ const BUILTIN_DESCRIPTIONS: Record<keyof typeof BUILTIN_ROLES, string> = {
   operator: 'Operational access without system administration',
   viewer: 'Read-only access',
   system: 'Internal services: the locked daemon account and cluster peers (cannot be assigned to people)',
+  'fleet-agent': "The fleet agent's locked account after an enrolment at start (cannot be assigned to people)",
 };
 
 export const builtinRoleId = (name: string) => `builtin-${name}`;
+const LOCKED_ACCOUNT_ROLES = new Set([builtinRoleId('system'), builtinRoleId('fleet-agent')]);
 
 /** Permissions in catalogue (bit) order, without duplicates; unknown names are a 400. */
 export function normalisePermissions(values: readonly string[], field = 'body.permissions'): Permission[] {
@@ -81,11 +83,11 @@ export class Roles {
     return [...this.cache.values()].find((role) => role.name.toLowerCase() === lower);
   }
 
-  /** A role named by id or name, for assignment to a person: the system role is refused. */
+  /** A role named by id or name, for assignment to a person: the roles of locked accounts are refused. */
   assignable(reference: string, field = 'body.role'): RoleRecord {
     const role = this.byId(reference) ?? this.byName(reference);
     if (!role) throw badRequest(`${field}: role "${reference}" does not exist`);
-    if (role.id === builtinRoleId('system')) throw badRequest(`${field}: the system role cannot be assigned to a person`);
+    if (LOCKED_ACCOUNT_ROLES.has(role.id)) throw badRequest(`${field}: the ${role.name} role cannot be assigned to a person`);
     return role;
   }
 

@@ -18,11 +18,14 @@ export function ensureServiceAccount(users: Users, apiKeys: ApiKeys, dataDir: st
 }
 
 /**
- * The locked account (no password, no sign-in; the operator role) that owns the fleet agent's key after an
- * enrolment at start, when no person enrolled the appliance. Created on first use; its id.
+ * The locked account (no password, no sign-in; the fleet-agent role, exactly the agent key's permissions) that owns
+ * the fleet agent's key after an enrolment at start, when no person enrolled the appliance. Created on first use; an
+ * account an older release made with the operator role (which lacks settings:write) is moved to it. Its id.
  */
 export function fleetAgentOwner(users: Users): string {
-  return lockedAccount(users, FLEET_AGENT_ACCOUNT, 'operator').id;
+  const account = lockedAccount(users, FLEET_AGENT_ACCOUNT, 'fleet-agent');
+  const roleId = builtinRoleId('fleet-agent');
+  return account.role_id === roleId ? account.id : users.update(account.id, { role_id: roleId }).id;
 }
 
 /** A system account no one signs in to (no password), found by name or created with its built-in role. */

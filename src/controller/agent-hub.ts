@@ -69,12 +69,11 @@ export class AgentHub {
     if (!message) return ws.close(1008, 'not an agent message');
     switch (message.type) {
       case 'hello':
-        // The version comes with the status that follows at once (where a change of it is audited).
-        await this.pool.query('UPDATE appliances SET last_seen = now(), connected_to = $2 WHERE id = $1', [applianceId, this.instance]);
+        // Nothing to write: accept() has just marked the connection and the time, and the version comes with the
+        // status that follows at once (where a change of it is audited).
         return;
       case 'pull': {
         const desired = await this.rollouts.desiredOf(applianceId);
-        await this.pool.query('UPDATE appliances SET last_seen = now() WHERE id = $1', [applianceId]);
         return this.send(ws, { type: 'revision', number: desired.number, document: desired.document });
       }
       case 'report':

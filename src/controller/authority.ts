@@ -40,6 +40,28 @@ export function issueServerCertificate(ca: CaMaterial, names: readonly string[])
   return issueCertificate(ca, { certType: 'server', commonName: names[0], sans: [...names], validityDays: 30, now: Date.now() });
 }
 
+/** What signing needs from the CA, parsed and imported once per process (not at every enrolment). */
+interface Signer {
+  certificate: x509.X509Certificate;
+  key: webcrypto.CryptoKey;
+  keyIdentifier: x509.AuthorityKeyIdentifierExtension;
+}
+
+const signers = new WeakMap<CaMaterial, Promise<Signer>>();
+
+function signerOf(ca: CaMaterial): Promise<Signer> {
+  let signer = signers.get(ca);
+  if (!signer) {
+    signer = (async () => {
+      const certificate = new x509.X509Certificate(ca.certificate_pem);
+      const key = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.private_key_pem), ALGORITHM, false, ['sign']);
+      return { certificate, key, keyIdentifier: await x509.AuthorityKeyIdentifierExtension.create(certificate) };
+    })();
+    signers.set(ca, signer);
+  }
+  return signer;
+}
+
 /**
  * Signs an appliance's certificate request: the appliance keeps its private key, the controller never sees it. The
  * subject is the controller's choice (the appliance id), whatever the request asked for.
@@ -52,8 +74,7 @@ export async function signClientRequest(ca: CaMaterial, requestPem: string, appl
     throw badRequest('body.csr: not a PEM certificate request');
   }
   if (!(await request.verify())) throw badRequest('body.csr: its signature does not verify');
-  const caCertificate = new x509.X509Certificate(ca.certificate_pem);
-  const signingKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.private_key_pem), ALGORITHM, false, ['sign']);
+  const signer = await signerOf(ca);
   const serialBytes = randomBytes(16);
   serialBytes[0] = (serialBytes[0] & 0x7f) | 0x01;
   const serial = serialBytes.toString('hex').toUpperCase();
@@ -61,17 +82,18 @@ export async function signClientRequest(ca: CaMaterial, requestPem: string, appl
   const certificate = await x509.X509CertificateGenerator.create({
     serialNumber: serial,
     subject: `CN=${applianceId}`,
-    issuer: caCertificate.subject,
+    issuer: signer.certificate.subject,
     notBefore: new Date(now - 60_000),
-    notAfter: new Date(Math.min(now + CLIENT_DAYS * 86_400_000, caCertificate.notAfter.getTime())),
+    notAfter: new Date(Math.min(now + CLIENT_DAYS * 86_400_000, signer.certificate.notAfter.getTime())),
     signingAlgorithm: ALGORITHM,
-    publicKey: await request.publicKey.export(),
-    signingKey,
+    // The request's key as it came (its SubjectPublicKeyInfo), not imported and exported again.
+    publicKey: request.publicKey,
+    signingKey: signer.key,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
-      await x509.AuthorityKeyIdentifierExtension.create(caCertificate),
+      signer.keyIdentifier,
     ],
   });
   return { certificate_pem: certificate.toString('pem'), serial };

@@ -92,6 +92,11 @@ export async function adoptDrift(pool: Pool, applianceId: string, drift: readonl
         const owned = document.sections[entry.section as keyof Sections] ?? [];
         const inDocument = owned.findIndex((object) => objectName(entry.section, object) === entry.name);
         const outcome = { template: template.name, section: entry.section, name: entry.name };
+        if (entry.kind === 'moved') {
+          // The block's order is the template's whole list, not a field an appliance's edit could set for all.
+          outcomes.push({ ...outcome, adopted: false, how: 'the rules were reordered locally: rule order is not adopted (the next rollout restores the block)' });
+          continue;
+        }
         if (entry.kind === 'missing') {
           objects.splice(index, 1);
           if (inDocument >= 0) owned.splice(inDocument, 1);
@@ -100,7 +105,8 @@ export async function adoptDrift(pool: Pool, applianceId: string, drift: readonl
           const values = entry.values ?? {};
           const fields = entry.fields.filter((field) => Object.hasOwn(values, field));
           let next = variables;
-          const refusal = fields.length < entry.fields.length ? 'the appliance did not send the local values' : fields.map((field) => {
+          const unsent = entry.fields.filter((field) => !Object.hasOwn(values, field));
+          const refusal = unsent.length > 0 ? `the appliance does not send the local value of ${unsent.join(', ')} (a secret is never read back)` : fields.map((field) => {
             const current = objects[index][field];
             if (!usesVariables(current)) return null;
             const bound = bindVariables(current, values[field], next);

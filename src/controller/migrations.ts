@@ -148,6 +148,11 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 7,
+    name: 'rule placement of templates',
+    sql: `ALTER TABLE templates ADD COLUMN rule_placement text NOT NULL DEFAULT 'priority' CHECK (rule_placement IN ('priority', 'first', 'last'));`,
+  },
   // Versions need not be consecutive: they run in the order of this list, each once.
   {
     version: 20,

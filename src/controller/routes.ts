@@ -41,8 +41,9 @@ const FleetSecret = Type.Object({ value: Type.String({ minLength: 1, maxLength: 
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const Variables = Type.Object({ variables: Type.Record(Type.String(), Type.String()) }, { additionalProperties: false });
 const DriftPolicy = Type.Union([Type.Literal('overwrite'), Type.Literal('adopt')], { description: 'a local edit to an owned object: overwritten at the next rollout (default), or adopted into the template' });
-const NewTemplate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120 }), sections: Type.Object({}, { additionalProperties: true }), drift_policy: Type.Optional(DriftPolicy) }, { additionalProperties: false });
-const TemplateUpdate = Type.Object({ sections: Type.Object({}, { additionalProperties: true }), drift_policy: Type.Optional(DriftPolicy) }, { additionalProperties: false });
+const RulePlacement = Type.Union([Type.Literal('priority'), Type.Literal('first'), Type.Literal('last')], { description: "where the template's rules go: each at the priority it gives (default), or one block in the template's order before (first) or after (last) the appliance's own rules" });
+const NewTemplate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120 }), sections: Type.Object({}, { additionalProperties: true }), drift_policy: Type.Optional(DriftPolicy), rule_placement: Type.Optional(RulePlacement) }, { additionalProperties: false });
+const TemplateUpdate = Type.Object({ sections: Type.Object({}, { additionalProperties: true }), drift_policy: Type.Optional(DriftPolicy), rule_placement: Type.Optional(RulePlacement) }, { additionalProperties: false });
 const NewRollout = Type.Object({
   template_id: Type.String({ format: 'uuid' }),
   appliance_ids: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100000, uniqueItems: true })),
@@ -190,14 +191,17 @@ export function registerControllerRoutes(app: FastifyInstance, controller: Contr
     return items;
   });
   route('POST', '/api/v1/templates', 'rules:write', { body: NewTemplate }, async (request: FastifyRequest<{ Body: Static<typeof NewTemplate> }>, reply: Reply) => {
-    const created = await templates.create(request.body.name, checkSections(request.body.sections), request.body.drift_policy ?? 'overwrite');
+    const placement = request.body.rule_placement ?? 'priority';
+    const created = await templates.create(request.body.name, checkSections(request.body.sections, 'body.sections', placement), request.body.drift_policy ?? 'overwrite', placement);
     await recordAudit(pool, { actor: who(request), action: 'template.created', detail: { template_id: created.id, name: created.name, sections: Object.keys(created.sections) } });
     reply.status(201);
     return created;
   });
   route('GET', '/api/v1/templates/:id', 'rules:read', { params: IdParams }, async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>) => templates.get(request.params.id));
   route('PUT', '/api/v1/templates/:id', 'rules:write', { params: IdParams, body: TemplateUpdate }, async (request: FastifyRequest<{ Params: Static<typeof IdParams>; Body: Static<typeof TemplateUpdate> }>) => {
-    const updated = await templates.update(request.params.id, checkSections(request.body.sections), request.body.drift_policy);
+    // Without a new placement the stored one judges the rules (a priority is refused under first or last).
+    const placement = request.body.rule_placement ?? (await templates.get(request.params.id)).rule_placement;
+    const updated = await templates.update(request.params.id, checkSections(request.body.sections, 'body.sections', placement), request.body.drift_policy, request.body.rule_placement);
     await recordAudit(pool, { actor: who(request), action: 'template.updated', detail: { template_id: updated.id, name: updated.name, sections: Object.keys(updated.sections) } });
     return updated;
   });

@@ -12,7 +12,7 @@ export interface SearchQuery {
   version?: string;
 }
 
-/** Each section's key fields, so a match names its object as the agent does (key values joined with /). */
+/** Each section's key fields, so a match names its object as the agent does (key values joined with /; a settings section by its own name). */
 const KEYS = JSON.stringify(Object.fromEntries(Object.entries(TEMPLATE_SECTIONS).map(([section, spec]) => [section, spec.key])));
 
 /**
@@ -24,7 +24,7 @@ export async function searchFleet(pool: Pool, query: SearchQuery, page: Page) {
   const { total, rows } = await selectPage(pool,
     `SELECT * FROM (
        SELECT ${APPLIANCE_COLUMNS},
-              (SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object('state', d.state, 'section', s.key, 'name', (SELECT string_agg(o ->> k.field, '/' ORDER BY k.n) FROM jsonb_array_elements_text($4::jsonb -> s.key) WITH ORDINALITY AS k(field, n)))), '[]')
+              (SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object('state', d.state, 'section', s.key, 'name', coalesce((SELECT string_agg(o ->> k.field, '/' ORDER BY k.n) FROM jsonb_array_elements_text($4::jsonb -> s.key) WITH ORDINALITY AS k(field, n)), s.key))), '[]')
                  FROM (VALUES ('desired', rd.document), ('applied', ra.document)) AS d(state, document),
                       jsonb_each(coalesce(d.document -> 'sections', '{}')) AS s,
                       jsonb_array_elements(s.value) AS o

@@ -1,31 +1,58 @@
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import type { Pool } from './database.js';
 import { selectPage, type Page } from './paging.js';
-import { objectName, TEMPLATE_SECTIONS, type TemplateSection } from '../agent/sections.js';
+import { objectName, sectionSpec, TEMPLATE_SECTIONS, type TemplateSection } from '../agent/section-catalogue.js';
+import type { RulePlacement } from '../agent/rule-order.js';
 
-export { TEMPLATE_SECTIONS, type TemplateSection } from '../agent/sections.js';
+export { TEMPLATE_SECTIONS, type TemplateSection } from '../agent/section-catalogue.js';
 export type Sections = Partial<Record<TemplateSection, Record<string, unknown>[]>>;
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]{0,63})\}/g;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const SECRET_REFERENCE = /^\$\{secret:([A-Za-z_][A-Za-z0-9_]{0,63})\}$/;
 
-/** A template's sections as sent: known sections, arrays of objects, each named once. */
-export function checkSections(value: unknown, field = 'body.sections'): Sections {
+const MAC = /^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$/;
+const WIREGUARD_KEY = /^[A-Za-z0-9+/]{43}=$/;
+
+/** Checks of a key field's value beyond "a non-empty string" (a value holding a variable is checked once rendered, by the appliance). */
+const KEY_FORMATS: Partial<Record<TemplateSection, Record<string, { test: (value: string) => boolean; says: string }>>> = {
+  dhcp_reservations: { mac_address: { test: (value) => MAC.test(value), says: 'a MAC address (aa:bb:cc:dd:ee:ff): a reservation is named by its client' } },
+  wg_peers: { public_key: { test: (value) => WIREGUARD_KEY.test(value), says: 'a WireGuard public key (44 characters of base64): a peer is named by its key' } },
+};
+
+/**
+ * A template's sections as sent: known sections, arrays of objects, each named once by its key fields; a settings
+ * section at most one object; a secret field only as `${secret:name}` (never plain text in the controller's
+ * database); and, when the rules are placed as a block, no rule priority (the block's order is the template's).
+ */
+export function checkSections(value: unknown, field = 'body.sections', rulePlacement: RulePlacement = 'priority'): Sections {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest(`${field} must be an object`);
   for (const [section, objects] of Object.entries(value)) {
-    if (!(section in TEMPLATE_SECTIONS)) throw badRequest(`${field}.${section}: not a section a template can own (${Object.keys(TEMPLATE_SECTIONS).join(', ')})`);
+    const spec = sectionSpec(section);
+    if (!spec) throw badRequest(`${field}.${section}: not a section a template can own (${Object.keys(TEMPLATE_SECTIONS).join(', ')})`);
     if (!Array.isArray(objects)) throw badRequest(`${field}.${section} must be an array`);
-    const keys = TEMPLATE_SECTIONS[section as TemplateSection].key;
+    if (spec.singleton && objects.length > 1) throw badRequest(`${field}.${section}: a settings section is one object (the fields the template owns), not ${objects.length}`);
     const seen = new Set<string>();
     objects.forEach((object, index) => {
-      if (typeof object !== 'object' || object === null || Array.isArray(object)) throw badRequest(`${field}.${section}.${index} must be an object`);
-      for (const key of keys) {
-        const part = (object as Record<string, unknown>)[key];
-        if (typeof part !== 'string' || part === '') throw badRequest(`${field}.${section}.${index}.${key} must be a non-empty string (it names the object on each appliance)`);
+      const at = `${field}.${section}.${index}`;
+      if (typeof object !== 'object' || object === null || Array.isArray(object)) throw badRequest(`${at} must be an object`);
+      const fields = object as Record<string, unknown>;
+      for (const key of spec.key) {
+        const part = fields[key];
+        if (typeof part !== 'string' || part === '') throw badRequest(`${at}.${key} must be a non-empty string (it names the object on each appliance)`);
+        const format = KEY_FORMATS[section as TemplateSection]?.[key];
+        if (format && !part.includes('${') && !format.test(part)) throw badRequest(`${at}.${key} must be ${format.says}`);
       }
-      const name = objectName(section, object as Record<string, unknown>);
-      if (seen.has(name)) throw badRequest(`${field}.${section}.${index}: "${name}" appears twice`);
+      for (const secret of Object.keys(spec.secrets ?? {})) {
+        if (fields[secret] !== undefined && (typeof fields[secret] !== 'string' || !SECRET_REFERENCE.test(fields[secret]))) {
+          throw badRequest(`${at}.${secret} is a secret: write it as \${secret:name} (sealed for each appliance, PUT /api/v1/secrets/{name}), never as text`);
+        }
+      }
+      if (section === 'rules' && rulePlacement !== 'priority' && fields.priority !== undefined) {
+        throw badRequest(`${at}.priority: the template places its rules ${rulePlacement === 'first' ? 'before' : 'after'} the appliance's own (rule_placement ${rulePlacement}), in the order listed; leave priority out`);
+      }
+      const name = objectName(section, fields);
+      if (seen.has(name)) throw badRequest(`${at}: "${name}" appears twice`);
       seen.add(name);
     });
   }
@@ -73,6 +100,7 @@ export interface TemplateRecord {
   name: string;
   sections: Sections;
   drift_policy: 'overwrite' | 'adopt';
+  rule_placement: RulePlacement;
   created_at: string;
   updated_at: string;
 }
@@ -98,19 +126,19 @@ export class Templates {
     return toRecord(row);
   }
 
-  async create(name: string, sections: Sections, driftPolicy: TemplateRecord['drift_policy']): Promise<TemplateRecord> {
+  async create(name: string, sections: Sections, driftPolicy: TemplateRecord['drift_policy'], rulePlacement: RulePlacement = 'priority'): Promise<TemplateRecord> {
     const row = await this.pool.query<TemplateRecord>(
-      'INSERT INTO templates (name, sections, drift_policy) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING RETURNING *',
-      [name, JSON.stringify(sections), driftPolicy],
+      'INSERT INTO templates (name, sections, drift_policy, rule_placement) VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING *',
+      [name, JSON.stringify(sections), driftPolicy, rulePlacement],
     );
     if (!row.rowCount) throw conflict(`template "${name}" already exists`);
     return toRecord(row.rows[0]);
   }
 
-  async update(id: string, sections: Sections, driftPolicy?: TemplateRecord['drift_policy']): Promise<TemplateRecord> {
+  async update(id: string, sections: Sections, driftPolicy?: TemplateRecord['drift_policy'], rulePlacement?: RulePlacement): Promise<TemplateRecord> {
     const row = await this.pool.query<TemplateRecord>(
-      'UPDATE templates SET sections = $2, drift_policy = coalesce($3, drift_policy), updated_at = now() WHERE id::text = $1 RETURNING *',
-      [id, JSON.stringify(sections), driftPolicy ?? null],
+      'UPDATE templates SET sections = $2, drift_policy = coalesce($3, drift_policy), rule_placement = coalesce($4, rule_placement), updated_at = now() WHERE id::text = $1 RETURNING *',
+      [id, JSON.stringify(sections), driftPolicy ?? null, rulePlacement ?? null],
     );
     if (!row.rowCount) throw notFound(`template ${id} not found`);
     return toRecord(row.rows[0]);

@@ -71,12 +71,25 @@ export function fromMask(mask: bigint): Permission[] {
 const ALL: readonly Permission[] = PERMISSIONS;
 const except = (excluded: Permission[]) => ALL.filter((p) => !excluded.includes(p));
 
-/** Built-in roles exactly as the specification's table. Immutable. */
-export const BUILTIN_ROLES: Record<'admin' | 'operator' | 'viewer' | 'system', readonly Permission[]> = {
+/**
+ * What the fleet agent's API key on an appliance may do: every section a template can own (agent/section-catalogue.ts)
+ * and commit-confirm, nothing more. `settings` is for time sources and remote syslog.
+ */
+export const FLEET_AGENT_PERMISSIONS: readonly Permission[] = [
+  'dashboard:view', 'rules:read', 'rules:write', 'aliases:read', 'aliases:write', 'nat:read', 'nat:write', 'dns:read', 'dns:write',
+  'dhcp:read', 'dhcp:write', 'vpn:read', 'vpn:write', 'settings:read', 'settings:write', 'backup:read', 'backup:write',
+];
+
+/**
+ * Built-in roles: the specification's table, plus two for locked accounts no person holds (`system` for the daemon
+ * and cluster peers, `fleet-agent` for the owner of the agent's key after an enrolment at start). Immutable.
+ */
+export const BUILTIN_ROLES: Record<'admin' | 'operator' | 'viewer' | 'system' | 'fleet-agent', readonly Permission[]> = {
   admin: ALL,
   operator: except(['users:write', 'settings:write', 'updates:install', 'system:reboot', 'ha:manage']),
   viewer: ALL.filter(
     (p) => (p.endsWith(':read') || p.endsWith(':view')) && !['users:read', 'settings:read', 'backup:read'].includes(p),
   ),
   system: ['ha:manage'],
+  'fleet-agent': FLEET_AGENT_PERMISSIONS,
 };

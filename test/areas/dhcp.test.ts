@@ -2,9 +2,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, json } from '../helpers/app.js';
+import { json } from '../helpers/app.js';
 import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import type { Headers } from '../helpers/auth.js';
 import { sharedFile } from '../helpers/shared.js';
 import { importKeaDhcp4 } from '../../src/render/kea/kea-import.js';
 
@@ -124,9 +124,9 @@ test('DDNS keeps the TSIG secret sealed and never returns it; HA config validate
 for (const name of ['kea4-reservations.json', 'kea4-several-subnets.json', 'opnsense-generated-kea-dhcp4.json', 'kea4-single-subnet.json', 'kea4-multiple-options.json']) {
   const fixture = sharedFile(`fixtures/kea/${name}`);
   test(`real-world Kea config ${name}: imported into the model over HTTP, re-rendered and accepted by kea-dhcp4 -t`, { skip: fixture.skip }, async () => {
-    const app = await startTestApp();
+    const app = await startAreaApp();
     try {
-      const admin = await adminHeaders(app.app);
+      const admin = app.headers;
       const imported = importKeaDhcp4(readFileSync(fixture.path, 'utf8'));
       // Kea allows a subnet without a router option; Bulwark's model needs a gateway, so such a subnet is reported, not guessed.
       for (const reason of imported.skipped.filter((s) => s.startsWith('subnet'))) assert.match(reason, /no router option|no pool/);

@@ -14,8 +14,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { rootSkipReason } from '../helpers/shared.js';
 import { buildThreeNamespaces, inNs, removeNamespaces, sh, toolsInNamespace } from '../helpers/three-namespaces.js';
-import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { apiCalls } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
 import { NftSession } from '../../src/platform/linux/nft-session.js';
@@ -34,7 +35,7 @@ const BLOCK_PORT = 8081;
 
 const work = mkdtempSync(join(tmpdir(), 'bulwark-e2e-b19-'));
 const children: ChildProcess[] = [];
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 let packetFilter: NftablesPacketFilter;
 let session: NftSession;
@@ -102,8 +103,8 @@ function random(seed: number) {
 }
 
 async function startApp(options: { dataDir?: string; driftCheckSeconds?: number } = {}): Promise<void> {
-  t = await startTestApp({ platform: { ...platform, packetFilter }, dataDir: options.dataDir, config: { driftCheckSeconds: options.driftCheckSeconds ?? 0 } });
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp({ platform: { ...platform, packetFilter }, dataDir: options.dataDir, config: { driftCheckSeconds: options.driftCheckSeconds ?? 0 } });
+  headers = t.headers;
 }
 
 before(async () => {

@@ -17,8 +17,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { systemSkip } from '../helpers/system-skip.js';
 import { buildThreeNamespaces, inNs, removeNamespaces, toolsInNamespace } from '../helpers/three-namespaces.js';
-import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { apiCalls } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { areaOf, packetFilterOf } from '../helpers/areas.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
@@ -72,7 +73,7 @@ const send = (port) => new Promise((resolve) => s.send('x', port, '${SERVER}', (
 
 const work = mkdtempSync(join(tmpdir(), 'bulwark-e2e-crl-'));
 const children: ChildProcess[] = [];
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 let packetFilter: NftablesPacketFilter;
 const { call, ok } = apiCalls(() => ({ app: t.app, headers }));
@@ -84,8 +85,8 @@ before(async () => {
   const platform = createSimulatedPlatform();
   const session = new NftSession(['ip', 'netns', 'exec', NS.firewall, '/usr/bin/python3']);
   packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip, session);
-  t = await startTestApp({ platform: { ...platform, packetFilter }, config: { driftCheckSeconds: 0 } });
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp({ platform: { ...platform, packetFilter }, config: { driftCheckSeconds: 0 } });
+  headers = t.headers;
 });
 
 after(async () => {

@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { rootSkipReason } from '../helpers/shared.js';
 import { buildThreeNamespaces, inNs, removeNamespaces as removeNamespacesOf, sh, toolsInNamespace } from '../helpers/three-namespaces.js';
-import { startTestApp, apiCalls, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { apiCalls } from '../helpers/app.js';
+import { startAreaApp, type AreaApp } from '../helpers/area-app.js';
+import type { Headers } from '../helpers/auth.js';
 import { createSimulatedPlatform } from '../../src/platform/simulated/index.js';
 import { NftablesPacketFilter } from '../../src/platform/linux/packet-filter.js';
 import { packetFilterOf } from '../helpers/areas.js';
@@ -30,7 +31,7 @@ const SERVER = '10.232.2.2';
 
 const work = mkdtempSync(join(tmpdir(), 'bulwark-e2e-exact-'));
 const children: ChildProcess[] = [];
-let t: TestApp;
+let t: AreaApp;
 let headers: Headers;
 
 const removeNamespaces = () => removeNamespacesOf(NS);
@@ -119,8 +120,8 @@ before(async () => {
   const tools = toolsInNamespace(work, NS.firewall);
   const platform = createSimulatedPlatform();
   const packetFilter = new NftablesPacketFilter(() => platform.packetFilter.status(), tools.nft, tools.conntrack, tools.ip);
-  t = await startTestApp({ platform: { ...platform, packetFilter } });
-  headers = await adminHeaders(t.app);
+  t = await startAreaApp({ platform: { ...platform, packetFilter } });
+  headers = t.headers;
   for (let i = 0; i < 40 && !(await probe('tcp', SERVER, 8080)); i++) await new Promise((r) => setTimeout(r, 100));
 });
 

@@ -3,19 +3,18 @@ import assert from 'node:assert/strict';
 import { Resolver } from 'node:dns/promises';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestApp, json } from '../helpers/app.js';
-import { adminHeaders } from '../helpers/auth.js';
+import { json } from '../helpers/app.js';
+import { startAreaApp } from '../helpers/area-app.js';
 import { systemSkip } from '../helpers/system-skip.js';
 import { freePort } from '../helpers/free-port.js';
 import { runtimeRoot } from '../../src/platform/daemon-runtime.js';
 
 const skipReason = () => systemSkip('the Unbound loopback test', { programs: ['unbound', 'unbound-control'] });
 
-
 test('linux platform: the real Unbound runs the rendered configuration on loopback, answers host overrides and blocks, and stops', { skip: skipReason() }, async () => {
-  const t = await startTestApp({ config: { platform: 'linux' } });
+  const t = await startAreaApp({ config: { platform: 'linux' } });
   try {
-    const headers = await adminHeaders(t.app);
+    const headers = t.headers;
     const call = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
     const port = await freePort();
     // Loopback only, no forwarding and no DNSSEC: the test never leaves this machine.

@@ -6,21 +6,30 @@ import { adminHeaders, type Headers } from './auth.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
+export interface AdminApiOptions {
+  /** Also serve on a loopback port (for streams, WebSockets and real HTTP clients): its address is `api.base`. */
+  listen?: boolean;
+}
+
 /**
  * A test file's app (started before its tests, closed after them) and an administrator's calls to it: the
  * setup and the three assertions most API suites repeat.
  */
-export function adminApi(options: Parameters<typeof startTestApp>[0] = {}) {
+export function adminApi(options: Parameters<typeof startTestApp>[0] & AdminApiOptions = {}) {
+  const { listen, ...appOptions } = options;
   let t: TestApp | undefined;
   let headers: Headers = {};
+  let base = '';
   before(async () => {
-    t = await startTestApp(options);
+    t = await startTestApp(appOptions);
+    if (listen) base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     headers = await adminHeaders(t.app);
   });
   after(() => t?.close());
 
-  const call = async (method: Method, url: string, payload?: unknown) => {
-    const response = await api.t.app.inject({ method, url, payload: payload as InjectOptions['payload'], headers });
+  /** A request with the administrator's headers, or with `as` (another caller's, `{}` for none). */
+  const call = async (method: Method, url: string, payload?: unknown, as: Headers = headers) => {
+    const response = await api.t.app.inject({ method, url, payload: payload as InjectOptions['payload'], headers: as });
     return { status: response.statusCode, body: response.body ? json(response) : undefined, headers: response.headers };
   };
   const api = {
@@ -29,6 +38,16 @@ export function adminApi(options: Parameters<typeof startTestApp>[0] = {}) {
       return t;
     },
     get headers(): Headers {
+      return headers;
+    },
+    /** The loopback address the app serves on (`http://127.0.0.1:port`), with `listen: true`. */
+    get base(): string {
+      if (!base) throw new Error('adminApi serves on a port only with listen: true');
+      return base;
+    },
+    /** Signs the administrator in again (after the clock outran the session): new headers for every later call. */
+    async signIn(): Promise<Headers> {
+      headers = await adminHeaders(api.t.app);
       return headers;
     },
     call,

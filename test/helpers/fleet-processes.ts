@@ -32,7 +32,8 @@ export async function temporaryDatabase(): Promise<{ url: string; drop: () => Pr
   };
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 120_000): Promise<T> {
+/** Polls `probe` every `intervalMs` until it answers something truthy; fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 120_000, intervalMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -43,7 +44,7 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
       last = error;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
@@ -138,6 +139,8 @@ export class ControllerProcess {
   }
 }
 
+export type LightAgentTiming = { statusIntervalMs: number; backoff: { initialMs: number; maxMs: number } };
+
 /**
  * A light agent: the agent code with an in-memory state and configuration, in this process. It dials `dial` (a
  * controller process, or anything standing for one: a load balancer); `applier` replaces its stand-in (a test's
@@ -145,13 +148,20 @@ export class ControllerProcess {
  */
 export async function lightAgent<A extends MemoryApplier = MemoryApplier>(
   controller: ControllerProcess, name: string, variables: Record<string, string> = {}, dial: { readonly url: string } = controller,
-  timing: { statusIntervalMs: number; backoff: { initialMs: number; maxMs: number } } = { statusIntervalMs: 1000, backoff: { initialMs: 200, maxMs: 2000 } },
+  timing: LightAgentTiming = { statusIntervalMs: 1000, backoff: { initialMs: 200, maxMs: 2000 } },
   refuse?: ConstructorParameters<typeof MemoryApplier>[0],
   applier: A = new MemoryApplier(refuse) as A,
 ) {
-  const token = await controller.enrolmentToken(name, variables);
+  return enrolLightAgent(dial.url, await controller.enrolmentToken(name, variables), timing, refuse, applier);
+}
+
+/** Enrols a light agent with a token (its own enrolment: CA fetch, key pairs, request) and starts it. */
+export async function enrolLightAgent<A extends MemoryApplier = MemoryApplier>(
+  controllerUrl: string, token: string, timing: LightAgentTiming, refuse?: ConstructorParameters<typeof MemoryApplier>[0],
+  applier: A = new MemoryApplier(refuse) as A,
+) {
   const store = new MemoryStateStore();
-  const enrolled = await enrolWithController({ controllerUrl: dial.url, token, allowList: ['127.0.0.1'] });
+  const enrolled = await enrolWithController({ controllerUrl, token, allowList: ['127.0.0.1'] });
   store.save({ ...enrolled, attempts: {}, applied_revision: 0, applied_document: null });
   const quiet = { info: () => undefined, warn: () => undefined };
   const agent = new FleetAgent(store, applier, { version: 'light-1', allowList: () => ['127.0.0.1'], log: quiet as never, ...timing });

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestApp } from '../helpers/app.js';
-import { adminHeaders } from '../helpers/auth.js';
+import { startAreaApp } from '../helpers/area-app.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
@@ -23,16 +22,14 @@ test('the data directory is 0700 and the database (WAL and SHM included) and key
   const dataDir = mkdtempSync(join(tmpdir(), 'bulwark-files-'));
   try {
     chmodSync(dataDir, 0o755);
-    const first = await startTestApp({ dataDir });
-    await adminHeaders(first.app); // a write, so the WAL holds something
+    const first = await startAreaApp({ dataDir }); // the administrator's registration: a write, so the WAL holds something
     assertPrivate(dataDir);
     await first.close();
 
     // what an earlier version (or a careless umask) left behind is tightened at the next start
     chmodSync(dataDir, 0o755);
     for (const name of ['bulwark.db', 'jwt.key']) chmodSync(join(dataDir, name), 0o644);
-    const second = await startTestApp({ dataDir });
-    await adminHeaders(second.app);
+    const second = await startAreaApp({ dataDir });
     assertPrivate(dataDir);
     await second.close();
   } finally {

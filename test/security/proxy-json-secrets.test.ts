@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { json, startTestApp } from '../helpers/app.js';
+import { json } from '../helpers/app.js';
 import { startAreaApp } from '../helpers/area-app.js';
-import { adminHeaders, headersWithPermissions, type Headers } from '../helpers/auth.js';
+import { headersWithPermissions, type Headers } from '../helpers/auth.js';
 
 const rp = '/api/v1/reverse-proxy';
 const ALICE = 'alice:$2a$14$E1DcOIUwFbE4XL/endKgL.pWqIRWevle557VP/WjuR24iBpCnT1cO';
@@ -76,11 +76,11 @@ test('secrets inside reverse-proxy JSON (basicAuth hashes, request-header tokens
 });
 
 test('secrets an older release kept inside config_json are sealed at start', async () => {
-  const first = await startTestApp();
+  const first = await startAreaApp();
   const dataDir = first.dataDir;
   let id: string;
   try {
-    const admin = await adminHeaders(first.app);
+    const admin = first.headers;
     const created = await first.app.inject({ method: 'POST', url: `${rp}/http/middlewares`, headers: admin, payload: { name: 'legacy', middleware_type: 'basicAuth', config_json: '{"users":[]}' } });
     id = json(created).id;
     // As an older release stored it: the hash in config_json itself.

@@ -1,24 +1,12 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { json, startTestApp, type TestApp } from '../helpers/app.js';
-import { adminHeaders, type Headers } from '../helpers/auth.js';
+import { adminApi } from '../helpers/admin-api.js';
+import type { Headers } from '../helpers/auth.js';
 import { MAX_STREAMS_PER_ACCOUNT } from '../../src/live/stream-registry.js';
 
-let t: TestApp;
-let admin: Headers;
-let base: string;
-before(async () => {
-  t = await startTestApp();
-  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  admin = await adminHeaders(t.app);
-});
-after(() => t.close());
-
-const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, headers: Headers = admin) => {
-  const response = await t.app.inject({ method, url, payload: payload as object | undefined, headers });
-  return { status: response.statusCode, body: response.body ? json(response) : undefined };
-};
+const api = adminApi({ listen: true });
+const { call } = api;
 
 let people = 0;
 /** A new account with the given role, signed in: its id and Bearer headers. */
@@ -34,7 +22,7 @@ async function person(role: string): Promise<{ id: string; headers: Headers }> {
 interface OpenStream { text: string; ended: Promise<void>; abort(): void }
 async function openStream(path: string, headers: Headers): Promise<OpenStream & { status: number; body?: string }> {
   const controller = new AbortController();
-  const response = await fetch(`${base}${path}`, { headers: { ...headers, accept: 'text/event-stream' }, signal: controller.signal });
+  const response = await fetch(`${api.base}${path}`, { headers: { ...headers, accept: 'text/event-stream' }, signal: controller.signal });
   if (response.status !== 200) return { status: response.status, body: await response.text(), text: '', ended: Promise.resolve(), abort: () => undefined };
   const stream = { status: 200, text: '', ended: Promise.resolve(), abort: () => controller.abort() };
   stream.ended = (async () => {
@@ -61,7 +49,7 @@ async function within<T>(promise: Promise<T>, what: string, ms = 5000): Promise<
 
 async function openSocket(headers: Headers): Promise<{ ws: WebSocket; closed: Promise<{ code: number }> }> {
   const ticket = (await call('POST', '/api/v1/auth/ws-ticket', undefined, headers)).body.ticket;
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/api/v1/ws?ticket=${ticket}`);
+  const ws = new WebSocket(`${api.base.replace('http', 'ws')}/api/v1/ws?ticket=${ticket}`);
   const closed = new Promise<{ code: number }>((resolve) => ws.once('close', (code) => resolve({ code })));
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -129,7 +117,7 @@ test(`one account holds at most ${MAX_STREAMS_PER_ACCOUNT} open streams; the nex
     assert.equal(refused.status, 429);
     assert.match(JSON.parse(refused.body!).error, new RegExp(`too many open streams for this account \\(at most ${MAX_STREAMS_PER_ACCOUNT}\\)`));
     await assert.rejects(openSocket(busy.headers), /refused 429/, 'the dashboard socket counts and is refused too');
-    const others = await openStream('/api/v1/pending/stream', admin);
+    const others = await openStream('/api/v1/pending/stream', api.headers);
     assert.equal(others.status, 200, 'other accounts are not affected');
     others.abort();
     // Closing one frees its place.

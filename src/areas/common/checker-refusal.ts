@@ -7,7 +7,7 @@
 import type { AppContext } from '../../context.js';
 import { HttpError } from '../../core/errors.js';
 import type { CheckResult } from '../../platform/daemons.js';
-import { RenderRefusal } from '../../render/refusal.js';
+import { isRenderRefusal, type RenderRefusal } from '../../render/refusal.js';
 import { keywordAt } from '../../platform/tool-refusal.js';
 
 export { keywordAt };
@@ -43,12 +43,12 @@ export function renderRefusal(label: string, error: RenderRefusal): HttpError {
   return new HttpError(409, `the stored ${label} configuration cannot be rendered: ${error.field} ${error.reason}; correct it and apply again`);
 }
 
-/** Runs a render, turning a RenderRefusal into a 409. */
+/** Runs a render, wording a RenderRefusal its renderer left unworded as the area's 409. */
 export function renderOr409<T>(label: string, render: () => T): T {
   try {
     return render();
   } catch (error) {
-    if (error instanceof RenderRefusal) throw renderRefusal(label, error);
+    if (isRenderRefusal(error)) throw renderRefusal(label, error);
     throw error;
   }
 }

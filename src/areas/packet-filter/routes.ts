@@ -243,6 +243,16 @@ export function createPacketFilterArea(
         reorderRules(context, ids);
         return { message: `${ids.length} rules reordered`, count: ids.length };
       },
+      // In a change set (a fleet revision's rules kept as one block), with ids of rules created earlier as $refs.
+      change: {
+        op: 'update', body: ReorderBody,
+        apply: (_params, body) => {
+          const before = context.store.list(RULE_KIND).map((rule) => rule.id);
+          const ids = (body as { rule_ids: string[] }).rule_ids;
+          reorderRules(context, ids);
+          return { kind: RULE_KIND, before: { rule_ids: before }, after: { rule_ids: ids } };
+        },
+      },
     }),
     route({
       method: 'POST', path: '/api/v1/rules/simulate', access: 'rules:read', tags: ['rules'],

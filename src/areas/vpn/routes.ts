@@ -9,7 +9,8 @@ import type { CaService } from '../ca/service.js';
 import { BINARY, MediaBodies, TEXT } from '../../http/documented-responses.js';
 import { route, type RouteSpec } from '../../http/route.js';
 import { IdParams, Uuid } from '../../model/schema-helpers.js';
-import { collectionRoutes } from '../../http/collection-routes.js';
+import { collectionRoutes, objectTag } from '../../http/collection-routes.js';
+import { requireIfMatch } from '../../http/conditional.js';
 import { requireIdentity } from '../../http/access.js';
 import { forbidden } from '../../core/errors.js';
 import { VpnService } from './service.js';
@@ -96,6 +97,13 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       summary: 'Add a peer (allowed_ips "" or "auto" picks the next free address; auto_generate_key makes the client key pair)',
       schema: { params: IdParams(), body: WgPeerCreate, response: { 201: WgPeerRecord } },
       handler: (request, reply) => reply.status(201).send(vpn.peers.toRecord(vpn.createPeer(request.params.id, request.body))),
+      change: {
+        op: 'create', body: WgPeerCreate,
+        apply: (params, body) => {
+          const created = vpn.createPeer(params.id, body!);
+          return { kind: vpn.peers.kind, id: created.id, before: null, after: vpn.peers.toRecord(created) };
+        },
+      },
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{id}/peers/next-ip', access: 'vpn:read', tags, summary: 'Next free peer address in the tunnel subnet',
@@ -107,6 +115,15 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       summary: 'Change a peer (public key is fixed; preshared_key "" clears it)',
       schema: { params: PeerParams, body: WgPeerUpdate, response: { 200: WgPeerRecord } },
       handler: (request) => vpn.peers.toRecord(vpn.updatePeer(request.params.tid, request.params.pid, request.body)),
+      change: {
+        op: 'update', body: WgPeerUpdate,
+        apply: (params, body, ifMatch, field) => {
+          const existing = vpn.peers.find(params.pid, params.tid);
+          requireIfMatch(ifMatch, objectTag(vpn.peers, existing), field);
+          const before = vpn.peers.toRecord(existing);
+          return { kind: vpn.peers.kind, id: existing.id, before, after: vpn.peers.toRecord(vpn.updatePeer(params.tid, params.pid, body!)) };
+        },
+      },
     }),
     route({
       method: 'GET', path: '/api/v1/vpn/wg/{tid}/peers/{pid}/config', access: 'vpn:read', tags,
@@ -146,6 +163,13 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
       method: 'POST', path: '/api/v1/vpn/ipsec', access: 'vpn:write', tags, summary: 'Create an IPsec SA',
       schema: { body: IpsecCreate, response: { 201: IpsecRecord } },
       handler: (request, reply) => reply.status(201).send(vpn.ipsec.toRecord(vpn.createIpsec(request.body))),
+      change: {
+        op: 'create', body: IpsecCreate,
+        apply: (_params, body) => {
+          const created = vpn.createIpsec(body!);
+          return { kind: vpn.ipsec.kind, id: created.id, before: null, after: ipsecRecord(created.id) };
+        },
+      },
     }),
     route({
       method: 'PUT', path: '/api/v1/vpn/ipsec/{id}', access: 'vpn:write', tags, summary: 'Change an IPsec SA (fields not sent are kept)',
@@ -154,6 +178,16 @@ function routes(vpn: VpnService, wireguard: WireguardRuntime, ipsec: IpsecRuntim
         const { id } = request.params;
         vpn.updateIpsec(id, request.body);
         return ipsecRecord(id);
+      },
+      change: {
+        op: 'update', body: IpsecUpdate,
+        apply: (params, body, ifMatch, field) => {
+          const existing = vpn.ipsec.find(params.id);
+          requireIfMatch(ifMatch, objectTag(vpn.ipsec, existing), field);
+          const before = vpn.ipsec.toRecord(existing);
+          vpn.updateIpsec(existing.id, body!);
+          return { kind: vpn.ipsec.kind, id: existing.id, before, after: ipsecRecord(existing.id) };
+        },
       },
     }),
   ];

@@ -40,7 +40,8 @@ export function keaCidr(value: string, field: string): string {
 
 export function keaMac(value: string, field: string): string {
   if (!/^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$/.test(value)) throw new RenderRefusal(field, 'is not a MAC address');
-  return value;
+  // The API takes aa-bb-… too; kea-dhcp4 reads only colons in hw-address.
+  return value.replace(/-/g, ':');
 }
 
 /** A client identifier as hex octets (`01:aa:bb`), the form Kea reads without quoting. */

@@ -1,0 +1,157 @@
+/**
+ * The sections a template may own beyond the packet filter (DHCP, time, syslog, IPsec, WireGuard peers) and
+ * rules placed as a block, proven on a real appliance (simulated platform, in-process): the agent's applier writes each revision
+ * through the appliance's API with the agent's own key, the objects read back, the daemons' configurations are
+ * rendered from them, local edits are drift (a secret's value never in it), and the next revision overwrites them.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSocket, type Socket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApplianceApplier } from '../src/agent/appliance-applier.js';
+import { AGENT_PERMISSIONS } from '../src/agent/area.js';
+import { newSealingKeyPair, openDocument, sealFor } from '../src/agent/sealed-secrets.js';
+import { generateKeyPair, generatePresharedKey } from '../src/areas/vpn/wireguard.js';
+import type { SectionObjects } from '../src/agent/state.js';
+import { json } from './helpers/app.js';
+import { startAreaApp, type AreaApp } from './helpers/area-app.js';
+
+const APPLIANCE_ID = 'branch-7';
+const sealing = newSealingKeyPair();
+const seal = (name: string, value: string) => sealFor(sealing.publicKeyPem, APPLIANCE_ID, name, value);
+/** What the agent does with a revision before the applier sees it: sealed secrets opened for the write. */
+const opened = (document: SectionObjects) => openDocument(document, sealing.privateKeyPem, APPLIANCE_ID);
+
+const PSK_1 = 'fleet-psk-one-0123456789';
+const PSK_2 = 'fleet-psk-two-9876543210';
+const HQ_PEER = generateKeyPair().public_key;
+const WG_PSK = [generatePresharedKey(), generatePresharedKey()];
+
+let t: AreaApp;
+let applier: ApplianceApplier;
+let collector: Socket;
+const received: string[] = [];
+
+before(async () => {
+  t = await startAreaApp();
+  const key = await t.request('POST', '/api/v1/auth/api-keys', { name: 'fleet-agent', permissions: AGENT_PERMISSIONS });
+  assert.equal(key.statusCode, 201, key.body);
+  applier = new ApplianceApplier(t.app, () => json(key).key as string);
+  collector = createSocket('udp4');
+  collector.on('message', (message) => received.push(message.toString()));
+  await new Promise<void>((resolve) => collector.bind(0, '127.0.0.1', resolve));
+});
+after(async () => {
+  collector?.close();
+  await t?.close();
+});
+
+const get = async (url: string) => {
+  const response = await t.request('GET', url);
+  assert.equal(response.statusCode, 200, `${url}: ${response.body}`);
+  return json(response);
+};
+const write = async (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
+  const response = await t.request(method, url, payload);
+  assert.ok(response.statusCode < 300, `${method} ${url}: ${response.statusCode} ${response.body}`);
+  return response.body ? json(response) : null;
+};
+const labels = async () => (await get('/api/v1/rules')).map((rule: { label: string }) => rule.label);
+
+function revision(psk: string, wgPsk: string): SectionObjects {
+  return {
+    rule_placement: 'first',
+    sections: {
+      rules: [
+        { label: 'fleet-web', action: 'pass', direction: 'in', interface: 'lan', protocol: 'tcp', rule_match: { src_addr: 'any', src_port: null, dst_addr: '10.7.0.80', dst_port: { start: 443, end: 443 } } },
+        { label: 'fleet-block-telnet', action: 'block', direction: 'in', interface: 'lan', protocol: 'tcp', rule_match: { src_addr: 'any', src_port: null, dst_addr: 'any', dst_port: { start: 23, end: 23 } } },
+      ],
+      dhcp_settings: [{ enabled: true, interfaces: ['eth1'], domain_name: 'branch7.example' }],
+      dhcp_subnets: [{ network: '192.168.70.0/24', pool_start: '192.168.70.100', pool_end: '192.168.70.199', gateway: '192.168.70.1', options: [{ code: 252, value_type: 'string', value: 'http://wpad.branch7/wpad.dat' }] }],
+      // Spelled as the client's label reads: the appliance's reservation of that client is the same one in any spelling.
+      dhcp_reservations: [{ mac_address: '02-00-00-00-07-0A', ip_address: '192.168.70.10', hostname: 'printer' }],
+      time_settings: [{ enabled: true, ntp_listen: '127.0.0.1:10123' }],
+      time_sources: [{ address: 'NTP1.example.net', nts: false, enabled: true }],
+      syslog: [{ enabled: true, host: '127.0.0.1', port: collector.address().port, transport: 'udp', allowed_addresses: ['127.0.0.1/32'] }],
+      ipsec: [{ name: 'hq', local_addr: '198.51.100.7', remote_addr: '203.0.113.1', protocol: 'esp', mode: 'tunnel', local_ts: ['192.168.70.0/24'], remote_ts: ['10.0.0.0/16'], psk: seal('hq_psk', psk) }],
+      // A peer of the appliance's own tunnel (its key pair is the appliance's), named by the tunnel's name and its key.
+      wg_peers: [{ tunnel: 'site-vpn', public_key: HQ_PEER, name: 'hq', allowed_ips: ['10.8.0.2/32'], endpoint: 'hq.example.net:51820', persistent_keepalive: 25, preshared_key: seal('hq_wg', wgPsk) }],
+    },
+  };
+}
+
+test('DHCP, time, syslog, IPsec and WireGuard peer sections and a rule block: applied through the API and rendered; local edits are drift without the secret; the next revision overwrites them', { timeout: 240_000 }, async () => {
+  await write('POST', '/api/v1/rules', { label: 'local-ssh', action: 'pass', direction: 'in', protocol: 'tcp', dst_port_start: 22 });
+  const tunnel = await write('POST', '/api/v1/vpn/wg', { name: 'site-vpn', listen_port: 51820, address: '10.8.0.1/24' });
+  await write('POST', `/api/v1/vpn/wg/${tunnel.id}/start`);
+  const first = revision(PSK_1, WG_PSK[0]);
+  assert.deepEqual(await applier.apply(opened(first), null), { outcome: 'applied', reason: null });
+
+  // Read back through the API: the block before the appliance's own rule, in the template's order.
+  assert.deepEqual(await labels(), ['fleet-web', 'fleet-block-telnet', 'local-ssh']);
+  const reservation = (await get('/api/v1/dhcp/v4/reservations')).find((r: { hostname: string }) => r.hostname === 'printer');
+  assert.equal(reservation.ip_address, '192.168.70.10');
+  const sa = (await get('/api/v1/vpn/ipsec')).find((s: { name: string }) => s.name === 'hq');
+  assert.equal(sa.has_psk, true);
+  assert.ok(!JSON.stringify(sa).includes(PSK_1), 'the pre-shared key is never answered');
+  // Rendered for the daemons (simulated platform: the files are written and checked, nothing is sent to the host).
+  const kea = JSON.parse(readFileSync(join(t.dataDir, 'dhcp', 'kea-dhcp4.conf'), 'utf8'));
+  assert.equal(kea.Dhcp4.subnet4[0].subnet, '192.168.70.0/24');
+  assert.deepEqual(kea.Dhcp4.subnet4[0].reservations.map((r: Record<string, string>) => [r['ip-address'], r.hostname]), [['192.168.70.10', 'printer']]);
+  assert.ok(JSON.stringify(kea.Dhcp4['option-data']).includes('branch7.example'), 'the global domain name from dhcp_settings');
+  assert.match(readFileSync(join(t.dataDir, 'time', 'chrony.conf'), 'utf8'), /^server NTP1\.example\.net .*/m);
+  const swanctl = () => readFileSync(join(t.dataDir, 'ipsec', 'swanctl', 'swanctl.conf'), 'utf8');
+  assert.ok(swanctl().includes(`secret = "0s${Buffer.from(PSK_1).toString('base64')}"`));
+  await write('POST', '/api/v1/settings/syslog/test');
+  const deadline = Date.now() + 30_000;
+  while (!received.some((line) => line.includes('Bulwark syslog test message')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(received.some((line) => line.includes('Bulwark syslog test message')), 'the syslog target from the template receives');
+  // The running interface (simulated) holds the peer, and the appliance its preshared key (shown only with include_keys).
+  const peers = async () => (await get(`/api/v1/vpn/wg/${tunnel.id}/status`)).peers;
+  assert.deepEqual((await peers()).map((p: Record<string, unknown>) => [p.public_key, p.allowed_ips, p.endpoint, p.persistent_keepalive]), [[HQ_PEER, '10.8.0.2/32', 'hq.example.net:51820', 25]]);
+  const peer = (await get(`/api/v1/vpn/wg/${tunnel.id}/peers`))[0];
+  assert.equal(peer.has_preshared_key, true);
+  const clientFile = async () => JSON.stringify(await get(`/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}/config?include_keys=true`));
+  assert.ok((await clientFile()).includes(WG_PSK[0]));
+  assert.deepEqual(await applier.drift(opened(first)), [], 'in sync right after the apply');
+
+  // Local edits by an administrator.
+  const ids = (await get('/api/v1/rules')).map((rule: { id: string }) => rule.id);
+  await write('PUT', '/api/v1/rules/reorder', { rule_ids: [ids[2], ids[0], ids[1]] });
+  await write('PUT', `/api/v1/dhcp/v4/reservations/${reservation.id}`, { hostname: 'printer-local' });
+  await write('PUT', `/api/v1/vpn/ipsec/${sa.id}`, { remote_addr: '203.0.113.99', psk: 'a-local-psk-nobody-reads' });
+  await write('PUT', '/api/v1/settings/syslog', { port: 5514 });
+  await write('PUT', `/api/v1/vpn/wg/${tunnel.id}/peers/${peer.id}`, { allowed_ips: '10.8.0.3/32', preshared_key: '' });
+  const source = (await get('/api/v1/time/sources')).find((s: { address: string }) => s.address === 'NTP1.example.net');
+  await write('DELETE', `/api/v1/time/sources/${source.id}`);
+  const drift = await applier.drift(opened(first));
+  assert.deepEqual(drift.map((d) => [d.section, d.name, d.kind, d.fields, d.values]), [
+    ['dhcp_reservations', '02:00:00:00:07:0a', 'changed', ['hostname'], { hostname: 'printer-local' }],
+    ['time_sources', 'ntp1.example.net', 'missing', [], undefined],
+    ['syslog', 'syslog', 'changed', ['port'], { port: 5514 }],
+    ['ipsec', 'hq', 'changed', ['remote_addr'], { remote_addr: '203.0.113.99' }],
+    ['wg_peers', `site-vpn/${HQ_PEER}`, 'changed', ['allowed_ips', 'preshared_key'], { allowed_ips: ['10.8.0.3/32'] }],
+    ['rules', 'fleet-web', 'moved', [], undefined],
+  ]);
+  assert.ok(!/a-local-psk|fleet-psk/.test(JSON.stringify(drift)) && !JSON.stringify(drift).includes(WG_PSK[0]), 'no secret in the drift');
+
+  // The next revision (its secret rotated) puts the template's back, every edit at once.
+  const second = revision(PSK_2, WG_PSK[1]);
+  assert.deepEqual(await applier.apply(opened(second), opened(first)), { outcome: 'applied', reason: null });
+  assert.deepEqual(await labels(), ['fleet-web', 'fleet-block-telnet', 'local-ssh']);
+  assert.equal((await get('/api/v1/dhcp/v4/reservations')).find((r: { id: string }) => r.id === reservation.id).hostname, 'printer');
+  assert.equal((await get('/api/v1/settings/syslog')).port, collector.address().port);
+  assert.ok((await get('/api/v1/time/sources')).some((s: { address: string }) => s.address === 'NTP1.example.net'));
+  assert.ok(swanctl().includes(`secret = "0s${Buffer.from(PSK_2).toString('base64')}"`), 'the rotated secret reaches charon\'s file');
+  assert.match(swanctl(), /remote_addrs = "203\.0\.113\.1"/);
+  assert.deepEqual((await peers()).map((p: Record<string, unknown>) => p.allowed_ips), ['10.8.0.2/32']);
+  assert.ok((await clientFile()).includes(WG_PSK[1]), 'the rotated preshared key');
+  assert.deepEqual(await applier.drift(opened(second)), []);
+
+  // A section the next revision no longer owns: its objects go; a settings section keeps its values, no longer owned.
+  const { dhcp_reservations: _r, syslog: _s, ...rest } = second.sections;
+  assert.deepEqual(await applier.apply(opened({ ...second, sections: rest }), opened(second)), { outcome: 'applied', reason: null });
+  assert.equal((await get('/api/v1/dhcp/v4/reservations')).length, 0);
+  assert.equal((await get('/api/v1/settings/syslog')).enabled, true);
+});
