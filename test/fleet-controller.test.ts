@@ -422,6 +422,18 @@ test('controller: a halt cancels what has not started (an agent away at the halt
     // A template owns its whole section: the aliases are the last rollout's.
     assert.deepEqual(away.applier.objects.get('aliases')!.map((a) => a.name), ['fleet_after']);
 
+    // A halt by hand (POST /rollouts/{id}/halt) cancels the same way: `applying` is held inside its apply of the
+    // second wave when the operator halts; its report still counts.
+    (applying.applier as HeldApplier).hold();
+    const byHand = await rollOut('fleet_hand', ['10.0.0.7'], [steady.id, applying.id]);
+    await (applying.applier as HeldApplier).entered;
+    assert.equal((await first.call('POST', `/api/v1/rollouts/${byHand}/halt`, { reason: 'operator' })).status, 200);
+    const handHalted = await progressOf(byHand);
+    assert.deepEqual([handHalted.state, stateOf(handHalted, steady).state, stateOf(handHalted, applying).state], ['halted', 'applied', 'cancelled']);
+    assert.equal((await view(applying)).desired_revision, 2, 'back to what it runs');
+    (applying.applier as HeldApplier).release();
+    await until('the held agent counted after the halt by hand', async () => stateOf(await progressOf(byHand), applying).state === 'applied');
+
     // `connected` follows the process holding the socket: the roamer is on the second process, seen from the first.
     assert.equal((await view(roamer)).connected, true);
     assert.equal((await second.call('GET', '/api/v1/health')).body.agents_connected_here, 1);
