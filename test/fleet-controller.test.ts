@@ -9,10 +9,14 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import WebSocket from 'ws';
+import pg from 'pg';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
 import { waveSizes } from '../src/controller/rollouts.js';
 import { ControllerProcess, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+import { tcpBalancer } from './helpers/fleet-balancer.js';
+import { MemoryApplier } from '../src/agent/memory-applier.js';
+import type { SectionObjects } from '../src/agent/state.js';
 import { chromiumSkipReason, launchChromium } from './helpers/console-browser.js';
 
 const skip = await postgresSkip('the fleet controller tests');
@@ -146,22 +150,24 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     assert.equal((await controller.call('GET', '/api/v1/appliances?drifted=true')).body.length, 1);
 
     // The rollback policy: one appliance of the second wave refuses; the rollout halts and every appliance it had
-    // changed (the canaries, and those of the second wave as they land) gets its previous configuration back.
+    // changed (the canaries, and those of the second wave that had pulled before the halt, as they land) gets its
+    // previous configuration back; those of the second wave that had not pulled are cancelled and never change.
     assert.equal((await controller.call('PUT', `/api/v1/appliances/${agents[5].id}/variables`, { variables: { site: '192.0.2.66' } })).status, 200);
     const extra = await controller.call('POST', '/api/v1/templates', { name: 'site web and dns', sections: { aliases: [{ name: 'fleet_web', alias_type: 'host', entries: ['${site}'] }, { name: 'fleet_dns', alias_type: 'host', entries: ['10.53.0.1'] }] } });
     const risky = (await controller.call('POST', '/api/v1/rollouts', { template_id: extra.body.id, appliance_ids: agents.map((a) => a.id), canary: 2, percentages: [100], rollback_on_halt: true })).body.id as string;
+    // The first agent's local drift was overwritten by the rollout, then its revision before the rollout restored.
+    const previous = (light: (typeof agents)[number], index: number) =>
+      isDeepStrictEqual(light.applier.objects.get('aliases')!.map((a) => [a.name, a.entries]), [['fleet_web', [`10.9.${index}.1`]]]);
     const settled = await until('the halted rollout to roll back every appliance it changed', async () => {
       const progress = (await controller.call('GET', `/api/v1/rollouts/${risky}`)).body;
       const targets = progress.target_list as { state: string; rolled_back: boolean | null }[];
-      return progress.state === 'halted' && targets.every((x) => x.state === 'failed' || (x.state === 'applied' && x.rolled_back)) ? progress : undefined;
+      const done = targets.every((x) => x.state === 'failed' || x.state === 'cancelled' || (x.state === 'applied' && x.rolled_back));
+      const applying = agents.some((light) => light.agent.status().attempts.some((a) => a.outcome === 'applying'));
+      return progress.state === 'halted' && done && !applying && agents.every(previous) ? progress : undefined;
     });
     assert.match(settled.halted_reason, /light-5" failed: assertion "no test net" does not hold/);
     assert.equal(settled.failed, 1);
-    for (const [index, light] of agents.entries()) {
-      const aliases = light.applier.objects.get('aliases')!;
-      // The first agent's local drift was overwritten by the rollout, then its revision before the rollout restored.
-      assert.deepEqual(aliases.map((a) => [a.name, a.entries]), [['fleet_web', [`10.9.${index}.1`]]], `${light.id} back to its previous configuration`);
-    }
+    t.diagnostic(`the halted rollout: ${settled.applied} applied and rolled back, ${settled.cancelled} cancelled before they pulled`);
 
     // Secrets sealed per appliance: the controller keeps only a copy sealed for each appliance, which only that
     // appliance's agent opens, as it writes the value.
@@ -295,6 +301,167 @@ test('controller: accounts and roles, single-use enrolment, revocation closes th
     await Promise.all(agents.map((a) => a.agent.stop()));
     await other.close(false);
     await controller.close();
+    await database.drop();
+  }
+});
+
+/** A stand-in that, once held, stops inside its next apply (the agent has pulled and is applying) until released. */
+class HeldApplier extends MemoryApplier {
+  private gate: { entered: () => void; released: Promise<void> } | null = null;
+  private release_: () => void = () => undefined;
+  entered: Promise<void> = Promise.resolve();
+
+  hold(): void {
+    let entered!: () => void;
+    this.entered = new Promise((resolve) => (entered = resolve));
+    this.gate = { entered, released: new Promise((resolve) => (this.release_ = resolve)) };
+  }
+
+  release(): void {
+    this.release_();
+  }
+
+  override async apply(document: SectionObjects, previous: SectionObjects | null) {
+    const gate = this.gate;
+    this.gate = null;
+    if (gate) {
+      gate.entered();
+      await gate.released;
+    }
+    return super.apply(document, previous);
+  }
+}
+
+test('controller: a halt cancels what has not started (an agent away at the halt never applies the halted revision; one already applying is counted), and `connected` follows the life of the process holding the socket', { skip, timeout: 240_000 }, async (t) => {
+  const database = await temporaryDatabase();
+  const first = await ControllerProcess.start(database.url);
+  const second = await ControllerProcess.start(database.url, { keyDir: first.keyDir });
+  // The agent of the connection part dials a balancer in front of the second process.
+  const balancer = await tcpBalancer(second.port);
+  const agents: Awaited<ReturnType<typeof lightAgent>>[] = [];
+  try {
+    await first.signInFirstAdmin();
+    second.token = first.token;
+    // Statuses at the real agents' pace: `connected_to` is rewritten only by them, so a live connection cleared by
+    // mistake would show for a while.
+    const timing = { statusIntervalMs: 30_000, backoff: { initialMs: 200, maxMs: 2000 } };
+    const refuse = (document: { sections: Record<string, Record<string, unknown>[]> }) =>
+      JSON.stringify(document).includes('192.0.2.66') ? 'assertion "no test net" does not hold' : null;
+    const steady = await lightAgent(first, 'steady', { site: '10.7.0.1' }, first, timing);
+    const refuser = await lightAgent(first, 'refuser', { site: '192.0.2.66' }, first, timing, undefined, new HeldApplier(refuse));
+    const applying = await lightAgent(first, 'applying', { site: '10.7.0.3' }, first, timing, undefined, new HeldApplier());
+    const away = await lightAgent(first, 'away', { site: '10.7.0.4' }, first, timing);
+    const roamer = await lightAgent(first, 'roamer', {}, balancer, timing);
+    agents.push(steady, refuser, applying, away, roamer);
+    const ids = [steady, refuser, applying, away].map((a) => a.id);
+    await until('every agent connected', async () => (await first.call('GET', '/api/v1/fleet/summary')).body.connected === agents.length);
+    const view = async (light: { id: string }) => (await first.call('GET', `/api/v1/appliances/${light.id}`)).body;
+    const progressOf = async (rollout: string) => (await first.call('GET', `/api/v1/rollouts/${rollout}`)).body;
+    const rollOut = async (name: string, entries: string[], appliance_ids: string[]) => {
+      const template = await first.call('POST', '/api/v1/templates', { name, sections: { aliases: [{ name, alias_type: 'host', entries }] } });
+      assert.equal(template.status, 201, JSON.stringify(template.body));
+      const created = await first.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids, canary: 1, percentages: [100] });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      return created.body.id as string;
+    };
+
+    // Revision 1 everywhere: what each appliance runs before the rollout that halts.
+    const base = await rollOut('fleet_base', ['10.0.0.1'], ids);
+    await until('the first rollout', async () => (await progressOf(base)).state === 'completed');
+
+    // The halting rollout: the canary applies; in the second wave the refuser and `applying` pull and are held
+    // inside their apply, and `away` is disconnected. The refuser's failure halts the rollout.
+    (refuser.applier as HeldApplier).hold();
+    (applying.applier as HeldApplier).hold();
+    await away.agent.stop();
+    await until('away shown disconnected', async () => (await view(away)).connected === false);
+    const halting = await rollOut('fleet_site', ['${site}'], ids);
+    await Promise.all([(refuser.applier as HeldApplier).entered, (applying.applier as HeldApplier).entered]);
+    (refuser.applier as HeldApplier).release();
+    const halted = await until('the rollout halted by the failure', async () => {
+      const progress = await progressOf(halting);
+      return progress.state === 'halted' ? progress : undefined;
+    });
+    assert.match(halted.halted_reason, /"refuser" failed: assertion "no test net" does not hold/);
+    const stateOf = (progress: { target_list: { appliance_id: string; state: string; reason: string | null }[] }, light: { id: string }) =>
+      progress.target_list.find((target) => target.appliance_id === light.id)!;
+    assert.equal(stateOf(halted, steady).state, 'applied');
+    assert.equal(stateOf(halted, refuser).state, 'failed');
+    for (const light of [applying, away]) {
+      assert.equal(stateOf(halted, light).state, 'cancelled', `${light.id}: not reported when the rollout halted`);
+      assert.match(String(stateOf(halted, light).reason), /the rollout halted before this appliance reported/);
+    }
+    assert.deepEqual(halted.waves.map((w: { cancelled: number }) => w.cancelled), [0, 2]);
+    // What an agent pulls from now on is what it runs.
+    for (const light of [applying, away]) {
+      const shown = await view(light);
+      assert.deepEqual([shown.desired_revision, shown.applied_revision, shown.in_sync], [1, 1, true], `${light.id} desired back to what it runs`);
+    }
+
+    // The agent that had pulled before the halt finishes its apply: its report lands and counts.
+    (applying.applier as HeldApplier).release();
+    await until('the applying agent counted', async () => stateOf(await progressOf(halting), applying).state === 'applied');
+    assert.deepEqual([(await view(applying)).desired_revision, (await view(applying)).applied_revision], [2, 2], 'what it now runs is its desired revision');
+    assert.equal(applying.applier.applies, 2);
+
+    // The agent away at the halt comes back and pulls its desired revision: 1, which it runs, so it applies
+    // nothing and reports its outcome of 1 again (a new report time). The next rollout reaches it as usual; revision
+    // 2 of the halted rollout was never attempted.
+    const reportedBefore = (await view(away)).last_outcome;
+    away.agent.start();
+    const reported = await until('away reconnected and answered its pull', async () => {
+      const outcome = (await view(away)).last_outcome;
+      return outcome.at !== reportedBefore.at ? outcome : undefined;
+    });
+    assert.deepEqual([reported.revision, reported.outcome], [1, 'applied']);
+    assert.equal(away.applier.applies, 1);
+    const after = await rollOut('fleet_after', ['10.0.0.9'], [away.id]);
+    await until('the rollout after the halt', async () => (await progressOf(after)).state === 'completed');
+    assert.deepEqual(away.agent.status().attempts.map((a) => [a.revision, a.outcome]), [[1, 'applied'], [3, 'applied']]);
+    assert.equal(away.applier.applies, 2);
+    // A template owns its whole section: the aliases are the last rollout's.
+    assert.deepEqual(away.applier.objects.get('aliases')!.map((a) => a.name), ['fleet_after']);
+
+    // A halt by hand (POST /rollouts/{id}/halt) cancels the same way: `applying` is held inside its apply of the
+    // second wave when the operator halts; its report still counts.
+    (applying.applier as HeldApplier).hold();
+    const byHand = await rollOut('fleet_hand', ['10.0.0.7'], [steady.id, applying.id]);
+    await (applying.applier as HeldApplier).entered;
+    assert.equal((await first.call('POST', `/api/v1/rollouts/${byHand}/halt`, { reason: 'operator' })).status, 200);
+    const handHalted = await progressOf(byHand);
+    assert.deepEqual([handHalted.state, stateOf(handHalted, steady).state, stateOf(handHalted, applying).state], ['halted', 'applied', 'cancelled']);
+    assert.equal((await view(applying)).desired_revision, 2, 'back to what it runs');
+    (applying.applier as HeldApplier).release();
+    await until('the held agent counted after the halt by hand', async () => stateOf(await progressOf(byHand), applying).state === 'applied');
+
+    // `connected` follows the process holding the socket: the roamer is on the second process, seen from the first.
+    assert.equal((await view(roamer)).connected, true);
+    assert.equal((await second.call('GET', '/api/v1/health')).body.agents_connected_here, 1);
+    await second.kill();
+    const killedAt = Date.now();
+    await until('the roamer shown disconnected once its process died', async () => (await view(roamer)).connected === false, 60_000);
+    t.diagnostic(`connected turned false ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the SIGKILL`);
+    assert.equal((await first.call('GET', '/api/v1/fleet/summary')).body.connected, agents.length - 1);
+    // The balancer sends it to the survivor.
+    balancer.pointAt(first.port);
+    await until('the roamer shown connected through the survivor', async () => (await view(roamer)).connected === true, 60_000);
+    assert.equal((await first.call('GET', '/api/v1/health')).body.agents_connected_here, agents.length);
+    // A process starting clears what dead processes left, never a live one's connections.
+    await second.spawn();
+    assert.equal((await first.call('GET', '/api/v1/fleet/summary')).body.connected, agents.length);
+    const processes = new pg.Client({ connectionString: database.url });
+    await processes.connect();
+    try {
+      assert.equal((await processes.query('SELECT id FROM controller_processes')).rowCount, 2, 'the dead process\'s row is gone');
+      assert.equal((await processes.query('SELECT id FROM appliances WHERE connected_to IS NOT NULL')).rowCount, agents.length);
+    } finally {
+      await processes.end();
+    }
+  } finally {
+    await Promise.all(agents.map((a) => a.agent.stop()));
+    await balancer.close();
+    await second.close(false);
+    await first.close();
     await database.drop();
   }
 });

@@ -153,6 +153,26 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     name: 'rule placement of templates',
     sql: `ALTER TABLE templates ADD COLUMN rule_placement text NOT NULL DEFAULT 'priority' CHECK (rule_placement IN ('priority', 'first', 'last'));`,
   },
+  // Versions need not be consecutive: they run in the order of this list, each once.
+  {
+    version: 20,
+    name: 'targets of a halted rollout cancelled before they reported',
+    sql: `
+      ALTER TABLE rollout_targets DROP CONSTRAINT rollout_targets_state_check;
+      ALTER TABLE rollout_targets ADD CONSTRAINT rollout_targets_state_check CHECK (state IN ('waiting', 'due', 'applied', 'failed', 'cancelled'));
+    `,
+  },
+  {
+    version: 21,
+    name: 'controller processes and their heartbeats',
+    sql: `
+      CREATE TABLE controller_processes (
+        id text PRIMARY KEY,
+        started_at timestamptz NOT NULL DEFAULT now(),
+        heartbeat_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /**

@@ -15,6 +15,9 @@ export interface RolloutInput {
   rollback_on_halt: boolean;
 }
 
+/** Why a target of a halted rollout never ran its revision (the progress view shows it). */
+export const CANCELLED_REASON = 'the rollout halted before this appliance reported; its desired revision is back to what it runs';
+
 export interface RevisionDocument {
   sections: Sections;
   /** Where the owned rules go (src/agent/rule-order.ts): the placement of the template that last gave the rules. */
@@ -108,6 +111,7 @@ export class Rollouts {
       const updated = await client.query("UPDATE rollouts SET state = 'halted', halted_reason = $2, finished_at = now() WHERE id::text = $1 AND state = 'running'", [id, reason]);
       if (!updated.rowCount) throw conflict(`rollout ${id} is not running`);
       await recordAudit(client, { actor: by, action: 'rollout.halted', detail: { rollout_id: id, reason } });
+      await this.cancelUnreported(client, id);
     });
   }
 
@@ -182,12 +186,16 @@ export class Rollouts {
           WHERE id = $1`,
         [applianceId, revision, outcome, reason],
       );
+      // A target cancelled by a halt still takes its report: the agent had pulled the revision before the halt.
       const target = await client.query<{ rollout_id: string }>(
         `UPDATE rollout_targets SET state = $3, reason = $4, reported_at = now()
-          WHERE appliance_id = $1 AND revision = $2 AND state = 'due' RETURNING rollout_id`,
+          WHERE appliance_id = $1 AND revision = $2 AND state IN ('due', 'cancelled') RETURNING rollout_id`,
         [applianceId, revision, outcome, reason],
       );
       const id = target.rows[0]?.rollout_id ?? null;
+      // Applied after its desired revision was set back by the halt: what it runs is again what it should run
+      // (a later rollout's revision, a higher number, is left alone).
+      if (id && outcome === 'applied') await client.query('UPDATE appliances SET desired_revision = $2 WHERE id = $1 AND desired_revision < $2', [applianceId, revision]);
       if (id) await client.query('SELECT pg_notify($1, $2)', [CHANNELS.rollout, id]);
       return id;
     });
@@ -240,8 +248,28 @@ export class Rollouts {
         WHERE t.rollout_id = $1 AND t.state = 'failed' AND a.id = t.appliance_id AND a.desired_revision = t.revision`,
       [id],
     );
+    await this.cancelUnreported(client, id);
     const policy = (await client.query<{ rollback_on_halt: boolean }>('SELECT rollback_on_halt FROM rollouts WHERE id = $1', [id])).rows[0];
     if (policy.rollback_on_halt) await this.rollBackApplied(client, id);
+  }
+
+  /**
+   * A halt stops what has not started: every target of the open wave that has not reported is cancelled, and its
+   * appliance's desired revision set back to what it runs, so an agent that pulls after the halt gets nothing new
+   * (it runs that number already). An agent that pulled before the halt is applying: its report still lands and
+   * counts (report()), and the rollback policy takes it like any other. The appliances are updated before the
+   * targets, the order report() locks them in; a report that commits first leaves its target out (no longer due).
+   */
+  private async cancelUnreported(client: Client, id: string): Promise<void> {
+    await client.query(
+      `UPDATE appliances a SET desired_revision = a.applied_revision FROM rollout_targets t
+        WHERE t.rollout_id = $1 AND t.state = 'due' AND a.id = t.appliance_id AND a.desired_revision = t.revision`,
+      [id],
+    );
+    await client.query(
+      "UPDATE rollout_targets SET state = 'cancelled', reason = $2 WHERE rollout_id = $1 AND state = 'due'",
+      [id, CANCELLED_REASON],
+    );
   }
 
   /**

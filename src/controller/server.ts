@@ -13,6 +13,7 @@ import { openPool, type Pool } from './database.js';
 import { Enrolment } from './enrolment.js';
 import { NotificationListener } from './listener.js';
 import { migrate } from './migrations.js';
+import { ProcessRegistry } from './process-registry.js';
 import { Rollouts } from './rollouts.js';
 import { registerControllerRoutes } from './routes.js';
 import { Templates } from './templates.js';
@@ -81,6 +82,9 @@ export async function buildController(config: ControllerConfig): Promise<Control
     work.catch((error: unknown) => app.log.warn({ err: error, channel }, 'fleet: a notification could not be handled'));
   }, app.log);
   await listener.start();
+  // Registered (and the dead processes' leftovers cleared) before the listener accepts any agent.
+  const registry = new ProcessRegistry(pool, hub.instance, app.log);
+  await registry.start();
   let ticking = false;
   const tick = setInterval(() => {
     if (ticking) return;
@@ -90,6 +94,7 @@ export async function buildController(config: ControllerConfig): Promise<Control
   app.addHook('preClose', async () => {
     clearInterval(tick);
     hub.closeAll();
+    await registry.stop();
     await listener.stop();
   });
   app.addHook('onClose', async () => {

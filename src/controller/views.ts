@@ -1,13 +1,20 @@
 import { notFound } from '../core/errors.js';
 import type { Pool } from './database.js';
 import { selectPage, type Page } from './paging.js';
+import { liveProcessSql } from './process-registry.js';
 
-/** An appliance counts as connected while a controller holds its socket and it spoke within this many seconds. */
+/**
+ * An appliance counts as connected while a controller process holds its socket, that process is alive (its
+ * heartbeat is fresh: a killed process stops counting within seconds) and the agent spoke within this many seconds
+ * (a socket whose peer vanished without closing it).
+ */
 export const CONNECTED_WITHIN_SECONDS = 90;
 
+/** SQL over `appliances a`: whether the appliance is connected (above). */
+const CONNECTED_SQL = `(a.connected_to IS NOT NULL AND a.last_seen > now() - make_interval(secs => ${CONNECTED_WITHIN_SECONDS}) AND ${liveProcessSql('a.connected_to')})`;
+
 export const APPLIANCE_COLUMNS = `a.id, a.name, a.version, a.health, a.last_seen, a.enrolled_at, a.revoked_at, a.variables,
-  a.desired_revision, a.applied_revision, a.last_outcome, a.drift,
-  (a.connected_to IS NOT NULL AND a.last_seen > now() - make_interval(secs => ${CONNECTED_WITHIN_SECONDS})) AS connected`;
+  a.desired_revision, a.applied_revision, a.last_outcome, a.drift, ${CONNECTED_SQL} AS connected`;
 
 const iso = (value: unknown) => (value ? new Date(value as string).toISOString() : null);
 
@@ -44,12 +51,12 @@ export class FleetViews {
   /** Fleet-wide totals: how many appliances, connected, in sync, drifted, per version. */
   async summary() {
     const row = (await this.pool.query(
-      `SELECT count(*) FILTER (WHERE revoked_at IS NULL) AS appliances,
-              count(*) FILTER (WHERE revoked_at IS NULL AND connected_to IS NOT NULL AND last_seen > now() - make_interval(secs => ${CONNECTED_WITHIN_SECONDS})) AS connected,
-              count(*) FILTER (WHERE revoked_at IS NULL AND desired_revision = applied_revision) AS in_sync,
-              count(*) FILTER (WHERE revoked_at IS NULL AND jsonb_array_length(drift) > 0) AS drifted,
-              count(*) FILTER (WHERE revoked_at IS NOT NULL) AS revoked
-         FROM appliances`,
+      `SELECT count(*) FILTER (WHERE a.revoked_at IS NULL) AS appliances,
+              count(*) FILTER (WHERE a.revoked_at IS NULL AND ${CONNECTED_SQL}) AS connected,
+              count(*) FILTER (WHERE a.revoked_at IS NULL AND a.desired_revision = a.applied_revision) AS in_sync,
+              count(*) FILTER (WHERE a.revoked_at IS NULL AND jsonb_array_length(a.drift) > 0) AS drifted,
+              count(*) FILTER (WHERE a.revoked_at IS NOT NULL) AS revoked
+         FROM appliances a`,
     )).rows[0];
     const versions = (await this.pool.query<{ version: string | null; n: string }>('SELECT version, count(*) AS n FROM appliances WHERE revoked_at IS NULL GROUP BY version ORDER BY version')).rows;
     return {
@@ -77,13 +84,14 @@ export class FleetViews {
     const waves = (rollout.waves as number[]).map((size, wave) => {
       const of = targets.filter((t) => t.wave === wave);
       const count = (state: string) => of.filter((t) => t.state === state).length;
-      return { wave, size: of.length, cumulative: size, waiting: count('waiting'), due: count('due'), applied: count('applied'), failed: count('failed') };
+      return { wave, size: of.length, cumulative: size, waiting: count('waiting'), due: count('due'), applied: count('applied'), failed: count('failed'), cancelled: count('cancelled') };
     });
     return {
       id: rollout.id, template_id: rollout.template_id, state: rollout.state, current_wave: rollout.current_wave,
       wave_interval_seconds: rollout.wave_interval_seconds, next_wave_at: iso(rollout.next_wave_at), max_failures: rollout.max_failures, rollback_on_halt: rollout.rollback_on_halt,
       halted_reason: rollout.halted_reason, created_by: rollout.created_by, created_at: iso(rollout.created_at), finished_at: iso(rollout.finished_at),
       targets: targets.length, applied: targets.filter((t) => t.state === 'applied').length, failed: targets.filter((t) => t.state === 'failed').length,
+      cancelled: targets.filter((t) => t.state === 'cancelled').length,
       waves,
       ...(withTargets ? { target_list: targets.map((t) => ({ ...t, reported_at: iso(t.reported_at) })) } : {}),
     };

@@ -97,7 +97,8 @@ export class ControllerProcess {
   /** SIGKILL: no shutdown at all, as a crash. */
   async kill(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    // Ended already (a signal sets signalCode, not exitCode): there is no exit left to wait for.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
@@ -140,21 +141,28 @@ export class ControllerProcess {
 
 export type LightAgentTiming = { statusIntervalMs: number; backoff: { initialMs: number; maxMs: number } };
 
-/** A light agent: the agent code with an in-memory state and configuration, in this process. */
-export async function lightAgent(
-  controller: ControllerProcess, name: string, variables: Record<string, string> = {}, dial: ControllerProcess = controller,
+/**
+ * A light agent: the agent code with an in-memory state and configuration, in this process. It dials `dial` (a
+ * controller process, or anything standing for one: a load balancer); `applier` replaces its stand-in (a test's
+ * subclass that holds an apply).
+ */
+export async function lightAgent<A extends MemoryApplier = MemoryApplier>(
+  controller: ControllerProcess, name: string, variables: Record<string, string> = {}, dial: { readonly url: string } = controller,
   timing: LightAgentTiming = { statusIntervalMs: 1000, backoff: { initialMs: 200, maxMs: 2000 } },
   refuse?: ConstructorParameters<typeof MemoryApplier>[0],
+  applier: A = new MemoryApplier(refuse) as A,
 ) {
-  return enrolLightAgent(dial.url, await controller.enrolmentToken(name, variables), timing, refuse);
+  return enrolLightAgent(dial.url, await controller.enrolmentToken(name, variables), timing, refuse, applier);
 }
 
 /** Enrols a light agent with a token (its own enrolment: CA fetch, key pairs, request) and starts it. */
-export async function enrolLightAgent(controllerUrl: string, token: string, timing: LightAgentTiming, refuse?: ConstructorParameters<typeof MemoryApplier>[0]) {
+export async function enrolLightAgent<A extends MemoryApplier = MemoryApplier>(
+  controllerUrl: string, token: string, timing: LightAgentTiming, refuse?: ConstructorParameters<typeof MemoryApplier>[0],
+  applier: A = new MemoryApplier(refuse) as A,
+) {
   const store = new MemoryStateStore();
   const enrolled = await enrolWithController({ controllerUrl, token, allowList: ['127.0.0.1'] });
   store.save({ ...enrolled, attempts: {}, applied_revision: 0, applied_document: null });
-  const applier = new MemoryApplier(refuse);
   const quiet = { info: () => undefined, warn: () => undefined };
   const agent = new FleetAgent(store, applier, { version: 'light-1', allowList: () => ['127.0.0.1'], log: quiet as never, ...timing });
   agent.start();

@@ -92,7 +92,7 @@ async function refresh() {
     cell(row, new Date(r.created_at).toLocaleString());
     cell(row, r.state, r.state === 'halted' ? 'bad' : r.state === 'completed' ? 'ok' : '');
     cell(row, r.waves.map((w) => w.applied + '/' + w.size).join(' → '));
-    cell(row, r.applied + ' of ' + r.targets);
+    cell(row, r.applied + ' of ' + r.targets + (r.cancelled ? ', ' + r.cancelled + ' cancelled by the halt' : ''));
     cell(row, r.failed, r.failed ? 'bad' : '');
     cell(row, r.halted_reason);
   });
