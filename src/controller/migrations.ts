@@ -153,9 +153,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     name: 'rule placement of templates',
     sql: `ALTER TABLE templates ADD COLUMN rule_placement text NOT NULL DEFAULT 'priority' CHECK (rule_placement IN ('priority', 'first', 'last'));`,
   },
-  // Versions need not be consecutive: they run in the order of this list, each once.
   {
-    version: 20,
+    version: 8,
     name: 'targets of a halted rollout cancelled before they reported',
     sql: `
       ALTER TABLE rollout_targets DROP CONSTRAINT rollout_targets_state_check;
@@ -163,7 +162,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
-    version: 21,
+    version: 9,
     name: 'controller processes and their heartbeats',
     sql: `
       CREATE TABLE controller_processes (
