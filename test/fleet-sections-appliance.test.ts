@@ -155,3 +155,63 @@ test('DHCP, time, syslog, IPsec and WireGuard peer sections and a rule block: ap
   assert.equal((await get('/api/v1/dhcp/v4/reservations')).length, 0);
   assert.equal((await get('/api/v1/settings/syslog')).enabled, true);
 });
+
+test('DNS resolver settings, ACLs and blocklist sources: applied, read back and rendered for Unbound; local edits are drift; the next revision restores them; a built-in source is never deleted', { timeout: 120_000 }, async () => {
+  await write('POST', '/api/v1/dns/resolver/acls', { network: '172.16.0.0/12', action: 'allow', description: 'the appliance\'s own' });
+  // A source the appliance seeds itself (off): the template turns it on, by its name in another case.
+  const builtIn = (await get('/api/v1/dns/blocklists')).find((s: { built_in: boolean }) => s.built_in);
+  assert.ok(builtIn, 'the appliance seeds built-in blocklist sources');
+  const dnsRevision = (port: number): SectionObjects => ({
+    sections: {
+      dns_resolver: [{ enabled: true, listen_interfaces: ['127.0.0.1'], port, dnssec: false, forwarding_servers: ['192.0.2.53'] }],
+      dns_acls: [{ network: '192.168.70.0/24', action: 'allow' }, { network: '198.51.100.0/24', action: 'refuse' }],
+      dns_blocklists: [
+        { name: String(builtIn.name).toUpperCase(), enabled: true },
+        { name: 'Fleet malware', category: 'malware', url: 'https://lists.example.net/malware.txt', format: 'domains', enabled: true, action: 'nxdomain' },
+      ],
+    },
+  });
+  const first = dnsRevision(10553);
+  assert.deepEqual(await applier.apply(first, null), { outcome: 'applied', reason: null });
+  const resolver = async () => get('/api/v1/dns/resolver/config');
+  assert.deepEqual(((r) => [r.enabled, r.port, r.forwarding_servers])(await resolver()), [true, 10553, ['192.0.2.53']]);
+  const acls = async () => (await get('/api/v1/dns/resolver/acls')).map((a: Record<string, string>) => `${a.network} ${a.action}`).sort();
+  assert.deepEqual(await acls(), ['172.16.0.0/12 allow', '192.168.70.0/24 allow', '198.51.100.0/24 refuse']);
+  const sources = async () => get('/api/v1/dns/blocklists');
+  const fleetSource = (await sources()).find((s: { name: string }) => s.name === 'Fleet malware');
+  assert.equal(fleetSource.url, 'https://lists.example.net/malware.txt');
+  assert.equal((await sources()).find((s: { id: string }) => s.id === builtIn.id).enabled, true);
+  // Rendered for Unbound (simulated platform: written and checked, nothing sent to the host).
+  const unbound = () => readFileSync(join(t.dataDir, 'dns', 'unbound.conf'), 'utf8');
+  assert.match(unbound(), /^\s+port: 10553$/m);
+  assert.match(unbound(), /^\s+access-control: 198\.51\.100\.0\/24 refuse$/m);
+  assert.match(unbound(), /^\s+access-control: 172\.16\.0\.0\/12 allow$/m, 'the appliance\'s own ACL stays');
+  assert.deepEqual(await applier.drift(first), [], 'in sync right after the apply');
+
+  // Local edits by an administrator.
+  await write('PUT', '/api/v1/dns/resolver/config', { port: 10554 });
+  const refused = (await get('/api/v1/dns/resolver/acls')).find((a: { network: string }) => a.network === '198.51.100.0/24');
+  await write('PUT', `/api/v1/dns/resolver/acls/${refused.id}`, { action: 'allow' });
+  await write('DELETE', `/api/v1/dns/blocklists/${fleetSource.id}`);
+  await write('PUT', `/api/v1/dns/blocklists/${builtIn.id}`, { enabled: false });
+  assert.deepEqual((await applier.drift(first)).map((d) => [d.section, d.name, d.kind, d.fields, d.values]), [
+    ['dns_resolver', 'dns_resolver', 'changed', ['port'], { port: 10554 }],
+    ['dns_acls', '198.51.100.0/24', 'changed', ['action'], { action: 'allow' }],
+    ['dns_blocklists', String(builtIn.name).toLowerCase(), 'changed', ['enabled'], { enabled: false }],
+    ['dns_blocklists', 'fleet malware', 'missing', [], undefined],
+  ]);
+
+  // The next revision puts them back and Unbound's file follows.
+  const second = dnsRevision(10553);
+  assert.deepEqual(await applier.apply(second, first), { outcome: 'applied', reason: null });
+  assert.equal((await resolver()).port, 10553);
+  assert.match(unbound(), /^\s+port: 10553$/m);
+  assert.match(unbound(), /^\s+access-control: 198\.51\.100\.0\/24 refuse$/m);
+  assert.ok((await sources()).some((s: { name: string }) => s.name === 'Fleet malware'));
+  assert.deepEqual(await applier.drift(second), []);
+
+  // No longer owned: the template's ACLs and source go, the built-in source stays (only the appliance may delete it).
+  assert.deepEqual(await applier.apply({ sections: { dns_resolver: second.sections.dns_resolver } }, second), { outcome: 'applied', reason: null });
+  assert.deepEqual(await acls(), ['172.16.0.0/12 allow']);
+  assert.deepEqual((await sources()).filter((s: { name: string; id: string }) => s.name === 'Fleet malware' || s.id === builtIn.id).map((s: { id: string }) => s.id), [builtIn.id]);
+});

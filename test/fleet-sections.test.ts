@@ -200,3 +200,50 @@ test('WireGuard peers: under the tunnel the template names (its id differs per a
   assert.deepEqual(await memory.drift({ sections: { wg_peers: [{ ...peer, preshared_key: 'k' }] } }), []);
   assert.throws(() => checkSections({ wg_peers: [{ tunnel: 'site-vpn', public_key: 'not a key' }] }), /body\.sections\.wg_peers\.0\.public_key must be a WireGuard public key/);
 });
+
+test('DNS resolver settings, ACLs by network and blocklist sources by name in any case; a built-in source is never deleted, its status never set', async () => {
+  const local = {
+    dns_resolver: [{ enabled: false, port: 53, dnssec: true, forwarding_servers: ['1.1.1.1'] }],
+    dns_acls: [{ id: 'c1', network: '10.0.0.0/8', action: 'allow' }],
+    dns_blocklists: [
+      { id: 'b1', name: 'Ads', url: 'https://lists.example/ads.txt', format: 'hosts', enabled: false, built_in: true, rule_count: 0 },
+      { id: 'b2', name: 'mine', url: 'https://lists.example/mine.txt', format: 'domains', enabled: true, built_in: false },
+    ],
+  } as Record<string, Record<string, unknown>[]>;
+  const read = (section: string) => local[section] ?? [];
+  const owned = { sections: {
+    dns_resolver: [{ enabled: true, port: 53, forwarding_servers: ['9.9.9.9'] }],
+    dns_acls: [{ network: '10.0.0.0/8', action: 'refuse' }, { network: '192.168.7.0/24', action: 'allow' }],
+    dns_blocklists: [{ name: 'ADS', enabled: true }, { name: 'Fleet malware', category: 'malware', url: 'https://lists.example/mw.txt', format: 'domains', enabled: true }],
+  } };
+  assert.deepEqual(planChanges(owned, null, read), [
+    { op: 'update', path: '/api/v1/dns/resolver/config', body: { enabled: true, port: 53, forwarding_servers: ['9.9.9.9'] } },
+    { op: 'update', path: '/api/v1/dns/resolver/acls/c1', body: { network: '10.0.0.0/8', action: 'refuse' } },
+    { op: 'create', path: '/api/v1/dns/resolver/acls', body: { network: '192.168.7.0/24', action: 'allow' } },
+    { op: 'update', path: '/api/v1/dns/blocklists/b1', body: { name: 'ADS', enabled: true } },
+    { op: 'create', path: '/api/v1/dns/blocklists', body: { name: 'Fleet malware', category: 'malware', url: 'https://lists.example/mw.txt', format: 'domains', enabled: true } },
+  ]);
+  // No longer owned: the ACL and the template's own source go; the built-in source stays (the appliance refuses its delete).
+  const mirrored = { ...local, dns_acls: [...local.dns_acls, { id: 'c2', network: '192.168.7.0/24', action: 'allow' }], dns_blocklists: [...local.dns_blocklists, { id: 'b3', name: 'fleet malware', built_in: false }] } as Record<string, Record<string, unknown>[]>;
+  assert.deepEqual(planChanges({ sections: {} }, owned, (section) => mirrored[section] ?? []), [
+    { op: 'delete', path: '/api/v1/dns/resolver/acls/c1' },
+    { op: 'delete', path: '/api/v1/dns/resolver/acls/c2' },
+    { op: 'delete', path: '/api/v1/dns/blocklists/b3' },
+  ]);
+  assert.deepEqual(driftOf(owned, read).map((d) => [d.section, d.name, d.kind, d.fields]), [
+    ['dns_resolver', 'dns_resolver', 'changed', ['enabled', 'forwarding_servers']],
+    ['dns_acls', '10.0.0.0/8', 'changed', ['action']],
+    ['dns_acls', '192.168.7.0/24', 'missing', []],
+    ['dns_blocklists', 'ads', 'changed', ['enabled']],
+    ['dns_blocklists', 'fleet malware', 'missing', []],
+  ]);
+  const memory = new MemoryApplier();
+  assert.deepEqual(await memory.apply(owned, null), { outcome: 'applied', reason: null });
+  assert.deepEqual(await memory.drift(owned), []);
+  for (const field of ['built_in', 'rule_count', 'last_result']) {
+    assert.throws(() => checkSections({ dns_blocklists: [{ name: 'x', [field]: 1 }] }), (error: Error & { statusCode?: number }) => error.statusCode === 400 && error.message === `body.sections.dns_blocklists.0.${field} is set by the appliance itself; a template cannot set it`);
+  }
+  assert.throws(() => checkSections({ dns_acls: [{ action: 'allow' }] }), /body\.sections\.dns_acls\.0\.network must be a non-empty string/);
+  assert.throws(() => checkSections({ dns_resolver: [{ port: 53 }, { port: 54 }] }), /body\.sections\.dns_resolver: a settings section is one object/);
+  assert.throws(() => checkSections({ dns_blocklists: [{ name: 'Ads' }, { name: 'ADS' }] }), /body\.sections\.dns_blocklists\.1: "ads" appears twice/);
+});

@@ -22,6 +22,10 @@ export interface SectionSpec {
    * object names its parent by the parent's `name` in `field`, since the parent's id differs per appliance.
    */
   parent?: { field: string; child: string };
+  /** Fields the appliance sets itself (a blocklist's download status): a template object may not set them. */
+  readOnly?: readonly string[];
+  /** An object the appliance keeps (a built-in blocklist source): no longer owned, it stays as it is (never deleted). */
+  kept?: (object: Record<string, unknown>) => boolean;
   /** The request body of a write, when the appliance's write shape is not its read shape (template objects are in the read shape). */
   toBody?: (object: Record<string, unknown>, op: 'create' | 'update') => Record<string, unknown>;
 }
@@ -52,6 +56,13 @@ export const TEMPLATE_SECTIONS = {
   nat: { path: '/api/v1/nat', key: ['label'] },
   dns_hosts: { path: '/api/v1/dns/resolver/hosts', key: ['hostname', 'domain', 'record_type'] },
   dns_domains: { path: '/api/v1/dns/resolver/domains', key: ['domain'] },
+  dns_resolver: { path: '/api/v1/dns/resolver/config', key: [], singleton: true },
+  dns_acls: { path: '/api/v1/dns/resolver/acls', key: ['network'] },
+  dns_blocklists: {
+    path: '/api/v1/dns/blocklists', key: ['name'], keyForm: lowerCase,
+    readOnly: ['built_in', 'last_updated', 'last_sha256', 'rule_count', 'last_error', 'names_active', 'last_result'],
+    kept: (object) => object.built_in === true,
+  },
   dhcp_settings: { path: '/api/v1/dhcp/v4/config', key: [], singleton: true },
   dhcp_subnets: { path: '/api/v1/dhcp/v4/subnets', key: ['network'] },
   dhcp_reservations: { path: '/api/v1/dhcp/v4/reservations', key: ['mac_address'], keyForm: macForm },

@@ -59,7 +59,8 @@ const byName = (section: string, objects: Objects) => new Map(objects.map((objec
 /**
  * The change set that makes an appliance's owned sections what a revision says: objects created, updated where a
  * field differs, and deleted when the previous revision owned them and this one does not. Objects the templates
- * never owned are left alone (they stay local). A settings section is only ever updated (a template that stops
+ * never owned are left alone (they stay local), and so is one the appliance keeps (a built-in blocklist source,
+ * which only the appliance may delete) once no longer owned. A settings section is only ever updated (a template that stops
  * owning it leaves its values as they are). Rules placed as a block end with the reorder that keeps it.
  */
 export function planChanges(document: SectionObjects, previous: SectionObjects | null, local: (section: string) => Objects, parents: Parents = () => new Map()): Operation[] {
@@ -83,7 +84,7 @@ export function planChanges(document: SectionObjects, previous: SectionObjects |
     if (spec.singleton) continue;
     for (const name of before.keys()) {
       const existing = locals.get(name);
-      if (existing && !wanted.has(name)) operations.push({ op: 'delete', path: itemOf(spec, existing) });
+      if (existing && !wanted.has(name) && !spec.kept?.(existing)) operations.push({ op: 'delete', path: itemOf(spec, existing) });
     }
   }
   const reorder = placeRules(document, local('rules'), operations);

@@ -48,6 +48,8 @@ export function checkSections(value: unknown, field = 'body.sections', rulePlace
           throw badRequest(`${at}.${secret} is a secret: write it as \${secret:name} (sealed for each appliance, PUT /api/v1/secrets/{name}), never as text`);
         }
       }
+      const readOnly = spec.readOnly?.find((name) => fields[name] !== undefined);
+      if (readOnly) throw badRequest(`${at}.${readOnly} is set by the appliance itself; a template cannot set it`);
       if (section === 'rules' && rulePlacement !== 'priority' && fields.priority !== undefined) {
         throw badRequest(`${at}.priority: the template places its rules ${rulePlacement === 'first' ? 'before' : 'after'} the appliance's own (rule_placement ${rulePlacement}), in the order listed; leave priority out`);
       }
