@@ -7,6 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplianceApplier } from '../src/agent/appliance-applier.js';
@@ -214,4 +215,35 @@ test('DNS resolver settings, ACLs and blocklist sources: applied, read back and 
   assert.deepEqual(await applier.apply({ sections: { dns_resolver: second.sections.dns_resolver } }, second), { outcome: 'applied', reason: null });
   assert.deepEqual(await acls(), ['172.16.0.0/12 allow']);
   assert.deepEqual((await sources()).filter((s: { name: string; id: string }) => s.name === 'Fleet malware' || s.id === builtIn.id).map((s: { id: string }) => s.id), [builtIn.id]);
+});
+
+test('DHCP DDNS with its sealed TSIG secret: applied through a change set and rendered for kea-dhcp-ddns; a local edit (the secret cleared) is drift without it; the next revision restores and rotates it', { timeout: 120_000 }, async () => {
+  const secrets = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
+  const ddnsRevision = (secret: string): SectionObjects => ({
+    sections: {
+      dhcp_settings: [{ enabled: true, interfaces: ['eth1'] }],
+      dhcp_ddns: [{ enabled: true, forward_zone: 'branch7.example', dns_server: '192.0.2.53', tsig_key: 'branch7-key', tsig_algorithm: 'hmac-sha256', ttl: 300, tsig_secret: seal('ddns_tsig', secret) }],
+    },
+  });
+  const first = ddnsRevision(secrets[0]);
+  assert.deepEqual(await applier.apply(opened(first), null), { outcome: 'applied', reason: null });
+  const ddns = await get('/api/v1/dhcp/ddns');
+  assert.deepEqual([ddns.enabled, ddns.forward_zone, ddns.tsig_key, ddns.tsig_secret_set], [true, 'branch7.example', 'branch7-key', true]);
+  assert.ok(!JSON.stringify(ddns).includes(secrets[0]), 'the TSIG secret is never answered');
+  // Rendered for kea-dhcp-ddns (simulated platform: written and checked), the secret in the key.
+  const keaDdns = () => JSON.parse(readFileSync(join(t.dataDir, 'dhcp', 'kea-dhcp-ddns.conf'), 'utf8'))['DhcpDdns'];
+  assert.deepEqual(keaDdns()['tsig-keys'].map((k: Record<string, string>) => [k.name, k.secret]), [['branch7-key', secrets[0]]]);
+  assert.deepEqual(await applier.drift(opened(first)), [], 'in sync right after the apply');
+
+  // A patch: the fields not sent keep their values (the route once reset them to their defaults).
+  await write('PUT', '/api/v1/dhcp/ddns', { ttl: 600, tsig_secret: '' });
+  const drift = await applier.drift(opened(first));
+  assert.deepEqual(drift.map((d) => [d.section, d.name, d.kind, d.fields, d.values]), [['dhcp_ddns', 'dhcp_ddns', 'changed', ['ttl', 'tsig_secret'], { ttl: 600 }]]);
+  assert.ok(!JSON.stringify(drift).includes(secrets[0]), 'no secret in the drift');
+
+  const second = ddnsRevision(secrets[1]);
+  assert.deepEqual(await applier.apply(opened(second), opened(first)), { outcome: 'applied', reason: null });
+  assert.deepEqual(((d) => [d.ttl, d.tsig_secret_set])(await get('/api/v1/dhcp/ddns')), [300, true]);
+  assert.deepEqual(keaDdns()['tsig-keys'].map((k: Record<string, string>) => k.secret), [secrets[1]], 'the rotated secret reaches the file');
+  assert.deepEqual(await applier.drift(opened(second)), []);
 });

@@ -247,3 +247,19 @@ test('DNS resolver settings, ACLs by network and blocklist sources by name in an
   assert.throws(() => checkSections({ dns_resolver: [{ port: 53 }, { port: 54 }] }), /body\.sections\.dns_resolver: a settings section is one object/);
   assert.throws(() => checkSections({ dns_blocklists: [{ name: 'Ads' }, { name: 'ADS' }] }), /body\.sections\.dns_blocklists\.1: "ads" appears twice/);
 });
+
+test('DHCP DDNS is a settings section whose TSIG secret is only a ${secret:name}: written when none is stored or rotated, drift without its value', () => {
+  const ddns = (secret: string) => ({ enabled: true, forward_zone: 'branch.example', tsig_key: 'fleet-key', tsig_secret: secret });
+  const local = { dhcp_ddns: [{ enabled: true, forward_zone: 'branch.example', tsig_key: 'fleet-key', ttl: 300, tsig_secret_set: true }] } as Record<string, Record<string, unknown>[]>;
+  const read = (section: string) => local[section] ?? [];
+  assert.deepEqual(planChanges({ sections: { dhcp_ddns: [ddns('one')] } }, { sections: { dhcp_ddns: [ddns('one')] } }, read), []);
+  assert.deepEqual(planChanges({ sections: { dhcp_ddns: [ddns('two')] } }, { sections: { dhcp_ddns: [ddns('one')] } }, read), [
+    { op: 'update', path: '/api/v1/dhcp/ddns', body: ddns('two') },
+  ], 'rotated');
+  const cleared = { dhcp_ddns: [{ ...local.dhcp_ddns[0], tsig_secret_set: false, forward_zone: 'local.example' }] } as Record<string, Record<string, unknown>[]>;
+  assert.deepEqual(driftOf({ sections: { dhcp_ddns: [ddns('one')] } }, (section) => cleared[section] ?? []), [
+    { section: 'dhcp_ddns', name: 'dhcp_ddns', kind: 'changed', fields: ['forward_zone', 'tsig_secret'], values: { forward_zone: 'local.example' } },
+  ]);
+  assert.throws(() => checkSections({ dhcp_ddns: [{ tsig_secret: 'c2VjcmV0' }] }), /^.*body\.sections\.dhcp_ddns\.0\.tsig_secret is a secret: write it as \$\{secret:name\}/);
+  assert.doesNotThrow(() => checkSections({ dhcp_ddns: [{ enabled: true, tsig_secret: '${secret:ddns_tsig}' }] }));
+});

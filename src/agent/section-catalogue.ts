@@ -65,6 +65,7 @@ export const TEMPLATE_SECTIONS = {
   },
   dhcp_settings: { path: '/api/v1/dhcp/v4/config', key: [], singleton: true },
   dhcp_subnets: { path: '/api/v1/dhcp/v4/subnets', key: ['network'] },
+  dhcp_ddns: { path: '/api/v1/dhcp/ddns', key: [], singleton: true, secrets: { tsig_secret: 'tsig_secret_set' } },
   dhcp_reservations: { path: '/api/v1/dhcp/v4/reservations', key: ['mac_address'], keyForm: macForm },
   time_settings: { path: '/api/v1/time/config', key: [], singleton: true },
   time_sources: { path: '/api/v1/time/sources', key: ['address'], keyForm: lowerCase },

@@ -75,6 +75,14 @@ function routes(context: AppContext, built: { service?: DhcpService }): RouteSpe
   models.onChanged([config, subnets, reservations, ddns], (change) => (change.cause === 'write' ? dhcp.autoApply() : undefined));
   const access = { read: READ, write: WRITE };
 
+  /** A DDNS patch, checked as merged with what is stored (fields not sent are kept), then written; `at` names the body in a 400. */
+  const writeDdns = (body: ConfigData, at: string) => {
+    const merged = { ...ddns.read(), ...body };
+    if (merged.enabled && !merged.forward_zone) throw badRequest(`${at}.forward_zone is required when enabled`);
+    if (merged.dns_server && !/^[0-9A-Fa-f.:]+$/.test(String(merged.dns_server))) throw badRequest(`${at}.dns_server must be an IP address`);
+    if (typeof body.tsig_secret === 'string' && body.tsig_secret && !isBase64(body.tsig_secret)) throw badRequest(`${at}.tsig_secret must be base64 (as tsig-keygen prints it)`);
+    ddns.write(body);
+  };
   const ddnsView = () => ({ ...ddns.visible(ddns.read()), tsig_secret_set: Boolean(ddns.read().tsig_secret) });
   const DdnsView = Type.Object({ ...Type.Omit(DhcpDdns, ['tsig_secret']).properties, tsig_secret_set: Type.Boolean() });
   const haStatus = () => dhcp.haStatus();
@@ -166,15 +174,21 @@ function routes(context: AppContext, built: { service?: DhcpService }): RouteSpe
     },
     route({
       method: 'PUT', path: '/api/v1/dhcp/ddns', access: WRITE, tags: TAGS, summary: 'Change DHCP dynamic DNS (fields not sent are kept; an empty tsig_secret clears it)',
-      schema: { body: { ...Type.Partial(DhcpDdns), additionalProperties: false }, response: { 200: DdnsView } },
+      // The section's patch schema has no defaults: a field not sent is kept, not reset to its default.
+      schema: { body: ddns.schemas.patch, response: { 200: DdnsView } },
       handler: async (request) => {
-        const body = request.body;
-        const merged = { ...ddns.read(), ...body };
-        if (merged.enabled && !merged.forward_zone) throw badRequest('body.forward_zone is required when enabled');
-        if (merged.dns_server && !/^[0-9A-Fa-f.:]+$/.test(String(merged.dns_server))) throw badRequest('body.dns_server must be an IP address');
-        if (typeof body.tsig_secret === 'string' && body.tsig_secret && !isBase64(body.tsig_secret)) throw badRequest('body.tsig_secret must be base64 (as tsig-keygen prints it)');
-        ddns.write(body);
+        writeDdns(request.body as ConfigData, 'body');
         return ddnsView();
+      },
+      // In a change set too (a fleet revision owning it), with the same checks; the secret is never in its answer.
+      change: {
+        op: 'update', body: ddns.schemas.patch,
+        apply: (_params, body, ifMatch, field) => {
+          if (ifMatch !== undefined) throw badRequest(`${field}: /dhcp/ddns has no entity tag to match`);
+          const before = ddns.visible(ddns.read());
+          writeDdns(body!, field.replace(/\.if_match$/, '.body'));
+          return { kind: DHCP_KINDS.ddns, before, after: ddns.visible(ddns.read()) };
+        },
       },
     }),
     ...singletonRoutes(ha, { path: '/api/v1/dhcp/ha/config', access, tags: TAGS }),
