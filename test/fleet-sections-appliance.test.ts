@@ -225,6 +225,11 @@ test('DHCP DDNS with its sealed TSIG secret: applied through a change set and re
       dhcp_ddns: [{ enabled: true, forward_zone: 'branch7.example', dns_server: '192.0.2.53', tsig_key: 'branch7-key', tsig_algorithm: 'hmac-sha256', ttl: 300, tsig_secret: seal('ddns_tsig', secret) }],
     },
   });
+  // The route's own checks hold in the change set, naming the operation's field; nothing is changed.
+  const refused = await applier.apply({ sections: { dhcp_ddns: [{ enabled: true, forward_zone: '' }] } }, null);
+  assert.equal(refused.outcome, 'failed');
+  assert.match(String(refused.reason), /operations\.0\.body\.forward_zone is required when enabled; nothing was changed/);
+  assert.equal((await get('/api/v1/dhcp/ddns')).enabled, false);
   const first = ddnsRevision(secrets[0]);
   assert.deepEqual(await applier.apply(opened(first), null), { outcome: 'applied', reason: null });
   const ddns = await get('/api/v1/dhcp/ddns');

@@ -1,7 +1,7 @@
 /** How the agent turns a revision into one change set, and what it reports as drift (src/agent/sections.ts, rule-order.ts); how a template's sections are checked. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { driftOf, planChanges } from '../src/agent/sections.js';
+import { driftOf, objectName, planChanges } from '../src/agent/sections.js';
 import { bindVariables } from '../src/controller/drift-adoption.js';
 import { checkSections } from '../src/controller/templates.js';
 import { MemoryApplier } from '../src/agent/memory-applier.js';
@@ -237,6 +237,8 @@ test('DNS resolver settings, ACLs by network and blocklist sources by name in an
     ['dns_blocklists', 'ads', 'changed', ['enabled']],
     ['dns_blocklists', 'fleet malware', 'missing', []],
   ]);
+  // Adoption finds the template object a drift entry names the same way (a settings section by its section's name).
+  assert.deepEqual([objectName('dns_resolver', owned.sections.dns_resolver[0]), objectName('dns_blocklists', { name: 'ADS' })], ['dns_resolver', 'ads']);
   const memory = new MemoryApplier();
   assert.deepEqual(await memory.apply(owned, null), { outcome: 'applied', reason: null });
   assert.deepEqual(await memory.drift(owned), []);
