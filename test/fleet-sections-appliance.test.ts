@@ -252,3 +252,42 @@ test('DHCP DDNS with its sealed TSIG secret: applied through a change set and re
   assert.deepEqual(keaDdns()['tsig-keys'].map((k: Record<string, string>) => k.secret), [secrets[1]], 'the rotated secret reaches the file');
   assert.deepEqual(await applier.drift(opened(second)), []);
 });
+
+test('the DNS allow-list and custom blocks: created through the change set and rendered into the running resolver\'s filter; an entry changed locally is replaced (its routes have no update)', { timeout: 120_000 }, async () => {
+  const listRevision: SectionObjects = {
+    sections: {
+      dns_resolver: [{ enabled: true, listen_interfaces: ['127.0.0.1'], port: 10553 }],
+      dns_whitelist: [{ pattern: 'partner.example.com', note: 'fleet' }],
+      dns_customblocks: [{ pattern: '*.tracker.example.net', note: 'fleet' }],
+    },
+  };
+  assert.deepEqual(await applier.apply(listRevision, null), { outcome: 'applied', reason: null });
+  /** The blocklist filter's data file of the installed unbound.conf (src/render/unbound/unbound-blocklist.ts); none when nothing is blocked. */
+  const filterData = () => {
+    const script = /python-script: "([^"]+)"/.exec(readFileSync(join(t.dataDir, 'dns', 'unbound.conf'), 'utf8'))?.[1];
+    if (!script) return '';
+    return readFileSync(/^DATA_FILE = '([^']+)'$/m.exec(readFileSync(script, 'utf8'))![1], 'utf8');
+  };
+  assert.match(filterData(), /^allow\tpartner\.example\.com$/m);
+  assert.match(filterData(), /^0\ttracker\.example\.net$/m);
+  const allowed = async () => (await get('/api/v1/dns/whitelist')).filter((e: { pattern: string }) => e.pattern === 'partner.example.com');
+  assert.deepEqual(await applier.drift(listRevision), []);
+
+  // An administrator replaces the entry with a note of their own and deletes the block.
+  await write('DELETE', `/api/v1/dns/whitelist/${(await allowed())[0].id}`);
+  await write('POST', '/api/v1/dns/whitelist', { pattern: 'Partner.example.com', note: 'mine' });
+  const block = (await get('/api/v1/dns/customblocks')).find((e: { pattern: string }) => e.pattern === '*.tracker.example.net');
+  await write('DELETE', `/api/v1/dns/customblocks/${block.id}`);
+  // The running resolver takes a list change at once (re-rendered after the write's answer: polled).
+  const deadline = Date.now() + 30_000;
+  while (/tracker\.example\.net/.test(filterData()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.doesNotMatch(filterData(), /tracker\.example\.net/, 'the local delete reached the filter');
+  assert.deepEqual((await applier.drift(listRevision)).map((d) => [d.section, d.name, d.kind, d.fields, d.values]), [
+    ['dns_whitelist', 'partner.example.com', 'changed', ['note'], { note: 'mine' }],
+    ['dns_customblocks', '*.tracker.example.net', 'missing', [], undefined],
+  ]);
+  assert.deepEqual(await applier.apply(listRevision, listRevision), { outcome: 'applied', reason: null });
+  assert.deepEqual((await get('/api/v1/dns/whitelist')).filter((e: { pattern: string }) => e.pattern.toLowerCase() === 'partner.example.com').map((e: { pattern: string; note: string }) => [e.pattern, e.note]), [['partner.example.com', 'fleet']]);
+  assert.match(filterData(), /^0\ttracker\.example\.net$/m);
+  assert.deepEqual(await applier.drift(listRevision), []);
+});

@@ -265,3 +265,26 @@ test('DHCP DDNS is a settings section whose TSIG secret is only a ${secret:name}
   assert.throws(() => checkSections({ dhcp_ddns: [{ tsig_secret: 'c2VjcmV0' }] }), /^.*body\.sections\.dhcp_ddns\.0\.tsig_secret is a secret: write it as \$\{secret:name\}/);
   assert.doesNotThrow(() => checkSections({ dhcp_ddns: [{ enabled: true, tsig_secret: '${secret:ddns_tsig}' }] }));
 });
+
+test('the DNS allow-list and custom blocks have no update: an entry whose note differs is deleted and created again in the same change set', async () => {
+  const local = { dns_whitelist: [{ id: 'w1', pattern: 'good.example.com', note: 'local' }], dns_customblocks: [{ id: 'c1', pattern: '*.ads.example.com', note: null }] } as Record<string, Record<string, unknown>[]>;
+  const read = (section: string) => local[section] ?? [];
+  const owned = { sections: {
+    dns_whitelist: [{ pattern: 'GOOD.example.com', note: 'fleet' }],
+    dns_customblocks: [{ pattern: '*.ads.example.com', note: null }, { pattern: 'tracker.example.net', note: null }],
+  } };
+  assert.deepEqual(planChanges(owned, null, read), [
+    { op: 'delete', path: '/api/v1/dns/whitelist/w1' },
+    { op: 'create', path: '/api/v1/dns/whitelist', body: { pattern: 'GOOD.example.com', note: 'fleet' } },
+    { op: 'create', path: '/api/v1/dns/customblocks', body: { pattern: 'tracker.example.net', note: null } },
+  ]);
+  assert.deepEqual(driftOf(owned, read).map((d) => [d.section, d.name, d.kind, d.fields]), [
+    ['dns_whitelist', 'good.example.com', 'changed', ['note']],
+    ['dns_customblocks', 'tracker.example.net', 'missing', []],
+  ]);
+  const memory = new MemoryApplier();
+  memory.objects.set('dns_whitelist', structuredClone(local.dns_whitelist));
+  assert.deepEqual(await memory.apply(owned, null), { outcome: 'applied', reason: null });
+  assert.deepEqual(memory.objects.get('dns_whitelist')!.map(({ id: _, ...rest }) => rest), [{ pattern: 'GOOD.example.com', note: 'fleet' }]);
+  assert.deepEqual(await memory.drift(owned), []);
+});

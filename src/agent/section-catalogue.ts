@@ -26,6 +26,8 @@ export interface SectionSpec {
   readOnly?: readonly string[];
   /** An object the appliance keeps (a built-in blocklist source): no longer owned, it stays as it is (never deleted). */
   kept?: (object: Record<string, unknown>) => boolean;
+  /** A collection without an update (its routes create and delete only): an object that differs is deleted and created again. */
+  replaced?: true;
   /** The request body of a write, when the appliance's write shape is not its read shape (template objects are in the read shape). */
   toBody?: (object: Record<string, unknown>, op: 'create' | 'update') => Record<string, unknown>;
 }
@@ -63,6 +65,8 @@ export const TEMPLATE_SECTIONS = {
     readOnly: ['built_in', 'last_updated', 'last_sha256', 'rule_count', 'last_error', 'names_active', 'last_result'],
     kept: (object) => object.built_in === true,
   },
+  dns_whitelist: { path: '/api/v1/dns/whitelist', key: ['pattern'], keyForm: lowerCase, replaced: true },
+  dns_customblocks: { path: '/api/v1/dns/customblocks', key: ['pattern'], keyForm: lowerCase, replaced: true },
   dhcp_settings: { path: '/api/v1/dhcp/v4/config', key: [], singleton: true },
   dhcp_subnets: { path: '/api/v1/dhcp/v4/subnets', key: ['network'] },
   dhcp_ddns: { path: '/api/v1/dhcp/ddns', key: [], singleton: true, secrets: { tsig_secret: 'tsig_secret_set' } },

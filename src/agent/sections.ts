@@ -78,7 +78,9 @@ export function planChanges(document: SectionObjects, previous: SectionObjects |
       const existing = spec.singleton ? (locals.get(name) ?? {}) : locals.get(name);
       if (!existing) operations.push({ op: 'create', path: collectionOf(section, spec, object, parents), ...write('create', object) });
       else if (differingFields(section, object, existing, before.get(name) ?? null).length > 0) {
-        operations.push({ op: 'update', path: spec.singleton ? spec.path : itemOf(spec, existing), ...write('update', object) });
+        // Without an update route, the same change set deletes the object and creates it as the template has it.
+        if (spec.replaced) operations.push({ op: 'delete', path: itemOf(spec, existing) }, { op: 'create', path: collectionOf(section, spec, object, parents), ...write('create', object) });
+        else operations.push({ op: 'update', path: spec.singleton ? spec.path : itemOf(spec, existing), ...write('update', object) });
       }
     }
     if (spec.singleton) continue;
