@@ -1,5 +1,6 @@
 /**
- * The sections a template may own beyond the packet filter (DHCP, time, syslog, IPsec, WireGuard peers) and
+ * The sections a template may own beyond the packet filter (DNS resolver, ACLs, blocklist sources, allow-list and
+ * custom blocks; DHCP with DDNS, time, syslog, IPsec, WireGuard peers) and
  * rules placed as a block, proven on a real appliance (simulated platform, in-process): the agent's applier writes each revision
  * through the appliance's API with the agent's own key, the objects read back, the daemons' configurations are
  * rendered from them, local edits are drift (a secret's value never in it), and the next revision overwrites them.
