@@ -357,10 +357,10 @@ test('controller: a halt cancels what has not started (an agent away at the halt
     await until('every agent connected', async () => (await first.call('GET', '/api/v1/fleet/summary')).body.connected === agents.length);
     const view = async (light: { id: string }) => (await first.call('GET', `/api/v1/appliances/${light.id}`)).body;
     const progressOf = async (rollout: string) => (await first.call('GET', `/api/v1/rollouts/${rollout}`)).body;
-    const rollOut = async (name: string, entries: string[], appliance_ids: string[]) => {
+    const rollOut = async (name: string, entries: string[], appliance_ids: string[], percentages = [100]) => {
       const template = await first.call('POST', '/api/v1/templates', { name, sections: { aliases: [{ name, alias_type: 'host', entries }] } });
       assert.equal(template.status, 201, JSON.stringify(template.body));
-      const created = await first.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids, canary: 1, percentages: [100] });
+      const created = await first.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids, canary: 1, percentages });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       return created.body.id as string;
     };
@@ -423,13 +423,17 @@ test('controller: a halt cancels what has not started (an agent away at the halt
     assert.deepEqual(away.applier.objects.get('aliases')!.map((a) => a.name), ['fleet_after']);
 
     // A halt by hand (POST /rollouts/{id}/halt) cancels the same way: `applying` is held inside its apply of the
-    // second wave when the operator halts; its report still counts.
+    // second wave when the operator halts; its report still counts. `away`, in a third wave that never opened, is
+    // cancelled too: a halted rollout leaves no target waiting.
     (applying.applier as HeldApplier).hold();
-    const byHand = await rollOut('fleet_hand', ['10.0.0.7'], [steady.id, applying.id]);
+    const byHand = await rollOut('fleet_hand', ['10.0.0.7'], [steady.id, applying.id, away.id], [50, 100]);
     await (applying.applier as HeldApplier).entered;
     assert.equal((await first.call('POST', `/api/v1/rollouts/${byHand}/halt`, { reason: 'operator' })).status, 200);
     const handHalted = await progressOf(byHand);
-    assert.deepEqual([handHalted.state, stateOf(handHalted, steady).state, stateOf(handHalted, applying).state], ['halted', 'applied', 'cancelled']);
+    assert.deepEqual([handHalted.state, ...[steady, applying, away].map((light) => stateOf(handHalted, light).state)], ['halted', 'applied', 'cancelled', 'cancelled']);
+    assert.match(String(stateOf(handHalted, away).reason), /the rollout halted before its wave opened/);
+    assert.deepEqual(handHalted.waves.map((w: { waiting: number; cancelled: number }) => [w.waiting, w.cancelled]), [[0, 0], [0, 1], [0, 1]]);
+    assert.equal(handHalted.cancelled, 2);
     assert.equal((await view(applying)).desired_revision, 2, 'back to what it runs');
     (applying.applier as HeldApplier).release();
     await until('the held agent counted after the halt by hand', async () => stateOf(await progressOf(byHand), applying).state === 'applied');

@@ -172,6 +172,13 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 10,
+    name: 'targets of waves a halt left unopened cancelled',
+    // Rollouts halted before this version left them waiting; the halt now cancels them (rollouts.ts).
+    sql: `UPDATE rollout_targets t SET state = 'cancelled', reason = 'the rollout halted before its wave opened'
+            FROM rollouts r WHERE r.id = t.rollout_id AND r.state = 'halted' AND t.state = 'waiting';`,
+  },
 ];
 
 /**
