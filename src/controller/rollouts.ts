@@ -204,10 +204,14 @@ export class Rollouts {
     if (rolloutId) await this.advance(rolloutId);
   }
 
-  /** The revision an appliance should run (0: none yet) and its document; the appliance asked, so it was seen now. */
+  /**
+   * The revision an appliance should run (0: none yet) and its document; the appliance asked, so it was seen now.
+   * The number handed out is kept (`pulled_revision`): until the agent reports it, it may be applying it (drift
+   * adoption waits). The agent pulls only when it is not applying, so its last pull is all it can have in flight.
+   */
   async desiredOf(applianceId: string): Promise<{ number: number; document: RevisionDocument | null }> {
     const row = (await this.pool.query<{ number: number; document: RevisionDocument | null }>(
-      `UPDATE appliances a SET last_seen = now() WHERE a.id = $1 RETURNING a.desired_revision AS number,
+      `UPDATE appliances a SET last_seen = now(), pulled_revision = a.desired_revision WHERE a.id = $1 RETURNING a.desired_revision AS number,
          (SELECT r.document FROM revisions r WHERE r.appliance_id = a.id AND r.number = a.desired_revision) AS document`,
       [applianceId],
     )).rows[0];
