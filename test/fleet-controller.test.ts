@@ -13,12 +13,14 @@ import pg from 'pg';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
 import { waveSizes } from '../src/controller/rollouts.js';
-import { ControllerProcess, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+import { ControllerProcess, exitWithTestRunner, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
 import { tcpBalancer } from './helpers/fleet-balancer.js';
 import { MemoryApplier } from '../src/agent/memory-applier.js';
 import type { SectionObjects } from '../src/agent/state.js';
 import { chromiumSkipReason, launchChromium } from './helpers/console-browser.js';
 
+// A runner or test process SIGKILLed takes the controllers (and appliances) it started with it.
+await exitWithTestRunner();
 const skip = await postgresSkip('the fleet controller tests');
 
 test('wave sizes: the canary, then each percentage rounded up, never an empty wave, always ending at every target', () => {
