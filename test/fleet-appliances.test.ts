@@ -15,9 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { freePort } from './helpers/free-port.js';
-import { ControllerProcess, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+import { ControllerProcess, dieWithParent, exitWithTestRunner, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
 import { LightAgentProcess, type LightAgentRecord } from './helpers/fleet-light-agents.js';
 
+// A runner or test process SIGKILLed takes the controllers (and appliances) it started with it.
+await exitWithTestRunner();
 const skip = await postgresSkip('the fleet appliance tests');
 const APPLIANCES = 10;
 const LIGHT_AGENTS = 1000;
@@ -43,8 +45,9 @@ class ApplianceProcess {
   constructor(readonly port: number, readonly extraArgs: string[] = []) {}
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${this.port}`, '--data-dir', this.dataDir, '--platform', 'simulated', ...this.extraArgs], {
-      stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BULWARK_FLEET_STATUS_INTERVAL_MS: '1000', BULWARK_LOG_LEVEL: 'warn' },
+    const child = spawn(process.execPath, dieWithParent(['--import', 'tsx', 'src/main.ts', '--listen', `127.0.0.1:${this.port}`, '--data-dir', this.dataDir, '--platform', 'simulated', ...this.extraArgs]), {
+      // stdin: the pipe whose end tells the appliance this test is gone, even SIGKILLed (die-with-parent.mjs).
+      stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, BULWARK_FLEET_STATUS_INTERVAL_MS: '1000', BULWARK_LOG_LEVEL: 'warn' },
     });
     child.stdout!.on('data', (chunk) => (this.output += chunk));
     child.stderr!.on('data', (chunk) => (this.output += chunk));

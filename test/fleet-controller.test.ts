@@ -13,12 +13,14 @@ import pg from 'pg';
 import { openPool } from '../src/controller/database.js';
 import { migrate, MIGRATIONS } from '../src/controller/migrations.js';
 import { waveSizes } from '../src/controller/rollouts.js';
-import { ControllerProcess, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
+import { ControllerProcess, exitWithTestRunner, lightAgent, postgresSkip, temporaryDatabase, until } from './helpers/fleet.js';
 import { tcpBalancer } from './helpers/fleet-balancer.js';
 import { MemoryApplier } from '../src/agent/memory-applier.js';
 import type { SectionObjects } from '../src/agent/state.js';
 import { chromiumSkipReason, launchChromium } from './helpers/console-browser.js';
 
+// A runner or test process SIGKILLed takes the controllers (and appliances) it started with it.
+await exitWithTestRunner();
 const skip = await postgresSkip('the fleet controller tests');
 
 test('wave sizes: the canary, then each percentage rounded up, never an empty wave, always ending at every target', () => {
@@ -357,10 +359,10 @@ test('controller: a halt cancels what has not started (an agent away at the halt
     await until('every agent connected', async () => (await first.call('GET', '/api/v1/fleet/summary')).body.connected === agents.length);
     const view = async (light: { id: string }) => (await first.call('GET', `/api/v1/appliances/${light.id}`)).body;
     const progressOf = async (rollout: string) => (await first.call('GET', `/api/v1/rollouts/${rollout}`)).body;
-    const rollOut = async (name: string, entries: string[], appliance_ids: string[]) => {
+    const rollOut = async (name: string, entries: string[], appliance_ids: string[], percentages = [100]) => {
       const template = await first.call('POST', '/api/v1/templates', { name, sections: { aliases: [{ name, alias_type: 'host', entries }] } });
       assert.equal(template.status, 201, JSON.stringify(template.body));
-      const created = await first.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids, canary: 1, percentages: [100] });
+      const created = await first.call('POST', '/api/v1/rollouts', { template_id: template.body.id, appliance_ids, canary: 1, percentages });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       return created.body.id as string;
     };
@@ -423,16 +425,30 @@ test('controller: a halt cancels what has not started (an agent away at the halt
     assert.deepEqual(away.applier.objects.get('aliases')!.map((a) => a.name), ['fleet_after']);
 
     // A halt by hand (POST /rollouts/{id}/halt) cancels the same way: `applying` is held inside its apply of the
-    // second wave when the operator halts; its report still counts.
+    // second wave when the operator halts; its report still counts. `away`, in a third wave that never opened, is
+    // cancelled too: a halted rollout leaves no target waiting.
+    const siteTemplate = ((await first.call('GET', '/api/v1/templates')).body as { id: string; name: string; sections: unknown }[]).find((x) => x.name === 'fleet_site')!;
+    assert.equal((await first.call('PUT', `/api/v1/templates/${siteTemplate.id}`, { sections: siteTemplate.sections, drift_policy: 'adopt' })).status, 200);
     (applying.applier as HeldApplier).hold();
-    const byHand = await rollOut('fleet_hand', ['10.0.0.7'], [steady.id, applying.id]);
+    const byHand = await rollOut('fleet_hand', ['10.0.0.7'], [steady.id, applying.id, away.id], [50, 100]);
     await (applying.applier as HeldApplier).entered;
     assert.equal((await first.call('POST', `/api/v1/rollouts/${byHand}/halt`, { reason: 'operator' })).status, 200);
     const handHalted = await progressOf(byHand);
-    assert.deepEqual([handHalted.state, stateOf(handHalted, steady).state, stateOf(handHalted, applying).state], ['halted', 'applied', 'cancelled']);
+    assert.deepEqual([handHalted.state, ...[steady, applying, away].map((light) => stateOf(handHalted, light).state)], ['halted', 'applied', 'cancelled', 'cancelled']);
+    assert.match(String(stateOf(handHalted, away).reason), /the rollout halted before its wave opened/);
+    assert.deepEqual(handHalted.waves.map((w: { waiting: number; cancelled: number }) => [w.waiting, w.cancelled]), [[0, 0], [0, 1], [0, 1]]);
+    assert.equal(handHalted.cancelled, 2);
     assert.equal((await view(applying)).desired_revision, 2, 'back to what it runs');
+    // Drift adoption waits for the revision in flight: `applying` looks in sync (desired 2 = applied 2) while it
+    // applies 3, and a local edit it reports meanwhile, on an object of an `adopt` template, is not adopted then
+    // (an adoption revision would follow the report of 3 and put back what 3 replaced).
+    applying.applier.objects.get('aliases')![0].entries = ['192.0.2.77'];
+    await until('the local edit reported in the window', async () => (await view(applying)).drifted, 60_000);
     (applying.applier as HeldApplier).release();
     await until('the held agent counted after the halt by hand', async () => stateOf(await progressOf(byHand), applying).state === 'applied');
+    assert.deepEqual([(await view(applying)).desired_revision, (await view(applying)).applied_revision], [3, 3], 'no adoption revision in the window');
+    assert.deepEqual((await first.call('GET', `/api/v1/audit?action=drift.adopted&appliance_id=${applying.id}`)).body, []);
+    assert.deepEqual(applying.applier.objects.get('aliases')!.map((a) => a.name), ['fleet_hand']);
 
     // `connected` follows the process holding the socket: the roamer is on the second process, seen from the first.
     assert.equal((await view(roamer)).connected, true);

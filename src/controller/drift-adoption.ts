@@ -62,15 +62,19 @@ export async function adoptDrift(pool: Pool, applianceId: string, drift: readonl
   // The common case, cheaply: no template adopts, so nothing is locked.
   if (!(await pool.query("SELECT 1 FROM templates WHERE drift_policy = 'adopt' LIMIT 1")).rowCount) return [];
   return inTransaction(pool, async (client) => {
-    const appliance = (await client.query<{ name: string; variables: Record<string, string>; desired_revision: number; applied_revision: number; document: RevisionDocument | null; last_number: number | null }>(
+    const appliance = (await client.query<{ name: string; variables: Record<string, string>; desired_revision: number; applied_revision: number; in_flight: boolean; document: RevisionDocument | null; last_number: number | null }>(
       `SELECT a.name, a.variables, a.desired_revision, a.applied_revision, r.document,
+              (a.pulled_revision > a.applied_revision AND a.pulled_revision IS DISTINCT FROM (a.last_outcome->>'revision')::int) AS in_flight,
               (SELECT max(number) FROM revisions WHERE appliance_id = a.id) AS last_number
          FROM appliances a LEFT JOIN revisions r ON r.appliance_id = a.id AND r.number = a.desired_revision
         WHERE a.id = $1 AND a.revoked_at IS NULL FOR UPDATE OF a`,
       [applianceId],
     )).rows[0];
     // A revision in flight first: the drift is considered again at the next status once the appliance is in sync.
-    if (!appliance?.document || appliance.desired_revision !== appliance.applied_revision) return [];
+    // In flight: the desired revision is not applied, or the agent's last pull handed it a number it has neither
+    // applied nor reported (a halt set its desired revision back to what it runs while it applies the halted
+    // rollout's: it looks in sync, but a revision adopted now would follow the report and undo that apply).
+    if (!appliance?.document || appliance.desired_revision !== appliance.applied_revision || appliance.in_flight) return [];
     const templates = (await client.query<{ id: string; name: string; sections: Sections }>("SELECT id, name, sections FROM templates WHERE drift_policy = 'adopt' ORDER BY name FOR UPDATE")).rows;
     if (templates.length === 0) return [];
     const document = structuredClone(appliance.document);

@@ -172,6 +172,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 10,
+    name: 'targets of waves a halt left unopened cancelled',
+    // Rollouts halted before this version left them waiting; the halt now cancels them (rollouts.ts).
+    sql: `UPDATE rollout_targets t SET state = 'cancelled', reason = 'the rollout halted before its wave opened'
+            FROM rollouts r WHERE r.id = t.rollout_id AND r.state = 'halted' AND t.state = 'waiting';`,
+  },
+  {
+    version: 11,
+    name: 'the revision number an appliance last pulled',
+    // Drift adoption waits while the number last pulled is neither applied nor reported (drift-adoption.ts).
+    sql: 'ALTER TABLE appliances ADD COLUMN pulled_revision integer;',
+  },
 ];
 
 /**

@@ -17,6 +17,8 @@ export interface RolloutInput {
 
 /** Why a target of a halted rollout never ran its revision (the progress view shows it). */
 export const CANCELLED_REASON = 'the rollout halted before this appliance reported; its desired revision is back to what it runs';
+/** Why a target of a wave that never opened did not run (its desired revision was never set to it). */
+export const NEVER_OPENED_REASON = 'the rollout halted before its wave opened';
 
 export interface RevisionDocument {
   sections: Sections;
@@ -202,10 +204,14 @@ export class Rollouts {
     if (rolloutId) await this.advance(rolloutId);
   }
 
-  /** The revision an appliance should run (0: none yet) and its document; the appliance asked, so it was seen now. */
+  /**
+   * The revision an appliance should run (0: none yet) and its document; the appliance asked, so it was seen now.
+   * The number handed out is kept (`pulled_revision`): until the agent reports it, it may be applying it (drift
+   * adoption waits). The agent pulls only when it is not applying, so its last pull is all it can have in flight.
+   */
   async desiredOf(applianceId: string): Promise<{ number: number; document: RevisionDocument | null }> {
     const row = (await this.pool.query<{ number: number; document: RevisionDocument | null }>(
-      `UPDATE appliances a SET last_seen = now() WHERE a.id = $1 RETURNING a.desired_revision AS number,
+      `UPDATE appliances a SET last_seen = now(), pulled_revision = a.desired_revision WHERE a.id = $1 RETURNING a.desired_revision AS number,
          (SELECT r.document FROM revisions r WHERE r.appliance_id = a.id AND r.number = a.desired_revision) AS document`,
       [applianceId],
     )).rows[0];
@@ -259,6 +265,8 @@ export class Rollouts {
    * (it runs that number already). An agent that pulled before the halt is applying: its report still lands and
    * counts (report()), and the rollback policy takes it like any other. The appliances are updated before the
    * targets, the order report() locks them in; a report that commits first leaves its target out (no longer due).
+   * The targets of waves that never opened are cancelled too (their appliances never had the revision to pull), so
+   * a halted rollout leaves no target waiting.
    */
   private async cancelUnreported(client: Client, id: string): Promise<void> {
     await client.query(
@@ -269,6 +277,10 @@ export class Rollouts {
     await client.query(
       "UPDATE rollout_targets SET state = 'cancelled', reason = $2 WHERE rollout_id = $1 AND state = 'due'",
       [id, CANCELLED_REASON],
+    );
+    await client.query(
+      "UPDATE rollout_targets SET state = 'cancelled', reason = $2 WHERE rollout_id = $1 AND state = 'waiting'",
+      [id, NEVER_OPENED_REASON],
     );
   }
 

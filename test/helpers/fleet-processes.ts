@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { freePort } from './free-port.js';
@@ -13,6 +14,21 @@ import { MemoryApplier } from '../../src/agent/memory-applier.js';
 import { MemoryStateStore } from '../../src/agent/state.js';
 
 export const PG = { host: '127.0.0.1', port: 5432, user: 'postgres' };
+
+/**
+ * The preload that ends a spawned process once the test that spawned it is gone (its stdin closes: SIGKILL
+ * included). Spawn with `...dieWithParent(args)` and stdin `'pipe'`.
+ */
+const DIE_WITH_PARENT = new URL('./die-with-parent.mjs', import.meta.url);
+export const dieWithParent = (args: readonly string[]): string[] => ['--import', fileURLToPath(DIE_WITH_PARENT), ...args];
+
+/**
+ * The same for the test file's own process under `node --test`: its stdin is a pipe from the runner, so a SIGKILLed
+ * runner ends it too (its 'exit' handlers run; its children's pipes close). Outside the runner, nothing.
+ */
+export async function exitWithTestRunner(): Promise<void> {
+  if (process.env.NODE_TEST_CONTEXT) await import(DIE_WITH_PARENT.href);
+}
 
 /** A database of this test run's own (unique name), and how to drop it. */
 export async function temporaryDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -81,8 +97,9 @@ export class ControllerProcess {
 
   async spawn(): Promise<void> {
     this.output = '';
-    const child = spawn(process.execPath, this.entry, {
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(process.execPath, dieWithParent(this.entry), {
+      // stdin: the pipe whose end tells the controller its test is gone (die-with-parent.mjs).
+      stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, BULWARK_CONTROLLER_DB: this.database, BULWARK_CONTROLLER_LISTEN: `127.0.0.1:${this.port}`, BULWARK_CONTROLLER_KEY_FILE: join(this.keyDir, 'controller.key'), BULWARK_CONTROLLER_NAMES: this.names },
     });
     child.stdout!.on('data', (chunk) => (this.output += chunk));
