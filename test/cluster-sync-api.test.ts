@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { adminApi } from './helpers/admin-api.js';
 import { freePort } from './helpers/free-port.js';
 import { startAreaApp } from './helpers/area-app.js';
+import { areaOf } from './helpers/areas.js';
+import type { Area } from '../src/areas/area.js';
 import { createInboundKey } from '../src/areas/cluster/sync-keys.js';
 import type { ClusterSync } from '../src/areas/cluster/sync-service.js';
 import type { AcmeService } from '../src/areas/acme/service.js';
@@ -61,7 +63,7 @@ test('in_sync only while the peer holds the current head: a version applied here
   const t = await startAreaApp();
   try {
     const headers = t.headers;
-    const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
+    const { sync } = areaOf<Area & { sync: ClusterSync }>(t.app, 'cluster-sync');
     // No 10 s comparison with a peer that does not exist (it would mark it unreachable); a standalone node pushes nothing.
     await sync.stop();
     const request = (method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
@@ -96,8 +98,8 @@ test('ACME renewal runs on the primary only: the backup of a pair renews nothing
   const t = await startAreaApp();
   try {
     const headers = t.headers;
-    const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
-    const { service: acme } = t.app.areas.find((area) => area.name === 'acme') as unknown as { service: AcmeService };
+    const { sync } = areaOf<Area & { sync: ClusterSync }>(t.app, 'cluster-sync');
+    const { service: acme } = areaOf<Area & { service: AcmeService }>(t.app, 'acme');
     await sync.stop();
     const request = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
     // The CA is a blocked address: an attempt is recorded (and fails at the outbound guard), which is what is looked for.
@@ -130,8 +132,8 @@ test('dhcp_link: Kea HA peers are the cluster nodes (this node by its role on it
   const t = await startAreaApp();
   try {
     const headers = t.headers;
-    const { sync } = t.app.areas.find((area) => area.name === 'cluster-sync') as unknown as { sync: ClusterSync };
-    const { service: dhcp } = t.app.areas.find((area) => area.name === 'dhcp') as unknown as { service: DhcpService };
+    const { sync } = areaOf<Area & { sync: ClusterSync }>(t.app, 'cluster-sync');
+    const { service: dhcp } = areaOf<Area & { service: DhcpService }>(t.app, 'dhcp');
     await sync.stop();
     const request = (method: 'PUT', url: string, payload: object) => t.app.inject({ method, url, headers, payload });
     // The stored relationship as configuration sync copies it to both nodes alike (the other node's addresses).
