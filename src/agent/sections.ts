@@ -56,6 +56,10 @@ const itemOf = (spec: SectionSpec, existing: Record<string, unknown>): string =>
 
 const byName = (section: string, objects: Objects) => new Map(objects.map((object) => [objectName(section, object), object]));
 
+/** The local object of that name; a settings section's document always exists (an empty read is all defaults). */
+const localOf = (spec: SectionSpec | undefined, locals: Map<string, Record<string, unknown>>, name: string) =>
+  spec?.singleton ? (locals.get(name) ?? {}) : locals.get(name);
+
 /**
  * The change set that makes an appliance's owned sections what a revision says: objects created, updated where a
  * field differs, and deleted when the previous revision owned them and this one does not. Objects the templates
@@ -75,7 +79,7 @@ export function planChanges(document: SectionObjects, previous: SectionObjects |
     const write = (op: 'create' | 'update', object: Record<string, unknown>) => (spec.toBody ? { body: spec.toBody(object, op), object } : { body: object });
     for (const object of desired) {
       const name = objectName(section, object);
-      const existing = spec.singleton ? (locals.get(name) ?? {}) : locals.get(name);
+      const existing = localOf(spec, locals, name);
       if (!existing) operations.push({ op: 'create', path: collectionOf(section, spec, object, parents), ...write('create', object) });
       else if (differingFields(section, object, existing, before.get(name) ?? null).length > 0) {
         // Without an update route, the same change set deletes the object and creates it as the template has it.
@@ -102,12 +106,12 @@ export function planChanges(document: SectionObjects, previous: SectionObjects |
 export function driftOf(applied: SectionObjects, local: (section: string) => Objects): DriftEntry[] {
   const drift: DriftEntry[] = [];
   for (const [section, objects] of Object.entries(applied.sections)) {
-    const singleton = sectionSpec(section)?.singleton === true;
-    const secrets = sectionSpec(section)?.secrets ?? {};
+    const spec = sectionSpec(section);
+    const secrets = spec?.secrets ?? {};
     const locals = byName(section, local(section));
     for (const object of objects) {
       const name = objectName(section, object);
-      const existing = singleton ? (locals.get(name) ?? {}) : locals.get(name);
+      const existing = localOf(spec, locals, name);
       if (!existing) drift.push({ section, name, kind: 'missing', fields: [] });
       else {
         const fields = differingFields(section, object, existing);
