@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, json } from './helpers/app.js';
 import { adminHeaders, headersWithPermissions } from './helpers/auth.js';
-import { AGENT_PERMISSIONS } from '../src/agent/area.js';
+import { FLEET_AGENT_PERMISSIONS } from '../src/core/permissions.js';
 import { builtinRoleId } from '../src/auth/roles.js';
 import { FLEET_AGENT_ACCOUNT } from '../src/auth/service-account.js';
 import { SYSTEM_PROVIDER } from '../src/auth/users.js';
@@ -53,7 +53,7 @@ test('the agent key after an enrolment at start: its locked owner holds the flee
     identity.users.insert({ username: FLEET_AGENT_ACCOUNT, passwordHash: null, roleId: builtinRoleId('operator'), authProvider: SYSTEM_PROVIDER });
     const ownerId = identity.fleetAgentOwner();
     assert.equal(identity.users.byId(ownerId)?.role_id, builtinRoleId('fleet-agent'));
-    const { key } = identity.apiKeys.create({ name: 'fleet-agent', permissions: [...AGENT_PERMISSIONS], ownerId, createdBy: 'enrolment at start', expiresAt: null });
+    const { key } = identity.apiKeys.create({ name: 'fleet-agent', permissions: [...FLEET_AGENT_PERMISSIONS], ownerId, createdBy: 'enrolment at start', expiresAt: null });
     const agent = { authorization: `ApiKey ${key}` };
     // Time sources and remote syslog are template sections: the key must reach settings:write routes.
     const allowed = await t.app.inject({ method: 'PUT', url: '/api/v1/settings/outbound', headers: agent, payload: { allowed_addresses: ['127.0.0.1/32'] } });

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplianceApplier } from '../src/agent/appliance-applier.js';
-import { AGENT_PERMISSIONS } from '../src/agent/area.js';
+import { FLEET_AGENT_PERMISSIONS } from '../src/core/permissions.js';
 import { newSealingKeyPair, openDocument, sealFor } from '../src/agent/sealed-secrets.js';
 import { generateKeyPair, generatePresharedKey } from '../src/areas/vpn/wireguard.js';
 import type { SectionObjects } from '../src/agent/state.js';
@@ -37,7 +37,7 @@ const received: string[] = [];
 
 before(async () => {
   t = await startAreaApp();
-  const key = await t.request('POST', '/api/v1/auth/api-keys', { name: 'fleet-agent', permissions: AGENT_PERMISSIONS });
+  const key = await t.request('POST', '/api/v1/auth/api-keys', { name: 'fleet-agent', permissions: FLEET_AGENT_PERMISSIONS });
   assert.equal(key.statusCode, 201, key.body);
   applier = new ApplianceApplier(t.app, () => json(key).key as string);
   collector = createSocket('udp4');

@@ -16,9 +16,8 @@ import { enrolWithController, type EnrolledIdentity } from './enrol.js';
 import { StartupEnroller } from './startup-enrol.js';
 import { FileStateStore } from './state.js';
 
-/** The agent's own API key on this appliance: what a revision's change set and commit-confirm need, nothing more. */
+/** The agent's own API key on this appliance; its permissions are FLEET_AGENT_PERMISSIONS (what a revision needs). */
 const AGENT_KEY_NAME = 'fleet-agent';
-export const AGENT_PERMISSIONS = FLEET_AGENT_PERMISSIONS;
 
 const EnrolBody = Type.Object({
   controller_url: Type.String({ maxLength: 300, description: 'https://host[:port] of the fleet controller' }),
@@ -84,7 +83,7 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
           const enrolled = await enrolWithController({ controllerUrl: request.body.controller_url, token: request.body.token, allowList: adminAllowList(context.store) });
           startupEnroller?.stop();
           // The agent's credential: the agent permissions the enrolling administrator holds, nothing beyond them.
-          await begin(enrolled, { ownerId: identity.userId, createdBy: identity.username, permissions: AGENT_PERMISSIONS.filter((p) => identity.permissions.has(p)) });
+          await begin(enrolled, { ownerId: identity.userId, createdBy: identity.username, permissions: FLEET_AGENT_PERMISSIONS.filter((p) => identity.permissions.has(p)) });
           return { enrolled: true, appliance_id: enrolled.appliance_id, controller_url: enrolled.controller_url };
         },
       }),
@@ -106,7 +105,7 @@ export function createFleetAgentArea(context: AppContext): Area & { agent: () =>
       if (wanted && !store.load()) {
         // Enrolled at start, with no person signed in: the key belongs to a locked account of the operator role.
         startupEnroller = new StartupEnroller(wanted, () => adminAllowList(context.store), (enrolled) => {
-          begin(enrolled, { ownerId: context.identity.fleetAgentOwner(), createdBy: 'enrolment at start', permissions: [...AGENT_PERMISSIONS] })
+          begin(enrolled, { ownerId: context.identity.fleetAgentOwner(), createdBy: 'enrolment at start', permissions: [...FLEET_AGENT_PERMISSIONS] })
             .catch((error: unknown) => context.log.warn({ err: error }, 'fleet: the enrolment at start could not be kept'));
         }, context.log);
         startupEnroller.start();
