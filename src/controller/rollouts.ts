@@ -275,12 +275,9 @@ export class Rollouts {
       [id],
     );
     await client.query(
-      "UPDATE rollout_targets SET state = 'cancelled', reason = $2 WHERE rollout_id = $1 AND state = 'due'",
-      [id, CANCELLED_REASON],
-    );
-    await client.query(
-      "UPDATE rollout_targets SET state = 'cancelled', reason = $2 WHERE rollout_id = $1 AND state = 'waiting'",
-      [id, NEVER_OPENED_REASON],
+      `UPDATE rollout_targets SET state = 'cancelled', reason = CASE state WHEN 'due' THEN $2 ELSE $3 END
+        WHERE rollout_id = $1 AND state IN ('due', 'waiting')`,
+      [id, CANCELLED_REASON, NEVER_OPENED_REASON],
     );
   }
 
